@@ -1,0 +1,129 @@
+/**
+ * Provider-neutral model interface (Vercel-AI-SDK-like: small interface, typed stream parts).
+ * Pure types + error class; safe for workflows to import.
+ */
+import { z } from 'zod';
+
+export interface CacheFlag {
+  /** Place a cache breakpoint at the end of this part (the renderer's checkpoints). */
+  cache?: boolean;
+}
+
+export type ContentPart =
+  | ({ type: 'text'; text: string } & CacheFlag)
+  | ({ type: 'image'; mime: string; base64: string } & CacheFlag)
+  | ({ type: 'document'; mime: string; base64: string } & CacheFlag)
+  | ({ type: 'tool_use'; id: string; name: string; input: unknown } & CacheFlag)
+  | ({ type: 'tool_result'; toolUseId: string; content: string; isError?: boolean } & CacheFlag);
+
+export interface ModelMessage {
+  role: 'user' | 'assistant';
+  content: ContentPart[];
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON schema of the parameters (generated from zod). */
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  model?: string;
+  system: Array<{ text: string } & CacheFlag>;
+  messages: ModelMessage[];
+  tools?: ToolSpec[];
+  /** Force a specific tool (structured output) or any tool. */
+  toolChoice?: { type: 'auto' } | { type: 'any' } | { type: 'tool'; name: string };
+  maxTokens: number;
+  temperature?: number;
+  /** Small scalar facts about the call (turn, round, mode); providers may ignore them. */
+  metadata?: Record<string, string | number | boolean>;
+}
+
+export const UsageSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+}
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'aborted' | 'other';
+
+export type StreamPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call'; id: string; name: string; input: unknown }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'finish'; stopReason: StopReason; usage: Usage };
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+}
+
+export interface ModelProvider {
+  readonly id: string;
+  /** Streams one model call. Must honour `signal` (abort the HTTP stream) and end with exactly one `finish`. */
+  stream(request: ModelRequest, options?: StreamOptions): AsyncIterable<StreamPart>;
+}
+
+export type ProviderErrorKind =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'server'
+  | 'timeout'
+  | 'network'
+  | 'bad_request'
+  | 'auth'
+  | 'permission'
+  | 'not_found'
+  | 'aborted'
+  | 'protocol';
+
+const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limit', 'overloaded', 'server', 'timeout', 'network']);
+
+/** A classified provider failure. Activities map it to a retryable / non-retryable Temporal failure. */
+export class ProviderError extends Error {
+  readonly kind: ProviderErrorKind;
+  readonly retryable: boolean;
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+
+  constructor(kind: ProviderErrorKind, message: string, opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, opts.cause !== undefined ? { cause: opts.cause } : undefined);
+    this.name = 'ProviderError';
+    this.kind = kind;
+    this.retryable = RETRYABLE.has(kind);
+    this.status = opts.status;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** Collects a whole stream (for non-streaming callers and tests). */
+export async function collectStream(parts: AsyncIterable<StreamPart>): Promise<{ text: string; toolCalls: Array<{ id: string; name: string; input: unknown }>; usage: Usage; stopReason: StopReason }> {
+  let text = '';
+  const toolCalls: Array<{ id: string; name: string; input: unknown }> = [];
+  let usage: Usage = ZERO_USAGE;
+  let stopReason: StopReason = 'other';
+  for await (const p of parts) {
+    if (p.type === 'text-delta') text += p.text;
+    else if (p.type === 'tool-call') toolCalls.push({ id: p.id, name: p.name, input: p.input });
+    else if (p.type === 'usage') usage = p.usage;
+    else if (p.type === 'finish') {
+      usage = p.usage;
+      stopReason = p.stopReason;
+    }
+  }
+  return { text, toolCalls, usage, stopReason };
+}
