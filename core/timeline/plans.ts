@@ -6,7 +6,8 @@
  * `renderOpenPlans` output is.
  */
 import { z } from 'zod';
-import type { Block } from './block';
+import { makeBlock, type Block } from './block';
+import { paths } from './paths';
 
 export const PlanStepStatusSchema = z.enum(['done', 'failed', 'in_progress', 'pending']);
 export type PlanStepStatus = z.infer<typeof PlanStepStatusSchema>;
@@ -120,7 +121,7 @@ export function renderPlanSteps(snapshot: PlanSnapshot, indent = ''): string[] {
 
 /** Stable re-read handle of a plan lineage's newest snapshot. */
 export function planLatestPath(planId: string): string {
-  return `ar:plan.latest:${planId}`;
+  return paths.planLatest(planId);
 }
 
 /**
@@ -152,6 +153,259 @@ export function renderOpenPlans(snapshots: PlanSnapshot[]): string {
   return lines.join('\n');
 }
 
+/**
+ * `[COMPACTED PLAN HISTORY]`: one entry per lineage with its terminal state, steps and
+ * snapshot_ref, for the compaction summary. Empty string when there are no plans.
+ */
+export function renderPlanHistory(snapshots: PlanSnapshot[]): string {
+  if (snapshots.length === 0) return '';
+  const lines = ['[COMPACTED PLAN HISTORY]'];
+  snapshots.forEach((s, i) => {
+    const state = isPlanClosed(s) ? 'closed' : isPlanSuperseded(s) ? 'superseded' : isPlanComplete(s) ? 'complete' : 'unfinished';
+    lines.push(`- plan #${i + 1} id=${s.plan_id} (${state}) last=${s.last_ts}`);
+    lines.push(...renderPlanSteps(s, '  '));
+    lines.push(`  snapshot_ref: ${planLatestPath(s.plan_id)}`);
+  });
+  return lines.join('\n');
+}
+
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lifecycle: new / replace / activate / close
+// ---------------------------------------------------------------------------------------------
+
+export const PLAN_MODES = ['new', 'replace', 'activate', 'close'] as const;
+export const PlanCommandSchema = z.object({
+  mode: z.enum(PLAN_MODES),
+  plan_id: z.string().min(1).optional(),
+  steps: z.array(z.string()).optional(),
+});
+export type PlanCommand = z.infer<typeof PlanCommandSchema>;
+
+export const MAX_PLAN_STEPS = 50;
+
+export interface PlanCommandContext {
+  turnId: string;
+  /** ISO timestamp of the command (workflow time). */
+  ts: string;
+  /** Random part of a new plan id: 8 lower-case hex chars, supplied by the caller. */
+  newId: string;
+  /** Discriminator for block ids (e.g. the tool call id); defaults to `ts`. */
+  key?: string;
+}
+
+export type PlanErrorCode = 'missing_steps' | 'too_many_steps' | 'missing_plan_id' | 'unknown_plan' | 'plan_not_open' | 'no_current_plan';
+
+export type PlanCommandResult =
+  | { ok: true; mode: PlanCommand['mode']; plan_id: string; message: string; blocks: Block[]; snapshots: PlanSnapshot[] }
+  | { ok: false; mode: PlanCommand['mode']; code: PlanErrorCode; message: string; blocks: Block[]; snapshots: PlanSnapshot[] };
+
+/** New plan ids: `plan:<turn_id>:<8 hex>`. */
+export function newPlanId(turnId: string, random8hex: string): string {
+  if (!/^[0-9a-f]{8}$/.test(random8hex)) throw new Error(`plan id random part must be 8 lower-case hex chars, got "${random8hex}"`);
+  if (!/^[A-Za-z0-9_-]+$/.test(turnId)) throw new Error(`invalid turn id "${turnId}"`);
+  return `plan:${turnId}:${random8hex}`;
+}
+
+/** The `react.plan` block holding one snapshot. */
+export function planSnapshotBlock(snapshot: PlanSnapshot, turnId: string, ts: string, key: string): Block {
+  return makeBlock({
+    type: 'react.plan',
+    author: 'react',
+    turn_id: turnId,
+    ts,
+    mime: 'application/json',
+    path: paths.plan(turnId, snapshot.plan_id),
+    text: JSON.stringify(PlanSnapshotSchema.parse(snapshot)),
+    meta: { plan_id: snapshot.plan_id },
+    key: `${snapshot.plan_id}@${key}`,
+  });
+}
+
+function cleanSteps(steps: string[] | undefined): string[] | PlanErrorCode {
+  const cleaned = (steps ?? []).map((s) => s.replace(/\s+/g, ' ').trim()).filter((s) => s.length > 0);
+  if (cleaned.length === 0) return 'missing_steps';
+  if (cleaned.length > MAX_PLAN_STEPS) return 'too_many_steps';
+  return cleaned;
+}
+
+/**
+ * Applies a react.plan command to the latest snapshots. Returns the blocks to append and the new
+ * latest snapshots, or a model-facing error (no blocks). At most one open plan is current;
+ * closing or completing the current plan never activates another one.
+ */
+export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ctx: PlanCommandContext): PlanCommandResult {
+  const cmd = PlanCommandSchema.parse(command);
+  const { mode } = cmd;
+  const key = ctx.key ?? ctx.ts;
+  const fail = (code: PlanErrorCode, message: string): PlanCommandResult => ({ ok: false, mode, code, message, blocks: [], snapshots: state });
+  const byId = new Map(state.map((s) => [s.plan_id, s]));
+  const current = currentOpenPlan(state);
+  const updated: PlanSnapshot[] = [];
+  const touch = (s: PlanSnapshot): PlanSnapshot => ({ ...s, last_ts: ctx.ts, last_turn_id: ctx.turnId });
+  const demoteCurrent = (exceptId?: string) => {
+    for (const s of state) {
+      if (s.current && isPlanOpen(s) && s.plan_id !== exceptId) updated.push({ ...s, current: false });
+    }
+  };
+  const target = (required: boolean): PlanSnapshot | PlanCommandResult => {
+    if (cmd.plan_id === undefined) {
+      if (required) return fail('missing_plan_id', `mode=${mode} needs plan_id`);
+      return current ?? fail('no_current_plan', `mode=${mode} without plan_id needs a current open plan; there is none`);
+    }
+    const found = byId.get(cmd.plan_id);
+    if (!found) return fail('unknown_plan', `unknown plan_id "${cmd.plan_id}"`);
+    return found;
+  };
+  const create = (steps: string[]): PlanSnapshot => {
+    const plan_id = newPlanId(ctx.turnId, ctx.newId);
+    if (byId.has(plan_id)) throw new Error(`plan id collision: ${plan_id} already exists`);
+    return {
+      plan_id, steps, status: {}, current: true,
+      created_ts: ctx.ts, last_ts: ctx.ts, origin_turn_id: ctx.turnId, last_turn_id: ctx.turnId,
+    };
+  };
+
+  let planId: string;
+  let message: string;
+  switch (mode) {
+    case 'new': {
+      const steps = cleanSteps(cmd.steps);
+      if (typeof steps === 'string') return fail(steps, stepsMessage(steps));
+      demoteCurrent();
+      const plan = create(steps);
+      updated.push(plan);
+      planId = plan.plan_id;
+      message = `created plan ${planId} with ${steps.length} steps; it is now current`;
+      break;
+    }
+    case 'replace': {
+      const old = target(false);
+      if ('ok' in old) return old;
+      if (!isPlanOpen(old)) return fail('plan_not_open', `plan ${old.plan_id} is not open and cannot be replaced`);
+      const steps = cleanSteps(cmd.steps);
+      if (typeof steps === 'string') return fail(steps, stepsMessage(steps));
+      demoteCurrent(old.plan_id);
+      const plan = create(steps);
+      updated.push({
+        ...touch(old), current: false,
+        superseded_ts: ctx.ts, superseded_turn_id: ctx.turnId, superseded_by_plan_id: plan.plan_id,
+      });
+      updated.push(plan);
+      planId = plan.plan_id;
+      message = `plan ${old.plan_id} superseded by ${planId} (${steps.length} steps); ${planId} is now current`;
+      break;
+    }
+    case 'activate': {
+      const t = target(true);
+      if ('ok' in t) return t;
+      if (!isPlanOpen(t)) return fail('plan_not_open', `plan ${t.plan_id} is not open (closed, superseded or complete)`);
+      planId = t.plan_id;
+      if (t.current) return { ok: true, mode, plan_id: planId, message: `plan ${planId} is already current`, blocks: [], snapshots: state };
+      demoteCurrent(t.plan_id);
+      updated.push({ ...touch(t), current: true });
+      message = `plan ${planId} is now current`;
+      break;
+    }
+    case 'close': {
+      const t = target(false);
+      if ('ok' in t) return t;
+      if (isPlanClosed(t) || isPlanSuperseded(t)) return fail('plan_not_open', `plan ${t.plan_id} is already ${isPlanClosed(t) ? 'closed' : 'superseded'}`);
+      updated.push({ ...touch(t), current: false, closed_ts: ctx.ts, closed_turn_id: ctx.turnId });
+      planId = t.plan_id;
+      message = `plan ${planId} closed`;
+      break;
+    }
+  }
+  const blocks = updated.map((s) => planSnapshotBlock(s, ctx.turnId, ctx.ts, key));
+  return { ok: true, mode, plan_id: planId, message, blocks, snapshots: mergeSnapshots(state, updated) };
+}
+
+function stepsMessage(code: PlanErrorCode): string {
+  return code === 'too_many_steps' ? `a plan has at most ${MAX_PLAN_STEPS} steps` : 'steps must be a non-empty list of non-empty strings';
+}
+
+/** Replaces snapshots by plan_id; updated ones move to the end (latest-appearance order). */
+function mergeSnapshots(state: PlanSnapshot[], updated: PlanSnapshot[]): PlanSnapshot[] {
+  const ids = new Set(updated.map((s) => s.plan_id));
+  return [...state.filter((s) => !ids.has(s.plan_id)), ...updated];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Acknowledgements from notes
+// ---------------------------------------------------------------------------------------------
+
+export interface PlanAck {
+  status: PlanStepStatus;
+  marker: string;
+  n: number;
+  line: string;
+}
+
+const MARKER_STATUS: Record<string, PlanStepStatus> = { '✓': 'done', '✗': 'failed', '…': 'in_progress', '□': 'pending' };
+const ACK_RE = /^\s*(✓|✗|…|□)\s*(?:\[(\d+)\]|(\d+))[.:]?(?=\s|$)/u;
+
+/** Ack lines: lines that start with ✓ ✗ … □ followed by `[n]` or `n` (optionally `.` or `:`). */
+export function parseAckLines(notes: string): PlanAck[] {
+  const acks: PlanAck[] = [];
+  for (const line of notes.split(/\r?\n/)) {
+    const m = ACK_RE.exec(line);
+    if (!m) continue;
+    acks.push({ status: MARKER_STATUS[m[1]!]!, marker: m[1]!, n: Number(m[2] ?? m[3]), line: line.trim() });
+  }
+  return acks;
+}
+
+export interface PlanAckContext {
+  turnId: string;
+  ts: string;
+  /** Decision iteration: names the ack path `ar:<turn>.react.plan.ack.<iter>`. */
+  iter: number;
+}
+
+export interface PlanAckResult {
+  plan_id?: string;
+  applied: PlanAck[];
+  /** Ack lines whose step number is out of range, or all of them when there is no current open plan. */
+  ignored: PlanAck[];
+  /** One react.plan.ack block per applied line, then one merged react.plan snapshot. */
+  blocks: Block[];
+  snapshots: PlanSnapshot[];
+}
+
+/**
+ * Applies the ack lines in `notes` to the current open plan only. Call it only in rounds that do
+ * not also change the plan lifecycle.
+ */
+export function applyAcks(notes: string, snapshots: PlanSnapshot[], ctx: PlanAckContext): PlanAckResult {
+  const acks = parseAckLines(notes);
+  const plan = currentOpenPlan(snapshots);
+  if (!plan || acks.length === 0) return { applied: [], ignored: acks, blocks: [], snapshots };
+  const total = plan.steps.length;
+  const applied = acks.filter((a) => a.n >= 1 && a.n <= total);
+  const ignored = acks.filter((a) => !(a.n >= 1 && a.n <= total));
+  if (applied.length === 0) return { plan_id: plan.plan_id, applied, ignored, blocks: [], snapshots };
+  const status = { ...plan.status };
+  for (const a of applied) status[String(a.n)] = a.status;
+  const merged: PlanSnapshot = {
+    ...plan, status, last_ts: ctx.ts, last_turn_id: ctx.turnId, last_ack_ts: ctx.ts, last_ack_turn_id: ctx.turnId,
+  };
+  const ackPath = paths.planAck(ctx.turnId, ctx.iter);
+  const blocks = applied.map((a, i) =>
+    makeBlock({
+      type: 'react.plan.ack',
+      author: 'react',
+      turn_id: ctx.turnId,
+      ts: ctx.ts,
+      path: ackPath,
+      text: `${a.marker} ${a.n}. ${oneLine(plan.steps[a.n - 1]!)}`,
+      meta: { plan_id: plan.plan_id, step: a.n, status: a.status },
+      key: `${ctx.iter}.${i + 1}`,
+    }),
+  );
+  blocks.push(planSnapshotBlock(merged, ctx.turnId, ctx.ts, `ack.${ctx.iter}`));
+  return { plan_id: plan.plan_id, applied, ignored, blocks, snapshots: mergeSnapshots(snapshots, [merged]) };
 }

@@ -5,6 +5,7 @@
  * never changes an existing row's SID.
  */
 import { z } from 'zod';
+import { formatSidSelector } from './paths';
 
 /** Base64 payloads longer than this are dropped from pool rows. */
 export const SOURCES_POOL_MAX_BASE64_CHARS = 4000;
@@ -69,7 +70,7 @@ export function renderSourcesPool(rows: SourceRow[], options: RenderSourcesPoolO
   if (sorted.length === 0) return '[SOURCES POOL]\n  - sources: none';
   const lines = [
     '[SOURCES POOL]',
-    `  - sources: ${sorted.length} (cite web sources as [[S:n]]; full rows: so:sources_pool[${compactSidList(sorted.map((r) => r.sid))}])`,
+    `  - sources: ${sorted.length} (cite web sources as [[S:n]]; full rows: so:sources_pool[${formatSidSelector(sorted.map((r) => r.sid))}])`,
   ];
   for (const row of sorted) {
     const meta: string[] = [];
@@ -87,19 +88,6 @@ export function renderSourcesPool(rows: SourceRow[], options: RenderSourcesPoolO
     if (snippet) lines.push(`      ${clip(snippet, snippetChars)}`);
   }
   return lines.join('\n');
-}
-
-/** `[1, 3, 4, 5, 9]` -> `"1, 3-5, 9"` (sorted, de-duplicated). */
-export function compactSidList(sids: number[]): string {
-  const sorted = [...new Set(sids)].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : `${sorted[i]}`);
-    i = j + 1;
-  }
-  return parts.join(', ');
 }
 
 function oneLine(text: string): string {
