@@ -37,6 +37,11 @@ export interface ModelRequest {
   toolChoice?: { type: 'auto' } | { type: 'any' } | { type: 'tool'; name: string };
   maxTokens: number;
   temperature?: number;
+  /**
+   * Ask for a JSON-only answer (structured-output "JSON mode"); `schema` constrains it where the
+   * provider supports it (Anthropic: `output_config.format`). Providers without support ignore it.
+   */
+  responseFormat?: { type: 'json'; schema?: Record<string, unknown> };
   /** Small scalar facts about the call (turn, round, mode); providers may ignore them. */
   metadata?: Record<string, string | number | boolean>;
 }

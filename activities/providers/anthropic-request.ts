@@ -1,0 +1,125 @@
+/**
+ * ModelRequest → Anthropic Messages API params (pure mapping, no I/O).
+ *
+ * Cache breakpoints: every part with `cache: true` becomes `cache_control: {type:'ephemeral'}` on
+ * exactly that block. Anthropic allows at most 4 per request, counted in prompt order
+ * tools → system → messages. When a request asks for more, the LAST 4 are kept (they cover the
+ * longest prefixes; the API's 20-block look-back still finds entries written at earlier ones) and the
+ * earlier ones are dropped; every drop is reported in `warnings` (the provider forwards them to
+ * its `onWarning` hook).
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import type { ContentPart, ModelMessage, ModelRequest } from '../../core/model/provider';
+
+export const MAX_CACHE_BREAKPOINTS = 4;
+
+export interface ProviderWarning {
+  code: 'cache_breakpoints_dropped';
+  message: string;
+  requested: number;
+  kept: number;
+}
+
+export interface RequestDefaults {
+  model: string;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+type MessageCreateParams = Anthropic.Messages.MessageCreateParamsStreaming;
+type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
+type TextBlockParam = Anthropic.Messages.TextBlockParam;
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+function mapPart(part: ContentPart, cache: boolean): ContentBlockParam {
+  const cc = cache ? { cache_control: EPHEMERAL } : {};
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text, ...cc };
+    case 'image':
+      if (!['image/jpeg', 'image/png', 'image/gif', 'image/webp'].includes(part.mime)) {
+        throw new Error(`Anthropic does not accept image type "${part.mime}" (expected image/jpeg, image/png, image/gif or image/webp)`);
+      }
+      return { type: 'image', source: { type: 'base64', media_type: part.mime as 'image/png', data: part.base64 }, ...cc };
+    case 'document':
+      if (part.mime === 'application/pdf') {
+        return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: part.base64 }, ...cc };
+      }
+      if (part.mime.startsWith('text/')) {
+        return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(part.base64, 'base64').toString('utf8') }, ...cc };
+      }
+      throw new Error(`Anthropic does not accept document type "${part.mime}" (expected application/pdf or text/*)`);
+    case 'tool_use':
+      return { type: 'tool_use', id: part.id, name: part.name, input: part.input ?? {}, ...cc };
+    case 'tool_result':
+      return { type: 'tool_result', tool_use_id: part.toolUseId, content: part.content, ...(part.isError ? { is_error: true } : {}), ...cc };
+  }
+}
+
+/** Positions of requested breakpoints in prompt order: system index s → `s:<i>`, message part → `m:<i>:<j>`. */
+function requestedBreakpoints(request: ModelRequest): string[] {
+  const out: string[] = [];
+  request.system.forEach((s, i) => {
+    if (s.cache) out.push(`s:${i}`);
+  });
+  request.messages.forEach((m, i) =>
+    m.content.forEach((p, j) => {
+      if (p.cache) out.push(`m:${i}:${j}`);
+    }),
+  );
+  return out;
+}
+
+function mapMessage(m: ModelMessage, i: number, keep: ReadonlySet<string>): Anthropic.Messages.MessageParam {
+  if (m.content.length === 0) throw new Error(`message ${i} (${m.role}) has no content parts; Anthropic rejects empty messages`);
+  return { role: m.role, content: m.content.map((p, j) => mapPart(p, keep.has(`m:${i}:${j}`))) };
+}
+
+/** Maps a ModelRequest to streaming `messages.create` params. Throws a clear Error on unmappable input. */
+export function toAnthropicParams(request: ModelRequest, defaults: RequestDefaults): { params: MessageCreateParams; warnings: ProviderWarning[] } {
+  const warnings: ProviderWarning[] = [];
+  const requested = requestedBreakpoints(request);
+  const kept = requested.slice(-MAX_CACHE_BREAKPOINTS);
+  if (requested.length > kept.length) {
+    warnings.push({
+      code: 'cache_breakpoints_dropped',
+      message: `request asked for ${requested.length} cache breakpoints; Anthropic allows ${MAX_CACHE_BREAKPOINTS}, so the first ${requested.length - kept.length} (${requested.slice(0, requested.length - kept.length).join(', ')}) were dropped`,
+      requested: requested.length,
+      kept: kept.length,
+    });
+  }
+  const keep = new Set(kept);
+  const system: TextBlockParam[] = request.system.map((s, i) => ({ type: 'text', text: s.text, ...(keep.has(`s:${i}`) ? { cache_control: EPHEMERAL } : {}) }));
+  const maxTokens = request.maxTokens ?? defaults.maxTokens;
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
+    throw new Error(`maxTokens must be a positive integer (got ${String(maxTokens)})`);
+  }
+  const temperature = request.temperature ?? defaults.temperature;
+  const params: MessageCreateParams = {
+    model: request.model ?? defaults.model,
+    max_tokens: maxTokens,
+    messages: request.messages.map((m, i) => mapMessage(m, i, keep)),
+    stream: true,
+    ...(system.length > 0 ? { system } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+  };
+  if (request.tools && request.tools.length > 0) {
+    params.tools = request.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: { type: 'object', ...t.inputSchema } as Anthropic.Messages.Tool.InputSchema,
+    }));
+  }
+  if (request.toolChoice) {
+    const tc = request.toolChoice;
+    if (tc.type === 'tool' && !request.tools?.some((t) => t.name === tc.name)) {
+      throw new Error(`toolChoice names tool "${tc.name}" but the request has no tool of that name`);
+    }
+    params.tool_choice = tc.type === 'tool' ? { type: 'tool', name: tc.name } : { type: tc.type };
+  }
+  if (request.responseFormat?.schema) {
+    params.output_config = { format: { type: 'json_schema', schema: request.responseFormat.schema } };
+  }
+  return { params, warnings };
+}

@@ -1,0 +1,171 @@
+/**
+ * Anthropic ModelProvider on @anthropic-ai/sdk (streaming Messages API).
+ *
+ *   const provider = createAnthropicProvider({ model: 'claude-sonnet-5-5' });
+ *   for await (const part of provider.stream(request, { signal })) …
+ *
+ * - SDK retries are off (`maxRetries: 0`): Temporal owns the retry policy; failures surface as
+ *   classified ProviderErrors (see anthropic-errors.ts; map them with errors.ts in activities).
+ * - Cache flags become `cache_control` breakpoints (max 4, the last ones kept; see anthropic-request.ts).
+ * - Stream parts: `text-delta` per text delta, `tool-call` per finished tool_use block, `usage` after
+ *   message_start and message_delta, then exactly one `finish`.
+ * - Abort: `signal` aborts the HTTP stream; the stream then ends with `finish` / stopReason `aborted`
+ *   (usage so far). A stream that ends before `message_stop` otherwise is a retryable `network` error.
+ * Config: `model` ← option, env DREACT_MODEL, else DEFAULT_ANTHROPIC_MODEL; base URL ← option or
+ * ANTHROPIC_BASE_URL; API key ← option or ANTHROPIC_API_KEY.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type StreamOptions, type StreamPart, type Usage } from '../../core/model/provider';
+import { classifyAnthropicError } from './anthropic-errors';
+import { toAnthropicParams, type ProviderWarning } from './anthropic-request';
+
+export type { ProviderWarning } from './anthropic-request';
+
+/** A current, non-deprecated model (claude-sonnet-4-5 is deprecated, end-of-life 2026-11-30 per SDK 1.12). */
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
+export const DEFAULT_MAX_TOKENS = 8192;
+
+export interface AnthropicProviderOptions {
+  apiKey?: string;
+  baseURL?: string;
+  /** Default model; a request's `model` wins. Env DREACT_MODEL, else DEFAULT_ANTHROPIC_MODEL. */
+  model?: string;
+  /** Used when a request has no `maxTokens`. */
+  maxTokens?: number;
+  /** Used when a request has no `temperature`. */
+  temperature?: number;
+  /** Per-request HTTP timeout (ms). SDK default: 10 minutes. */
+  timeoutMs?: number;
+  /** Receives non-fatal adjustments (e.g. dropped cache breakpoints). Default: console.warn. */
+  onWarning?: (warning: ProviderWarning) => void;
+  /** Inject a client (tests); other connection options are then ignored. */
+  client?: Anthropic;
+}
+
+function toStopReason(r: string | null | undefined): StopReason {
+  switch (r) {
+    case 'end_turn':
+    case 'max_tokens':
+    case 'stop_sequence':
+    case 'tool_use':
+      return r;
+    default:
+      return 'other';
+  }
+}
+
+interface WireUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** Merges wire usage (message_start, then cumulative message_delta) into a Usage. */
+export function mergeUsage(prev: Usage, u: WireUsage | null | undefined): Usage {
+  if (!u) return prev;
+  const pick = (v: number | null | undefined, old: number): number => (typeof v === 'number' ? v : old);
+  return {
+    inputTokens: pick(u.input_tokens, prev.inputTokens),
+    outputTokens: pick(u.output_tokens, prev.outputTokens),
+    cacheWriteTokens: pick(u.cache_creation_input_tokens, prev.cacheWriteTokens),
+    cacheReadTokens: pick(u.cache_read_input_tokens, prev.cacheReadTokens),
+  };
+}
+
+function parseToolInput(json: string, name: string): unknown {
+  if (json.trim() === '') return {};
+  try {
+    return JSON.parse(json);
+  } catch (e) {
+    throw new ProviderError('protocol', `tool_use "${name}" input is not valid JSON: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+export function createAnthropicProvider(options: AnthropicProviderOptions = {}): ModelProvider & { readonly model: string; readonly client: Anthropic } {
+  const model = options.model ?? process.env.DREACT_MODEL ?? DEFAULT_ANTHROPIC_MODEL;
+  const client =
+    options.client ??
+    new Anthropic({
+      ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+      ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+      maxRetries: 0,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+    });
+  const onWarning = options.onWarning ?? ((w: ProviderWarning) => console.warn(`[anthropic] ${w.message}`));
+  const defaults = { model, maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, temperature: options.temperature };
+
+  async function* stream(request: ModelRequest, opts: StreamOptions = {}): AsyncGenerator<StreamPart> {
+    const { params, warnings } = toAnthropicParams(request, defaults);
+    for (const w of warnings) onWarning(w);
+    const signal = opts.signal;
+    let usage: Usage = ZERO_USAGE;
+    if (signal?.aborted) {
+      yield { type: 'finish', stopReason: 'aborted', usage };
+      return;
+    }
+    let stopReason: StopReason = 'other';
+    let stopped = false;
+    const tools = new Map<number, { id: string; name: string; json: string }>();
+    try {
+      const events = await client.messages.create(params, { signal, maxRetries: 0 });
+      for await (const ev of events) {
+        switch (ev.type) {
+          case 'message_start':
+            usage = mergeUsage(usage, ev.message.usage);
+            yield { type: 'usage', usage };
+            break;
+          case 'content_block_start':
+            if (ev.content_block.type === 'tool_use') {
+              tools.set(ev.index, { id: ev.content_block.id, name: ev.content_block.name, json: '' });
+            }
+            break;
+          case 'content_block_delta':
+            if (ev.delta.type === 'text_delta') {
+              if (ev.delta.text !== '') yield { type: 'text-delta', text: ev.delta.text };
+            } else if (ev.delta.type === 'input_json_delta') {
+              const t = tools.get(ev.index);
+              if (!t) throw new ProviderError('protocol', `input_json_delta for block ${ev.index} without a tool_use start`);
+              t.json += ev.delta.partial_json;
+            }
+            break;
+          case 'content_block_stop': {
+            const t = tools.get(ev.index);
+            if (t) {
+              tools.delete(ev.index);
+              yield { type: 'tool-call', id: t.id, name: t.name, input: parseToolInput(t.json, t.name) };
+            }
+            break;
+          }
+          case 'message_delta':
+            stopReason = toStopReason(ev.delta.stop_reason);
+            usage = mergeUsage(usage, ev.usage as WireUsage);
+            yield { type: 'usage', usage };
+            break;
+          case 'message_stop':
+            stopped = true;
+            break;
+          default:
+            break;
+        }
+      }
+    } catch (err) {
+      const pe = classifyAnthropicError(err);
+      if (pe.kind === 'aborted' || signal?.aborted) {
+        yield { type: 'finish', stopReason: 'aborted', usage };
+        return;
+      }
+      throw pe;
+    }
+    if (signal?.aborted && !stopped) {
+      yield { type: 'finish', stopReason: 'aborted', usage };
+      return;
+    }
+    if (!stopped) {
+      throw new ProviderError('network', 'Anthropic stream ended before message_stop (connection cut mid-stream)');
+    }
+    yield { type: 'finish', stopReason, usage };
+  }
+
+  return { id: `anthropic:${model}`, model, client, stream };
+}

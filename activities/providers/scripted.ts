@@ -1,0 +1,66 @@
+/**
+ * Scripted model provider for demo and tests: deterministic, streams in chunks, optional latency,
+ * failure injection. The response for a call is picked by round (1-based) from the script;
+ * `{{event}}` expands to the latest followup/steer text given in the request metadata.
+ */
+import { ProviderError, type ModelProvider, type ModelRequest, type StreamOptions, type StreamPart, type Usage } from '../../core/model/provider';
+import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
+import { BUILTIN_SCRIPTS } from './scripts';
+
+export function resolveScript(script: string | ScriptSpec | undefined): ScriptSpec {
+  if (script === undefined) return ScriptSpecSchema.parse(BUILTIN_SCRIPTS.demo);
+  if (typeof script === 'string') {
+    const named = BUILTIN_SCRIPTS[script];
+    if (!named) throw new ProviderError('bad_request', `unknown scripted model script "${script}" (known: ${Object.keys(BUILTIN_SCRIPTS).join(', ')})`);
+    return ScriptSpecSchema.parse(named);
+  }
+  return ScriptSpecSchema.parse(script);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new ProviderError('aborted', 'model call aborted'));
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new ProviderError('aborted', 'model call aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Rough token estimate (chars / 4) used for the scripted model's usage figures. */
+function estimateTokens(request: ModelRequest): number {
+  let chars = request.system.reduce((n, s) => n + s.text.length, 0);
+  for (const m of request.messages) for (const p of m.content) chars += p.type === 'text' ? p.text.length : 200;
+  return Math.ceil(chars / 4);
+}
+
+export function createScriptedProvider(script: ScriptSpec): ModelProvider {
+  return {
+    id: 'scripted',
+    async *stream(request: ModelRequest, options: StreamOptions = {}): AsyncGenerator<StreamPart> {
+      const meta = request.metadata ?? {};
+      const attempt = Number(meta.attempt ?? 1);
+      if (attempt <= script.failAttempts) throw new ProviderError('overloaded', `scripted overload (attempt ${attempt} of ${script.failAttempts} injected failures)`, { status: 529, retryAfterMs: 200 });
+      const round = Math.max(1, Number(meta.round ?? 1));
+      const template = meta.mode === 'finalize' ? script.finalize ?? DEFAULT_FINALIZE : script.rounds[Math.min(round, script.rounds.length) - 1]!;
+      const text = template.replaceAll('{{event}}', String(meta.lastEventText ?? '')).replaceAll('{{round}}', String(round)).replaceAll('{{turn}}', String(meta.turnId ?? ''));
+      for (let i = 0; i < text.length; i += script.chunkSize) {
+        if (script.latencyMs > 0) await sleep(script.latencyMs, options.signal);
+        else if (options.signal?.aborted) throw new ProviderError('aborted', 'model call aborted');
+        yield { type: 'text-delta', text: text.slice(i, i + script.chunkSize) };
+      }
+      const usage: Usage = { inputTokens: estimateTokens(request), outputTokens: Math.ceil(text.length / 4), cacheReadTokens: 0, cacheWriteTokens: 0 };
+      yield { type: 'finish', stopReason: 'end_turn', usage };
+    },
+  };
+}
+
+export const DEFAULT_FINALIZE = [
+  '<channel:thinking>The user steered the turn; I stop and answer with what I have.</channel:thinking>',
+  '<channel:ReactDecisionOutV2>```json\n{"action":"complete","notes":"finalize after steer","final_answer":"Stopped as asked: {{event}}"}\n```</channel:ReactDecisionOutV2>',
+].join('');

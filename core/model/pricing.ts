@@ -1,0 +1,180 @@
+/**
+ * Usage ledger and cost estimation (pure; safe for workflows).
+ *
+ * Prices are USD per million tokens. Cache writes (5-minute TTL) cost 1.25× input and cache reads
+ * 0.1× input unless a price entry says otherwise. The table is configurable: pass your own to
+ * every function, or extend DEFAULT_PRICE_TABLE. Model ids are matched exactly, then by the
+ * longest table key that prefixes the id (so `claude-sonnet-5-5-20261001` finds `claude-sonnet-5-5`),
+ * then by family (`opus` / `sonnet` / `haiku` in the id).
+ */
+import { addUsage, ZERO_USAGE, type Usage } from './provider';
+
+export interface ModelPrice {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** Default 1.25 × input (5-minute cache writes). */
+  cacheWritePerMTok?: number;
+  /** Default 0.1 × input. */
+  cacheReadPerMTok?: number;
+}
+
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
+/**
+ * Public list prices as known to this project. Entries for 5.x models are assumptions (same tier
+ * prices as their 4.5 predecessors); override them when real prices are known.
+ */
+export const DEFAULT_PRICE_TABLE: PriceTable = Object.freeze({
+  'claude-opus-4-0': { inputPerMTok: 15, outputPerMTok: 75 },
+  'claude-opus-4-20250514': { inputPerMTok: 15, outputPerMTok: 75 },
+  'claude-opus-4-1': { inputPerMTok: 15, outputPerMTok: 75 },
+  'claude-opus-4-5': { inputPerMTok: 5, outputPerMTok: 25 },
+  'claude-opus-4-6': { inputPerMTok: 5, outputPerMTok: 25 },
+  'claude-sonnet-4-5': { inputPerMTok: 3, outputPerMTok: 15 },
+  'claude-sonnet-4-6': { inputPerMTok: 3, outputPerMTok: 15 },
+  'claude-haiku-4-5': { inputPerMTok: 1, outputPerMTok: 5 },
+  'claude-sonnet-5-5': { inputPerMTok: 3, outputPerMTok: 15 },
+  'claude-opus-5-5': { inputPerMTok: 5, outputPerMTok: 25 },
+  'claude-haiku-5-5': { inputPerMTok: 1, outputPerMTok: 5 },
+  /** Family fallbacks. */
+  opus: { inputPerMTok: 5, outputPerMTok: 25 },
+  sonnet: { inputPerMTok: 3, outputPerMTok: 15 },
+  haiku: { inputPerMTok: 1, outputPerMTok: 5 },
+});
+
+/** Resolves a model's price; throws a clear Error when the table has nothing for it. */
+export function priceFor(model: string, table: PriceTable = DEFAULT_PRICE_TABLE): Required<ModelPrice> {
+  let p: ModelPrice | undefined = table[model];
+  if (!p) {
+    const key = Object.keys(table)
+      .filter((k) => model.startsWith(k))
+      .sort((a, b) => b.length - a.length)[0];
+    if (key) p = table[key];
+  }
+  if (!p) {
+    const family = ['opus', 'sonnet', 'haiku'].find((f) => model.includes(f));
+    if (family) p = table[family];
+  }
+  if (!p) throw new Error(`no price for model "${model}" (known: ${Object.keys(table).join(', ')}); pass a price table that covers it`);
+  return {
+    inputPerMTok: p.inputPerMTok,
+    outputPerMTok: p.outputPerMTok,
+    cacheWritePerMTok: p.cacheWritePerMTok ?? p.inputPerMTok * 1.25,
+    cacheReadPerMTok: p.cacheReadPerMTok ?? p.inputPerMTok * 0.1,
+  };
+}
+
+export interface CostBreakdown {
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheRead: number;
+  total: number;
+}
+
+/** Estimated cost in USD of one usage record. */
+export function estimateCost(usage: Usage, model: string, table: PriceTable = DEFAULT_PRICE_TABLE): CostBreakdown {
+  const p = priceFor(model, table);
+  const input = (usage.inputTokens * p.inputPerMTok) / 1e6;
+  const output = (usage.outputTokens * p.outputPerMTok) / 1e6;
+  const cacheWrite = (usage.cacheWriteTokens * p.cacheWritePerMTok) / 1e6;
+  const cacheRead = (usage.cacheReadTokens * p.cacheReadPerMTok) / 1e6;
+  return { input, output, cacheWrite, cacheRead, total: input + output + cacheWrite + cacheRead };
+}
+
+/** What the same usage would cost with no caching (every prompt token billed as plain input). */
+export function costWithoutCache(usage: Usage, model: string, table: PriceTable = DEFAULT_PRICE_TABLE): number {
+  const p = priceFor(model, table);
+  return ((usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens) * p.inputPerMTok + usage.outputTokens * p.outputPerMTok) / 1e6;
+}
+
+/** Total prompt tokens: uncached input + cache reads + cache writes. */
+export function promptTokens(usage: Usage): number {
+  return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+}
+
+/** cacheRead / (input + cacheRead + cacheWrite); 0 when there were no prompt tokens. */
+export function cacheReadRatio(usage: Usage): number {
+  const total = promptTokens(usage);
+  return total === 0 ? 0 : usage.cacheReadTokens / total;
+}
+
+export interface RoundUsage {
+  turnId: string;
+  round: number;
+  model: string;
+  usage: Usage;
+}
+
+export interface UsageTotals {
+  usage: Usage;
+  cost: number;
+  costWithoutCache: number;
+  cacheReadRatio: number;
+  rounds: number;
+}
+
+/** An append-only list of per-round usage records; functions return new ledgers. */
+export interface UsageLedger {
+  readonly rounds: readonly RoundUsage[];
+}
+
+export const EMPTY_LEDGER: UsageLedger = Object.freeze({ rounds: Object.freeze([]) as readonly RoundUsage[] });
+
+function checkUsage(u: Usage, where: string): void {
+  for (const k of ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const) {
+    const v = u[k];
+    if (!Number.isInteger(v) || v < 0) throw new Error(`${where}: usage.${k} must be a non-negative integer (got ${String(v)})`);
+  }
+}
+
+/**
+ * Records a round's usage. Recording the same (turnId, round) again adds to it (a round may span
+ * several model calls, e.g. a structured-output fallback chain).
+ */
+export function recordRound(ledger: UsageLedger, entry: RoundUsage): UsageLedger {
+  checkUsage(entry.usage, `round ${entry.turnId}#${entry.round}`);
+  const i = ledger.rounds.findIndex((r) => r.turnId === entry.turnId && r.round === entry.round && r.model === entry.model);
+  if (i < 0) return { rounds: [...ledger.rounds, { ...entry, usage: { ...entry.usage } }] };
+  const rounds = ledger.rounds.slice();
+  const prev = rounds[i]!;
+  rounds[i] = { ...prev, usage: addUsage(prev.usage, entry.usage) };
+  return { rounds };
+}
+
+export function totalsOf(rounds: readonly RoundUsage[], table: PriceTable = DEFAULT_PRICE_TABLE): UsageTotals {
+  let usage: Usage = ZERO_USAGE;
+  let cost = 0;
+  let noCache = 0;
+  for (const r of rounds) {
+    usage = addUsage(usage, r.usage);
+    cost += estimateCost(r.usage, r.model, table).total;
+    noCache += costWithoutCache(r.usage, r.model, table);
+  }
+  return { usage, cost, costWithoutCache: noCache, cacheReadRatio: cacheReadRatio(usage), rounds: rounds.length };
+}
+
+export function roundTotals(ledger: UsageLedger, turnId: string, round: number, table: PriceTable = DEFAULT_PRICE_TABLE): UsageTotals {
+  return totalsOf(
+    ledger.rounds.filter((r) => r.turnId === turnId && r.round === round),
+    table,
+  );
+}
+
+export function turnTotals(ledger: UsageLedger, turnId: string, table: PriceTable = DEFAULT_PRICE_TABLE): UsageTotals {
+  return totalsOf(
+    ledger.rounds.filter((r) => r.turnId === turnId),
+    table,
+  );
+}
+
+export function ledgerTotals(ledger: UsageLedger, table: PriceTable = DEFAULT_PRICE_TABLE): UsageTotals {
+  return totalsOf(ledger.rounds, table);
+}
+
+/** Totals per turn, in first-seen order. */
+export function totalsByTurn(ledger: UsageLedger, table: PriceTable = DEFAULT_PRICE_TABLE): Array<{ turnId: string } & UsageTotals> {
+  const order: string[] = [];
+  for (const r of ledger.rounds) if (!order.includes(r.turnId)) order.push(r.turnId);
+  return order.map((turnId) => ({ turnId, ...turnTotals(ledger, turnId, table) }));
+}

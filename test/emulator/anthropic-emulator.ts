@@ -1,0 +1,275 @@
+/**
+ * A local Anthropic Messages API emulator (plain node:http) for tests and benches.
+ *
+ *   const emu = await startAnthropicEmulator();            // port 0
+ *   const client = new Anthropic({ baseURL: emu.baseURL, apiKey: 'test' });
+ *   emu.enqueue(reply.text('hi'), reply.rateLimited(2));    // or emu.respond(req => …)
+ *   …; emu.requests[0].body; await emu.stop();
+ *
+ * POST /v1/messages, streaming (SSE in uneven chunks) and non-streaming; replies scripted by a
+ * queue or a function of the request (default: echo the last user text); prompt-cache accounting
+ * (see prompt-cache.ts) drives the usage numbers; failure injection: HTTP errors with headers,
+ * a stream cut mid-way (socket destroyed), an SSE `error` event, a held-open stream.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { PromptCache, TooManyBreakpointsError, type CacheAccounting, type CacheConfig } from './prompt-cache';
+import { defaultStopReason, encodeEvent, messageBody, outputTokensOf, streamEvents, unevenChunks, wireUsage, type ReplyBlock, type WireUsage } from './sse';
+
+export type { ReplyBlock } from './sse';
+
+export interface MessageReply {
+  kind: 'message';
+  content: ReplyBlock[];
+  stopReason?: string;
+  /** Destroy the socket after this many SSE events (streaming only). */
+  cutAfterEvents?: number;
+  /** Send this many SSE events, then keep the connection open until the client goes away. */
+  holdAfterEvents?: number;
+  /** Send this many SSE events, then an SSE `error` event and end. */
+  streamErrorAfterEvents?: { after: number; type: string; message: string };
+}
+
+export interface ErrorReply {
+  kind: 'error';
+  status: number;
+  type: string;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+export type Reply = MessageReply | ErrorReply;
+
+export interface RecordedRequest {
+  index: number;
+  body: Record<string, unknown>;
+  headers: IncomingMessage['headers'];
+  stream: boolean;
+  status?: number;
+  accounting?: CacheAccounting;
+  usage?: WireUsage;
+  reply?: Reply;
+  /** True when the whole response was written. */
+  completed: boolean;
+  /** True when the client closed the connection before the response was complete. */
+  clientClosed: boolean;
+  /** True when the emulator cut the stream on purpose (`cutAfterEvents`). */
+  serverCut: boolean;
+  /** Resolves when the connection for this request is closed (either side). */
+  closed: Promise<void>;
+}
+
+export type Responder = (req: RecordedRequest) => Reply | Promise<Reply>;
+
+export interface EmulatorOptions extends CacheConfig {
+  port?: number;
+  /** When set, requests with another `x-api-key` get 401. */
+  apiKey?: string;
+  /** Seed for the uneven chunking. */
+  seed?: number;
+  /** Delay between written chunks (ms); 0 = next tick. */
+  chunkDelayMs?: number;
+}
+
+export const reply = {
+  text: (text: string, extra: Partial<MessageReply> = {}): MessageReply => ({ kind: 'message', content: [{ type: 'text', text }], ...extra }),
+  toolUse: (name: string, input: unknown, opts: { id?: string; text?: string } = {}): MessageReply => ({
+    kind: 'message',
+    content: [...(opts.text ? [{ type: 'text' as const, text: opts.text }] : []), { type: 'tool_use', id: opts.id, name, input }],
+  }),
+  error: (status: number, type: string, message: string, headers?: Record<string, string>): ErrorReply => ({ kind: 'error', status, type, message, headers }),
+  rateLimited: (retryAfterSeconds: number, retryAfterMs?: number): ErrorReply => ({
+    kind: 'error',
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Number of request tokens has exceeded your per-minute rate limit',
+    headers: { 'retry-after': String(retryAfterSeconds), ...(retryAfterMs !== undefined ? { 'retry-after-ms': String(retryAfterMs) } : {}) },
+  }),
+  overloaded: (): ErrorReply => ({ kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded' }),
+  serverError: (): ErrorReply => ({ kind: 'error', status: 500, type: 'api_error', message: 'Internal server error' }),
+};
+
+function lastUserText(body: Record<string, unknown>): string {
+  const messages = (body.messages as Array<{ role: string; content: unknown }> | undefined) ?? [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    const texts = (m.content as Array<{ type: string; text?: string; content?: unknown }>).flatMap((b) =>
+      b.type === 'text' ? [b.text ?? ''] : b.type === 'tool_result' && typeof b.content === 'string' ? [b.content] : [],
+    );
+    if (texts.length > 0) return texts.join('\n');
+  }
+  return '';
+}
+
+export const echoResponder: Responder = (req) => reply.text(`echo: ${lastUserText(req.body)}`);
+
+function validate(body: Record<string, unknown>): string | undefined {
+  if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
+  if (typeof body.max_tokens !== 'number' || body.max_tokens < 1) return 'max_tokens: Field required';
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
+  return undefined;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
+
+export class AnthropicEmulator {
+  readonly requests: RecordedRequest[] = [];
+  readonly cache: PromptCache;
+  private readonly queue: Array<Reply | Responder> = [];
+  private responder: Responder = echoResponder;
+  private readonly sockets = new Set<Socket>();
+  private nextId = 1;
+  private stopping = false;
+
+  constructor(
+    private readonly server: Server,
+    private readonly options: EmulatorOptions,
+  ) {
+    this.cache = new PromptCache(options);
+    server.on('connection', (s) => {
+      s.setNoDelay(true);
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    server.on('request', (req, res) => void this.handle(req, res));
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Base URL for the SDK (`new Anthropic({ baseURL })` / ANTHROPIC_BASE_URL). */
+  get baseURL(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Queue replies (or per-request responders) used in order before the default responder. */
+  enqueue(...replies: Array<Reply | Responder>): this {
+    this.queue.push(...replies);
+    return this;
+  }
+
+  /** Set the default responder used when the queue is empty. */
+  respond(fn: Responder): this {
+    this.responder = fn;
+    return this;
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.queue.length = 0;
+    this.responder = echoResponder;
+    this.cache.clear();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve, reject) => this.server.close((err) => (err ? reject(err) : resolve())));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let markClosed!: () => void;
+    const closed = new Promise<void>((r) => (markClosed = r));
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `Not found: ${req.method} ${req.url}` } }));
+      return;
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+    } catch {
+      body = {};
+    }
+    const rec: RecordedRequest = { index: this.requests.length, body, headers: req.headers, stream: body.stream === true, completed: false, clientClosed: false, serverCut: false, closed };
+    this.requests.push(rec);
+    res.on('close', () => {
+      if (!rec.completed && !rec.serverCut && !this.stopping) rec.clientClosed = true;
+      markClosed();
+    });
+    const requestId = `req_emu_${rec.index}`;
+    const sendError = (status: number, type: string, message: string, headers: Record<string, string> = {}): void => {
+      rec.status = status;
+      rec.completed = true;
+      res
+        .writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, ...headers })
+        .end(JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId }));
+    };
+
+    if (this.options.apiKey !== undefined && req.headers['x-api-key'] !== this.options.apiKey) {
+      return sendError(401, 'authentication_error', 'invalid x-api-key');
+    }
+    const invalid = validate(body);
+    if (invalid) return sendError(400, 'invalid_request_error', invalid);
+
+    const next = this.queue.shift() ?? this.responder;
+    const r = typeof next === 'function' ? await next(rec) : next;
+    rec.reply = r;
+    if (r.kind === 'error') return sendError(r.status, r.type, r.message, r.headers);
+
+    let acc: CacheAccounting;
+    try {
+      acc = this.cache.account(body);
+    } catch (e) {
+      if (e instanceof TooManyBreakpointsError) return sendError(400, 'invalid_request_error', e.message);
+      throw e;
+    }
+    rec.accounting = acc;
+    const usage = wireUsage(acc, outputTokensOf(r.content));
+    rec.usage = usage;
+    const id = `msg_emu${String(this.nextId++).padStart(6, '0')}`;
+    const model = String(body.model);
+    const stopReason = r.stopReason ?? defaultStopReason(r.content);
+    rec.status = 200;
+
+    if (!rec.stream) {
+      rec.completed = true;
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId }).end(JSON.stringify(messageBody(id, model, r.content, stopReason, usage)));
+      return;
+    }
+
+    const seed = (this.options.seed ?? 7) + rec.index;
+    let events = streamEvents(id, model, r.content, stopReason, usage, seed);
+    let tail: 'end' | 'cut' | 'hold' = 'end';
+    if (r.cutAfterEvents !== undefined) {
+      events = events.slice(0, r.cutAfterEvents);
+      tail = 'cut';
+    } else if (r.holdAfterEvents !== undefined) {
+      events = events.slice(0, r.holdAfterEvents);
+      tail = 'hold';
+    } else if (r.streamErrorAfterEvents) {
+      const { after, type, message } = r.streamErrorAfterEvents;
+      events = [...events.slice(0, after), { event: 'error', data: { type: 'error', error: { type, message } } }];
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId });
+    res.flushHeaders();
+    for (const chunk of unevenChunks(events.map(encodeEvent).join(''), seed)) {
+      if (rec.clientClosed || res.destroyed) return;
+      res.write(chunk);
+      await sleep(this.options.chunkDelayMs ?? 0);
+    }
+    if (tail === 'cut') {
+      rec.serverCut = true;
+      res.socket?.destroy();
+      return;
+    }
+    if (tail === 'hold') return; // stays open until the client aborts or stop()
+    rec.completed = true;
+    res.end();
+  }
+}
+
+/** Starts an emulator on 127.0.0.1 (port 0 = ephemeral unless `port` is given). */
+export async function startAnthropicEmulator(options: EmulatorOptions = {}): Promise<AnthropicEmulator> {
+  const server = createServer();
+  const emu = new AnthropicEmulator(server, options);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  return emu;
+}

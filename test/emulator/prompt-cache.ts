@@ -1,0 +1,177 @@
+/**
+ * Prompt-cache accounting for the Anthropic emulator, following Anthropic's documented rules:
+ * - the prompt is one sequence of blocks in the order tools → system → messages;
+ * - a block with `cache_control` is a breakpoint; at most 4 per request (more is a 400);
+ * - a cache entry is keyed by a hash of the whole prefix up to and including a breakpoint block
+ *   (plus the model), so any change before the breakpoint misses;
+ * - for each breakpoint the cache is looked up at that boundary and up to 19 earlier block
+ *   boundaries (20-block look-back); the longest hit is read;
+ * - breakpoints after the hit whose prefix reaches the minimum cacheable length are written;
+ *   shorter ones are silently not cached;
+ * - entries live 5 minutes (TTL refreshed on every hit), measured on an injectable clock.
+ * Tokens are approximated as ceil(chars / 4) per block.
+ */
+import { createHash } from 'node:crypto';
+
+export interface CacheConfig {
+  /** Minimum prefix length (tokens) for a breakpoint to be cached. Default 1024. */
+  minCacheableTokens?: number;
+  /** Entry lifetime in ms, refreshed on read. Default 5 minutes. */
+  ttlMs?: number;
+  /** Clock (epoch ms). Default Date.now. */
+  now?: () => number;
+  /** How many block boundaries (including the breakpoint's own) are checked for hits. Default 20. */
+  lookBackBlocks?: number;
+}
+
+export interface CacheAccounting {
+  /** Uncached input tokens (after the read/written prefix). */
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  totalPromptTokens: number;
+  breakpoints: number;
+  /** Block index (into the flattened prompt) of the longest hit, or -1. */
+  hitAt: number;
+  /** Block indexes written this request. */
+  writtenAt: number[];
+}
+
+export class TooManyBreakpointsError extends Error {
+  constructor(readonly found: number) {
+    super(`A maximum of 4 blocks with cache_control may be provided. Found ${found}.`);
+    this.name = 'TooManyBreakpointsError';
+  }
+}
+
+interface FlatBlock {
+  canonical: string;
+  tokens: number;
+  breakpoint: boolean;
+}
+
+export function approxTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+type Json = Record<string, unknown>;
+
+function withoutCacheControl(block: Json): Json {
+  const { cache_control: _ignored, ...rest } = block;
+  return rest;
+}
+
+function contentChars(block: Json): number {
+  if (block.type === 'text' && typeof block.text === 'string') return block.text.length;
+  return JSON.stringify(withoutCacheControl(block)).length;
+}
+
+function flatten(body: Json): FlatBlock[] {
+  const out: FlatBlock[] = [];
+  const push = (block: Json, role: string): void => {
+    const stripped = withoutCacheControl(block);
+    out.push({
+      canonical: `${role}:${JSON.stringify(stripped)}`,
+      tokens: approxTokens(contentChars(block)),
+      breakpoint: block.cache_control != null,
+    });
+  };
+  for (const tool of (body.tools as Json[] | undefined) ?? []) push(tool, 'tool');
+  const system = body.system;
+  if (typeof system === 'string') push({ type: 'text', text: system }, 'system');
+  else for (const b of (system as Json[] | undefined) ?? []) push(b, 'system');
+  for (const m of (body.messages as Array<{ role: string; content: unknown }> | undefined) ?? []) {
+    if (typeof m.content === 'string') push({ type: 'text', text: m.content }, m.role);
+    else for (const b of m.content as Json[]) push(b, m.role);
+  }
+  return out;
+}
+
+interface Entry {
+  expiresAt: number;
+}
+
+/** The emulator's cache store; one per emulator instance. */
+export class PromptCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly minTokens: number;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+  private readonly lookBack: number;
+
+  constructor(config: CacheConfig = {}) {
+    this.minTokens = config.minCacheableTokens ?? 1024;
+    this.ttlMs = config.ttlMs ?? 5 * 60_000;
+    this.now = config.now ?? Date.now;
+    this.lookBack = config.lookBackBlocks ?? 20;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Accounts one request: throws TooManyBreakpointsError for more than 4 breakpoints. */
+  account(body: Json): CacheAccounting {
+    const blocks = flatten(body);
+    const breakpoints = blocks.flatMap((b, i) => (b.breakpoint ? [i] : []));
+    if (breakpoints.length > 4) throw new TooManyBreakpointsError(breakpoints.length);
+    const now = this.now();
+    const model = String(body.model ?? '');
+
+    const keys: string[] = [];
+    const prefixTokens: number[] = [];
+    let hash = createHash('sha256').update(`model:${model}`).digest('hex');
+    let tokens = 0;
+    for (const b of blocks) {
+      hash = createHash('sha256').update(hash).update(b.canonical).digest('hex');
+      tokens += b.tokens;
+      keys.push(hash);
+      prefixTokens.push(tokens);
+    }
+    const total = tokens;
+    const live = (i: number): Entry | undefined => {
+      const e = this.entries.get(keys[i]!);
+      if (!e) return undefined;
+      if (e.expiresAt <= now) {
+        this.entries.delete(keys[i]!);
+        return undefined;
+      }
+      return e;
+    };
+
+    let hitAt = -1;
+    for (const bp of breakpoints) {
+      for (let i = bp; i >= 0 && i > bp - this.lookBack; i--) {
+        if (live(i)) {
+          if (i > hitAt) hitAt = i;
+          break;
+        }
+      }
+    }
+    if (hitAt >= 0) this.entries.set(keys[hitAt]!, { expiresAt: now + this.ttlMs });
+    const readTokens = hitAt >= 0 ? prefixTokens[hitAt]! : 0;
+
+    const writtenAt: number[] = [];
+    for (const bp of breakpoints) {
+      if (bp <= hitAt) continue;
+      if (prefixTokens[bp]! < this.minTokens) continue;
+      this.entries.set(keys[bp]!, { expiresAt: now + this.ttlMs });
+      writtenAt.push(bp);
+    }
+    const lastWritten = writtenAt.length > 0 ? writtenAt[writtenAt.length - 1]! : -1;
+    const writeTokens = lastWritten >= 0 ? prefixTokens[lastWritten]! - readTokens : 0;
+    return {
+      inputTokens: total - readTokens - writeTokens,
+      cacheReadTokens: readTokens,
+      cacheWriteTokens: writeTokens,
+      totalPromptTokens: total,
+      breakpoints: breakpoints.length,
+      hitAt,
+      writtenAt,
+    };
+  }
+}
