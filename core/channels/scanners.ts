@@ -1,0 +1,164 @@
+/**
+ * Per-format content scanners: decide where a `<` can start a live channel tag.
+ *
+ * - outside channels, unknown channels, `code` and `html`: every `<` is live (backticks never hide
+ *   a tag, so `</channel:code>` always closes code).
+ * - `markdown` / `text`: tags inside inline code (a run of 1-2 backticks, closed by a run of the
+ *   same length or by the end of the line) or inside a fence (a run of 3+ backticks anywhere,
+ *   closed by a run at least as long) are content. `\`` outside code is a literal backtick.
+ *   Tilde fences are not recognised.
+ * - `json`: tags inside a JSON string are content. If the body is fenced (starts with 3+
+ *   backticks), tags anywhere inside the fence are content until the closing backtick run
+ *   (outside strings) or until the top-level value is complete — so a missing closing fence does
+ *   not swallow the next channel.
+ *
+ * `scan` consumes content from `start`, updating state, and stops at a live `<` (not consumed),
+ * at the end of the text, or where it needs more text to decide (`more`).
+ */
+import type { ChannelFormat } from './types';
+
+export interface ScanResult {
+  stop: number;
+  reason: 'tag' | 'end' | 'more';
+}
+
+export interface ContentScanner {
+  scan(text: string, start: number, final: boolean): ScanResult;
+}
+
+const BT = 96; // `
+const LT = 60; // <
+
+/** Length of the backtick run at `i`, or -1 when it reaches the end of a non-final text. */
+function runLength(text: string, i: number, final: boolean): number {
+  let j = i;
+  while (j < text.length && text.charCodeAt(j) === BT) j++;
+  if (j >= text.length && !final) return -1;
+  return j - i;
+}
+
+export class RawScanner implements ContentScanner {
+  scan(text: string, start: number): ScanResult {
+    const j = text.indexOf('<', start);
+    return j < 0 ? { stop: text.length, reason: 'end' } : { stop: j, reason: 'tag' };
+  }
+}
+
+export class MarkdownScanner implements ContentScanner {
+  /** 0 = normal, otherwise the length of the open inline span (1-2) or fence (3+). */
+  private open = 0;
+
+  scan(text: string, start: number, final: boolean): ScanResult {
+    let i = start;
+    const n = text.length;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (this.open === 0) {
+        if (c === LT) return { stop: i, reason: 'tag' };
+        if (c === 92 /* \ */) {
+          if (i + 1 >= n && !final) return { stop: i, reason: 'more' };
+          i += i + 1 < n && text.charCodeAt(i + 1) === BT ? 2 : 1;
+          continue;
+        }
+        if (c === BT) {
+          const len = runLength(text, i, final);
+          if (len < 0) return { stop: i, reason: 'more' };
+          this.open = len;
+          i += len;
+          continue;
+        }
+        i++;
+        continue;
+      }
+      if (c === BT) {
+        const len = runLength(text, i, final);
+        if (len < 0) return { stop: i, reason: 'more' };
+        if (this.open >= 3 ? len >= this.open : len === this.open) this.open = 0;
+        i += len;
+        continue;
+      }
+      if (c === 10 /* \n */ && this.open < 3) this.open = 0;
+      i++;
+    }
+    return { stop: n, reason: 'end' };
+  }
+}
+
+export class JsonScanner implements ContentScanner {
+  private started = false; // first non-space char seen
+  private fenced = false;
+  private fenceOpen = false;
+  private fenceLen = 0;
+  private inString = false;
+  private escape = false;
+  private depth = 0;
+  private valueStarted = false;
+
+  private live(): boolean {
+    if (this.inString) return false;
+    if (!this.fenced || !this.fenceOpen) return true;
+    return this.valueStarted && this.depth === 0;
+  }
+
+  scan(text: string, start: number, final: boolean): ScanResult {
+    let i = start;
+    const n = text.length;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (this.inString) {
+        if (this.escape) this.escape = false;
+        else if (c === 92) this.escape = true;
+        else if (c === 34 /* " */) {
+          this.inString = false;
+          if (this.depth === 0) this.valueStarted = true;
+        }
+        i++;
+        continue;
+      }
+      if (c === LT) {
+        if (this.live()) return { stop: i, reason: 'tag' };
+        i++;
+        continue;
+      }
+      if (!this.started) {
+        if (c === 32 || c === 9 || c === 10 || c === 13) {
+          i++;
+          continue;
+        }
+        if (c === BT) {
+          const len = runLength(text, i, final);
+          if (len < 0) return { stop: i, reason: 'more' };
+          this.started = true;
+          if (len >= 3) {
+            this.fenced = true;
+            this.fenceOpen = true;
+            this.fenceLen = len;
+          }
+          i += len;
+          continue;
+        }
+        this.started = true;
+      }
+      if (c === BT && this.fenceOpen) {
+        const len = runLength(text, i, final);
+        if (len < 0) return { stop: i, reason: 'more' };
+        if (len >= this.fenceLen) this.fenceOpen = false;
+        i += len;
+        continue;
+      }
+      if (c === 34) this.inString = true;
+      else if (c === 123 || c === 91 /* { [ */) {
+        this.depth++;
+        this.valueStarted = true;
+      } else if ((c === 125 || c === 93) /* } ] */ && this.depth > 0) this.depth--;
+      i++;
+    }
+    return { stop: n, reason: 'end' };
+  }
+}
+
+export function scannerFor(format: ChannelFormat): ContentScanner {
+  if (format === 'markdown' || format === 'text') return new MarkdownScanner();
+  if (format === 'json') return new JsonScanner();
+  return new RawScanner();
+}
