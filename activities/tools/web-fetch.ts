@@ -1,0 +1,239 @@
+/**
+ * web_fetch implementation: HTTP GET with a timeout and a size cap, content-type check,
+ * HTML → readable text (html-to-text, preferring <article>/<main>), title extraction.
+ * Returns source rows for the sources pool.
+ */
+import { convert } from 'html-to-text';
+import { WebFetchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
+
+export type WebToolErrorCode = 'bad_input' | 'bad_url' | 'http_status' | 'too_large' | 'unsupported_content_type' | 'timeout' | 'network' | 'bad_response';
+
+/**
+ * A classified web tool failure. `name` is `WebToolInputError` for failures that retrying
+ * cannot fix (listed in the tool's nonRetryableErrorTypes) and `WebToolError` otherwise.
+ */
+export class WebToolError extends Error {
+  readonly code: WebToolErrorCode;
+  readonly retryable: boolean;
+  readonly status?: number;
+
+  constructor(code: WebToolErrorCode, message: string, opts: { retryable?: boolean; status?: number; cause?: unknown } = {}) {
+    super(message, opts.cause !== undefined ? { cause: opts.cause } : undefined);
+    this.code = code;
+    this.retryable = opts.retryable ?? false;
+    this.name = this.retryable ? 'WebToolError' : 'WebToolInputError';
+    this.status = opts.status;
+  }
+}
+
+export interface WebFetchOptions {
+  /** Per-request timeout, ms (default 15 000). */
+  timeoutMs?: number;
+  /** Maximum response body size, bytes (default 5 MiB). */
+  maxBytes?: number;
+  /** Readable text kept per page, characters (default 100 000; params.max_chars overrides). */
+  maxContentChars?: number;
+  /** Snippet length for `text`, characters (default 400). */
+  snippetChars?: number;
+  userAgent?: string;
+  /** Cancellation (e.g. the activity's cancellation signal). */
+  signal?: AbortSignal;
+  fetchImpl?: typeof fetch;
+}
+
+const DEFAULTS = { timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024, maxContentChars: 100_000, snippetChars: 400 };
+const DEFAULT_UA = 'durable-react/0.1 (+web_fetch)';
+const HTML_MIMES = new Set(['text/html', 'application/xhtml+xml']);
+const TEXT_MIMES = new Set(['application/json', 'application/xml', 'application/ld+json', 'application/javascript', 'application/x-yaml', 'application/yaml']);
+
+export function isTextMime(mime: string): boolean {
+  return mime.startsWith('text/') || HTML_MIMES.has(mime) || TEXT_MIMES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml');
+}
+
+/** Validates an http(s) URL; throws a non-retryable error with a readable message. */
+export function parseHttpUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new WebToolError('bad_url', `web_fetch: not a valid URL: ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new WebToolError('bad_url', `web_fetch: only http and https URLs are supported, got ${url.protocol} in ${JSON.stringify(raw)}`);
+  }
+  return url;
+}
+
+/** Extracts `<title>` (falls back to og:title, then the first <h1>), entities decoded. */
+export function extractTitle(html: string): string {
+  const pick =
+    /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ??
+    /<meta[^>]+property=["']og:title["'][^>]*content=["']([^"']*)["']/i.exec(html)?.[1] ??
+    /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(html)?.[1];
+  if (!pick) return '';
+  return convert(pick, { wordwrap: false }).replace(/\s+/g, ' ').trim();
+}
+
+const SKIP_SELECTORS = ['img', 'nav', 'script', 'style', 'noscript', 'svg', 'form', 'template', 'iframe'];
+const TEXT_SELECTORS = [
+  { selector: 'a', options: { ignoreHref: true } },
+  ...SKIP_SELECTORS.map((selector) => ({ selector, format: 'skip' })),
+  { selector: 'h1', options: { uppercase: false } },
+  { selector: 'h2', options: { uppercase: false } },
+  { selector: 'h3', options: { uppercase: false } },
+  { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
+];
+/** Content roots tried in order: the first that yields text wins (boilerplate outside is dropped). */
+const CONTENT_ROOTS = ['article', 'main', '[role=main]'];
+
+/** HTML → readable plain text: main/article content when present, no scripts, nav or images. */
+export function htmlToReadableText(html: string): string {
+  const run = (selectors: string[], returnDomByDefault: boolean): string =>
+    convert(html, { wordwrap: false, baseElements: { selectors, returnDomByDefault }, selectors: TEXT_SELECTORS })
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
+  for (const root of CONTENT_ROOTS) {
+    const text = run([root], false);
+    if (text) return text;
+  }
+  return run(['body'], true);
+}
+
+function snippet(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function charsetOf(contentType: string): string {
+  const m = /charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType);
+  return m?.[1]?.toLowerCase() ?? 'utf-8';
+}
+
+async function readCapped(res: Response, maxBytes: number, url: string): Promise<Uint8Array> {
+  const tooLarge = (n: number | string): WebToolError =>
+    new WebToolError('too_large', `web_fetch: ${url} is too large (${n} bytes; the limit is ${maxBytes} bytes)`);
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLarge(declared);
+  }
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(`more than ${maxBytes}`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+function decode(bytes: Uint8Array, charset: string): string {
+  try {
+    return new TextDecoder(charset).decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+/** Fetches one page and returns its source row. Throws WebToolError with a readable message. */
+export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}): Promise<WebSourceRow> {
+  const opts = { ...DEFAULTS, ...options };
+  const url = parseHttpUrl(rawUrl);
+  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  const doFetch = options.fetchImpl ?? fetch;
+  const href = url.href;
+  try {
+    const res = await doFetch(href, {
+      method: 'GET',
+      redirect: 'follow',
+      signal,
+      headers: { 'user-agent': options.userAgent ?? DEFAULT_UA, accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5' },
+    });
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
+      throw new WebToolError('http_status', `web_fetch: ${href} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, {
+        retryable,
+        status: res.status,
+      });
+    }
+    const contentType = res.headers.get('content-type') ?? '';
+    const mime = (contentType.split(';')[0] ?? '').trim().toLowerCase() || 'application/octet-stream';
+    if (!isTextMime(mime)) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new WebToolError('unsupported_content_type', `web_fetch: ${href} returned ${mime}, which is not text (only HTML, text, JSON and XML are supported)`);
+    }
+    const bytes = await readCapped(res, opts.maxBytes, href);
+    const body = decode(bytes, charsetOf(contentType));
+    const finalUrl = res.url || href;
+    const isHtml = HTML_MIMES.has(mime);
+    const title = isHtml ? extractTitle(body) : '';
+    const full = isHtml ? htmlToReadableText(body) : body.trim();
+    const content = full.length > opts.maxContentChars ? `${full.slice(0, opts.maxContentChars)}\n[…truncated]` : full;
+    return {
+      url: finalUrl,
+      title: title || finalUrl,
+      text: snippet(content, opts.snippetChars),
+      content,
+      mime,
+      source_type: 'web',
+      size_bytes: bytes.byteLength,
+    };
+  } catch (err) {
+    if (err instanceof WebToolError) throw err;
+    if (timeout.aborted) throw new WebToolError('timeout', `web_fetch: ${href} did not answer within ${opts.timeoutMs} ms`, { retryable: true, cause: err });
+    if (options.signal?.aborted) throw new WebToolError('network', `web_fetch: ${href} was cancelled`, { cause: err });
+    const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    throw new WebToolError('network', `web_fetch: could not fetch ${href}: ${reason}`, { retryable: true, cause: err });
+  }
+}
+
+export interface WebFetchResult {
+  rows: WebSourceRow[];
+  errors: Array<{ url: string; code: WebToolErrorCode; error: string }>;
+}
+
+/**
+ * The web_fetch tool: validates params, fetches each URL sequentially and returns the rows
+ * plus per-URL errors. Throws only when params are invalid or every URL failed.
+ */
+export async function webFetch(rawParams: unknown, options: WebFetchOptions = {}): Promise<WebFetchResult> {
+  const parsed = WebFetchParamsSchema.safeParse(rawParams);
+  if (!parsed.success) {
+    const msg = parsed.error.issues.map((i) => `${i.path.join('.') || '(params)'}: ${i.message}`).join('; ');
+    throw new WebToolError('bad_input', `web_fetch: invalid params: ${msg}`);
+  }
+  const { urls, max_chars } = parsed.data;
+  const perPage: WebFetchOptions = max_chars !== undefined ? { ...options, maxContentChars: max_chars } : options;
+  const result: WebFetchResult = { rows: [], errors: [] };
+  let lastError: WebToolError | undefined;
+  for (const url of urls) {
+    try {
+      result.rows.push(await fetchWebPage(url, perPage));
+    } catch (err) {
+      if (!(err instanceof WebToolError)) throw err;
+      lastError = err;
+      result.errors.push({ url, code: err.code, error: err.message });
+    }
+  }
+  if (result.rows.length === 0 && lastError) {
+    if (urls.length === 1) throw lastError;
+    const retryable = result.errors.some((e) => e.code === 'timeout' || e.code === 'network');
+    throw new WebToolError(lastError.code, `web_fetch: every URL failed: ${result.errors.map((e) => e.error).join(' | ')}`, { retryable });
+  }
+  return result;
+}

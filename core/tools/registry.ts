@@ -1,0 +1,185 @@
+/**
+ * Tool registry: the declarations the decision protocol validates against and the
+ * system prompt lists. Pure and deterministic (safe for workflows to import).
+ *
+ * A declaration holds everything the runtime needs to know about a tool without
+ * running it: id, description, zod params (the single source of the JSON schema),
+ * strategy trait (multi-action matrix), timeout, retry policy and a one-line
+ * summary formatter for the Temporal UI. Implementations live elsewhere.
+ */
+import { z } from 'zod';
+import type { ToolSpec } from '../model/provider';
+import { CALL_ID_RE } from '../timeline/block';
+
+/**
+ * How a tool relates to the workspace, used by the multi-action strategy matrix:
+ * exploration reads, exploitation writes, neutral changes neither (plans, hides).
+ * `unknown` is for tools nobody classified; they may only run as a lone action.
+ */
+export const STRATEGY_TRAITS = ['exploration', 'exploitation', 'neutral', 'unknown'] as const;
+export type StrategyTrait = (typeof STRATEGY_TRAITS)[number];
+
+/** Activity retry policy (maps onto Temporal's RetryPolicy). */
+export interface ToolRetryPolicy {
+  maximumAttempts: number;
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maximumIntervalMs?: number;
+  /** Error names (`Error.name` / ApplicationFailure type) that are never retried. */
+  nonRetryableErrorTypes?: readonly string[];
+}
+
+export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
+  /** Stable id the model writes in `tool_call.tool_id` (e.g. `react.write`, `web_search`). */
+  id: string;
+  /** What the tool does and when to use it; shown to the model verbatim. */
+  description: string;
+  /** zod schema of the params; the JSON schema in the prompt is generated from it. */
+  params: P;
+  strategy: StrategyTrait;
+  /** Start-to-close timeout of one attempt, ms. */
+  timeoutMs: number;
+  retry: ToolRetryPolicy;
+  /** One line for the Temporal UI, e.g. `tool react.write files/notes.md`. */
+  summarize(params: z.output<P>): string;
+  /**
+   * Required key order of the params object as written by the model (streaming
+   * recorders depend on it). Keys present must appear at exactly these positions.
+   */
+  paramOrder?: readonly string[];
+  /** The workspace path this call writes, for same-round collision checks. */
+  writesPath?(params: z.output<P>): string | undefined;
+  /** False for tools that must run alone (never inside a multi-action bundle). Default true. */
+  bundleSafe?: boolean;
+  /** True for the tool that consumes `<channel:code>` (the exec tool). */
+  consumesCode?: boolean;
+}
+
+/** A declaration with its params type erased, as stored in the registry. */
+export type AnyToolDeclaration = ToolDeclaration<z.ZodType>;
+
+/** Helper that keeps the params type while declaring (so `summarize` is typed). */
+export function declareTool<P extends z.ZodType>(decl: ToolDeclaration<P>): AnyToolDeclaration {
+  return decl as unknown as AnyToolDeclaration;
+}
+
+export type ParamsResult =
+  | { ok: true; params: Record<string, unknown> }
+  | { ok: false; issues: Array<{ path: string; message: string }> };
+
+const TOOL_ID_RE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
+const SUMMARY_MAX = 160;
+
+export class ToolRegistry {
+  private readonly byId: ReadonlyMap<string, AnyToolDeclaration>;
+  private readonly order: readonly string[];
+
+  constructor(declarations: readonly AnyToolDeclaration[]) {
+    const map = new Map<string, AnyToolDeclaration>();
+    for (const d of declarations) {
+      if (!TOOL_ID_RE.test(d.id)) throw new Error(`tool registry: invalid tool id ${JSON.stringify(d.id)}`);
+      if (map.has(d.id)) throw new Error(`tool registry: duplicate tool id ${d.id}`);
+      if (!d.description.trim()) throw new Error(`tool registry: ${d.id} has no description`);
+      if (!(STRATEGY_TRAITS as readonly string[]).includes(d.strategy)) {
+        throw new Error(`tool registry: ${d.id} has unknown strategy ${JSON.stringify(d.strategy)}`);
+      }
+      if (!(d.timeoutMs > 0)) throw new Error(`tool registry: ${d.id} needs a positive timeoutMs`);
+      if (!(d.retry.maximumAttempts >= 1)) throw new Error(`tool registry: ${d.id} needs retry.maximumAttempts >= 1`);
+      map.set(d.id, d);
+    }
+    this.byId = map;
+    this.order = declarations.map((d) => d.id);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  /** The declaration, or undefined for an unknown id. */
+  find(id: string): AnyToolDeclaration | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The declaration; throws a readable error for an unknown id. */
+  get(id: string): AnyToolDeclaration {
+    const d = this.byId.get(id);
+    if (!d) throw new Error(`unknown tool ${JSON.stringify(id)} (known: ${this.order.join(', ')})`);
+    return d;
+  }
+
+  /** Tool ids in declaration order. */
+  ids(): string[] {
+    return [...this.order];
+  }
+
+  list(): AnyToolDeclaration[] {
+    return this.order.map((id) => this.get(id));
+  }
+
+  /** JSON schema of the tool's params as the model writes them (zod input side, no `$schema`). */
+  jsonSchema(id: string): Record<string, unknown> {
+    return paramsJsonSchema(this.get(id).params);
+  }
+
+  /** Provider-neutral tool specs (for callers that want them, e.g. docs or harnesses). */
+  specs(): ToolSpec[] {
+    return this.list().map((d) => ({ name: d.id, description: d.description, inputSchema: paramsJsonSchema(d.params) }));
+  }
+
+  /** Validates raw params against the tool's zod schema (defaults applied on success). */
+  parseParams(id: string, raw: unknown): ParamsResult {
+    const parsed = this.get(id).params.safeParse(raw);
+    if (parsed.success) return { ok: true, params: parsed.data as Record<string, unknown> };
+    return { ok: false, issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })) };
+  }
+
+  /** The Temporal UI summary for a call with already-validated params. */
+  summary(id: string, params: Record<string, unknown>): string {
+    return truncateSummary(this.get(id).summarize(params));
+  }
+
+  /** The path the call writes (for collision checks), if the tool declares one. */
+  writesPath(id: string, params: Record<string, unknown>): string | undefined {
+    return this.get(id).writesPath?.(params);
+  }
+}
+
+/** JSON schema for a params schema: input side (defaults make fields optional), `$schema` dropped. */
+export function paramsJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = json;
+  return dropSafeIntegerBounds(rest) as Record<string, unknown>;
+}
+
+/** zod emits ±MAX_SAFE_INTEGER bounds for every `.int()`; they only cost prompt tokens. */
+function dropSafeIntegerBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(dropSafeIntegerBounds);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'maximum' && v === Number.MAX_SAFE_INTEGER) continue;
+    if (k === 'minimum' && v === Number.MIN_SAFE_INTEGER) continue;
+    out[k] = dropSafeIntegerBounds(v);
+  }
+  return out;
+}
+
+export function truncateSummary(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length <= SUMMARY_MAX ? oneLine : `${oneLine.slice(0, SUMMARY_MAX - 1)}…`;
+}
+
+/**
+ * Tool call id `tc_<12 hex>` from caller-supplied randomness (core stays deterministic:
+ * workflows pass `uuid4()`-derived hex, tests pass fixed strings). Uses the first 12
+ * hex digits of `entropy` (dashes ignored, case folded).
+ */
+export function makeCallId(entropy: string): string {
+  const hex = entropy.replace(/-/g, '').toLowerCase();
+  if (!/^[0-9a-f]{12,}$/.test(hex)) {
+    throw new Error(`makeCallId: need at least 12 hex digits of entropy, got ${JSON.stringify(entropy)}`);
+  }
+  const id = `tc_${hex.slice(0, 12)}`;
+  if (!CALL_ID_RE.test(id)) throw new Error(`makeCallId: produced invalid id ${id}`);
+  return id;
+}

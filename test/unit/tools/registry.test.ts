@@ -1,0 +1,140 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import {
+  BUILTIN_TOOLS,
+  createToolRegistry,
+  declareTool,
+  makeCallId,
+  paramsJsonSchema,
+  ToolRegistry,
+  type AnyToolDeclaration,
+} from '../../../core/tools';
+import { CALL_ID_RE } from '../../../core/timeline/block';
+
+const registry = createToolRegistry();
+
+test('built-in tools are declared in a fixed order', () => {
+  assert.deepEqual(registry.ids(), ['react.read', 'react.write', 'react.plan', 'react.hide', 'web_fetch', 'web_search']);
+});
+
+test('every built-in declares strategy, timeout, retry and a summary', () => {
+  const strategies = Object.fromEntries(BUILTIN_TOOLS.map((d) => [d.id, d.strategy]));
+  assert.deepEqual(strategies, {
+    'react.read': 'exploration',
+    'react.write': 'exploitation',
+    'react.plan': 'neutral',
+    'react.hide': 'neutral',
+    web_fetch: 'exploration',
+    web_search: 'exploration',
+  });
+  for (const d of BUILTIN_TOOLS) {
+    assert.ok(d.timeoutMs > 0, d.id);
+    assert.ok(d.retry.maximumAttempts >= 1, d.id);
+    assert.ok(d.description.length > 20, d.id);
+  }
+});
+
+test('tool JSON schemas are generated from the zod params', () => {
+  for (const d of BUILTIN_TOOLS) {
+    const generated = registry.jsonSchema(d.id);
+    const direct = z.toJSONSchema(d.params, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    assert.equal(generated.type, 'object', d.id);
+    assert.equal('$schema' in generated, false, d.id);
+    assert.deepEqual(Object.keys(generated.properties as object), Object.keys(direct.properties as object), d.id);
+    assert.deepEqual(generated.required, direct.required, d.id);
+  }
+  const write = registry.jsonSchema('react.write') as { properties: Record<string, { enum?: string[] }>; required: string[] };
+  assert.deepEqual(Object.keys(write.properties), ['path', 'channel', 'content', 'kind']);
+  assert.deepEqual(write.properties.channel?.enum, ['canvas', 'timeline_text', 'internal']);
+  assert.deepEqual(write.properties.kind?.enum, ['display', 'file']);
+  assert.deepEqual(write.required, ['path', 'channel', 'content']);
+  const plan = registry.jsonSchema('react.plan') as { properties: Record<string, { enum?: string[] }> };
+  assert.deepEqual(plan.properties.mode?.enum, ['new', 'replace', 'activate', 'close']);
+});
+
+test('paramsJsonSchema drops the safe-integer noise of .int()', () => {
+  const s = paramsJsonSchema(z.object({ n: z.number().int().min(1) }));
+  assert.deepEqual(s.properties, { n: { type: 'integer', minimum: 1 } });
+});
+
+test('specs() returns provider ToolSpecs', () => {
+  const specs = registry.specs();
+  assert.equal(specs.length, 6);
+  assert.equal(specs[0]?.name, 'react.read');
+  assert.deepEqual(specs[0]?.inputSchema, registry.jsonSchema('react.read'));
+});
+
+test('parseParams applies defaults and reports zod issues with paths', () => {
+  const ok = registry.parseParams('react.read', { paths: ['fi:turn_1.files/a.md'] });
+  assert.deepEqual(ok, { ok: true, params: { paths: ['fi:turn_1.files/a.md'], items: [], line_numbers: false, stats_only: false } });
+  const empty = registry.parseParams('react.read', {});
+  assert.equal(empty.ok, false);
+  const bad = registry.parseParams('react.write', { path: 'files/a.md', channel: 'chat', content: 'x' });
+  assert.equal(bad.ok, false);
+  if (!bad.ok) assert.equal(bad.issues[0]?.path, 'channel');
+  const extra = registry.parseParams('react.hide', { path: 'tc:x', replacement: 'gone', paths: [] });
+  assert.equal(extra.ok, false, 'unknown keys are rejected (strict objects)');
+  const search = registry.parseParams('web_search', { query: 'temporal' });
+  assert.deepEqual(search, { ok: true, params: { query: 'temporal', top_k: 5 } });
+  assert.equal(registry.parseParams('web_fetch', { urls: ['ftp://x.org/a'] }).ok, false);
+  assert.equal(registry.parseParams('web_fetch', { urls: [] }).ok, false);
+});
+
+test('react.plan mode rules', () => {
+  assert.equal(registry.parseParams('react.plan', { mode: 'new', steps: ['a', 'b'] }).ok, true);
+  assert.equal(registry.parseParams('react.plan', { mode: 'new' }).ok, false);
+  assert.equal(registry.parseParams('react.plan', { mode: 'replace', steps: [] }).ok, false);
+  assert.equal(registry.parseParams('react.plan', { mode: 'activate' }).ok, false);
+  assert.equal(registry.parseParams('react.plan', { mode: 'activate', plan_id: 'plan_a' }).ok, true);
+  assert.equal(registry.parseParams('react.plan', { mode: 'close' }).ok, true);
+  assert.equal(registry.parseParams('react.plan', { mode: 'close', plan_id: 'p', steps: ['x'] }).ok, false);
+});
+
+test('summary formatters for the Temporal UI', () => {
+  const s = (id: string, raw: unknown): string => {
+    const p = registry.parseParams(id, raw);
+    assert.ok(p.ok, id);
+    return registry.summary(id, p.params);
+  };
+  assert.equal(s('react.write', { path: 'files/notes.md', channel: 'canvas', content: 'x' }), 'tool react.write files/notes.md');
+  assert.equal(s('react.read', { paths: ['a', 'b', 'c'] }), 'tool react.read a, b (+1)');
+  assert.equal(s('react.read', { items: [{ path: 'fi:x', line_start: 3 }] }), 'tool react.read fi:x');
+  assert.equal(s('react.plan', { mode: 'new', steps: ['a', 'b', 'c'] }), 'tool react.plan new (3 steps)');
+  assert.equal(s('react.hide', { path: 'tc:t.c.result', replacement: '…' }), 'tool react.hide tc:t.c.result');
+  assert.equal(s('web_search', { query: 'temporal workflows' }), 'tool web_search "temporal workflows"');
+  assert.equal(s('web_fetch', { urls: ['https://a.example/x', 'https://b.example'] }), 'tool web_fetch https://a.example/x (+1)');
+  const long = s('web_search', { query: 'q'.repeat(380) });
+  assert.ok(long.length <= 160 && long.endsWith('…'));
+});
+
+test('writesPath only for react.write', () => {
+  assert.equal(registry.writesPath('react.write', { path: 'files/a.md' }), 'files/a.md');
+  assert.equal(registry.writesPath('react.read', { paths: ['x'] }), undefined);
+});
+
+test('registry rejects bad declarations and unknown ids with readable errors', () => {
+  const base: AnyToolDeclaration = declareTool({
+    id: 'demo.tool',
+    description: 'A demo tool for tests.',
+    params: z.object({}),
+    strategy: 'neutral',
+    timeoutMs: 1000,
+    retry: { maximumAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2 },
+    summarize: () => 'tool demo.tool',
+  });
+  assert.throws(() => new ToolRegistry([base, base]), /duplicate tool id demo\.tool/);
+  assert.throws(() => new ToolRegistry([{ ...base, id: 'Bad Id' }]), /invalid tool id/);
+  assert.throws(() => new ToolRegistry([{ ...base, timeoutMs: 0 }]), /positive timeoutMs/);
+  assert.throws(() => registry.get('nope'), /unknown tool "nope" \(known: react\.read/);
+  assert.throws(() => createToolRegistry({ only: ['react.read', 'nope'] }), /unknown tool ids nope/);
+  assert.deepEqual(createToolRegistry({ only: ['web_search', 'react.read'] }).ids(), ['react.read', 'web_search']);
+  assert.deepEqual(createToolRegistry({ extra: [base] }).ids().at(-1), 'demo.tool');
+});
+
+test('makeCallId builds tc_<12 hex> from caller entropy', () => {
+  const id = makeCallId('3F2504E0-4F89-11D3-9A0C-0305E82C3301');
+  assert.equal(id, 'tc_3f2504e04f89');
+  assert.match(id, CALL_ID_RE);
+  assert.throws(() => makeCallId('xyz'), /12 hex digits/);
+});

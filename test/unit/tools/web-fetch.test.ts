@@ -1,0 +1,145 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extractTitle, fetchWebPage, htmlToReadableText, webFetch, WebToolError } from '../../../activities/tools/web-fetch';
+import { WebSourceRowSchema } from '../../../core/tools';
+
+const PAGE = `<!doctype html><html><head><title>Durable &amp; Reliable Agents</title>
+<style>.x{color:red}</style><script>var secret = "do-not-show";</script></head>
+<body><nav><a href="/home">Home</a> | <a href="/about">About</a></nav>
+<main><h1>Timeline-native agents</h1>
+<p>Temporal makes <a href="https://temporal.io">workflows</a> durable.</p>
+<img src="x.png" alt="diagram">
+<ul><li>first point</li><li>second point</li></ul></main>
+<footer>footer text</footer></body></html>`;
+
+let server: Server;
+let base = '';
+
+before(async () => {
+  server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/page') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(PAGE);
+    } else if (url === '/redirect') {
+      res.writeHead(302, { location: '/page' });
+      res.end();
+    } else if (url === '/plain') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('just text\nsecond line');
+    } else if (url === '/latin1') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' });
+      res.end(Buffer.from('<html><head><title>Caf\xe9</title></head><body><p>cr\xe8me</p></body></html>', 'latin1'));
+    } else if (url === '/missing') {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<h1>not found</h1>');
+    } else if (url === '/boom') {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('down');
+    } else if (url === '/image') {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(Buffer.alloc(64));
+    } else if (url === '/big-declared') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(10_000) });
+      res.end('x'.repeat(10_000));
+    } else if (url === '/big-chunked') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      for (let i = 0; i < 10; i++) res.write('y'.repeat(1000));
+      res.end();
+    } else if (url === '/slow') {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('late');
+      }, 2000);
+    } else {
+      res.writeHead(500);
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+after(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+async function rejects(p: Promise<unknown>, code: string, re: RegExp, retryable = false): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof WebToolError, String(err));
+    assert.equal(err.code, code);
+    assert.match(err.message, re);
+    assert.equal(err.retryable, retryable);
+    assert.equal(err.name, retryable ? 'WebToolError' : 'WebToolInputError');
+    return true;
+  });
+}
+
+test('fetches HTML and returns a readable source row', async () => {
+  const row = await fetchWebPage(`${base}/page`);
+  assert.deepEqual(WebSourceRowSchema.parse(row), row);
+  assert.equal(row.url, `${base}/page`);
+  assert.equal(row.title, 'Durable & Reliable Agents');
+  assert.equal(row.mime, 'text/html');
+  assert.equal(row.source_type, 'web');
+  assert.match(row.content, /Timeline-native agents/);
+  assert.match(row.content, /Temporal makes workflows durable\./);
+  assert.match(row.content, /first point/);
+  for (const hidden of ['do-not-show', 'color:red', 'Home', 'footer text', 'https://temporal.io', 'x.png']) {
+    assert.ok(!row.content.includes(hidden), `content leaks ${hidden}`);
+  }
+  assert.ok(row.text.length <= 400);
+  assert.ok(row.text.startsWith('Timeline-native agents'));
+  assert.ok((row.size_bytes ?? 0) > 100);
+});
+
+test('follows redirects and reports the final URL', async () => {
+  const row = await fetchWebPage(`${base}/redirect`);
+  assert.equal(row.url, `${base}/page`);
+});
+
+test('plain text is kept as is; title falls back to the URL', async () => {
+  const row = await fetchWebPage(`${base}/plain`);
+  assert.equal(row.content, 'just text\nsecond line');
+  assert.equal(row.title, `${base}/plain`);
+  assert.equal(row.mime, 'text/plain');
+});
+
+test('decodes the declared charset', async () => {
+  const row = await fetchWebPage(`${base}/latin1`);
+  assert.equal(row.title, 'Café');
+  assert.match(row.content, /crème/);
+});
+
+test('clear errors: bad URL, non-2xx, non-text, too large, timeout, network', async () => {
+  await rejects(fetchWebPage('not a url'), 'bad_url', /not a valid URL/);
+  await rejects(fetchWebPage('ftp://example.com/file'), 'bad_url', /only http and https/);
+  await rejects(fetchWebPage(`${base}/missing`), 'http_status', /answered HTTP 404/);
+  await rejects(fetchWebPage(`${base}/boom`), 'http_status', /HTTP 503/, true);
+  await rejects(fetchWebPage(`${base}/image`), 'unsupported_content_type', /image\/png, which is not text/);
+  await rejects(fetchWebPage(`${base}/big-declared`, { maxBytes: 5000 }), 'too_large', /too large \(10000 bytes; the limit is 5000 bytes\)/);
+  await rejects(fetchWebPage(`${base}/big-chunked`, { maxBytes: 5000 }), 'too_large', /too large \(more than 5000 bytes/);
+  await rejects(fetchWebPage(`${base}/slow`, { timeoutMs: 100 }), 'timeout', /did not answer within 100 ms/, true);
+  await rejects(fetchWebPage('http://127.0.0.1:1/x'), 'network', /could not fetch/, true);
+});
+
+test('webFetch validates params, caps content and collects per-URL errors', async () => {
+  const res = await webFetch({ urls: [`${base}/page`, `${base}/missing`], max_chars: 200 });
+  assert.equal(res.rows.length, 1);
+  assert.ok(res.rows[0]!.content.length <= 200 + '\n[…truncated]'.length);
+  assert.deepEqual(res.errors.map((e) => e.code), ['http_status']);
+  await rejects(webFetch({ urls: [] }), 'bad_input', /invalid params: urls/);
+  await rejects(webFetch({ url: `${base}/page` }), 'bad_input', /invalid params/);
+  await rejects(webFetch({ urls: [`${base}/missing`] }), 'http_status', /HTTP 404/);
+  await rejects(webFetch({ urls: [`${base}/missing`, `${base}/image`] }), 'unsupported_content_type', /every URL failed/);
+});
+
+test('html helpers', () => {
+  assert.equal(extractTitle('<html><head><meta property="og:title" content="OG"></head></html>'), 'OG');
+  assert.equal(extractTitle('<body><h1>Heading <b>one</b></h1></body>'), 'Heading one');
+  assert.equal(extractTitle('<body>none</body>'), '');
+  assert.equal(htmlToReadableText('<body><article><p>A</p></article><aside>B</aside></body>'), 'A');
+});
