@@ -77,7 +77,7 @@ function mapMessage(m: ModelMessage, i: number, keep: ReadonlySet<string>): Anth
 }
 
 /** Maps a ModelRequest to streaming `messages.create` params. Throws a clear Error on unmappable input. */
-export function toAnthropicParams(request: ModelRequest, defaults: RequestDefaults): { params: MessageCreateParams; warnings: ProviderWarning[] } {
+export function toAnthropicParams(request: ModelRequest, defaults: RequestDefaults): { params: MessageCreateParams & { temperature?: number }; warnings: ProviderWarning[] } {
   const warnings: ProviderWarning[] = [];
   const requested = requestedBreakpoints(request);
   const kept = requested.slice(-MAX_CACHE_BREAKPOINTS);
@@ -95,8 +95,10 @@ export function toAnthropicParams(request: ModelRequest, defaults: RequestDefaul
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new Error(`maxTokens must be a positive integer (got ${String(maxTokens)})`);
   }
+  // SDK 1.12 no longer declares `temperature` (the API deprecated sampling parameters); it is
+  // still sent when a caller sets it explicitly, and omitted otherwise.
   const temperature = request.temperature ?? defaults.temperature;
-  const params: MessageCreateParams = {
+  const params: MessageCreateParams & { temperature?: number } = {
     model: request.model ?? defaults.model,
     max_tokens: maxTokens,
     messages: request.messages.map((m, i) => mapMessage(m, i, keep)),

@@ -32,7 +32,10 @@ export interface AnthropicProviderOptions {
   model?: string;
   /** Used when a request has no `maxTokens`. */
   maxTokens?: number;
-  /** Used when a request has no `temperature`. */
+  /**
+   * Used when a request has no `temperature`. Only sent when set: SDK 1.12 no longer declares it
+   * (deprecated by the API), so leave it unset for current models.
+   */
   temperature?: number;
   /** Per-request HTTP timeout (ms). SDK default: 10 minutes. */
   timeoutMs?: number;

@@ -63,7 +63,7 @@ export type Responder = (req: RecordedRequest) => Reply | Promise<Reply>;
 
 export interface EmulatorOptions extends CacheConfig {
   port?: number;
-  /** When set, requests with another `x-api-key` get 401. */
+  /** When set, requests whose `x-api-key` / `Authorization: Bearer` differs get 401. */
   apiKey?: string;
   /** Seed for the uneven chunking. */
   seed?: number;
@@ -200,8 +200,11 @@ export class AnthropicEmulator {
         .end(JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId }));
     };
 
-    if (this.options.apiKey !== undefined && req.headers['x-api-key'] !== this.options.apiKey) {
-      return sendError(401, 'authentication_error', 'invalid x-api-key');
+    if (this.options.apiKey !== undefined) {
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (req.headers['x-api-key'] !== this.options.apiKey && bearer !== this.options.apiKey) {
+        return sendError(401, 'authentication_error', 'invalid x-api-key');
+      }
     }
     const invalid = validate(body);
     if (invalid) return sendError(400, 'invalid_request_error', invalid);

@@ -55,12 +55,12 @@ test('look-back is limited to 20 blocks', () => {
   const cache = new PromptCache({ minCacheableTokens: 10 });
   const first = [{ text: big('a', 50), bp: true }];
   cache.account(body([], first));
-  const many = [{ text: big('a', 50) }, ...Array.from({ length: 20 }, (_, i) => ({ text: `m${i}` }))];
+  const many: Array<{ text: string; bp?: boolean }> = [{ text: big('a', 50) }, ...Array.from({ length: 20 }, (_, i) => ({ text: `m${i}` }))];
   many[many.length - 1]!.bp = true;
   assert.equal(cache.account(body([], many)).cacheReadTokens, 0, '21 blocks back: no hit');
   const cache2 = new PromptCache({ minCacheableTokens: 10 });
   cache2.account(body([], first));
-  const fewer = [{ text: big('a', 50) }, ...Array.from({ length: 19 }, (_, i) => ({ text: `m${i}` }))];
+  const fewer: Array<{ text: string; bp?: boolean }> = [{ text: big('a', 50) }, ...Array.from({ length: 19 }, (_, i) => ({ text: `m${i}` }))];
   fewer[fewer.length - 1]!.bp = true;
   assert.equal(cache2.account(body([], fewer)).cacheReadTokens, 50, '20 blocks back: hit');
 });
