@@ -1,0 +1,71 @@
+/**
+ * Postgres connection + migrations. DATABASE_URL selects the server; DREACT_DB_SCHEMA (or the
+ * `schema` option) isolates a run in its own schema so test runs never collide.
+ */
+import { Pool, type PoolConfig } from 'pg';
+import { join } from 'node:path';
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface DbOptions {
+  databaseUrl?: string;
+  /** Postgres schema to use (created and migrated when missing). Default: public. */
+  schema?: string;
+  max?: number;
+}
+
+export interface Db {
+  pool: Pool;
+  schema: string;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function openDb(opts: DbOptions = {}): Db {
+  const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const schema = opts.schema ?? process.env.DREACT_DB_SCHEMA ?? 'public';
+  if (!SCHEMA_RE.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}: use lower-case letters, digits and _`);
+  const config: PoolConfig = { connectionString: databaseUrl, max: opts.max ?? 8 };
+  if (schema !== 'public') config.options = `-c search_path=${schema}`;
+  const pool = new Pool(config);
+  pool.on('error', (err) => {
+    // An idle client died (server restart). The pool replaces it; say so instead of crashing silently.
+    console.error(`[db] idle client error: ${err.message}`);
+  });
+  return {
+    pool,
+    schema,
+    databaseUrl,
+    close: () => pool.end(),
+  };
+}
+
+/** Applies pending migrations (node-pg-migrate), creating the schema when needed. Idempotent. */
+export async function migrate(db: Db): Promise<string[]> {
+  const { runner } = await import('node-pg-migrate');
+  const client = await db.pool.connect();
+  try {
+    if (db.schema !== 'public') await client.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
+    const applied = await runner({
+      dbClient: client,
+      dir: join(__dirname, '..', '..', 'migrations'),
+      direction: 'up',
+      migrationsTable: 'pgmigrations',
+      schema: db.schema,
+      createSchema: true,
+      checkOrder: true,
+      log: () => undefined,
+    });
+    return applied.map((m: { name: string }) => m.name);
+  } finally {
+    client.release();
+  }
+}
+
+/** Drops a test schema (never `public`). */
+export async function dropSchema(db: Db): Promise<void> {
+  if (db.schema === 'public') throw new Error('refusing to drop the public schema');
+  await db.pool.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`);
+}

@@ -1,0 +1,53 @@
+/**
+ * Batches stream events of one activity attempt and publishes them to the Postgres stream bus.
+ * Flushes every `intervalMs` or when `maxBatch` events are queued. A failed flush is not
+ * swallowed: the error is rethrown by the next emit/flush/close so the activity fails and retries.
+ */
+import type { Pool } from 'pg';
+import { publishEvents, type StreamEventInput } from './stream-bus';
+
+export class StreamPublisher {
+  private queue: StreamEventInput[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private inflight: Promise<void> = Promise.resolve();
+  private failure: Error | null = null;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly conversationId: string,
+    private readonly base: { turnId: string; attempt: number },
+    private readonly opts: { intervalMs?: number; maxBatch?: number } = {},
+  ) {}
+
+  emit(event: Omit<StreamEventInput, 'turnId' | 'attempt'>): void {
+    if (this.failure) throw this.failure;
+    this.queue.push({ ...event, turnId: this.base.turnId, attempt: this.base.attempt });
+    if (this.queue.length >= (this.opts.maxBatch ?? 64)) void this.flush();
+    else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.opts.intervalMs ?? 20);
+  }
+
+  flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const batch = this.queue.splice(0);
+    if (batch.length > 0) {
+      this.inflight = this.inflight.then(async () => {
+        if (this.failure) return;
+        try {
+          await publishEvents(this.pool, this.conversationId, batch);
+        } catch (err) {
+          this.failure = err instanceof Error ? err : new Error(String(err));
+        }
+      });
+    }
+    return this.inflight.then(() => {
+      if (this.failure) throw this.failure;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.flush();
+  }
+}

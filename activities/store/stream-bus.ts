@@ -1,0 +1,142 @@
+/**
+ * Stream bus on Postgres: events carry per-conversation offsets (seq). Publishing notifies
+ * `dreact_stream` with only "<conversationId>:<lastSeq>" (NOTIFY payloads must stay < 8000 bytes);
+ * readers fetch rows by offset. Where NOTIFY does not deliver (PGlite), readers poll.
+ */
+import type { Pool, PoolClient } from 'pg';
+
+export const STREAM_CHANNEL = 'dreact_stream';
+
+export interface StreamEventInput {
+  turnId?: string;
+  attempt?: number;
+  kind: string;
+  channel?: string;
+  instance?: number;
+  payload?: Record<string, unknown>;
+}
+
+export interface StreamEvent extends StreamEventInput {
+  conversationId: string;
+  seq: number;
+  ts: string;
+}
+
+/** Appends events atomically, allocating consecutive offsets. Returns the last offset. */
+export async function publishEvents(pool: Pool, conversationId: string, events: StreamEventInput[]): Promise<number> {
+  if (events.length === 0) return -1;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const res = await client.query<{ stream_seq: string }>(
+      `UPDATE conversations SET stream_seq = stream_seq + $2, updated_at = now() WHERE id = $1 RETURNING stream_seq`,
+      [conversationId, events.length],
+    );
+    const row = res.rows[0];
+    if (!row) throw new Error(`publishEvents: unknown conversation ${conversationId}`);
+    const last = Number(row.stream_seq);
+    const first = last - events.length + 1;
+    const values: unknown[] = [];
+    const tuples = events.map((e, i) => {
+      const base = i * 8;
+      values.push(conversationId, first + i, e.turnId ?? null, e.attempt ?? 1, e.kind, e.channel ?? null, e.instance ?? null, JSON.stringify(e.payload ?? {}));
+      return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}, $${base + 7}, $${base + 8})`;
+    });
+    await client.query(
+      `INSERT INTO stream_events (conversation_id, seq, turn_id, attempt, kind, channel, instance, payload) VALUES ${tuples.join(', ')}`,
+      values,
+    );
+    await client.query(`SELECT pg_notify($1, $2)`, [STREAM_CHANNEL, `${conversationId}:${last}`]);
+    await client.query('COMMIT');
+    return last;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+function rowToEvent(r: Record<string, unknown>): StreamEvent {
+  const e: StreamEvent = {
+    conversationId: r.conversation_id as string,
+    seq: Number(r.seq),
+    kind: r.kind as string,
+    attempt: r.attempt as number,
+    payload: r.payload as Record<string, unknown>,
+    ts: (r.ts as Date).toISOString(),
+  };
+  if (r.turn_id !== null) e.turnId = r.turn_id as string;
+  if (r.channel !== null) e.channel = r.channel as string;
+  if (r.instance !== null) e.instance = r.instance as number;
+  return e;
+}
+
+export async function readEvents(pool: Pool | PoolClient, conversationId: string, afterSeq: number, limit = 500): Promise<StreamEvent[]> {
+  const res = await pool.query(
+    `SELECT * FROM stream_events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    [conversationId, afterSeq, limit],
+  );
+  return res.rows.map(rowToEvent);
+}
+
+/** Deletes events older than `maxAgeSeconds`. Returns the number removed. */
+export async function pruneEvents(pool: Pool, maxAgeSeconds: number): Promise<number> {
+  const res = await pool.query(`DELETE FROM stream_events WHERE ts < now() - make_interval(secs => $1)`, [maxAgeSeconds]);
+  return res.rowCount ?? 0;
+}
+
+export interface FollowOptions {
+  afterSeq?: number;
+  /** Poll interval when no notification arrives (and the only mechanism where NOTIFY is unavailable). */
+  pollMs?: number;
+  /** Use LISTEN/NOTIFY (default true). */
+  listen?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Follows a conversation's events from an offset: yields every event exactly once, in order.
+ * Wakes on NOTIFY when available, else polls. Ends when `signal` aborts.
+ */
+export async function* followEvents(pool: Pool, conversationId: string, opts: FollowOptions = {}): AsyncGenerator<StreamEvent> {
+  let after = opts.afterSeq ?? 0;
+  const pollMs = opts.pollMs ?? 250;
+  let wake: (() => void) | null = null;
+  let listener: PoolClient | null = null;
+  const onNotify = (msg: { channel: string; payload?: string }) => {
+    if (msg.channel === STREAM_CHANNEL && msg.payload?.startsWith(`${conversationId}:`)) wake?.();
+  };
+  if (opts.listen !== false) {
+    listener = await pool.connect();
+    listener.on('notification', onNotify);
+    await listener.query(`LISTEN ${STREAM_CHANNEL}`);
+  }
+  const onAbort = () => wake?.();
+  opts.signal?.addEventListener('abort', onAbort);
+  try {
+    while (!opts.signal?.aborted) {
+      const batch = await readEvents(pool, conversationId, after);
+      for (const e of batch) {
+        after = e.seq;
+        yield e;
+      }
+      if (batch.length > 0) continue;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    if (listener) {
+      listener.off('notification', onNotify);
+      await listener.query(`UNLISTEN ${STREAM_CHANNEL}`).catch((err: Error) => console.error(`[stream] UNLISTEN failed: ${err.message}`));
+      listener.release();
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Timeline persistence: append-only blocks with deterministic ids, overlays for hide/prune,
+ * artifacts. Every write is idempotent so retried activities never duplicate.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { BlockSchema, type Block } from '../../core/timeline/block';
+
+type Queryable = Pool | PoolClient;
+
+export async function ensureConversation(db: Queryable, conversationId: string): Promise<void> {
+  await db.query(`INSERT INTO conversations (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [conversationId]);
+}
+
+/** Appends blocks in order; blocks whose id exists are skipped. Returns the ids actually inserted. */
+export async function appendBlocks(db: Queryable, conversationId: string, blocks: Block[]): Promise<string[]> {
+  const inserted: string[] = [];
+  for (const raw of blocks) {
+    const block = BlockSchema.parse(raw);
+    const res = await db.query(
+      `INSERT INTO timeline_blocks (conversation_id, id, turn_id, type, path, call_id, block)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (conversation_id, id) DO NOTHING`,
+      [conversationId, block.id, block.turn_id, block.type, block.path ?? null, block.call_id ?? null, JSON.stringify(block)],
+    );
+    if (res.rowCount === 1) inserted.push(block.id);
+  }
+  return inserted;
+}
+
+/** Loads the conversation's blocks in append order, with hide/prune overlays applied. */
+export async function loadBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
+  const res = await db.query<{ block: Block; hidden: boolean | null; replacement_text: string | null }>(
+    `SELECT b.block, o.hidden, o.replacement_text
+       FROM timeline_blocks b
+       LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
+      WHERE b.conversation_id = $1
+      ORDER BY b.seq`,
+    [conversationId],
+  );
+  return res.rows.map((r) => {
+    if (r.hidden === null) return r.block;
+    const out: Block = { ...r.block, hidden: r.hidden };
+    if (r.replacement_text !== null) out.replacement_text = r.replacement_text;
+    return out;
+  });
+}
+
+export async function loadBlock(db: Queryable, conversationId: string, id: string): Promise<Block | undefined> {
+  const res = await db.query<{ block: Block }>(`SELECT block FROM timeline_blocks WHERE conversation_id = $1 AND id = $2`, [conversationId, id]);
+  return res.rows[0]?.block;
+}
+
+export async function setOverlays(
+  db: Queryable,
+  conversationId: string,
+  overlays: Array<{ blockId: string; hidden: boolean; replacementText?: string; reason: string }>,
+): Promise<void> {
+  for (const o of overlays) {
+    await db.query(
+      `INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (conversation_id, block_id) DO UPDATE SET hidden = EXCLUDED.hidden, replacement_text = EXCLUDED.replacement_text, reason = EXCLUDED.reason`,
+      [conversationId, o.blockId, o.hidden, o.replacementText ?? null, o.reason],
+    );
+  }
+}
+
+export interface ArtifactRow {
+  kind: string;
+  key: string;
+  turnId?: string;
+  mime?: string;
+  payload?: unknown;
+  content?: string;
+  createdBy?: string;
+}
+
+/** Writes an artifact. `mode: 'once'` keeps the first write (idempotent side effects); 'upsert' replaces. */
+export async function putArtifact(db: Queryable, conversationId: string, a: ArtifactRow, mode: 'once' | 'upsert' = 'upsert'): Promise<boolean> {
+  const payload = a.payload === undefined ? null : JSON.stringify(a.payload);
+  const size = Buffer.byteLength(a.content ?? payload ?? '', 'utf8');
+  const conflict =
+    mode === 'once'
+      ? 'DO NOTHING'
+      : 'DO UPDATE SET payload = EXCLUDED.payload, content = EXCLUDED.content, mime = EXCLUDED.mime, size_bytes = EXCLUDED.size_bytes, turn_id = EXCLUDED.turn_id, created_by = EXCLUDED.created_by, updated_at = now()';
+  const res = await db.query(
+    `INSERT INTO artifacts (conversation_id, kind, key, turn_id, mime, payload, content, size_bytes, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (conversation_id, kind, key) ${conflict}`,
+    [conversationId, a.kind, a.key, a.turnId ?? null, a.mime ?? 'application/json', payload, a.content ?? null, size, a.createdBy ?? null],
+  );
+  return res.rowCount === 1;
+}
+
+export async function getArtifact(db: Queryable, conversationId: string, kind: string, key: string): Promise<(ArtifactRow & { sizeBytes: number }) | undefined> {
+  const res = await db.query(
+    `SELECT kind, key, turn_id, mime, payload, content, size_bytes, created_by FROM artifacts WHERE conversation_id = $1 AND kind = $2 AND key = $3`,
+    [conversationId, kind, key],
+  );
+  const r = res.rows[0];
+  if (!r) return undefined;
+  return { kind: r.kind, key: r.key, turnId: r.turn_id ?? undefined, mime: r.mime, payload: r.payload ?? undefined, content: r.content ?? undefined, createdBy: r.created_by ?? undefined, sizeBytes: r.size_bytes };
+}
+
+export async function listArtifacts(db: Queryable, conversationId: string, kind?: string): Promise<Array<{ kind: string; key: string; sizeBytes: number; turnId?: string }>> {
+  const res = await db.query(
+    `SELECT kind, key, size_bytes, turn_id FROM artifacts WHERE conversation_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY created_at, key`,
+    [conversationId, kind ?? null],
+  );
+  return res.rows.map((r) => ({ kind: r.kind, key: r.key, sizeBytes: r.size_bytes, turnId: r.turn_id ?? undefined }));
+}

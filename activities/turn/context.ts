@@ -1,0 +1,106 @@
+/**
+ * loadContext, finalizeTurn and persistTurn activities: the turn's first and last writes.
+ */
+import { makeBlock, type Block } from '../../core/timeline/block';
+import type { LoadContextInput, TurnSummary } from '../../core/turn/contracts';
+import type { ActivityDeps } from '../deps';
+import { appendBlocks, ensureConversation, loadBlocks, putArtifact } from '../store/timeline-store';
+import { StreamPublisher } from '../store/publisher';
+import { Context } from '@temporalio/activity';
+
+export function makeContextActivities(deps: ActivityDeps) {
+  const pool = deps.db.pool;
+  const ts = () => deps.now().toISOString();
+
+  async function loadContext(input: LoadContextInput): Promise<{ blocks: number }> {
+    const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
+    await ensureConversation(pool, conversationId);
+    await pool.query(
+      `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (conversation_id, turn_index) DO NOTHING`,
+      [conversationId, turnIndex, turnId, workflowId],
+    );
+    const now = ts();
+    await appendBlocks(pool, conversationId, [
+      makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts: now, key: 'header', text: '', meta: { turn_index: turnIndex, started_at: now } }),
+      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts: now, key: prompt.messageId, path: `ar:${turnId}.user.prompt`, text: prompt.text, meta: { message_id: prompt.messageId } }),
+    ]);
+    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
+    publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
+    await publisher.close();
+    const res = await pool.query(`SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`, [conversationId]);
+    return { blocks: res.rows[0].n };
+  }
+
+  /** Ends a turn that the model did not close itself (iteration cap, repeated invalid decisions). */
+  async function finalizeTurn(input: TurnSummary): Promise<{ answer: string }> {
+    const { conversationId, turnId } = input;
+    const blocks = await loadBlocks(pool, conversationId);
+    const answer = fallbackAnswer(blocks.filter((b) => b.turn_id === turnId), input);
+    await appendBlocks(pool, conversationId, [
+      makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: ts(), key: `fallback.${input.completionPath}`, path: `ar:${turnId}.assistant.completion`, text: answer, meta: { completion_path: input.completionPath, fallback: true } }),
+    ]);
+    return { answer };
+  }
+
+  async function persistTurn(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
+    const { conversationId, turnId, turnIndex } = input;
+    const blocks = await loadBlocks(pool, conversationId);
+    const conv = await pool.query(`SELECT title, created_at FROM conversations WHERE id = $1`, [conversationId]);
+    const turnIds = [...new Set(blocks.map((b) => b.turn_id))];
+    const payload = buildTimelinePayload(blocks, {
+      ts: ts(),
+      turnIds,
+      title: conv.rows[0]?.title ?? null,
+      startedAt: conv.rows[0]?.created_at?.toISOString() ?? null,
+    });
+    await putArtifact(pool, conversationId, { kind: 'conv.timeline.v1', key: 'latest', turnId, payload });
+    const turnLog = { turn_id: turnId, turn_index: turnIndex, completion_path: input.completionPath, rounds: input.rounds, usage: input.usage, answer: input.answer, blocks: blocks.filter((b) => b.turn_id === turnId).map((b) => ({ id: b.id, type: b.type, path: b.path })) };
+    await putArtifact(pool, conversationId, { kind: 'turn.log', key: turnId, turnId, payload: turnLog });
+    await pool.query(
+      `UPDATE turns SET status = 'completed', answer = $3, completion_path = $4, rounds = $5, usage = $6, finished_at = now()
+        WHERE conversation_id = $1 AND turn_index = $2`,
+      [conversationId, turnIndex, input.answer, input.completionPath, input.rounds, JSON.stringify(input.usage)],
+    );
+    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
+    publisher.emit({ kind: 'done', payload: { turnId, answer: input.answer, iterations: input.rounds, usage: input.usage, completionPath: input.completionPath } });
+    await publisher.close();
+    return { blocks: blocks.length, bytes: Buffer.byteLength(JSON.stringify(payload)) };
+  }
+
+  return { loadContext, finalizeTurn, persistTurn };
+}
+
+function fallbackAnswer(turnBlocks: Block[], input: TurnSummary): string {
+  const calls = turnBlocks.filter((b) => b.type === 'react.tool.call').map((b) => {
+    try {
+      return (JSON.parse(b.text ?? '{}') as { tool_id?: string }).tool_id ?? 'tool';
+    } catch {
+      return 'tool';
+    }
+  });
+  const why = input.completionPath === 'iteration_cap' ? `I used all ${input.rounds} iterations of this turn before finishing` : 'my decisions kept failing validation, so I stopped';
+  const done = calls.length > 0 ? ` What I did: ${calls.map((c, i) => `${i + 1}. ${c}`).join('; ')}.` : ' I did not get to call any tool.';
+  const partial = input.answer ? ` My last draft answer: ${input.answer}` : '';
+  return `${why}.${done}${partial}`;
+}
+
+/** conv.timeline.v1: the persisted payload keeps blocks from the last conv.range.summary on. */
+export function buildTimelinePayload(blocks: Block[], m: { ts: string; turnIds: string[]; title: string | null; startedAt: string | null }) {
+  let start = 0;
+  blocks.forEach((b, i) => {
+    if (b.type === 'conv.range.summary') start = i;
+  });
+  return {
+    version: 1,
+    ts: m.ts,
+    blocks: blocks.slice(start),
+    sources_pool: [] as unknown[],
+    turn_ids: m.turnIds,
+    conversation_title: m.title,
+    conversation_started_at: m.startedAt,
+    cache_last_touch_at: null,
+    cache_last_ttl_seconds: null,
+    last_external_event_id: null,
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * TypeScript client API: start turns, steer, follow up, inspect state and results.
+ * Validates every input before anything reaches Temporal, so bad input writes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import {
+  conversationWorkflowId,
+  StartTurnRequestSchema,
+  TASK_QUEUE,
+  turnWorkflowId,
+  UserEventSchema,
+  type TurnOptions,
+  type TurnResult,
+  type TurnState,
+  type UserEvent,
+} from '../core/turn/contracts';
+import { ConversationIdKey, conversationStateQuery, followupSignal, startTurnUpdate, steerSignal, turnStateQuery, type ConversationView } from '../workflows/definitions';
+import type { ConversationWorkflow } from '../workflows/conversation';
+import type { TurnWorkflow } from '../workflows/turn';
+import { z } from 'zod';
+
+export class DreactError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'bad_input' | 'not_found' | 'no_active_turn' | 'failed',
+  ) {
+    super(message);
+    this.name = 'DreactError';
+  }
+}
+
+function badInput(err: z.ZodError): DreactError {
+  return new DreactError(err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '), 'bad_input');
+}
+
+export interface StartedTurn {
+  conversationId: string;
+  turnIndex: number;
+  turnId: string;
+  workflowId: string;
+  messageId: string;
+}
+
+export class DreactClient {
+  constructor(
+    readonly temporal: Client,
+    readonly opts: { taskQueue?: string } = {},
+  ) {}
+
+  private conversation(conversationId: string): WorkflowHandle<typeof ConversationWorkflow> {
+    return this.temporal.workflow.getHandle<typeof ConversationWorkflow>(conversationWorkflowId(conversationId));
+  }
+
+  /** Queues a prompt as the next turn of a conversation (creating the conversation when new). */
+  async startTurn(conversationId: string, prompt: string, options: Partial<TurnOptions> = {}, messageId: string = `msg_${randomUUID()}`): Promise<StartedTurn> {
+    const parsed = StartTurnRequestSchema.safeParse({ conversationId, prompt, messageId, options });
+    if (!parsed.success) throw badInput(parsed.error);
+    const request = parsed.data;
+    const startOp = new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {
+      workflowId: conversationWorkflowId(conversationId),
+      taskQueue: this.opts.taskQueue ?? TASK_QUEUE,
+      args: [{ conversationId, nextTurnIndex: 1, completedTurns: 0, queue: [], seenMessages: [] }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `conversation ${conversationId}`,
+      typedSearchAttributes: [{ key: ConversationIdKey, value: conversationId }],
+    });
+    const started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, { args: [request], startWorkflowOperation: startOp, updateId: messageId });
+    return { conversationId, ...started, messageId };
+  }
+
+  private async requireRunning(conversationId: string): Promise<ConversationView> {
+    if (!z.string().min(1).safeParse(conversationId).success) throw new DreactError('conversation id is empty', 'bad_input');
+    const handle = this.conversation(conversationId);
+    try {
+      const desc = await handle.describe();
+      if (desc.status.name !== 'RUNNING') throw new DreactError(`conversation "${conversationId}" is ${desc.status.name.toLowerCase()}`, 'not_found');
+      return await handle.query(conversationStateQuery);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new DreactError(`unknown conversation "${conversationId}"`, 'not_found');
+      throw err;
+    }
+  }
+
+  private async sendEvent(kind: UserEvent['kind'], conversationId: string, text: string, messageId: string, targetTurnId?: string): Promise<{ routedTo: string | null }> {
+    const parsed = UserEventSchema.safeParse({ kind, messageId, text, targetTurnId });
+    if (!parsed.success) throw badInput(parsed.error);
+    const view = await this.requireRunning(conversationId);
+    if (kind === 'steer' && !view.activeTurn) throw new DreactError(`conversation "${conversationId}" has no running turn to steer`, 'no_active_turn');
+    await this.conversation(conversationId).signal(kind === 'steer' ? steerSignal : followupSignal, parsed.data);
+    return { routedTo: view.activeTurn?.workflowId ?? null };
+  }
+
+  /** Steers the running turn: cancels its in-flight decision or tool and makes it finish. */
+  steer(conversationId: string, text: string, messageId = `msg_${randomUUID()}`) {
+    return this.sendEvent('steer', conversationId, text, messageId);
+  }
+
+  /** Adds a followup: folded into the running turn, or starts the next turn when idle. */
+  followup(conversationId: string, text: string, messageId = `msg_${randomUUID()}`) {
+    return this.sendEvent('followup', conversationId, text, messageId);
+  }
+
+  async conversationState(conversationId: string): Promise<ConversationView> {
+    return this.requireRunning(conversationId);
+  }
+
+  async turnState(conversationId: string, turnIndex: number): Promise<TurnState> {
+    return this.temporal.workflow.getHandle(turnWorkflowId(conversationId, turnIndex)).query(turnStateQuery);
+  }
+
+  /** Waits for a turn's result (follows the run chain). */
+  async result(conversationId: string, turnIndex: number): Promise<TurnResult> {
+    try {
+      return await this.temporal.workflow.getHandle<typeof TurnWorkflow>(turnWorkflowId(conversationId, turnIndex)).result();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new DreactError(`unknown turn ${turnIndex} of conversation "${conversationId}"`, 'not_found');
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Iteration budget of a turn: a base number of decision rounds, plus one reactive bonus round
+ * per followup (capped at the base); a steer earns none. Pure and deterministic.
+ */
+export interface IterationSnapshot {
+  /** Rounds consumed so far (the current round's 1-based index once consumed). */
+  index: number;
+  /** Base + bonus. */
+  max: number;
+  base: number;
+  bonus: number;
+}
+
+export class IterationBudget {
+  private usedRounds = 0;
+  private bonusRounds = 0;
+
+  constructor(readonly base: number) {
+    if (!Number.isInteger(base) || base < 1) throw new Error(`max iterations must be a positive integer, got ${base}`);
+  }
+
+  get used(): number {
+    return this.usedRounds;
+  }
+  get bonus(): number {
+    return this.bonusRounds;
+  }
+  get max(): number {
+    return this.base + this.bonusRounds;
+  }
+  get exhausted(): boolean {
+    return this.usedRounds >= this.max;
+  }
+
+  /** A followup grants one reactive iteration, never more than the base in total. */
+  grantFollowup(): void {
+    if (this.bonusRounds < this.base) this.bonusRounds += 1;
+  }
+
+  consume(): void {
+    if (this.exhausted) throw new Error('iteration budget exhausted');
+    this.usedRounds += 1;
+  }
+
+  snapshot(): IterationSnapshot {
+    return { index: this.usedRounds, max: this.max, base: this.base, bonus: this.bonusRounds };
+  }
+
+  /** `Iteration i/N (B + k reactive bonus)` as shown in ANNOUNCE. */
+  label(): string {
+    const head = `Iteration ${this.usedRounds}/${this.max}`;
+    return this.bonusRounds > 0 ? `${head} (${this.base} + ${this.bonusRounds} reactive bonus)` : head;
+  }
+}

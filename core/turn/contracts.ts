@@ -1,0 +1,184 @@
+/**
+ * Contracts between the client, the workflows and the activities. Everything that crosses
+ * Temporal history is small: ids, refs, scalar decisions, previews. zod schemas are the source
+ * of the types and validate input at the edges (client and activities).
+ */
+import { z } from 'zod';
+import { UsageSchema } from '../model/provider';
+
+export const MAX_PROMPT_CHARS = 64_000;
+export const MAX_EVENT_CHARS = 16_000;
+export const DEFAULT_MAX_ITERATIONS = 15;
+/** Bounded previews that may travel through history. */
+export const PREVIEW_CHARS = 240;
+
+const Id = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'ids use letters, digits, _ . : - and start with a letter or digit');
+export const ConversationIdSchema = Id;
+
+export const TextInputSchema = (max: number, what: string) =>
+  z
+    .string()
+    .max(max, `${what} is too long (more than ${max} characters); attach large content as a file instead`)
+    .refine((s) => s.trim().length > 0, `${what} is empty`);
+
+export const ScriptSpecSchema = z.object({
+  /** Responses by round (1-based within the turn); the last one repeats. */
+  rounds: z.array(z.string()).min(1).max(64),
+  /** Response used by the finalize round after a steer (default: a generic complete). */
+  finalize: z.string().optional(),
+  /** Characters per streamed chunk. */
+  chunkSize: z.number().int().positive().max(4096).default(16),
+  /** Delay between chunks (ms). */
+  latencyMs: z.number().int().nonnegative().max(60_000).default(0),
+  /** Fail the first N attempts of each call with a retryable error (failure injection). */
+  failAttempts: z.number().int().nonnegative().max(10).default(0),
+});
+export type ScriptSpec = z.infer<typeof ScriptSpecSchema>;
+
+export const ModelConfigSchema = z.object({
+  provider: z.enum(['scripted', 'anthropic']).default('scripted'),
+  /** Named built-in script (scripted provider), or an inline script. */
+  script: z.union([z.string(), ScriptSpecSchema]).optional(),
+  model: z.string().optional(),
+  maxTokens: z.number().int().positive().max(64_000).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+});
+export type ModelConfig = z.infer<typeof ModelConfigSchema>;
+
+export const TurnOptionsSchema = z.object({
+  model: ModelConfigSchema.default({ provider: 'scripted' }),
+  maxIterations: z.number().int().positive().max(100).optional(),
+});
+export type TurnOptions = z.infer<typeof TurnOptionsSchema>;
+
+export const UserEventSchema = z.object({
+  kind: z.enum(['followup', 'steer']),
+  messageId: Id,
+  text: TextInputSchema(MAX_EVENT_CHARS, 'message'),
+  /** Turn the sender addressed; events for another turn are ignored by a running turn. */
+  targetTurnId: z.string().optional(),
+});
+export type UserEvent = z.infer<typeof UserEventSchema>;
+
+export const StartTurnRequestSchema = z.object({
+  conversationId: ConversationIdSchema,
+  prompt: TextInputSchema(MAX_PROMPT_CHARS, 'prompt'),
+  messageId: Id,
+  options: TurnOptionsSchema.default({ model: { provider: 'scripted' } }),
+});
+export type StartTurnRequest = z.infer<typeof StartTurnRequestSchema>;
+
+export interface TurnInput {
+  conversationId: string;
+  turnIndex: number;
+  turnId: string;
+  prompt: { text: string; messageId: string };
+  options: TurnOptions;
+}
+
+export type CompletionPath = 'complete' | 'exit' | 'steer_finalize' | 'iteration_cap' | 'decision_failure';
+
+export type Usage = z.infer<typeof UsageSchema>;
+
+export interface TurnResult {
+  conversationId: string;
+  turnId: string;
+  turnIndex: number;
+  workflowId: string;
+  answer: string;
+  completionPath: CompletionPath;
+  rounds: number;
+  usage: Usage;
+  /** Events that arrived after the turn's last decision boundary; the conversation starts a new turn with them. */
+  leftoverEvents: UserEvent[];
+}
+
+export type TurnStatus = 'running' | 'finalizing' | 'persisting' | 'completed' | 'failed';
+
+export interface TurnState {
+  turnId: string;
+  round: number;
+  maxIterations: number;
+  reactiveBonus: number;
+  status: TurnStatus;
+  pendingEvents: number;
+  steered: boolean;
+  usage: Usage;
+}
+
+// ---- activity contracts -------------------------------------------------------------------
+
+export interface LoadContextInput {
+  conversationId: string;
+  turnId: string;
+  turnIndex: number;
+  workflowId: string;
+  prompt: { text: string; messageId: string };
+}
+
+export interface DecideInput {
+  conversationId: string;
+  turnId: string;
+  turnIndex: number;
+  round: number;
+  mode: 'normal' | 'finalize';
+  /** Events received since the last boundary; folded into the timeline before rendering. */
+  events: UserEvent[];
+  iteration: { index: number; max: number; base: number; bonus: number };
+  model: ModelConfig;
+}
+
+export type DecideOutcome =
+  | { kind: 'tool'; callId: string; toolId: string; summary: string; usage: Usage }
+  | { kind: 'final'; action: 'complete' | 'exit'; answer: string; completionPath: string; usage: Usage }
+  | { kind: 'invalid'; code: string; message: string; usage: Usage };
+
+export interface ToolInput {
+  conversationId: string;
+  turnId: string;
+  callId: string;
+  toolId: string;
+}
+
+export interface ToolOutcome {
+  ok: boolean;
+  /** Bounded preview (≤ PREVIEW_CHARS) — the full result lives in the timeline under its tc: path. */
+  preview: string;
+  sizeBytes: number;
+}
+
+export interface RecordEventsInput {
+  conversationId: string;
+  turnId: string;
+  events: UserEvent[];
+}
+
+/** The small summary of a finished turn (input of finalizeTurn and of PersistTurnWorkflow). */
+export interface TurnSummary {
+  conversationId: string;
+  turnId: string;
+  turnIndex: number;
+  answer: string;
+  completionPath: CompletionPath;
+  rounds: number;
+  usage: Usage;
+}
+
+export function preview(text: string, max = PREVIEW_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+export function turnIdFor(turnIndex: number): string {
+  return `turn_${turnIndex}`;
+}
+
+export function conversationWorkflowId(conversationId: string): string {
+  return `conv/${conversationId}`;
+}
+
+export function turnWorkflowId(conversationId: string, turnIndex: number): string {
+  return `conv/${conversationId}/turn/${turnIndex}`;
+}
+
+export const TASK_QUEUE = 'dreact';

@@ -1,0 +1,56 @@
+/**
+ * Runs the whole suite with node's built-in test runner (TypeScript via tsx).
+ * Usage: npm test [-- <substring filter> ...]
+ * Unit tests (test/unit) need nothing. Integration tests (test/integration) need Postgres
+ * (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; each test file migrates its
+ * own schema) and a Temporal server: one dev server is started for the whole run (installing the
+ * Temporal CLI when missing) unless TEMPORAL_ADDRESS points at an existing one.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { spawn } from 'node:child_process';
+import { startTemporalServer } from '../client/stack/temporal-server';
+
+const root = join(__dirname, '..');
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...walk(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+async function main(): Promise<number> {
+  const filters = process.argv.slice(2);
+  const files = walk(join(root, 'test'))
+    .map((f) => relative(root, f))
+    .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+    .sort();
+  if (files.length === 0) {
+    console.error(`no test files match ${JSON.stringify(filters)}`);
+    return 1;
+  }
+  const env = { ...process.env };
+  let stop = async () => {};
+  if (files.some((f) => f.startsWith('test/integration/')) && !env.TEMPORAL_ADDRESS) {
+    const server = await startTemporalServer();
+    env.TEMPORAL_ADDRESS = server.address;
+    stop = server.stop;
+    console.log(`# temporal dev server for this run: ${server.address}`);
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { cwd: root, env, stdio: 'inherit' });
+  const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+  await stop();
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,44 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestStack, uniqueId, type TestStack } from '../support/stack';
+import { loadBlocks, getArtifact } from '../../activities/store/timeline-store';
+
+let stack: TestStack;
+before(async () => {
+  stack = await createTestStack('turn');
+  await stack.startWorker();
+});
+after(async () => stack.teardown());
+
+test('a turn with two tool rounds completes and persists its timeline in order, each block once', async () => {
+  const conv = uniqueId('conv');
+  const started = await stack.client.startTurn(conv, 'Make a plan note and check it', { model: { provider: 'scripted', script: 'demo' } });
+  assert.equal(started.turnIndex, 1);
+  assert.equal(started.workflowId, `conv/${conv}/turn/1`);
+  const result = await stack.client.result(conv, 1);
+  assert.equal(result.completionPath, 'complete');
+  assert.equal(result.rounds, 3);
+  assert.match(result.answer, /wrote a plan note/);
+  assert.ok(result.usage.inputTokens > 0);
+
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  const types = blocks.map((b) => b.type);
+  assert.deepEqual(types, [
+    'turn.header',
+    'user.prompt',
+    'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
+    'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
+    'react.notes', 'assistant.completion',
+  ]);
+  assert.equal(new Set(blocks.map((b) => b.id)).size, blocks.length, 'no duplicate block ids');
+  const read = blocks.filter((b) => b.type === 'react.tool.result')[1]!;
+  assert.match(read.text ?? '', /# Plan/);
+
+  const file = await getArtifact(stack.db.pool, conv, 'file', 'turn_1/files/notes.md');
+  assert.match(file?.content ?? '', /Read it back/);
+  const timeline = await getArtifact(stack.db.pool, conv, 'conv.timeline.v1', 'latest');
+  const payload = timeline?.payload as { version: number; blocks: unknown[]; turn_ids: string[] };
+  assert.equal(payload.version, 1);
+  assert.equal(payload.blocks.length, blocks.length);
+  assert.deepEqual(payload.turn_ids, ['turn_1']);
+});

@@ -1,0 +1,37 @@
+/**
+ * Standalone worker process: `node --import tsx workers/main.ts`.
+ * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
+ * DATABASE_URL, DREACT_DB_SCHEMA. Shuts down gracefully on SIGINT/SIGTERM (in-flight
+ * activities finish or are retried elsewhere).
+ */
+import { NativeConnection } from '@temporalio/worker';
+import { openDb, migrate } from '../activities/store/db';
+import { createWorker } from './worker';
+
+async function main(): Promise<void> {
+  const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+  const db = openDb();
+  await migrate(db);
+  const connection = await NativeConnection.connect({ address });
+  const worker = await createWorker({
+    connection,
+    db,
+    namespace: process.env.TEMPORAL_NAMESPACE,
+    taskQueue: process.env.DREACT_TASK_QUEUE,
+  });
+  const stop = () => {
+    console.error('[worker] shutting down…');
+    worker.shutdown();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  console.error(`[worker] polling ${worker.options.taskQueue} on ${address} (db schema ${db.schema})`);
+  await worker.run();
+  await connection.close();
+  await db.close();
+}
+
+main().catch((err) => {
+  console.error(`[worker] fatal: ${err instanceof Error ? err.stack : String(err)}`);
+  process.exit(1);
+});

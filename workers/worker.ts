@@ -1,0 +1,58 @@
+/**
+ * Builds the durable-react worker: workflows bundle + turn activities bound to Postgres,
+ * the model providers and the tools.
+ */
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createTurnActivities } from '../activities/turn-activities';
+import type { ActivityDeps } from '../activities/deps';
+import type { Db } from '../activities/store/db';
+import { builtinTools } from '../activities/tools';
+import type { ToolImpl } from '../activities/tools/types';
+import { createScriptedProvider, resolveScript } from '../activities/providers/scripted';
+import { createAnthropicProvider } from '../activities/providers/anthropic';
+import type { ModelProvider } from '../core/model/provider';
+import type { ModelConfig } from '../core/turn/contracts';
+import { TASK_QUEUE } from '../core/turn/contracts';
+
+export function defaultProviderResolver(): (config: ModelConfig) => ModelProvider {
+  let anthropic: ModelProvider | undefined;
+  return (config) => {
+    if (config.provider === 'anthropic') {
+      anthropic ??= createAnthropicProvider({});
+      return anthropic;
+    }
+    return createScriptedProvider(resolveScript(config.script));
+  };
+}
+
+export interface CreateWorkerOptions {
+  connection: NativeConnection;
+  db: Db;
+  taskQueue?: string;
+  namespace?: string;
+  provider?: ActivityDeps['provider'];
+  extraTools?: ToolImpl[];
+  now?: () => Date;
+  /** Extra worker options (e.g. tuning in tests). */
+  worker?: Partial<WorkerOptions>;
+}
+
+export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
+  const deps: ActivityDeps = {
+    db: opts.db,
+    provider: opts.provider ?? defaultProviderResolver(),
+    tools: builtinTools(opts.extraTools),
+    now: opts.now ?? (() => new Date()),
+  };
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace ?? 'default',
+    taskQueue: opts.taskQueue ?? TASK_QUEUE,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createTurnActivities(deps),
+    // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
+    maxHeartbeatThrottleInterval: '1 second',
+    defaultHeartbeatThrottleInterval: '1 second',
+    ...opts.worker,
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * ConversationWorkflow (id `conv/<conversationId>`): serialises the turns of one conversation.
+ * - `startTurn` (update) queues a prompt and returns its turn index/workflow id at once.
+ * - `followup` goes into the running turn; between turns it starts the next turn exactly once.
+ * - `steer` goes to the running turn; with no running turn there is nothing to steer.
+ * Continues as new when Temporal suggests it and no turn is running.
+ */
+import {
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  ParentClosePolicy,
+  setHandler,
+  startChild,
+  workflowInfo,
+  allHandlersFinished,
+} from '@temporalio/workflow';
+import {
+  StartTurnRequestSchema,
+  turnIdFor,
+  turnWorkflowId,
+  type StartTurnRequest,
+  type TurnInput,
+  type TurnOptions,
+  type UserEvent,
+} from '../core/turn/contracts';
+import {
+  conversationStateQuery,
+  ConversationIdKey,
+  followupSignal,
+  startTurnUpdate,
+  steerSignal,
+  TurnIndexKey,
+  TurnStatusKey,
+} from './definitions';
+import { TurnWorkflow } from './turn';
+
+export interface ConversationState {
+  conversationId: string;
+  nextTurnIndex: number;
+  completedTurns: number;
+  queue: Array<{ turnIndex: number; prompt: string; messageId: string; options: TurnOptions }>;
+  /** Recently seen message ids (bounded) so a repeated followup starts at most one turn. */
+  seenMessages: string[];
+  lastOptions?: TurnOptions;
+}
+
+const SEEN_LIMIT = 512;
+
+export async function ConversationWorkflow(initial: ConversationState): Promise<void> {
+  const state: ConversationState = { ...initial, queue: [...initial.queue], seenMessages: [...initial.seenMessages] };
+  let active: { turnIndex: number; workflowId: string } | null = null;
+
+  const remember = (messageId: string): boolean => {
+    if (state.seenMessages.includes(messageId)) return false;
+    state.seenMessages.push(messageId);
+    if (state.seenMessages.length > SEEN_LIMIT) state.seenMessages.splice(0, state.seenMessages.length - SEEN_LIMIT);
+    return true;
+  };
+  const enqueue = (prompt: string, messageId: string, options: TurnOptions) => {
+    const turnIndex = state.nextTurnIndex++;
+    state.queue.push({ turnIndex, prompt, messageId, options });
+    state.lastOptions = options;
+    return { turnIndex, turnId: turnIdFor(turnIndex), workflowId: turnWorkflowId(state.conversationId, turnIndex) };
+  };
+
+  setHandler(
+    startTurnUpdate,
+    (request: StartTurnRequest) => {
+      const existing = state.queue.find((q) => q.messageId === request.messageId);
+      if (existing) return { turnIndex: existing.turnIndex, turnId: turnIdFor(existing.turnIndex), workflowId: turnWorkflowId(state.conversationId, existing.turnIndex) };
+      remember(request.messageId);
+      return enqueue(request.prompt, request.messageId, request.options);
+    },
+    {
+      validator: (request: StartTurnRequest) => {
+        const parsed = StartTurnRequestSchema.safeParse(request);
+        if (!parsed.success) throw new Error(parsed.error.issues.map((i) => i.message).join('; '));
+        if (request.conversationId !== state.conversationId) throw new Error(`conversation mismatch: ${request.conversationId}`);
+      },
+      description: 'Queue a prompt as the next turn; returns its turn index and workflow id.',
+    },
+  );
+
+  const routeToTurn = async (kind: 'followup' | 'steer', event: UserEvent) => {
+    if (!active) return false;
+    const handle = getExternalWorkflowHandle(active.workflowId);
+    try {
+      await handle.signal(kind === 'followup' ? followupSignal : steerSignal, event);
+      return true;
+    } catch (err) {
+      // The turn closed between our check and the signal; its leftovers come back through its result.
+      log.warn(`could not route ${kind} to ${active?.workflowId}`, { error: String(err) });
+      return false;
+    }
+  };
+
+  setHandler(followupSignal, async (event: UserEvent) => {
+    if (!remember(event.messageId)) return;
+    if (await routeToTurn('followup', event)) return;
+    enqueue(event.text, event.messageId, state.lastOptions ?? { model: { provider: 'scripted' } });
+  });
+  setHandler(steerSignal, async (event: UserEvent) => {
+    if (!remember(event.messageId)) return;
+    if (!(await routeToTurn('steer', event))) log.info('steer with no running turn ignored', { messageId: event.messageId });
+  });
+  setHandler(conversationStateQuery, () => ({
+    conversationId: state.conversationId,
+    nextTurnIndex: state.nextTurnIndex,
+    activeTurn: active,
+    queued: state.queue.length,
+    completedTurns: state.completedTurns,
+  }));
+
+  for (;;) {
+    await condition(() => state.queue.length > 0 || workflowInfo().continueAsNewSuggested);
+    const next = state.queue.shift();
+    if (!next) {
+      await condition(allHandlersFinished);
+      if (state.queue.length === 0) await continueAsNew<typeof ConversationWorkflow>(state);
+      continue;
+    }
+    const input: TurnInput = {
+      conversationId: state.conversationId,
+      turnIndex: next.turnIndex,
+      turnId: turnIdFor(next.turnIndex),
+      prompt: { text: next.prompt, messageId: next.messageId },
+      options: next.options,
+    };
+    const workflowId = turnWorkflowId(state.conversationId, next.turnIndex);
+    const child = await startChild(TurnWorkflow, {
+      workflowId,
+      args: [input],
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      staticSummary: `turn ${next.turnIndex}: ${next.prompt.slice(0, 120)}`,
+      typedSearchAttributes: [
+        { key: ConversationIdKey, value: state.conversationId },
+        { key: TurnIndexKey, value: next.turnIndex },
+        { key: TurnStatusKey, value: 'running' },
+      ],
+    });
+    active = { turnIndex: next.turnIndex, workflowId };
+    try {
+      const result = await child.result();
+      // Followups that arrived after the turn's last decision boundary start the next turn, once.
+      for (const ev of result.leftoverEvents) {
+        if (ev.kind === 'followup') enqueue(ev.text, ev.messageId, next.options);
+      }
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.error(`turn ${workflowId} failed`, { error: String(err) });
+    } finally {
+      active = null;
+      state.completedTurns += 1;
+    }
+  }
+}

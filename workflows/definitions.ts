@@ -1,0 +1,28 @@
+/**
+ * Signal, query and update definitions plus search attribute keys. Imported by workflows and by
+ * the client, so it depends on nothing but the Temporal workflow API and pure contracts.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { StartTurnRequest, TurnState, UserEvent } from '../core/turn/contracts';
+
+export const followupSignal = defineSignal<[UserEvent]>('followup');
+export const steerSignal = defineSignal<[UserEvent]>('steer');
+export const turnStateQuery = defineQuery<TurnState>('state');
+
+export interface ConversationView {
+  conversationId: string;
+  nextTurnIndex: number;
+  activeTurn: { turnIndex: number; workflowId: string } | null;
+  queued: number;
+  completedTurns: number;
+}
+export const conversationStateQuery = defineQuery<ConversationView>('state');
+export const startTurnUpdate = defineUpdate<{ turnIndex: number; turnId: string; workflowId: string }, [StartTurnRequest]>('startTurn');
+
+export const ConversationIdKey = defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD);
+export const TurnIndexKey = defineSearchAttributeKey('TurnIndex', SearchAttributeType.INT);
+export const TurnStatusKey = defineSearchAttributeKey('TurnStatus', SearchAttributeType.KEYWORD);
+
+/** `--search-attribute` values for `temporal server start-dev`. */
+export const SEARCH_ATTRIBUTES_CLI = ['ConversationId=Keyword', 'TurnIndex=Int', 'TurnStatus=Keyword'];

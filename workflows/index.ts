@@ -1,0 +1,4 @@
+/** Workflow entry point for the worker bundle. Deterministic code only (see test/unit/determinism). */
+export { ConversationWorkflow } from './conversation';
+export { TurnWorkflow } from './turn';
+export { PersistTurnWorkflow } from './persist';

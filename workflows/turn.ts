@@ -1,0 +1,184 @@
+/**
+ * TurnWorkflow: one agent turn, Reason → Act → Observe over the timeline.
+ * History carries ids, refs, scalar decisions and bounded previews only; the timeline lives
+ * in Postgres and every round's model call and tool call is an activity.
+ */
+import {
+  CancellationScope,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  setCurrentDetails,
+  log,
+} from '@temporalio/workflow';
+import type { TurnActivities } from '../activities/turn-activities';
+import { addUsage, ZERO_USAGE } from '../core/model/provider';
+import {
+  DEFAULT_MAX_ITERATIONS,
+  type CompletionPath,
+  type DecideOutcome,
+  type TurnInput,
+  type TurnResult,
+  type TurnState,
+  type UserEvent,
+} from '../core/turn/contracts';
+import { IterationBudget } from '../core/turn/budget';
+import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
+import { PersistTurnWorkflow } from './persist';
+
+const MAX_DECISION_RETRIES = 2;
+
+const { loadContext, finalizeTurn } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+
+const { decide } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+});
+
+const { runTool } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
+  const { conversationId, turnId, turnIndex } = input;
+  const workflowId = workflowInfo().workflowId;
+  const budget = new IterationBudget(input.options.maxIterations ?? DEFAULT_MAX_ITERATIONS);
+  const pending: UserEvent[] = [];
+  const seenMessages = new Set<string>([input.prompt.messageId]);
+  let usage = ZERO_USAGE;
+  let status: TurnState['status'] = 'running';
+  let steerRequested = false;
+  let inflight: CancellationScope | null = null;
+
+  const accept = (event: UserEvent): boolean => {
+    if (event.targetTurnId && event.targetTurnId !== turnId) {
+      log.info('ignoring event addressed to another turn', { messageId: event.messageId, targetTurnId: event.targetTurnId });
+      return false;
+    }
+    if (seenMessages.has(event.messageId)) return false;
+    seenMessages.add(event.messageId);
+    pending.push(event);
+    return true;
+  };
+  setHandler(followupSignal, (event) => {
+    if (accept(event)) budget.grantFollowup();
+  });
+  setHandler(steerSignal, (event) => {
+    if (!accept(event)) return;
+    steerRequested = true;
+    inflight?.cancel();
+  });
+  setHandler(turnStateQuery, () => ({
+    turnId,
+    round: budget.used,
+    maxIterations: budget.max,
+    reactiveBonus: budget.bonus,
+    status,
+    pendingEvents: pending.length,
+    steered: steerRequested,
+    usage,
+  }));
+
+  /** Runs an activity in a scope a steer can cancel. Returns undefined when cancelled by a steer. */
+  const cancellable = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
+    const scope = new CancellationScope();
+    inflight = scope;
+    try {
+      return await scope.run(fn);
+    } catch (err) {
+      if (isCancellation(err) && steerRequested) return undefined;
+      throw err;
+    } finally {
+      inflight = null;
+    }
+  };
+
+  await loadContext.executeWithOptions({ summary: `load context ${turnId}` }, [
+    { conversationId, turnId, turnIndex, workflowId, prompt: input.prompt },
+  ]);
+
+  let answer = '';
+  let completionPath: CompletionPath | undefined;
+  let failures = 0;
+  /** Events handed to a decide call stay here until that call succeeds (appends are idempotent). */
+  let unconfirmed: UserEvent[] = [];
+
+  while (completionPath === undefined) {
+    const followupQueued = pending.some((e) => e.kind === 'followup') || unconfirmed.some((e) => e.kind === 'followup');
+    // A steer ends the turn through one bounded finalize round — unless a followup is queued.
+    const finalize = steerRequested && !followupQueued;
+    if (!finalize && budget.exhausted) {
+      completionPath = 'iteration_cap';
+      break;
+    }
+    if (!finalize) budget.consume();
+    else status = 'finalizing';
+    const round = budget.used + (finalize ? 1 : 0);
+    unconfirmed = [...unconfirmed, ...pending.splice(0)];
+    if (finalize) steerRequested = false;
+    setCurrentDetails(`**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}`);
+
+    const decideInput = {
+      conversationId,
+      turnId,
+      turnIndex,
+      round,
+      mode: finalize ? ('finalize' as const) : ('normal' as const),
+      events: unconfirmed,
+      iteration: budget.snapshot(),
+      model: input.options.model,
+    };
+    const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
+    const outcome: DecideOutcome | undefined = finalize
+      ? await decide.executeWithOptions({ summary }, [decideInput])
+      : await cancellable(() => decide.executeWithOptions({ summary }, [decideInput]));
+    if (outcome === undefined) continue; // steered mid-round: finalize next
+    unconfirmed = [];
+    usage = addUsage(usage, outcome.usage);
+
+    if (outcome.kind === 'invalid') {
+      failures += 1;
+      if (failures > MAX_DECISION_RETRIES || budget.exhausted) completionPath = 'decision_failure';
+      continue;
+    }
+    if (outcome.kind === 'final') {
+      answer = outcome.answer;
+      // A completion made before a newly arrived followup is kept and the turn continues.
+      if (!finalize && pending.some((e) => e.kind === 'followup')) continue;
+      completionPath = finalize ? 'steer_finalize' : outcome.action;
+      break;
+    }
+    const result = await cancellable(() => runTool.executeWithOptions({ summary: outcome.summary }, [
+      { conversationId, turnId, callId: outcome.callId, toolId: outcome.toolId },
+    ]));
+    if (result === undefined) continue;
+  }
+
+  if (completionPath !== 'complete' && completionPath !== 'exit' && completionPath !== 'steer_finalize') {
+    const closing = await finalizeTurn.executeWithOptions({ summary: `finalize ${turnId} (${completionPath})` }, [
+      { conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage },
+    ]);
+    answer = closing.answer;
+  }
+
+  status = 'persisting';
+  upsertSearchAttributes([{ key: TurnStatusKey, value: 'persisting' }]);
+  await executeChild(PersistTurnWorkflow, {
+    workflowId: `${workflowId}/persist`,
+    args: [{ conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage }],
+    staticSummary: `persist ${turnId} timeline`,
+  });
+  status = 'completed';
+  upsertSearchAttributes([{ key: TurnStatusKey, value: 'completed' }]);
+  setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds`);
+  return { conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage, leftoverEvents: pending.splice(0) };
+}
