@@ -169,7 +169,8 @@ function parseFi(body: string, raw: string): LogicalPath {
     return { ns: 'fi', kind: 'fi.user.attachment', turnId, name };
   }
   if ((t = /^external\.([^./]+)\.attachments\/([^/]+)\/(.+)$/s.exec(rest))) {
-    const name = safe(t[3]!);
+    safe(`${t[2]}/${t[3]}`);
+    const name = t[3]!;
     if (name.includes('/')) throw new Error(`attachment name must not contain "/" in path "${raw}"`);
     return {
       ns: 'fi',
