@@ -1,0 +1,211 @@
+/**
+ * Prompt-cache bench: a 10-turn conversation, 6 rounds (model calls) per turn, rendered with the
+ * project's `renderTimeline` and sent through the Anthropic adapter + real SDK to the local
+ * emulator (Anthropic cache rules: prefix hashes, 20-block look-back, 1024-token minimum, 5-minute
+ * TTL on an injected clock advancing 20 s per call). Three breakpoint strategies on identical
+ * content, each with a cold cache:
+ *   renderer   — the renderer's breakpoints (system + previous turn + pre-tail + tail);
+ *   tail_only  — only the renderer's tail checkpoint;
+ *   last_block — one breakpoint on the very last content block (like automatic caching).
+ * Figures: cache-read share of prompt tokens (goal ≥ 0.90 for `renderer`) and estimated cost
+ * relative to no caching (core/model/pricing.ts). Usage comes from the ledger, built from the
+ * adapter's stream; the bench checks it equals the emulator's own accounting.
+ */
+import { createAnthropicProvider } from '../activities/providers/anthropic';
+import { collectStream, type ContentPart, type ModelRequest } from '../core/model/provider';
+import { EMPTY_LEDGER, ledgerTotals, recordRound, totalsByTurn, type UsageLedger } from '../core/model/pricing';
+import { makeBlock, type Block } from '../core/timeline/block';
+import { paths } from '../core/timeline/paths';
+import { renderTimeline, type RenderOutput } from '../core/timeline/render';
+import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
+import { prng } from '../test/emulator/sse';
+
+export const BENCH_TURNS = 10;
+export const BENCH_ROUNDS = 6;
+const MODEL = 'claude-sonnet-5-5';
+const T0 = Date.parse('2026-11-21T10:00:00Z');
+const STEP_MS = 20_000;
+
+type Strategy = 'renderer' | 'tail_only' | 'last_block';
+
+const WORDS = 'cache prefix round turn tool result search durable workflow activity timeline checkpoint source model token budget latency retry'.split(' ');
+
+function prose(rand: () => number, chars: number): string {
+  let s = '';
+  while (s.length < chars) s += `${WORDS[Math.floor(rand() * WORDS.length)]}${rand() < 0.1 ? '. ' : ' '}`;
+  return s.slice(0, chars);
+}
+
+function systemPrompt(): string {
+  const rand = prng(1);
+  const sections = ['ROLE', 'TOOLS', 'PROTOCOL', 'CITATIONS', 'PLANS', 'STYLE'].map((h) => `## ${h}\n${prose(rand, 2000)}`);
+  return `You are a durable ReAct agent.\n\n${sections.join('\n\n')}`; // ≈ 3,000 tokens
+}
+
+function callId(turn: number, round: number): string {
+  return `tc_${turn.toString(16).padStart(6, '0')}${round.toString(16).padStart(6, '0')}`;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Deterministic conversation script: the blocks each event appends. */
+class Conversation {
+  readonly blocks: Block[] = [];
+  private readonly rand = prng(42);
+
+  startTurn(t: number, now: number): void {
+    const turnId = `turn_${t}`;
+    const ts = iso(now);
+    this.blocks.push(
+      makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts, text: '' }),
+      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts, path: paths.userPrompt(turnId), text: prose(this.rand, 600) }),
+    );
+  }
+
+  startRound(t: number, r: number, now: number): void {
+    const turnId = `turn_${t}`;
+    const id = callId(t, r);
+    this.blocks.push(makeBlock({ type: 'react.round.start', author: 'react', turn_id: turnId, ts: iso(now), call_id: id, path: paths.roundStart(turnId, id), text: 'deciding' }));
+  }
+
+  toolRound(t: number, r: number, now: number): void {
+    const turnId = `turn_${t}`;
+    const id = callId(t, r);
+    const ts = iso(now);
+    const results = Array.from({ length: 3 + Math.floor(this.rand() * 5) }, (_, i) => ({ url: `https://example.org/${t}/${r}/${i}`, title: prose(this.rand, 60), snippet: prose(this.rand, 420) }));
+    this.blocks.push(
+      makeBlock({
+        type: 'react.tool.call',
+        author: 'react',
+        turn_id: turnId,
+        ts,
+        call_id: id,
+        path: paths.toolCall(turnId, id),
+        mime: 'application/json',
+        meta: { tool_id: 'web_search' },
+        text: JSON.stringify({ tool_id: 'web_search', tool_call_id: id, params: { query: prose(this.rand, 80) } }),
+      }),
+      makeBlock({
+        type: 'react.tool.result',
+        author: 'tool',
+        turn_id: turnId,
+        ts,
+        call_id: id,
+        path: paths.toolResult(turnId, id),
+        mime: 'application/json',
+        meta: { tool_id: 'web_search' },
+        text: JSON.stringify({ results }),
+      }),
+    );
+  }
+
+  finish(t: number, now: number): void {
+    const turnId = `turn_${t}`;
+    this.blocks.push(makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: iso(now), path: paths.completion(turnId), text: prose(this.rand, 1500) }));
+  }
+}
+
+function stripCache(parts: ContentPart[]): ContentPart[] {
+  return parts.map(({ cache: _c, ...p }) => p as ContentPart);
+}
+
+/** The request a strategy sends for one rendered round. */
+export function requestFor(out: RenderOutput, strategy: Strategy): ModelRequest {
+  const base = { maxTokens: 1024 };
+  if (strategy === 'renderer') return { ...base, system: out.system, messages: out.messages };
+  const system = out.system.map(({ text }) => ({ text }));
+  const messages = out.messages.map((m) => ({ ...m, content: stripCache(m.content) }));
+  const flat = messages.flatMap((m, i) => m.content.map((_, j) => [i, j] as const));
+  let target: readonly [number, number] | undefined;
+  if (strategy === 'last_block') target = flat[flat.length - 1];
+  else {
+    const flagged = out.messages.flatMap((m, i) => m.content.flatMap((p, j) => (p.cache ? [[i, j] as const] : [])));
+    target = flagged[flagged.length - 1];
+  }
+  if (target) messages[target[0]]!.content[target[1]] = { ...messages[target[0]]!.content[target[1]]!, cache: true };
+  return { ...base, system, messages };
+}
+
+interface RunResult {
+  ledger: UsageLedger;
+  emulatorPromptTokens: number;
+  emulatorReadTokens: number;
+}
+
+async function run(emu: AnthropicEmulator, strategy: Strategy, setClock: (ms: number) => void): Promise<RunResult> {
+  emu.reset();
+  const provider = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'bench', model: MODEL, onWarning: (w) => { throw new Error(`unexpected warning: ${w.message}`); } });
+  const conv = new Conversation();
+  const system = systemPrompt();
+  let ledger = EMPTY_LEDGER;
+  let now = T0;
+  for (let t = 1; t <= BENCH_TURNS; t++) {
+    conv.startTurn(t, now);
+    for (let r = 1; r <= BENCH_ROUNDS; r++) {
+      now += STEP_MS;
+      setClock(now);
+      const final = r === BENCH_ROUNDS;
+      if (!final) conv.startRound(t, r, now);
+      const out = renderTimeline({ blocks: conv.blocks, currentTurnId: `turn_${t}`, systemPrompt: system }, { now });
+      emu.enqueue(final ? reply.text('{"action":"final"}') : reply.toolUse('web_search', { query: `t${t} r${r}` }));
+      const res = await collectStream(provider.stream(requestFor(out, strategy)));
+      ledger = recordRound(ledger, { turnId: `turn_${t}`, round: r, model: MODEL, usage: res.usage });
+      if (final) conv.finish(t, now);
+      else conv.toolRound(t, r, now);
+    }
+  }
+  let prompt = 0;
+  let read = 0;
+  for (const q of emu.requests) {
+    prompt += q.accounting!.totalPromptTokens;
+    read += q.accounting!.cacheReadTokens;
+  }
+  return { ledger, emulatorPromptTokens: prompt, emulatorReadTokens: read };
+}
+
+const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+export async function benchCache(): Promise<Record<string, number | string>> {
+  let clock = T0;
+  const emu = await startAnthropicEmulator({ now: () => clock });
+  const figures: Record<string, number | string> = { model: MODEL, turns: BENCH_TURNS, rounds_per_turn: BENCH_ROUNDS, calls_per_strategy: BENCH_TURNS * BENCH_ROUNDS };
+  try {
+    for (const strategy of ['renderer', 'tail_only', 'last_block'] as const) {
+      const { ledger, emulatorPromptTokens, emulatorReadTokens } = await run(emu, strategy, (ms) => (clock = ms));
+      const tot = ledgerTotals(ledger);
+      const u = tot.usage;
+      if (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens !== emulatorPromptTokens || u.cacheReadTokens !== emulatorReadTokens) {
+        throw new Error(`${strategy}: ledger usage differs from the emulator's accounting`);
+      }
+      const steady = totalsByTurn(ledger).slice(1);
+      const steadyRead = steady.reduce((a, x) => a + x.usage.cacheReadTokens, 0);
+      const steadyPrompt = steady.reduce((a, x) => a + x.usage.inputTokens + x.usage.cacheReadTokens + x.usage.cacheWriteTokens, 0);
+      figures[`${strategy}_cache_read_share`] = round4(tot.cacheReadRatio);
+      figures[`${strategy}_cache_read_share_turns_2_10`] = round4(steadyRead / steadyPrompt);
+      figures[`${strategy}_cache_write_share`] = round4(u.cacheWriteTokens / (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens));
+      figures[`${strategy}_cost_usd`] = round4(tot.cost);
+      figures[`${strategy}_cost_vs_no_cache`] = round4(tot.cost / tot.costWithoutCache);
+      if (strategy === 'renderer') {
+        figures.prompt_tokens_total = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+        figures.no_cache_cost_usd = round4(tot.costWithoutCache);
+      }
+    }
+    figures.renderer_meets_goal_0_90 = Number(figures.renderer_cache_read_share) >= 0.9 ? 'yes' : 'no';
+    figures.ledger_matches_emulator = 'yes';
+  } finally {
+    await emu.stop();
+  }
+  return figures;
+}
+
+if (require.main === module) {
+  benchCache().then(
+    (f) => console.log(JSON.stringify(f, null, 2)),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
