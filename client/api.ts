@@ -109,13 +109,18 @@ export class DreactClient {
     return this.temporal.workflow.getHandle(turnWorkflowId(conversationId, turnIndex)).query(turnStateQuery);
   }
 
-  /** Waits for a turn's result (follows the run chain). */
-  async result(conversationId: string, turnIndex: number): Promise<TurnResult> {
-    try {
-      return await this.temporal.workflow.getHandle<typeof TurnWorkflow>(turnWorkflowId(conversationId, turnIndex)).result();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new DreactError(`unknown turn ${turnIndex} of conversation "${conversationId}"`, 'not_found');
-      throw err;
+  /** Waits for a turn's result. A turn that is queued but not started yet is waited for. */
+  async result(conversationId: string, turnIndex: number, opts: { pollMs?: number } = {}): Promise<TurnResult> {
+    const handle = this.temporal.workflow.getHandle<typeof TurnWorkflow>(turnWorkflowId(conversationId, turnIndex));
+    for (;;) {
+      try {
+        return await handle.result();
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        const view = await this.requireRunning(conversationId);
+        if (turnIndex >= view.nextTurnIndex) throw new DreactError(`unknown turn ${turnIndex} of conversation "${conversationId}"`, 'not_found');
+        await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
+      }
     }
   }
 }

@@ -56,3 +56,19 @@ export async function createTestStack(name: string): Promise<TestStack> {
   };
   return stack;
 }
+
+/** Polls `fn` until it returns a truthy value (or throws after `timeoutMs`). */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export const thinking = (t: string) => `<channel:thinking>${t}</channel:thinking>`;
+export const decision = (obj: unknown) => `<channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
+export const callTool = (toolId: string, params: Record<string, unknown>, notes = `call ${toolId}`) => thinking(`next: ${toolId}`) + decision({ action: 'call_tool', notes, tool_call: { tool_id: toolId, params } });
+export const complete = (answer: string, notes = 'done') => thinking('answering') + decision({ action: 'complete', notes, final_answer: answer });
