@@ -1,0 +1,134 @@
+/**
+ * Validation notices and the `react.notice` blocks the model sees on the next round.
+ * Pure and deterministic.
+ */
+import { makeBlock, type Block } from '../timeline/block';
+
+export const NOTICE_CODES = [
+  // protocol shape
+  'decision_preamble_before_first_channel',
+  'decision_first_channel_not_thinking',
+  'decision_missing_protocol_channels',
+  // decision object
+  'invalid_json',
+  'invalid_decision_schema',
+  'invalid_action',
+  'missing_tool_id',
+  'unknown_tool',
+  'invalid_params',
+  'final_answer_with_tool_call',
+  'tool_call_with_final_answer',
+  // react.write parameter order
+  'path_not_first',
+  'channel_not_second',
+  'content_not_third',
+  'kind_not_fourth',
+  // side channels
+  'code_channel_without_single_exec',
+  'answer_channel_without_completion',
+  'summary_without_completion',
+  'invalid_followup_channel',
+  // several ReactDecisionOutV2 instances
+  'multi_action_disabled',
+  'multi_action_bundle_too_many_actions',
+  'multi_action_bundle_unsafe_tool',
+  'multi_action_bundle_unknown_strategy',
+  'multi_action_bundle_strategy_conflict',
+  'multi_action_bundle_same_file_collision',
+  'multi_action_bundle_final_answer_after_non_neutral',
+  'multi_action_bundle_non_neutral_after_final_answer',
+  'multi_action_bundle_multiple_final_actions',
+  // retry policy
+  'decision_retries_exhausted',
+] as const;
+export type NoticeCode = (typeof NOTICE_CODES)[number];
+
+export interface Notice {
+  code: NoticeCode;
+  message: string;
+  /** error: the action (or the round) was rejected; warning: something was ignored. */
+  severity: 'error' | 'warning';
+  /** ReactDecisionOutV2 instance the notice is about, if any. */
+  instance?: number;
+  /** Extra machine-readable facts (zod issues, offending keys, tool ids...). */
+  details?: Record<string, unknown>;
+}
+
+export function notice(code: NoticeCode, message: string, extra: Partial<Omit<Notice, 'code' | 'message'>> = {}): Notice {
+  const n: Notice = { code, message, severity: extra.severity ?? 'error' };
+  if (extra.instance !== undefined) n.instance = extra.instance;
+  if (extra.details !== undefined) n.details = extra.details;
+  return n;
+}
+
+/** The JSON text of a react.notice block: `{code, message, severity, instance?, ...details}`. */
+export function noticeText(n: Notice): string {
+  const body: Record<string, unknown> = { code: n.code, message: n.message, severity: n.severity };
+  if (n.instance !== undefined) body.instance = n.instance;
+  for (const [k, v] of Object.entries(n.details ?? {})) if (!(k in body)) body[k] = v;
+  return JSON.stringify(body);
+}
+
+export interface NoticeBlockArgs {
+  turnId: string;
+  /** ISO timestamp (time is a parameter; core never reads the clock). */
+  ts: string;
+  /** Round (iteration) the notice belongs to. */
+  iteration: number;
+  notice: Notice;
+  /** Position among the round's notices (keeps block ids unique and deterministic). */
+  index?: number;
+  /** True when the whole round failed (nothing was executed). */
+  failedRound?: boolean;
+}
+
+/** A `react.notice` block (author react, JSON text) the model sees on the next round. */
+export function noticeBlock(args: NoticeBlockArgs): Block {
+  const { turnId, ts, iteration, notice: n, index = 0, failedRound = false } = args;
+  return makeBlock({
+    type: 'react.notice',
+    author: 'react',
+    turn_id: turnId,
+    ts,
+    mime: 'application/json',
+    text: noticeText(n),
+    key: `${iteration}.${index}`,
+    meta: { rel: 'call', iteration, failed_round: failedRound, code: n.code, severity: n.severity },
+  });
+}
+
+/**
+ * Blocks for a failed decision round, in timeline order: `react.notes` (when the model
+ * wrote notes), `react.decision.raw` (the raw response, so the model can see what it
+ * wrote) and one `react.notice` per notice.
+ */
+export function failedDecisionBlocks(args: {
+  turnId: string;
+  ts: string;
+  iteration: number;
+  raw: string;
+  notes?: string;
+  notices: readonly Notice[];
+}): Block[] {
+  const { turnId, ts, iteration } = args;
+  const blocks: Block[] = [];
+  if (args.notes && args.notes.trim()) {
+    blocks.push(
+      makeBlock({ type: 'react.notes', author: 'react', turn_id: turnId, ts, text: args.notes, key: iteration, meta: { iteration, failed_round: true } }),
+    );
+  }
+  blocks.push(
+    makeBlock({
+      type: 'react.decision.raw',
+      author: 'assistant',
+      turn_id: turnId,
+      ts,
+      mime: 'text/plain',
+      text: args.raw,
+      key: iteration,
+      meta: { iteration, failed_round: true },
+    }),
+  );
+  args.notices.forEach((n, index) => blocks.push(noticeBlock({ turnId, ts, iteration, notice: n, index, failedRound: true })));
+  return blocks;
+}
