@@ -9,8 +9,9 @@
  * - Cache flags become `cache_control` breakpoints (max 4, the last ones kept; see anthropic-request.ts).
  * - Stream parts: `text-delta` per text delta, `tool-call` per finished tool_use block, `usage` after
  *   message_start and message_delta, then exactly one `finish`.
- * - Abort: `signal` aborts the HTTP stream; the stream then ends with `finish` / stopReason `aborted`
- *   (usage so far). A stream that ends before `message_stop` otherwise is a retryable `network` error.
+ * - Abort: `signal` aborts the HTTP stream and the stream throws ProviderError kind `aborted`
+ *   (non-retryable; the same contract as the scripted provider, which activities/turn/decide.ts
+ *   relies on). A stream that ends before `message_stop` otherwise is a retryable `network` error.
  * Config: `model` ← option, env DREACT_MODEL, else DEFAULT_ANTHROPIC_MODEL; base URL ← option or
  * ANTHROPIC_BASE_URL; API key ← option or ANTHROPIC_API_KEY.
  */
@@ -103,10 +104,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     for (const w of warnings) onWarning(w);
     const signal = opts.signal;
     let usage: Usage = ZERO_USAGE;
-    if (signal?.aborted) {
-      yield { type: 'finish', stopReason: 'aborted', usage };
-      return;
-    }
+    const aborted = (cause?: unknown) => new ProviderError('aborted', 'Anthropic request aborted by the caller', cause !== undefined ? { cause } : {});
+    if (signal?.aborted) throw aborted();
     let stopReason: StopReason = 'other';
     let stopped = false;
     const tools = new Map<number, { id: string; name: string; json: string }>();
@@ -154,16 +153,11 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
       }
     } catch (err) {
       const pe = classifyAnthropicError(err);
-      if (pe.kind === 'aborted' || signal?.aborted) {
-        yield { type: 'finish', stopReason: 'aborted', usage };
-        return;
-      }
+      if (pe.kind === 'aborted' || signal?.aborted) throw aborted(err);
       throw pe;
     }
-    if (signal?.aborted && !stopped) {
-      yield { type: 'finish', stopReason: 'aborted', usage };
-      return;
-    }
+    // The SDK ends the event iteration quietly when its request is aborted.
+    if (signal?.aborted && !stopped) throw aborted();
     if (!stopped) {
       throw new ProviderError('network', 'Anthropic stream ended before message_stop (connection cut mid-stream)');
     }

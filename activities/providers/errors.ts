@@ -8,14 +8,15 @@
  *   that attempt;
  * - everything else (bad_request, auth, permission, not_found, protocol, aborted) → non-retryable
  *   failure with a clear message;
- * - `type` is `ProviderError.<kind>` (list them in `nonRetryableErrorTypes` if you want to be
- *   explicit); `details[0]` carries `{kind, status, retryAfterMs}`.
+ * - `type` is `Provider.<kind>` (the same names as activities/turn/failures.ts); list
+ *   NON_RETRYABLE_PROVIDER_FAILURE_TYPES in `nonRetryableErrorTypes` to be explicit;
+ *   `details[0]` carries `{kind, status, retryAfterMs}`.
  * Anything that is not a ProviderError is returned unchanged (Temporal treats it as retryable).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { ProviderError, type ProviderErrorKind } from '../../core/model/provider';
 
-export const PROVIDER_FAILURE_TYPE_PREFIX = 'ProviderError.';
+export const PROVIDER_FAILURE_TYPE_PREFIX = 'Provider.';
 
 export function providerFailureType(kind: ProviderErrorKind): string {
   return `${PROVIDER_FAILURE_TYPE_PREFIX}${kind}`;

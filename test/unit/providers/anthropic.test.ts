@@ -193,26 +193,44 @@ test('an overloaded SSE error event mid-stream is retryable; a stream cut mid-wa
   assert.ok(emu.requests[1]!.serverCut);
 });
 
-test('abort via signal closes the HTTP stream; the stream ends with one finish(aborted)', async () => {
+test('abort via signal closes the HTTP stream and throws a non-retryable aborted ProviderError', async () => {
   emu.enqueue({ ...reply.text('never finishes '.repeat(20)), holdAfterEvents: 6 });
   const ac = new AbortController();
   const seen: StreamPart[] = [];
-  for await (const p of provider().stream(request(), { signal: ac.signal })) {
-    seen.push(p);
-    if (p.type === 'text-delta') ac.abort();
-  }
+  const err = await failure(
+    (async function* () {
+      for await (const p of provider().stream(request(), { signal: ac.signal })) {
+        seen.push(p);
+        if (p.type === 'text-delta') ac.abort();
+        yield p;
+      }
+    })(),
+  );
+  assert.deepEqual([err.kind, err.retryable], ['aborted', false]);
   await emu.requests[0]!.closed;
   assert.equal(emu.requests[0]!.clientClosed, true, 'emulator saw the connection close');
-  assert.equal(seen.filter((p) => p.type === 'finish').length, 1);
-  const fin = seen.at(-1)!;
-  assert.equal(fin.type === 'finish' && fin.stopReason, 'aborted');
+  assert.equal(seen.filter((p) => p.type === 'finish').length, 0, 'no finish after an abort');
+  assert.ok(seen.some((p) => p.type === 'text-delta'));
+});
+
+test('abort while waiting for the response headers also closes the connection', async () => {
+  emu.enqueue(async () => {
+    await new Promise((r) => setTimeout(r, 300));
+    return reply.text('late');
+  });
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 50);
+  const err = await failure(provider().stream(request(), { signal: ac.signal }));
+  assert.equal(err.kind, 'aborted');
+  await emu.requests[0]!.closed;
+  assert.equal(emu.requests[0]!.clientClosed, true);
 });
 
 test('an already-aborted signal sends nothing; breaking out of the loop also closes the stream', async () => {
   const ac = new AbortController();
   ac.abort();
-  const ps = await parts(provider().stream(request(), { signal: ac.signal }));
-  assert.deepEqual(ps.map((p) => p.type), ['finish']);
+  const e = await failure(provider().stream(request(), { signal: ac.signal }));
+  assert.equal(e.kind, 'aborted');
   assert.equal(emu.requests.length, 0);
   emu.enqueue({ ...reply.text('held '.repeat(30)), holdAfterEvents: 6 });
   for await (const p of provider().stream(request())) if (p.type === 'text-delta') break;

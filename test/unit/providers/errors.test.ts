@@ -17,7 +17,7 @@ test('retryable ProviderError → retryable ApplicationFailure with nextRetryDel
   const f = providerErrorToFailure(new ProviderError('rate_limit', 'slow down', { status: 429, retryAfterMs: 1500 }));
   assert.ok(f instanceof ApplicationFailure);
   assert.equal(f.nonRetryable, false);
-  assert.equal(f.type, 'ProviderError.rate_limit');
+  assert.equal(f.type, 'Provider.rate_limit');
   assert.equal(f.nextRetryDelay, 1500);
   assert.deepEqual(f.details, [{ kind: 'rate_limit', status: 429, retryAfterMs: 1500 }]);
   const noDelay = providerErrorToFailure(new ProviderError('overloaded', 'busy', { status: 529 }));
@@ -28,7 +28,7 @@ test('retryable ProviderError → retryable ApplicationFailure with nextRetryDel
 test('non-retryable ProviderError → non-retryable ApplicationFailure with a clear message and type', () => {
   const f = providerErrorToFailure(new ProviderError('bad_request', 'Anthropic API HTTP 400 invalid_request_error: bad', { status: 400, retryAfterMs: 10 }));
   assert.equal(f.nonRetryable, true);
-  assert.equal(f.type, 'ProviderError.bad_request');
+  assert.equal(f.type, 'Provider.bad_request');
   assert.match(f.message, /HTTP 400 invalid_request_error: bad \[non-retryable: bad_request\]/);
   assert.equal(f.nextRetryDelay, undefined, 'no retry delay on a non-retryable failure');
   assert.ok(NON_RETRYABLE_PROVIDER_FAILURE_TYPES.includes(f.type!));
