@@ -66,7 +66,7 @@ export interface WorkingSummarySections {
   other: string[];
 }
 
-const SECTION_RE = /^\s*(?:#+\s*|\*\*)?(goal|outcome|key facts|facts|refs|references|retrieval[- ]anchors|anchors)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(.*)$/i;
+const SECTION_RE = /^\s*(?:#+\s*|\*\*)?(goal|outcome|key facts|facts|refs|references|retrieval[- ]anchors|anchors)(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$/i;
 
 /** Splits a working summary into its Goal / Outcome / Key facts / Refs / Retrieval anchors. */
 export function parseWorkingSummary(text: string): WorkingSummarySections {
@@ -95,7 +95,7 @@ function addTo(out: WorkingSummarySections, section: 'goal' | 'outcome' | 'facts
   else out[section].push(line);
 }
 
-const REF_RE = /\b(?:fi|ar|tc|so|su|ws|sk|ks):[^\s`'",;)\]]+(?:\[[^\]]*\])?/g;
+const REF_RE = /\b(?:fi|ar|tc|so|su|ws|sk|ks):[^\s`'",;)[\]]+(?:\[[^\]]*\])?/g;
 
 /** Logical paths mentioned in free text (backticks and trailing punctuation removed). */
 export function extractRefs(text: string): string[] {
