@@ -5,8 +5,9 @@
  */
 import { convert } from 'html-to-text';
 import { WebFetchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
+import type { ToolImpl } from './types';
 
-export type WebToolErrorCode = 'bad_input' | 'bad_url' | 'http_status' | 'too_large' | 'unsupported_content_type' | 'timeout' | 'network' | 'bad_response';
+export type WebToolErrorCode = 'bad_input' | 'bad_url' | 'http_status' | 'too_large' | 'unsupported_content_type' | 'timeout' | 'network' | 'bad_response' | 'not_configured';
 
 /**
  * A classified web tool failure. `name` is `WebToolInputError` for failures that retrying
@@ -237,3 +238,26 @@ export async function webFetch(rawParams: unknown, options: WebFetchOptions = {}
   }
   return result;
 }
+
+/**
+ * Tool-activity adapter. Rows travel in `meta.source_rows` for the sources pool (which
+ * assigns SIDs); retryable failures are rethrown so the activity retry policy applies,
+ * others become a failed observation the model sees.
+ */
+export const webFetchImpl: ToolImpl = {
+  id: 'web_fetch',
+  async run(params, ctx) {
+    try {
+      const res = await webFetch(params, { signal: ctx.signal });
+      return {
+        ok: true,
+        text: JSON.stringify({ status: 'fetched', pages: res.rows.map((r) => ({ url: r.url, title: r.title, content: r.content })), errors: res.errors }),
+        mime: 'application/json',
+        meta: { source_rows: res.rows, errors: res.errors },
+      };
+    } catch (err) {
+      if (err instanceof WebToolError && !err.retryable) return { ok: false, text: err.message, meta: { code: err.code } };
+      throw err;
+    }
+  },
+};

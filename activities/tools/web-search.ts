@@ -5,6 +5,7 @@
 import { convert } from 'html-to-text';
 import { WebSearchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
 import { WebToolError } from './web-fetch';
+import type { ToolImpl } from './types';
 
 export interface WebSearchHit {
   url: string;
@@ -127,7 +128,10 @@ export function searchProviderFromEnv(env: Record<string, string | undefined> = 
   if (env.BRAVE_API_KEY) {
     return new BraveSearchProvider({ apiKey: env.BRAVE_API_KEY, ...http, ...(env.DREACT_BRAVE_ENDPOINT ? { endpoint: env.DREACT_BRAVE_ENDPOINT } : {}) });
   }
-  throw new Error('web_search is not configured: set DREACT_SEARXNG_URL (a SearXNG instance with JSON output) or BRAVE_API_KEY (Brave Search API)');
+  throw new WebToolError(
+    'not_configured',
+    'web_search is not configured: set DREACT_SEARXNG_URL (a SearXNG instance with JSON output) or BRAVE_API_KEY (Brave Search API)',
+  );
 }
 
 /** The web_search tool: validates params, queries the provider, returns source rows in rank order. */
@@ -149,4 +153,30 @@ export async function webSearch(rawParams: unknown, provider: WebSearchProvider,
     rows.push(row);
   }
   return { rows, provider: provider.id };
+}
+
+/**
+ * Tool-activity adapter. The provider is resolved from the environment on first use (so a
+ * worker without search configuration starts, and the call explains what to set).
+ */
+export function createWebSearchImpl(provider?: WebSearchProvider): ToolImpl {
+  let resolved = provider;
+  return {
+    id: 'web_search',
+    async run(params, ctx) {
+      try {
+        resolved ??= searchProviderFromEnv();
+        const res = await webSearch(params, resolved, ctx.signal);
+        return {
+          ok: true,
+          text: JSON.stringify({ status: 'searched', provider: res.provider, results: res.rows.map((r) => ({ url: r.url, title: r.title, snippet: r.text })) }),
+          mime: 'application/json',
+          meta: { source_rows: res.rows },
+        };
+      } catch (err) {
+        if (err instanceof WebToolError && !err.retryable) return { ok: false, text: err.message, meta: { code: err.code } };
+        throw err;
+      }
+    },
+  };
 }

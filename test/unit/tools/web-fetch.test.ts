@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extractTitle, fetchWebPage, htmlToReadableText, webFetch, WebToolError } from '../../../activities/tools/web-fetch';
+import { extractTitle, fetchWebPage, htmlToReadableText, webFetch, webFetchImpl, WebToolError } from '../../../activities/tools/web-fetch';
+import type { ToolContext } from '../../../activities/tools/types';
 import { WebSourceRowSchema } from '../../../core/tools';
 
 const PAGE = `<!doctype html><html><head><title>Durable &amp; Reliable Agents</title>
@@ -142,4 +143,17 @@ test('html helpers', () => {
   assert.equal(extractTitle('<body><h1>Heading <b>one</b></h1></body>'), 'Heading one');
   assert.equal(extractTitle('<body>none</body>'), '');
   assert.equal(htmlToReadableText('<body><article><p>A</p></article><aside>B</aside></body>'), 'A');
+});
+
+test('webFetchImpl: rows in meta.source_rows; non-retryable errors become failed observations', async () => {
+  const ctx = { signal: new AbortController().signal } as unknown as ToolContext;
+  const ok = await webFetchImpl.run({ urls: [`${base}/page`] }, ctx);
+  assert.equal(ok.ok, true);
+  const rows = ok.meta?.source_rows as Array<{ title: string }>;
+  assert.equal(rows[0]?.title, 'Durable & Reliable Agents');
+  assert.match(JSON.parse(ok.text).pages[0].content, /Timeline-native agents/);
+  const bad = await webFetchImpl.run({ urls: [`${base}/missing`] }, ctx);
+  assert.deepEqual([bad.ok, bad.meta?.code], [false, 'http_status']);
+  assert.match(bad.text, /HTTP 404/);
+  await assert.rejects(webFetchImpl.run({ urls: [`${base}/boom`] }, ctx), (err: unknown) => err instanceof WebToolError && err.retryable);
 });

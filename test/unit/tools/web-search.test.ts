@@ -2,8 +2,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ToolContext } from '../../../activities/tools/types';
 import {
   BraveSearchProvider,
+  createWebSearchImpl,
   SearxngSearchProvider,
   searchProviderFromEnv,
   webSearch,
@@ -150,4 +152,29 @@ test('searchProviderFromEnv picks SearXNG, then Brave, else explains what to set
   assert.equal(searchProviderFromEnv({ BRAVE_API_KEY: 'k' }).id, 'brave');
   assert.throws(() => searchProviderFromEnv({}), /set DREACT_SEARXNG_URL .* or BRAVE_API_KEY/);
   assert.throws(() => new BraveSearchProvider({ apiKey: '' }), /apiKey is required/);
+});
+
+test('createWebSearchImpl: rows in meta.source_rows; non-retryable errors become failed observations', async () => {
+  const ctx = { signal: new AbortController().signal } as unknown as ToolContext;
+  const ok = await createWebSearchImpl(new SearxngSearchProvider({ baseUrl: `${base}/searx` })).run({ query: 'x' }, ctx);
+  assert.equal(ok.ok, true);
+  assert.equal((ok.meta?.source_rows as unknown[]).length, 2);
+  assert.equal(JSON.parse(ok.text).results[0].url, 'https://a.example/');
+  const bad = await createWebSearchImpl(new SearxngSearchProvider({ baseUrl: `${base}/broken` })).run({ query: 'x' }, ctx);
+  assert.deepEqual([bad.ok, bad.meta?.code], [false, 'bad_response']);
+  const saved = { s: process.env.DREACT_SEARXNG_URL, b: process.env.BRAVE_API_KEY };
+  delete process.env.DREACT_SEARXNG_URL;
+  delete process.env.BRAVE_API_KEY;
+  try {
+    const unconfigured = await createWebSearchImpl().run({ query: 'x' }, ctx);
+    assert.equal(unconfigured.ok, false);
+    assert.match(unconfigured.text, /web_search is not configured/);
+  } finally {
+    if (saved.s !== undefined) process.env.DREACT_SEARXNG_URL = saved.s;
+    if (saved.b !== undefined) process.env.BRAVE_API_KEY = saved.b;
+  }
+  await assert.rejects(
+    createWebSearchImpl(new SearxngSearchProvider({ baseUrl: `${base}/nowhere` })).run({ query: 'x' }, ctx),
+    (err: unknown) => err instanceof WebToolError && err.retryable,
+  );
 });
