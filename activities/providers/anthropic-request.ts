@@ -2,14 +2,14 @@
  * ModelRequest → Anthropic Messages API params (pure mapping, no I/O).
  *
  * Cache breakpoints: every part with `cache: true` becomes `cache_control: {type:'ephemeral'}` on
- * exactly that block. Anthropic allows at most 4 per request, counted in prompt order
- * tools → system → messages. When a request asks for more, the LAST 4 are kept (they cover the
+ * exactly that block (a runtime `cache` flag on a ToolSpec is honoured too). Anthropic allows at
+ * most 4 per request, counted in prompt order tools → system → messages. When a request asks for more, the LAST 4 are kept (they cover the
  * longest prefixes; the API's 20-block look-back still finds entries written at earlier ones) and the
  * earlier ones are dropped; every drop is reported in `warnings` (the provider forwards them to
  * its `onWarning` hook).
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ContentPart, ModelMessage, ModelRequest } from '../../core/model/provider';
+import type { CacheFlag, ContentPart, ModelMessage, ModelRequest, ToolSpec } from '../../core/model/provider';
 
 export const MAX_CACHE_BREAKPOINTS = 4;
 
@@ -57,9 +57,15 @@ function mapPart(part: ContentPart, cache: boolean): ContentBlockParam {
   }
 }
 
-/** Positions of requested breakpoints in prompt order: system index s → `s:<i>`, message part → `m:<i>:<j>`. */
+/** ToolSpec has no cache flag in the interface; one set at runtime is honoured (prompt order starts with tools). */
+type CacheableTool = ToolSpec & CacheFlag;
+
+/** Positions of requested breakpoints in prompt order: tool `t:<i>`, system `s:<i>`, message part `m:<i>:<j>`. */
 function requestedBreakpoints(request: ModelRequest): string[] {
   const out: string[] = [];
+  (request.tools ?? []).forEach((t: CacheableTool, i) => {
+    if (t.cache) out.push(`t:${i}`);
+  });
   request.system.forEach((s, i) => {
     if (s.cache) out.push(`s:${i}`);
   });
@@ -107,10 +113,11 @@ export function toAnthropicParams(request: ModelRequest, defaults: RequestDefaul
     ...(temperature !== undefined ? { temperature } : {}),
   };
   if (request.tools && request.tools.length > 0) {
-    params.tools = request.tools.map((t) => ({
+    params.tools = request.tools.map((t, i) => ({
       name: t.name,
       description: t.description,
       input_schema: { type: 'object', ...t.inputSchema } as Anthropic.Messages.Tool.InputSchema,
+      ...(keep.has(`t:${i}`) ? { cache_control: EPHEMERAL } : {}),
     }));
   }
   if (request.toolChoice) {

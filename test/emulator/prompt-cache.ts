@@ -8,7 +8,8 @@
  *   boundaries (20-block look-back); the longest hit is read;
  * - breakpoints after the hit whose prefix reaches the minimum cacheable length are written;
  *   shorter ones are silently not cached;
- * - entries live 5 minutes (TTL refreshed on every hit), measured on an injectable clock.
+ * - entries live 5 minutes (`ttl: '1h'` breakpoints: one hour), refreshed on every hit, measured on
+ *   an injectable clock.
  * Tokens are approximated as ceil(chars / 4) per block.
  */
 import { createHash } from 'node:crypto';
@@ -48,6 +49,8 @@ interface FlatBlock {
   canonical: string;
   tokens: number;
   breakpoint: boolean;
+  /** `cache_control.ttl === '1h'` → one hour, else the configured TTL (5 minutes). */
+  hour: boolean;
 }
 
 export function approxTokens(chars: number): number {
@@ -74,6 +77,7 @@ function flatten(body: Json): FlatBlock[] {
       canonical: `${role}:${JSON.stringify(stripped)}`,
       tokens: approxTokens(contentChars(block)),
       breakpoint: block.cache_control != null,
+      hour: (block.cache_control as { ttl?: string } | undefined)?.ttl === '1h',
     });
   };
   for (const tool of (body.tools as Json[] | undefined) ?? []) push(tool, 'tool');
@@ -152,14 +156,18 @@ export class PromptCache {
         }
       }
     }
-    if (hitAt >= 0) this.entries.set(keys[hitAt]!, { expiresAt: now + this.ttlMs });
+    const ttlAt = (i: number): number => (blocks[i]!.hour ? 3_600_000 : this.ttlMs);
+    if (hitAt >= 0) {
+      const prev = this.entries.get(keys[hitAt]!)!;
+      this.entries.set(keys[hitAt]!, { expiresAt: Math.max(prev.expiresAt, now + ttlAt(hitAt)) });
+    }
     const readTokens = hitAt >= 0 ? prefixTokens[hitAt]! : 0;
 
     const writtenAt: number[] = [];
     for (const bp of breakpoints) {
       if (bp <= hitAt) continue;
       if (prefixTokens[bp]! < this.minTokens) continue;
-      this.entries.set(keys[bp]!, { expiresAt: now + this.ttlMs });
+      this.entries.set(keys[bp]!, { expiresAt: now + ttlAt(bp) });
       writtenAt.push(bp);
     }
     const lastWritten = writtenAt.length > 0 ? writtenAt[writtenAt.length - 1]! : -1;

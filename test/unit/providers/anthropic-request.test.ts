@@ -68,3 +68,19 @@ test('system omitted when empty; defaults fill model/maxTokens/temperature', () 
   assert.equal(params.max_tokens, 50);
   assert.equal(params.temperature, 0.5);
 });
+
+test('a runtime cache flag on a tool becomes a breakpoint and counts first (tools → system → messages)', () => {
+  const tools = [{ name: 't', description: 'd', inputSchema: { type: 'object' }, cache: true }];
+  const req: ModelRequest = {
+    ...base,
+    tools,
+    system: [{ text: 'a', cache: true }, { text: 'b', cache: true }],
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache: true }, { type: 'text', text: 'y', cache: true }] }],
+  };
+  const { params, warnings } = toAnthropicParams(req, defaults);
+  assert.equal((params.tools![0] as { cache_control?: unknown }).cache_control, undefined, 'the tool breakpoint is the earliest, so it is dropped');
+  assert.equal(countBreakpoints(params), 4);
+  assert.match(warnings[0]!.message, /\(t:0\) were dropped/);
+  const { params: p2 } = toAnthropicParams({ ...base, tools }, defaults);
+  assert.deepEqual((p2.tools![0] as { cache_control?: unknown }).cache_control, { type: 'ephemeral' });
+});

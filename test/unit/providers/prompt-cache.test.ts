@@ -94,3 +94,12 @@ test('tools are part of the prefix (tools → system → messages)', () => {
   assert.ok(cache.account(withTools('one')).cacheReadTokens > 2000);
   assert.equal(cache.account(withTools('two')).cacheReadTokens, 0);
 });
+
+test("cache_control ttl '1h' keeps the entry for an hour", () => {
+  let now = 0;
+  const cache = new PromptCache({ now: () => now });
+  const b = { model: 'm', system: [{ type: 'text', text: big('s', 2000), cache_control: { type: 'ephemeral', ttl: '1h' } }], messages: [{ role: 'user', content: 'x' }] };
+  cache.account(b);
+  now = 50 * 60_000;
+  assert.equal(cache.account(b).cacheReadTokens, 2000);
+});
