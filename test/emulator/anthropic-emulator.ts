@@ -13,7 +13,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { PromptCache, TooManyBreakpointsError, type CacheAccounting, type CacheConfig } from './prompt-cache';
+import { breakpointCount, PromptCache, TooManyBreakpointsError, type CacheAccounting, type CacheConfig } from './prompt-cache';
 import { defaultStopReason, encodeEvent, messageBody, outputTokensOf, streamEvents, unevenChunks, wireUsage, type ReplyBlock, type WireUsage } from './sse';
 
 export type { ReplyBlock } from './sse';
@@ -208,6 +208,8 @@ export class AnthropicEmulator {
     }
     const invalid = validate(body);
     if (invalid) return sendError(400, 'invalid_request_error', invalid);
+    const bps = breakpointCount(body);
+    if (bps > 4) return sendError(400, 'invalid_request_error', new TooManyBreakpointsError(bps).message);
 
     const next = this.queue.shift() ?? this.responder;
     const r = typeof next === 'function' ? await next(rec) : next;

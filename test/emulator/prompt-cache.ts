@@ -91,6 +91,11 @@ function flatten(body: Json): FlatBlock[] {
   return out;
 }
 
+/** Number of `cache_control` blocks in a request body (tools, system, messages). */
+export function breakpointCount(body: Json): number {
+  return flatten(body).filter((b) => b.breakpoint).length;
+}
+
 interface Entry {
   expiresAt: number;
 }
