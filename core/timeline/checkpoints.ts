@@ -104,7 +104,11 @@ export function rounds(blocks: readonly Block[]): RoundInfo[] {
 
 /** Indices of the last block of each complete round, ascending. */
 export function roundEnds(blocks: readonly Block[]): number[] {
-  return rounds(blocks)
+  return endsOf(rounds(blocks));
+}
+
+function endsOf(rs: readonly RoundInfo[]): number[] {
+  return rs
     .filter((r) => r.complete)
     .map((r) => r.end)
     .sort((a, b) => a - b);
@@ -140,13 +144,19 @@ export function currentTurnStart(blocks: readonly Block[], currentTurnId: string
  * Checkpoint indices into `blocks`, ascending and de-duplicated (an index claimed by an earlier
  * kind keeps that kind). At most three.
  */
-export function cacheCheckpoints(blocks: readonly Block[], currentTurnId: string, opts: CheckpointOptions = {}): Checkpoint[] {
+export function cacheCheckpoints(
+  blocks: readonly Block[],
+  currentTurnId: string,
+  opts: CheckpointOptions = {},
+  /** `rounds(blocks)` when the caller already has it (saves a pass). */
+  known?: readonly RoundInfo[],
+): Checkpoint[] {
   const offset = Math.max(1, checkInt('offsetRounds', opts.offsetRounds ?? DEFAULT_CACHE_OFFSET_ROUNDS, 0));
   const minRounds = checkInt('minRounds', opts.minRounds ?? DEFAULT_CACHE_MIN_ROUNDS, 0);
   const n = blocks.length;
   if (n === 0) return [];
 
-  const ends = roundEnds(blocks);
+  const ends = known ? endsOf(known) : roundEnds(blocks);
   let tail: number | null;
   let preTail: number | null = null;
   if (ends.length > 0) {

@@ -115,7 +115,7 @@ function role(b: Block): string {
 }
 
 function hint(b: Block): string {
-  const raw = b.text ?? '';
+  const raw = (b.text ?? '').slice(0, 400);
   const flat = raw.replace(/\s+/g, ' ').trim();
   return flat.length > 80 ? `${flat.slice(0, 80)}…` : flat;
 }

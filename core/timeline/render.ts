@@ -11,7 +11,7 @@
 import type { ContentPart, ModelMessage } from '../model/provider';
 import type { Block } from './block';
 import { renderAnnounce, type AnnounceState } from './announce';
-import { cacheCheckpoints, rounds, type CheckpointKind } from './checkpoints';
+import { cacheCheckpoints, rounds, type CheckpointKind, type RoundInfo } from './checkpoints';
 import { resolvePreview, previewBlock, type PreviewConfig } from './preview';
 import { applyUpdates, ttlPrune, type CacheState, type PruneResult, type TtlConfig } from './prune';
 import { renderSourcesPool, type SourceRow } from './sources';
@@ -210,6 +210,14 @@ export function visibleItems(
   currentTurnId: string,
   opts: { truncation?: Partial<TruncationConfig>; preview?: Partial<PreviewConfig> } = {},
 ): VisibleItem[] {
+  return project(blocks, currentTurnId, opts).items;
+}
+
+function project(
+  blocks: readonly Block[],
+  currentTurnId: string,
+  opts: { truncation?: Partial<TruncationConfig>; preview?: Partial<PreviewConfig> },
+): { items: VisibleItem[]; rounds: RoundInfo[] } {
   const trunc = resolveTruncation(opts.truncation);
   const prev = resolvePreview(opts.preview);
   const items: VisibleItem[] = [];
@@ -233,20 +241,24 @@ export function visibleItems(
       }
       lastTurn = src.turn_id;
     }
-    const b = displayed(src, src.turn_id === currentTurnId, trunc, prev);
+    const current = src.turn_id === currentTurnId;
+    const b = displayed(src, current, trunc, prev);
     const binary = binaryOf(b);
     let text = blockText(b);
     if (b.base64 !== undefined && !binary) text += `\n[${b.mime} payload (${b.base64.length} base64 chars) cannot be shown; ${recoveryHandle(b.path)}]`;
+    // Blocks that render to nothing are dropped, except current-turn round starts (they carry the frame).
+    if (!text && !binary && !(current && b.type === 'react.round.start')) continue;
     items.push({ block: b, index: i, text, binary });
   }
-  frameRounds(items, currentTurnId);
-  return items.filter((it) => it.text.length > 0 || it.binary !== undefined);
+  const rs = rounds(items.map((it) => it.block));
+  frameRounds(items, rs, currentTurnId);
+  return { items, rounds: rs };
 }
 
 /** Frames the current turn's tool rounds; an open round with nothing in it gets the hint. */
-function frameRounds(items: VisibleItem[], currentTurnId: string): void {
+function frameRounds(items: VisibleItem[], rs: readonly RoundInfo[], currentTurnId: string): void {
   let n = 0;
-  for (const r of rounds(items.map((it) => it.block))) {
+  for (const r of rs) {
     if (r.turnId !== currentTurnId || r.key.startsWith('__final__:')) continue;
     n++;
     const first = items[r.start]!;
@@ -284,11 +296,12 @@ export function renderTimeline(input: RenderInput, config: RenderConfig): Render
     if (pruning.updates.length > 0 || pruning.contribute.length > 0) blocks = [...applyUpdates(input.blocks, pruning.updates), ...pruning.contribute];
   }
 
-  const items = visibleItems(blocks, input.currentTurnId, { truncation: config.truncation, preview: config.preview });
+  const { items, rounds: rs } = project(blocks, input.currentTurnId, { truncation: config.truncation, preview: config.preview });
   const cps = cacheCheckpoints(
     items.map((it) => it.block),
     input.currentTurnId,
     { offsetRounds: config.cacheOffsetRounds, minRounds: config.cacheMinRounds, suppressPrevTurn: config.suppressPrevTurnCache },
+    rs,
   );
   const ordinal = new Map(cps.map((c, k) => [c.index, k + 1]));
 

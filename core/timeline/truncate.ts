@@ -81,11 +81,23 @@ function looksLikeJson(text: string): boolean {
   return c === '{' || c === '[';
 }
 
-/** Tool-result truncation: JSON structure caps first, then the character cap. */
+/** Structural caps can only apply when the text holds at least min(listItems, dictKeys) commas. */
+function mayNeedStructuralCap(text: string, cfg: TruncationConfig): boolean {
+  if (text.length > STRUCTURAL_CAP_MAX_CHARS) return false;
+  const need = Math.min(cfg.listItems, cfg.dictKeys);
+  let commas = 0;
+  for (let i = text.indexOf(','); i !== -1; i = text.indexOf(',', i + 1)) if (++commas >= need) return true;
+  return false;
+}
+
+/** Results larger than this are cut by characters only (parsing them on every render is too costly). */
+export const STRUCTURAL_CAP_MAX_CHARS = 256 * 1024;
+
+/** Tool-result truncation: JSON structure caps first (results up to 256 KiB), then the character cap. */
 export function truncateToolResult(text: string, cfg: TruncationConfig, path: string | undefined): string {
   if (text.length <= cfg.toolResultChars) return text;
   let body = text;
-  if (looksLikeJson(text)) {
+  if (looksLikeJson(text) && mayNeedStructuralCap(text, cfg)) {
     try {
       const { value, capped } = capJson(JSON.parse(text), cfg.listItems, cfg.dictKeys);
       if (capped) body = JSON.stringify(value);
