@@ -3,11 +3,13 @@
  * HTML → readable text (html-to-text, preferring <article>/<main>), title extraction.
  * Returns source rows for the sources pool.
  */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { convert } from 'html-to-text';
 import { WebFetchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
 import type { ToolImpl } from './types';
 
-export type WebToolErrorCode = 'bad_input' | 'bad_url' | 'http_status' | 'too_large' | 'unsupported_content_type' | 'timeout' | 'network' | 'bad_response' | 'not_configured';
+export type WebToolErrorCode = 'bad_input' | 'bad_url' | 'blocked_address' | 'too_many_redirects' | 'http_status' | 'too_large' | 'unsupported_content_type' | 'timeout' | 'network' | 'bad_response' | 'not_configured';
 
 /**
  * A classified web tool failure. `name` is `WebToolInputError` for failures that retrying
@@ -37,6 +39,12 @@ export interface WebFetchOptions {
   /** Snippet length for `text`, characters (default 400). */
   snippetChars?: number;
   userAgent?: string;
+  /**
+   * Allow loopback, private, link-local and other non-public addresses (default false: the
+   * agent must not reach internal services or cloud metadata endpoints). Tests and local
+   * setups opt in.
+   */
+  allowPrivateNetwork?: boolean;
   /** Cancellation (e.g. the activity's cancellation signal). */
   signal?: AbortSignal;
   fetchImpl?: typeof fetch;
@@ -149,6 +157,49 @@ function decode(bytes: Uint8Array, charset: string): string {
   }
 }
 
+const MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+function ipv4Private(ip: string): boolean {
+  const [a = 0, b = 0] = ip.split('.').map(Number);
+  return (
+    a === 0 || a === 10 || a === 127 || a >= 224 ||
+    (a === 100 && b >= 64 && b <= 127) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 198 && (b === 18 || b === 19))
+  );
+}
+
+/** True for addresses the agent must not reach by default (loopback, private, link-local, ...). */
+export function isNonPublicAddress(ip: string): boolean {
+  const v = isIP(ip);
+  if (v === 4) return ipv4Private(ip);
+  if (v !== 6) return true;
+  const low = ip.toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(low);
+  if (mapped) return ipv4Private(mapped[1]!);
+  return low === '::' || low === '::1' || /^f[cd]/.test(low) || /^fe[89ab]/.test(low) || low.startsWith('ff');
+}
+
+async function assertPublicHost(url: URL): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch (err) {
+      throw new WebToolError('network', `web_fetch: cannot resolve host ${host}: ${err instanceof Error ? err.message : String(err)}`, { retryable: true, cause: err });
+    }
+  }
+  const blocked = addresses.find(isNonPublicAddress);
+  if (blocked !== undefined) {
+    throw new WebToolError('blocked_address', `web_fetch: ${url.href} resolves to a non-public address (${blocked}); internal networks are not reachable`);
+  }
+}
+
 /** Fetches one page and returns its source row. Throws WebToolError with a readable message. */
 export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}): Promise<WebSourceRow> {
   const opts = { ...DEFAULTS, ...options };
@@ -158,12 +209,22 @@ export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}
   const doFetch = options.fetchImpl ?? fetch;
   const href = url.href;
   try {
-    const res = await doFetch(href, {
-      method: 'GET',
-      redirect: 'follow',
-      signal,
-      headers: { 'user-agent': options.userAgent ?? DEFAULT_UA, accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5' },
-    });
+    let current = url;
+    let res: Response;
+    for (let hop = 0; ; hop++) {
+      if (!options.allowPrivateNetwork) await assertPublicHost(current);
+      res = await doFetch(current.href, {
+        method: 'GET',
+        redirect: 'manual',
+        signal,
+        headers: { 'user-agent': options.userAgent ?? DEFAULT_UA, accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5' },
+      });
+      const location = res.headers.get('location');
+      if (!REDIRECT_STATUSES.has(res.status) || !location) break;
+      await res.body?.cancel().catch(() => undefined);
+      if (hop >= MAX_REDIRECTS) throw new WebToolError('too_many_redirects', `web_fetch: ${href} redirected more than ${MAX_REDIRECTS} times`);
+      current = parseHttpUrl(new URL(location, current).href);
+    }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
@@ -180,7 +241,7 @@ export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}
     }
     const bytes = await readCapped(res, opts.maxBytes, href);
     const body = decode(bytes, charsetOf(contentType));
-    const finalUrl = res.url || href;
+    const finalUrl = current.href;
     const isHtml = HTML_MIMES.has(mime);
     const title = isHtml ? extractTitle(body) : '';
     const full = isHtml ? htmlToReadableText(body) : body.trim();
@@ -242,22 +303,28 @@ export async function webFetch(rawParams: unknown, options: WebFetchOptions = {}
 /**
  * Tool-activity adapter. Rows travel in `meta.source_rows` for the sources pool (which
  * assigns SIDs); retryable failures are rethrown so the activity retry policy applies,
- * others become a failed observation the model sees.
+ * others become a failed observation the model sees. Without explicit options,
+ * `DREACT_WEB_ALLOW_PRIVATE=1` allows non-public addresses (local development).
  */
-export const webFetchImpl: ToolImpl = {
-  id: 'web_fetch',
-  async run(params, ctx) {
-    try {
-      const res = await webFetch(params, { signal: ctx.signal });
-      return {
-        ok: true,
-        text: JSON.stringify({ status: 'fetched', pages: res.rows.map((r) => ({ url: r.url, title: r.title, content: r.content })), errors: res.errors }),
-        mime: 'application/json',
-        meta: { source_rows: res.rows, errors: res.errors },
-      };
-    } catch (err) {
-      if (err instanceof WebToolError && !err.retryable) return { ok: false, text: err.message, meta: { code: err.code } };
-      throw err;
-    }
-  },
-};
+export function createWebFetchImpl(options?: Omit<WebFetchOptions, 'signal'>): ToolImpl {
+  return {
+    id: 'web_fetch',
+    async run(params, ctx) {
+      const opts: WebFetchOptions = { allowPrivateNetwork: process.env.DREACT_WEB_ALLOW_PRIVATE === '1', ...options, signal: ctx.signal };
+      try {
+        const res = await webFetch(params, opts);
+        return {
+          ok: true,
+          text: JSON.stringify({ status: 'fetched', pages: res.rows.map((r) => ({ url: r.url, title: r.title, content: r.content })), errors: res.errors }),
+          mime: 'application/json',
+          meta: { source_rows: res.rows, errors: res.errors },
+        };
+      } catch (err) {
+        if (err instanceof WebToolError && !err.retryable) return { ok: false, text: err.message, meta: { code: err.code } };
+        throw err;
+      }
+    },
+  };
+}
+
+export const webFetchImpl: ToolImpl = createWebFetchImpl();

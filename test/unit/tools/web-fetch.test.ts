@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extractTitle, fetchWebPage, htmlToReadableText, webFetch, webFetchImpl, WebToolError } from '../../../activities/tools/web-fetch';
+import { createWebFetchImpl, extractTitle, fetchWebPage, htmlToReadableText, isNonPublicAddress, webFetch, webFetchImpl, WebToolError } from '../../../activities/tools/web-fetch';
 import type { ToolContext } from '../../../activities/tools/types';
 import { WebSourceRowSchema } from '../../../core/tools';
 
@@ -15,6 +15,7 @@ const PAGE = `<!doctype html><html><head><title>Durable &amp; Reliable Agents</t
 <ul><li>first point</li><li>second point</li></ul></main>
 <footer>footer text</footer></body></html>`;
 
+const LOCAL = { allowPrivateNetwork: true };
 let server: Server;
 let base = '';
 
@@ -26,6 +27,9 @@ before(async () => {
       res.end(PAGE);
     } else if (url === '/redirect') {
       res.writeHead(302, { location: '/page' });
+      res.end();
+    } else if (url === '/loop') {
+      res.writeHead(307, { location: '/loop' });
       res.end();
     } else if (url === '/plain') {
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -80,7 +84,7 @@ async function rejects(p: Promise<unknown>, code: string, re: RegExp, retryable 
 }
 
 test('fetches HTML and returns a readable source row', async () => {
-  const row = await fetchWebPage(`${base}/page`);
+  const row = await fetchWebPage(`${base}/page`, LOCAL);
   assert.deepEqual(WebSourceRowSchema.parse(row), row);
   assert.equal(row.url, `${base}/page`);
   assert.equal(row.title, 'Durable & Reliable Agents');
@@ -98,19 +102,19 @@ test('fetches HTML and returns a readable source row', async () => {
 });
 
 test('follows redirects and reports the final URL', async () => {
-  const row = await fetchWebPage(`${base}/redirect`);
+  const row = await fetchWebPage(`${base}/redirect`, LOCAL);
   assert.equal(row.url, `${base}/page`);
 });
 
 test('plain text is kept as is; title falls back to the URL', async () => {
-  const row = await fetchWebPage(`${base}/plain`);
+  const row = await fetchWebPage(`${base}/plain`, LOCAL);
   assert.equal(row.content, 'just text\nsecond line');
   assert.equal(row.title, `${base}/plain`);
   assert.equal(row.mime, 'text/plain');
 });
 
 test('decodes the declared charset', async () => {
-  const row = await fetchWebPage(`${base}/latin1`);
+  const row = await fetchWebPage(`${base}/latin1`, LOCAL);
   assert.equal(row.title, 'Café');
   assert.match(row.content, /crème/);
 });
@@ -118,24 +122,24 @@ test('decodes the declared charset', async () => {
 test('clear errors: bad URL, non-2xx, non-text, too large, timeout, network', async () => {
   await rejects(fetchWebPage('not a url'), 'bad_url', /not a valid URL/);
   await rejects(fetchWebPage('ftp://example.com/file'), 'bad_url', /only http and https/);
-  await rejects(fetchWebPage(`${base}/missing`), 'http_status', /answered HTTP 404/);
-  await rejects(fetchWebPage(`${base}/boom`), 'http_status', /HTTP 503/, true);
-  await rejects(fetchWebPage(`${base}/image`), 'unsupported_content_type', /image\/png, which is not text/);
-  await rejects(fetchWebPage(`${base}/big-declared`, { maxBytes: 5000 }), 'too_large', /too large \(10000 bytes; the limit is 5000 bytes\)/);
-  await rejects(fetchWebPage(`${base}/big-chunked`, { maxBytes: 5000 }), 'too_large', /too large \(more than 5000 bytes/);
-  await rejects(fetchWebPage(`${base}/slow`, { timeoutMs: 100 }), 'timeout', /did not answer within 100 ms/, true);
-  await rejects(fetchWebPage('http://127.0.0.1:1/x'), 'network', /could not fetch/, true);
+  await rejects(fetchWebPage(`${base}/missing`, LOCAL), 'http_status', /answered HTTP 404/);
+  await rejects(fetchWebPage(`${base}/boom`, LOCAL), 'http_status', /HTTP 503/, true);
+  await rejects(fetchWebPage(`${base}/image`, LOCAL), 'unsupported_content_type', /image\/png, which is not text/);
+  await rejects(fetchWebPage(`${base}/big-declared`, { ...LOCAL, maxBytes: 5000 }), 'too_large', /too large \(10000 bytes; the limit is 5000 bytes\)/);
+  await rejects(fetchWebPage(`${base}/big-chunked`, { ...LOCAL, maxBytes: 5000 }), 'too_large', /too large \(more than 5000 bytes/);
+  await rejects(fetchWebPage(`${base}/slow`, { ...LOCAL, timeoutMs: 100 }), 'timeout', /did not answer within 100 ms/, true);
+  await rejects(fetchWebPage('http://127.0.0.1:1/x', LOCAL), 'network', /could not fetch/, true);
 });
 
 test('webFetch validates params, caps content and collects per-URL errors', async () => {
-  const res = await webFetch({ urls: [`${base}/page`, `${base}/missing`], max_chars: 200 });
+  const res = await webFetch({ urls: [`${base}/page`, `${base}/missing`], max_chars: 200 }, LOCAL);
   assert.equal(res.rows.length, 1);
   assert.ok(res.rows[0]!.content.length <= 200 + '\n[…truncated]'.length);
   assert.deepEqual(res.errors.map((e) => e.code), ['http_status']);
-  await rejects(webFetch({ urls: [] }), 'bad_input', /invalid params: urls/);
-  await rejects(webFetch({ url: `${base}/page` }), 'bad_input', /invalid params/);
-  await rejects(webFetch({ urls: [`${base}/missing`] }), 'http_status', /HTTP 404/);
-  await rejects(webFetch({ urls: [`${base}/missing`, `${base}/image`] }), 'unsupported_content_type', /every URL failed/);
+  await rejects(webFetch({ urls: [] }, LOCAL), 'bad_input', /invalid params: urls/);
+  await rejects(webFetch({ url: `${base}/page` }, LOCAL), 'bad_input', /invalid params/);
+  await rejects(webFetch({ urls: [`${base}/missing`] }, LOCAL), 'http_status', /HTTP 404/);
+  await rejects(webFetch({ urls: [`${base}/missing`, `${base}/image`] }, LOCAL), 'unsupported_content_type', /every URL failed/);
 });
 
 test('html helpers', () => {
@@ -147,13 +151,40 @@ test('html helpers', () => {
 
 test('webFetchImpl: rows in meta.source_rows; non-retryable errors become failed observations', async () => {
   const ctx = { signal: new AbortController().signal } as unknown as ToolContext;
-  const ok = await webFetchImpl.run({ urls: [`${base}/page`] }, ctx);
+  const impl = createWebFetchImpl(LOCAL);
+  const ok = await impl.run({ urls: [`${base}/page`] }, ctx);
   assert.equal(ok.ok, true);
   const rows = ok.meta?.source_rows as Array<{ title: string }>;
   assert.equal(rows[0]?.title, 'Durable & Reliable Agents');
   assert.match(JSON.parse(ok.text).pages[0].content, /Timeline-native agents/);
-  const bad = await webFetchImpl.run({ urls: [`${base}/missing`] }, ctx);
+  const bad = await impl.run({ urls: [`${base}/missing`] }, ctx);
   assert.deepEqual([bad.ok, bad.meta?.code], [false, 'http_status']);
   assert.match(bad.text, /HTTP 404/);
-  await assert.rejects(webFetchImpl.run({ urls: [`${base}/boom`] }, ctx), (err: unknown) => err instanceof WebToolError && err.retryable);
+  await assert.rejects(impl.run({ urls: [`${base}/boom`] }, ctx), (err: unknown) => err instanceof WebToolError && err.retryable);
+});
+
+test('non-public addresses are blocked by default, including via redirects', async () => {
+  await rejects(fetchWebPage(`${base}/page`), 'blocked_address', /resolves to a non-public address \(127\.0\.0\.1\)/);
+  await rejects(fetchWebPage('http://localhost:9/x'), 'blocked_address', /non-public address/);
+  await rejects(fetchWebPage('http://169.254.169.254/latest/meta-data'), 'blocked_address', /169\.254\.169\.254/);
+  await rejects(fetchWebPage('http://[::1]:9/x'), 'blocked_address', /::1/);
+  const ctx = { signal: new AbortController().signal } as unknown as ToolContext;
+  const saved = process.env.DREACT_WEB_ALLOW_PRIVATE;
+  delete process.env.DREACT_WEB_ALLOW_PRIVATE;
+  try {
+    const obs = await webFetchImpl.run({ urls: [`${base}/page`] }, ctx);
+    assert.deepEqual([obs.ok, obs.meta?.code], [false, 'blocked_address']);
+  } finally {
+    if (saved !== undefined) process.env.DREACT_WEB_ALLOW_PRIVATE = saved;
+  }
+  for (const ip of ['10.1.2.3', '172.20.0.1', '192.168.1.1', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', 'not-an-ip']) {
+    assert.equal(isNonPublicAddress(ip), true, ip);
+  }
+  for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8']) {
+    assert.equal(isNonPublicAddress(ip), false, ip);
+  }
+});
+
+test('redirect loops stop with too_many_redirects', async () => {
+  await rejects(fetchWebPage(`${base}/loop`, LOCAL), 'too_many_redirects', /redirected more than 5 times/);
 });
