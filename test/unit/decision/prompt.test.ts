@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildDecisionSystemPrompt, DECISION_CHANNEL, ReactDecisionOutV2Schema } from '../../../core/decision';
+import { buildDecisionSystemPrompt, DECISION_CHANNEL, interpretDecision, ReactDecisionOutV2Schema } from '../../../core/decision';
 import { createToolRegistry } from '../../../core/tools';
 
 test('system prompt is byte-identical across calls, registries and turns', () => {
@@ -72,4 +72,16 @@ test('the canonical decision schema accepts the three documented shapes', () => 
   assert.ok(ReactDecisionOutV2Schema.safeParse({ action: 'complete', notes: '', final_answer: 'a', suggested_followups: ['b'] }).success);
   assert.ok(ReactDecisionOutV2Schema.safeParse({ action: 'exit', notes: '' }).success);
   assert.ok(!ReactDecisionOutV2Schema.safeParse({ action: 'answer', notes: '' }).success);
+});
+
+test('the example responses in the prompt are themselves valid decisions', () => {
+  const reg = createToolRegistry();
+  const p = buildDecisionSystemPrompt(reg);
+  const toolRound = p.split('Example of a tool round:\n\n')[1]!.split('\n\nExample of a final round:')[0]!;
+  const finalRound = p.split('Example of a final round:\n\n')[1]!.split('\n\n#')[0]!;
+  const a = interpretDecision(toolRound.replace('"…"', '"durable agents"'), reg);
+  assert.ok(a.ok && a.actions[0]?.action === 'call_tool', JSON.stringify(a));
+  const b = interpretDecision(finalRound, reg);
+  assert.ok(b.ok && b.actions[0]?.action === 'complete', JSON.stringify(b));
+  if (b.ok) assert.equal(b.answer, 'The answer, citing [[S:1]].');
 });
