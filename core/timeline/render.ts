@@ -244,7 +244,8 @@ function project(
     const current = src.turn_id === currentTurnId;
     const b = displayed(src, current, trunc, prev);
     const binary = binaryOf(b);
-    let text = blockText(b);
+    // hidden blocks show their replacement as is (it already names the path to react.read)
+    let text = isHidden(src) ? (b.text ?? '') : blockText(b);
     if (b.base64 !== undefined && !binary) text += `\n[${b.mime} payload (${b.base64.length} base64 chars) cannot be shown; ${recoveryHandle(b.path)}]`;
     // Blocks that render to nothing are dropped, except current-turn round starts (they carry the frame).
     if (!text && !binary && !(current && b.type === 'react.round.start')) continue;
