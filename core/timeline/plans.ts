@@ -34,6 +34,8 @@ export const PlanSnapshotSchema = z.object({
   superseded_ts: optionalText,
   superseded_turn_id: optionalText,
   superseded_by_plan_id: optionalText,
+  /** Revision within the lineage (1 for a new plan, +1 per snapshot); names the block id. */
+  rev: z.number().int().nonnegative().default(0),
 });
 export type PlanSnapshot = z.infer<typeof PlanSnapshotSchema>;
 
@@ -193,8 +195,6 @@ export interface PlanCommandContext {
   ts: string;
   /** Random part of a new plan id: 8 lower-case hex chars, supplied by the caller. */
   newId: string;
-  /** Discriminator for block ids (e.g. the tool call id); defaults to `ts`. */
-  key?: string;
 }
 
 export type PlanErrorCode = 'missing_steps' | 'too_many_steps' | 'missing_plan_id' | 'unknown_plan' | 'plan_not_open' | 'no_current_plan';
@@ -211,7 +211,8 @@ export function newPlanId(turnId: string, random8hex: string): string {
 }
 
 /** The `react.plan` block holding one snapshot. */
-export function planSnapshotBlock(snapshot: PlanSnapshot, turnId: string, ts: string, key: string): Block {
+export function planSnapshotBlock(snapshot: PlanSnapshot, turnId: string, ts: string): Block {
+  const text = JSON.stringify(PlanSnapshotSchema.parse(snapshot));
   return makeBlock({
     type: 'react.plan',
     author: 'react',
@@ -219,9 +220,10 @@ export function planSnapshotBlock(snapshot: PlanSnapshot, turnId: string, ts: st
     ts,
     mime: 'application/json',
     path: paths.plan(turnId, snapshot.plan_id),
-    text: JSON.stringify(PlanSnapshotSchema.parse(snapshot)),
+    text,
     meta: { plan_id: snapshot.plan_id },
-    key: `${snapshot.plan_id}@${key}`,
+    // One id per lineage revision: distinct for successive snapshots, equal on retries.
+    key: `${snapshot.plan_id}@${snapshot.rev}`,
   });
 }
 
@@ -240,15 +242,14 @@ function cleanSteps(steps: string[] | undefined): string[] | PlanErrorCode {
 export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ctx: PlanCommandContext): PlanCommandResult {
   const cmd = PlanCommandSchema.parse(command);
   const { mode } = cmd;
-  const key = ctx.key ?? ctx.ts;
   const fail = (code: PlanErrorCode, message: string): PlanCommandResult => ({ ok: false, mode, code, message, blocks: [], snapshots: state });
   const byId = new Map(state.map((s) => [s.plan_id, s]));
   const current = currentOpenPlan(state);
   const updated: PlanSnapshot[] = [];
-  const touch = (s: PlanSnapshot): PlanSnapshot => ({ ...s, last_ts: ctx.ts, last_turn_id: ctx.turnId });
+  const touch = (s: PlanSnapshot): PlanSnapshot => ({ ...s, last_ts: ctx.ts, last_turn_id: ctx.turnId, rev: s.rev + 1 });
   const demoteCurrent = (exceptId?: string) => {
     for (const s of state) {
-      if (s.current && isPlanOpen(s) && s.plan_id !== exceptId) updated.push({ ...s, current: false });
+      if (s.current && isPlanOpen(s) && s.plan_id !== exceptId) updated.push({ ...s, current: false, rev: s.rev + 1 });
     }
   };
   const target = (required: boolean): PlanSnapshot | PlanCommandResult => {
@@ -264,7 +265,7 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
     const plan_id = newPlanId(ctx.turnId, ctx.newId);
     if (byId.has(plan_id)) throw new Error(`plan id collision: ${plan_id} already exists`);
     return {
-      plan_id, steps, status: {}, current: true,
+      plan_id, steps, status: {}, current: true, rev: 1,
       created_ts: ctx.ts, last_ts: ctx.ts, origin_turn_id: ctx.turnId, last_turn_id: ctx.turnId,
     };
   };
@@ -320,7 +321,7 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
       break;
     }
   }
-  const blocks = updated.map((s) => planSnapshotBlock(s, ctx.turnId, ctx.ts, key));
+  const blocks = updated.map((s) => planSnapshotBlock(s, ctx.turnId, ctx.ts));
   return { ok: true, mode, plan_id: planId, message, blocks, snapshots: mergeSnapshots(state, updated) };
 }
 
@@ -346,7 +347,7 @@ export interface PlanAck {
 }
 
 const MARKER_STATUS: Record<string, PlanStepStatus> = { '✓': 'done', '✗': 'failed', '…': 'in_progress', '□': 'pending' };
-const ACK_RE = /^\s*(✓|✗|…|□)\s*(?:\[(\d+)\]|(\d+))[.:]?(?=\s|$)/u;
+const ACK_RE = /^\s*(✓|✗|…|□)\s*(?:\[(\d+)\][.:]?|(\d+)[.:]?(?=\s|$))/u;
 
 /** Ack lines: lines that start with ✓ ✗ … □ followed by `[n]` or `n` (optionally `.` or `:`). */
 export function parseAckLines(notes: string): PlanAck[] {
@@ -391,7 +392,7 @@ export function applyAcks(notes: string, snapshots: PlanSnapshot[], ctx: PlanAck
   const status = { ...plan.status };
   for (const a of applied) status[String(a.n)] = a.status;
   const merged: PlanSnapshot = {
-    ...plan, status, last_ts: ctx.ts, last_turn_id: ctx.turnId, last_ack_ts: ctx.ts, last_ack_turn_id: ctx.turnId,
+    ...plan, status, last_ts: ctx.ts, last_turn_id: ctx.turnId, last_ack_ts: ctx.ts, last_ack_turn_id: ctx.turnId, rev: plan.rev + 1,
   };
   const ackPath = paths.planAck(ctx.turnId, ctx.iter);
   const blocks = applied.map((a, i) =>
@@ -406,6 +407,6 @@ export function applyAcks(notes: string, snapshots: PlanSnapshot[], ctx: PlanAck
       key: `${ctx.iter}.${i + 1}`,
     }),
   );
-  blocks.push(planSnapshotBlock(merged, ctx.turnId, ctx.ts, `ack.${ctx.iter}`));
+  blocks.push(planSnapshotBlock(merged, ctx.turnId, ctx.ts));
   return { plan_id: plan.plan_id, applied, ignored, blocks, snapshots: mergeSnapshots(snapshots, [merged]) };
 }

@@ -33,6 +33,7 @@ const ACK_CASES: Array<[string, Array<[string, number]>]> = [
   ['□ [5] back to pending', [['pending', 5]]],
   ['   ✓ [1] indented', [['done', 1]]],
   ['✓ [12]', [['done', 12]]],
+  ['✓ [3]done tight bracket', [['done', 3]]],
   ['✓ 3', [['done', 3]]],
   ['text before ✓ [1] is not an ack', []],
   ['- ✓ [1] bullets are not acks', []],
@@ -197,6 +198,18 @@ test('lifecycle across turns: new, acks, new (demotes), activate, replace, close
     assert.equal(found.source === 'timeline' && found.blocks.length, 1);
     assert.deepEqual(found.source === 'timeline' && parsePlanBlock(found.blocks[0]!), tl.get(id));
   }
+  // two commands at the same ts without a key still get distinct block ids
+  const same = new Timeline();
+  const x = same.cmd({ mode: 'new', steps: ['x'] }, 'turn_9', ts(50), '11111111').plan_id;
+  const y = same.cmd({ mode: 'new', steps: ['y'] }, 'turn_9', ts(50), '22222222').plan_id;
+  same.cmd({ mode: 'activate', plan_id: x }, 'turn_9', ts(50));
+  same.cmd({ mode: 'activate', plan_id: y }, 'turn_9', ts(50));
+  assert.equal(new Set(same.blocks.map((q) => q.id)).size, same.blocks.length);
+  assert.equal(currentOpenPlan(same.plans)?.plan_id, y);
+  // retries with the same inputs give the same ids (idempotent appends)
+  const retry1 = applyPlanCommand([], { mode: 'new', steps: ['a'] }, { turnId: 'turn_9', ts: ts(1), newId: '33333333' });
+  const retry2 = applyPlanCommand([], { mode: 'new', steps: ['a'] }, { turnId: 'turn_9', ts: ts(1), newId: '33333333' });
+  assert.deepEqual(retry1.blocks, retry2.blocks);
   // every block id is unique (idempotent appends never collide)
   assert.equal(new Set(tl.blocks.map((x) => x.id)).size, tl.blocks.length);
 });
@@ -246,6 +259,7 @@ function snap(id: string, lastMin: number, extra: Partial<PlanSnapshot> = {}): P
     last_ts: ts(lastMin),
     origin_turn_id: 'turn_1',
     last_turn_id: 'turn_2',
+    rev: 1,
     ...extra,
   };
 }
