@@ -17,31 +17,29 @@ export const MAX_RANGE_SPAN = 1000;
 const DASH_RE = /[–—−]/g;
 
 /** "1, 3-5" → [1,3,4,5]. Reversed ranges are swapped, malformed parts dropped, duplicates removed (first wins). */
+const SINGLE_RE = /^\s*(\d+)\s*$/;
+const RANGE_RE = /^(\d+)\s*-\s*(\d+)$/;
+
 export function parseSidList(body: string): number[] {
-  const out: number[] = [];
+  const one = SINGLE_RE.exec(body);
+  if (one) return [Number(one[1])];
   const seen = new Set<number>();
-  const add = (n: number): void => {
-    if (!seen.has(n)) {
-      seen.add(n);
-      out.push(n);
-    }
-  };
   for (const rawPart of body.replace(DASH_RE, '-').split(',')) {
     const part = rawPart.trim();
-    const single = /^(\d+)$/.exec(part);
+    const single = SINGLE_RE.exec(part);
     if (single) {
-      add(Number(single[1]));
+      seen.add(Number(single[1]));
       continue;
     }
-    const range = /^(\d+)\s*-\s*(\d+)$/.exec(part);
+    const range = RANGE_RE.exec(part);
     if (!range) continue;
     let a = Number(range[1]);
     let b = Number(range[2]);
     if (a > b) [a, b] = [b, a];
     if (b - a > MAX_RANGE_SPAN) continue;
-    for (let n = a; n <= b; n++) add(n);
+    for (let n = a; n <= b; n++) seen.add(n);
   }
-  return out;
+  return [...seen];
 }
 
 function isBodyChar(c: string): boolean {
@@ -103,26 +101,44 @@ function label(src: SourceRef): string {
   return t ? t : (src.url?.trim() ?? `S:${src.sid}`) || `S:${src.sid}`;
 }
 
+export type SourceIndex = ReadonlyMap<number, SourceRef>;
+
+/** SID → source; the first row with a SID wins. */
+export function sourceIndex(sources: readonly SourceRef[] | SourceIndex): SourceIndex {
+  if (sources instanceof Map) return sources;
+  const idx = new Map<number, SourceRef>();
+  for (const s of sources as readonly SourceRef[]) if (!idx.has(s.sid)) idx.set(s.sid, s);
+  return idx;
+}
+
 /** A renderer bound to a source list: returns the replacement and records resolved SIDs. */
 export class CitationRenderer {
-  private readonly bySid = new Map<number, SourceRef>();
   readonly used = new Set<number>();
   readonly cited = new Set<number>();
 
+  private readonly bySid: ReadonlyMap<number, SourceRef>;
+
   constructor(
-    sources: readonly SourceRef[],
+    sources: readonly SourceRef[] | SourceIndex,
     private readonly format: CitationFormat,
   ) {
-    for (const s of sources) if (!this.bySid.has(s.sid)) this.bySid.set(s.sid, s);
+    this.bySid = sourceIndex(sources);
   }
 
+  private readonly memo = new Map<string, { text: string; sids: number[]; known: number[] }>();
+
   render(token: string): string {
-    const sids = tokenSids(token);
-    for (const sid of sids) this.cited.add(sid);
-    const known = sids.filter((sid) => this.bySid.has(sid));
-    if (known.length === 0) return token;
-    for (const sid of known) this.used.add(sid);
-    return this.format === 'html' ? this.html(sids) : this.markdown(sids);
+    let m = this.memo.get(token);
+    if (!m) {
+      const sids = tokenSids(token);
+      const known = sids.filter((sid) => this.bySid.has(sid));
+      const text = known.length === 0 ? token : this.format === 'html' ? this.html(sids) : this.markdown(sids);
+      m = { text, sids, known };
+      if (this.memo.size < 4096) this.memo.set(token, m);
+    }
+    for (const sid of m.sids) this.cited.add(sid);
+    for (const sid of m.known) this.used.add(sid);
+    return m.text;
   }
 
   private markdown(sids: number[]): string {
@@ -159,7 +175,7 @@ const sortNum = (xs: Iterable<number>): number[] => [...xs].sort((a, b) => a - b
 /** Replace every token of a complete text. `used` = sorted resolved SIDs. */
 export function replaceCitations(
   text: string,
-  sources: SourceRef[],
+  sources: readonly SourceRef[] | SourceIndex,
   format: CitationFormat,
 ): { text: string; used: number[]; cited: number[] } {
   const r = new CitationRenderer(sources, format);
@@ -176,7 +192,7 @@ export class CitationStream {
   private readonly renderer: CitationRenderer;
   private readonly stream: TokenStream;
 
-  constructor(sources: SourceRef[], format: CitationFormat) {
+  constructor(sources: readonly SourceRef[] | SourceIndex, format: CitationFormat) {
     this.renderer = new CitationRenderer(sources, format);
     this.stream = new TokenStream(citationRule(this.renderer), true);
   }

@@ -14,6 +14,8 @@ export type CompositeOut =
 
 type Phase = 'start' | 'key' | 'keystr' | 'colon' | 'value' | 'vstr' | 'vnest' | 'vprim' | 'done' | 'off';
 
+const STRING_STOP = /["\\]/g;
+
 const isWs = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
 function decodeStringPiece(raw: string): string {
@@ -117,9 +119,18 @@ export class CompositeJsonStreamer {
           i++;
           break;
         case 'vstr':
+          if (!this.escape) {
+            STRING_STOP.lastIndex = i;
+            const m = STRING_STOP.exec(b);
+            if (!m) {
+              i = n;
+              break;
+            }
+            i = m.index;
+          }
           if (this.escape) this.escape = false;
-          else if (c === 92) this.escape = true;
-          else if (c === 34) {
+          else if (b.charCodeAt(i) === 92) this.escape = true;
+          else {
             this.emitPiece(i, out);
             this.complete(i + 1, out);
           }

@@ -3,11 +3,11 @@
  * (`[[USAGE:…]]` stripping, citation replacement, surrogate-pair hold-back) and the composite
  * JSON streamer, and produces the instance summary on close.
  */
-import { CitationStream, replaceCitations } from './citations';
+import { CitationStream, replaceCitations, type SourceIndex } from './citations';
 import { CompositeJsonStreamer, type CompositeOut } from './composite';
 import { parseJsonInstance, stripFence } from './json';
 import { TokenStream, USAGE_RULE } from './tokens';
-import type { ChannelParserOptions, ChannelSpec, ClosedBy, InstanceDone, SourceRef } from './types';
+import type { ChannelParserOptions, ChannelSpec, ClosedBy, InstanceDone } from './types';
 
 interface Stage {
   push(text: string): string;
@@ -25,6 +25,8 @@ export interface InstanceRecord {
   closedBy?: ClosedBy;
 }
 
+const NOTHING: { text: string; attrs: CompositeOut[] } = Object.freeze({ text: '', attrs: [] as CompositeOut[] });
+
 export class ChannelInstance {
   private readonly rawParts: string[] = [];
   private pending = '';
@@ -37,13 +39,14 @@ export class ChannelInstance {
     readonly spec: ChannelSpec,
     readonly number: number,
     private readonly options: ChannelParserOptions,
+    private readonly sources: SourceIndex,
   ) {
     const f = spec.format;
     const prose = f === 'markdown' || f === 'text' || f === 'html';
     if (prose && options.stripUsage) this.stages.push(new TokenStream(USAGE_RULE, true));
     if (prose && spec.citations) {
       const fmt = f === 'html' ? 'html' : (options.citationFormat ?? 'markdown');
-      this.stages.push(new CitationStream(options.sources ?? [], fmt));
+      this.stages.push(new CitationStream(sources, fmt));
     }
     if (f === 'json' && spec.composite) this.composite = new CompositeJsonStreamer();
   }
@@ -56,6 +59,7 @@ export class ChannelInstance {
 
   /** Text ready to emit now (all of it when `final`), and composite outputs produced since the last drain. */
   drain(final: boolean): { text: string; attrs: CompositeOut[] } {
+    if (!final && this.pending === '' && this.attrs.length === 0) return NOTHING;
     let text = this.pending;
     this.pending = '';
     for (const s of this.stages) text = final ? s.push(text) + s.flush() : s.push(text);
@@ -81,7 +85,7 @@ export class ChannelInstance {
 
   /** Summary of the content so far (parsing json, collecting citations). */
   record(closedBy?: ClosedBy): InstanceRecord {
-    return summarise(this.spec, this.raw, this.options.sources ?? [], closedBy);
+    return summarise(this.spec, this.raw, this.sources, closedBy);
   }
 
   done(rec: InstanceRecord, closedBy: ClosedBy): InstanceDone {
@@ -92,7 +96,7 @@ export class ChannelInstance {
   }
 }
 
-export function summarise(spec: ChannelSpec, raw: string, sources: readonly SourceRef[], closedBy?: ClosedBy): InstanceRecord {
+export function summarise(spec: ChannelSpec, raw: string, sources: SourceIndex, closedBy?: ClosedBy): InstanceRecord {
   const json = spec.format === 'json';
   const rec: InstanceRecord = { raw, text: json ? stripFence(raw) : raw, used: [], cited: [] };
   if (closedBy) rec.closedBy = closedBy;
@@ -102,7 +106,7 @@ export function summarise(spec: ChannelSpec, raw: string, sources: readonly Sour
     else rec.error = p.error;
   }
   if (spec.format !== 'code' && (raw.includes('[') || raw.includes('［'))) {
-    const r = replaceCitations(raw, [...sources], 'markdown');
+    const r = replaceCitations(raw, sources, 'markdown');
     rec.used = r.used;
     rec.cited = r.cited;
   }

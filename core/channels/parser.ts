@@ -15,7 +15,8 @@
  * - All decisions depend on the characters only, so any chunking yields the same results and the
  *   same concatenated deltas.
  */
-import { ChannelInstance, summarise, type InstanceRecord } from './instance';
+import { sourceIndex, type SourceIndex } from './citations';
+import { ChannelInstance, type InstanceRecord } from './instance';
 import { scannerFor, RawScanner, type ContentScanner } from './scanners';
 import { ChannelSubscribers, errorText, isThenable } from './subscribers';
 import { matchTag } from './tags';
@@ -62,6 +63,7 @@ export class ChannelStreamParser {
   private readonly specs: Map<string, ChannelSpec>;
   private readonly options: ChannelParserOptions;
   private readonly subscribers: ChannelSubscribers;
+  private readonly sources: SourceIndex;
   private buf = '';
   private ended = false;
   private mode: Mode = { kind: 'outside' };
@@ -80,6 +82,7 @@ export class ChannelStreamParser {
     this.options = options;
     this.specs = validateSpecs(specs, options.ignoreCase ?? false);
     this.subscribers = subscribers ?? new ChannelSubscribers();
+    this.sources = sourceIndex(options.sources ?? []);
     for (const s of specs) this.records.set(s.name, []);
   }
 
@@ -184,7 +187,7 @@ export class ChannelStreamParser {
     this.recognised = true;
     const recs = this.records.get(spec.name)!;
     const number = recs.length;
-    const inst = new ChannelInstance(spec, number, this.options);
+    const inst = new ChannelInstance(spec, number, this.options, this.sources);
     this.mode = { kind: 'channel', inst };
     this.scanner = scannerFor(spec.format);
     this.orderList.push({ channel: spec.name, instance: number });
@@ -307,4 +310,3 @@ export function parseChannels(
   return { events, results: p.results(), preamble: p.preamble, order: [...p.order] };
 }
 
-export { summarise };

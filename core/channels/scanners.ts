@@ -29,6 +29,18 @@ export interface ContentScanner {
 const BT = 96; // `
 const LT = 60; // <
 
+/** Index of the next match of a global regex at or after `from`, or `n` when none. */
+function skipTo(re: RegExp, text: string, from: number): number {
+  re.lastIndex = from;
+  const m = re.exec(text);
+  return m ? m.index : text.length;
+}
+
+const MD_NORMAL = /[<\\`]/g;
+const MD_CODE = /[`\n]/g;
+const JSON_STRING = /["\\]/g;
+const JSON_OUTSIDE = /[<"`{}[\]]/g;
+
 /** Length of the backtick run at `i`, or -1 when it reaches the end of a non-final text. */
 function runLength(text: string, i: number, final: boolean): number {
   let j = i;
@@ -52,6 +64,8 @@ export class MarkdownScanner implements ContentScanner {
     let i = start;
     const n = text.length;
     while (i < n) {
+      i = skipTo(this.open === 0 ? MD_NORMAL : MD_CODE, text, i);
+      if (i >= n) break;
       const c = text.charCodeAt(i);
       if (this.open === 0) {
         if (c === LT) return { stop: i, reason: 'tag' };
@@ -104,6 +118,13 @@ export class JsonScanner implements ContentScanner {
     let i = start;
     const n = text.length;
     while (i < n) {
+      if (this.inString && !this.escape) {
+        i = skipTo(JSON_STRING, text, i);
+        if (i >= n) break;
+      } else if (!this.inString && this.started) {
+        i = skipTo(JSON_OUTSIDE, text, i);
+        if (i >= n) break;
+      }
       const c = text.charCodeAt(i);
       if (this.inString) {
         if (this.escape) this.escape = false;

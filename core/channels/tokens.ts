@@ -52,11 +52,12 @@ export class TokenStream {
 
   private drain(final: boolean): string {
     const text = this.pending;
-    const { triggers } = this.rule;
+    if (text === '') return '';
+    const finder = new TriggerFinder(text, this.rule.triggers);
     let out = '';
     let i = 0;
     while (i < text.length) {
-      const j = nextTrigger(text, i, triggers);
+      const j = finder.next(i);
       if (j < 0) {
         out += i === 0 ? text : text.slice(i);
         i = text.length;
@@ -80,15 +81,35 @@ export class TokenStream {
         i += 1;
       }
     }
-    this.pending = text.slice(i);
+    this.pending = i === 0 ? text : text.slice(i);
     return out;
   }
 }
 
-function nextTrigger(text: string, from: number, triggers: string): number {
-  if (triggers.length === 1) return text.indexOf(triggers, from);
-  for (let k = from; k < text.length; k++) if (triggers.includes(text[k]!)) return k;
-  return -1;
+/** Next index of either trigger char (at most two) at or after a position; positions cached, so linear overall. */
+class TriggerFinder {
+  private a = -2;
+  private b = -2;
+  private readonly ta: string;
+  private readonly tb: string;
+
+  constructor(
+    private readonly text: string,
+    triggers: string,
+  ) {
+    if (triggers.length < 1 || triggers.length > 2) throw new Error(`token triggers must be 1 or 2 chars, got ${JSON.stringify(triggers)}`);
+    this.ta = triggers[0]!;
+    this.tb = triggers[1] ?? '';
+    if (!this.tb) this.b = -1;
+  }
+
+  next(from: number): number {
+    if (this.a !== -1 && this.a < from) this.a = this.text.indexOf(this.ta, from);
+    if (this.b !== -1 && this.b < from) this.b = this.text.indexOf(this.tb, from);
+    if (this.a < 0) return this.b;
+    if (this.b < 0) return this.a;
+    return this.a < this.b ? this.a : this.b;
+  }
 }
 
 /** Apply a rule to a complete text (dangling prefixes kept as written). */

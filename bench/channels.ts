@@ -1,0 +1,76 @@
+/** Channel parser throughput (MB/s of UTF-16 input, 1 MB = 2^20 chars). Prints nothing. */
+import { performance } from 'node:perf_hooks';
+import { ChannelStreamParser, CitationStream, type ChannelSpec, type SourceRef } from '../core/channels';
+
+const SPECS: ChannelSpec[] = [
+  { name: 'thinking', format: 'markdown', marker: 'thinking' },
+  { name: 'ReactDecisionOutV2', format: 'json', composite: true },
+  { name: 'code', format: 'code', marker: 'subsystem' },
+  { name: 'answer', format: 'markdown', citations: true },
+  { name: 'followup', format: 'json' },
+];
+
+const SOURCES: SourceRef[] = Array.from({ length: 20 }, (_, i) => ({ sid: i + 1, title: `Source ${i + 1} | t`, url: `https://s${i + 1}.example/p` }));
+
+function protocolRound(i: number): string {
+  const answer = `Paragraph ${i} with a citation [[S:${(i % 20) + 1}]] and \`inline <code>\` and more prose. `.repeat(8);
+  const decision = JSON.stringify({ action: 'complete', notes: `round ${i}`, final_answer: `Answer ${i} <channel:answer> [[S:1,2]] `.repeat(6) });
+  return (
+    `<channel:thinking>Let me think about step ${i}... ${'reasoning '.repeat(30)}</channel:thinking>` +
+    `<channel:ReactDecisionOutV2>\`\`\`json\n${decision}\n\`\`\`</channel:ReactDecisionOutV2>` +
+    `<channel:code>for x in range(${i}):\n    print(f"{x}")  # \`\`\`\n</channel:code>` +
+    `<channel:answer>${answer}\n\`\`\`\nfenced <channel:x>\n\`\`\`\n</channel:answer>` +
+    `<channel:followup>{"followups":["a ${i}","b"]}</channel:followup>`
+  );
+}
+
+function corpus(chars: number): string {
+  const parts: string[] = [];
+  let n = 0;
+  for (let i = 0; n < chars; i++) {
+    const r = protocolRound(i);
+    parts.push(r);
+    n += r.length;
+  }
+  return parts.join('');
+}
+
+function feed(text: string, size: number): void {
+  const p = new ChannelStreamParser(SPECS, { sources: SOURCES, stripUsage: true });
+  for (let i = 0; i < text.length; i += size) p.push(text.slice(i, i + size));
+  p.end();
+  p.results();
+}
+
+function mbps(chars: number, fn: () => void, minMs = 300): number {
+  fn(); // warm-up
+  let runs = 0;
+  const t0 = performance.now();
+  let elapsed = 0;
+  do {
+    fn();
+    runs++;
+    elapsed = performance.now() - t0;
+  } while (elapsed < minMs);
+  return Math.round(((chars * runs) / (1 << 20) / (elapsed / 1000)) * 10) / 10;
+}
+
+export async function benchChannels(): Promise<Record<string, number | string>> {
+  const big = corpus(2 << 20);
+  const small = corpus(128 << 10);
+  const prose = `text [[S:3]] more text [[S:1-4]] and [ brackets ] ${'lorem ipsum '.repeat(10)}`.repeat(2000);
+  return {
+    'channels.corpus_chars': big.length,
+    'channels.parse_whole_MBps': mbps(big.length, () => feed(big, big.length)),
+    'channels.parse_chunk4096_MBps': mbps(big.length, () => feed(big, 4096)),
+    'channels.parse_chunk50_MBps': mbps(big.length, () => feed(big, 50)),
+    'channels.parse_chunk7_MBps': mbps(small.length, () => feed(small, 7)),
+    'channels.parse_chunk1_MBps': mbps(small.length, () => feed(small, 1)),
+    'channels.citations_chunk50_MBps': mbps(prose.length, () => {
+      const s = new CitationStream(SOURCES, 'markdown');
+      for (let i = 0; i < prose.length; i += 50) s.push(prose.slice(i, i + 50));
+      s.flush();
+    }),
+    'channels.unit': 'MB/s of UTF-16 input (1 MB = 2^20 chars), median-free sustained rate over >=300 ms',
+  };
+}
