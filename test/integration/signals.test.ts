@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { loadBlocks } from '../../activities/store/timeline-store';
 import { readEvents } from '../../activities/store/stream-bus';
+import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;
 before(async () => {
@@ -36,6 +37,7 @@ test('a steer during a slow decide round cancels it within the heartbeat timeout
   assert.ok(types.indexOf('user.steer') < types.lastIndexOf('assistant.completion'));
   const steer = blocks.find((b) => b.type === 'user.steer')!;
   assert.match(steer.path ?? '', /^ar:turn_1\.external\.steer\.msg_/);
+  await recordHistory(stack.server.address, result.workflowId, 'turn-steer-finalize');
 });
 
 test('a followup during a turn is folded in at the next decision boundary and grants a reactive iteration', async () => {
@@ -58,6 +60,7 @@ test('a followup during a turn is folded in at the next decision boundary and gr
   assert.ok(followupAt < types.indexOf('assistant.completion'), 'and before the round that answered');
   const inject = (await readEvents(stack.db.pool, conv, 0)).filter((e) => e.kind === 'inject');
   assert.equal(inject.length, 1);
+  await recordHistory(stack.server.address, result.workflowId, 'turn-followup-folded');
 });
 
 test('a followup between turns starts exactly one new turn, even when sent twice', async () => {
@@ -78,6 +81,7 @@ test('a followup between turns starts exactly one new turn, even when sent twice
   assert.equal(view.completedTurns, 2);
   const prompts = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'user.prompt');
   assert.deepEqual(prompts.map((b) => [b.turn_id, b.text]), [['turn_1', 'first'], ['turn_2', 'second question']]);
+  await recordHistory(stack.server.address, `conv/${conv}`, 'conversation-two-turns');
 });
 
 test('bad input gets clear errors and writes nothing', async () => {

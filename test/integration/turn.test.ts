@@ -2,6 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { loadBlocks, getArtifact } from '../../activities/store/timeline-store';
+import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;
 before(async () => {
@@ -41,4 +42,6 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
   assert.equal(payload.version, 1);
   assert.equal(payload.blocks.length, blocks.length);
   assert.deepEqual(payload.turn_ids, ['turn_1']);
+  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds');
+  await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn');
 });

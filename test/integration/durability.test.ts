@@ -1,0 +1,105 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { loadBlocks } from '../../activities/store/timeline-store';
+import type { ToolImpl } from '../../activities/tools/types';
+import { temporal } from '@temporalio/proto';
+
+let stack: TestStack;
+before(async () => {
+  stack = await createTestStack('durable');
+});
+after(async () => stack.teardown());
+
+function spawnWorker(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'workers', 'main.ts')], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, DREACT_DB_SCHEMA: stack.db.schema, DATABASE_URL: stack.db.databaseUrl, DREACT_TASK_QUEUE: stack.taskQueue },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr!.on('data', () => undefined);
+  return child;
+}
+
+test('kill -9 of the worker mid-turn, then restart: the turn completes with no duplicate blocks and the side effect once', async () => {
+  const conv = uniqueId('conv');
+  let worker = spawnWorker();
+  await stack.client.startTurn(conv, 'write then think slowly', {
+    model: {
+      provider: 'scripted',
+      script: {
+        rounds: [
+          callTool('react.write', { path: 'effect.md', channel: 'internal', content: 'side effect', kind: 'file' }),
+          complete('finished after a crash'),
+        ],
+        chunkSize: 2,
+        latencyMs: 40,
+      },
+    },
+  });
+  // Wait until round 1's tool ran and round 2 is streaming, then kill the worker hard.
+  await waitFor('the write tool to finish', async () => (await loadBlocks(stack.db.pool, conv)).some((b) => b.type === 'react.tool.result'), 60_000);
+  await waitFor('round 2 to start streaming', async () => {
+    const r = await stack.db.pool.query(`SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'delta' AND (payload->>'round')::int = 2`, [conv]);
+    return r.rows[0].n > 3;
+  });
+  worker.kill('SIGKILL');
+  await new Promise((r) => worker.once('exit', r));
+  worker = spawnWorker();
+  try {
+    const result = await stack.client.result(conv, 1);
+    assert.equal(result.completionPath, 'complete');
+    assert.equal(result.answer, 'finished after a crash');
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+  }
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  assert.equal(new Set(blocks.map((b) => b.id)).size, blocks.length);
+  assert.equal(blocks.filter((b) => b.type === 'react.tool.call').length, 1);
+  assert.equal(blocks.filter((b) => b.type === 'assistant.completion').length, 1);
+  const files = await stack.db.pool.query(`SELECT content, created_at = updated_at AS untouched FROM artifacts WHERE conversation_id = $1 AND kind = 'file'`, [conv]);
+  assert.equal(files.rowCount, 1);
+  assert.equal(files.rows[0].content, 'side effect');
+  assert.equal(files.rows[0].untouched, true, 'the write ran once');
+  const retries = await stack.db.pool.query(`SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'retry'`, [conv]);
+  assert.ok(retries.rows[0].n >= 1, 'the retried decide attempt published a retry marker');
+});
+
+const blob: ToolImpl = {
+  id: 'test.blob',
+  async run() {
+    return { ok: true, text: 'b'.repeat(1024 * 1024) };
+  },
+};
+
+test('history hygiene: a tool returning 1 MB grows Temporal history by under 4 KB per round', async () => {
+  await stack.startWorker({ extraTools: [blob] });
+  try {
+    const conv = uniqueId('conv');
+    await stack.client.startTurn(conv, 'produce big outputs', {
+      model: { provider: 'scripted', script: { rounds: [callTool('test.blob', {}), callTool('test.blob', {}), callTool('test.blob', {}), complete('ok')] } },
+    });
+    const result = await stack.client.result(conv, 1);
+    assert.equal(result.rounds, 4);
+    const blocks = await loadBlocks(stack.db.pool, conv);
+    assert.equal(blocks.filter((b) => b.type === 'react.tool.result' && (b.text?.length ?? 0) === 1024 * 1024).length, 3, 'full results stored in Postgres');
+
+    const history = await stack.server.env.client.workflow.getHandle(result.workflowId).fetchHistory();
+    // Encoded protobuf size: what the server stores.
+    const sizes = (history.events ?? []).map((e) => temporal.api.history.v1.HistoryEvent.encode(e).finish().length);
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const biggest = Math.max(...sizes);
+    assert.ok(biggest < 4096, `largest history event is ${biggest} bytes`);
+    // Per round: everything between consecutive decide schedules (decide + tool activities).
+    const scheduled = (history.events ?? []).map((e, i) => ({ i, e })).filter(({ e }) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'decide');
+    for (let r = 0; r + 1 < scheduled.length; r++) {
+      const bytes = sizes.slice(scheduled[r]!.i, scheduled[r + 1]!.i).reduce((a, b) => a + b, 0);
+      assert.ok(bytes < 4096, `round ${r + 1} added ${bytes} bytes of history`);
+    }
+    assert.ok(total < 64 * 1024, `whole turn history is ${total} bytes`);
+  } finally {
+    await stack.stopWorker();
+  }
+});
