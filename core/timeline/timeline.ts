@@ -28,8 +28,10 @@ function validate(block: Block, what: string): Block {
   return parsed.data;
 }
 
-function sameBlock(a: Block, b: Block): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** Same block content, ignoring the hidden flag / replacement (a retried append after a hide is still a no-op). */
+function sameContent(a: Block, b: Block): boolean {
+  const strip = ({ hidden: _h, replacement_text: _r, ...rest }: Block) => rest;
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }
 
 export function createTimeline(blocks: readonly Block[] = []): Timeline {
@@ -46,7 +48,7 @@ export function contribute(tl: Timeline, blocks: Block | readonly Block[]): Time
     const b = validate(raw, 'contribute');
     const existing = byId.get(b.id);
     if (existing) {
-      if (!sameBlock(existing, b) && !sameBlock(existing, { ...b, hidden: existing.hidden, replacement_text: existing.replacement_text })) {
+      if (!sameContent(existing, b)) {
         throw new Error(`contribute: block id ${b.id} already holds a different block`);
       }
       continue;

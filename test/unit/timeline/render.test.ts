@@ -227,3 +227,36 @@ test('bad input is rejected with a readable error', () => {
   assert.throws(() => renderTimeline(input([], ''), { now: T0 }), /currentTurnId/);
   assert.throws(() => renderTimeline(input([], 't1'), { now: T0, truncation: { toolResultChars: 0 } }), /toolResultChars/);
 });
+
+test('prompt-cache emulator: every later round of a turn reads the stable prefix from cache', async () => {
+  const { PromptCache } = await import('../../emulator/prompt-cache');
+  let clock = T0;
+  const cache = new PromptCache({ minCacheableTokens: 1, now: () => clock });
+  const cc = { type: 'ephemeral' };
+  const body = (out: RenderOutput) => ({
+    model: 'm',
+    system: out.system.map((s) => ({ type: 'text', text: s.text, ...(s.cache ? { cache_control: cc } : {}) })),
+    messages: out.messages.map((m) => ({
+      role: m.role,
+      content: m.content.map((p) => {
+        const extra = p.cache ? { cache_control: cc } : {};
+        if (p.type === 'text') return { type: 'text', text: p.text, ...extra };
+        if (p.type === 'image') return { type: 'image', source: { type: 'base64', media_type: p.mime, data: p.base64 }, ...extra };
+        throw new Error(`unexpected part ${p.type}`);
+      }),
+    })),
+  });
+  const prior = [...turn('t1', { rounds: 3, final: true, roundStart: true }), ...turn('t2', { rounds: 2, final: true, roundStart: true })];
+  let lastCached = 0;
+  for (let k = 1; k <= 8; k++) {
+    // decision k renders with rounds 1..k-1 complete and round k just started
+    const blocks = [...prior, ...turn('t3', { rounds: k, roundStart: true, openRound: true, resultText: (r) => `result ${r} `.repeat(40) })];
+    clock += 20_000;
+    const acct = cache.account(body(renderTimeline(input(blocks, 't3'), { now: clock })));
+    assert.ok(acct.breakpoints <= 4);
+    // the whole prefix cached by the previous decision (up to its tail checkpoint) is read back
+    if (k > 1) assert.equal(acct.cacheReadTokens, lastCached, `round ${k}`);
+    assert.ok(acct.cacheWriteTokens > 0);
+    lastCached = acct.cacheReadTokens + acct.cacheWriteTokens;
+  }
+});

@@ -11,6 +11,8 @@ test('contribute appends persistent blocks and is idempotent by id', () => {
   assert.equal(tl.blocks.length, t1.length);
   const again = contribute(tl, t1);
   assert.equal(again, tl, 'identical re-contribution is a no-op');
+  const hidden = applyBlockUpdates(tl, [{ blockId: t1[2]!.id, hidden: true, replacement_text: 'R' }]);
+  assert.equal(contribute(hidden, t1[2]!), hidden, 'a retried append after a hide is still a no-op');
   const clash = { ...t1[1]!, text: 'different' };
   assert.throws(() => contribute(tl, clash), /already holds a different block/);
   assert.throws(() => contribute(tl, { ...t1[1]!, id: 'x', type: 'nope' as never }), /contribute: invalid block x/);
