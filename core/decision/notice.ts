@@ -38,8 +38,6 @@ export const NOTICE_CODES = [
   'multi_action_bundle_final_answer_after_non_neutral',
   'multi_action_bundle_non_neutral_after_final_answer',
   'multi_action_bundle_multiple_final_actions',
-  // retry policy
-  'decision_retries_exhausted',
 ] as const;
 export type NoticeCode = (typeof NOTICE_CODES)[number];
 

@@ -154,19 +154,20 @@ export function validateDecisionObject(value: unknown, instance: number, registr
       }),
     );
   }
+  // Order first (a protocol rule streaming recorders rely on), then the values; both reported.
+  const problems: Notice[] = [];
+  const order = registry.get(toolId).paramOrder;
+  const orderNotice = order ? checkParamOrder(toolId, rawParams, order, instance) : undefined;
+  if (orderNotice) problems.push(orderNotice);
   const parsed = registry.parseParams(toolId, rawParams);
   if (!parsed.ok) {
-    return fail(
+    problems.push(
       notice('invalid_params', `${toolId}: invalid params: ${parsed.issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ')}`, {
         instance,
         details: { tool_id: toolId, issues: parsed.issues },
       }),
     );
   }
-  const order = registry.get(toolId).paramOrder;
-  if (order) {
-    const orderNotice = checkParamOrder(toolId, rawParams, order, instance);
-    if (orderNotice) return fail(orderNotice);
-  }
+  if (!parsed.ok || problems.length > 0) return { notices: problems, notes };
   return { decision: { action, notes, instance, tool_call: { tool_id: toolId, params: parsed.params } }, notices: [], notes };
 }

@@ -25,7 +25,6 @@ const CASES: Array<[string[], NoticeCode | null]> = [
 
 for (const [keys, code] of CASES) {
   test(`react.write params ${keys.join(', ')} → ${code ?? 'accepted'}`, () => {
-    const withoutExtra = keys.filter((k) => k !== 'scratchpad');
     const r = interpretDecision(response([writeWithOrder(keys)]), registry);
     if (code === null) {
       assert.equal(r.ok, true, JSON.stringify(r));
@@ -34,13 +33,11 @@ for (const [keys, code] of CASES) {
     }
     assert.equal(r.ok, false);
     if (r.ok) return;
-    // scratchpad is not a declared param: strict params reject it before the order check
-    const expected = keys.includes('scratchpad') ? 'invalid_params' : code;
-    assert.deepEqual(r.notices.map((n) => n.code), [expected]);
-    if (!keys.includes('scratchpad')) {
-      assert.deepEqual(r.notices[0]!.details?.got_order, withoutExtra);
-      assert.match(r.notices[0]!.message, /path → channel → content → kind/);
-    }
+    // scratchpad is not a declared param: reported as invalid_params after the order notice
+    const expected = keys.includes('scratchpad') ? [code, 'invalid_params'] : [code];
+    assert.deepEqual(r.notices.map((n) => n.code), expected);
+    assert.deepEqual(r.notices[0]!.details?.got_order, keys);
+    assert.match(r.notices[0]!.message, /path → channel → content → kind/);
   });
 }
 
@@ -51,4 +48,11 @@ test('checkParamOrder works on the key order as written, including unknown extra
   assert.deepEqual(WRITE_PARAM_ORDER_CODES, ['path_not_first', 'channel_not_second', 'content_not_third', 'kind_not_fourth']);
   // other tools with a declared order report invalid_params
   assert.equal(checkParamOrder('demo.tool', { b: 1, a: 2 }, ['a', 'b'])?.code, 'invalid_params');
+});
+
+test('order and value problems are reported together', () => {
+  const raw = '{"action": "call_tool", "notes": "n", "tool_call": {"tool_id": "react.write", "params": {"channel": "chat", "path": "a.md", "content": "x"}}}';
+  const r = interpretDecision(response([raw]), registry);
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.deepEqual(r.notices.map((n) => n.code), ['path_not_first', 'invalid_params']);
 });
