@@ -55,6 +55,7 @@ export function assertSafeRelPath(rel: string, what = 'path'): string {
   if (/^[A-Za-z]:/.test(rel)) throw new Error(`${what}: drive-letter paths are not allowed: "${rel}"`);
   for (const seg of rel.split('/')) {
     if (seg === '') throw new Error(`${what}: empty path segment in "${rel}"`);
+    if (seg.trim() !== seg) throw new Error(`${what}: path segment "${seg}" starts or ends with whitespace`);
     if (/^(\.|%2e){1,2}$/i.test(seg)) throw new Error(`${what}: traversal segment "${seg}" is not allowed in "${rel}"`);
   }
   return rel;

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { makeBlock, type Block } from '../../../core/timeline/block';
 import {
   assertSafeRelPath,
@@ -82,6 +83,7 @@ const REJECTED: Array<[string, RegExp]> = [
   [`fi:${T}.files/a\\b`, /backslash/],
   [`fi:${T}.files/a\0b`, /NUL/],
   [`fi:${T}.files/a//b`, /empty path segment/],
+  [`fi:${T}.files/a /b`, /whitespace/],
   [`fi:${T}.files/`, /invalid fi: path/],
   [`fi:${T}.user.attachments/../x`, /traversal/],
   [`fi:${T}.user.attachments/dir/x`, /must not contain/],
@@ -171,6 +173,41 @@ test('physicalPath maps workspace paths under the turn directory', () => {
   assert.equal(physicalPath(parsePath(`fi:${T}.files/a/b.md`)), `${T}/files/a/b.md`);
   assert.equal(physicalPath(parsePath(`fi:${T}.outputs/x`)), `${T}/outputs/x`);
   assert.equal(physicalPath(parsePath(`ar:${T}.user.prompt`)), undefined);
+});
+
+test('property: every builder output parses back to the same parts and re-formats identically', () => {
+  const id = fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/);
+  const seg = fc.stringMatching(/^[A-Za-z0-9 _.-]{1,8}$/).filter((x) => x !== '.' && x !== '..' && x.trim() === x);
+  const rel = fc.array(seg, { minLength: 1, maxLength: 4 }).map((xs) => xs.join('/'));
+  const kind = fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/);
+  const built = fc.oneof(
+    fc.tuple(id, rel).map(([t, r]) => paths.files(t, r)),
+    fc.tuple(id, rel).map(([t, r]) => paths.outputs(t, r)),
+    fc.tuple(id, seg).map(([t, n]) => paths.userAttachment(t, n)),
+    fc.tuple(id, kind, id, seg).map(([t, k, m, n]) => paths.externalAttachment(t, k, m, n)),
+    fc.tuple(id, id).map(([t, c]) => paths.toolResult(t, c)),
+    fc.tuple(id, kind, id).map(([t, k, m]) => paths.external(t, k, m)),
+    fc.tuple(id, fc.option(fc.integer({ min: 1, max: 99 }), { nil: undefined })).map(([t, n]) => paths.completion(t, n)),
+    fc.tuple(id, fc.integer({ min: 0, max: 99 })).map(([t, i]) => paths.planAck(t, i)),
+    fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }).map((sids) => paths.sourcesPool(sids)),
+  );
+  fc.assert(
+    fc.property(built, (p) => {
+      assert.equal(formatPath(parsePath(p)), p);
+      assert.equal(canonicalPath(`conv:${p}`), p);
+    }),
+  );
+});
+
+test('property: paths with a traversal segment anywhere are rejected', () => {
+  const seg = fc.stringMatching(/^[a-z0-9]{1,6}$/);
+  fc.assert(
+    fc.property(fc.array(seg, { maxLength: 3 }), fc.array(seg, { maxLength: 3 }), fc.constantFrom('..', '.', '%2E%2e'), (before, after, bad) => {
+      const rel = [...before, bad, ...after].join('/');
+      assert.throws(() => parsePath(`fi:turn_1.files/${rel}`), /traversal/);
+      assert.throws(() => parsePath(`ks:${rel}`), /traversal/);
+    }),
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
