@@ -5,6 +5,7 @@ import type { ContentPart } from '../../../core/model/provider';
 import { EMPTY_ROUND_HINT, ROUND_CLOSE, renderTimeline, roundOpen, visibleItems, type RenderInput, type RenderOutput } from '../../../core/timeline/render';
 import { paths } from '../../../core/timeline/paths';
 import { conversation, iso, T0, turn } from './_render-fixtures';
+import { PromptCache } from '../../emulator/prompt-cache';
 
 function input(blocks: Block[], currentTurnId: string, extra: Partial<RenderInput> = {}): RenderInput {
   return {
@@ -228,8 +229,7 @@ test('bad input is rejected with a readable error', () => {
   assert.throws(() => renderTimeline(input([], 't1'), { now: T0, truncation: { toolResultChars: 0 } }), /toolResultChars/);
 });
 
-test('prompt-cache emulator: every later round of a turn reads the stable prefix from cache', async () => {
-  const { PromptCache } = await import('../../emulator/prompt-cache');
+test('prompt-cache emulator: every later round of a turn reads the stable prefix from cache', () => {
   let clock = T0;
   const cache = new PromptCache({ minCacheableTokens: 1, now: () => clock });
   const cc = { type: 'ephemeral' };
