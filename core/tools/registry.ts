@@ -63,6 +63,13 @@ export function declareTool<P extends z.ZodType>(decl: ToolDeclaration<P>): AnyT
   return decl as unknown as AnyToolDeclaration;
 }
 
+/** Shape-compatible with Temporal's ActivityOptions (durations as ms numbers). */
+export interface ToolActivityOptions {
+  startToCloseTimeout: number;
+  retry: { maximumAttempts: number; initialInterval: number; backoffCoefficient: number; maximumInterval?: number; nonRetryableErrorTypes?: string[] };
+  summary: string;
+}
+
 export type ParamsResult =
   | { ok: true; params: Record<string, unknown> }
   | { ok: false; issues: Array<{ path: string; message: string }> };
@@ -136,6 +143,22 @@ export class ToolRegistry {
   /** The Temporal UI summary for a call with already-validated params. */
   summary(id: string, params: Record<string, unknown>): string {
     return truncateSummary(this.get(id).summarize(params));
+  }
+
+  /**
+   * Temporal activity options for one call of the tool (durations in ms, which Temporal
+   * accepts): start-to-close timeout, retry policy and the UI summary.
+   */
+  activityOptions(id: string, params: Record<string, unknown>): ToolActivityOptions {
+    const d = this.get(id);
+    const retry: ToolActivityOptions['retry'] = {
+      maximumAttempts: d.retry.maximumAttempts,
+      initialInterval: d.retry.initialIntervalMs,
+      backoffCoefficient: d.retry.backoffCoefficient,
+    };
+    if (d.retry.maximumIntervalMs !== undefined) retry.maximumInterval = d.retry.maximumIntervalMs;
+    if (d.retry.nonRetryableErrorTypes) retry.nonRetryableErrorTypes = [...d.retry.nonRetryableErrorTypes];
+    return { startToCloseTimeout: d.timeoutMs, retry, summary: this.summary(id, params) };
   }
 
   /** The path the call writes (for collision checks), if the tool declares one. */

@@ -138,3 +138,13 @@ test('makeCallId builds tc_<12 hex> from caller entropy', () => {
   assert.match(id, CALL_ID_RE);
   assert.throws(() => makeCallId('xyz'), /12 hex digits/);
 });
+
+test('activityOptions maps timeout, retry policy and summary for Temporal', () => {
+  const params = registry.parseParams('web_search', { query: 'x' });
+  assert.ok(params.ok);
+  assert.deepEqual(registry.activityOptions('web_search', params.params), {
+    startToCloseTimeout: 30_000,
+    retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, nonRetryableErrorTypes: ['WebToolInputError'] },
+    summary: 'tool web_search "x"',
+  });
+});
