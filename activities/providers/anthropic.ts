@@ -8,7 +8,8 @@
  *   classified ProviderErrors (see anthropic-errors.ts; map them with errors.ts in activities).
  * - Cache flags become `cache_control` breakpoints (max 4, the last ones kept; see anthropic-request.ts).
  * - Stream parts: `text-delta` per text delta, `tool-call` per finished tool_use block, `usage` after
- *   message_start and message_delta, then exactly one `finish`.
+ *   message_start and message_delta, then exactly one `finish`. A tool_use cut by max_tokens (input
+ *   not valid JSON) is dropped — the finish says `max_tokens`; otherwise bad JSON is a `protocol` error.
  * - Abort: `signal` aborts the HTTP stream and the stream throws ProviderError kind `aborted`
  *   (non-retryable; the same contract as the scripted provider, which activities/turn/decide.ts
  *   relies on). A stream that ends before `message_stop` otherwise is a retryable `network` error.
@@ -77,12 +78,12 @@ export function mergeUsage(prev: Usage, u: WireUsage | null | undefined): Usage 
   };
 }
 
-function parseToolInput(json: string, name: string): unknown {
-  if (json.trim() === '') return {};
+function parseToolInput(json: string): { ok: true; input: unknown } | { ok: false; error: string } {
+  if (json.trim() === '') return { ok: true, input: {} };
   try {
-    return JSON.parse(json);
+    return { ok: true, input: JSON.parse(json) as unknown };
   } catch (e) {
-    throw new ProviderError('protocol', `tool_use "${name}" input is not valid JSON: ${(e as Error).message}`, { cause: e });
+    return { ok: false, error: (e as Error).message };
   }
 }
 
@@ -109,6 +110,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     let stopReason: StopReason = 'other';
     let stopped = false;
     const tools = new Map<number, { id: string; name: string; json: string }>();
+    /** A tool_use whose input did not parse: dropped when cut by max_tokens, else a protocol error. */
+    let badTool: string | undefined;
     try {
       const events = await client.messages.create(params, { signal, maxRetries: 0 });
       for await (const ev of events) {
@@ -135,7 +138,9 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
             const t = tools.get(ev.index);
             if (t) {
               tools.delete(ev.index);
-              yield { type: 'tool-call', id: t.id, name: t.name, input: parseToolInput(t.json, t.name) };
+              const parsed = parseToolInput(t.json);
+              if (parsed.ok) yield { type: 'tool-call', id: t.id, name: t.name, input: parsed.input };
+              else badTool ??= `tool_use "${t.name}" input is not valid JSON: ${parsed.error}`;
             }
             break;
           }
@@ -161,6 +166,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     if (!stopped) {
       throw new ProviderError('network', 'Anthropic stream ended before message_stop (connection cut mid-stream)');
     }
+    if (badTool !== undefined && stopReason !== 'max_tokens') throw new ProviderError('protocol', badTool);
     yield { type: 'finish', stopReason, usage };
   }
 

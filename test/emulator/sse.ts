@@ -5,7 +5,10 @@
 import type { CacheAccounting } from './prompt-cache';
 import { approxTokens } from './prompt-cache';
 
-export type ReplyBlock = { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
+export type ReplyBlock =
+  | { type: 'text'; text: string }
+  /** `rawJson`: stream these input_json_delta bytes instead of JSON.stringify(input) (e.g. cut JSON). */
+  | { type: 'tool_use'; id?: string; name: string; input: unknown; rawJson?: string };
 
 export interface WireUsage {
   input_tokens: number;
@@ -57,8 +60,10 @@ export function wireUsage(acc: CacheAccounting, outputTokens: number): WireUsage
   };
 }
 
-function withIds(blocks: ReplyBlock[], messageId: string): Array<Exclude<ReplyBlock, { type: 'tool_use' }> | { type: 'tool_use'; id: string; name: string; input: unknown }> {
-  return blocks.map((b, i) => (b.type === 'tool_use' ? { ...b, id: b.id ?? `toolu_${messageId.slice(4)}_${i}` } : b));
+type WireBlock = Exclude<ReplyBlock, { type: 'tool_use' }> | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+function withIds(blocks: ReplyBlock[], messageId: string): WireBlock[] {
+  return blocks.map((b, i) => (b.type === 'tool_use' ? { type: 'tool_use', id: b.id ?? `toolu_${messageId.slice(4)}_${i}`, name: b.name, input: b.input } : b));
 }
 
 export function defaultStopReason(blocks: ReplyBlock[]): string {
@@ -100,6 +105,7 @@ export function streamEvents(id: string, model: string, blocks: ReplyBlock[], st
     },
   });
   events.push({ event: 'ping', data: { type: 'ping' } });
+  const raw = blocks.map((b) => (b.type === 'tool_use' ? b.rawJson : undefined));
   withIds(blocks, id).forEach((b, index) => {
     if (b.type === 'text') {
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
@@ -111,7 +117,7 @@ export function streamEvents(id: string, model: string, blocks: ReplyBlock[], st
         event: 'content_block_start',
         data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } },
       });
-      for (const piece of splitUneven(JSON.stringify(b.input ?? {}), rand, 1, 9)) {
+      for (const piece of splitUneven(raw[index] ?? JSON.stringify(b.input ?? {}), rand, 1, 9)) {
         events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } } });
       }
     }

@@ -145,6 +145,17 @@ test('tool use round trip: tools/toolChoice out, tool-call parsed from input_jso
   assert.deepEqual(msgs[2]!.content[0], { type: 'tool_result', tool_use_id: 'toolu_1', content: 'result text', is_error: true, cache_control: { type: 'ephemeral' } });
 });
 
+test('a tool_use cut by max_tokens is dropped (finish says max_tokens); bad JSON otherwise is a protocol error', async () => {
+  const cut = { type: 'tool_use' as const, name: 'write', input: {}, rawJson: '{"path": "a.md", "content": "Once upon a ti' };
+  emu.enqueue({ kind: 'message', content: [{ type: 'text', text: 'Writing.' }, cut], stopReason: 'max_tokens' });
+  const out = await collectStream(provider().stream(request()));
+  assert.deepEqual([out.stopReason, out.text, out.toolCalls.length], ['max_tokens', 'Writing.', 0]);
+  emu.enqueue({ kind: 'message', content: [cut], stopReason: 'tool_use' });
+  const e = await failure(provider().stream(request()));
+  assert.deepEqual([e.kind, e.retryable], ['protocol', false]);
+  assert.match(e.message, /tool_use "write" input is not valid JSON/);
+});
+
 test('toolChoice tool is passed through; naming an unknown tool is a clear error', async () => {
   const tools = [{ name: 'plan', description: 'd', inputSchema: { type: 'object' } }];
   emu.enqueue(reply.toolUse('plan', { steps: [] }));
@@ -214,12 +225,12 @@ test('abort via signal closes the HTTP stream and throws a non-retryable aborted
 });
 
 test('abort while waiting for the response headers also closes the connection', async () => {
-  emu.enqueue(async () => {
-    await new Promise((r) => setTimeout(r, 300));
+  const ac = new AbortController();
+  emu.enqueue(async (req) => {
+    ac.abort(); // the request has arrived; no response headers yet
+    await req.closed;
     return reply.text('late');
   });
-  const ac = new AbortController();
-  setTimeout(() => ac.abort(), 50);
   const err = await failure(provider().stream(request(), { signal: ac.signal }));
   assert.equal(err.kind, 'aborted');
   await emu.requests[0]!.closed;
