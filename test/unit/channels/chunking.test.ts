@@ -97,3 +97,19 @@ describe('chunk invariance (property)', () => {
     );
   });
 });
+
+describe('chunk invariance (exhaustive 2-way splits)', () => {
+  const text =
+    'pre<channel:thinking>t `<channel:answer>`</channel:thinking>' +
+    '<channel:ReactDecisionOutV2>```json\n{"action":"complete","final_answer":"a \\u00e9 [[S:1]] <channel:x>"}\n```</channel:ReactDecisionOutV2>' +
+    '<channel:answer>See [[S:1]], [[ S : 2-3 ]] and ［［S：5］］ [[USAGE:1]] 😀\u200B</channel:answer><channel:page>x[[S:1,9]]</channel:page>';
+  it('every split position of a full protocol text gives the whole-text outcome', () => {
+    for (const stripUsage of [false, true]) {
+      const options = { sources: SOURCES, stripUsage };
+      const whole = comparable(run([text], PROTOCOL_SPECS, options));
+      for (let i = 0; i <= text.length; i++) {
+        assert.deepEqual(comparable(run([text.slice(0, i), text.slice(i)], PROTOCOL_SPECS, options)), whole, `split at ${i}`);
+      }
+    }
+  });
+});
