@@ -156,8 +156,9 @@ export function cacheCheckpoints(
   const n = blocks.length;
   if (n === 0) return [];
 
-  const ends = known ? endsOf(known) : roundEnds(blocks);
-  let tail: number | null;
+  const rs = known ?? rounds(blocks);
+  const ends = endsOf(rs);
+  let tail: number;
   let preTail: number | null = null;
   if (ends.length > 0) {
     tail = ends[ends.length - 1]!;
@@ -166,9 +167,12 @@ export function cacheCheckpoints(
       if (i >= 0) preTail = ends[i]!;
     }
   } else {
-    // No rounds at all: fall back to block counts.
-    tail = n - 1;
-    if (n >= minRounds && n - 1 - offset >= 0) preTail = n - 1 - offset;
+    // No complete round: fall back to block counts, stopping before an open round (it still changes).
+    const open = rs.find((r) => !r.complete);
+    const limit = open ? open.start : n;
+    if (limit === 0) return [];
+    tail = limit - 1;
+    if (limit >= minRounds && limit - 1 - offset >= 0) preTail = limit - 1 - offset;
   }
   tail = groupEnd(blocks, tail);
   if (preTail !== null) {

@@ -48,6 +48,9 @@ test('first short turn: only the tail checkpoint', () => {
   const noRounds = turn('t1', { rounds: 0 });
   assert.deepEqual(cacheCheckpoints(noRounds, 't1'), [{ kind: 'tail', index: 1 }]);
   assert.deepEqual(cacheCheckpoints([], 't1'), []);
+  // the first round still open: the tail stops before it (the prompt)
+  const open = turn('t1', { rounds: 1, openRound: true });
+  assert.deepEqual(cacheCheckpoints(open, 't1'), [{ kind: 'tail', index: 1 }]);
 });
 
 test('minRounds gates the pre-tail checkpoint', () => {
