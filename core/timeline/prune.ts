@@ -116,7 +116,7 @@ function role(b: Block): string {
 
 function hint(b: Block): string {
   const raw = (b.text ?? '').slice(0, 400);
-  const flat = raw.replace(/\s+/g, ' ').trim();
+  const flat = raw.replace(/\s+/g, ' ').replace(/"/g, "'").trim();
   return flat.length > 80 ? `${flat.slice(0, 80)}…` : flat;
 }
 
@@ -129,7 +129,7 @@ export function recoveryRow(b: Block, withHint: boolean): string {
   const lc = b.meta['line_count'];
   if (typeof ls === 'number' && typeof lc === 'number') parts.push(`lines=${ls}-${ls + lc - 1}`);
   if (b.base64 !== undefined) parts.push(`mime=${b.mime}`);
-  else if (withHint && b.text) parts.push(`hint=${JSON.stringify(hint(b))}`);
+  else if (withHint && b.text) parts.push(`hint="${hint(b)}"`);
   return parts.join(' ');
 }
 
