@@ -3,6 +3,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collectStream, ProviderError, type ModelRequest, type StreamPart } from '../../../core/model/provider';
 import { createAnthropicProvider, DEFAULT_ANTHROPIC_MODEL, type ProviderWarning } from '../../../activities/providers/anthropic';
+import { EMPTY_LEDGER, recordRound, roundTotals, turnTotals } from '../../../core/model/pricing';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
 
 let emu: AnthropicEmulator;
@@ -71,6 +72,32 @@ test('final usage equals the emulator accounting (write, then read)', async () =
   }
   assert.ok(emu.requests[0]!.usage!.cache_creation_input_tokens > 1024);
   assert.equal(emu.requests[1]!.usage!.cache_read_input_tokens, emu.requests[0]!.usage!.cache_creation_input_tokens);
+});
+
+test('a growing 4-round conversation: ledger per-round and turn totals equal the emulator accounting', async () => {
+  const p = provider();
+  let ledger = EMPTY_LEDGER;
+  const messages: ModelRequest['messages'] = [{ role: 'user', content: [{ type: 'text', text: 'question '.repeat(50) }] }];
+  for (let round = 1; round <= 4; round++) {
+    emu.enqueue(reply.toolUse('search', { round }, { id: `toolu_${round}` }));
+    const content = messages.map((m) => ({ ...m, content: m.content.map((c) => ({ ...c })) }));
+    content.at(-1)!.content.at(-1)!.cache = true; // tail breakpoint
+    const out = await collectStream(p.stream(request({ messages: content })));
+    ledger = recordRound(ledger, { turnId: 't1', round, model: 'claude-sonnet-4-5', usage: out.usage });
+    const wire = emu.requests[round - 1]!.usage!;
+    assert.deepEqual(roundTotals(ledger, 't1', round).usage, { inputTokens: wire.input_tokens, outputTokens: wire.output_tokens, cacheReadTokens: wire.cache_read_input_tokens, cacheWriteTokens: wire.cache_creation_input_tokens });
+    messages.push(
+      { role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${round}`, name: 'search', input: { round } }] },
+      { role: 'user', content: [{ type: 'tool_result', toolUseId: `toolu_${round}`, content: `result ${round} `.repeat(200) }] },
+    );
+  }
+  const sum = emu.requests.reduce((a, r) => ({ read: a.read + r.accounting!.cacheReadTokens, prompt: a.prompt + r.accounting!.totalPromptTokens }), { read: 0, prompt: 0 });
+  const t = turnTotals(ledger, 't1');
+  assert.equal(t.usage.cacheReadTokens, sum.read);
+  assert.equal(t.usage.inputTokens + t.usage.cacheReadTokens + t.usage.cacheWriteTokens, sum.prompt);
+  assert.equal(t.cacheReadRatio, sum.read / sum.prompt);
+  assert.ok(t.cacheReadRatio > 0.5, `rounds 2-4 read the earlier prefix (${t.cacheReadRatio})`);
+  assert.ok(t.cost < t.costWithoutCache);
 });
 
 test('cache flags become cache_control on exactly those blocks; no flag, no breakpoint', async () => {
