@@ -1,0 +1,129 @@
+/**
+ * CLI command implementations (argument parsing lives in main.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { followEvents } from '../../activities/store/stream-bus';
+import { loadBlocks } from '../../activities/store/timeline-store';
+import { turnWorkflowId, type TurnOptions } from '../../core/turn/contracts';
+import { createLiveRenderer } from './render';
+import { debugRender } from './debug-render';
+import { openSession, workflowUrl, type Session } from './session';
+
+const err = (line: string) => process.stderr.write(`${line}\n`);
+
+export async function withSession<T>(fn: (s: Session) => Promise<T>): Promise<T> {
+  const session = await openSession(err);
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
+export function newConversationId(): string {
+  return `c_${randomBytes(5).toString('hex')}`;
+}
+
+export interface TurnCommandOptions {
+  conversation?: string;
+  provider: 'scripted' | 'anthropic';
+  script?: string;
+  model?: string;
+  maxIterations?: number;
+  json?: boolean;
+}
+
+export async function turnCommand(prompt: string, opts: TurnCommandOptions): Promise<void> {
+  const conversationId = opts.conversation ?? newConversationId();
+  await withSession(async (s) => {
+    const options: Partial<TurnOptions> = {
+      model: { provider: opts.provider, ...(opts.script ? { script: opts.script } : {}), ...(opts.model ? { model: opts.model } : {}) },
+      ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+    };
+    const before = await s.db.pool.query<{ stream_seq: string }>('SELECT stream_seq FROM conversations WHERE id = $1', [conversationId]);
+    const afterSeq = Number(before.rows[0]?.stream_seq ?? 0);
+    const started = await s.api.startTurn(conversationId, prompt, options);
+    const out = opts.json ? err : (line: string) => process.stdout.write(line);
+    if (!opts.json) out(`conversation ${conversationId} · turn ${started.turnIndex} · ${started.workflowId}\n`);
+    const render = createLiveRenderer((t) => out(t), { turnId: started.turnId });
+    const abort = new AbortController();
+    const following = (async () => {
+      for await (const event of followEvents(s.db.pool, conversationId, { afterSeq, signal: abort.signal, listen: !s.info.pglite, pollMs: s.info.pglite ? 100 : 250 })) {
+        render(event);
+        if (render.finished()) break;
+      }
+    })();
+    const result = await s.api.result(conversationId, started.turnIndex);
+    const deadline = Date.now() + 3000;
+    while (!render.finished() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    abort.abort();
+    await following;
+    const url = workflowUrl(s.info.uiUrl, started.workflowId);
+    if (opts.json) {
+      const { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } = result.usage;
+      process.stdout.write(
+        `${JSON.stringify({ conversationId, turnId: result.turnId, workflowId: result.workflowId, answer: result.answer, completionPath: result.completionPath, rounds: result.rounds, usage: { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } })}\n`,
+      );
+    } else {
+      out(`\n${result.answer}\n`);
+      if (url) out(`Temporal UI: ${url}\n`);
+      out(`continue with: dreact turn "…" --conversation ${conversationId}\n`);
+    }
+  });
+}
+
+export async function eventCommand(kind: 'steer' | 'followup', conversationId: string, text: string): Promise<void> {
+  await withSession(async (s) => {
+    const r = kind === 'steer' ? await s.api.steer(conversationId, text) : await s.api.followup(conversationId, text);
+    process.stdout.write(`${kind} sent to ${r.routedTo ?? `conversation ${conversationId} (starts the next turn)`}\n`);
+  });
+}
+
+export async function timelineCommand(conversationId: string, opts: { json?: boolean; debug?: boolean }): Promise<void> {
+  await withSession(async (s) => {
+    const blocks = await loadBlocks(s.db.pool, conversationId);
+    if (blocks.length === 0) throw new Error(`no timeline for conversation "${conversationId}"`);
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(blocks, null, 2)}\n`);
+      return;
+    }
+    if (opts.debug) {
+      process.stdout.write(`${debugRender(blocks)}\n`);
+      return;
+    }
+    for (const b of blocks) {
+      const text = (b.hidden ? `[hidden] ${b.replacement_text ?? ''}` : b.text ?? `(${b.mime} base64)`).replace(/\s+/g, ' ');
+      process.stdout.write(`${b.turn_id.padEnd(8)} ${b.type.padEnd(22)} ${(b.path ?? '').padEnd(44)} ${text.slice(0, 100)}\n`);
+    }
+  });
+}
+
+function decodePayload(p: temporal.api.common.v1.IPayload | null | undefined): string | undefined {
+  if (!p) return undefined;
+  try {
+    return String(defaultPayloadConverter.fromPayload(p));
+  } catch (e) {
+    return `(undecodable payload: ${(e as Error).message})`;
+  }
+}
+
+export async function historyCommand(conversationId: string, opts: { turn?: number }): Promise<void> {
+  await withSession(async (s) => {
+    const turn = opts.turn ?? (await s.api.conversationState(conversationId)).nextTurnIndex - 1;
+    if (turn < 1) throw new Error(`conversation "${conversationId}" has no turns yet`);
+    const workflowId = turnWorkflowId(conversationId, turn);
+    const url = workflowUrl(s.info.uiUrl, workflowId);
+    process.stdout.write(`${workflowId}${url ? `\nTemporal UI: ${url}` : ''}\n`);
+    const history = await s.temporal.workflow.getHandle(workflowId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const type = String(e.eventType ?? '').replace(/^EVENT_TYPE_/, '');
+      const summary = decodePayload(e.userMetadata?.summary) ?? '';
+      const activity = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
+      const signal = e.workflowExecutionSignaledEventAttributes?.signalName ?? '';
+      const detail = [activity, signal, summary].filter(Boolean).join(' · ');
+      process.stdout.write(`${String(e.eventId).padStart(4)}  ${type.padEnd(40)} ${detail}\n`);
+    }
+  });
+}

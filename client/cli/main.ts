@@ -1,0 +1,87 @@
+/**
+ * `dreact` — the durable-react CLI (argument parsing with commander).
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { eventCommand, historyCommand, timelineCommand, turnCommand } from './commands';
+import { startEmbeddedStack, stackHome } from '../stack/embedded';
+import { DreactError } from '../api';
+
+const int = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+};
+
+export function buildProgram(): Command {
+  const program = new Command('dreact').description('durable-react: a timeline-native ReAct agent runtime on Temporal').showHelpAfterError();
+
+  program
+    .command('dev')
+    .description('start the local stack in the foreground (Temporal dev server with UI, Postgres/PGlite, worker)')
+    .action(async () => {
+      const stack = await startEmbeddedStack({ publish: true, log: (l) => console.error(l) });
+      console.log(`Temporal:    ${stack.info.temporalAddress}`);
+      if (stack.info.uiUrl) console.log(`Temporal UI: ${stack.info.uiUrl}`);
+      console.log(`Postgres:    ${stack.info.databaseUrl}${stack.info.pglite ? ' (PGlite)' : ''}`);
+      console.log(`State:       ${stackHome()}`);
+      console.log('Ready. Ctrl-C stops the stack.');
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      console.error('[dev] stopping…');
+      await stack.stop();
+    });
+
+  program
+    .command('turn')
+    .description('start a turn, stream it live and print the answer')
+    .argument('<prompt>', 'the user prompt')
+    .option('-c, --conversation <id>', 'continue this conversation (default: a new one)')
+    .option('--provider <name>', 'scripted | anthropic', 'scripted')
+    .option('--script <name>', 'scripted model script (demo, echo)')
+    .option('--model <id>', 'model id (anthropic)')
+    .option('--max-iterations <n>', 'iteration budget of the turn', int)
+    .option('--json', 'print one final JSON object on stdout')
+    .action(async (prompt: string, o) => {
+      if (o.provider !== 'scripted' && o.provider !== 'anthropic') throw new InvalidArgumentError(`unknown provider "${o.provider}" (scripted | anthropic)`);
+      await turnCommand(prompt, { conversation: o.conversation, provider: o.provider, script: o.script, model: o.model, maxIterations: o.maxIterations, json: o.json });
+    });
+
+  program.command('steer').description('steer the running turn of a conversation').argument('<conversationId>').argument('<text>').action((c: string, t: string) => eventCommand('steer', c, t));
+  program.command('followup').description('send a followup (into the running turn, or as the next turn)').argument('<conversationId>').argument('<text>').action((c: string, t: string) => eventCommand('followup', c, t));
+
+  program
+    .command('timeline')
+    .description("print a conversation's timeline")
+    .argument('<conversationId>')
+    .option('--json', 'blocks as JSON')
+    .option('--debug', 'the rendered model view with cache checkpoints')
+    .action((c: string, o) => timelineCommand(c, o));
+
+  program
+    .command('history')
+    .description("the Temporal UI URL and a readable list of a turn's history events")
+    .argument('<conversationId>')
+    .option('--turn <n>', 'turn index (default: the latest)', int)
+    .action((c: string, o) => historyCommand(c, o));
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  Runtime.install({ logger: new DefaultLogger((process.env.DREACT_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+  try {
+    await buildProgram().parseAsync(argv);
+    return 0;
+  } catch (e) {
+    const message = e instanceof DreactError || e instanceof InvalidArgumentError ? e.message : e instanceof Error ? (process.env.DREACT_DEBUG ? e.stack ?? e.message : e.message) : String(e);
+    process.stderr.write(`dreact: ${message}\n`);
+    return e instanceof DreactError && e.code === 'bad_input' ? 2 : 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv).then((code) => process.exit(code));
+}
