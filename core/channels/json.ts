@@ -52,7 +52,6 @@ export function valueEnd(text: string, start: number): number {
   return -1;
 }
 
-// eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001f]/;
 
 /** Escape raw control characters (U+0000-U+001F) that appear inside JSON strings. */

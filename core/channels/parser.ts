@@ -83,6 +83,9 @@ export class ChannelStreamParser {
     this.specs = validateSpecs(specs, options.ignoreCase ?? false);
     this.subscribers = subscribers ?? new ChannelSubscribers();
     this.sources = sourceIndex(options.sources ?? []);
+    for (const ch of this.subscribers.channels()) {
+      if (this.lookup(ch)?.name !== ch) throw new Error(`subscriber registered for undeclared channel "${ch}"`);
+    }
     for (const s of specs) this.records.set(s.name, []);
   }
 
@@ -176,7 +179,7 @@ export class ChannelStreamParser {
       this.scanner = new RawScanner();
       return;
     }
-    if (mode.kind === 'ignored' && mode.name === name) {
+    if (mode.kind === 'ignored' && (this.options.ignoreCase ? mode.name.toLowerCase() === name.toLowerCase() : mode.name === name)) {
       this.mode = { kind: 'outside' };
       this.scanner = new RawScanner();
     }

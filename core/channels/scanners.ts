@@ -5,7 +5,8 @@
  *   a tag, so `</channel:code>` always closes code).
  * - `markdown` / `text`: tags inside inline code (a run of 1-2 backticks, closed by a run of the
  *   same length or by the end of the line) or inside a fence (a run of 3+ backticks anywhere,
- *   closed by a run at least as long) are content. `\`` outside code is a literal backtick.
+ *   closed by a run at least as long) are content. Outside code, `\`` is a literal backtick
+ *   and `\\` a literal backslash.
  *   Tilde fences are not recognised.
  * - `json`: tags inside a JSON string are content. If the body is fenced (starts with 3+
  *   backticks), tags anywhere inside the fence are content until the closing backtick run
@@ -71,7 +72,8 @@ export class MarkdownScanner implements ContentScanner {
         if (c === LT) return { stop: i, reason: 'tag' };
         if (c === 92 /* \ */) {
           if (i + 1 >= n && !final) return { stop: i, reason: 'more' };
-          i += i + 1 < n && text.charCodeAt(i + 1) === BT ? 2 : 1;
+          const next = i + 1 < n ? text.charCodeAt(i + 1) : -1;
+          i += next === BT || next === 92 ? 2 : 1;
           continue;
         }
         if (c === BT) {

@@ -56,6 +56,13 @@ const CASES: Case[] = [
     structure: ['open thinking#0', 'complete thinking#0 tag'],
   },
   {
+    name: 'ignoreCase: an ignored section closes on a miscased close tag',
+    text: '<channel:Usage>u</channel:usage>out<channel:thinking>t</channel:thinking>',
+    ignoreCase: true,
+    deltas: { [D('thinking', 'thinking')]: 't' },
+    preamble: '<channel:Usage>u</channel:usage>out',
+  },
+  {
     name: 'an open tag closes the open channel',
     text: '<channel:thinking>a<channel:answer>b</channel:answer>',
     deltas: { [D('thinking', 'thinking')]: 'a', [D('answer', 'answer')]: 'b' },
@@ -118,6 +125,11 @@ const CASES: Case[] = [
     text: '<channel:answer>a \\` b</channel:answer>',
     deltas: { [D('answer', 'answer')]: 'a \\` b' },
     structure: ['open answer#0', 'complete answer#0 tag'],
+  },
+  {
+    name: 'markdown: escaped backslash before a backtick leaves the backtick live',
+    text: '<channel:answer>a \\\\`</channel:answer>` b</channel:answer>',
+    deltas: { [D('answer', 'answer')]: 'a \\\\`</channel:answer>` b' },
   },
   {
     name: 'text format: backticks hide tags too',

@@ -116,6 +116,11 @@ describe('subscribers', () => {
     assert.deepEqual(seen, [0, 1, 2]);
   });
 
+  it('a subscriber for an undeclared channel is rejected at construction', () => {
+    const subs = new ChannelSubscribers().subscribe('anwser', () => undefined);
+    assert.throws(() => new ChannelStreamParser(SPECS, {}, subs), /undeclared channel "anwser"/);
+  });
+
   it('subscribe rejects a non-function factory', () => {
     assert.throws(() => new ChannelSubscribers().subscribe('x', {} as never), /must be a factory function/);
   });
