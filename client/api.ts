@@ -10,7 +10,7 @@ import {
   TASK_QUEUE,
   turnWorkflowId,
   UserEventSchema,
-  type TurnOptions,
+  type TurnOptionsInput,
   type TurnResult,
   type TurnState,
   type UserEvent,
@@ -53,7 +53,7 @@ export class DreactClient {
   }
 
   /** Queues a prompt as the next turn of a conversation (creating the conversation when new). */
-  async startTurn(conversationId: string, prompt: string, options: Partial<TurnOptions> = {}, messageId: string = `msg_${randomUUID()}`): Promise<StartedTurn> {
+  async startTurn(conversationId: string, prompt: string, options: TurnOptionsInput = {}, messageId: string = `msg_${randomUUID()}`): Promise<StartedTurn> {
     const parsed = StartTurnRequestSchema.safeParse({ conversationId, prompt, messageId, options });
     if (!parsed.success) throw badInput(parsed.error);
     const request = parsed.data;

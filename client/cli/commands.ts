@@ -6,7 +6,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { followEvents } from '../../activities/store/stream-bus';
 import { loadBlocks } from '../../activities/store/timeline-store';
-import { turnWorkflowId, type TurnOptions } from '../../core/turn/contracts';
+import { turnWorkflowId, type TurnOptionsInput } from '../../core/turn/contracts';
 import { createLiveRenderer } from './render';
 import { debugRender } from './debug-render';
 import { openSession, workflowUrl, type Session } from './session';
@@ -38,7 +38,7 @@ export interface TurnCommandOptions {
 export async function turnCommand(prompt: string, opts: TurnCommandOptions): Promise<void> {
   const conversationId = opts.conversation ?? newConversationId();
   await withSession(async (s) => {
-    const options: Partial<TurnOptions> = {
+    const options: TurnOptionsInput = {
       model: { provider: opts.provider, ...(opts.script ? { script: opts.script } : {}), ...(opts.model ? { model: opts.model } : {}) },
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
     };

@@ -50,6 +50,7 @@ export const TurnOptionsSchema = z.object({
   maxIterations: z.number().int().positive().max(100).optional(),
 });
 export type TurnOptions = z.infer<typeof TurnOptionsSchema>;
+export type TurnOptionsInput = z.input<typeof TurnOptionsSchema>;
 
 export const UserEventSchema = z.object({
   kind: z.enum(['followup', 'steer']),
