@@ -51,19 +51,30 @@ function callIdFromToolPath(path: string | undefined): string | null {
   return parts.length >= 2 && parts[1] ? parts[1] : null;
 }
 
+const FINAL = '\u0000final';
+
+/** The call id a block's round is keyed by (call_id, meta.tool_call_id, `tc:` path), FINAL, or null. */
+function roundCall(block: Block): string | null {
+  if (block.call_id) return block.call_id;
+  const metaCall = block.meta['tool_call_id'];
+  if (typeof metaCall === 'string' && metaCall) return metaCall;
+  const fromPath = callIdFromToolPath(block.path);
+  if (fromPath) return fromPath;
+  return FINAL_ROUND_TYPES.has(block.type) ? FINAL : null;
+}
+
+function keyOf(turnId: string, call: string): string {
+  return call === FINAL ? `__final__:${turnId}` : `${turnId}:${call}`;
+}
+
 /**
  * Round key of a block: its call_id, else meta.tool_call_id, else the call segment of a
  * `tc:` path; final-round block types key as `__final__:<turn_id>`; anything else is not
  * part of a round (null).
  */
 export function roundKey(block: Block): string | null {
-  if (block.call_id) return `${block.turn_id}:${block.call_id}`;
-  const metaCall = block.meta['tool_call_id'];
-  if (typeof metaCall === 'string' && metaCall) return `${block.turn_id}:${metaCall}`;
-  const fromPath = callIdFromToolPath(block.path);
-  if (fromPath) return `${block.turn_id}:${fromPath}`;
-  if (FINAL_ROUND_TYPES.has(block.type)) return `__final__:${block.turn_id}`;
-  return null;
+  const call = roundCall(block);
+  return call === null ? null : keyOf(block.turn_id, call);
 }
 
 export interface RoundInfo {
@@ -75,31 +86,39 @@ export interface RoundInfo {
   complete: boolean;
 }
 
+interface RoundAcc extends RoundInfo {
+  started: boolean;
+  produced: boolean;
+}
+
 /**
  * Rounds in first-seen order, each with its first and last index. A round is complete when it
  * has a tool result, is a final round, has no explicit round start (legacy / synthetic), or is
  * not the latest round.
  */
 export function rounds(blocks: readonly Block[]): RoundInfo[] {
-  const byKey = new Map<string, RoundInfo & { started: boolean; produced: boolean }>();
-  const order: Array<RoundInfo & { started: boolean; produced: boolean }> = [];
+  // two-level lookup on the blocks' own strings: no per-block key allocation
+  const byTurn = new Map<string, Map<string, RoundAcc>>();
+  const order: RoundAcc[] = [];
   for (let i = 0; i < blocks.length; i++) {
     const b = blocks[i]!;
-    const key = roundKey(b);
-    if (key === null) continue;
-    let r = byKey.get(key);
+    const call = roundCall(b);
+    if (call === null) continue;
+    let calls = byTurn.get(b.turn_id);
+    if (!calls) byTurn.set(b.turn_id, (calls = new Map()));
+    let r = calls.get(call);
     if (!r) {
-      r = { key, turnId: b.turn_id, start: i, end: i, complete: false, started: false, produced: false };
-      byKey.set(key, r);
+      r = { key: keyOf(b.turn_id, call), turnId: b.turn_id, start: i, end: i, complete: false, started: false, produced: false };
+      calls.set(call, r);
       order.push(r);
     }
     r.end = i;
     if (b.type === 'react.round.start') r.started = true;
-    else if (b.type === 'react.tool.result' || key.startsWith('__final__:')) r.produced = true;
+    else if (call === FINAL || b.type === 'react.tool.result') r.produced = true;
   }
   // Only the most recently started round can still be open; an abandoned earlier round counts as done.
   const last = order.length - 1;
-  return order.map(({ started, produced, ...r }, i) => ({ ...r, complete: produced || !started || i !== last }));
+  return order.map((r, i) => ({ key: r.key, turnId: r.turnId, start: r.start, end: r.end, complete: r.produced || !r.started || i !== last }));
 }
 
 /** Indices of the last block of each complete round, ascending. */

@@ -273,11 +273,9 @@ function frameRounds(items: VisibleItem[], rs: readonly RoundInfo[], currentTurn
   }
 }
 
-function partsOf(it: VisibleItem): ContentPart[] {
-  const text: ContentPart = { type: 'text', text: it.text };
-  if (!it.binary) return [text];
-  const bin: ContentPart = { type: it.binary.kind, mime: it.binary.mime, base64: it.binary.base64 };
-  return it.text ? [text, bin] : [bin];
+function pushParts(out: ContentPart[], it: VisibleItem): void {
+  if (it.text) out.push({ type: 'text', text: it.text });
+  if (it.binary) out.push({ type: it.binary.kind, mime: it.binary.mime, base64: it.binary.base64 });
 }
 
 function debugPart(p: ContentPart): string {
@@ -311,11 +309,11 @@ export function renderTimeline(input: RenderInput, config: RenderConfig): Render
   const system = input.systemPrompt ? [{ text: input.systemPrompt, cache: true }] : [];
   if (config.debug && input.systemPrompt) debug.push(`[SYSTEM]\n${input.systemPrompt}\n=>[system]`);
   for (let k = 0; k < items.length; k++) {
-    const parts = partsOf(items[k]!);
+    const from = content.length;
+    pushParts(content, items[k]!);
     const n = ordinal.get(k);
-    if (n !== undefined) parts[parts.length - 1]!.cache = true;
-    content.push(...parts);
-    if (config.debug) debug.push(parts.map(debugPart).join('\n') + (n !== undefined ? `\n=>[${n}]` : ''));
+    if (n !== undefined) content[content.length - 1]!.cache = true;
+    if (config.debug) debug.push(content.slice(from).map(debugPart).join('\n') + (n !== undefined ? `\n=>[${n}]` : ''));
   }
 
   const tail: string[] = [];
