@@ -8,7 +8,8 @@
  *   tail_only  — only the renderer's tail checkpoint;
  *   last_block — one breakpoint on the very last content block (like automatic caching).
  * Figures: cache-read share of prompt tokens (goal ≥ 0.90 for `renderer`) and estimated cost
- * relative to no caching (core/model/pricing.ts). Usage comes from the ledger, built from the
+ * relative to no caching (core/model/pricing.ts). A second scenario with 12-round turns (longer
+ * than the 20-block look-back) compares renderer vs tail_only where the extra checkpoints matter. Usage comes from the ledger, built from the
  * adapter's stream; the bench checks it equals the emulator's own accounting.
  */
 import { createAnthropicProvider } from '../activities/providers/anthropic';
@@ -22,6 +23,7 @@ import { prng } from '../test/emulator/sse';
 
 export const BENCH_TURNS = 10;
 export const BENCH_ROUNDS = 6;
+const LONG_ROUNDS = 12;
 const MODEL = 'claude-sonnet-5-5';
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const STEP_MS = 20_000;
@@ -134,19 +136,19 @@ interface RunResult {
   emulatorReadTokens: number;
 }
 
-async function run(emu: AnthropicEmulator, strategy: Strategy, setClock: (ms: number) => void): Promise<RunResult> {
+async function run(emu: AnthropicEmulator, strategy: Strategy, setClock: (ms: number) => void, turns = BENCH_TURNS, roundsPerTurn = BENCH_ROUNDS): Promise<RunResult> {
   emu.reset();
   const provider = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'bench', model: MODEL, onWarning: (w) => { throw new Error(`unexpected warning: ${w.message}`); } });
   const conv = new Conversation();
   const system = systemPrompt();
   let ledger = EMPTY_LEDGER;
   let now = T0;
-  for (let t = 1; t <= BENCH_TURNS; t++) {
+  for (let t = 1; t <= turns; t++) {
     conv.startTurn(t, now);
-    for (let r = 1; r <= BENCH_ROUNDS; r++) {
+    for (let r = 1; r <= roundsPerTurn; r++) {
       now += STEP_MS;
       setClock(now);
-      const final = r === BENCH_ROUNDS;
+      const final = r === roundsPerTurn;
       if (!final) conv.startRound(t, r, now);
       const out = renderTimeline({ blocks: conv.blocks, currentTurnId: `turn_${t}`, systemPrompt: system }, { now });
       emu.enqueue(final ? reply.text('{"action":"final"}') : reply.toolUse('web_search', { query: `t${t} r${r}` }));
@@ -191,6 +193,14 @@ export async function benchCache(): Promise<Record<string, number | string>> {
         figures.prompt_tokens_total = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
         figures.no_cache_cost_usd = round4(tot.costWithoutCache);
       }
+    }
+    // Long turns (12 rounds ≈ 35 blocks per turn, beyond the 20-block look-back): where the
+    // renderer's previous-turn / pre-tail checkpoints matter.
+    for (const strategy of ['renderer', 'tail_only'] as const) {
+      const { ledger } = await run(emu, strategy, (ms) => (clock = ms), BENCH_TURNS, LONG_ROUNDS);
+      const tot = ledgerTotals(ledger);
+      figures[`long_turns_${strategy}_cache_read_share`] = round4(tot.cacheReadRatio);
+      figures[`long_turns_${strategy}_cost_vs_no_cache`] = round4(tot.cost / tot.costWithoutCache);
     }
     figures.renderer_meets_goal_0_90 = Number(figures.renderer_cache_read_share) >= 0.9 ? 'yes' : 'no';
     figures.ledger_matches_emulator = 'yes';
