@@ -10,6 +10,8 @@
 import { TokenStream, applyRule, isSpace, normChar, type TokenMatch, type TokenRule } from './tokens';
 import type { CitationFormat, SourceRef } from './types';
 
+export type { CitationFormat, SourceRef } from './types';
+
 export const MAX_CITATION_BODY = 64;
 /** A range spanning more than this many ids is treated as malformed. */
 export const MAX_RANGE_SPAN = 1000;

@@ -34,6 +34,24 @@ import {
   type ClosedBy,
 } from './types';
 
+// Types and subscribers re-exported so callers may import everything from './parser'.
+export type {
+  ChannelEvent,
+  ChannelFormat,
+  ChannelParserOptions,
+  ChannelResult,
+  ChannelSpec,
+  ChannelSubscriber,
+  ChannelSubscriberFactory,
+  ClosedBy,
+  DeltaEvent,
+  AttributeEvent,
+  AttributeDeltaEvent,
+  InstanceDone,
+  SourceRef,
+} from './types';
+export { ChannelSubscribers } from './subscribers';
+
 type Mode = { kind: 'outside' } | { kind: 'ignored'; name: string } | { kind: 'channel'; inst: ChannelInstance };
 
 interface LiveSubscriber {
