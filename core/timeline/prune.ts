@@ -115,7 +115,7 @@ function role(b: Block): string {
 }
 
 function hint(b: Block): string {
-  const raw = (b.text ?? '').slice(0, 400);
+  const raw = (b.text ?? '').slice(0, 160);
   const flat = raw.replace(/\s+/g, ' ').replace(/"/g, "'").trim();
   return flat.length > 80 ? `${flat.slice(0, 80)}…` : flat;
 }

@@ -13,7 +13,7 @@ import type { Block } from './block';
 import { renderAnnounce, type AnnounceState } from './announce';
 import { cacheCheckpoints, rounds, type CheckpointKind, type RoundInfo } from './checkpoints';
 import { resolvePreview, previewBlock, type PreviewConfig } from './preview';
-import { applyUpdates, ttlPrune, type CacheState, type PruneResult, type TtlConfig } from './prune';
+import { ttlPrune, type CacheState, type PruneResult, type TtlConfig } from './prune';
 import { renderSourcesPool, type SourceRow } from './sources';
 import { recoveryHandle, resolveTruncation, truncateBlock, type TruncationConfig } from './truncate';
 
@@ -68,7 +68,7 @@ export interface RenderOutput {
 
 /** One visible block as the model sees it. */
 export interface VisibleItem {
-  /** The block as displayed (truncated / previewed / replaced); keeps id, path, call_id. */
+  /** The stored block (id, type, path, call_id drive rounds, checkpoints and hides); `text` is what is shown. */
   block: Block;
   /** Index into the rendered block list; -1 for a synthetic turn header. */
   index: number;
@@ -187,11 +187,12 @@ function binaryOf(b: Block): VisibleItem['binary'] {
   return undefined;
 }
 
-function displayed(b: Block, current: boolean, trunc: TruncationConfig, prev: PreviewConfig): Block {
-  if (!isHidden(b)) return current ? previewBlock(b, prev) : truncateBlock(b, trunc);
-  const { base64: _omit, ...rest } = b;
-  const text = b.replacement_text ?? `[HIDDEN] retrieve back with ${recoveryHandle(b.path)}`;
-  return { ...rest, mime: 'text/markdown', text };
+/** Replacement shown for a hidden block ('' = nothing), or undefined when the block is not hidden. */
+function replacementOf(b: Block, overrides: ReadonlyMap<string, string> | undefined): string | undefined {
+  const o = overrides?.get(b.id);
+  if (o !== undefined) return o;
+  if (!isHidden(b)) return undefined;
+  return b.replacement_text ?? `[HIDDEN] retrieve back with ${recoveryHandle(b.path)}`;
 }
 
 /** Index of the last `conv.range.summary` (the visible slice starts there), or 0. */
@@ -217,6 +218,8 @@ function project(
   blocks: readonly Block[],
   currentTurnId: string,
   opts: { truncation?: Partial<TruncationConfig>; preview?: Partial<PreviewConfig> },
+  /** Hidden replacements not yet stored on the blocks (this render's TTL pruning), by block id. */
+  overrides?: ReadonlyMap<string, string>,
 ): { items: VisibleItem[]; rounds: RoundInfo[] } {
   const trunc = resolveTruncation(opts.truncation);
   const prev = resolvePreview(opts.preview);
@@ -225,7 +228,8 @@ function project(
   for (let i = visibleStart(blocks); i < blocks.length; i++) {
     const src = blocks[i]!;
     if (isSkipped(src)) continue;
-    if (isHidden(src) && src.replacement_text === '') continue;
+    const replacement = replacementOf(src, overrides);
+    if (replacement === '') continue;
     if (src.type !== 'conv.range.summary') {
       if (src.turn_id !== lastTurn && src.type !== 'turn.header') {
         const header: Block = {
@@ -242,14 +246,19 @@ function project(
       lastTurn = src.turn_id;
     }
     const current = src.turn_id === currentTurnId;
-    const b = displayed(src, current, trunc, prev);
-    const binary = binaryOf(b);
-    // hidden blocks show their replacement as is (it already names the path to react.read)
-    let text = isHidden(src) ? (b.text ?? '') : blockText(b);
-    if (b.base64 !== undefined && !binary) text += `\n[${b.mime} payload (${b.base64.length} base64 chars) cannot be shown; ${recoveryHandle(b.path)}]`;
+    let text: string;
+    let binary: VisibleItem['binary'];
+    if (replacement !== undefined) {
+      text = replacement; // shown as is: it already names the path to react.read
+    } else {
+      const b = current ? previewBlock(src, prev) : truncateBlock(src, trunc);
+      binary = binaryOf(b);
+      text = blockText(b);
+      if (b.base64 !== undefined && !binary) text += `\n[${b.mime} payload (${b.base64.length} base64 chars) cannot be shown; ${recoveryHandle(b.path)}]`;
+    }
     // Blocks that render to nothing are dropped, except current-turn round starts (they carry the frame).
-    if (!text && !binary && !(current && b.type === 'react.round.start')) continue;
-    items.push({ block: b, index: i, text, binary });
+    if (!text && !binary && !(current && src.type === 'react.round.start')) continue;
+    items.push({ block: src, index: i, text, binary });
   }
   const rs = rounds(items.map((it) => it.block));
   frameRounds(items, rs, currentTurnId);
@@ -290,12 +299,14 @@ export function renderTimeline(input: RenderInput, config: RenderConfig): Render
 
   let blocks: readonly Block[] = input.blocks;
   let pruning: PruneResult | undefined;
+  let overrides: Map<string, string> | undefined;
   if (config.ttl) {
     pruning = ttlPrune(input.blocks, input.currentTurnId, config.now, input.cacheState, config.ttl);
-    if (pruning.updates.length > 0 || pruning.contribute.length > 0) blocks = [...applyUpdates(input.blocks, pruning.updates), ...pruning.contribute];
+    if (pruning.updates.length > 0) overrides = new Map(pruning.updates.map((u) => [u.blockId, u.replacement_text]));
+    if (pruning.contribute.length > 0) blocks = [...input.blocks, ...pruning.contribute];
   }
 
-  const { items, rounds: rs } = project(blocks, input.currentTurnId, { truncation: config.truncation, preview: config.preview });
+  const { items, rounds: rs } = project(blocks, input.currentTurnId, { truncation: config.truncation, preview: config.preview }, overrides);
   const cps = cacheCheckpoints(
     items.map((it) => it.block),
     input.currentTurnId,
