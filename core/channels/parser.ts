@@ -116,6 +116,11 @@ export class ChannelStreamParser {
     return this.orderList;
   }
 
+  /** Input characters not yet decided (a possible tag prefix, an unfinished backtick run…). */
+  get heldChars(): number {
+    return this.buf.length;
+  }
+
   push(chunk: string): ChannelEvent[] {
     if (this.ended) throw new Error('ChannelStreamParser.push called after end()');
     if (typeof chunk !== 'string') throw new Error(`ChannelStreamParser.push expects a string, got ${typeof chunk}`);

@@ -5,6 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { ChannelStreamParser } from '../../../core/channels';
 import { PROTOCOL_SPECS, SOURCES, chunk, comparable, run } from './helpers';
 
 const NAMES = ['thinking', 'ReactDecisionOutV2', 'code', 'answer', 'followup', 'summary', 'page', 'notes', 'usage', 'Answer', 'x'];
@@ -113,3 +114,45 @@ describe('chunk invariance (exhaustive 2-way splits)', () => {
     }
   });
 });
+
+describe('minimal hold-back (property)', () => {
+  const safe = fc.string({ unit: fc.constantFrom(...'abc xyz.,;:!?()\n\t-_=+*#é'.split('')), minLength: 1, maxLength: 30 });
+  it('plain content is emitted in full on every push', () => {
+    fc.assert(
+      fc.property(fc.array(safe, { minLength: 1, maxLength: 15 }), (pieces) => {
+        const p = new ChannelStreamParser(PROTOCOL_SPECS, { sources: SOURCES, stripUsage: true });
+        p.push('<channel:answer>');
+        for (const piece of pieces) {
+          const text = p
+            .push(piece)
+            .flatMap((e) => (e.kind === 'delta' ? [e.text] : []))
+            .join('');
+          assert.equal(text, piece);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the parser never holds more than one undecided tag or backtick run', () => {
+    fc.assert(
+      fc.property(protocolText, randomSizes, (text, sizes) => {
+        const p = new ChannelStreamParser(PROTOCOL_SPECS, { sources: SOURCES, stripUsage: true });
+        let fed = '';
+        for (const c of chunk(text, sizes)) {
+          fed += c;
+          p.push(c);
+          // At most one undecided tag (≤ 75 chars) or an unfinished backtick run / escape.
+          assert.ok(p.heldChars <= Math.max(75, longestBacktickRun(fed) + 1), `held ${p.heldChars}`);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+function longestBacktickRun(s: string): number {
+  let best = 0;
+  for (const m of s.matchAll(/`+/g)) best = Math.max(best, m[0].length);
+  return best;
+}

@@ -125,3 +125,45 @@ describe('subscribers', () => {
     assert.throws(() => new ChannelSubscribers().subscribe('x', {} as never), /must be a factory function/);
   });
 });
+
+describe('subscribers: fan-out timing and composite', () => {
+  it('instances complete (and notify) before the stream ends', () => {
+    const done: number[] = [];
+    const subs = new ChannelSubscribers().subscribe('thinking', () => ({ onComplete: (d) => done.push(d.instance) }));
+    const p = new ChannelStreamParser(SPECS, {}, subs);
+    p.push('<channel:thinking>a</channel:thinking><channel:thinking>b</chan');
+    assert.deepEqual(done, [0]);
+    p.push('nel:thinking><channel:thinking>c');
+    assert.deepEqual(done, [0, 1]);
+    p.end();
+    assert.deepEqual(done, [0, 1, 2]);
+  });
+
+  it('composite subscribers receive attribute deltas and attributes', () => {
+    const log: string[] = [];
+    const subs = new ChannelSubscribers().subscribe('usage', () => ({
+      onAttributeDelta: (k, t) => log.push(`d:${k}:${t}`),
+      onAttribute: (k, v) => log.push(`a:${k}:${JSON.stringify(v)}`),
+    }));
+    const p = new ChannelStreamParser(SPECS, {}, subs);
+    p.push('<channel:usage>{"note":"ab');
+    p.push('c","n":1}</channel:usage>');
+    p.end();
+    assert.deepEqual(log, ['d:note:ab', 'd:note:c', 'a:note:"abc"', 'a:n:1']);
+  });
+
+  it('a failing subscriber on one channel does not affect another channel', () => {
+    const got: string[] = [];
+    const subs = new ChannelSubscribers()
+      .subscribe('thinking', () => ({
+        onDelta: () => {
+          throw new Error('x');
+        },
+      }))
+      .subscribe('answer', () => ({ onDelta: (t) => got.push(t) }));
+    const o = run(['<channel:thinking>a</channel:thinking><channel:answer>b</channel:answer>'], SPECS, {}, subs);
+    assert.deepEqual(got, ['b']);
+    assert.deepEqual(o.results.answer!.subscriberErrors, []);
+    assert.equal(o.results.thinking!.subscriberErrors.length, 1);
+  });
+});
