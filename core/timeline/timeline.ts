@@ -8,6 +8,7 @@
  * Immutable and pure: every operation returns a new value.
  */
 import { BlockSchema, type Block } from './block';
+import { checkHide, hideRefusalNotice, type HideOptions, type HideResult } from './hide';
 import type { BlockUpdate } from './prune';
 import { renderTimeline, visibleStart, type RenderConfig, type RenderInput, type RenderOutput } from './render';
 
@@ -99,4 +100,19 @@ export function renderTimelineValue(
   let next = tl;
   if (output.pruning) next = contribute(applyBlockUpdates(next, output.pruning.updates), output.pruning.contribute);
   return { output, timeline: next };
+}
+
+/**
+ * react.hide on the timeline value: applies the flags when the tail-window rule allows it (and turns
+ * on suppressPrevTurnCache), otherwise contributes the refusal `react.notice` (`hide_before_cache`,
+ * `hide_too_old`, `not_found`).
+ */
+export function hidePath(
+  tl: Timeline,
+  path: string,
+  opts: Omit<HideOptions, 'currentTurnId'> & { currentTurnId: string; ts: string; noticeKey: string | number },
+): { timeline: Timeline; result: HideResult } {
+  const result = checkHide(tl.blocks, path, opts);
+  if (result.ok) return { timeline: applyBlockUpdates(tl, result.updates, { fromHide: true }), result };
+  return { timeline: contribute(tl, hideRefusalNotice(result, opts.currentTurnId, opts.ts, opts.noticeKey)), result };
 }

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBlock } from '../../../core/timeline/block';
-import { announce, applyBlockUpdates, clearAnnounce, contribute, createTimeline, persistedBlocks, renderTimelineValue } from '../../../core/timeline/timeline';
+import { announce, applyBlockUpdates, clearAnnounce, contribute, createTimeline, hidePath, persistedBlocks, renderTimelineValue } from '../../../core/timeline/timeline';
 import { paths } from '../../../core/timeline/paths';
-import { iso, T0, turn } from './_render-fixtures';
+import { callId, iso, T0, turn } from './_render-fixtures';
 
 test('contribute appends persistent blocks and is idempotent by id', () => {
   const t1 = turn('t1', { rounds: 1 });
@@ -65,4 +65,18 @@ test('renderTimelineValue returns the timeline with TTL pruning applied (flags +
   const again = renderTimelineValue(timeline, { currentTurnId: 't5', systemPrompt: 'S', cacheState: { lastTouchAt: T0 } }, { now: T0 + 7_200_000, ttl });
   assert.deepEqual(again.output.pruning!.updates, []);
   assert.deepEqual(again.output.messages, output.messages);
+});
+
+test('hidePath: applies flags in the tail (suppressing the previous-turn checkpoint), else contributes the refusal notice', () => {
+  const tl = createTimeline([...turn('t1', { rounds: 1, final: true }), ...turn('t2', { rounds: 6 })]);
+  const ok = hidePath(tl, paths.toolResult('t2', callId('t2', 6)), { currentTurnId: 't2', ts: iso(T0), noticeKey: 1 });
+  assert.ok(ok.result.ok);
+  assert.equal(ok.timeline.suppressPrevTurnCache, true);
+  assert.equal(ok.timeline.blocks.filter((b) => b.hidden).length, 1);
+  const refused = hidePath(tl, paths.toolResult('t2', callId('t2', 1)), { currentTurnId: 't2', ts: iso(T0), noticeKey: 2 });
+  assert.ok(!refused.result.ok && refused.result.code === 'hide_before_cache');
+  const notice = refused.timeline.blocks.at(-1)!;
+  assert.equal(notice.type, 'react.notice');
+  assert.equal(JSON.parse(notice.text!).code, 'hide_before_cache');
+  assert.equal(refused.timeline.suppressPrevTurnCache, false);
 });
