@@ -185,6 +185,24 @@ export function replaceCitations(
   return { text: out, used: sortNum(r.used), cited: sortNum(r.cited) };
 }
 
+/** SIDs cited in a text without rendering anything: `used` resolvable, `cited` all (both sorted). */
+export function collectCitations(text: string, sources: readonly SourceRef[] | SourceIndex): { used: number[]; cited: number[] } {
+  const idx = sourceIndex(sources);
+  const cited = new Set<number>();
+  applyRule(
+    {
+      triggers: '[［',
+      match: matchCitation,
+      render: (token) => {
+        for (const sid of tokenSids(token)) cited.add(sid);
+        return '';
+      },
+    },
+    text,
+  );
+  return { used: sortNum([...cited].filter((sid) => idx.has(sid))), cited: sortNum(cited) };
+}
+
 /**
  * Streaming replacement: a partial token at the end of a chunk is held back until decided, so a
  * partial `[[S:` is never emitted. On `flush`, a dangling token that got as far as `[[S:` is

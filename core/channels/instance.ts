@@ -3,7 +3,7 @@
  * (`[[USAGE:…]]` stripping, citation replacement, surrogate-pair hold-back) and the composite
  * JSON streamer, and produces the instance summary on close.
  */
-import { CitationStream, replaceCitations, type SourceIndex } from './citations';
+import { CitationStream, collectCitations, type SourceIndex } from './citations';
 import { CompositeJsonStreamer, type CompositeOut } from './composite';
 import { parseJsonInstance, stripFence } from './json';
 import { TokenStream, USAGE_RULE } from './tokens';
@@ -38,7 +38,7 @@ export class ChannelInstance {
   constructor(
     readonly spec: ChannelSpec,
     readonly number: number,
-    private readonly options: ChannelParserOptions,
+    options: ChannelParserOptions,
     private readonly sources: SourceIndex,
   ) {
     const f = spec.format;
@@ -106,7 +106,7 @@ export function summarise(spec: ChannelSpec, raw: string, sources: SourceIndex, 
     else rec.error = p.error;
   }
   if (spec.format !== 'code' && (raw.includes('[') || raw.includes('［'))) {
-    const r = replaceCitations(raw, sources, 'markdown');
+    const r = collectCitations(raw, sources);
     rec.used = r.used;
     rec.cited = r.cited;
   }

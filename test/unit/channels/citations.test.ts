@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   CitationStream,
+  collectCitations,
   escapeMarkdownTitle,
   parseSidList,
   replaceCitations,
@@ -170,5 +171,12 @@ describe('CitationStream', () => {
     s.flush();
     assert.deepEqual(s.used, [1, 3]);
     assert.deepEqual(s.cited, [1, 3, 50, 99]);
+  });
+});
+
+describe('collectCitations', () => {
+  it('reports resolvable and all cited SIDs without rendering', () => {
+    assert.deepEqual(collectCitations('a [[S:3,1]] b [[S:99]] [[S:2-1]] [[S:1', SOURCES), { used: [1, 2, 3], cited: [1, 2, 3, 99] });
+    assert.deepEqual(collectCitations('none', SOURCES), { used: [], cited: [] });
   });
 });
