@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { makeBlock, type Block } from '../../../core/timeline/block';
+import type { ContentPart } from '../../../core/model/provider';
 import { renderTimeline, type RenderConfig, type RenderInput } from '../../../core/timeline/render';
 import { paths } from '../../../core/timeline/paths';
 import { iso, T0, turn } from './_render-fixtures';
@@ -123,6 +124,36 @@ test('every render: at most 4 breakpoints, flags = breakpoints, the SOURCES POOL
       for (const p of parts) if (p.type === 'text') assert.ok(p.text.length > 0);
       const idx = out.checkpoints.map((c) => c.blockIndex).filter((i) => i >= 0);
       assert.deepEqual(idx, [...idx].sort((x, y) => x - y));
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('stable prefix: after a new round is appended, everything up to the previous tail checkpoint renders identically', () => {
+  const strip = (p: ContentPart): ContentPart => {
+    const { cache: _c, ...rest } = p;
+    return rest as ContentPart;
+  };
+  fc.assert(
+    fc.property(scenario, (s) => {
+      const { input, config } = build({ ...s, ttl: undefined });
+      const first = renderTimeline(input, config);
+      const firstParts = first.messages.flatMap((m) => m.content);
+      const tailPart = firstParts.map((p) => p.cache === true).lastIndexOf(true);
+      if (tailPart < 0) return;
+      const cur = input.currentTurnId;
+      const id = 'tc_fedcba987654';
+      const ts = iso(T0);
+      const next = [
+        ...input.blocks,
+        makeBlock({ type: 'react.round.start', author: 'react', turn_id: cur, ts, call_id: id, path: paths.roundStart(cur, id), text: 'thinking' }),
+        makeBlock({ type: 'react.tool.call', author: 'react', turn_id: cur, ts, call_id: id, path: paths.toolCall(cur, id), text: '{"tool_id":"x"}' }),
+        makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: cur, ts, call_id: id, path: paths.toolResult(cur, id), text: 'new result' }),
+      ];
+      const second = renderTimeline({ ...input, blocks: next }, config);
+      const secondParts = second.messages.flatMap((m) => m.content);
+      assert.deepEqual(secondParts.slice(0, tailPart + 1).map(strip), firstParts.slice(0, tailPart + 1).map(strip));
+      assert.deepEqual(second.system, first.system);
     }),
     { numRuns: 200 },
   );
