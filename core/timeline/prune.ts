@@ -10,6 +10,7 @@
  * Pure: returns the hidden flags / replacements and the blocks to contribute; the caller persists.
  */
 import { blockId, makeBlock, type Block } from './block';
+import { paths } from './paths';
 
 export interface TtlConfig {
   cacheTtlSeconds: number;
@@ -217,7 +218,7 @@ export function ttlPrune(
         author: 'system',
         turn_id: currentTurnId,
         ts: new Date(now).toISOString(),
-        path: `ar:${currentTurnId}.system.message.cache_pruned`,
+        path: paths.systemMessage(currentTurnId, 'cache_pruned'),
         text:
           `[SYSTEM MESSAGE] Context was pruned because the session TTL (${ttlSeconds}s) was exceeded. ` +
           `Older turns (${pruned.join(', ')}) now show compact recovery rows or working-summary cards; nothing was deleted. ` +
