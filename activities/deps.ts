@@ -3,6 +3,8 @@ import type { Db } from './store/db';
 import type { ModelProvider } from '../core/model/provider';
 import type { ModelConfig } from '../core/turn/contracts';
 import type { ToolImpl } from './tools/types';
+import type { ToolRegistry } from '../core/tools/registry';
+import type { MultiActionMode } from '../core/decision/multi-action';
 
 export interface ActivityDeps {
   db: Db;
@@ -10,6 +12,10 @@ export interface ActivityDeps {
   provider(config: ModelConfig): ModelProvider;
   /** Tool implementations by tool id. */
   tools: ReadonlyMap<string, ToolImpl>;
+  /** Tool declarations (ids, zod params, strategy, timeouts) — the model sees exactly these. */
+  registry: ToolRegistry;
+  /** AI_REACT_AGENT_MULTI_ACTION: up to 2 actions per round when `safe_fanout`. */
+  multiAction: MultiActionMode;
   /** Clock (injectable for tests). */
   now(): Date;
 }

@@ -8,6 +8,9 @@ import type { ActivityDeps } from '../activities/deps';
 import type { Db } from '../activities/store/db';
 import { builtinTools } from '../activities/tools';
 import type { ToolImpl } from '../activities/tools/types';
+import { createToolRegistry } from '../core/tools';
+import type { AnyToolDeclaration } from '../core/tools/registry';
+import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
 import { createScriptedProvider, resolveScript } from '../activities/providers/scripted';
 import { createAnthropicProvider } from '../activities/providers/anthropic';
 import type { ModelProvider } from '../core/model/provider';
@@ -31,7 +34,9 @@ export interface CreateWorkerOptions {
   taskQueue?: string;
   namespace?: string;
   provider?: ActivityDeps['provider'];
-  extraTools?: ToolImpl[];
+  /** Extra tools: a declaration (what the model sees) and its implementation. */
+  extraTools?: Array<{ declaration: AnyToolDeclaration; impl: ToolImpl }>;
+  multiAction?: MultiActionMode;
   now?: () => Date;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
@@ -41,7 +46,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const deps: ActivityDeps = {
     db: opts.db,
     provider: opts.provider ?? defaultProviderResolver(),
-    tools: builtinTools(opts.extraTools),
+    tools: builtinTools((opts.extraTools ?? []).map((t) => t.impl)),
+    registry: createToolRegistry({ extra: (opts.extraTools ?? []).map((t) => t.declaration) }),
+    multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     now: opts.now ?? (() => new Date()),
   };
   return Worker.create({

@@ -20,6 +20,7 @@ import {
   DEFAULT_MAX_ITERATIONS,
   type CompletionPath,
   type DecideOutcome,
+  type ToolCallPlan,
   type TurnInput,
   type TurnResult,
   type TurnState,
@@ -157,10 +158,25 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
       completionPath = finalize ? 'steer_finalize' : outcome.action;
       break;
     }
-    const result = await cancellable(() => runTool.executeWithOptions({ summary: outcome.summary }, [
-      { conversationId, turnId, callId: outcome.callId, toolId: outcome.toolId },
-    ]));
-    if (result === undefined) continue;
+    // Tool calls run one after another, each its own activity with the tool's timeout and retries.
+    const calls: ToolCallPlan[] = outcome.kind === 'tool' ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }] : outcome.calls;
+    let interrupted = false;
+    for (const call of calls) {
+      const options = {
+        summary: call.summary,
+        ...(call.startToCloseMs ? { startToCloseTimeout: call.startToCloseMs } : {}),
+        ...(call.maximumAttempts ? { retry: { initialInterval: call.initialIntervalMs ?? 1000, maximumAttempts: call.maximumAttempts } } : {}),
+      };
+      const result = await cancellable(() => runTool.executeWithOptions(options, [{ conversationId, turnId, callId: call.callId, toolId: call.toolId }]));
+      if (result === undefined) {
+        interrupted = true;
+        break;
+      }
+    }
+    if (!interrupted && outcome.kind === 'tools' && outcome.final) {
+      answer = outcome.final.answer;
+      if (!pending.some((e) => e.kind === 'followup')) completionPath = outcome.final.action;
+    }
   }
 
   if (completionPath !== 'complete' && completionPath !== 'exit' && completionPath !== 'steer_finalize') {

@@ -56,6 +56,7 @@ export async function migrate(db: Db): Promise<string[]> {
       schema: db.schema,
       createSchema: true,
       checkOrder: true,
+      advisoryLockMode: 'wait',
       log: () => undefined,
     });
     return applied.map((m: { name: string }) => m.name);

@@ -1,63 +1,64 @@
 /**
- * Bridge between the decide activity and the pure protocol modules: the system prompt, the
- * render of the timeline into model messages, and the interpretation of a decision response.
- * INTERIM: minimal versions until core/timeline/render, core/channels and core/decision land.
+ * Bridge between the decide activity and the pure protocol modules: the cached system prompt
+ * (byte-identical across rounds and turns), the render of the timeline into model messages with
+ * cache checkpoints, and the ANNOUNCE state of a round.
  */
+import { buildDecisionSystemPrompt } from '../../core/decision/prompt';
+import type { MultiActionMode } from '../../core/decision/multi-action';
+import type { ToolRegistry } from '../../core/tools/registry';
 import type { Block } from '../../core/timeline/block';
-import type { ModelRequest } from '../../core/model/provider';
+import { renderTimeline, type RenderOutput } from '../../core/timeline/render';
+import type { AnnounceState } from '../../core/timeline/announce';
+import type { SourceRow } from '../../core/timeline/sources';
+import type { CacheState } from '../../core/timeline/prune';
+import type { DecideInput } from '../../core/turn/contracts';
 
-export interface InterpretedDecision {
-  ok: boolean;
-  action?: 'call_tool' | 'complete' | 'exit';
-  notes: string;
-  toolId?: string;
-  params?: Record<string, unknown>;
-  answer?: string;
-  followups?: string[];
-  notices: Array<{ code: string; message: string }>;
+const prompts = new WeakMap<ToolRegistry, Map<MultiActionMode, string>>();
+
+/** The system prompt for a registry (memoised: identical bytes every round and turn). */
+export function systemPromptFor(registry: ToolRegistry, multiAction: MultiActionMode): string {
+  let byMode = prompts.get(registry);
+  if (!byMode) prompts.set(registry, (byMode = new Map()));
+  let prompt = byMode.get(multiAction);
+  if (prompt === undefined) byMode.set(multiAction, (prompt = buildDecisionSystemPrompt(registry, { multiAction })));
+  return prompt;
 }
 
-export const SYSTEM_PROMPT = [
-  'You are a ReAct agent. Each response is <channel:thinking>…</channel:thinking> followed by',
-  '<channel:ReactDecisionOutV2> holding ONE JSON object (call_tool | complete | exit).',
-].join('\n');
+export const FINALIZE_NOTICE =
+  '[FINALIZE] The user steered this turn (see [STEER DURING TURN]). Do not call tools: respond with action "complete" now, answering with what you have and acknowledging the steer.';
 
-export function renderRequest(blocks: Block[], opts: { announce: string; maxTokens: number }): Pick<ModelRequest, 'system' | 'messages' | 'maxTokens'> {
-  const text = blocks
-    .filter((b) => !b.hidden)
-    .map((b) => `[${b.type}${b.path ? ` ${b.path}` : ''}]\n${b.replacement_text ?? b.text ?? ''}`)
-    .join('\n\n');
+export function announceState(input: DecideInput, nowIso: string, liveEvents: string[]): AnnounceState {
+  const it = input.iteration;
   return {
-    system: [{ text: SYSTEM_PROMPT, cache: true }],
-    messages: [{ role: 'user', content: [{ type: 'text', text }, { type: 'text', text: opts.announce }] }],
-    maxTokens: opts.maxTokens,
+    iteration: Math.max(1, input.mode === 'finalize' ? it.index + 1 : it.index),
+    maxIterations: Math.max(it.max, input.mode === 'finalize' ? it.index + 1 : 1),
+    baseIterations: it.base,
+    bonusIterations: it.bonus,
+    budget: input.mode === 'finalize' ? [FINALIZE_NOTICE] : [`${Math.max(0, it.max - it.index)} decision rounds left after this one`],
+    liveEvents,
+    nowIso,
   };
 }
 
-function channel(text: string, name: string): string | undefined {
-  const m = new RegExp(`<channel:${name}>([\\s\\S]*?)</channel:${name}>`).exec(text);
-  return m?.[1];
+/** Live turn events of the current turn for ANNOUNCE. */
+export function liveEventLines(blocks: readonly Block[], turnId: string): string[] {
+  return blocks
+    .filter((b) => b.turn_id === turnId && (b.type === 'user.followup' || b.type === 'user.steer'))
+    .map((b) => `${b.type === 'user.steer' ? 'steer' : 'followup'} ${String(b.meta.message_id ?? '')}: ${(b.text ?? '').slice(0, 200)}`);
 }
 
-export function interpret(raw: string): InterpretedDecision {
-  const body = channel(raw, 'ReactDecisionOutV2');
-  if (body === undefined) return { ok: false, notes: '', notices: [{ code: 'decision_missing_protocol_channels', message: 'no ReactDecisionOutV2 channel' }] };
-  let obj: Record<string, unknown>;
-  try {
-    obj = JSON.parse(body.replace(/^\s*```(?:json)?\s*/, '').replace(/\s*```\s*$/, '')) as Record<string, unknown>;
-  } catch (err) {
-    return { ok: false, notes: '', notices: [{ code: 'invalid_json', message: (err as Error).message }] };
-  }
-  const action = obj.action;
-  const notes = typeof obj.notes === 'string' ? obj.notes : '';
-  if (action === 'call_tool') {
-    const tc = obj.tool_call as { tool_id?: string; params?: Record<string, unknown> } | undefined;
-    if (!tc?.tool_id) return { ok: false, notes, notices: [{ code: 'missing_tool_id', message: 'tool_call.tool_id is required' }] };
-    return { ok: true, action, notes, toolId: tc.tool_id, params: tc.params ?? {}, notices: [] };
-  }
-  if (action === 'complete' || action === 'exit') {
-    const answer = channel(raw, 'answer') ?? (typeof obj.final_answer === 'string' ? obj.final_answer : '');
-    return { ok: true, action, notes, answer, notices: [] };
-  }
-  return { ok: false, notes, notices: [{ code: 'invalid_action', message: `invalid action ${JSON.stringify(action)}` }] };
+export function renderRound(args: {
+  blocks: Block[];
+  turnId: string;
+  systemPrompt: string;
+  sources: SourceRow[];
+  announce: AnnounceState;
+  cacheState: CacheState;
+  now: number;
+  debug?: boolean;
+}): RenderOutput {
+  return renderTimeline(
+    { blocks: args.blocks, currentTurnId: args.turnId, systemPrompt: args.systemPrompt, sources: args.sources, announce: args.announce, cacheState: args.cacheState },
+    { now: args.now, ttl: {}, debug: args.debug },
+  );
 }

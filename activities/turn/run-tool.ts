@@ -10,6 +10,8 @@ import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlock, loadBlocks } from '../store/timeline-store';
 import { StreamPublisher } from '../store/publisher';
 import type { ToolObservation } from '../tools/types';
+import { checkToolParams, paramsNoticeBlocks } from '../tools';
+import { mergeToolSources } from '../store/sources-store';
 
 export function makeRunTool(deps: ActivityDeps) {
   return async function runTool(input: ToolInput): Promise<ToolOutcome> {
@@ -34,7 +36,10 @@ export function makeRunTool(deps: ActivityDeps) {
       if (!impl) {
         observation = { ok: false, text: `unknown tool "${toolId}". Available: ${[...deps.tools.keys()].join(', ')}` };
       } else {
-        observation = await impl.run(params ?? {}, {
+        const checked = checkToolParams(deps.registry, toolId, params ?? {});
+        observation = !checked.ok
+          ? { ok: false, text: checked.text, blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices), meta: { invalid_params: true } }
+          : await impl.run(checked.params, {
           pool,
           conversationId,
           turnId,
@@ -55,6 +60,13 @@ export function makeRunTool(deps: ActivityDeps) {
       observation = { ok: false, text: `tool ${toolId} failed: ${message}` };
     } finally {
       clearInterval(heartbeat);
+    }
+    const sourceRows = observation.meta?.source_rows;
+    if (Array.isArray(sourceRows) && sourceRows.length > 0) {
+      // Web rows join the conversation's pool; the model only ever sees pool SIDs.
+      const { source_rows: _rows, ...meta } = observation.meta ?? {};
+      const merged = await mergeToolSources(pool, conversationId, sourceRows, observation.text, { turnId });
+      observation = { ...observation, text: merged.text, meta: { ...meta, sources_used: merged.sids, sources_added: merged.added, ...(merged.rejected.length ? { sources_rejected: merged.rejected } : {}) } };
     }
     const ts = deps.now().toISOString();
     await appendBlocks(pool, conversationId, [

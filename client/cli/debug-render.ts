@@ -1,10 +1,15 @@
-/** `dreact timeline --debug`: the model's view of the timeline, as the decide activity renders it. */
+/** `dreact timeline --debug`: the model's view of the timeline with cache checkpoints marked `=>[n]`. */
 import type { Block } from '../../core/timeline/block';
-import { renderRequest } from '../../activities/turn/protocol';
+import { renderTimeline } from '../../core/timeline/render';
+import { createToolRegistry } from '../../core/tools';
+import { systemPromptFor } from '../../activities/turn/protocol';
 
-export function debugRender(blocks: Block[]): string {
-  const req = renderRequest(blocks, { announce: '(announce is built per round)', maxTokens: 0 });
-  const sys = req.system.map((s) => `[system${s.cache ? ' =>[cache]' : ''}]\n${s.text}`).join('\n');
-  const msgs = req.messages.map((m) => m.content.map((p) => `[${m.role}${p.cache ? ' =>[cache]' : ''}]\n${p.type === 'text' ? p.text : `(${p.type})`}`).join('\n')).join('\n');
-  return `${sys}\n${msgs}`;
+export function debugRender(blocks: Block[], now = Date.now()): string {
+  const last = blocks[blocks.length - 1];
+  if (!last) return '(empty timeline)';
+  const out = renderTimeline(
+    { blocks, currentTurnId: last.turn_id, systemPrompt: systemPromptFor(createToolRegistry(), 'off'), announce: { iteration: 1, maxIterations: 1 } },
+    { now, debug: true },
+  );
+  return `${out.debugText ?? ''}\n\n(${out.breakpoints} cache breakpoints: ${out.checkpoints.map((c) => `${c.kind}@${c.blockId}`).join(', ')})`;
 }

@@ -129,8 +129,22 @@ export interface DecideInput {
   model: ModelConfig;
 }
 
+/** One tool call the workflow runs as an activity, with the tool's own timeout and retry policy. */
+export interface ToolCallPlan {
+  callId: string;
+  toolId: string;
+  /** Activity summary for Temporal UI, e.g. `tool react.write files/notes.md`. */
+  summary: string;
+  startToCloseMs?: number;
+  maximumAttempts?: number;
+  initialIntervalMs?: number;
+}
+
 export type DecideOutcome =
+  /** Legacy single-call shape (kept so recorded histories replay unchanged). */
   | { kind: 'tool'; callId: string; toolId: string; summary: string; usage: Usage }
+  /** Accepted calls run one after another; `final` (multi-action: complete after neutral tools) ends the turn after them. */
+  | { kind: 'tools'; calls: ToolCallPlan[]; final?: { action: 'complete' | 'exit'; answer: string }; usage: Usage }
   | { kind: 'final'; action: 'complete' | 'exit'; answer: string; completionPath: string; usage: Usage }
   | { kind: 'invalid'; code: string; message: string; usage: Usage };
 

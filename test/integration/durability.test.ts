@@ -6,6 +6,8 @@ import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack 
 import { loadBlocks } from '../../activities/store/timeline-store';
 import type { ToolImpl } from '../../activities/tools/types';
 import { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
 
 let stack: TestStack;
 before(async () => {
@@ -67,11 +69,17 @@ test('kill -9 of the worker mid-turn, then restart: the turn completes with no d
   assert.ok(retries.rows[0].n >= 1, 'the retried decide attempt published a retry marker');
 });
 
-const blob: ToolImpl = {
-  id: 'test.blob',
-  async run() {
-    return { ok: true, text: 'b'.repeat(1024 * 1024) };
-  },
+const blob: { declaration: AnyToolDeclaration; impl: ToolImpl } = {
+  declaration: declareTool({
+    id: 'test.blob',
+    description: 'Returns 1 MB of text (history hygiene test).',
+    params: z.object({}),
+    strategy: 'exploration',
+    timeoutMs: 30_000,
+    retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2 },
+    summarize: () => 'tool test.blob 1 MB',
+  }),
+  impl: { id: 'test.blob', run: async () => ({ ok: true, text: 'b'.repeat(1024 * 1024) }) },
 };
 
 test('history hygiene: a tool returning 1 MB grows Temporal history by under 4 KB per round', async () => {

@@ -29,7 +29,7 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     'user.prompt',
     'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
     'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
-    'react.notes', 'assistant.completion',
+    'react.notes', 'assistant.completion', 'stage.suggested_followups',
   ]);
   assert.equal(new Set(blocks.map((b) => b.id)).size, blocks.length, 'no duplicate block ids');
   const read = blocks.filter((b) => b.type === 'react.tool.result')[1]!;

@@ -1,0 +1,89 @@
+/**
+ * Streams one decision call through the channel parser: heartbeats on a timer and per chunk,
+ * publishes per-channel deltas live (thinking, answer, followup, composite canvas attributes),
+ * stops the provider stream early when the response prefix already violates the protocol, and
+ * aborts with the activity's cancellation signal.
+ */
+import { ChannelStreamParser, type ChannelEvent, type SourceRef } from '../../core/channels';
+import { DECISION_CHANNEL_SPECS } from '../../core/decision/schema';
+import { decisionPrefixViolation } from '../../core/decision/interpret';
+import type { Notice } from '../../core/decision/notice';
+import { ZERO_USAGE, type ModelProvider, type ModelRequest, type Usage } from '../../core/model/provider';
+import type { StreamPublisher } from '../store/publisher';
+
+/** Channels whose deltas go to clients live; ReactDecisionOutV2, code and summary stay internal. */
+const LIVE_CHANNELS = new Set(['thinking', 'answer', 'followup']);
+
+export interface DecisionStream {
+  raw: string;
+  parser: ChannelStreamParser;
+  usage: Usage;
+  /** Set when the stream was stopped early for a protocol violation. */
+  prefixViolation?: Notice;
+}
+
+export async function streamDecision(args: {
+  provider: ModelProvider;
+  request: ModelRequest;
+  signal: AbortSignal;
+  heartbeat: (details: unknown) => void;
+  publisher: StreamPublisher;
+  round: number;
+  sources: SourceRef[];
+}): Promise<DecisionStream> {
+  const { provider, request, publisher, round } = args;
+  const parser = new ChannelStreamParser([...DECISION_CHANNEL_SPECS], { sources: args.sources, citationFormat: 'markdown' });
+  // Stop the provider stream when we decide to (prefix violation) without aborting the activity.
+  const local = new AbortController();
+  const onAbort = () => local.abort(args.signal.reason);
+  args.signal.addEventListener('abort', onAbort, { once: true });
+  const timer = setInterval(() => args.heartbeat({ round, phase: 'waiting' }), 1000);
+  let raw = '';
+  let usage: Usage = ZERO_USAGE;
+  let prefixViolation: Notice | undefined;
+  let thinkingOpen = false;
+  let answerStarted = false;
+
+  const publish = (events: ChannelEvent[]) => {
+    for (const e of events) {
+      if (e.kind === 'open' && e.channel === 'thinking' && !thinkingOpen) {
+        thinkingOpen = true;
+      } else if (e.kind === 'complete' && e.channel === 'thinking') {
+        publisher.emit({ kind: 'step', payload: { phase: 'thinking.done', round } });
+      } else if (e.kind === 'open' && e.channel === 'answer' && !answerStarted) {
+        answerStarted = true;
+        publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
+      } else if (e.kind === 'delta' && LIVE_CHANNELS.has(e.channel) && e.text) {
+        publisher.emit({ kind: 'delta', channel: e.channel, instance: e.instance, payload: { text: e.text, round } });
+      } else if (e.kind === 'attribute') {
+        publisher.emit({ kind: 'attribute', channel: 'canvas', instance: e.instance, payload: { key: e.key, value: e.value, round } });
+      } else if (e.kind === 'subscriber-error') {
+        publisher.emit({ kind: 'step', payload: { phase: 'subscriber.error', round, channel: e.channel, error: e.error } });
+      }
+    }
+  };
+
+  try {
+    for await (const part of provider.stream(request, { signal: local.signal })) {
+      args.heartbeat({ round, chars: raw.length });
+      if (part.type === 'text-delta') {
+        raw += part.text;
+        publish(parser.push(part.text));
+        if (parser.order.length > 0 || parser.preamble.length > 200) {
+          prefixViolation = decisionPrefixViolation({ preamble: parser.preamble, order: parser.order });
+          if (prefixViolation) {
+            local.abort(new Error('protocol prefix violation'));
+            break;
+          }
+        }
+      } else if (part.type === 'usage' || part.type === 'finish') {
+        usage = part.usage;
+      }
+    }
+    publish(parser.end());
+  } finally {
+    clearInterval(timer);
+    args.signal.removeEventListener('abort', onAbort);
+  }
+  return { raw, parser, usage, prefixViolation };
+}

@@ -1,0 +1,183 @@
+/**
+ * The HTTP gateway (Hono): turns, steers, followups, conversation state, timeline and the live
+ * stream as Server-Sent Events. Authenticated by `x-api-key`. Input is validated by the client
+ * API's zod contracts before anything reaches Temporal or Postgres, so bad input writes nothing.
+ * The server start (port, env, pruning) lives in server.ts.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Pool } from 'pg';
+import { z } from 'zod';
+import { DreactError, type DreactClient } from '../api';
+import { ConversationIdSchema, type TurnOptionsInput } from '../../core/turn/contracts';
+import { loadBlocks } from '../../activities/store/timeline-store';
+import { startStreamNotifier, type PgStreamNotifier } from '../../activities/store/stream-notifier';
+import { parseOffset } from './protocol';
+import { sseStream } from './sse-stream';
+
+export interface GatewayOptions {
+  client: DreactClient;
+  pool: Pool;
+  /** Accepted `x-api-key` values. Empty is refused unless `insecure`. */
+  apiKeys: readonly string[];
+  /** Local development without keys: anonymous reads are allowed, anonymous writes still refused. */
+  insecure?: boolean;
+  /** Stream poll interval (the only mechanism when `listen` is false). Default 250 ms. */
+  pollMs?: number;
+  /** Use LISTEN/NOTIFY (one shared connection). False where NOTIFY does not deliver (PGlite). Default true. */
+  listen?: boolean;
+  keepAliveMs?: number;
+  retryMs?: number;
+}
+
+export interface GatewayApp {
+  app: Hono;
+  fetch: Hono['fetch'];
+  /** SSE streams currently open. */
+  activeStreams(): number;
+  /** Stops the shared LISTEN connection (open streams fall back to polling until they end). */
+  close(): Promise<void>;
+}
+
+type ErrorCode = DreactError['code'] | 'unauthorized' | 'internal';
+
+const STATUS: Record<ErrorCode, ContentfulStatusCode> = { bad_input: 400, unauthorized: 401, not_found: 404, no_active_turn: 409, failed: 500, internal: 500 };
+
+function fail(c: Context, code: ErrorCode, message: string): Response {
+  return c.json({ error: { code, message } }, STATUS[code]);
+}
+
+const zodMessage = (err: z.ZodError) => err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+
+const TurnBodySchema = z.strictObject({
+  prompt: z.string({ error: 'prompt is required (a string)' }),
+  options: z.record(z.string(), z.unknown(), { error: 'options must be an object' }).optional(),
+  messageId: z.string().optional(),
+});
+const EventBodySchema = z.strictObject({
+  text: z.string({ error: 'text is required (a string)' }),
+  messageId: z.string().optional(),
+});
+
+async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    throw new DreactError('the request body must be a JSON object (Content-Type: application/json)', 'bad_input');
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
+  return parsed.data;
+}
+
+function conversationId(c: Context): string {
+  const id = c.req.param('id') ?? '';
+  const parsed = ConversationIdSchema.safeParse(id);
+  if (!parsed.success) throw new DreactError(`conversation id ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
+  return parsed.data;
+}
+
+const digest = (key: string) => createHash('sha256').update(key).digest();
+
+function keyChecker(keys: readonly string[]): (key: string) => boolean {
+  const digests = keys.map(digest);
+  return (key) => {
+    const d = digest(key);
+    let ok = false;
+    for (const k of digests) ok = timingSafeEqual(k, d) || ok;
+    return ok;
+  };
+}
+
+async function streamSeq(pool: Pool, id: string): Promise<number> {
+  const res = await pool.query<{ stream_seq: string }>('SELECT stream_seq FROM conversations WHERE id = $1', [id]);
+  return Number(res.rows[0]?.stream_seq ?? 0);
+}
+
+export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp> {
+  const keys = opts.apiKeys.map((k) => k.trim()).filter(Boolean);
+  if (keys.length === 0 && !opts.insecure) throw new Error('the gateway needs at least one API key (DREACT_API_KEYS); for local development set DREACT_GATEWAY_INSECURE=1');
+  const validKey = keyChecker(keys);
+  const { client, pool } = opts;
+  const listen = opts.listen ?? true;
+  const notifier: PgStreamNotifier | undefined = listen ? await startStreamNotifier(pool) : undefined;
+  let open = 0;
+  const streamOpts = {
+    pool,
+    notifier,
+    listen,
+    pollMs: opts.pollMs ?? 250,
+    keepAliveMs: opts.keepAliveMs ?? 15_000,
+    retryMs: opts.retryMs ?? 1000,
+    onOpen: () => void open++,
+    onClose: () => void open--,
+  };
+
+  const app = new Hono();
+  app.onError((err, c) => {
+    if (err instanceof DreactError) return fail(c, err.code, err.message);
+    console.error(`[gateway] ${c.req.method} ${c.req.path}: ${err.stack ?? err.message}`);
+    return fail(c, 'internal', err.message);
+  });
+  app.notFound((c) => fail(c, 'not_found', `no route ${c.req.method} ${c.req.path}`));
+  app.get('/healthz', (c) => c.json({ ok: true }));
+
+  app.use('/v1/*', async (c, next) => {
+    const key = c.req.header('x-api-key');
+    if (key !== undefined && !validKey(key)) return fail(c, 'unauthorized', 'invalid API key (x-api-key)');
+    if (key === undefined) {
+      if (!opts.insecure) return fail(c, 'unauthorized', 'missing API key: send it in the x-api-key header');
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return fail(c, 'unauthorized', 'anonymous writes are refused: send an API key in the x-api-key header');
+    }
+    await next();
+  });
+
+  app.post('/v1/conversations/:id/turns', async (c) => {
+    const id = conversationId(c);
+    const body = await jsonBody(c, TurnBodySchema);
+    const streamAfter = await streamSeq(pool, id);
+    const started = await client.startTurn(id, body.prompt, (body.options ?? {}) as TurnOptionsInput, body.messageId);
+    return c.json({ ...started, streamAfter, stream: `/v1/conversations/${encodeURIComponent(id)}/stream?after=${streamAfter}` }, 202);
+  });
+
+  for (const kind of ['steer', 'followup'] as const) {
+    app.post(`/v1/conversations/:id/${kind}`, async (c) => {
+      const id = conversationId(c);
+      const body = await jsonBody(c, EventBodySchema);
+      const r = kind === 'steer' ? await client.steer(id, body.text, body.messageId) : await client.followup(id, body.text, body.messageId);
+      return c.json({ conversationId: id, kind, ...r }, 202);
+    });
+  }
+
+  app.get('/v1/conversations/:id/state', async (c) => {
+    const id = conversationId(c);
+    const view = await client.conversationState(id);
+    return c.json({ ...view, streamSeq: await streamSeq(pool, id) });
+  });
+
+  app.get('/v1/conversations/:id/timeline', async (c) => {
+    const id = conversationId(c);
+    const blocks = await loadBlocks(pool, id);
+    if (blocks.length === 0) throw new DreactError(`no timeline for conversation "${id}"`, 'not_found');
+    return c.json({ conversationId: id, blocks });
+  });
+
+  app.get('/v1/conversations/:id/stream', (c) => {
+    const id = conversationId(c);
+    const lastEventId = c.req.header('last-event-id');
+    const offset = lastEventId !== undefined ? parseOffset(lastEventId, 'Last-Event-ID') : parseOffset(c.req.query('after'), 'after');
+    if (typeof offset !== 'number') throw new DreactError(offset.error, 'bad_input');
+    return sseStream(c, streamOpts, id, offset);
+  });
+
+  return {
+    app,
+    fetch: app.fetch,
+    activeStreams: () => open,
+    close: async () => {
+      await notifier?.close();
+    },
+  };
+}

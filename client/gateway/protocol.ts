@@ -1,0 +1,96 @@
+/**
+ * The gateway's SSE event protocol, mapped from the stream bus kinds (core/stream/events.ts).
+ * Every message has `id:` = the event's seq (per-conversation offset, used for Last-Event-ID
+ * resume) and a JSON `data:` object carrying {seq, ts, turnId, attempt} plus the fields below.
+ *
+ * event     data (besides the envelope)
+ * phase     {phase, ...}                      turn.start: {turnIndex, workflowId}
+ * step      {type:'thinking', phase:'start'|'done', round, mode?}
+ *           {type:'iteration', phase:'start', round, tool, callId, summary, arguments}
+ *           {type:'iteration', phase:'done', tool, callId, ok, observation}     (observation is a preview)
+ *           {type:'invalid'|'interrupted'|…, round, ...}
+ * answer    {phase:'start'|'delta'|'done', text?, round?, instance?}          (done carries the full answer)
+ * channel   {channel:'thinking'|'canvas'|'followup'|'summary'|'code'|'raw', text, instance?, round?}
+ *           {channel:'canvas', attribute:{key, value}, instance?, round?}     (composite JSON attribute)
+ *           {channel:'usage', round, usage}
+ *           {channel, path, text, callId}                                     (tool output streamed to a channel)
+ * compact   {phase, ...}
+ * inject    {type:'followup'|'steer', messageId, text}
+ * retry     {round, attempt}        clients drop the partial output of that round (earlier attempts)
+ * done      {answer, iterations, usage, completionPath, elapsedMs?}
+ * gap       {from, to}              synthetic, id-less: events (from..to) were pruned before this reader got them
+ * Unknown kinds are forwarded under their own name with their payload.
+ */
+import type { StreamEvent } from '../../activities/store/stream-bus';
+
+export interface SseMessage {
+  event: string;
+  id?: string;
+  data: string;
+}
+
+export const SSE_EVENTS = ['phase', 'step', 'answer', 'channel', 'compact', 'inject', 'retry', 'done', 'gap'] as const;
+
+const STEP_TYPES: Record<string, { type: string; phase?: string }> = {
+  'thinking.start': { type: 'thinking', phase: 'start' },
+  'thinking.done': { type: 'thinking', phase: 'done' },
+  'iteration.start': { type: 'iteration', phase: 'start' },
+  'iteration.done': { type: 'iteration', phase: 'done' },
+};
+
+function stepData(p: Record<string, unknown>): Record<string, unknown> {
+  const { phase, params, ...rest } = p;
+  const mapped = STEP_TYPES[String(phase)] ?? { type: String(phase) };
+  const out: Record<string, unknown> = { ...mapped, ...rest };
+  if (params !== undefined) out.arguments = params;
+  return out;
+}
+
+/** Event name and data fields (without the envelope) of one stream event. */
+export function protocolEvent(e: StreamEvent, extra: { elapsedMs?: number } = {}): { event: string; fields: Record<string, unknown> } {
+  const p = e.payload ?? {};
+  const inst = e.instance !== undefined ? { instance: e.instance } : {};
+  switch (e.kind) {
+    case 'step':
+      return { event: 'step', fields: stepData(p) };
+    case 'delta': {
+      const channel = e.channel ?? 'raw';
+      if (channel === 'answer') return { event: 'answer', fields: { phase: 'delta', ...p, ...inst } };
+      return { event: 'channel', fields: { channel, ...p, ...inst } };
+    }
+    case 'attribute': {
+      const { key, value, ...rest } = p;
+      return { event: 'channel', fields: { channel: e.channel ?? 'canvas', attribute: { key, value }, ...rest, ...inst } };
+    }
+    case 'usage':
+      return { event: 'channel', fields: { channel: 'usage', ...p } };
+    case 'channel': // tool output streamed to a channel: payload already names it
+      return { event: 'channel', fields: { channel: e.channel ?? 'canvas', ...p, ...inst } };
+    case 'done': {
+      const { turnId: _turnId, ...rest } = p;
+      return { event: 'done', fields: { ...rest, ...(extra.elapsedMs !== undefined ? { elapsedMs: extra.elapsedMs } : {}) } };
+    }
+    case 'phase': {
+      const { turnId: _turnId, ...rest } = p;
+      return { event: 'phase', fields: rest };
+    }
+    default: // answer, compact, inject, retry and kinds this gateway does not know yet
+      return { event: e.kind, fields: { ...p, ...inst } };
+  }
+}
+
+export function toSseMessage(e: StreamEvent, extra: { elapsedMs?: number } = {}): SseMessage {
+  const { event, fields } = protocolEvent(e, extra);
+  const envelope: Record<string, unknown> = { seq: e.seq, ts: e.ts };
+  if (e.turnId !== undefined) envelope.turnId = e.turnId;
+  if (e.attempt !== undefined) envelope.attempt = e.attempt;
+  return { event, id: String(e.seq), data: JSON.stringify({ ...envelope, ...fields }) };
+}
+
+/** Parses a resume offset (`after` query or Last-Event-ID header): a non-negative integer. */
+export function parseOffset(raw: string | undefined, what: string): number | { error: string } {
+  if (raw === undefined || raw.trim() === '') return 0;
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < 0) return { error: `${what} must be a non-negative integer event offset, got ${JSON.stringify(raw)}` };
+  return n;
+}

@@ -1,0 +1,88 @@
+/**
+ * Starts the gateway: the Hono app on a port (@hono/node-server) plus the periodic stream prune.
+ * Configuration from the environment:
+ *   DREACT_API_KEYS                  comma-separated accepted x-api-key values (required…)
+ *   DREACT_GATEWAY_INSECURE=1        …unless this is set: local dev, anonymous reads only
+ *   DREACT_STREAM_RETENTION_SECONDS  age after which stream events are pruned (default 7 days)
+ *   DREACT_GATEWAY_HOST / _PORT      listen address (default 127.0.0.1:8787)
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createGatewayApp, type GatewayApp, type GatewayOptions } from './app';
+import { DEFAULT_STREAM_RETENTION_SECONDS, startStreamPruner, type StreamPruner } from './prune';
+
+export const DEFAULT_GATEWAY_PORT = 8787;
+
+export interface GatewayEnvConfig {
+  apiKeys: string[];
+  insecure: boolean;
+  retentionSeconds: number;
+  host: string;
+  port: number;
+}
+
+function positiveInt(raw: string | undefined, name: string, fallback: number, min = 1): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayEnvConfig {
+  const apiKeys = (env.DREACT_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const insecure = env.DREACT_GATEWAY_INSECURE === '1' || env.DREACT_GATEWAY_INSECURE === 'true';
+  if (apiKeys.length === 0 && !insecure) throw new Error('no API keys: set DREACT_API_KEYS (comma-separated), or DREACT_GATEWAY_INSECURE=1 for local development (anonymous reads only)');
+  return {
+    apiKeys,
+    insecure,
+    retentionSeconds: positiveInt(env.DREACT_STREAM_RETENTION_SECONDS, 'DREACT_STREAM_RETENTION_SECONDS', DEFAULT_STREAM_RETENTION_SECONDS),
+    host: env.DREACT_GATEWAY_HOST?.trim() || '127.0.0.1',
+    port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
+  };
+}
+
+export interface StartGatewayOptions extends GatewayOptions {
+  port?: number;
+  host?: string;
+  retentionSeconds?: number;
+  pruneIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  gateway: GatewayApp;
+  pruner: StreamPruner;
+  close(): Promise<void>;
+}
+
+export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
+  const log = opts.log ?? ((line: string) => console.error(line));
+  const gateway = await createGatewayApp(opts);
+  const host = opts.host ?? '127.0.0.1';
+  let server: Server;
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server = serve({ fetch: gateway.fetch, port: opts.port ?? DEFAULT_GATEWAY_PORT, hostname: host }, resolve) as Server;
+    server.once('error', reject);
+  }).catch(async (err: Error) => {
+    await gateway.close();
+    throw new Error(`gateway could not listen on ${host}:${opts.port ?? DEFAULT_GATEWAY_PORT}: ${err.message}`);
+  });
+  const pruner = startStreamPruner(opts.pool, { retentionSeconds: opts.retentionSeconds ?? DEFAULT_STREAM_RETENTION_SECONDS, intervalMs: opts.pruneIntervalMs, log });
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    port: address.port,
+    gateway,
+    pruner,
+    async close() {
+      await pruner.stop();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections(); // open SSE streams would keep close() waiting forever
+      await closed;
+      await gateway.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * GET /v1/conversations/:id/stream — a conversation's stream events as Server-Sent Events, from
+ * an offset (`?after=<seq>`, or the `Last-Event-ID` header on reconnect, which wins). Events come
+ * from Postgres by offset, so a reader that reconnects with the last id it saw gets every later
+ * event exactly once. Readers share one LISTEN connection (the notifier) and poll as a fallback.
+ */
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { Pool } from 'pg';
+import { followEvents, type StreamEvent, type StreamNotifier } from '../../activities/store/stream-bus';
+import { toSseMessage } from './protocol';
+
+export interface SseStreamOptions {
+  pool: Pool;
+  notifier?: StreamNotifier;
+  pollMs: number;
+  listen: boolean;
+  /** Interval of `: keepalive` comments that keep idle proxies from closing the connection. */
+  keepAliveMs: number;
+  /** Reconnect delay advertised to EventSource clients (`retry:`). */
+  retryMs: number;
+  onOpen?: () => void;
+  onClose?: () => void;
+}
+
+/** Events older than the retained window were pruned: tell the reader which offsets it missed. */
+async function prunedGap(pool: Pool, conversationId: string, after: number): Promise<{ from: number; to: number } | undefined> {
+  const res = await pool.query<{ min: string | null; last: string | null }>(
+    `SELECT (SELECT min(seq) FROM stream_events WHERE conversation_id = $1) AS min,
+            (SELECT stream_seq FROM conversations WHERE id = $1) AS last`,
+    [conversationId],
+  );
+  const row = res.rows[0];
+  if (!row || row.last === null) return undefined;
+  const firstKept = row.min === null ? Number(row.last) + 1 : Number(row.min);
+  return after + 1 < firstKept ? { from: after + 1, to: firstKept - 1 } : undefined;
+}
+
+async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined> {
+  if (!e.turnId) return undefined;
+  const res = await pool.query<{ started_at: Date }>(`SELECT started_at FROM turns WHERE conversation_id = $1 AND turn_id = $2`, [e.conversationId, e.turnId]);
+  const started = res.rows[0]?.started_at;
+  return started ? Math.max(0, Date.parse(e.ts) - started.getTime()) : undefined;
+}
+
+export function sseStream(c: Context, opts: SseStreamOptions, conversationId: string, after: number): Response {
+  c.header('X-Accel-Buffering', 'no');
+  return streamSSE(
+    c,
+    async (stream) => {
+      const abort = new AbortController();
+      stream.onAbort(() => abort.abort());
+      opts.onOpen?.();
+      const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
+      try {
+        await stream.write(`retry: ${opts.retryMs}\n\n`);
+        const gap = await prunedGap(opts.pool, conversationId, after);
+        if (gap) await stream.writeSSE({ event: 'gap', data: JSON.stringify(gap) });
+        const events = followEvents(opts.pool, conversationId, { afterSeq: after, pollMs: opts.pollMs, listen: opts.listen, notifier: opts.notifier, signal: abort.signal });
+        for await (const e of events) {
+          const extra = e.kind === 'done' ? { elapsedMs: await elapsedMs(opts.pool, e) } : {};
+          await stream.writeSSE(toSseMessage(e, extra));
+          if (stream.aborted) break;
+        }
+      } catch (err) {
+        // Reported in-band (the status line is long gone); the client reconnects with Last-Event-ID.
+        const message = err instanceof Error ? err.message : String(err);
+        console.error(`[gateway] stream of ${conversationId} failed: ${message}`);
+        await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: { code: 'stream_failed', message } }) });
+      } finally {
+        clearInterval(keepAlive);
+        abort.abort();
+        opts.onClose?.();
+      }
+    },
+  );
+}
