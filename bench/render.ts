@@ -81,8 +81,8 @@ export async function benchRender(): Promise<Record<string, number | string>> {
   // min CPU time per 1k blocks: the GC-free cost, which shows the linear growth
   const per1k = sizes.map((n) => (out[`render_${n}_blocks_min_cpu_ms`] as number) / (n / 1000));
   out['min_cpu_ms_per_1k_blocks_at_1k_5k_10k'] = per1k.map((x) => x.toFixed(2)).join(' / ');
-  const best = Math.min(out['render_10000_blocks_median_ms'] as number, out['render_10000_blocks_median_cpu_ms'] as number);
-  out['goal_10k_le_30ms'] = best <= 30 ? 'met' : 'missed';
+  // judged on CPU time: wall time also counts waiting for a core on a shared machine
+  out['goal_10k_cpu_median_le_30ms'] = (out['render_10000_blocks_median_cpu_ms'] as number) <= 30 ? 'met' : 'missed';
   return out;
 }
 
