@@ -75,6 +75,20 @@ export function matchCitation(text: string, at: number): TokenMatch {
   return { kind: 'match', length: i + 2 - at };
 }
 
+/** Token text → parsed SIDs, shared by the renderers and collectors of one parser. */
+export type SidMemo = Map<string, number[]>;
+const MAX_MEMO = 4096;
+
+function memoSids(token: string, memo: SidMemo | undefined): number[] {
+  if (!memo) return tokenSids(token);
+  let sids = memo.get(token);
+  if (!sids) {
+    sids = tokenSids(token);
+    if (memo.size < MAX_MEMO) memo.set(token, sids);
+  }
+  return sids;
+}
+
 /** The id list of a complete token (as matched by `matchCitation`). */
 export function tokenSids(token: string): number[] {
   const colon = Math.max(token.indexOf(':'), token.indexOf('：'));
@@ -186,7 +200,11 @@ export function replaceCitations(
 }
 
 /** SIDs cited in a text without rendering anything: `used` resolvable, `cited` all (both sorted). */
-export function collectCitations(text: string, sources: readonly SourceRef[] | SourceIndex): { used: number[]; cited: number[] } {
+export function collectCitations(
+  text: string,
+  sources: readonly SourceRef[] | SourceIndex,
+  memo?: SidMemo,
+): { used: number[]; cited: number[] } {
   const idx = sourceIndex(sources);
   const cited = new Set<number>();
   applyRule(
@@ -194,7 +212,7 @@ export function collectCitations(text: string, sources: readonly SourceRef[] | S
       triggers: '[［',
       match: matchCitation,
       render: (token) => {
-        for (const sid of tokenSids(token)) cited.add(sid);
+        for (const sid of memoSids(token, memo)) cited.add(sid);
         return '';
       },
     },

@@ -3,7 +3,7 @@
  * (`[[USAGE:…]]` stripping, citation replacement, surrogate-pair hold-back) and the composite
  * JSON streamer, and produces the instance summary on close.
  */
-import { CitationStream, collectCitations, type SourceIndex } from './citations';
+import { CitationStream, collectCitations, type SidMemo, type SourceIndex } from './citations';
 import { CompositeJsonStreamer, type CompositeOut } from './composite';
 import { parseJsonInstance, stripFence } from './json';
 import { TokenStream, USAGE_RULE } from './tokens';
@@ -40,6 +40,7 @@ export class ChannelInstance {
     readonly number: number,
     options: ChannelParserOptions,
     private readonly sources: SourceIndex,
+    private readonly memo?: SidMemo,
   ) {
     const f = spec.format;
     const prose = f === 'markdown' || f === 'text' || f === 'html';
@@ -85,7 +86,7 @@ export class ChannelInstance {
 
   /** Summary of the content so far (parsing json, collecting citations). */
   record(closedBy?: ClosedBy): InstanceRecord {
-    return summarise(this.spec, this.raw, this.sources, closedBy);
+    return summarise(this.spec, this.raw, this.sources, closedBy, this.memo);
   }
 
   done(rec: InstanceRecord, closedBy: ClosedBy): InstanceDone {
@@ -96,7 +97,7 @@ export class ChannelInstance {
   }
 }
 
-export function summarise(spec: ChannelSpec, raw: string, sources: SourceIndex, closedBy?: ClosedBy): InstanceRecord {
+export function summarise(spec: ChannelSpec, raw: string, sources: SourceIndex, closedBy?: ClosedBy, memo?: SidMemo): InstanceRecord {
   const json = spec.format === 'json';
   const rec: InstanceRecord = { raw, text: json ? stripFence(raw) : raw, used: [], cited: [] };
   if (closedBy) rec.closedBy = closedBy;
@@ -106,7 +107,7 @@ export function summarise(spec: ChannelSpec, raw: string, sources: SourceIndex, 
     else rec.error = p.error;
   }
   if (spec.format !== 'code' && (raw.includes('[') || raw.includes('［'))) {
-    const r = collectCitations(raw, sources);
+    const r = collectCitations(raw, sources, memo);
     rec.used = r.used;
     rec.cited = r.cited;
   }

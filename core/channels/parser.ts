@@ -15,7 +15,7 @@
  * - All decisions depend on the characters only, so any chunking yields the same results and the
  *   same concatenated deltas.
  */
-import { sourceIndex, type SourceIndex } from './citations';
+import { sourceIndex, type SidMemo, type SourceIndex } from './citations';
 import { ChannelInstance, type InstanceRecord } from './instance';
 import { scannerFor, RawScanner, type ContentScanner } from './scanners';
 import { ChannelSubscribers, errorText, isThenable } from './subscribers';
@@ -82,6 +82,7 @@ export class ChannelStreamParser {
   private readonly options: ChannelParserOptions;
   private readonly subscribers: ChannelSubscribers;
   private readonly sources: SourceIndex;
+  private readonly sidMemo: SidMemo = new Map();
   private buf = '';
   private ended = false;
   private mode: Mode = { kind: 'outside' };
@@ -213,7 +214,7 @@ export class ChannelStreamParser {
     this.recognised = true;
     const recs = this.records.get(spec.name)!;
     const number = recs.length;
-    const inst = new ChannelInstance(spec, number, this.options, this.sources);
+    const inst = new ChannelInstance(spec, number, this.options, this.sources, this.sidMemo);
     this.mode = { kind: 'channel', inst };
     this.scanner = scannerFor(spec.format);
     this.orderList.push({ channel: spec.name, instance: number });
