@@ -8,7 +8,8 @@
  *   closed by a run at least as long) are content. Outside code, `\`` is a literal backtick
  *   and `\\` a literal backslash.
  *   Tilde fences are not recognised.
- * - `json`: tags inside a JSON string are content. If the body is fenced (starts with 3+
+ * - `json`: tags inside a JSON string (within an object/array, or anywhere inside a fence) are
+ *   content; a stray quote in prose around unfenced JSON starts no string. If the body is fenced (starts with 3+
  *   backticks), tags anywhere inside the fence are content until the closing backtick run
  *   (outside strings) or until the top-level value is complete — so a missing closing fence does
  *   not swallow the next channel.
@@ -169,8 +170,10 @@ export class JsonScanner implements ContentScanner {
         i += len;
         continue;
       }
-      if (c === 34) this.inString = true;
-      else if (c === 123 || c === 91 /* { [ */) {
+      if (c === 34) {
+        // Strings count inside a container or a fence; a stray quote in prose around unfenced JSON does not.
+        if (this.depth > 0 || this.fenceOpen) this.inString = true;
+      } else if (c === 123 || c === 91 /* { [ */) {
         this.depth++;
         this.valueStarted = true;
       } else if ((c === 125 || c === 93) /* } ] */ && this.depth > 0) this.depth--;

@@ -179,6 +179,11 @@ const CASES: Case[] = [
     deltas: { [D('followup', 'followup')]: '{"followups":["what is <channel:answer>?"]}' },
   },
   {
+    name: 'json: an unbalanced quote in prose around unfenced JSON does not swallow the next channel',
+    text: '<channel:followup>I\'d say "maybe {"a":"<channel:x>"} and "so</channel:followup><channel:summary>s</channel:summary>',
+    deltas: { [D('followup', 'followup')]: 'I\'d say "maybe {"a":"<channel:x>"} and "so', [D('summary', 'subsystem')]: 's' },
+  },
+  {
     name: 'json: escaped quote keeps the string open',
     text: '<channel:followup>{"a":"q\\"</channel:followup>"}</channel:followup>',
     deltas: { [D('followup', 'followup')]: '{"a":"q\\"</channel:followup>"}' },
