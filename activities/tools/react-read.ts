@@ -1,28 +1,272 @@
-/** react.read: reads files of the turn workspace (fi:) and timeline paths (ar:, tc:, ws:, su:). */
+/**
+ * react.read: loads artifacts into the visible context by logical path.
+ *
+ * Resolves `fi:` workspace files (artifacts of kind `file` under `<turn>/files/<rel>`, as
+ * react.write stores them), timeline blocks (`tc:`, `ar:`, `ws:`, `su:`; hidden blocks are
+ * re-exposed), the sources pool (`so:sources_pool[1,3-5]`) and the rebuilt turn index
+ * (`ar:<turn>.react.turn.index`). The observation starts with a JSON status line
+ * `{paths, missing, exists_in_visible_context, results, errors?}`; content sections follow:
+ * `[READ]` (full), `[READ PREVIEW]…[READ PREVIEW TRUNCATED]` (over the cap), `[READ RANGE]`
+ * (items: numbered `%6d\t` lines). A full read of a path already visible in full is
+ * de-duplicated (status `already_visible`, no content).
+ */
+import type { Block } from '../../core/timeline/block';
+import { barePath, resolvePath, type PathResolution } from '../../core/timeline/path-resolve';
+import { visibleItems } from '../../core/timeline/render';
+import { selectSources, type SourceRow } from '../../core/timeline/sources';
+import { buildTurnIndex, renderTurnIndex } from '../../core/timeline/summaries';
 import { getArtifact } from '../store/timeline-store';
-import type { ToolImpl } from './types';
+import { loadSourcesPool } from '../store/sources-store';
+import type { ToolContext, ToolImpl } from './types';
+
+/** Per-path cap on returned text (≈ 12,000 tokens). */
+export const READ_MAX_TEXT_SYMBOLS = 48_000;
+/** Hard ceiling for a caller-supplied max_text_symbols. */
+export const READ_MAX_TEXT_SYMBOLS_CEILING = 200_000;
+/** Files larger than this are never materialized. */
+export const READ_MAX_BYTES = 10 * 1024 * 1024;
+
+export type ReadStatus = 'ok' | 'missing' | 'error' | 'already_visible' | 'truncated_for_visible_context' | 'too_large_for_visible_context_bytes' | 'range_out_of_bounds' | 'binary';
+
+export interface ReadItem {
+  path: string;
+  line_start?: number;
+  line_count?: number;
+  offset_text_symbols?: number;
+  max_text_symbols?: number;
+  line_numbers?: boolean;
+}
+
+interface Loaded {
+  canonical: string;
+  text: string;
+  bytes: number;
+  mime: string;
+  /** Blocks backing the path (for the visibility check). */
+  blocks: Block[];
+  binary?: boolean;
+}
+
+interface ReadResult {
+  path: string;
+  status: ReadStatus;
+  canonical?: string;
+  chars?: number;
+  lines?: number;
+  bytes?: number;
+  mime?: string;
+  range?: string;
+  error?: string;
+}
+
+const numbered = (n: number, line: string) => `${String(n).padStart(6)}\t${line}`;
+
+function lineCount(text: string): number {
+  if (text === '') return 0;
+  return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+}
+
+function splitLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+function capOf(...caps: Array<number | undefined>): number {
+  const given = caps.find((c) => c !== undefined);
+  return Math.min(given ?? READ_MAX_TEXT_SYMBOLS, READ_MAX_TEXT_SYMBOLS_CEILING);
+}
+
+/** Sources-pool rows with text fields capped at `maxText` chars, plus per-row stats. */
+export function sourcesReadPayload(rows: SourceRow[], maxText: number): { rows: SourceRow[]; items_stats: Array<Record<string, number | string>> } {
+  const cap = (s: string | undefined) => (s !== undefined && s.length > maxText ? `${s.slice(0, maxText)}…[capped: ${s.length} chars]` : s);
+  return {
+    rows: rows.map((r) => {
+      const out: SourceRow = { ...r };
+      if (r.text !== undefined) out.text = cap(r.text)!;
+      if (r.content !== undefined) out.content = cap(r.content)!;
+      return out;
+    }),
+    items_stats: rows.map((r) => ({ sid: r.sid, url: r.url, title_chars: r.title.length, text_chars: r.text?.length ?? 0, content_chars: r.content?.length ?? 0 })),
+  };
+}
+
+/** Canonical paths whose blocks are all currently visible to the model in full. */
+export function fullyVisiblePaths(blocks: Block[], currentTurnId: string): Set<string> {
+  const shown = new Map<string, boolean>();
+  for (const it of visibleItems(blocks, currentTurnId)) {
+    const p = barePath(it.block.path);
+    if (p === undefined || it.index < 0) continue;
+    const src = blocks[it.index]!;
+    const full = src.hidden !== true && src.text !== undefined && it.text.includes(src.text);
+    shown.set(p, (shown.get(p) ?? true) && full);
+  }
+  const out = new Set<string>();
+  for (const [p, full] of shown) if (full) out.add(p);
+  return out;
+}
+
+class Reader {
+  private pool?: SourceRow[];
+  constructor(
+    private readonly ctx: ToolContext,
+    private readonly blocks: Block[],
+    private readonly maxText: number,
+  ) {}
+
+  /** Loads a path's content, or explains why it cannot (`missing` / `error`). */
+  async load(path: string): Promise<Loaded | { status: 'missing' | 'error'; canonical?: string; error: string }> {
+    let res: PathResolution;
+    try {
+      res = resolvePath(this.blocks, path);
+    } catch (err) {
+      return { status: 'error', error: (err as Error).message };
+    }
+    const { canonical } = res;
+    const fromBlocks = (blocks: Block[]): Loaded => {
+      const binary = blocks.every((b) => b.text === undefined && b.base64 !== undefined);
+      const text = blocks.map((b) => b.text ?? `[${b.mime} payload: ${b.base64?.length ?? 0} base64 chars; not readable as text]`).join('\n\n');
+      return { canonical, text, bytes: Buffer.byteLength(text), mime: blocks[0]!.mime, blocks, binary };
+    };
+    switch (res.source) {
+      case 'workspace': {
+        const file = await getArtifact(this.ctx.pool, this.ctx.conversationId, 'file', res.physical);
+        if (file) {
+          const text = file.content ?? (file.payload === undefined ? '' : JSON.stringify(file.payload, null, 2));
+          return { canonical, text, bytes: file.sizeBytes, mime: file.mime ?? 'text/plain', blocks: [] };
+        }
+        if (res.blocks.length > 0) return fromBlocks(res.blocks);
+        return { status: 'missing', canonical, error: `no file at ${canonical} (react.write stores files under fi:<turn>.files/<rel>)` };
+      }
+      case 'timeline':
+        if (res.blocks.length === 0) return { status: 'missing', canonical, error: `nothing recorded at ${canonical}` };
+        return fromBlocks(res.blocks);
+      case 'sources_pool': {
+        this.pool ??= await loadSourcesPool(this.ctx.pool, this.ctx.conversationId);
+        const rows = selectSources(this.pool, res.sids);
+        if (rows.length === 0) return { status: 'missing', canonical, error: this.pool.length === 0 ? 'the sources pool is empty' : `no source rows match ${canonical}` };
+        const text = JSON.stringify(sourcesReadPayload(rows, this.maxText), null, 1);
+        return { canonical, text, bytes: Buffer.byteLength(text), mime: 'application/json', blocks: [] };
+      }
+      case 'turn_index': {
+        if (!this.blocks.some((b) => b.turn_id === res.turnId)) return { status: 'missing', canonical, error: `unknown turn ${res.turnId}` };
+        const text = renderTurnIndex(buildTurnIndex(this.blocks, res.turnId));
+        return { canonical, text, bytes: Buffer.byteLength(text), mime: 'text/plain', blocks: [] };
+      }
+      case 'skill':
+        return { status: 'missing', canonical, error: `no skill "${res.name}" is installed` };
+      case 'knowledge':
+        return { status: 'missing', canonical, error: 'no knowledge space is configured' };
+    }
+  }
+}
+
+/** Full read: the content, a bounded preview, or nothing when already visible. */
+function fullSection(path: string, doc: Loaded, cap: number, lineNumbers: boolean, visible: boolean): { result: ReadResult; section?: string } {
+  const base: ReadResult = { path, status: 'ok', canonical: doc.canonical, chars: doc.text.length, lines: lineCount(doc.text), bytes: doc.bytes, mime: doc.mime };
+  if (doc.binary) return { result: { ...base, status: 'binary', error: 'binary payload; not readable as text' } };
+  if (doc.bytes > READ_MAX_BYTES) {
+    return {
+      result: { ...base, status: 'too_large_for_visible_context_bytes' },
+      section: `[LARGE READ NOT MATERIALIZED] ${doc.canonical}: ${doc.bytes} bytes exceed ${READ_MAX_BYTES}; read line ranges with items instead.`,
+    };
+  }
+  if (visible) return { result: { ...base, status: 'already_visible' } };
+  const body = lineNumbers ? splitLines(doc.text).map((l, i) => numbered(i + 1, l)).join('\n') : doc.text;
+  if (body.length <= cap) return { result: base, section: `[READ] ${doc.canonical} (${doc.text.length} chars, ${base.lines} lines)\n${body}` };
+  const head = body.slice(0, cap);
+  const shownLines = lineCount(doc.text.slice(0, cap));
+  const hint = `read more with items: [{"path": ${JSON.stringify(doc.canonical)}, "line_start": ${Math.max(1, shownLines)}, "line_count": 200}]`;
+  return {
+    result: { ...base, status: 'truncated_for_visible_context' },
+    section: `[READ PREVIEW] ${doc.canonical} (showing ${cap} of ${body.length} chars, ${base.lines} lines; ${hint})\n${head}\n[READ PREVIEW TRUNCATED]`,
+  };
+}
+
+/** Ranged read: lines [s-e] (always numbered) or a character window. */
+function rangeSection(item: ReadItem, doc: Loaded, cap: number): { result: ReadResult; section?: string } {
+  const lines = splitLines(doc.text);
+  const base: ReadResult = { path: item.path, status: 'ok', canonical: doc.canonical, chars: doc.text.length, lines: lines.length, bytes: doc.bytes, mime: doc.mime };
+  if (doc.binary) return { result: { ...base, status: 'binary', error: 'binary payload; not readable as text' } };
+  if (item.line_start !== undefined || item.line_count !== undefined) {
+    const start = item.line_start ?? 1;
+    if (start > lines.length) {
+      return { result: { ...base, status: 'range_out_of_bounds', error: `line_start ${start} is past the end (${lines.length} lines)` } };
+    }
+    const end = Math.min(lines.length, item.line_count === undefined ? lines.length : start + item.line_count - 1);
+    let body = lines.slice(start - 1, end).map((l, i) => numbered(start + i, l)).join('\n');
+    let status: ReadStatus = 'ok';
+    if (body.length > cap) {
+      body = `${body.slice(0, cap)}\n[READ RANGE TRUNCATED at ${cap} chars; ask for fewer lines]`;
+      status = 'truncated_for_visible_context';
+    }
+    const range = `${start}-${end}`;
+    return { result: { ...base, status, range }, section: `[READ RANGE] ${doc.canonical} lines: [${range}]/${lines.length}\n${body}` };
+  }
+  const offset = item.offset_text_symbols ?? 0;
+  if (offset > doc.text.length) {
+    return { result: { ...base, status: 'range_out_of_bounds', error: `offset_text_symbols ${offset} is past the end (${doc.text.length} chars)` } };
+  }
+  const end = Math.min(doc.text.length, offset + cap);
+  const slice = doc.text.slice(offset, end);
+  const firstLine = lineCount(doc.text.slice(0, offset)) + (offset === 0 || doc.text[offset - 1] === '\n' ? 1 : 0);
+  const body = item.line_numbers ? splitLines(slice).map((l, i) => numbered(firstLine + i, l)).join('\n') : slice;
+  const range = `${offset}-${end}`;
+  return {
+    result: { ...base, status: end < doc.text.length ? 'truncated_for_visible_context' : 'ok', range },
+    section: `[READ RANGE] ${doc.canonical} chars: [${range}]/${doc.text.length}\n${body}`,
+  };
+}
 
 export const reactReadImpl: ToolImpl = {
   id: 'react.read',
   async run(params, ctx) {
     const paths = Array.isArray(params.paths) ? params.paths.map(String) : [];
-    if (paths.length === 0) return { ok: false, text: 'react.read needs paths: ["fi:<turn>.files/<name>", "tc:<turn>.<call>.result", ...]' };
+    const items = (Array.isArray(params.items) ? params.items : []) as ReadItem[];
+    if (paths.length + items.length === 0) {
+      return { ok: false, text: 'react.read needs paths (e.g. ["fi:<turn>.files/notes.md", "tc:<turn>.<call>.result", "so:sources_pool[1-3]"]) or items' };
+    }
+    const maxText = typeof params.max_text_symbols === 'number' ? params.max_text_symbols : undefined;
+    const lineNumbers = params.line_numbers === true;
+    const statsOnly = params.stats_only === true;
     const blocks = await ctx.blocks();
-    const parts: string[] = [];
-    const missing: string[] = [];
-    for (const path of paths) {
-      if (path.startsWith('fi:')) {
-        const key = path.slice(3).replace('.', '/');
-        const file = await getArtifact(ctx.pool, ctx.conversationId, 'file', key);
-        if (file) parts.push(`--- ${path} (${file.sizeBytes} bytes)\n${file.content ?? ''}`);
-        else missing.push(path);
+    const reader = new Reader(ctx, blocks, capOf(maxText));
+    const visible = fullyVisiblePaths(blocks, ctx.turnId);
+    const results: ReadResult[] = [];
+    const sections: string[] = [];
+    const requests: Array<{ path: string; item?: ReadItem }> = [...paths.map((path) => ({ path })), ...items.map((item) => ({ path: String(item.path), item }))];
+    for (const req of requests) {
+      ctx.heartbeat({ path: req.path });
+      const doc = await reader.load(req.path);
+      if ('status' in doc) {
+        results.push({ path: req.path, status: doc.status, ...(doc.canonical ? { canonical: doc.canonical } : {}), error: doc.error });
         continue;
       }
-      const hits = blocks.filter((b) => b.path === path);
-      if (hits.length === 0) missing.push(path);
-      for (const b of hits) parts.push(`--- ${path} [${b.type}]\n${b.text ?? `(base64 ${b.mime})`}`);
+      if (statsOnly) {
+        results.push({ path: req.path, status: doc.binary ? 'binary' : 'ok', canonical: doc.canonical, chars: doc.text.length, lines: lineCount(doc.text), bytes: doc.bytes, mime: doc.mime });
+        continue;
+      }
+      const out = req.item
+        ? rangeSection(req.item, doc, capOf(req.item.max_text_symbols, maxText))
+        : fullSection(req.path, doc, capOf(maxText), lineNumbers, visible.has(doc.canonical) && doc.blocks.length > 0);
+      results.push(out.result);
+      if (out.section) sections.push(out.section);
     }
-    const status = JSON.stringify({ paths, missing });
-    return { ok: missing.length < paths.length, text: [status, ...parts].join('\n') };
+    const missing = results.filter((r) => r.status === 'missing' || r.status === 'error').map((r) => r.path);
+    const inContext = results.filter((r) => r.canonical !== undefined && visible.has(r.canonical)).map((r) => r.path);
+    const errors = results.filter((r) => r.status === 'error').map((r) => ({ path: r.path, error: r.error }));
+    const status = {
+      paths: requests.map((r) => r.path),
+      missing,
+      exists_in_visible_context: [...new Set(inContext)],
+      results: results.map(({ error, ...r }) => (error !== undefined && r.status !== 'error' ? { ...r, reason: error } : r)),
+      ...(errors.length > 0 ? { errors } : {}),
+      ...(statsOnly ? { stats_only: true } : {}),
+    };
+    return {
+      ok: missing.length < requests.length,
+      text: [JSON.stringify(status), ...sections].join('\n\n'),
+      meta: { read_paths: results.map((r) => r.canonical ?? r.path), missing: missing.length },
+    };
   },
 };

@@ -1,6 +1,7 @@
 /** Tool implementation contract: a tool runs inside the tool activity and returns an observation. */
 import type { Pool } from 'pg';
 import type { Block } from '../../core/timeline/block';
+import type { IncomingSourceRow } from '../../core/timeline/sources';
 
 export interface ToolContext {
   pool: Pool;
@@ -22,9 +23,14 @@ export interface ToolObservation {
   /** Result text shown to the model (stored in full under the tc: path). */
   text: string;
   mime?: string;
-  /** Extra blocks the tool contributes (e.g. plan snapshots, notices). */
+  /** Extra blocks the tool contributes (e.g. plan snapshots, notices); appended before the result. */
   blocks?: Block[];
-  meta?: Record<string, unknown>;
+  /**
+   * Extra facts stored on the result block. `source_rows` (IncomingSourceRow[]) is special: the
+   * tool activity merges those rows into the conversation's sources pool and rewrites the
+   * observation's tool-local SIDs to pool SIDs (see activities/store/sources-store.ts).
+   */
+  meta?: Record<string, unknown> & { source_rows?: IncomingSourceRow[] };
 }
 
 export interface ToolImpl {

@@ -1,0 +1,127 @@
+/**
+ * Gate: for a new conversation (no title yet) one cheap structured call produces a title.
+ * The result is recorded once as a `stage.gate` block of the turn and stored in
+ * conversations.title when that is still null. On any model failure the title is derived
+ * from the prompt (heuristic), and the block's meta says so (`fallback: true`, `reason`).
+ * Idempotent: a retry finds the recorded block and returns its title.
+ */
+import { Context } from '@temporalio/activity';
+import { z } from 'zod';
+import { blockId, makeBlock, type Block } from '../../core/timeline/block';
+import { ProviderError } from '../../core/model/provider';
+import type { ModelConfig } from '../../core/turn/contracts';
+import type { ActivityDeps } from '../deps';
+import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
+import { appendBlocks, ensureConversation, loadBlock } from '../store/timeline-store';
+import { recordUsage } from '../store/usage-store';
+
+export const TITLE_MAX_CHARS = 80;
+export const GATE_BLOCK = 'stage.gate';
+
+export const GateOutputSchema = z.object({
+  title: z.string().min(1).max(200).describe('A short, specific conversation title (3-8 words, no quotes, no trailing period).'),
+});
+
+export interface GateInput {
+  conversationId: string;
+  turnId: string;
+  prompt: string;
+  model: ModelConfig;
+}
+
+export interface GateResult {
+  /** The conversation's title after the gate (an existing title is never replaced). */
+  title: string;
+  /** model: produced by the structured call; heuristic: derived from the prompt; existing: already titled. */
+  source: 'model' | 'heuristic' | 'existing';
+  level?: StructuredLevel;
+}
+
+/** One line, no wrapping quotes or trailing punctuation, at most TITLE_MAX_CHARS (cut at a word). */
+export function cleanTitle(raw: string): string {
+  let t = raw.replace(/\s+/g, ' ').trim();
+  t = t.replace(/^["'“”‘’`«»]+|["'“”‘’`«»]+$/g, '').replace(/[.:;,!\s]+$/u, '').trim();
+  if (t.length <= TITLE_MAX_CHARS) return t;
+  const cut = t.slice(0, TITLE_MAX_CHARS - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > TITLE_MAX_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+/** Title from the prompt alone: its first line / sentence, cleaned and capped. */
+export function heuristicTitle(prompt: string): string {
+  const firstLine = prompt.split(/\r?\n/).map((l) => l.trim()).find((l) => l.length > 0) ?? '';
+  const sentence = /^(.+?[.!?])(\s|$)/.exec(firstLine)?.[1] ?? firstLine;
+  const title = cleanTitle(sentence);
+  if (!title) return 'New conversation';
+  return title.charAt(0).toUpperCase() + title.slice(1);
+}
+
+type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'>;
+
+/** Runs the gate for a conversation turn (see the module comment). */
+export async function gateConversation(deps: GateDeps, input: GateInput, opts: { signal?: AbortSignal } = {}): Promise<GateResult> {
+  const pool = deps.db.pool;
+  const { conversationId, turnId } = input;
+  await ensureConversation(pool, conversationId);
+  const id = blockId(turnId, GATE_BLOCK, 'title');
+  const recorded = await loadBlock(pool, conversationId, id);
+  if (recorded) return resultOf(recorded, await currentTitle(deps, conversationId));
+  const existing = await currentTitle(deps, conversationId);
+  if (existing !== null) return { title: existing, source: 'existing' };
+
+  const provider = deps.provider(input.model);
+  const meta: Record<string, unknown> = {};
+  let title: string;
+  try {
+    const res = await structuredCall(
+      provider,
+      {
+        schema: GateOutputSchema,
+        name: 'conversation_title',
+        instructions: 'Write a short, specific title (3-8 words) for a conversation that starts with the user message below. Same language as the message.',
+        input: input.prompt.slice(0, 4000),
+      },
+      { maxTokens: 100, temperature: 0, ...(input.model.model !== undefined ? { model: input.model.model } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+    );
+    title = cleanTitle(res.value.title);
+    meta.level = res.level;
+    meta.usage = res.usage;
+    if (res.usage.inputTokens + res.usage.outputTokens > 0) {
+      await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${turnId}/gate`, provider: provider.id, model: input.model.model, usage: res.usage });
+    }
+    if (!title) throw new StructuredOutputError(res.attempts, res.usage, 'conversation_title');
+  } catch (err) {
+    if (opts.signal?.aborted || (err instanceof ProviderError && err.kind === 'aborted')) throw err;
+    title = heuristicTitle(input.prompt);
+    meta.fallback = true;
+    meta.reason = err instanceof Error ? err.message : String(err);
+    delete meta.level;
+  }
+  const source: GateResult['source'] = meta.fallback ? 'heuristic' : 'model';
+  await appendBlocks(pool, conversationId, [
+    makeBlock({ id, type: GATE_BLOCK, author: 'system', turn_id: turnId, ts: deps.now().toISOString(), text: title, meta: { ...meta, title, source } }),
+  ]);
+  await pool.query(`UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`, [conversationId, title]);
+  const stored = await loadBlock(pool, conversationId, id);
+  if (!stored) throw new Error(`gate: the ${GATE_BLOCK} block of ${conversationId}/${turnId} was not stored`);
+  return resultOf(stored, await currentTitle(deps, conversationId));
+}
+
+async function currentTitle(deps: GateDeps, conversationId: string): Promise<string | null> {
+  const res = await deps.db.pool.query<{ title: string | null }>(`SELECT title FROM conversations WHERE id = $1`, [conversationId]);
+  return res.rows[0]?.title ?? null;
+}
+
+function resultOf(block: Block, title: string | null): GateResult {
+  const source = block.meta['source'] === 'heuristic' ? 'heuristic' : 'model';
+  const out: GateResult = { title: title ?? block.text ?? '', source };
+  if (typeof block.meta['level'] === 'number') out.level = block.meta['level'] as StructuredLevel;
+  return out;
+}
+
+/** The gate as a Temporal activity (cancellation aborts the model call). */
+export function makeGate(deps: GateDeps) {
+  return async function gate(input: GateInput): Promise<GateResult> {
+    return gateConversation(deps, input, { signal: Context.current().cancellationSignal });
+  };
+}

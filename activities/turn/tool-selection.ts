@@ -1,0 +1,191 @@
+/**
+ * Tool selection: with more than TOOL_SELECTION_THRESHOLD (12) tools registered, one cheap
+ * structured call picks at most TOOL_SELECTION_MAX (6) tools from a compact catalogue (~80
+ * chars per tool: id + one-line description, no schemas). Selection is never fatal: an
+ * unparseable answer, only unknown names, or any error falls back to every tool.
+ *
+ * `selectTools` is the pure-ish core (provider in, ids out); `makeSelectTools` is the activity
+ * that records the choice as a `stage.tool_selection` block of the turn (idempotent), which
+ * the decide round reads back with `selectedToolIds`.
+ */
+import { Context } from '@temporalio/activity';
+import { z } from 'zod';
+import { makeBlock, blockId, type Block } from '../../core/timeline/block';
+import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../../core/model/provider';
+import { ToolRegistry } from '../../core/tools/registry';
+import type { ModelConfig } from '../../core/turn/contracts';
+import type { ActivityDeps } from '../deps';
+import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
+import { appendBlocks, loadBlock } from '../store/timeline-store';
+import { recordUsage } from '../store/usage-store';
+
+export const TOOL_SELECTION_THRESHOLD = 12;
+export const TOOL_SELECTION_MAX = 6;
+export const CATALOGUE_LINE_CHARS = 80;
+
+export const ToolSelectionSchema = z.object({
+  tools: z.array(z.string()).describe('Ids of the selected tools, most relevant first.'),
+});
+
+export type ToolSelectionFallback = 'below_threshold' | 'no_valid_tools' | 'structured_call_failed' | 'provider_error';
+
+export interface ToolSelection {
+  /** Tool ids to offer the model, in registry order (stable prompt prefix). */
+  toolIds: string[];
+  /** Structured-call level that produced the selection (absent on fallback). */
+  level?: StructuredLevel;
+  /** Why every tool is offered (absent when a selection was made). */
+  fallback?: ToolSelectionFallback;
+  reason?: string;
+  /** Names the model returned that are not registered (ignored). */
+  ignored?: string[];
+  usage: Usage;
+}
+
+export interface SelectToolsOptions {
+  /** Selection runs only above this many tools (default 12). */
+  threshold?: number;
+  /** Most tools the model may pick (default 6); pinned tools come on top. */
+  max?: number;
+  /** Tools always offered (e.g. the react.* tools the runtime relies on). Default none. */
+  pinned?: readonly string[];
+  model?: string;
+  signal?: AbortSignal;
+  capabilities?: { toolCall?: boolean; jsonMode?: boolean };
+}
+
+function firstSentence(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const m = /^(.+?[.!?])(\s|$)/.exec(flat);
+  return m ? m[1]! : flat;
+}
+
+/** Compact catalogue: one `- id: description` line per tool, at most CATALOGUE_LINE_CHARS chars. */
+export function toolCatalogue(registry: ToolRegistry, ids: readonly string[] = registry.ids()): string {
+  return ids
+    .map((id) => {
+      const line = `- ${id}: ${firstSentence(registry.get(id).description)}`;
+      return line.length <= CATALOGUE_LINE_CHARS ? line : `${line.slice(0, CATALOGUE_LINE_CHARS - 1)}…`;
+    })
+    .join('\n');
+}
+
+/** Picks the tools relevant to `userPrompt`; never throws except on cancellation / bad options. */
+export async function selectTools(provider: ModelProvider, registry: ToolRegistry, userPrompt: string, opts: SelectToolsOptions = {}): Promise<ToolSelection> {
+  const threshold = opts.threshold ?? TOOL_SELECTION_THRESHOLD;
+  const max = opts.max ?? TOOL_SELECTION_MAX;
+  if (!(max >= 1)) throw new Error(`selectTools: max must be >= 1, got ${max}`);
+  const all = registry.ids();
+  const pinned = new Set(opts.pinned ?? []);
+  for (const id of pinned) if (!registry.has(id)) throw new Error(`selectTools: pinned tool ${JSON.stringify(id)} is not registered`);
+  if (all.length <= threshold) return { toolIds: all, fallback: 'below_threshold', reason: `${all.length} tools (threshold ${threshold})`, usage: ZERO_USAGE };
+  const candidates = all.filter((id) => !pinned.has(id));
+  const instructions = [
+    `You choose tools for an AI agent. From the catalogue, pick the tools (at most ${max}) the agent most likely needs to handle the user's request.`,
+    'Use the exact tool ids from the catalogue. Answer with {"tools": ["<id>", ...]}.',
+  ].join(' ');
+  const input = `TOOL CATALOGUE\n${toolCatalogue(registry, candidates)}\n\nUSER REQUEST\n${userPrompt.trim() || '(empty)'}`;
+  try {
+    const res = await structuredCall(provider, { schema: ToolSelectionSchema, name: 'select_tools', instructions, input }, {
+      maxTokens: 300,
+      temperature: 0,
+      ...(opts.model !== undefined ? { model: opts.model } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.capabilities ? { capabilities: opts.capabilities } : {}),
+    });
+    const known = new Set(candidates);
+    const picked: string[] = [];
+    const ignored: string[] = [];
+    for (const raw of res.value.tools) {
+      const id = raw.trim();
+      if (known.has(id)) {
+        if (!picked.includes(id) && picked.length < max) picked.push(id);
+      } else if (!pinned.has(id)) ignored.push(raw);
+    }
+    if (picked.length === 0) {
+      return { toolIds: all, fallback: 'no_valid_tools', reason: `no registered tool among ${JSON.stringify(res.value.tools)}`, ignored, usage: res.usage };
+    }
+    const chosen = new Set([...pinned, ...picked]);
+    return { toolIds: all.filter((id) => chosen.has(id)), level: res.level, ...(ignored.length ? { ignored } : {}), usage: res.usage };
+  } catch (err) {
+    if (opts.signal?.aborted || (err instanceof ProviderError && err.kind === 'aborted')) throw err;
+    if (err instanceof StructuredOutputError) return { toolIds: all, fallback: 'structured_call_failed', reason: err.message, usage: err.usage };
+    return { toolIds: all, fallback: 'provider_error', reason: err instanceof Error ? err.message : String(err), usage: ZERO_USAGE };
+  }
+}
+
+/** A registry holding only `ids` (in the original order); unknown ids throw. */
+export function restrictRegistry(registry: ToolRegistry, ids: readonly string[]): ToolRegistry {
+  const keep = new Set(ids);
+  for (const id of keep) registry.get(id);
+  return new ToolRegistry(registry.list().filter((d) => keep.has(d.id)));
+}
+
+export const TOOL_SELECTION_BLOCK = 'stage.tool_selection';
+
+/** The turn's selected tool ids (from its stage.tool_selection block), or undefined when none was recorded. */
+export function selectedToolIds(blocks: readonly Block[], turnId: string): string[] | undefined {
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const b = blocks[i]!;
+    if (b.type === TOOL_SELECTION_BLOCK && b.turn_id === turnId && Array.isArray(b.meta['tool_ids'])) return (b.meta['tool_ids'] as unknown[]).map(String);
+  }
+  return undefined;
+}
+
+export interface SelectToolsInput {
+  conversationId: string;
+  turnId: string;
+  prompt: string;
+  model: ModelConfig;
+  pinned?: string[];
+}
+
+export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fallback'>;
+
+/**
+ * The selectTools activity: runs the selection once per turn and records it as a
+ * `stage.tool_selection` block (meta: tool_ids, level | fallback, reason); a retry returns the
+ * recorded choice. Below the threshold nothing is called and nothing is recorded.
+ */
+export function makeSelectTools(deps: ActivityDeps) {
+  return async function selectToolsActivity(input: SelectToolsInput): Promise<SelectToolsOutcome> {
+    const signal = Context.current().cancellationSignal;
+    const pool = deps.db.pool;
+    const id = blockId(input.turnId, TOOL_SELECTION_BLOCK, 'select');
+    const existing = await loadBlock(pool, input.conversationId, id);
+    if (existing) return outcomeOf(existing);
+    if (deps.registry.ids().length <= TOOL_SELECTION_THRESHOLD) return { toolIds: deps.registry.ids(), fallback: 'below_threshold' };
+    const provider = deps.provider(input.model);
+    const sel = await selectTools(provider, deps.registry, input.prompt, {
+      ...(input.pinned ? { pinned: input.pinned } : {}),
+      ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+      signal,
+    });
+    const meta: Record<string, unknown> = { tool_ids: sel.toolIds, total_tools: deps.registry.ids().length };
+    if (sel.level !== undefined) meta.level = sel.level;
+    if (sel.fallback !== undefined) meta.fallback = sel.fallback;
+    if (sel.reason !== undefined) meta.reason = sel.reason;
+    if (sel.ignored !== undefined) meta.ignored = sel.ignored;
+    const block = makeBlock({
+      id,
+      type: TOOL_SELECTION_BLOCK,
+      author: 'system',
+      turn_id: input.turnId,
+      ts: deps.now().toISOString(),
+      text: sel.fallback ? `all ${sel.toolIds.length} tools (${sel.fallback})` : `selected: ${sel.toolIds.join(', ')}`,
+      meta,
+    });
+    await appendBlocks(pool, input.conversationId, [block]);
+    if (sel.usage.inputTokens + sel.usage.outputTokens > 0) {
+      await recordUsage(pool, { conversationId: input.conversationId, turnId: input.turnId, round: 0, callKey: `${input.turnId}/tool_selection`, provider: provider.id, model: input.model.model, usage: sel.usage });
+    }
+    return outcomeOf((await loadBlock(pool, input.conversationId, id)) ?? block);
+  };
+}
+
+function outcomeOf(block: Block): SelectToolsOutcome {
+  const out: SelectToolsOutcome = { toolIds: (block.meta['tool_ids'] as unknown[]).map(String) };
+  if (typeof block.meta['level'] === 'number') out.level = block.meta['level'] as StructuredLevel;
+  if (typeof block.meta['fallback'] === 'string') out.fallback = block.meta['fallback'] as ToolSelectionFallback;
+  return out;
+}
