@@ -3,9 +3,9 @@
  *
  * - outside channels, unknown channels, `code` and `html`: every `<` is live (backticks never hide
  *   a tag, so `</channel:code>` always closes code).
- * - `markdown` / `text`: tags inside inline code (a run of 1-2 backticks, closed by a run of the
- *   same length or by the end of the line) or inside a fence (a run of 3+ backticks anywhere,
- *   closed by a run at least as long) are content. Outside code, `\`` is a literal backtick
+ * - `markdown` / `text`: tags inside a fence (3+ backticks at the start of a line, after optional
+ *   indentation; closed by a run at least as long, anywhere) or inside inline code (any other
+ *   backtick run, closed by a run of the same length or by the end of the line) are content. Outside code, `\`` is a literal backtick
  *   and `\\` a literal backslash.
  *   Tilde fences are not recognised.
  * - `json`: tags inside a JSON string (within an object/array, or anywhere inside a fence) are
@@ -38,10 +38,12 @@ function skipTo(re: RegExp, text: string, from: number): number {
   return m ? m.index : text.length;
 }
 
-const MD_NORMAL = /[<\\`]/g;
+const MD_NORMAL = /[<\\`\n]/g;
 const MD_CODE = /[`\n]/g;
 const JSON_STRING = /["\\]/g;
 const JSON_OUTSIDE = /[<"`{}[\]]/g;
+
+const isBlank = (c: number): boolean => c === 32 || c === 9;
 
 /** Length of the backtick run at `i`, or -1 when it reaches the end of a non-final text. */
 function runLength(text: string, i: number, final: boolean): number {
@@ -59,42 +61,60 @@ export class RawScanner implements ContentScanner {
 }
 
 export class MarkdownScanner implements ContentScanner {
-  /** 0 = normal, otherwise the length of the open inline span (1-2) or fence (3+). */
+  /** 0 = normal, otherwise the length of the open inline span or fence. */
   private open = 0;
+  private fence = false;
+  /** Only spaces/tabs since the start of the line (or of the channel). */
+  private lineStart = true;
 
   scan(text: string, start: number, final: boolean): ScanResult {
     let i = start;
     const n = text.length;
     while (i < n) {
-      i = skipTo(this.open === 0 ? MD_NORMAL : MD_CODE, text, i);
-      if (i >= n) break;
-      const c = text.charCodeAt(i);
       if (this.open === 0) {
-        if (c === LT) return { stop: i, reason: 'tag' };
+        const k = skipTo(MD_NORMAL, text, i);
+        if (this.lineStart) for (let j = i; j < k && this.lineStart; j++) this.lineStart = isBlank(text.charCodeAt(j));
+        i = k;
+        if (i >= n) break;
+        const c = text.charCodeAt(i);
+        if (c === 10) {
+          this.lineStart = true;
+          i++;
+          continue;
+        }
+        if (c === LT) {
+          this.lineStart = false;
+          return { stop: i, reason: 'tag' };
+        }
         if (c === 92 /* \ */) {
           if (i + 1 >= n && !final) return { stop: i, reason: 'more' };
           const next = i + 1 < n ? text.charCodeAt(i + 1) : -1;
           i += next === BT || next === 92 ? 2 : 1;
+          this.lineStart = false;
           continue;
         }
-        if (c === BT) {
-          const len = runLength(text, i, final);
-          if (len < 0) return { stop: i, reason: 'more' };
-          this.open = len;
-          i += len;
-          continue;
-        }
-        i++;
-        continue;
-      }
-      if (c === BT) {
+        // backtick run: a fence at the start of a line (3+), otherwise an inline span
         const len = runLength(text, i, final);
         if (len < 0) return { stop: i, reason: 'more' };
-        if (this.open >= 3 ? len >= this.open : len === this.open) this.open = 0;
+        this.open = len;
+        this.fence = len >= 3 && this.lineStart;
+        this.lineStart = false;
         i += len;
         continue;
       }
-      if (c === 10 /* \n */ && this.open < 3) this.open = 0;
+      i = skipTo(MD_CODE, text, i);
+      if (i >= n) break;
+      const c = text.charCodeAt(i);
+      if (c === BT) {
+        const len = runLength(text, i, final);
+        if (len < 0) return { stop: i, reason: 'more' };
+        if (this.fence ? len >= this.open : len === this.open) this.open = 0;
+        i += len;
+        continue;
+      }
+      // newline: ends an inline span
+      if (!this.fence) this.open = 0;
+      this.lineStart = true;
       i++;
     }
     return { stop: n, reason: 'end' };

@@ -121,6 +121,21 @@ const CASES: Case[] = [
     deltas: { [D('answer', 'answer')]: '````\n```\n</channel:answer>\n````' },
   },
   {
+    name: 'markdown: a mid-line triple backtick is inline code and ends at the end of the line',
+    text: '<channel:answer>Type ``` to start a block.\n</channel:answer><channel:summary>s</channel:summary>',
+    deltas: { [D('answer', 'answer')]: 'Type ``` to start a block.\n', [D('summary', 'subsystem')]: 's' },
+  },
+  {
+    name: 'markdown: mid-line triple-backtick span hides a tag on its line',
+    text: '<channel:answer>x ```<channel:summary>``` y</channel:answer>',
+    deltas: { [D('answer', 'answer')]: 'x ```<channel:summary>``` y' },
+  },
+  {
+    name: 'markdown: an indented fence hides tags',
+    text: '<channel:answer>- item\n   ```\n   </channel:answer>\n   ```\n</channel:answer>',
+    deltas: { [D('answer', 'answer')]: '- item\n   ```\n   </channel:answer>\n   ```\n' },
+  },
+  {
     name: 'markdown: escaped backtick is literal',
     text: '<channel:answer>a \\` b</channel:answer>',
     deltas: { [D('answer', 'answer')]: 'a \\` b' },
