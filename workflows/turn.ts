@@ -13,6 +13,8 @@ import {
   workflowInfo,
   setCurrentDetails,
   log,
+  patched,
+  ActivityCancellationType,
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
@@ -48,6 +50,14 @@ const { runTool } = proxyActivities<TurnActivities>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
+
+/**
+ * A steer's finalize round must not overlap the cancelled activity (its last stream deltas and
+ * partial blocks land first). Histories recorded before this patch used TRY_CANCEL.
+ */
+function cancelOptions(): { cancellationType?: ActivityCancellationType } {
+  return patched('steer-waits-for-cancel') ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {};
+}
 
 export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
   const { conversationId, turnId, turnIndex } = input;
@@ -141,7 +151,7 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
     const outcome: DecideOutcome | undefined = finalize
       ? await decide.executeWithOptions({ summary }, [decideInput])
-      : await cancellable(() => decide.executeWithOptions({ summary }, [decideInput]));
+      : await cancellable(() => decide.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
     if (outcome === undefined) continue; // steered mid-round: finalize next
     unconfirmed = [];
     usage = addUsage(usage, outcome.usage);
@@ -164,6 +174,7 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
     for (const call of calls) {
       const options = {
         summary: call.summary,
+        ...cancelOptions(),
         ...(call.startToCloseMs ? { startToCloseTimeout: call.startToCloseMs } : {}),
         ...(call.maximumAttempts ? { retry: { initialInterval: call.initialIntervalMs ?? 1000, maximumAttempts: call.maximumAttempts } } : {}),
       };

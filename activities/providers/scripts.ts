@@ -22,6 +22,33 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
         '<channel:answer>I wrote a plan note to `files/notes.md`, read it back, and everything checks out. Round {{round}} is the last one.</channel:answer>',
     ],
   },
+  /** Demo turn 1: a plan note, a read-back, then an answer that picks up a followup. */
+  'demo-trip': {
+    chunkSize: 10,
+    latencyMs: 25,
+    rounds: [
+      thinking('A weekend in Lisbon: first I will jot down a short plan in the turn workspace so I can check it before answering.') +
+        decision({ action: 'call_tool', notes: 'write the plan note', tool_call: { tool_id: 'react.write', params: { path: 'trip.md', channel: 'internal', content: '# Lisbon weekend\n1. Saturday: Alfama and the castle\n2. Sunday: Belém and pastéis\n', kind: 'file' } } }),
+      thinking('Reading the note back to make sure it was stored before I rely on it.') +
+        decision({ action: 'call_tool', notes: 'read the plan back', tool_call: { tool_id: 'react.read', params: { paths: ['fi:{{turn}}.files/trip.md'] } } }),
+      thinking('The plan is stored. I will answer and take the latest followup into account.') +
+        decision({ action: 'complete', notes: 'answer with the plan', suggested_followups: ['Book a table for Saturday?'] }) +
+        '<channel:answer>Here is your Lisbon weekend: **Saturday** Alfama and the castle, **Sunday** Belém and pastéis de nata. The plan is saved in `files/trip.md`. You also asked: _{{event}}_ — noted and folded into this turn.</channel:answer>',
+    ],
+  },
+  /** Demo turn 2: a long, slow round meant to be steered. */
+  'demo-steer': {
+    chunkSize: 6,
+    latencyMs: 40,
+    rounds: [
+      thinking('Let me think through every neighbourhood in detail: Alfama, Baixa, Chiado, Bairro Alto, Príncipe Real, Belém, Parque das Nações, Campo de Ourique, Graça, Mouraria… '.repeat(3)) +
+        decision({ action: 'complete', notes: 'long answer', final_answer: 'A very long guide.' }),
+    ],
+    finalize:
+      thinking('The user steered: stop and summarise.') +
+      decision({ action: 'complete', notes: 'finalize after steer' }) +
+      '<channel:answer>Stopped as you asked ({{event}}). Short version: Alfama for views, Belém for history, Bairro Alto for the evening.</channel:answer>',
+  },
   /** Answers immediately. */
   echo: {
     rounds: [thinking('Simple question; answering directly.') + decision({ action: 'complete', notes: 'direct answer', final_answer: 'Done: {{event}}' })],

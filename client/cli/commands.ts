@@ -4,9 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { followEvents } from '../../activities/store/stream-bus';
+import { followEvents, type StreamEvent } from '../../activities/store/stream-bus';
+import type { StartedTurn } from '../api';
 import { loadBlocks } from '../../activities/store/timeline-store';
-import { turnWorkflowId, type TurnOptionsInput } from '../../core/turn/contracts';
+import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../core/turn/contracts';
 import { createLiveRenderer } from './render';
 import { debugRender } from './debug-render';
 import { openSession, workflowUrl, type Session } from './session';
@@ -42,24 +43,11 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
       model: { provider: opts.provider, ...(opts.script ? { script: opts.script } : {}), ...(opts.model ? { model: opts.model } : {}) },
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
     };
-    const before = await s.db.pool.query<{ stream_seq: string }>('SELECT stream_seq FROM conversations WHERE id = $1', [conversationId]);
-    const afterSeq = Number(before.rows[0]?.stream_seq ?? 0);
+    const afterSeq = await streamOffset(s, conversationId);
     const started = await s.api.startTurn(conversationId, prompt, options);
     const out = opts.json ? err : (line: string) => process.stdout.write(line);
     if (!opts.json) out(`conversation ${conversationId} · turn ${started.turnIndex} · ${started.workflowId}\n`);
-    const render = createLiveRenderer((t) => out(t), { turnId: started.turnId });
-    const abort = new AbortController();
-    const following = (async () => {
-      for await (const event of followEvents(s.db.pool, conversationId, { afterSeq, signal: abort.signal, listen: !s.info.pglite, pollMs: s.info.pglite ? 100 : 250 })) {
-        render(event);
-        if (render.finished()) break;
-      }
-    })();
-    const result = await s.api.result(conversationId, started.turnIndex);
-    const deadline = Date.now() + 3000;
-    while (!render.finished() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    abort.abort();
-    await following;
+    const result = await followTurn(s, started, afterSeq, out);
     const url = workflowUrl(s.info.uiUrl, started.workflowId);
     if (opts.json) {
       const { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } = result.usage;
@@ -72,6 +60,34 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
       out(`continue with: dreact turn "…" --conversation ${conversationId}\n`);
     }
   });
+}
+
+/** The conversation's current stream offset (events after it belong to what happens next). */
+export async function streamOffset(s: Session, conversationId: string): Promise<number> {
+  const res = await s.db.pool.query<{ stream_seq: string }>('SELECT stream_seq FROM conversations WHERE id = $1', [conversationId]);
+  return Number(res.rows[0]?.stream_seq ?? 0);
+}
+
+/** Renders a turn's stream live until its `done` event, and returns the turn's result. */
+export async function followTurn(s: Session, started: StartedTurn, afterSeq: number, out: (t: string) => void, onEvent?: (e: StreamEvent) => void): Promise<TurnResult> {
+  const render = createLiveRenderer((t) => out(t), { turnId: started.turnId });
+  const abort = new AbortController();
+  const following = (async () => {
+    for await (const event of followEvents(s.db.pool, started.conversationId, { afterSeq, signal: abort.signal, listen: !s.info.pglite, pollMs: s.info.pglite ? 100 : 250 })) {
+      render(event);
+      onEvent?.(event);
+      if (render.finished()) break;
+    }
+  })();
+  try {
+    const result = await s.api.result(started.conversationId, started.turnIndex);
+    const deadline = Date.now() + 3000;
+    while (!render.finished() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return result;
+  } finally {
+    abort.abort();
+    await following;
+  }
 }
 
 export async function eventCommand(kind: 'steer' | 'followup', conversationId: string, text: string): Promise<void> {

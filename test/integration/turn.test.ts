@@ -42,6 +42,6 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
   assert.equal(payload.version, 1);
   assert.equal(payload.blocks.length, blocks.length);
   assert.deepEqual(payload.turn_ids, ['turn_1']);
-  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds');
-  await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn');
+  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v2');
+  await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v2');
 });
