@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { createToolRegistry, declareTool, type AnyToolDeclaration } from '../../../core/tools';
 import { ProviderError, type ModelProvider } from '../../../core/model/provider';
-import { createScriptedProvider, resolveScript } from '../../../activities/providers/scripted';
+import { createScriptedProvider } from '../../../activities/providers/scripted';
+import { ScriptSpecSchema } from '../../../core/turn/contracts';
 import { createAnthropicProvider } from '../../../activities/providers/anthropic';
 import {
   CATALOGUE_LINE_CHARS,
@@ -32,7 +33,7 @@ function fakeTool(topic: string): AnyToolDeclaration {
 
 /** 6 built-ins + 14 connectors = 20 tools. */
 const registry = createToolRegistry({ extra: TOPICS.map(fakeTool) });
-const scripted = (answer: string): ModelProvider => createScriptedProvider(resolveScript({ rounds: [answer], chunkSize: 64 }));
+const scripted = (answer: string): ModelProvider => createScriptedProvider(ScriptSpecSchema.parse({ rounds: [answer], chunkSize: 64 }));
 
 test('the registry under test has 20 tools and a compact catalogue (≤80 chars per tool, no schemas)', () => {
   assert.equal(registry.ids().length, 20);
@@ -72,7 +73,6 @@ test('fallbacks: garbage, only unknown names, provider error → every tool, wit
 
   const failing: ModelProvider = {
     id: 'down',
-    // eslint-disable-next-line require-yield
     async *stream() {
       throw new ProviderError('overloaded', 'overloaded (529)');
     },
@@ -86,7 +86,7 @@ test('fallbacks: garbage, only unknown names, provider error → every tool, wit
 test('cancellation is not swallowed', async () => {
   const ac = new AbortController();
   ac.abort();
-  const slow = createScriptedProvider(resolveScript({ rounds: ['{"tools":[]}'], latencyMs: 50 }));
+  const slow = createScriptedProvider(ScriptSpecSchema.parse({ rounds: ['{"tools":[]}'], latencyMs: 50 }));
   await assert.rejects(selectTools(slow, registry, 'x', { signal: ac.signal }), /aborted/);
 });
 
@@ -95,7 +95,6 @@ test('at or below the threshold nothing is called', async () => {
   let calls = 0;
   const counting: ModelProvider = {
     id: 'count',
-    // eslint-disable-next-line require-yield
     async *stream() {
       calls++;
       throw new Error('must not be called');
