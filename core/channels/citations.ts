@@ -18,10 +18,13 @@ export const MAX_RANGE_SPAN = 1000;
 
 const DASH_RE = /[–—−]/g;
 
-/** "1, 3-5" → [1,3,4,5]. Reversed ranges are swapped, malformed parts dropped, duplicates removed (first wins). */
-const SINGLE_RE = /^\s*(\d+)\s*$/;
-const RANGE_RE = /^(\d+)\s*-\s*(\d+)$/;
+const SINGLE_RE = /^\s*(\d{1,9})\s*$/;
+const RANGE_RE = /^(\d{1,9})\s*-\s*(\d{1,9})$/;
 
+/**
+ * "1, 3-5" → [1,3,4,5]. Reversed ranges are swapped; malformed parts (and ids over 9 digits) are
+ * dropped; duplicates removed, first occurrence wins.
+ */
 export function parseSidList(body: string): number[] {
   const one = SINGLE_RE.exec(body);
   if (one) return [Number(one[1])];

@@ -38,6 +38,7 @@ describe('parseSidList', () => {
     ['1-2-3', []],
     ['1-5000', []],
     ['007', [7]],
+    ['12345678901', []],
   ];
   for (const [body, want] of cases) it(JSON.stringify(body), () => assert.deepEqual(parseSidList(body), want));
 });
