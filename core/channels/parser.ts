@@ -68,6 +68,9 @@ export function validateSpecs(specs: ChannelSpec[], ignoreCase: boolean): Map<st
     if (!(CHANNEL_FORMATS as readonly string[]).includes(s.format)) {
       throw new Error(`channel "${s.name}": unknown format ${JSON.stringify(s.format)} (expected ${CHANNEL_FORMATS.join(', ')})`);
     }
+    if (s.marker !== undefined && (typeof s.marker !== 'string' || s.marker === '')) {
+      throw new Error(`channel "${s.name}": marker must be a non-empty string`);
+    }
     if (s.schema && s.format !== 'json') throw new Error(`channel "${s.name}": a schema needs format json`);
     if (s.composite && s.format !== 'json') throw new Error(`channel "${s.name}": composite needs format json`);
     const key = ignoreCase ? s.name.toLowerCase() : s.name;

@@ -370,6 +370,7 @@ describe('channel parser results', () => {
     assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text' }, { name: 'a', format: 'json' }]), /declared twice/);
     assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text' }, { name: 'A', format: 'json' }], { ignoreCase: true }), /declared twice/);
     assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text', composite: true }]), /composite needs format json/);
+    assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text', marker: '' }]), /marker must be a non-empty string/);
     assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text', schema: z.string() }]), /schema needs format json/);
   });
 
