@@ -55,7 +55,7 @@ function assertValid(messages: ModelMessage[]): void {
     }
     if (uses.length > 0) {
       assert.ok(i + 1 < messages.length, 'tool_use in the last message');
-      const lastUse = m.content.findLastIndex((p) => p.type === 'tool_use');
+      const lastUse = m.content.map((p) => p.type).lastIndexOf('tool_use');
       assert.ok(m.content.slice(lastUse).every((p) => p.type === 'tool_use'), `message ${i}: text after a tool_use`);
     }
   });
