@@ -1,0 +1,33 @@
+/**
+ * `npm run bench`: runs every benchmark in one process and prints its figures (ratios are
+ * measured within the same run). `npm run bench -- render channels` runs a subset.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+
+type Bench = () => Promise<Record<string, number | string>>;
+
+/* Loaded lazily (require) so `npm run bench -- render` does not start a Temporal server. */
+const BENCHES: Record<string, () => Bench> = {
+  turn: () => (require('./turn-overhead') as typeof import('./turn-overhead')).benchTurnOverhead,
+  render: () => (require('./render') as typeof import('./render')).benchRender,
+  channels: () => (require('./channels') as typeof import('./channels')).benchChannels,
+  cache: () => (require('./cache') as typeof import('./cache')).benchCache,
+};
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !(w in BENCHES));
+  if (unknown.length) throw new Error(`unknown bench ${unknown.join(', ')} (known: ${Object.keys(BENCHES).join(', ')})`);
+  for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
+    const t0 = Date.now();
+    const figures = await BENCHES[name]!()();
+    console.log(`\n## ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(48)} ${v}`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});
