@@ -93,6 +93,25 @@ export interface FollowOptions {
   /** Use LISTEN/NOTIFY (default true). */
   listen?: boolean;
   signal?: AbortSignal;
+  /**
+   * A shared notification source (one LISTEN connection for many readers, see stream-notifier.ts).
+   * When given, no per-reader LISTEN connection is taken from the pool.
+   */
+  notifier?: StreamNotifier;
+}
+
+/** Wakes readers of a conversation when events were published (delivery is a hint: readers re-read by offset). */
+export interface StreamNotifier {
+  subscribe(conversationId: string, onPublished: () => void): () => void;
+}
+
+/** Parses a NOTIFY payload "<conversationId>:<lastSeq>" (conversation ids may contain ':'). */
+export function parseStreamNotice(payload: string | undefined): { conversationId: string; seq: number } | undefined {
+  if (!payload) return undefined;
+  const at = payload.lastIndexOf(':');
+  if (at <= 0) return undefined;
+  const seq = Number(payload.slice(at + 1));
+  return Number.isInteger(seq) ? { conversationId: payload.slice(0, at), seq } : undefined;
 }
 
 /**
@@ -102,12 +121,22 @@ export interface FollowOptions {
 export async function* followEvents(pool: Pool, conversationId: string, opts: FollowOptions = {}): AsyncGenerator<StreamEvent> {
   let after = opts.afterSeq ?? 0;
   const pollMs = opts.pollMs ?? 250;
+  // `notified` closes the lost-wakeup window: a notice that arrives while a read is in flight
+  // (after the read's snapshot, before the reader sleeps) makes the next sleep return at once.
+  let notified = false;
   let wake: (() => void) | null = null;
-  let listener: PoolClient | null = null;
-  const onNotify = (msg: { channel: string; payload?: string }) => {
-    if (msg.channel === STREAM_CHANNEL && msg.payload?.startsWith(`${conversationId}:`)) wake?.();
+  const poke = () => {
+    notified = true;
+    wake?.();
   };
-  if (opts.listen !== false) {
+  let listener: PoolClient | null = null;
+  let unsubscribe: (() => void) | null = null;
+  const onNotify = (msg: { channel: string; payload?: string }) => {
+    if (msg.channel === STREAM_CHANNEL && parseStreamNotice(msg.payload)?.conversationId === conversationId) poke();
+  };
+  if (opts.notifier) {
+    unsubscribe = opts.notifier.subscribe(conversationId, poke);
+  } else if (opts.listen !== false) {
     listener = await pool.connect();
     listener.on('notification', onNotify);
     await listener.query(`LISTEN ${STREAM_CHANNEL}`);
@@ -116,23 +145,26 @@ export async function* followEvents(pool: Pool, conversationId: string, opts: Fo
   opts.signal?.addEventListener('abort', onAbort);
   try {
     while (!opts.signal?.aborted) {
+      notified = false;
       const batch = await readEvents(pool, conversationId, after);
       for (const e of batch) {
         after = e.seq;
         yield e;
       }
-      if (batch.length > 0) continue;
+      if (batch.length > 0 || notified) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, pollMs);
         wake = () => {
           clearTimeout(t);
           resolve();
         };
+        if (notified || opts.signal?.aborted) wake();
       });
       wake = null;
     }
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
+    unsubscribe?.();
     if (listener) {
       listener.off('notification', onNotify);
       await listener.query(`UNLISTEN ${STREAM_CHANNEL}`).catch((err: Error) => console.error(`[stream] UNLISTEN failed: ${err.message}`));

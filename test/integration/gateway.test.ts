@@ -1,0 +1,221 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { callTool, complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { publishEvents, readEvents, type StreamEvent } from '../../activities/store/stream-bus';
+import { ensureConversation } from '../../activities/store/timeline-store';
+import { createGatewayApp } from '../../client/gateway/app';
+import { protocolEvent } from '../../client/gateway/protocol';
+import { gatewayConfigFromEnv, startGateway, type RunningGateway } from '../../client/gateway/server';
+import { openSse, type SseEvent } from '../../client/gateway/sse-client';
+
+const KEY = 'test-key-1';
+let stack: TestStack;
+let gw: RunningGateway;
+
+before(async () => {
+  stack = await createTestStack('gateway');
+  await stack.startWorker();
+  gw = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY, 'test-key-2'], port: 0, pollMs: 200, log: () => undefined });
+});
+after(async () => {
+  await gw?.close();
+  await stack.teardown();
+});
+
+const headers = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', 'x-api-key': KEY, ...extra });
+const post = (path: string, body: unknown, h: Record<string, string> = headers()) => fetch(`${gw.url}${path}`, { method: 'POST', headers: h, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const get = (path: string, h: Record<string, string> = headers()) => fetch(`${gw.url}${path}`, { headers: h });
+
+/** Reads SSE messages until `stop` says so (or the turn's `done`). */
+async function readStream(path: string, opts: { headers?: Record<string, string>; stop?: (e: SseEvent, all: SseEvent[]) => boolean } = {}): Promise<SseEvent[]> {
+  const out: SseEvent[] = [];
+  const stop = opts.stop ?? ((e) => e.event === 'done');
+  const deadline = AbortSignal.timeout(30_000);
+  for await (const e of await openSse(`${gw.url}${path}`, { headers: { 'x-api-key': KEY, ...opts.headers }, signal: deadline })) {
+    out.push(e);
+    if (stop(e, out)) break;
+  }
+  return out;
+}
+
+const data = (e: SseEvent) => JSON.parse(e.data) as Record<string, unknown>;
+const ids = (events: SseEvent[]) => events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
+
+function assertMatchesRows(events: SseEvent[], rows: StreamEvent[]): void {
+  assert.deepEqual(ids(events), rows.map((r) => r.seq), 'every stored event exactly once, in order');
+  for (const [i, row] of rows.entries()) assert.equal(events.filter((e) => e.id !== undefined)[i]!.event, protocolEvent(row).event, `event ${row.seq} (${row.kind})`);
+}
+
+async function startTurn(conv: string, options: unknown, prompt = 'go'): Promise<{ streamAfter: number; turnId: string; turnIndex: number }> {
+  const res = await post(`/v1/conversations/${conv}/turns`, { prompt, options });
+  assert.equal(res.status, 202, await res.clone().text());
+  return (await res.json()) as { streamAfter: number; turnId: string; turnIndex: number };
+}
+
+test('a turn started through the gateway streams as SSE end to end: steps, answer, done; ids are the stored offsets', async () => {
+  const conv = uniqueId('conv');
+  const started = await startTurn(conv, {
+    model: { provider: 'scripted', script: { rounds: [callTool('react.write', { path: 'a.md', channel: 'internal', content: 'alpha', kind: 'file' }), complete('All done.')], chunkSize: 16, latencyMs: 2 } },
+  });
+  assert.equal(started.streamAfter, 0);
+  const events = await readStream(`/v1/conversations/${conv}/stream?after=${started.streamAfter}`);
+  const rows = await readEvents(stack.db.pool, conv, 0, 10_000);
+  assertMatchesRows(events, rows);
+
+  const names = events.map((e) => e.event);
+  assert.equal(names[0], 'phase');
+  assert.equal(data(events[0]!).phase, 'turn.start');
+  const steps = events.filter((e) => e.event === 'step').map(data);
+  assert.ok(steps.some((s) => s.type === 'thinking' && s.phase === 'start'));
+  const call = steps.find((s) => s.type === 'iteration' && s.phase === 'start');
+  assert.equal(call?.tool, 'react.write');
+  assert.equal((call?.arguments as { path?: string }).path, 'a.md');
+  const obs = steps.find((s) => s.type === 'iteration' && s.phase === 'done');
+  assert.equal(obs?.ok, true);
+  assert.equal(typeof obs?.observation, 'string');
+  const answer = events.filter((e) => e.event === 'answer').map(data).find((a) => a.phase === 'done');
+  assert.equal(answer?.text, 'All done.');
+  const done = data(events.at(-1)!);
+  assert.equal(done.answer, 'All done.');
+  assert.equal(done.iterations, 2);
+  assert.equal(done.turnId, started.turnId);
+  assert.ok(typeof done.elapsedMs === 'number' && done.elapsedMs > 0, `elapsedMs ${String(done.elapsedMs)}`);
+  assert.ok(done.usage && typeof done.usage === 'object');
+  for (const e of events) assert.equal(data(e).seq, Number(e.id), 'envelope seq = SSE id');
+
+  // The timeline endpoint serves the persisted blocks.
+  const tl = await get(`/v1/conversations/${conv}/timeline`);
+  assert.equal(tl.status, 200);
+  const blocks = ((await tl.json()) as { blocks: Array<{ type: string; text?: string }> }).blocks;
+  assert.equal(blocks.find((b) => b.type === 'user.prompt')?.text, 'go');
+  const st = await get(`/v1/conversations/${conv}/state`);
+  assert.equal(st.status, 200);
+  assert.equal(((await st.json()) as { streamSeq: number }).streamSeq, rows.at(-1)!.seq);
+});
+
+test('a client that disconnects mid-turn resumes with Last-Event-ID: no lost and no duplicated events', async () => {
+  const conv = uniqueId('conv');
+  // ~100 thinking chunks over ~1.5 s: plenty of events to cut the connection in the middle of.
+  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(400)) + decision({ action: 'complete', notes: 'n', final_answer: 'long thought' })], chunkSize: 4, latencyMs: 15 } } });
+  const first = await readStream(`/v1/conversations/${conv}/stream`, { stop: (e, all) => all.length >= 12 || e.event === 'done' });
+  assert.ok(!first.some((e) => e.event === 'done'), 'disconnected before the turn ended');
+  await waitFor('the server to drop the stream', async () => gw.gateway.activeStreams() === 0, 5000);
+  const lastId = ids(first).at(-1)!;
+  await waitFor('events published while disconnected', async () => (await readEvents(stack.db.pool, conv, lastId + 5)).length > 0);
+  // `after=0` in the URL (EventSource keeps its URL): the Last-Event-ID header wins.
+  const second = await readStream(`/v1/conversations/${conv}/stream?after=0`, { headers: { 'last-event-id': String(lastId) } });
+  assert.equal(ids(second)[0], lastId + 1);
+  const rows = await readEvents(stack.db.pool, conv, 0, 10_000);
+  assertMatchesRows([...first, ...second], rows);
+  assert.equal(data(second.at(-1)!).answer, 'long thought');
+});
+
+test('a retried decide round reaches clients as a retry marker', async () => {
+  const conv = uniqueId('conv');
+  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [complete('after a retry')], failAttempts: 1 } } });
+  const events = await readStream(`/v1/conversations/${conv}/stream`);
+  const retry = events.find((e) => e.event === 'retry');
+  assert.ok(retry, `events: ${events.map((e) => e.event).join(',')}`);
+  assert.equal(data(retry).attempt, 2);
+  assert.equal(data(events.at(-1)!).answer, 'after a retry');
+});
+
+test('steer and followup go through the gateway; an idle conversation cannot be steered (409)', async () => {
+  const conv = uniqueId('conv');
+  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [complete('z'.repeat(2000))], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}', 'finalize') } } });
+  await waitFor('round 1 to stream', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
+  const steer = await post(`/v1/conversations/${conv}/steer`, { text: 'stop now' });
+  assert.equal(steer.status, 202, await steer.clone().text());
+  const events = await readStream(`/v1/conversations/${conv}/stream`);
+  const inject = events.find((e) => e.event === 'inject');
+  assert.equal(inject && data(inject).type, 'steer');
+  assert.equal(data(events.at(-1)!).answer, 'Stopped: stop now');
+  await waitFor('the turn to be released', async () => (await stack.client.conversationState(conv)).activeTurn === null);
+  const idle = await post(`/v1/conversations/${conv}/steer`, { text: 'again' });
+  assert.equal(idle.status, 409);
+  assert.equal(((await idle.json()) as { error: { code: string } }).error.code, 'no_active_turn');
+  const followup = await post(`/v1/conversations/${conv}/followup`, { text: 'next question' });
+  assert.equal(followup.status, 202);
+  assert.equal((await stack.client.result(conv, 2)).turnIndex, 2);
+});
+
+test('requests without a valid API key are refused (401); anonymous writes are refused even in insecure mode', async () => {
+  const conv = uniqueId('conv');
+  const noKey = { 'content-type': 'application/json' };
+  for (const res of [
+    await get(`/v1/conversations/${conv}/state`, noKey),
+    await get(`/v1/conversations/${conv}/stream`, noKey),
+    await get(`/v1/conversations/${conv}/timeline`, { 'x-api-key': 'wrong' }),
+    await post(`/v1/conversations/${conv}/turns`, { prompt: 'hi' }, noKey),
+    await post(`/v1/conversations/${conv}/turns`, { prompt: 'hi' }, { ...noKey, 'x-api-key': 'test-key-10' }),
+    await post(`/v1/conversations/${conv}/followup`, { text: 'hi' }, noKey),
+  ]) {
+    assert.equal(res.status, 401);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'unauthorized');
+  }
+  assert.equal((await get('/healthz', noKey)).status, 200);
+  assert.equal((await get(`/v1/conversations/${conv}/state`, { 'x-api-key': 'test-key-2' })).status, 404, 'the second key works');
+
+  await assert.rejects(createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [' '] }), /needs at least one API key/);
+  const insecure = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [], insecure: true, listen: false });
+  const read = await insecure.fetch(new Request(`http://gw/v1/conversations/${conv}/state`));
+  assert.equal(read.status, 404, 'anonymous read allowed (unknown conversation)');
+  const write = await insecure.fetch(new Request(`http://gw/v1/conversations/${conv}/turns`, { method: 'POST', headers: noKey, body: JSON.stringify({ prompt: 'hi' }) }));
+  assert.equal(write.status, 401);
+  assert.match(((await write.json()) as { error: { message: string } }).error.message, /anonymous writes are refused/);
+  await insecure.close();
+
+  const rows = await stack.db.pool.query('SELECT count(*)::int AS n FROM conversations WHERE id = $1', [conv]);
+  assert.equal(rows.rows[0].n, 0, 'nothing written');
+  await assert.rejects(stack.client.conversationState(conv), /unknown conversation/);
+
+  assert.throws(() => gatewayConfigFromEnv({}), /no API keys/);
+  assert.deepEqual(gatewayConfigFromEnv({ DREACT_API_KEYS: 'a, b,,' }).apiKeys, ['a', 'b']);
+  assert.equal(gatewayConfigFromEnv({ DREACT_GATEWAY_INSECURE: '1' }).insecure, true);
+  assert.equal(gatewayConfigFromEnv({ DREACT_GATEWAY_INSECURE: '1' }).retentionSeconds, 7 * 24 * 3600);
+  assert.throws(() => gatewayConfigFromEnv({ DREACT_API_KEYS: 'a', DREACT_STREAM_RETENTION_SECONDS: '-5' }), /DREACT_STREAM_RETENTION_SECONDS/);
+});
+
+test('bad input gets 400 with a clear JSON error and writes nothing', async () => {
+  const conv = uniqueId('conv');
+  const cases: Array<[Promise<Response>, RegExp]> = [
+    [post(`/v1/conversations/${conv}/turns`, { prompt: '   ' }), /prompt is empty/],
+    [post(`/v1/conversations/${conv}/turns`, { prompt: 'x'.repeat(64_001) }), /prompt is too long/],
+    [post(`/v1/conversations/${conv}/turns`, '{"prompt": '), /must be a JSON object/],
+    [post(`/v1/conversations/${conv}/turns`, { promt: 'typo' }), /prompt is required/],
+    [post(`/v1/conversations/${conv}/turns`, { prompt: 'hi', extra: 1 }), /extra/],
+    [post(`/v1/conversations/${conv}/turns`, { prompt: 'hi', options: { maxIterations: -1 } }), /maxIterations/],
+    [post(`/v1/conversations/${conv}/turns`, { prompt: 'hi', options: { model: { provider: 'nope' } } }), /model\.provider/],
+    [post(`/v1/conversations/${encodeURIComponent('bad id!')}/turns`, { prompt: 'hi' }), /ids use letters/],
+    [post(`/v1/conversations/${conv}/followup`, { text: '' }), /message is empty/],
+    [post(`/v1/conversations/${conv}/steer`, { text: 42 }), /text/],
+    [get(`/v1/conversations/${conv}/stream?after=-1`), /after must be a non-negative integer/],
+    [get(`/v1/conversations/${conv}/stream`, headers({ 'last-event-id': 'abc' })), /Last-Event-ID/],
+  ];
+  for (const [pending, message] of cases) {
+    const res = await pending;
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(body.error.code, 'bad_input');
+    assert.match(body.error.message, message);
+  }
+  assert.equal((await post(`/v1/conversations/${conv}/steer`, { text: 'stop' })).status, 404);
+  assert.equal((await get(`/v1/conversations/${conv}/timeline`)).status, 404);
+  assert.equal((await get('/v1/nothing')).status, 404);
+  const rows = await stack.db.pool.query('SELECT count(*)::int AS n FROM conversations WHERE id = $1', [conv]);
+  assert.equal(rows.rows[0].n, 0, 'nothing written');
+  await assert.rejects(stack.client.conversationState(conv), /unknown conversation/);
+});
+
+test('a reader that resumes behind the retention window gets a gap marker, then the retained events', async () => {
+  const conv = uniqueId('conv');
+  await ensureConversation(stack.db.pool, conv);
+  await publishEvents(stack.db.pool, conv, Array.from({ length: 6 }, (_, i) => ({ kind: 'delta', channel: 'thinking', payload: { text: `t${i}` } })));
+  await stack.db.pool.query(`UPDATE stream_events SET ts = now() - interval '30 days' WHERE conversation_id = $1 AND seq <= 4`, [conv]);
+  await gw.pruner.runOnce();
+  const events = await readStream(`/v1/conversations/${conv}/stream?after=1`, { stop: (_e, all) => all.length >= 3 });
+  assert.deepEqual(events.map((e) => e.event), ['gap', 'channel', 'channel']);
+  assert.deepEqual(data(events[0]!), { from: 2, to: 4 });
+  assert.deepEqual(ids(events), [5, 6]);
+  assert.equal(data(events[1]!).channel, 'thinking');
+});

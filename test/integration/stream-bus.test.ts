@@ -1,0 +1,129 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dropSchema, migrate, openDb, type Db } from '../../activities/store/db';
+import { followEvents, parseStreamNotice, publishEvents, readEvents, type FollowOptions } from '../../activities/store/stream-bus';
+import { startStreamNotifier } from '../../activities/store/stream-notifier';
+import { ensureConversation } from '../../activities/store/timeline-store';
+import { startStreamPruner } from '../../client/gateway/prune';
+import { uniqueId, waitFor } from '../support/stack';
+
+let db: Db;
+before(async () => {
+  db = openDb({ schema: uniqueId('t_streambus').toLowerCase(), max: 20 });
+  await migrate(db);
+});
+after(async () => {
+  await dropSchema(db);
+  await db.close();
+});
+
+async function newConversation(): Promise<string> {
+  const conv = uniqueId('conv');
+  await ensureConversation(db.pool, conv);
+  return conv;
+}
+
+/** Reads until `total` events arrived; `restartEvery` makes the reader drop its follow and resume from its last offset. */
+async function readAll(conv: string, total: number, opts: Omit<FollowOptions, 'afterSeq' | 'signal'>, restartEvery = Infinity): Promise<number[]> {
+  const seen: number[] = [];
+  let afterSeq = 0;
+  while (seen.length < total) {
+    const abort = new AbortController();
+    let inThisFollow = 0;
+    for await (const e of followEvents(db.pool, conv, { ...opts, afterSeq, signal: abort.signal })) {
+      seen.push(e.seq);
+      afterSeq = e.seq;
+      if (seen.length >= total || ++inThisFollow >= restartEvery) break;
+    }
+  }
+  return seen;
+}
+
+test('readers resume from any offset with no lost or duplicated events while several publishers write concurrently', async () => {
+  const conv = await newConversation();
+  const notifier = await startStreamNotifier(db.pool);
+  const publishers = 4;
+  const batches = 40;
+  const sizes = Array.from({ length: publishers * batches }, (_, i) => 1 + ((i * 7) % 5));
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const readers = [
+    readAll(conv, total, { notifier, pollMs: 1000 }),
+    readAll(conv, total, { listen: true, pollMs: 1000 }),
+    readAll(conv, total, { listen: false, pollMs: 15 }),
+    readAll(conv, total, { notifier, pollMs: 1000 }, 37),
+    readAll(conv, total, { listen: false, pollMs: 10 }, 11),
+  ];
+  await Promise.all(
+    Array.from({ length: publishers }, async (_, p) => {
+      for (let b = 0; b < batches; b++) {
+        const n = sizes[p * batches + b]!;
+        await publishEvents(db.pool, conv, Array.from({ length: n }, (_, i) => ({ kind: 'delta', channel: 'answer', payload: { text: `p${p}b${b}i${i}` } })));
+        if (b % 8 === 0) await new Promise((r) => setTimeout(r, 2));
+      }
+    }),
+  );
+  const expected = Array.from({ length: total }, (_, i) => i + 1);
+  for (const [i, seen] of (await Promise.all(readers)).entries()) assert.deepEqual(seen, expected, `reader ${i} got every offset exactly once, in order`);
+  const rows = await readEvents(db.pool, conv, 0, 100_000);
+  assert.deepEqual(rows.map((r) => r.seq), expected);
+  // Each publisher's events stay in its own order (a batch is atomic and consecutive).
+  const texts = rows.map((r) => String(r.payload?.text));
+  for (let p = 0; p < publishers; p++) {
+    const mine = texts.filter((t) => t.startsWith(`p${p}b`)).map((t) => Number(/b(\d+)/.exec(t)![1]));
+    assert.deepEqual(mine, [...mine].sort((a, b) => a - b));
+  }
+  await waitFor('subscriptions to be released', async () => notifier.size() === 0, 2000);
+  await notifier.close();
+});
+
+test('a notifier wakes only the readers of the published conversation, and a waiting reader wakes within milliseconds', async () => {
+  const [a, b] = [await newConversation(), await newConversation()];
+  const notifier = await startStreamNotifier(db.pool);
+  const woke: string[] = [];
+  const offA = notifier.subscribe(a, () => woke.push('a'));
+  const offB = notifier.subscribe(b, () => woke.push('b'));
+  assert.equal(notifier.size(), 2);
+  await publishEvents(db.pool, a, [{ kind: 'phase' }]);
+  await waitFor('a notice for a', async () => woke.includes('a'), 2000, 5);
+  assert.deepEqual(woke, ['a']);
+  offA();
+  offB();
+  offB();
+  assert.equal(notifier.size(), 0);
+
+  // Poll interval 10 s: only the notice can deliver this event quickly.
+  const abort = new AbortController();
+  const first = (async () => {
+    for await (const e of followEvents(db.pool, a, { afterSeq: 1, notifier, pollMs: 10_000, signal: abort.signal })) return { e, at: Date.now() };
+    return undefined;
+  })();
+  await new Promise((r) => setTimeout(r, 100));
+  const t0 = Date.now();
+  await publishEvents(db.pool, a, [{ kind: 'delta', channel: 'answer', payload: { text: 'x' } }]);
+  const got = await first;
+  assert.equal(got?.e.seq, 2);
+  assert.ok(got!.at - t0 < 2000, `woken by the notice (${got!.at - t0} ms), not the 10 s poll`);
+  await notifier.close();
+});
+
+test('NOTIFY payloads parse with conversation ids that contain colons', () => {
+  assert.deepEqual(parseStreamNotice('a:b:12'), { conversationId: 'a:b', seq: 12 });
+  assert.equal(parseStreamNotice('nocolon'), undefined);
+  assert.equal(parseStreamNotice(':3'), undefined);
+  assert.equal(parseStreamNotice('a:x'), undefined);
+});
+
+test('the pruner removes events older than the retention and keeps offsets monotonic', async () => {
+  const conv = await newConversation();
+  await publishEvents(db.pool, conv, Array.from({ length: 10 }, () => ({ kind: 'delta', channel: 'answer', payload: { text: 'x' } })));
+  await db.pool.query(`UPDATE stream_events SET ts = now() - interval '2 hours' WHERE conversation_id = $1 AND seq <= 6`, [conv]);
+  const lines: string[] = [];
+  const pruner = startStreamPruner(db.pool, { retentionSeconds: 3600, intervalMs: 60_000, log: (l) => lines.push(l) });
+  await pruner.runOnce();
+  const rest = await readEvents(db.pool, conv, 0);
+  assert.deepEqual(rest.map((e) => e.seq), [7, 8, 9, 10]);
+  assert.ok(lines.some((l) => /pruned \d+ stream events/.test(l)), lines.join('\n'));
+  assert.equal(await publishEvents(db.pool, conv, [{ kind: 'done' }]), 11, 'offsets continue after pruning');
+  await pruner.stop();
+  assert.throws(() => startStreamPruner(db.pool, { retentionSeconds: 0 }), /positive number of seconds/);
+});
