@@ -23,6 +23,8 @@ import type { ToolContext, ToolImpl } from './types';
 export const READ_MAX_TEXT_SYMBOLS = 48_000;
 /** Hard ceiling for a caller-supplied max_text_symbols. */
 export const READ_MAX_TEXT_SYMBOLS_CEILING = 200_000;
+/** Per-field cap (text / content) of sources-pool rows when the call gives no max_text_symbols. */
+export const READ_SOURCE_FIELD_SYMBOLS = 4_000;
 /** Files larger than this are never materialized. */
 export const READ_MAX_BYTES = 10 * 1024 * 1024;
 
@@ -45,6 +47,8 @@ interface Loaded {
   /** Blocks backing the path (for the visibility check). */
   blocks: Block[];
   binary?: boolean;
+  /** Already bounded field by field (sources pool): not cut again by max_text_symbols. */
+  fieldCapped?: boolean;
 }
 
 interface ReadResult {
@@ -111,7 +115,7 @@ class Reader {
   constructor(
     private readonly ctx: ToolContext,
     private readonly blocks: Block[],
-    private readonly maxText: number,
+    private readonly maxText: number | undefined,
   ) {}
 
   /** Loads a path's content, or explains why it cannot (`missing` / `error`). */
@@ -145,8 +149,8 @@ class Reader {
         this.pool ??= await loadSourcesPool(this.ctx.pool, this.ctx.conversationId);
         const rows = selectSources(this.pool, res.sids);
         if (rows.length === 0) return { status: 'missing', canonical, error: this.pool.length === 0 ? 'the sources pool is empty' : `no source rows match ${canonical}` };
-        const text = JSON.stringify(sourcesReadPayload(rows, this.maxText), null, 1);
-        return { canonical, text, bytes: Buffer.byteLength(text), mime: 'application/json', blocks: [] };
+        const text = JSON.stringify(sourcesReadPayload(rows, this.maxText ?? READ_SOURCE_FIELD_SYMBOLS), null, 1);
+        return { canonical, text, bytes: Buffer.byteLength(text), mime: 'application/json', blocks: [], fieldCapped: true };
       }
       case 'turn_index': {
         if (!this.blocks.some((b) => b.turn_id === res.turnId)) return { status: 'missing', canonical, error: `unknown turn ${res.turnId}` };
@@ -230,7 +234,7 @@ export const reactReadImpl: ToolImpl = {
     const lineNumbers = params.line_numbers === true;
     const statsOnly = params.stats_only === true;
     const blocks = await ctx.blocks();
-    const reader = new Reader(ctx, blocks, capOf(maxText));
+    const reader = new Reader(ctx, blocks, maxText === undefined ? undefined : Math.min(maxText, READ_MAX_TEXT_SYMBOLS_CEILING));
     const visible = fullyVisiblePaths(blocks, ctx.turnId);
     const results: ReadResult[] = [];
     const sections: string[] = [];
@@ -248,7 +252,7 @@ export const reactReadImpl: ToolImpl = {
       }
       const out = req.item
         ? rangeSection(req.item, doc, capOf(req.item.max_text_symbols, maxText))
-        : fullSection(req.path, doc, capOf(maxText), lineNumbers, visible.has(doc.canonical) && doc.blocks.length > 0);
+        : fullSection(req.path, doc, doc.fieldCapped ? READ_MAX_TEXT_SYMBOLS_CEILING : capOf(maxText), lineNumbers, visible.has(doc.canonical) && doc.blocks.length > 0);
       results.push(out.result);
       if (out.section) sections.push(out.section);
     }
