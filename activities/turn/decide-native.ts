@@ -1,0 +1,220 @@
+/**
+ * decideNative activity: one decision round in native tool-calling mode (seed 004) — the same
+ * contract as `decide` (DecideInput → DecideOutcome), so the workflow picks either by config.
+ *
+ * Tools travel through the provider API (registry specs under native names); the timeline renders
+ * with core/model/native-render.ts (tool_use/tool_result pairs). The model's tool_use blocks become
+ * `react.tool.call` blocks (call ids from the workflow id + round + index; the provider's tool_use
+ * id kept in meta so later renders pair the result), all parallel calls of a response are returned
+ * as calls; text next to tool calls becomes `react.notes`; text on end_turn is the answer.
+ *
+ * Streaming: answerPhase 'stream' (default) publishes text deltas live on channel 'answer'
+ * (citations rendered); when the response turns out to call tools, an `answer {phase:'discarded'}`
+ * tells clients that text was a progress note. answerPhase 'loop' (two-phase mode) publishes text
+ * on channel 'thinking' only: the answer comes from synthesizeAnswer afterwards.
+ */
+import { Context, CancelledFailure } from '@temporalio/activity';
+import { makeBlock, type Block } from '../../core/timeline/block';
+import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type Usage } from '../../core/model/provider';
+import { CitationStream, type SourceRef } from '../../core/channels';
+import { notice, noticeBlock } from '../../core/decision/notice';
+import type { Decision } from '../../core/decision/schema';
+import { truncateSummary, type ToolRegistry } from '../../core/tools/registry';
+import { buildNativeSystemPrompt, NativeToolNames, PROVIDER_TOOL_USE_ID, renderNative } from '../../core/model/native-render';
+import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
+import type { ActivityDeps } from '../deps';
+import { appendBlocks, loadBlocks, setOverlays } from '../store/timeline-store';
+import { StreamPublisher } from '../store/publisher';
+import { recordUsage } from '../store/usage-store';
+import { loadCacheState, loadSourceRefs, saveCacheTouch } from '../store/conversation-store';
+import { toActivityFailure } from '../providers/errors';
+import { announceState, liveEventLines } from './protocol';
+import { roundBlocks } from './round-blocks';
+import { eventBlock } from './decide';
+
+/** DecideInput plus the answer phase (two-phase mode runs the loop with answerPhase 'loop'). */
+export interface NativeDecideInput extends DecideInput {
+  answerPhase?: 'stream' | 'loop';
+}
+
+export const NATIVE_FINALIZE_NOTICE = '[FINALIZE] The user steered this turn (see [STEER DURING TURN]). Do not call tools: answer now with what you have, acknowledging the steer.';
+export const STOPPED_ANSWER = 'I stopped as you asked.';
+
+export interface NativeResponse {
+  text: string;
+  toolCalls: Array<{ id: string; name: string; input: unknown }>;
+  usage: Usage;
+  stopReason: StopReason;
+}
+
+/** Streams one native model call: heartbeats, live text deltas on `channel`, abort on cancellation. */
+export async function streamNative(args: {
+  provider: ModelProvider;
+  request: ModelRequest;
+  signal: AbortSignal;
+  heartbeat: (details: unknown) => void;
+  publisher: StreamPublisher;
+  round: number;
+  channel: 'answer' | 'thinking';
+  sources: SourceRef[];
+}): Promise<NativeResponse> {
+  const { publisher, round, channel } = args;
+  const citations = channel === 'answer' ? new CitationStream(args.sources, 'markdown') : undefined;
+  const out: NativeResponse = { text: '', toolCalls: [], usage: ZERO_USAGE, stopReason: 'other' };
+  const timer = setInterval(() => args.heartbeat({ round, phase: 'waiting' }), 1000);
+  const emit = (text: string) => {
+    if (text) publisher.emit({ kind: 'delta', channel, instance: 0, payload: { text, round } });
+  };
+  try {
+    for await (const part of args.provider.stream(args.request, { signal: args.signal })) {
+      args.heartbeat({ round, chars: out.text.length, calls: out.toolCalls.length });
+      if (part.type === 'text-delta') {
+        if (out.text === '' && channel === 'answer') publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
+        out.text += part.text;
+        emit(citations ? citations.push(part.text) : part.text);
+      } else if (part.type === 'tool-call') {
+        out.toolCalls.push({ id: part.id, name: part.name, input: part.input });
+      } else if (part.type === 'usage') {
+        out.usage = part.usage;
+      } else if (part.type === 'finish') {
+        out.usage = part.usage;
+        out.stopReason = part.stopReason;
+      }
+    }
+    if (citations) emit(citations.flush());
+  } finally {
+    clearInterval(timer);
+  }
+  return out;
+}
+
+/**
+ * A registry view for roundBlocks whose activityOptions also accepts calls runTool will reject
+ * (a tool name the model made up, params that fail validation): those calls are recorded so the
+ * tool_use keeps its pair, and runTool answers them with an error observation.
+ */
+function lenientRegistry(registry: ToolRegistry): ToolRegistry {
+  const view = Object.create(registry) as ToolRegistry;
+  view.activityOptions = (id, params) => {
+    const parsed = registry.has(id) ? registry.parseParams(id, params) : undefined;
+    if (parsed?.ok) return registry.activityOptions(id, params);
+    return { startToCloseTimeout: registry.find(id)?.timeoutMs ?? 60_000, retry: { maximumAttempts: 1, initialInterval: 1000, backoffCoefficient: 2 }, summary: truncateSummary(`tool ${id} (invalid call)`) };
+  };
+  return view;
+}
+
+function asParams(input: unknown): Record<string, unknown> {
+  return input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : { input };
+}
+
+export function makeDecideNative(deps: ActivityDeps) {
+  const names = new NativeToolNames(deps.registry.ids());
+  const specs = deps.registry.specs();
+  const systemPrompt = buildNativeSystemPrompt();
+  const lenient = { registry: lenientRegistry(deps.registry) };
+
+  return async function decideNative(input: NativeDecideInput): Promise<DecideOutcome> {
+    const ctx = Context.current();
+    const { conversationId, turnId, round } = input;
+    const attempt = ctx.info.attempt;
+    const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
+    const pool = deps.db.pool;
+    const now = deps.now();
+    const ts = now.toISOString();
+    const loop = input.answerPhase === 'loop';
+    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt });
+    if (attempt > 1) publisher.emit({ kind: 'retry', payload: { round, attempt } });
+
+    // 1. Fold events received since the last boundary (idempotent by message id).
+    const folded = input.events.map((ev) => ({ ev, block: eventBlock(turnId, ev, ts) }));
+    const inserted = new Set(await appendBlocks(pool, conversationId, folded.map((f) => f.block)));
+    for (const { ev, block } of folded) if (inserted.has(block.id)) publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
+
+    // 2. Render natively: tool_use/tool_result pairs, checkpoints, TTL pruning, SOURCES POOL, ANNOUNCE.
+    const blocks = await loadBlocks(pool, conversationId);
+    const sources = await loadSourceRefs(pool, conversationId);
+    const announce = announceState(input, ts, liveEventLines(blocks, turnId));
+    if (input.mode === 'finalize') announce.budget = [NATIVE_FINALIZE_NOTICE];
+    const rendered = renderNative(
+      { blocks, currentTurnId: turnId, systemPrompt, sources: sources.rows, announce, cacheState: await loadCacheState(pool, conversationId), tools: specs, names },
+      { now: now.getTime(), ttl: {} },
+    );
+    if (rendered.pruning) {
+      await appendBlocks(pool, conversationId, rendered.pruning.contribute);
+      await setOverlays(pool, conversationId, rendered.pruning.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason: 'cache_ttl_pruned' })));
+      await saveCacheTouch(pool, conversationId, rendered.cacheTouchAt, rendered.pruning.ttlSeconds);
+    }
+
+    // 3. The model call.
+    publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
+    const provider = deps.provider(input.model);
+    let response: NativeResponse;
+    try {
+      response = await streamNative({
+        provider,
+        request: {
+          system: rendered.system,
+          messages: rendered.messages,
+          tools: rendered.tools,
+          toolChoice: { type: 'auto' },
+          maxTokens: input.model.maxTokens ?? 8000,
+          model: input.model.model,
+          temperature: input.model.temperature,
+          metadata: { turnId, round, attempt, mode: input.mode, protocol: 'native' },
+        },
+        signal: ctx.cancellationSignal,
+        heartbeat: (d) => ctx.heartbeat(d),
+        publisher,
+        round,
+        channel: loop ? 'thinking' : 'answer',
+        sources: sources.refs,
+      });
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) {
+        // Steered mid-round: the cancel is recorded in the timeline, then acknowledged.
+        await appendBlocks(pool, conversationId, [
+          makeBlock({ type: 'react.decision.raw', author: 'assistant', turn_id: turnId, ts, key: `interrupted.${round}`, path: `ar:${turnId}.react.decision.raw.interrupted.${round}`, mime: 'text/plain', text: '(interrupted by a steer)', meta: { iteration: round, interrupted: true } }),
+        ]);
+        publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
+        await publisher.close();
+        throw new CancelledFailure('decideNative cancelled by steer');
+      }
+      await publisher.close().catch((e: Error) => console.error(`[decideNative] stream flush failed after a model error: ${e.message}`));
+      throw toActivityFailure(err);
+    }
+    const { usage } = response;
+    await recordUsage(pool, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model: input.model.model, usage });
+    publisher.emit({ kind: 'usage', payload: { round, usage } });
+
+    // 4. Interpret: tool calls (all of them) or the answer; append the round's blocks in one go.
+    const text = response.text.trim();
+    const finalize = input.mode === 'finalize';
+    if (!finalize && response.toolCalls.length === 0 && text === '') {
+      const n = notice('invalid_action', `the response had neither a tool call nor an answer (stop reason ${response.stopReason}); call a tool or answer in text`);
+      await appendBlocks(pool, conversationId, [noticeBlock({ turnId, ts, iteration: round, notice: n, failedRound: true })]);
+      publisher.emit({ kind: 'step', payload: { phase: 'invalid', round, code: n.code } });
+      await publisher.close();
+      return { kind: 'invalid', code: n.code, message: n.message, usage };
+    }
+    const calls = finalize ? [] : response.toolCalls;
+    const answer = calls.length > 0 ? '' : text || STOPPED_ANSWER;
+    const actions: Decision[] = calls.length > 0
+      ? calls.map((c, i) => ({ action: 'call_tool', notes: '', instance: i, tool_call: { tool_id: names.idOf(c.name) ?? c.name, params: asParams(c.input) } }))
+      : [{ action: 'complete', notes: '', instance: 0, final_answer: answer }];
+    const built = roundBlocks({ deps: lenient, input, blocks, ts, workflowId, interpretation: { ok: true, actions, answer: calls.length ? undefined : answer, thinking: '', notes: calls.length ? text : '', notices: [] } });
+    const useIds = new Map(built.calls.map((c, i) => [c.callId, calls[i]!.id]));
+    const out: Block[] = built.blocks.map((b) => (b.type === 'react.tool.call' && b.call_id && useIds.has(b.call_id) ? { ...b, meta: { ...b.meta, [PROVIDER_TOOL_USE_ID]: useIds.get(b.call_id), native: true } } : b));
+    await appendBlocks(pool, conversationId, out);
+
+    if (calls.length > 0) {
+      if (!loop && text) publisher.emit({ kind: 'answer', payload: { phase: 'discarded', round } });
+      if (text) publisher.emit({ kind: 'step', payload: { phase: 'thinking.done', round, notes: text } });
+      for (const c of built.calls) publisher.emit({ kind: 'step', payload: { phase: 'iteration.start', round, tool: c.toolId, callId: c.callId, summary: c.summary, params: c.params } });
+      await publisher.close();
+      return { kind: 'tools', calls: built.calls.map(({ params: _params, ...plan }) => plan), usage };
+    }
+    if (!loop) publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
+    await publisher.close();
+    return { kind: 'final', action: 'complete', answer, completionPath: finalize ? 'steer_finalize' : 'complete', usage };
+  };
+}
