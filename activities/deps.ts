@@ -16,6 +16,8 @@ export interface ActivityDeps {
   registry: ToolRegistry;
   /** AI_REACT_AGENT_MULTI_ACTION: up to 2 actions per round when `safe_fanout`. */
   multiAction: MultiActionMode;
+  /** Default iteration budget of a turn when the turn input has none (AI_REACT_MAX_ITERATIONS, else 15). */
+  maxIterations: number;
   /** Clock (injectable for tests). */
   now(): Date;
 }

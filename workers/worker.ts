@@ -15,7 +15,7 @@ import { createScriptedProvider, resolveScript } from '../activities/providers/s
 import { createAnthropicProvider } from '../activities/providers/anthropic';
 import type { ModelProvider } from '../core/model/provider';
 import type { ModelConfig } from '../core/turn/contracts';
-import { TASK_QUEUE } from '../core/turn/contracts';
+import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
 
 export function defaultProviderResolver(): (config: ModelConfig) => ModelProvider {
   let anthropic: ModelProvider | undefined;
@@ -28,6 +28,13 @@ export function defaultProviderResolver(): (config: ModelConfig) => ModelProvide
   };
 }
 
+export function envMaxIterations(env = process.env.AI_REACT_MAX_ITERATIONS): number {
+  if (env === undefined || env === '') return DEFAULT_MAX_ITERATIONS;
+  const n = Number(env);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`AI_REACT_MAX_ITERATIONS must be an integer from 1 to 100, got ${JSON.stringify(env)}`);
+  return n;
+}
+
 export interface CreateWorkerOptions {
   connection: NativeConnection;
   db: Db;
@@ -37,6 +44,8 @@ export interface CreateWorkerOptions {
   /** Extra tools: a declaration (what the model sees) and its implementation. */
   extraTools?: Array<{ declaration: AnyToolDeclaration; impl: ToolImpl }>;
   multiAction?: MultiActionMode;
+  /** Default iteration budget (else env AI_REACT_MAX_ITERATIONS, else 15). */
+  maxIterations?: number;
   now?: () => Date;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
@@ -49,6 +58,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     tools: builtinTools((opts.extraTools ?? []).map((t) => t.impl)),
     registry: createToolRegistry({ extra: (opts.extraTools ?? []).map((t) => t.declaration) }),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
+    maxIterations: opts.maxIterations ?? envMaxIterations(),
     now: opts.now ?? (() => new Date()),
   };
   return Worker.create({

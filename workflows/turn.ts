@@ -113,9 +113,11 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
     }
   };
 
-  await loadContext.executeWithOptions({ summary: `load context ${turnId}` }, [
-    { conversationId, turnId, turnIndex, workflowId, prompt: input.prompt },
+  const context = await loadContext.executeWithOptions({ summary: `load context ${turnId}` }, [
+    { conversationId, turnId, turnIndex, workflowId, prompt: input.prompt, maxIterations: input.options.maxIterations },
   ]);
+  // Histories recorded before the worker resolved the budget return no maxIterations: same default.
+  if (context.maxIterations !== undefined) budget.rebase(context.maxIterations);
 
   let answer = '';
   let completionPath: CompletionPath | undefined;

@@ -12,7 +12,7 @@ export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
   const ts = () => deps.now().toISOString();
 
-  async function loadContext(input: LoadContextInput): Promise<{ blocks: number }> {
+  async function loadContext(input: LoadContextInput): Promise<{ blocks: number; maxIterations: number }> {
     const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
     await ensureConversation(pool, conversationId);
     await pool.query(
@@ -29,7 +29,7 @@ export function makeContextActivities(deps: ActivityDeps) {
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
     await publisher.close();
     const res = await pool.query(`SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`, [conversationId]);
-    return { blocks: res.rows[0].n };
+    return { blocks: res.rows[0].n, maxIterations: input.maxIterations ?? deps.maxIterations };
   }
 
   /** Ends a turn that the model did not close itself (iteration cap, repeated invalid decisions). */

@@ -15,8 +15,25 @@ export class IterationBudget {
   private usedRounds = 0;
   private bonusRounds = 0;
 
-  constructor(readonly base: number) {
+  private baseRounds: number;
+
+  constructor(base: number) {
+    this.baseRounds = IterationBudget.check(base);
+  }
+
+  private static check(base: number): number {
     if (!Number.isInteger(base) || base < 1) throw new Error(`max iterations must be a positive integer, got ${base}`);
+    return base;
+  }
+
+  get base(): number {
+    return this.baseRounds;
+  }
+
+  /** Sets the base once it is resolved (turn input → worker config → env → default); bonus stays capped at the base. */
+  rebase(base: number): void {
+    this.baseRounds = IterationBudget.check(base);
+    this.bonusRounds = Math.min(this.bonusRounds, this.baseRounds);
   }
 
   get used(): number {

@@ -115,6 +115,8 @@ export interface LoadContextInput {
   turnIndex: number;
   workflowId: string;
   prompt: { text: string; messageId: string };
+  /** From the turn input; the worker falls back to its configuration, AI_REACT_MAX_ITERATIONS, then 15. */
+  maxIterations?: number;
 }
 
 export interface DecideInput {
