@@ -2,7 +2,7 @@
  * react.write: writes a text file of the current turn's workspace (artifact kind `file`, key
  * `<turn>/files/<rel>` or `<turn>/outputs/<rel>`, read back with `fi:<turn>.files/<rel>`).
  * Params in the order path → channel → content → kind. canvas / timeline_text content is
- * streamed live as `delta` events. Idempotent: a retried call writes the same bytes once.
+ * streamed live as `delta` events on the canvas channel (`target` = the write channel). Idempotent: a retried call writes the same bytes once.
  */
 import { parsePath, paths, physicalPath } from '../../core/timeline/paths';
 import { getArtifact, putArtifact } from '../store/timeline-store';
@@ -99,11 +99,12 @@ export const reactWriteImpl: ToolImpl = {
       });
     }
     if (channel === 'canvas' || channel === 'timeline_text') {
+      // Both stream on the canvas channel; `target` tells the widget panel from the chat text.
+      const delta = (index: number, text: string, completed = false) =>
+        ctx.stream('delta', { channel: 'canvas', target: channel, path: target.logical, kind, mime: target.mime, index, text, ...(completed ? { completed } : {}) });
       let index = 0;
-      for (let i = 0; i < content.length; i += WRITE_STREAM_CHUNK) {
-        ctx.stream('delta', { channel, path: target.logical, kind, index: index++, text: content.slice(i, i + WRITE_STREAM_CHUNK) });
-      }
-      ctx.stream('delta', { channel, path: target.logical, kind, index, text: '', completed: true });
+      for (let i = 0; i < content.length; i += WRITE_STREAM_CHUNK) delta(index++, content.slice(i, i + WRITE_STREAM_CHUNK));
+      delta(index, '', true);
     }
     const bytes = Buffer.byteLength(content, 'utf8');
     const lines = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0);

@@ -48,7 +48,7 @@ export function makeRunTool(deps: ActivityDeps) {
           signal: ctx.cancellationSignal,
           heartbeat: (d) => ctx.heartbeat(d),
           now: deps.now,
-          stream: (kind, payload) => publisher.emit({ kind, payload: { callId, ...payload } }),
+          stream: (kind, payload) => publisher.emit({ kind, ...(typeof payload.channel === 'string' ? { channel: payload.channel } : {}), payload: { callId, ...payload } }),
         });
       }
     } catch (err) {

@@ -89,8 +89,9 @@ test('react.write parameters out of order: the model sees a path_not_first notic
   assert.ok(notices.some((t) => /path_not_first/.test(t) && /path → channel → content → kind/.test(t)), notices.join('\n'));
   assert.equal(await getArtifact(stack.db.pool, conv, 'file', 'turn_1/files/bad.md'), undefined);
   assert.equal((await getArtifact(stack.db.pool, conv, 'file', 'turn_1/files/good.md'))?.content, '# Good');
-  const events = await stack.db.pool.query(`SELECT payload FROM stream_events WHERE conversation_id = $1 AND kind = 'delta' AND payload->>'channel' = 'canvas'`, [conv]);
-  assert.ok(events.rows.some((r) => r.payload.text === '# Good'), 'canvas content streamed live');
+  const events = await stack.db.pool.query(`SELECT payload FROM stream_events WHERE conversation_id = $1 AND kind = 'delta' AND channel = 'canvas' ORDER BY seq`, [conv]);
+  const canvas = events.rows.map((r) => r.payload).filter((p) => p.path === 'fi:turn_1.files/good.md');
+  assert.deepEqual(canvas.map((p) => [p.text, p.target, p.completed ?? false]), [['# Good', 'canvas', false], ['', 'canvas', true]], 'canvas content streamed live');
 });
 
 test('react.plan lifecycle over several rounds and two turns', async () => {
