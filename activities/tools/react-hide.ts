@@ -63,3 +63,11 @@ export const reactHideImpl: ToolImpl = {
     };
   },
 };
+
+/**
+ * True once a react.hide succeeded in `turnId`: the render should then use
+ * `suppressPrevTurnCache` (the edit broke the previous-turn cached prefix).
+ */
+export function hideSuppressesPrevTurnCache(blocks: readonly Block[], turnId: string): boolean {
+  return blocks.some((b) => b.type === 'react.tool.result' && b.turn_id === turnId && b.meta['suppress_prev_turn_cache'] === true);
+}

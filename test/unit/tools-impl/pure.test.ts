@@ -7,7 +7,8 @@ import { rewriteToolSids, withLocalSids } from '../../../activities/store/source
 import { cleanTitle, heuristicTitle, TITLE_MAX_CHARS } from '../../../activities/turn/gate';
 import { sourcesReadPayload } from '../../../activities/tools/react-read';
 import { planIdEntropy } from '../../../activities/tools/react-plan';
-import { hideReason } from '../../../activities/tools/react-hide';
+import { hideReason, hideSuppressesPrevTurnCache } from '../../../activities/tools/react-hide';
+import { makeBlock } from '../../../core/timeline/block';
 import { createToolRegistry } from '../../../core/tools';
 
 test('react.write targets: files/ by default, outputs/, fi: of the current turn only', () => {
@@ -86,4 +87,12 @@ test('plan id entropy and hide reasons are stable per call', () => {
   assert.equal(planIdEntropy('c1', 'tc_000000000001'), planIdEntropy('c1', 'tc_000000000001'));
   assert.notEqual(planIdEntropy('c1', 'tc_000000000001'), planIdEntropy('c1', 'tc_000000000002'));
   assert.equal(hideReason('tc_1'), 'react.hide tc_1');
+});
+
+test('a successful hide in the turn asks the render to suppress the previous-turn checkpoint', () => {
+  const result = (turn: string, meta: Record<string, unknown>) =>
+    makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: turn, ts: '2026-01-01T00:00:00Z', key: `${turn}-${Object.keys(meta).length}`, text: '{}', meta });
+  assert.equal(hideSuppressesPrevTurnCache([result('turn_1', { suppress_prev_turn_cache: true })], 'turn_1'), true);
+  assert.equal(hideSuppressesPrevTurnCache([result('turn_1', { suppress_prev_turn_cache: true })], 'turn_2'), false);
+  assert.equal(hideSuppressesPrevTurnCache([result('turn_2', {})], 'turn_2'), false);
 });
