@@ -6,6 +6,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { eventCommand, historyCommand, timelineCommand, turnCommand } from './commands';
 import { startEmbeddedStack, stackHome } from '../stack/embedded';
 import { DreactError } from '../api';
+import { gatewayCommand } from './gateway-command';
+import { offsetArg, tailCommand } from './tail';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -66,6 +68,21 @@ export function buildProgram(): Command {
     .argument('<conversationId>')
     .option('--turn <n>', 'turn index (default: the latest)', int)
     .action((c: string, o) => historyCommand(c, o));
+
+  program
+    .command('tail')
+    .description("follow a conversation's stream live (all turns)")
+    .argument('<conversationId>')
+    .option('--after <n>', 'start after this event offset (default 0: from the oldest retained event)', offsetArg)
+    .option('--until-done', 'stop after the first turn end it shows')
+    .action((c: string, o) => tailCommand(c, o));
+
+  program
+    .command('gateway')
+    .description('serve the HTTP gateway (REST + SSE); keys from DREACT_API_KEYS')
+    .option('--port <n>', 'listen port (default DREACT_GATEWAY_PORT or 8787)', int)
+    .option('--host <host>', 'listen address (default 0.0.0.0, or 127.0.0.1 without keys)')
+    .action((o) => gatewayCommand(o));
 
   return program;
 }

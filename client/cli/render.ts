@@ -1,14 +1,19 @@
 /**
  * Live terminal rendering of a conversation's stream events: thinking dimmed, tool steps with a
- * spinner line that turns into ✓/✗, the answer as it streams, injected followups/steers.
+ * progress line that turns into ✓/✗ with its duration, the answer as it streams with resolved
+ * citations (numbered, listed under the answer), canvas/followup channels, injected followups
+ * and steers, retries and compaction.
  */
 import type { StreamEvent } from '../../activities/store/stream-bus';
+import type { SourceRef } from '../../core/channels/citations';
+import { AnswerLinks } from './render-links';
 
 const isTTY = () => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 const dim = (s: string) => (isTTY() ? `\x1b[2m${s}\x1b[22m` : s);
 const bold = (s: string) => (isTTY() ? `\x1b[1m${s}\x1b[22m` : s);
 const cyan = (s: string) => (isTTY() ? `\x1b[36m${s}\x1b[39m` : s);
 const yellow = (s: string) => (isTTY() ? `\x1b[33m${s}\x1b[39m` : s);
+const magenta = (s: string) => (isTTY() ? `\x1b[35m${s}\x1b[39m` : s);
 
 export interface LiveRenderer {
   (event: StreamEvent): void;
@@ -16,12 +21,31 @@ export interface LiveRenderer {
   readonly finished: () => boolean;
 }
 
-export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: string } = {}): LiveRenderer {
-  let mode: 'none' | 'thinking' | 'answer' | 'raw' = 'none';
+const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+
+export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: string; sources?: SourceRef[] } = {}): LiveRenderer {
+  let mode: 'none' | 'thinking' | 'answer' | 'raw' | 'canvas' | 'followup' = 'none';
   let done = false;
+  let answered = false;
+  let links = new AnswerLinks(opts.sources, cyan);
+  const toolStarted = new Map<string, number>();
   const newline = () => {
+    if (mode === 'answer') {
+      const rest = links.flush();
+      if (rest) write(rest);
+    }
     if (mode !== 'none') write('\n');
     mode = 'none';
+  };
+  const enter = (next: typeof mode, header?: string) => {
+    if (mode === next) return;
+    newline();
+    mode = next;
+    if (header) write(header);
+  };
+  const sourcesList = () => {
+    for (const line of links.sources()) write(dim(`  ${line}\n`));
+    links = new AnswerLinks(opts.sources, cyan); // numbering restarts with the next answer
   };
   const render = ((e: StreamEvent) => {
     if (opts.turnId && e.turnId && e.turnId !== opts.turnId) return;
@@ -30,6 +54,7 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
       case 'phase':
         newline();
         write(bold(`▶ ${String(p.turnId ?? e.turnId)} started (${String(p.workflowId ?? '')})\n`));
+        answered = false;
         break;
       case 'retry':
         newline();
@@ -41,10 +66,13 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
           write(dim(`… round ${String(p.round)}${p.mode === 'finalize' ? ' (finalize after steer)' : ''}\n`));
         } else if (p.phase === 'iteration.start') {
           newline();
-          write(cyan(`⠿ ${String(p.summary ?? p.tool)}\n`));
+          if (p.callId) toolStarted.set(String(p.callId), Date.parse(e.ts));
+          write(cyan(`⠿ [round ${String(p.round ?? '?')}] ${String(p.summary ?? p.tool)}\n`));
         } else if (p.phase === 'iteration.done') {
           newline();
-          write(`${p.ok ? '✓' : '✗'} ${String(p.tool)} ${dim(String(p.observation ?? ''))}\n`);
+          const t0 = toolStarted.get(String(p.callId));
+          const took = t0 !== undefined ? ` ${seconds(Math.max(0, Date.parse(e.ts) - t0))}` : '';
+          write(`${p.ok ? '✓' : '✗'} ${String(p.tool)}${dim(took)} ${dim(String(p.observation ?? ''))}\n`);
         } else if (p.phase === 'invalid') {
           newline();
           write(yellow(`! invalid decision (${String(p.code)}); the model is told and retries\n`));
@@ -57,24 +85,45 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
         const text = String(p.text ?? '');
         const channel = e.channel ?? 'raw';
         if (channel === 'thinking') {
-          if (mode !== 'thinking') newline();
-          mode = 'thinking';
+          enter('thinking');
           write(dim(text));
         } else if (channel === 'answer') {
-          if (mode !== 'answer') newline();
-          mode = 'answer';
+          enter('answer');
+          answered = true;
+          write(links.push(text));
+        } else if (channel === 'canvas') {
+          enter('canvas', magenta('▤ canvas: '));
           write(text);
+        } else if (channel === 'followup') {
+          enter('followup', dim('↪ suggested: '));
+          write(dim(text));
         } else if (channel === 'raw' && process.env.DREACT_SHOW_RAW) {
-          mode = 'raw';
+          enter('raw');
           write(dim(text));
         }
         break;
       }
+      case 'attribute':
+        newline();
+        write(magenta(`▤ ${e.channel ?? 'canvas'}.${String(p.key)} = ${JSON.stringify(p.value).slice(0, 120)}\n`));
+        break;
+      case 'channel': // tool output streamed to a channel
+        newline();
+        write(dim(`  ↳ ${String(p.channel ?? e.channel ?? 'channel')}${p.path ? ` ${String(p.path)}` : ''}\n`));
+        break;
+      case 'compact':
+        newline();
+        write(yellow(`⇣ compacting the context (${String(p.phase ?? '')})\n`));
+        break;
       case 'answer':
-        if (p.phase === 'done' && mode !== 'answer') {
-          newline();
-          write(`${String(p.text ?? '')}\n`);
-        } else newline();
+        if (p.phase === 'done') {
+          if (!answered) {
+            newline();
+            write(`${links.push(String(p.text ?? ''))}${links.flush()}\n`);
+          } else newline();
+          sourcesList();
+          answered = true;
+        }
         break;
       case 'inject':
         newline();

@@ -4,7 +4,8 @@
  *   DREACT_API_KEYS                  comma-separated accepted x-api-key values (required…)
  *   DREACT_GATEWAY_INSECURE=1        …unless this is set: local dev, anonymous reads only
  *   DREACT_STREAM_RETENTION_SECONDS  age after which stream events are pruned (default 7 days)
- *   DREACT_GATEWAY_HOST / _PORT      listen address (default 127.0.0.1:8787)
+ *   DREACT_GATEWAY_HOST / _PORT      listen address (default port 8787; host 0.0.0.0 with keys,
+ *                                    127.0.0.1 in insecure mode so anonymous reads stay on loopback)
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,7 +38,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     apiKeys,
     insecure,
     retentionSeconds: positiveInt(env.DREACT_STREAM_RETENTION_SECONDS, 'DREACT_STREAM_RETENTION_SECONDS', DEFAULT_STREAM_RETENTION_SECONDS),
-    host: env.DREACT_GATEWAY_HOST?.trim() || '127.0.0.1',
+    host: env.DREACT_GATEWAY_HOST?.trim() || (apiKeys.length === 0 ? '127.0.0.1' : '0.0.0.0'),
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
   };
 }

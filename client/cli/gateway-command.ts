@@ -1,0 +1,37 @@
+/**
+ * `dreact gateway [--port N] [--host H]`: serves the HTTP gateway (client/gateway) against the
+ * stack this CLI reaches (a running `dreact dev`, TEMPORAL_ADDRESS + DATABASE_URL, or the embedded
+ * one), with the periodic stream prune. Configuration from the environment: see client/gateway/server.ts.
+ */
+import { gatewayConfigFromEnv, startGateway } from '../gateway/server';
+import { withSession } from './commands';
+
+const err = (line: string) => process.stderr.write(`${line}\n`);
+
+export async function gatewayCommand(opts: { port?: number; host?: string }): Promise<void> {
+  const config = gatewayConfigFromEnv(); // before any connection: no keys → a clear error, nothing started
+  await withSession(async (s) => {
+    const gw = await startGateway({
+      client: s.api,
+      pool: s.db.pool,
+      apiKeys: config.apiKeys,
+      insecure: config.insecure,
+      port: opts.port ?? config.port,
+      host: opts.host ?? config.host,
+      retentionSeconds: config.retentionSeconds,
+      // PGlite does not deliver NOTIFY: readers poll.
+      listen: !s.info.pglite,
+      pollMs: s.info.pglite ? 100 : 250,
+      log: err,
+    });
+    if (config.apiKeys.length === 0) err('[gateway] INSECURE: no API keys; anonymous reads are allowed, writes are refused');
+    console.log(`gateway: ${gw.url} (${config.apiKeys.length} API key${config.apiKeys.length === 1 ? '' : 's'}; stream events kept ${config.retentionSeconds} s)`);
+    console.log('Ready. Ctrl-C stops the gateway.');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    err('[gateway] stopping…');
+    await gw.close();
+  });
+}

@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { StreamEvent } from '../../../activities/store/stream-bus';
+import { createLiveRenderer } from '../../../client/cli/render';
+
+let seq = 0;
+const ev = (kind: string, payload: Record<string, unknown> = {}, extra: Partial<StreamEvent> = {}): StreamEvent => ({
+  conversationId: 'c',
+  seq: ++seq,
+  ts: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, seq * 100)).toISOString(),
+  turnId: 'turn_1',
+  attempt: 1,
+  kind,
+  payload,
+  ...extra,
+});
+
+function renderAll(events: StreamEvent[], opts = {}): { text: string; finished: boolean } {
+  let text = '';
+  const r = createLiveRenderer((t) => (text += t), opts);
+  for (const e of events) r(e);
+  return { text, finished: r.finished() };
+}
+
+test('a turn renders thinking, a timed tool step, the answer with numbered citations and the end', () => {
+  const { text, finished } = renderAll([
+    ev('phase', { phase: 'turn.start', turnId: 'turn_1', workflowId: 'conv/c/turn/1' }),
+    ev('step', { phase: 'thinking.start', round: 1 }),
+    ev('delta', { text: 'let me ', round: 1 }, { channel: 'thinking' }),
+    ev('delta', { text: 'look', round: 1 }, { channel: 'thinking' }),
+    ev('step', { phase: 'iteration.start', round: 1, tool: 'web.fetch', callId: 'k1', summary: 'fetch the page' }),
+    ev('channel', { channel: 'canvas', path: 'notes.md', callId: 'k1' }),
+    ev('step', { phase: 'iteration.done', tool: 'web.fetch', callId: 'k1', ok: true, observation: 'page text' }),
+    ev('answer', { phase: 'start' }),
+    ev('delta', { text: 'It is [Ex', round: 2 }, { channel: 'answer' }),
+    ev('delta', { text: 'ample](https://ex.com/) [[S:2]].', round: 2 }, { channel: 'answer' }),
+    ev('answer', { phase: 'done', text: 'It is …' }),
+    ev('delta', { text: 'Want more?' }, { channel: 'followup' }),
+    ev('done', { completionPath: 'complete', iterations: 2, usage: {} }),
+  ], { sources: [{ sid: 2, title: 'Two', url: 'https://two.example/' }] });
+  assert.ok(finished);
+  assert.match(text, /▶ turn_1 started/);
+  assert.match(text, /let me look\n/);
+  assert.match(text, /⠿ \[round 1\] fetch the page\n/);
+  assert.match(text, /↳ canvas notes\.md/);
+  assert.match(text, /✓ web\.fetch 200 ms page text\n/);
+  assert.match(text, /It is Example\[1\] Two\[2\]\.\n/);
+  assert.match(text, / {2}\[1\] Example — https:\/\/ex\.com\/\n {2}\[2\] Two — https:\/\/two\.example\/\n/);
+  assert.match(text, /↪ suggested: Want more\?\n/);
+  assert.match(text, /■ done: complete after 2 rounds/);
+});
+
+test('an answer that only arrives complete is printed whole; other turns are skipped when filtered', () => {
+  const { text } = renderAll([ev('answer', { phase: 'done', text: 'see [A](https://a.io)' }), ev('answer', { phase: 'done', text: 'other' }, { turnId: 'turn_2' })], { turnId: 'turn_1' });
+  assert.equal(text, 'see A[1]\n  [1] A — https://a.io\n');
+});
+
+test('retries, injected events, canvas attributes and compaction are shown', () => {
+  const { text } = renderAll([
+    ev('retry', { round: 1, attempt: 2 }),
+    ev('inject', { type: 'steer', text: 'stop' }),
+    ev('attribute', { key: 'title', value: 'Plan' }, { channel: 'canvas' }),
+    ev('compact', { phase: 'start' }),
+  ]);
+  assert.match(text, /↻ round 1 retried \(attempt 2\)/);
+  assert.match(text, /⇢ steer received: stop/);
+  assert.match(text, /▤ canvas\.title = "Plan"/);
+  assert.match(text, /⇣ compacting the context \(start\)/);
+});
