@@ -40,6 +40,7 @@ before(async () => {
     tools: builtinTools(),
     registry: createToolRegistry(),
     multiAction: 'off',
+    maxIterations: 15,
     now: () => new Date(),
   };
 });
@@ -50,8 +51,13 @@ after(async () => {
 });
 
 const wfId = (conv: string) => `conv/${conv}/turn/1`;
-function env(conv: string, activityId: string): MockActivityEnvironment {
-  return new MockActivityEnvironment({ workflowExecution: { workflowId: wfId(conv), runId: 'run-1' }, activityId, attempt: 1 } as Partial<Info>);
+/** A mock activity environment (real Context) with a typed `run`. */
+function env(conv: string, activityId: string) {
+  const mock = new MockActivityEnvironment({ workflowExecution: { workflowId: wfId(conv), runId: 'run-1' }, activityId, attempt: 1 } as Partial<Info>);
+  return {
+    run: <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> => mock.run(fn, ...args) as Promise<R>,
+    cancel: () => mock.cancel(),
+  };
 }
 
 async function startTurn(prompt: string): Promise<string> {
