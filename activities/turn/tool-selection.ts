@@ -147,7 +147,7 @@ export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fall
  * `stage.tool_selection` block (meta: tool_ids, level | fallback, reason); a retry returns the
  * recorded choice. Below the threshold nothing is called and nothing is recorded.
  */
-export function makeSelectTools(deps: ActivityDeps) {
+export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 'registry' | 'now'>) {
   return async function selectToolsActivity(input: SelectToolsInput): Promise<SelectToolsOutcome> {
     const signal = Context.current().cancellationSignal;
     const pool = deps.db.pool;

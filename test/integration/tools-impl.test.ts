@@ -18,6 +18,11 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
 import { makeBlock, type Block } from '../../core/timeline/block';
 import { uniqueId } from '../support/stack';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { z } from 'zod';
+import { makeSelectTools, selectedToolIds } from '../../activities/turn/tool-selection';
+import { makeGate } from '../../activities/turn/gate';
+import { createToolRegistry, declareTool } from '../../core/tools';
 
 let db: Db;
 before(async () => {
@@ -216,4 +221,34 @@ test('gate: on model failure the title comes from the prompt and the block says 
   const gate = (await loadBlocks(db.pool, conv)).find((b) => b.type === 'stage.gate')!;
   assert.equal(gate.meta.fallback, true);
   assert.match(String(gate.meta.reason), /failed at every level/);
+});
+
+test('selectTools activity (20 tools): records the choice once as stage.tool_selection; a retry returns it', async () => {
+  const conv = await newConversation();
+  const extra = Array.from({ length: 14 }, (_, i) =>
+    declareTool({
+      id: `hub.tool${i}`,
+      description: `Connector number ${i}.`,
+      params: z.strictObject({}),
+      strategy: 'exploration',
+      timeoutMs: 1000,
+      retry: { maximumAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2 },
+      summarize: () => `hub.tool${i}`,
+    }),
+  );
+  const registry = createToolRegistry({ extra });
+  let calls = 0;
+  const deps = (answer: string) => ({ db, registry, now: () => new Date(TS), provider: () => { calls++; return scripted(answer); } });
+  const input = { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model: { provider: 'scripted' as const }, pinned: ['react.read'] };
+  const env = new MockActivityEnvironment();
+  const out = await env.run(makeSelectTools(deps('{"tools": ["hub.tool3", "hub.tool9"]}')), input);
+  assert.deepEqual(out, { toolIds: ['react.read', 'hub.tool3', 'hub.tool9'], level: 2 });
+  const retry = await env.run(makeSelectTools(deps('{"tools": ["hub.tool1"]}')), input);
+  assert.deepEqual(retry, out);
+  assert.equal(calls, 1, 'the retry does not call the model again');
+  assert.deepEqual(selectedToolIds(await loadBlocks(db.pool, conv), 'turn_1'), ['react.read', 'hub.tool3', 'hub.tool9']);
+  const usage = await db.pool.query(`SELECT call_key FROM usage_ledger WHERE conversation_id = $1`, [conv]);
+  assert.deepEqual(usage.rows.map((r) => r.call_key), ['turn_1/tool_selection']);
+  const gate = await env.run(makeGate({ db, now: () => new Date(TS), provider: () => scripted('{"title":"Connector three"}') }), { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model: { provider: 'scripted' } });
+  assert.equal(gate.title, 'Connector three');
 });
