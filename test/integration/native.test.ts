@@ -238,3 +238,36 @@ test('two-phase: a failed synthesis falls back to the loop answer', async () => 
   const events = await readEvents(db.pool, conv, 0);
   assert.ok(events.some((e) => e.kind === 'answer' && e.payload?.phase === 'done' && e.payload?.synthesized === false && e.payload?.text === loopAnswer));
 });
+
+test('self-healing: a made-up tool and invalid params are recorded as calls and answered with errors', async () => {
+  const conv = await startTurn('Do something odd');
+  const decide = makeDecideNative(deps);
+  emu.enqueue({
+    kind: 'message',
+    content: [
+      { type: 'tool_use', id: 'toolu_x', name: 'made_up', input: { q: 1 } },
+      { type: 'tool_use', id: 'toolu_y', name: 'react_write', input: { path: 'files/c.md' } },
+    ],
+  });
+  const first = await env(conv, 'decide-1').run(decide, decideInput(conv, 1));
+  assert.equal(first.kind, 'tools');
+  const calls = first.kind === 'tools' ? first.calls : [];
+  assert.deepEqual(calls.map((c) => c.toolId), ['made_up', 'react.write']);
+  assert.equal(calls[0]!.maximumAttempts, 1);
+  const runTool = makeRunTool(deps);
+  for (const c of calls) {
+    const res = await env(conv, `tool-${c.callId}`).run(runTool, { conversationId: conv, turnId: 'turn_1', callId: c.callId, toolId: c.toolId });
+    assert.equal(res.ok, false);
+  }
+  emu.enqueue({ kind: 'message', content: [] }, reply.text('Sorry, I could not do that.'));
+  const empty = await env(conv, 'decide-2').run(decide, decideInput(conv, 2));
+  assert.equal(empty.kind, 'invalid');
+  const msgs = lastBody().messages;
+  const a = msgs.findIndex((m) => m.role === 'assistant');
+  assert.deepEqual(msgs[a]!.content.map((p) => [p.type, p.id]), [['tool_use', 'toolu_y']], 'only the known tool is replayed natively');
+  assert.deepEqual(msgs[a + 1]!.content[0]!.is_error, true);
+  assert.match(JSON.stringify(msgs), /unknown tool \\"made_up\\"/);
+  const last = await env(conv, 'decide-3').run(decide, decideInput(conv, 3));
+  assert.equal(last.kind, 'final');
+  assert.match(JSON.stringify(lastBody().messages), /neither a tool call nor an answer/);
+});
