@@ -250,5 +250,5 @@ test('selectTools activity (20 tools): records the choice once as stage.tool_sel
   const usage = await db.pool.query(`SELECT call_key FROM usage_ledger WHERE conversation_id = $1`, [conv]);
   assert.deepEqual(usage.rows.map((r) => r.call_key), ['turn_1/tool_selection']);
   const gate = await env.run(makeGate({ db, now: () => new Date(TS), provider: () => scripted('{"title":"Connector three"}') }), { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model: { provider: 'scripted' as const } });
-  assert.equal(gate.title, 'Connector three');
+  assert.equal((gate as { title: string }).title, 'Connector three');
 });
