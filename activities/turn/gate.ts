@@ -1,6 +1,7 @@
 /**
  * Gate: for a new conversation (no title yet) one cheap structured call produces a title.
- * The result is recorded once as a `stage.gate` block of the turn and stored in
+ * The result is recorded once as a `stage.gate` block of the turn (hidden: bookkeeping, never
+ * rendered to the model) and stored in
  * conversations.title when that is still null. On any model failure the title is derived
  * from the prompt (heuristic), and the block's meta says so (`fallback: true`, `reason`).
  * Idempotent: a retry finds the recorded block and returns its title.
@@ -99,7 +100,7 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
   }
   const source: GateResult['source'] = meta.fallback ? 'heuristic' : 'model';
   await appendBlocks(pool, conversationId, [
-    makeBlock({ id, type: GATE_BLOCK, author: 'system', turn_id: turnId, ts: deps.now().toISOString(), text: title, meta: { ...meta, title, source } }),
+    makeBlock({ id, type: GATE_BLOCK, author: 'system', turn_id: turnId, ts: deps.now().toISOString(), text: title, meta: { ...meta, title, source }, hidden: true, replacement_text: '' }),
   ]);
   await pool.query(`UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`, [conversationId, title]);
   const stored = await loadBlock(pool, conversationId, id);

@@ -174,6 +174,9 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
       ts: deps.now().toISOString(),
       text: sel.fallback ? `all ${sel.toolIds.length} tools (${sel.fallback})` : `selected: ${sel.toolIds.join(', ')}`,
       meta,
+      // Bookkeeping, not context: the tool list in the system prompt already reflects it.
+      hidden: true,
+      replacement_text: '',
     });
     await appendBlocks(pool, input.conversationId, [block]);
     if (sel.usage.inputTokens + sel.usage.outputTokens > 0) {

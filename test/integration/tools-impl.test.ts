@@ -22,6 +22,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { makeSelectTools, selectedToolIds } from '../../activities/turn/tool-selection';
 import { makeGate } from '../../activities/turn/gate';
+import { visibleItems } from '../../core/timeline/render';
 import { createToolRegistry, declareTool } from '../../core/tools';
 
 let db: Db;
@@ -251,4 +252,6 @@ test('selectTools activity (20 tools): records the choice once as stage.tool_sel
   assert.deepEqual(usage.rows.map((r) => r.call_key), ['turn_1/tool_selection']);
   const gate = await env.run(makeGate({ db, now: () => new Date(TS), provider: () => scripted('{"title":"Connector three"}') }), { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model: { provider: 'scripted' as const } });
   assert.equal((gate as { title: string }).title, 'Connector three');
+  const shown = visibleItems(await loadBlocks(db.pool, conv), 'turn_1').map((it) => it.block.type);
+  assert.ok(!shown.includes('stage.tool_selection') && !shown.includes('stage.gate'), 'bookkeeping blocks are never rendered');
 });
