@@ -15,7 +15,7 @@
  */
 import { Context, CancelledFailure } from '@temporalio/activity';
 import { makeBlock, type Block } from '../../core/timeline/block';
-import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type Usage } from '../../core/model/provider';
+import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type ToolSpec, type Usage } from '../../core/model/provider';
 import { CitationStream, type SourceRef } from '../../core/channels';
 import { notice, noticeBlock } from '../../core/decision/notice';
 import type { Decision } from '../../core/decision/schema';
@@ -108,14 +108,14 @@ function asParams(input: unknown): Record<string, unknown> {
 }
 
 export function makeDecideNative(deps: ActivityDeps) {
-  const names = new NativeToolNames(deps.registry.ids());
-  const specs = deps.registry.specs();
-  const systemPrompt = buildNativeSystemPrompt();
-  const lenient = { registry: lenientRegistry(deps.registry) };
+  // Built on first use: a worker that never runs native mode never needs native tool names.
+  let tooling: { names: NativeToolNames; specs: ToolSpec[]; systemPrompt: string; lenient: { registry: ToolRegistry } } | undefined;
+  const nativeTooling = () => (tooling ??= { names: new NativeToolNames(deps.registry.ids()), specs: deps.registry.specs(), systemPrompt: buildNativeSystemPrompt(), lenient: { registry: lenientRegistry(deps.registry) } });
 
   return async function decideNative(input: NativeDecideInput): Promise<DecideOutcome> {
     const ctx = Context.current();
     const { conversationId, turnId, round } = input;
+    const { names, specs, systemPrompt, lenient } = nativeTooling();
     const attempt = ctx.info.attempt;
     const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
     const pool = deps.db.pool;

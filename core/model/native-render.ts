@@ -276,7 +276,7 @@ export function buildNativeSystemPrompt(preface?: string): string {
       '- Call tools with the tool-calling interface; several independent calls may go in one response. Their results come back as tool results.',
       '- Text you write next to tool calls is a short progress note for the user.',
       '- When you have what you need, reply with the final answer as markdown and no tool call. It streams to the user live.',
-      '- The conversation is a timeline: blocks carry paths (ar:…, tc:…, so:…) that react.read can retrieve in full when the timeline shows them abridged or hidden.',
+      '- The conversation is a timeline: blocks carry paths (ar:…, tc:…, so:…) that the react_read tool (react.read) retrieves in full when the timeline shows them abridged or hidden.',
       '- [NOTICE] blocks report problems with earlier calls; fix what they report. [STEER DURING TURN] and [FOLLOWUP DURING TURN] are messages the user sent while you worked: honour them.',
       '- Cite sources from the SOURCES POOL as [[S:n]] (several: [[S:1,3]]). ANNOUNCE at the end shows the round budget and the time.',
     ].join('\n'),
