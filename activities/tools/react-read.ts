@@ -95,19 +95,23 @@ export function sourcesReadPayload(rows: SourceRow[], maxText: number): { rows: 
   };
 }
 
-/** Canonical paths whose blocks are all currently visible to the model in full. */
-export function fullyVisiblePaths(blocks: Block[], currentTurnId: string): Set<string> {
+/**
+ * Paths in the model's visible context: `present` (some block shown, not hidden) and `full`
+ * (every block of the path shown in full: not hidden, truncated or previewed).
+ */
+export function visiblePaths(blocks: Block[], currentTurnId: string): { present: Set<string>; full: Set<string> } {
   const shown = new Map<string, boolean>();
   for (const it of visibleItems(blocks, currentTurnId)) {
     const p = barePath(it.block.path);
     if (p === undefined || it.index < 0) continue;
     const src = blocks[it.index]!;
-    const full = src.hidden !== true && src.text !== undefined && it.text.includes(src.text);
+    if (src.hidden === true || src.meta['hidden'] === true) continue;
+    const full = src.text !== undefined && it.text.includes(src.text);
     shown.set(p, (shown.get(p) ?? true) && full);
   }
-  const out = new Set<string>();
-  for (const [p, full] of shown) if (full) out.add(p);
-  return out;
+  const full = new Set<string>();
+  for (const [p, f] of shown) if (f) full.add(p);
+  return { present: new Set(shown.keys()), full };
 }
 
 class Reader {
@@ -235,7 +239,7 @@ export const reactReadImpl: ToolImpl = {
     const statsOnly = params.stats_only === true;
     const blocks = await ctx.blocks();
     const reader = new Reader(ctx, blocks, maxText === undefined ? undefined : Math.min(maxText, READ_MAX_TEXT_SYMBOLS_CEILING));
-    const visible = fullyVisiblePaths(blocks, ctx.turnId);
+    const visible = visiblePaths(blocks, ctx.turnId);
     const results: ReadResult[] = [];
     const sections: string[] = [];
     const requests: Array<{ path: string; item?: ReadItem }> = [...paths.map((path) => ({ path })), ...items.map((item) => ({ path: String(item.path), item }))];
@@ -252,12 +256,12 @@ export const reactReadImpl: ToolImpl = {
       }
       const out = req.item
         ? rangeSection(req.item, doc, capOf(req.item.max_text_symbols, maxText))
-        : fullSection(req.path, doc, doc.fieldCapped ? READ_MAX_TEXT_SYMBOLS_CEILING : capOf(maxText), lineNumbers, visible.has(doc.canonical) && doc.blocks.length > 0);
+        : fullSection(req.path, doc, doc.fieldCapped ? READ_MAX_TEXT_SYMBOLS_CEILING : capOf(maxText), lineNumbers, visible.full.has(doc.canonical) && doc.blocks.length > 0);
       results.push(out.result);
       if (out.section) sections.push(out.section);
     }
     const missing = results.filter((r) => r.status === 'missing' || r.status === 'error').map((r) => r.path);
-    const inContext = results.filter((r) => r.canonical !== undefined && visible.has(r.canonical)).map((r) => r.path);
+    const inContext = results.filter((r) => r.canonical !== undefined && visible.present.has(r.canonical)).map((r) => r.path);
     const errors = results.filter((r) => r.status === 'error').map((r) => ({ path: r.path, error: r.error }));
     const status = {
       paths: requests.map((r) => r.path),

@@ -255,3 +255,15 @@ test('selectTools activity (20 tools): records the choice once as stage.tool_sel
   const shown = visibleItems(await loadBlocks(db.pool, conv), 'turn_1').map((it) => it.block.type);
   assert.ok(!shown.includes('stage.tool_selection') && !shown.includes('stage.gate'), 'bookkeeping blocks are never rendered');
 });
+
+test('react.read: a previewed (large) result is in the visible context but still read, as a bounded preview', async () => {
+  const call = 'tc_000000000040';
+  const big = Array.from({ length: 2000 }, (_, i) => `row ${i} ${'x'.repeat(20)}`).join('\n');
+  const conv = await newConversation(toolRound('turn_1', call, 'web_search', { query: 'q' }, big));
+  const out = await reactReadImpl.run({ paths: [`tc:turn_1.${call}.result`], items: [] }, ctxFor(conv, 'tc_000000000041'));
+  const status = JSON.parse(out.text.split('\n\n')[0]!);
+  assert.deepEqual(status.exists_in_visible_context, [`tc:turn_1.${call}.result`]);
+  assert.equal(status.results[0].status, 'truncated_for_visible_context');
+  assert.ok(out.text.length < 48_000 + 2_000, 'capped at 48,000 symbols plus headers');
+  assert.match(out.text, /\[READ PREVIEW TRUNCATED\]$/);
+});
