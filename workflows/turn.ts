@@ -59,7 +59,24 @@ function cancelOptions(): { cancellationType?: ActivityCancellationType } {
   return patched('steer-waits-for-cancel') ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {};
 }
 
+/** Usage ledger of the turn for Temporal UI (current details). */
+function usageLine(u: TurnState['usage']): string {
+  const prompt = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+  const ratio = prompt === 0 ? 0 : u.cacheReadTokens / prompt;
+  return `usage: input ${u.inputTokens} · cache write ${u.cacheWriteTokens} · cache read ${u.cacheReadTokens} (${(ratio * 100).toFixed(1)}%) · output ${u.outputTokens}`;
+}
+
 export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
+  try {
+    return await runTurn(input);
+  } catch (err) {
+    // A failed turn is findable in Temporal UI (TurnStatus = failed); the failure itself propagates.
+    if (!isCancellation(err)) upsertSearchAttributes([{ key: TurnStatusKey, value: 'failed' }]);
+    throw err;
+  }
+}
+
+async function runTurn(input: TurnInput): Promise<TurnResult> {
   const { conversationId, turnId, turnIndex } = input;
   const workflowId = workflowInfo().workflowId;
   const budget = new IterationBudget(input.options.maxIterations ?? DEFAULT_MAX_ITERATIONS);
@@ -138,7 +155,7 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
     const round = budget.used + (finalize ? 1 : 0);
     unconfirmed = [...unconfirmed, ...pending.splice(0)];
     if (finalize) steerRequested = false;
-    setCurrentDetails(`**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}`);
+    setCurrentDetails(`**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}\n\n${usageLine(usage)}`);
 
     const decideInput = {
       conversationId,
@@ -208,6 +225,6 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
   });
   status = 'completed';
   upsertSearchAttributes([{ key: TurnStatusKey, value: 'completed' }]);
-  setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds`);
+  setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}`);
   return { conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage, leftoverEvents: pending.splice(0) };
 }

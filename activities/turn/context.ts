@@ -7,6 +7,11 @@ import type { ActivityDeps } from '../deps';
 import { appendBlocks, ensureConversation, loadBlocks, putArtifact } from '../store/timeline-store';
 import { StreamPublisher } from '../store/publisher';
 import { Context } from '@temporalio/activity';
+import { buildTimelinePayload, buildTurnLog, TURN_LOG_ARTIFACT_KIND } from '../../core/timeline/payload';
+import { cacheReadRatio } from '../../core/model/pricing';
+import { collectCitations } from '../../core/channels';
+import { loadSourcesPool } from '../store/sources-store';
+import type { SourceRow } from '../../core/timeline/sources';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -46,24 +51,28 @@ export function makeContextActivities(deps: ActivityDeps) {
   async function persistTurn(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
     const { conversationId, turnId, turnIndex } = input;
     const blocks = await loadBlocks(pool, conversationId);
-    const conv = await pool.query(`SELECT title, created_at FROM conversations WHERE id = $1`, [conversationId]);
-    const turnIds = [...new Set(blocks.map((b) => b.turn_id))];
-    const payload = buildTimelinePayload(blocks, {
+    const conv = await pool.query(`SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds FROM conversations WHERE id = $1`, [conversationId]);
+    const row = conv.rows[0];
+    const sourcesPool = await loadSourcesPool(pool, conversationId);
+    const payload = buildTimelinePayload({
       ts: ts(),
-      turnIds,
-      title: conv.rows[0]?.title ?? null,
-      startedAt: conv.rows[0]?.created_at?.toISOString() ?? null,
+      blocks,
+      sourcesPool,
+      conversationTitle: row?.title ?? null,
+      conversationStartedAt: row?.created_at?.toISOString() ?? null,
+      cacheLastTouchAt: row?.cache_last_touch_at == null ? null : Math.floor(Number(row.cache_last_touch_at) / 1000),
+      cacheLastTtlSeconds: row?.cache_ttl_seconds ?? null,
     });
     await putArtifact(pool, conversationId, { kind: 'conv.timeline.v1', key: 'latest', turnId, payload });
-    const turnLog = { turn_id: turnId, turn_index: turnIndex, completion_path: input.completionPath, rounds: input.rounds, usage: input.usage, answer: input.answer, blocks: blocks.filter((b) => b.turn_id === turnId).map((b) => ({ id: b.id, type: b.type, path: b.path })) };
-    await putArtifact(pool, conversationId, { kind: 'turn.log', key: turnId, turnId, payload: turnLog });
+    const turnLog = buildTurnLog({ turnId, ts: ts(), blocks, sourcesUsed: sourcesCited(input.answer, sourcesPool) });
+    await putArtifact(pool, conversationId, { kind: TURN_LOG_ARTIFACT_KIND, key: turnId, turnId, payload: turnLog });
     await pool.query(
       `UPDATE turns SET status = 'completed', answer = $3, completion_path = $4, rounds = $5, usage = $6, finished_at = now()
         WHERE conversation_id = $1 AND turn_index = $2`,
       [conversationId, turnIndex, input.answer, input.completionPath, input.rounds, JSON.stringify(input.usage)],
     );
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
-    publisher.emit({ kind: 'done', payload: { turnId, answer: input.answer, iterations: input.rounds, usage: input.usage, completionPath: input.completionPath } });
+    publisher.emit({ kind: 'done', payload: { turnId, answer: input.answer, iterations: input.rounds, usage: input.usage, cacheReadRatio: cacheReadRatio(input.usage), completionPath: input.completionPath } });
     await publisher.close();
     return { blocks: blocks.length, bytes: Buffer.byteLength(JSON.stringify(payload)) };
   }
@@ -85,22 +94,7 @@ function fallbackAnswer(turnBlocks: Block[], input: TurnSummary): string {
   return `${why}.${done}${partial}`;
 }
 
-/** conv.timeline.v1: the persisted payload keeps blocks from the last conv.range.summary on. */
-export function buildTimelinePayload(blocks: Block[], m: { ts: string; turnIds: string[]; title: string | null; startedAt: string | null }) {
-  let start = 0;
-  blocks.forEach((b, i) => {
-    if (b.type === 'conv.range.summary') start = i;
-  });
-  return {
-    version: 1,
-    ts: m.ts,
-    blocks: blocks.slice(start),
-    sources_pool: [] as unknown[],
-    turn_ids: m.turnIds,
-    conversation_title: m.title,
-    conversation_started_at: m.startedAt,
-    cache_last_touch_at: null,
-    cache_last_ttl_seconds: null,
-    last_external_event_id: null,
-  };
+/** SIDs an answer cites ([[S:n]] tokens), for the turn log. */
+function sourcesCited(answer: string, pool: SourceRow[]): number[] {
+  return collectCitations(answer, pool).used;
 }

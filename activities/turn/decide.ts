@@ -21,6 +21,17 @@ import { announceState, liveEventLines, renderRound, systemPromptFor } from './p
 import { streamDecision } from './decision-stream';
 import { roundBlocks } from './round-blocks';
 import { toActivityFailure } from '../providers/errors';
+import { estimateCost } from '../../core/model/pricing';
+
+/** Estimated USD cost; models missing from the price table are recorded without a cost. */
+function costOf(usage: Parameters<typeof estimateCost>[0], model: string): number | undefined {
+  try {
+    return estimateCost(usage, model).total;
+  } catch (err) {
+    console.warn(`[decide] ${(err as Error).message}`);
+    return undefined;
+  }
+}
 
 export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
   const type = ev.kind === 'steer' ? 'user.steer' : 'user.followup';
@@ -108,7 +119,8 @@ export function makeDecide(deps: ActivityDeps) {
       throw toActivityFailure(err);
     }
     const { raw, usage } = stream;
-    await recordUsage(pool, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model: input.model.model, usage });
+    const model = input.model.model ?? (provider as { model?: string }).model;
+    await recordUsage(pool, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model, usage, costUsd: model ? costOf(usage, model) : undefined });
     publisher.emit({ kind: 'usage', payload: { round, usage } });
 
     // 4. Interpret and append the round's blocks in one go.

@@ -1,0 +1,101 @@
+/**
+ * Full turns on the Anthropic adapter (real @anthropic-ai/sdk) against the local Messages API
+ * emulator: cache breakpoints round by round, the usage ledger against the emulator's own
+ * accounting, a stream cut mid-answer retried by Temporal with exactly one visible answer, and a
+ * non-retryable 400 surfaced as a failed turn.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { callTool, complete, createTestStack, thinking, uniqueId, type TestStack } from '../support/stack';
+import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
+import { createAnthropicProvider } from '../../activities/providers/anthropic';
+import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
+import { loadBlocks } from '../../activities/store/timeline-store';
+import { readEvents } from '../../activities/store/stream-bus';
+
+let stack: TestStack;
+let emu: AnthropicEmulator;
+before(async () => {
+  emu = await startAnthropicEmulator({ minCacheableTokens: 64, chunkDelayMs: 1 });
+  stack = await createTestStack('anthropic');
+  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: 'claude-sonnet-5-5' });
+  await stack.startWorker({ provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))) });
+});
+after(async () => {
+  await stack.teardown();
+  await emu.stop();
+});
+
+function breakpoints(body: Record<string, unknown>): number {
+  const json = JSON.stringify({ tools: body.tools, system: body.system, messages: body.messages });
+  return (json.match(/"cache_control"/g) ?? []).length;
+}
+
+test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2, ledger equals the emulator', async () => {
+  emu.reset();
+  emu.enqueue(
+    reply.text(callTool('react.write', { path: 'a.md', channel: 'internal', content: 'alpha '.repeat(200), kind: 'file' })),
+    reply.text(callTool('react.read', { paths: ['fi:turn_1.files/a.md'] })),
+    reply.text(complete('all done')),
+  );
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'write and read a note', { model: { provider: 'anthropic' } });
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'all done');
+  assert.equal(emu.requests.length, 3);
+  for (const req of emu.requests) {
+    assert.ok(breakpoints(req.body) <= 4, `request ${req.index} has ${breakpoints(req.body)} breakpoints`);
+    assert.equal((req.body.system as Array<{ cache_control?: unknown }>)[0]?.cache_control !== undefined, true, 'system prompt cached');
+  }
+  assert.equal(emu.requests[0]!.accounting!.cacheReadTokens, 0);
+  assert.ok(emu.requests[1]!.accounting!.cacheReadTokens > 0, 'round 2 reads the cache');
+  assert.ok(emu.requests[2]!.accounting!.cacheReadTokens > emu.requests[1]!.accounting!.cacheReadTokens, 'round 3 reads more');
+  const expected = emu.requests.reduce(
+    (a, q) => ({ i: a.i + q.accounting!.inputTokens, r: a.r + q.accounting!.cacheReadTokens, w: a.w + q.accounting!.cacheWriteTokens }),
+    { i: 0, r: 0, w: 0 },
+  );
+  assert.deepEqual({ i: r.usage.inputTokens, r: r.usage.cacheReadTokens, w: r.usage.cacheWriteTokens }, expected);
+  const ledger = await stack.db.pool.query(
+    `SELECT sum(input_tokens)::int AS i, sum(cache_read_tokens)::int AS r, sum(cache_write_tokens)::int AS w, sum(cost_usd) AS cost, count(*)::int AS n FROM usage_ledger WHERE conversation_id = $1`,
+    [conv],
+  );
+  assert.deepEqual({ i: ledger.rows[0].i, r: ledger.rows[0].r, w: ledger.rows[0].w }, expected);
+  assert.equal(ledger.rows[0].n, 3);
+  assert.ok(Number(ledger.rows[0].cost) > 0, 'estimated cost recorded');
+});
+
+test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactly one visible answer', async () => {
+  emu.reset();
+  const text = thinking('thinking about it') + '<channel:ReactDecisionOutV2>{"action":"complete","notes":"n"}</channel:ReactDecisionOutV2><channel:answer>' + 'The answer is forty-two. '.repeat(20) + '</channel:answer>';
+  emu.enqueue({ ...reply.text(text), cutAfterEvents: 12 }, reply.text(text));
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'what is the answer', { model: { provider: 'anthropic' } });
+  const r = await stack.client.result(conv, 1);
+  assert.match(r.answer, /^The answer is forty-two\./);
+  assert.ok(emu.requests[0]!.serverCut);
+  const events = await readEvents(stack.db.pool, conv, 0, 5000);
+  assert.equal(events.filter((e) => e.kind === 'retry').length, 1);
+  assert.equal(events.filter((e) => e.kind === 'answer' && e.payload?.phase === 'done').length, 1);
+  const afterRetry = events.slice(events.findIndex((e) => e.kind === 'retry'));
+  const visible = afterRetry.filter((e) => e.kind === 'delta' && e.channel === 'answer').map((e) => String(e.payload?.text)).join('');
+  assert.equal(visible.trim(), r.answer, 'what a client shows after dropping the cut attempt is exactly the answer');
+  const completions = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'assistant.completion');
+  assert.equal(completions.length, 1);
+});
+
+test('a non-retryable 400 fails the turn with a clear message and TurnStatus=failed', async () => {
+  emu.reset();
+  emu.enqueue(reply.error(400, 'invalid_request_error', 'messages.0.content: bad block'));
+  const conv = uniqueId('conv');
+  const started = await stack.client.startTurn(conv, 'trigger a 400', { model: { provider: 'anthropic' } });
+  await assert.rejects(stack.client.result(conv, 1), (err: Error) => {
+    const chain: string[] = [];
+    for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) chain.push(e.message);
+    assert.ok(chain.some((m) => /bad block/.test(m)), chain.join(' <- '));
+    return true;
+  });
+  assert.equal(emu.requests.length, 1, 'not retried');
+  const desc = await stack.server.env.client.workflow.getHandle(started.workflowId).describe();
+  assert.equal(desc.status.name, 'FAILED');
+  assert.deepEqual(desc.searchAttributes.TurnStatus, ['failed']);
+});
