@@ -1,6 +1,9 @@
 /**
  * Batches stream events of one activity attempt and publishes them to the Postgres stream bus.
- * Flushes every `intervalMs` or when `maxBatch` events are queued. A failed flush is not
+ * Throttled, leading edge: an event that arrives when the last flush is at least `intervalMs` old
+ * is published at once (no added latency for a slow trickle of tokens); events arriving sooner
+ * are batched until `intervalMs` after the last flush, or until `maxBatch` are queued. So a
+ * publisher runs at most one transaction per interval (plus full batches). A failed flush is not
  * swallowed: the error is rethrown by the next emit/flush/close so the activity fails and retries.
  */
 import type { Pool } from 'pg';
@@ -11,6 +14,7 @@ export class StreamPublisher {
   private timer: NodeJS.Timeout | null = null;
   private inflight: Promise<void> = Promise.resolve();
   private failure: Error | null = null;
+  private lastFlushAt = -Infinity;
 
   constructor(
     private readonly pool: Pool,
@@ -22,8 +26,16 @@ export class StreamPublisher {
   emit(event: Omit<StreamEventInput, 'turnId' | 'attempt'>): void {
     if (this.failure) throw this.failure;
     this.queue.push({ ...event, turnId: this.base.turnId, attempt: this.base.attempt });
-    if (this.queue.length >= (this.opts.maxBatch ?? 64)) void this.flush();
-    else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.opts.intervalMs ?? 20);
+    if (this.queue.length >= (this.opts.maxBatch ?? 64)) return this.kick();
+    if (this.timer) return;
+    const wait = this.lastFlushAt + (this.opts.intervalMs ?? 20) - performance.now();
+    if (wait <= 0) this.kick();
+    else this.timer = setTimeout(() => this.kick(), wait);
+  }
+
+  /** Background flush: a failure is recorded (and rethrown by the next emit/flush/close), never left unhandled. */
+  private kick(): void {
+    this.flush().catch(() => undefined);
   }
 
   flush(): Promise<void> {
@@ -33,6 +45,7 @@ export class StreamPublisher {
     }
     const batch = this.queue.splice(0);
     if (batch.length > 0) {
+      this.lastFlushAt = performance.now();
       this.inflight = this.inflight.then(async () => {
         if (this.failure) return;
         try {

@@ -22,39 +22,30 @@ export interface StreamEvent extends StreamEventInput {
   ts: string;
 }
 
-/** Appends events atomically, allocating consecutive offsets. Returns the last offset. */
+/**
+ * Appends events atomically, allocating consecutive offsets, in one statement (one round trip;
+ * the conversation row lock that orders concurrent publishers is held only for that statement).
+ * Offsets become visible in order: a later offset never commits before an earlier one.
+ * Returns the last offset.
+ */
 export async function publishEvents(pool: Pool, conversationId: string, events: StreamEventInput[]): Promise<number> {
   if (events.length === 0) return -1;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const res = await client.query<{ stream_seq: string }>(
-      `UPDATE conversations SET stream_seq = stream_seq + $2, updated_at = now() WHERE id = $1 RETURNING stream_seq`,
-      [conversationId, events.length],
-    );
-    const row = res.rows[0];
-    if (!row) throw new Error(`publishEvents: unknown conversation ${conversationId}`);
-    const last = Number(row.stream_seq);
-    const first = last - events.length + 1;
-    const values: unknown[] = [];
-    const tuples = events.map((e, i) => {
-      const base = i * 8;
-      values.push(conversationId, first + i, e.turnId ?? null, e.attempt ?? 1, e.kind, e.channel ?? null, e.instance ?? null, JSON.stringify(e.payload ?? {}));
-      return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}, $${base + 7}, $${base + 8})`;
-    });
-    await client.query(
-      `INSERT INTO stream_events (conversation_id, seq, turn_id, attempt, kind, channel, instance, payload) VALUES ${tuples.join(', ')}`,
-      values,
-    );
-    await client.query(`SELECT pg_notify($1, $2)`, [STREAM_CHANNEL, `${conversationId}:${last}`]);
-    await client.query('COMMIT');
-    return last;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  const rows = events.map((e) => ({ turnId: e.turnId ?? null, attempt: e.attempt ?? 1, kind: e.kind, channel: e.channel ?? null, instance: e.instance ?? null, payload: e.payload ?? {} }));
+  const res = await pool.query<{ stream_seq: string }>(
+    `WITH bump AS (
+       UPDATE conversations SET stream_seq = stream_seq + $2, updated_at = now() WHERE id = $1 RETURNING stream_seq
+     ), inserted AS (
+       INSERT INTO stream_events (conversation_id, seq, turn_id, attempt, kind, channel, instance, payload)
+       SELECT $1, bump.stream_seq - $2 + e.ord, e.ev->>'turnId', (e.ev->>'attempt')::int, e.ev->>'kind', e.ev->>'channel', (e.ev->>'instance')::int, e.ev->'payload'
+         FROM bump, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(ev, ord)
+       RETURNING 1
+     )
+     SELECT stream_seq, pg_notify($4, $1 || ':' || stream_seq) FROM bump`,
+    [conversationId, events.length, JSON.stringify(rows), STREAM_CHANNEL],
+  );
+  const row = res.rows[0];
+  if (!row) throw new Error(`publishEvents: unknown conversation ${conversationId}`);
+  return Number(row.stream_seq);
 }
 
 function rowToEvent(r: Record<string, unknown>): StreamEvent {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { dropSchema, migrate, openDb, type Db } from '../../activities/store/db';
 import { followEvents, parseStreamNotice, publishEvents, readEvents, type FollowOptions } from '../../activities/store/stream-bus';
 import { startStreamNotifier } from '../../activities/store/stream-notifier';
+import { StreamPublisher } from '../../activities/store/publisher';
 import { ensureConversation } from '../../activities/store/timeline-store';
 import { startStreamPruner } from '../../client/gateway/prune';
 import { uniqueId, waitFor } from '../support/stack';
@@ -126,4 +127,24 @@ test('the pruner removes events older than the retention and keeps offsets monot
   assert.equal(await publishEvents(db.pool, conv, [{ kind: 'done' }]), 11, 'offsets continue after pruning');
   await pruner.stop();
   assert.throws(() => startStreamPruner(db.pool, { retentionSeconds: 0 }), /positive number of seconds/);
+});
+
+test('the publisher sends a lone event at once, batches a burst within the interval, and surfaces a failed flush', async () => {
+  const conv = await newConversation();
+  const publisher = new StreamPublisher(db.pool, conv, { turnId: 'turn_1', attempt: 1 }, { intervalMs: 400 });
+  publisher.emit({ kind: 'delta', channel: 'answer', payload: { text: 'a' } });
+  await waitFor('the first event (no interval wait)', async () => (await readEvents(db.pool, conv, 0)).length === 1, 300, 5);
+  for (const text of ['b', 'c', 'd']) publisher.emit({ kind: 'delta', channel: 'answer', payload: { text } });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await readEvents(db.pool, conv, 0)).length, 1, 'the burst waits for the interval');
+  await publisher.close();
+  const rows = await readEvents(db.pool, conv, 0);
+  assert.deepEqual(rows.map((r) => r.payload?.text), ['a', 'b', 'c', 'd']);
+  assert.equal(new Set(rows.slice(1).map((r) => r.ts)).size, 1, 'b, c, d were one transaction');
+
+  const broken = new StreamPublisher(db.pool, uniqueId('missing'), { turnId: 'turn_1', attempt: 1 }, { intervalMs: 1 });
+  broken.emit({ kind: 'delta', payload: { text: 'x' } }); // background flush fails: recorded, not unhandled
+  await new Promise((r) => setTimeout(r, 50));
+  assert.throws(() => broken.emit({ kind: 'delta', payload: { text: 'y' } }), /unknown conversation/);
+  await assert.rejects(broken.close(), /unknown conversation/);
 });

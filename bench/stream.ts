@@ -1,0 +1,118 @@
+/**
+ * Token → SSE client latency through Postgres: StreamPublisher (the activities' batching, 20 ms)
+ * → publishEvents (row insert + NOTIFY) → the gateway's shared LISTEN notifier → readEvents →
+ * SSE over loopback HTTP → a fetch-based SSE reader. Several conversations stream answer deltas
+ * at a model-like rate at once; each delta carries its emit time (same process, performance.now),
+ * and latency is measured when the client parses it. Also checks that every event arrived once.
+ * Run: npm run bench -- stream   (or: node --import tsx -e "require('./bench/stream').benchStream().then(console.log)")
+ */
+import { performance } from 'node:perf_hooks';
+import { dropSchema, migrate, openDb } from '../activities/store/db';
+import { StreamPublisher } from '../activities/store/publisher';
+import { ensureConversation } from '../activities/store/timeline-store';
+import type { DreactClient } from '../client/api';
+import { startGateway } from '../client/gateway/server';
+import { openSse } from '../client/gateway/sse-client';
+
+const CONVERSATIONS = 4;
+const TOKENS_PER_SECOND = 80;
+const DURATION_MS = 2500;
+const KEY = 'bench-key';
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+/** The stream route never touches Temporal: any other use is a bench bug. */
+const noTemporal = new Proxy({}, {
+  get(_t, prop) {
+    throw new Error(`bench/stream: the gateway used the Temporal client (${String(prop)})`);
+  },
+}) as DreactClient;
+
+export async function benchStream(): Promise<Record<string, number | string>> {
+  const db = openDb({ schema: `bench_stream_${process.pid}`, max: 16 });
+  await migrate(db);
+  const gw = await startGateway({ client: noTemporal, pool: db.pool, apiKeys: [KEY], port: 0, host: '127.0.0.1', pollMs: 250, log: () => undefined });
+  const latencies: number[] = [];
+  const received = new Map<string, number[]>();
+  const abort = new AbortController();
+  try {
+    const convs = Array.from({ length: CONVERSATIONS }, (_, i) => `bench_${process.pid}_${i}`);
+    for (const c of convs) await ensureConversation(db.pool, c);
+    const readers = convs.map(async (c) => {
+      const ids: number[] = [];
+      received.set(c, ids);
+      const events = await openSse(`${gw.url}/v1/conversations/${c}/stream?after=0`, { headers: { 'x-api-key': KEY }, signal: abort.signal });
+      try {
+        for await (const e of events) {
+          const now = performance.now();
+          const d = JSON.parse(e.data) as { t?: number; last?: boolean };
+          if (e.id) ids.push(Number(e.id));
+          if (typeof d.t === 'number') latencies.push(now - d.t);
+          if (d.last) return;
+        }
+      } catch (err) {
+        if (!abort.signal.aborted) throw err;
+      }
+    });
+    await new Promise((r) => setTimeout(r, 100)); // readers connected and waiting
+    const perConv = Math.round((TOKENS_PER_SECOND * DURATION_MS) / 1000);
+    const t0 = performance.now();
+    await Promise.all(
+      convs.map(async (c, ci) => {
+        const publisher = new StreamPublisher(db.pool, c, { turnId: 'turn_1', attempt: 1 });
+        const start = performance.now() + (ci * 1000) / TOKENS_PER_SECOND / CONVERSATIONS; // stagger the streams
+        for (let i = 0; i < perConv; i++) {
+          const due = start + (i * 1000) / TOKENS_PER_SECOND;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          publisher.emit({ kind: 'delta', channel: 'answer', payload: { text: ' tok', round: 1, t: performance.now(), last: i === perConv - 1 } });
+        }
+        await publisher.close();
+      }),
+    );
+    const publishMs = performance.now() - t0;
+    const deadline = setTimeout(() => abort.abort(), 5000);
+    await Promise.all(readers);
+    clearTimeout(deadline);
+    const expected = perConv * CONVERSATIONS;
+    let lost = 0;
+    let duplicated = 0;
+    for (const ids of received.values()) {
+      duplicated += ids.length - new Set(ids).size;
+      lost += perConv - new Set(ids).size;
+    }
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const p95 = percentile(sorted, 95);
+    return {
+      conversations: CONVERSATIONS,
+      'tokens/s per conversation': TOKENS_PER_SECOND,
+      'events published': expected,
+      'publish wall time (ms)': Math.round(publishMs),
+      'events lost': lost,
+      'events duplicated': duplicated,
+      'token → SSE p50 (ms)': round1(percentile(sorted, 50)),
+      'token → SSE p95 (ms)': round1(p95),
+      'token → SSE p99 (ms)': round1(percentile(sorted, 99)),
+      'token → SSE max (ms)': round1(sorted.at(-1) ?? NaN),
+      'goal p95 ≤ 50 ms': p95 <= 50 ? 'met' : 'MISSED',
+    };
+  } finally {
+    abort.abort();
+    await gw.close();
+    await dropSchema(db);
+    await db.close();
+  }
+}
+
+if (require.main === module) {
+  benchStream().then(
+    (figures) => {
+      for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(32)} ${v}`);
+    },
+    (err) => {
+      console.error(err instanceof Error ? err.stack : err);
+      process.exit(1);
+    },
+  );
+}
