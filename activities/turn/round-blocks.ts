@@ -6,6 +6,7 @@
  */
 import { makeBlock, type Block } from '../../core/timeline/block';
 import { callIdFor } from '../../core/ids';
+import { noticeBlock } from '../../core/decision/notice';
 import type { DecisionInterpretation } from '../../core/decision/interpret';
 import { applyAcks, latestPlanSnapshots } from '../../core/timeline/plans';
 import { workingSummaryBlock } from '../../core/timeline/summaries';
@@ -32,6 +33,9 @@ export function roundBlocks(args: { deps: Pick<ActivityDeps, 'registry'>; input:
     const acks = applyAcks(d.notes, latestPlanSnapshots(args.blocks), { turnId, ts, iter: round });
     out.push(...acks.blocks);
   }
+
+  // Warnings and rejected extra actions: the round proceeds, and the model sees why next round.
+  d.notices.forEach((n, index) => out.push(noticeBlock({ turnId, ts, iteration: round, notice: n, index })));
 
   d.actions.forEach((action, index) => {
     if (action.action !== 'call_tool') {

@@ -1,0 +1,74 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { loadBlocks } from '../../activities/store/timeline-store';
+import { readEvents } from '../../activities/store/stream-bus';
+import { resolvePath } from '../../core/timeline/path-resolve';
+
+let stack: TestStack;
+before(async () => {
+  stack = await createTestStack('semantics');
+  await stack.startWorker({ multiAction: 'safe_fanout' });
+});
+after(async () => stack.teardown());
+
+const act = (toolId: string, params: Record<string, unknown>) => decision({ action: 'call_tool', notes: `use ${toolId}`, tool_call: { tool_id: toolId, params } });
+const writeA = act('react.write', { path: 'a.md', channel: 'internal', content: 'A', kind: 'file' });
+const readA = act('react.read', { paths: ['fi:turn_1.files/a.md'] });
+
+test('multi-action (safe_fanout): exploitation then exploration runs both, one after another, each with its own call id', async () => {
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'write then read in one round', { model: { provider: 'scripted', script: { rounds: [thinking('both') + writeA + readA, complete('ok')] } } });
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.rounds, 2);
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  const calls = blocks.filter((b) => b.type === 'react.tool.call');
+  const results = blocks.filter((b) => b.type === 'react.tool.result');
+  assert.deepEqual(calls.map((c) => JSON.parse(c.text!).tool_id), ['react.write', 'react.read']);
+  assert.equal(new Set(calls.map((c) => c.call_id)).size, 2);
+  assert.deepEqual(results.map((b) => b.call_id), calls.map((c) => c.call_id), 'results in call order');
+  assert.match(results[1]!.text!, /"missing":\[\]/, 'the read ran after the write');
+});
+
+test('multi-action (safe_fanout): exploration then exploitation is rejected with a notice; the first action still runs', async () => {
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'read then write', { model: { provider: 'scripted', script: { rounds: [thinking('both') + readA + writeA, complete('ok')] } } });
+  await stack.client.result(conv, 1);
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  assert.deepEqual(blocks.filter((b) => b.type === 'react.tool.call').map((c) => JSON.parse(c.text!).tool_id), ['react.read']);
+  const notices = blocks.filter((b) => b.type === 'react.notice').map((b) => JSON.parse(b.text!).code as string);
+  assert.ok(notices.some((c) => c.startsWith('multi_action_bundle')), notices.join(', '));
+});
+
+test('a completion made before a newly arrived followup is kept, the turn continues, and completions are numbered', async () => {
+  const conv = uniqueId('conv');
+  const slowFirst = thinking('x'.repeat(120)) + decision({ action: 'complete', notes: 'first', final_answer: 'first answer' });
+  await stack.client.startTurn(conv, 'answer twice', { model: { provider: 'scripted', script: { rounds: [slowFirst, complete('second answer: {{event}}')], chunkSize: 8, latencyMs: 40 } } });
+  await waitFor('round 1 streaming', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
+  await stack.client.followup(conv, 'and one more');
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'second answer: and one more');
+  assert.equal(r.rounds, 2);
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  const completions = blocks.filter((b) => b.type === 'assistant.completion');
+  assert.deepEqual(completions.map((b) => [b.text, b.meta.ordinal]), [['first answer', 1], ['second answer: and one more', 2]]);
+  const latest = resolvePath(blocks, 'ar:turn_1.assistant.completion');
+  const first = resolvePath(blocks, 'ar:turn_1.assistant.completion.1');
+  assert.equal(latest.source === 'timeline' && latest.blocks.map((b) => b.text).join(), 'second answer: and one more');
+  assert.equal(first.source === 'timeline' && first.blocks.map((b) => b.text).join(), 'first answer');
+});
+
+test('events addressed to another turn are ignored; a repeated message id is folded once', async () => {
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'long', { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(200)) + decision({ action: 'complete', notes: 'n', final_answer: 'done' })], chunkSize: 8, latencyMs: 30 } } });
+  await waitFor('round 1 streaming', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
+  const view = await stack.client.conversationState(conv);
+  const handle = stack.server.env.client.workflow.getHandle(view.activeTurn!.workflowId);
+  const { followupSignal } = await import('../../workflows/definitions');
+  await handle.signal(followupSignal, { kind: 'followup', messageId: 'msg_other', text: 'for turn 9', targetTurnId: 'turn_9' });
+  await handle.signal(followupSignal, { kind: 'followup', messageId: 'msg_dup', text: 'once' });
+  await handle.signal(followupSignal, { kind: 'followup', messageId: 'msg_dup', text: 'once' });
+  await stack.client.result(conv, 1);
+  const followups = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'user.followup');
+  assert.deepEqual(followups.map((b) => b.text), ['once']);
+});
