@@ -1,0 +1,83 @@
+/**
+ * Whole native-mode turns through TurnWorkflow (real Temporal + Postgres + worker), the model
+ * being the Anthropic emulator behind the real SDK. Skipped until the workflow picks the decide
+ * activity by `options.model.protocol` (see the native report); then it runs as is.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { loadBlocks } from '../../activities/store/timeline-store';
+import { createAnthropicProvider } from '../../activities/providers/anthropic';
+import { ModelConfigSchema, type TurnOptionsInput } from '../../core/turn/contracts';
+import { reply, startAnthropicEmulator, type AnthropicEmulator, type MessageReply } from '../emulator/anthropic-emulator';
+
+const wired = 'protocol' in ModelConfigSchema.shape;
+const skip = wired ? false : 'waiting for the workflow wiring of options.model.protocol (native mode)';
+
+let stack: TestStack;
+let emu: AnthropicEmulator;
+before(async () => {
+  if (!wired) return;
+  emu = await startAnthropicEmulator();
+  stack = await createTestStack('native_turn');
+  await stack.startWorker({ provider: () => createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test', model: 'claude-test' }) });
+});
+after(async () => {
+  if (!wired) return;
+  await stack.teardown();
+  await emu.stop();
+});
+
+const twoWrites: MessageReply = {
+  kind: 'message',
+  content: [
+    { type: 'text', text: 'Writing both notes.' },
+    { type: 'tool_use', id: 'toolu_a', name: 'react_write', input: { path: 'files/a.md', channel: 'internal', content: 'alpha' } },
+    { type: 'tool_use', id: 'toolu_b', name: 'react_write', input: { path: 'files/b.md', channel: 'internal', content: 'beta' } },
+  ],
+};
+const native = (extra: Record<string, unknown> = {}) => ({ model: { provider: 'anthropic', model: 'claude-test', protocol: 'native', ...extra } }) as unknown as TurnOptionsInput;
+
+test('native turn: two parallel tool calls, then the final answer', { skip }, async () => {
+  const conv = uniqueId('conv');
+  emu.enqueue(twoWrites, reply.text('Both notes are written.'));
+  await stack.client.startTurn(conv, 'Write notes a and b', native());
+  const result = await stack.client.result(conv, 1);
+  assert.equal(result.completionPath, 'complete');
+  assert.equal(result.answer, 'Both notes are written.');
+  assert.equal(result.rounds, 2);
+  const blocks = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.turn_id === 'turn_1');
+  assert.deepEqual(
+    blocks.map((b) => b.type),
+    ['turn.header', 'user.prompt', 'react.notes', 'react.round.start', 'react.tool.call', 'react.round.start', 'react.tool.call', 'react.tool.result', 'react.tool.result', 'assistant.completion'],
+  );
+  const msgs = (emu.requests.at(-1)!.body as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> }).messages;
+  const a = msgs.findIndex((m) => m.role === 'assistant');
+  assert.deepEqual(msgs[a + 1]!.content.slice(0, 2).map((p) => p.tool_use_id), ['toolu_a', 'toolu_b']);
+});
+
+test('two-phase turn: the loop answer is replaced by the streamed synthesis', { skip }, async () => {
+  const conv = uniqueId('conv');
+  emu.enqueue(twoWrites, reply.text('draft'), reply.text('I wrote a.md and b.md.'));
+  await stack.client.startTurn(conv, 'Write notes a and b', native({ answerSynthesis: true }));
+  const result = await stack.client.result(conv, 1);
+  assert.equal(result.answer, 'I wrote a.md and b.md.');
+  const completions = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'assistant.completion');
+  assert.deepEqual(completions.map((b) => [b.text, b.hidden === true]), [['draft', true], ['I wrote a.md and b.md.', false]]);
+});
+
+test('native turn: a steer during the model call cancels it and the finalize round answers', { skip }, async () => {
+  const conv = uniqueId('conv');
+  emu.enqueue({ ...reply.text('a long answer that never finishes'), holdAfterEvents: 4 }, reply.text('Stopped, as you asked.'));
+  const from = emu.requests.length;
+  await stack.client.startTurn(conv, 'Write an essay', native());
+  await waitFor('the model call to stream', async () => emu.requests.length > from && emu.requests[from]!.status === 200);
+  await stack.client.steer(conv, 'stop now');
+  const result = await stack.client.result(conv, 1);
+  assert.equal(result.completionPath, 'steer_finalize');
+  assert.equal(result.answer, 'Stopped, as you asked.');
+  assert.equal(emu.requests[from]!.clientClosed, true, 'the held stream was aborted');
+  const last = JSON.stringify(emu.requests.at(-1)!.body);
+  assert.match(last, /STEER DURING TURN/);
+  assert.match(last, /FINALIZE/);
+});
