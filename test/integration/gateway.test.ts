@@ -1,5 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { callTool, complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { publishEvents, readEvents, type StreamEvent } from '../../activities/store/stream-bus';
 import { ensureConversation } from '../../activities/store/timeline-store';
@@ -218,4 +223,71 @@ test('a reader that resumes behind the retention window gets a gap marker, then 
   assert.deepEqual(data(events[0]!), { from: 2, to: 4 });
   assert.deepEqual(ids(events), [5, 6]);
   assert.equal(data(events[1]!).channel, 'thinking');
+});
+
+/** Runs the dreact CLI against this test's stack (external mode: TEMPORAL_ADDRESS + DATABASE_URL + schema). */
+function dreact(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: stack.server.address,
+      DATABASE_URL: stack.db.databaseUrl,
+      DREACT_DB_SCHEMA: stack.db.schema,
+      DREACT_TASK_QUEUE: stack.taskQueue,
+      DREACT_HOME: mkdtempSync(join(tmpdir(), 'dreact-home-')),
+      NO_COLOR: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number>((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : 0))));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+test('the CLI: `dreact gateway` refuses to start without keys and serves with them; `dreact tail` follows a turn', async () => {
+  const refused = dreact(['gateway'], { DREACT_API_KEYS: '', DREACT_GATEWAY_INSECURE: '' });
+  assert.equal(await refused.exited, 1);
+  assert.match(refused.err(), /no API keys: set DREACT_API_KEYS/);
+
+  const port = await freePort();
+  const served = dreact(['gateway', '--port', String(port), '--host', '127.0.0.1'], { DREACT_API_KEYS: 'cli-key' });
+  try {
+    await waitFor('the gateway to listen', async () => served.out().includes(`gateway: http://127.0.0.1:${port}`) || served.child.exitCode !== null, 30_000);
+    assert.equal(served.child.exitCode, null, served.err());
+    const conv = uniqueId('conv');
+    const started = await fetch(`http://127.0.0.1:${port}/v1/conversations/${conv}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'cli-key' }, body: JSON.stringify({ prompt: 'hi', options: { model: { provider: 'scripted', script: 'echo' } } }) });
+    assert.equal(started.status, 202, await started.clone().text());
+    assert.equal((await fetch(`http://127.0.0.1:${port}/v1/conversations/${conv}/state`)).status, 401);
+
+    const tail = dreact(['tail', conv, '--until-done']);
+    assert.equal(await tail.exited, 0, tail.err());
+    assert.match(tail.out(), /▶ turn_1 started/);
+    assert.match(tail.out(), /■ done: complete after 1 rounds/);
+    const rows = await readEvents(stack.db.pool, conv, 0);
+    const after = dreact(['tail', conv, '--after', String(rows.at(-1)!.seq - 1), '--until-done']);
+    assert.equal(await after.exited, 0, after.err());
+    assert.doesNotMatch(after.out(), /started/, 'only the events after the offset');
+    assert.match(after.out(), /■ done/);
+    const bad = dreact(['tail', 'bad id!']);
+    assert.equal(await bad.exited, 2);
+    assert.match(bad.err(), /ids use letters/);
+  } finally {
+    served.child.kill('SIGTERM');
+    assert.equal(await served.exited, 0, served.err());
+  }
 });
