@@ -14,7 +14,8 @@
  * on channel 'thinking' only: the answer comes from synthesizeAnswer afterwards.
  */
 import { Context, CancelledFailure } from '@temporalio/activity';
-import { makeBlock, type Block } from '../../core/timeline/block';
+import { blockId, makeBlock, type Block } from '../../core/timeline/block';
+import { callIdFor } from '../../core/ids';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type ToolSpec, type Usage } from '../../core/model/provider';
 import { CitationStream, type SourceRef } from '../../core/channels';
 import { notice, noticeBlock } from '../../core/decision/notice';
@@ -103,6 +104,25 @@ function lenientRegistry(registry: ToolRegistry): ToolRegistry {
   return view;
 }
 
+/** The outcome an earlier attempt of this round recorded (call blocks or the completion), if any. */
+export function storedOutcome(blocks: readonly Block[], input: DecideInput, workflowId: string, registry: ToolRegistry): DecideOutcome | undefined {
+  const own = blocks.filter((b) => b.turn_id === input.turnId);
+  const calls = [];
+  for (let i = 0; ; i++) {
+    const callId = callIdFor(`${workflowId}/round/${input.round}/${i}`);
+    const call = own.find((b) => b.type === 'react.tool.call' && b.call_id === callId);
+    if (!call) break;
+    const toolId = String(call.meta['tool_id'] ?? '');
+    const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
+    const o = registry.activityOptions(toolId, params ?? {});
+    calls.push({ callId, toolId, summary: o.summary, startToCloseMs: o.startToCloseTimeout, maximumAttempts: o.retry.maximumAttempts, initialIntervalMs: o.retry.initialInterval });
+  }
+  if (calls.length > 0) return { kind: 'tools', calls, usage: ZERO_USAGE };
+  const done = own.find((b) => b.type === 'assistant.completion' && b.id === blockId(input.turnId, 'assistant.completion', `r${input.round}`));
+  if (done) return { kind: 'final', action: 'complete', answer: done.text ?? '', completionPath: input.mode === 'finalize' ? 'steer_finalize' : 'complete', usage: ZERO_USAGE };
+  return undefined;
+}
+
 function asParams(input: unknown): Record<string, unknown> {
   return input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : { input };
 }
@@ -132,6 +152,13 @@ export function makeDecideNative(deps: ActivityDeps) {
 
     // 2. Render natively: tool_use/tool_result pairs, checkpoints, TTL pruning, SOURCES POOL, ANNOUNCE.
     const blocks = await loadBlocks(pool, conversationId);
+    const stored = storedOutcome(blocks, input, workflowId, lenient.registry);
+    if (stored) {
+      // An earlier attempt already recorded this round (it failed after the append): return what it
+      // recorded, so the calls the workflow runs are exactly the stored call blocks.
+      await publisher.close();
+      return stored;
+    }
     const sources = await loadSourceRefs(pool, conversationId);
     const announce = announceState(input, ts, liveEventLines(blocks, turnId));
     if (input.mode === 'finalize') announce.budget = [NATIVE_FINALIZE_NOTICE];

@@ -52,8 +52,8 @@ after(async () => {
 
 const wfId = (conv: string) => `conv/${conv}/turn/1`;
 /** A mock activity environment (real Context) with a typed `run`. */
-function env(conv: string, activityId: string) {
-  const mock = new MockActivityEnvironment({ workflowExecution: { workflowId: wfId(conv), runId: 'run-1' }, activityId, attempt: 1 } as Partial<Info>);
+function env(conv: string, activityId: string, attempt = 1) {
+  const mock = new MockActivityEnvironment({ workflowExecution: { workflowId: wfId(conv), runId: 'run-1' }, activityId, attempt } as Partial<Info>);
   return {
     run: <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> => mock.run(fn, ...args) as Promise<R>,
     cancel: () => mock.cancel(),
@@ -270,4 +270,21 @@ test('self-healing: a made-up tool and invalid params are recorded as calls and 
   const last = await env(conv, 'decide-3').run(decide, decideInput(conv, 3));
   assert.equal(last.kind, 'final');
   assert.match(JSON.stringify(lastBody().messages), /neither a tool call nor an answer/);
+});
+
+test('a retried round returns what the first attempt recorded, without a second model call', async () => {
+  const conv = await startTurn('Write two notes');
+  const decide = makeDecideNative(deps);
+  emu.enqueue(twoWrites());
+  const first = await env(conv, 'decide-1').run(decide, decideInput(conv, 1));
+  const calls = emu.requests.length;
+  const again = await env(conv, 'decide-1', 2).run(decide, decideInput(conv, 1));
+  assert.equal(emu.requests.length, calls, 'no second model call');
+  assert.deepEqual(again, { ...first, usage: again.usage });
+  await runCalls(conv, first);
+  emu.enqueue(reply.text('done'));
+  const second = await env(conv, 'decide-2').run(decide, decideInput(conv, 2));
+  const replayed = await env(conv, 'decide-2', 2).run(decide, decideInput(conv, 2));
+  assert.deepEqual(replayed, { ...second, usage: replayed.usage });
+  assert.equal(emu.requests.length, calls + 1);
 });
