@@ -10,7 +10,7 @@
  * it with `synthesized: false` — and the activity still succeeds. Only a cancellation is rethrown.
  */
 import { Context, CancelledFailure } from '@temporalio/activity';
-import { makeBlock, type Block } from '../../core/timeline/block';
+import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { ZERO_USAGE, type ModelMessage, type Usage } from '../../core/model/provider';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
@@ -115,6 +115,16 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt });
     if (attempt > 1) publisher.emit({ kind: 'retry', payload: { phase: 'synthesis', attempt } });
     const blocks = await loadBlocks(pool, conversationId);
+    const own = blocks.filter((b) => b.turn_id === turnId && b.type === 'assistant.completion');
+    const loopBlock = own.filter((b) => b.meta['synthesized'] !== true).at(-1);
+    const done = own.find((b) => b.id === blockId(turnId, 'assistant.completion', 'synthesis'));
+    if (done) {
+      // An earlier attempt synthesized and recorded the answer: that answer stands.
+      if (loopBlock) await setOverlays(pool, conversationId, [{ blockId: loopBlock.id, hidden: true, replacementText: '', reason: SUPERSEDED_REASON }]);
+      publisher.emit({ kind: 'answer', payload: { phase: 'done', text: done.text ?? '', synthesized: true } });
+      await publisher.close();
+      return { answer: done.text ?? '', synthesized: true, usage: ZERO_USAGE };
+    }
     const sources = await loadSourceRefs(pool, conversationId);
     const provider = deps.provider(input.model);
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
@@ -157,8 +167,6 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
 
     await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`, provider: provider.id, model: input.model.model, usage });
     publisher.emit({ kind: 'usage', payload: { round: 0, phase: 'synthesis', usage } });
-    const own = blocks.filter((b) => b.turn_id === turnId && b.type === 'assistant.completion');
-    const loopBlock = own.filter((b) => b.meta['synthesized'] !== true).at(-1);
     const ts = deps.now().toISOString();
     await appendBlocks(pool, conversationId, [
       makeBlock({

@@ -224,6 +224,10 @@ test('two-phase: synthesis streams the answer over the trace and supersedes the 
   const events = await readEvents(db.pool, conv, before);
   assert.equal(events.filter((e) => e.kind === 'delta' && e.channel === 'answer').map((e) => e.payload?.text).join(''), out.answer);
   assert.ok(events.some((e) => e.kind === 'answer' && e.payload?.phase === 'done' && e.payload?.synthesized === true));
+
+  const calls = emu.requests.length;
+  const retried = await env(conv, 'synth', 2).run(makeSynthesizeAnswer(deps), { conversationId: conv, turnId: 'turn_1', turnIndex: 1, loopAnswer, model });
+  assert.deepEqual([retried.answer, retried.synthesized, emu.requests.length], [out.answer, true, calls], 'a retry returns the recorded synthesis');
 });
 
 test('two-phase: a failed synthesis falls back to the loop answer', async () => {
