@@ -166,8 +166,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
 
   app.get('/v1/conversations/:id/stream', (c) => {
     const id = conversationId(c);
-    const lastEventId = c.req.header('last-event-id');
-    const offset = lastEventId !== undefined ? parseOffset(lastEventId, 'Last-Event-ID') : parseOffset(c.req.query('after'), 'after');
+    const lastEventId = c.req.header('last-event-id')?.trim();
+    const offset = lastEventId ? parseOffset(lastEventId, 'Last-Event-ID') : parseOffset(c.req.query('after'), 'after');
     if (typeof offset !== 'number') throw new DreactError(offset.error, 'bad_input');
     return sseStream(c, streamOpts, id, offset);
   });

@@ -84,7 +84,8 @@ export function toSseMessage(e: StreamEvent, extra: { elapsedMs?: number } = {})
   const envelope: Record<string, unknown> = { seq: e.seq, ts: e.ts };
   if (e.turnId !== undefined) envelope.turnId = e.turnId;
   if (e.attempt !== undefined) envelope.attempt = e.attempt;
-  return { event, id: String(e.seq), data: JSON.stringify({ ...envelope, ...fields }) };
+  // The envelope wins over payload fields of the same name (the seq must stay the SSE id).
+  return { event, id: String(e.seq), data: JSON.stringify({ ...fields, ...envelope }) };
 }
 
 /** Parses a resume offset (`after` query or Last-Event-ID header): a non-negative integer. */

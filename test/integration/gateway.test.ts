@@ -291,3 +291,18 @@ test('the CLI: `dreact gateway` refuses to start without keys and serves with th
     assert.equal(await served.exited, 0, served.err());
   }
 });
+
+test('an idle stream sends retry and keepalive comments; cancelling the response body ends the server-side follow', async () => {
+  const app = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], keepAliveMs: 50, retryMs: 1500, listen: false, pollMs: 50 });
+  const res = await app.fetch(new Request(`http://gw/v1/conversations/${uniqueId('quiet')}/stream`, { headers: { 'x-api-key': KEY } }));
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes(': keepalive')) text += new TextDecoder().decode((await reader.read()).value);
+  assert.match(text, /^retry: 1500\n\n/);
+  assert.equal(app.activeStreams(), 1);
+  await reader.cancel();
+  await waitFor('the follow to end', async () => app.activeStreams() === 0, 5000);
+  await app.close();
+});

@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { StreamEvent } from '../../../activities/store/stream-bus';
+import { parseOffset, protocolEvent, toSseMessage } from '../../../client/gateway/protocol';
+
+const ev = (kind: string, payload: Record<string, unknown>, extra: Partial<StreamEvent> = {}): StreamEvent => ({ conversationId: 'c', seq: 7, ts: '2026-01-01T00:00:00.000Z', turnId: 'turn_1', attempt: 1, kind, payload, ...extra });
+
+test('steps map to thinking/iteration types; tool params travel as arguments', () => {
+  assert.deepEqual(protocolEvent(ev('step', { phase: 'thinking.start', round: 1, mode: 'normal' })), { event: 'step', fields: { type: 'thinking', phase: 'start', round: 1, mode: 'normal' } });
+  assert.deepEqual(protocolEvent(ev('step', { phase: 'iteration.start', round: 2, tool: 'web.fetch', callId: 'k', summary: 's', params: { url: 'u' } })), {
+    event: 'step',
+    fields: { type: 'iteration', phase: 'start', round: 2, tool: 'web.fetch', callId: 'k', summary: 's', arguments: { url: 'u' } },
+  });
+  assert.deepEqual(protocolEvent(ev('step', { phase: 'iteration.done', tool: 'web.fetch', callId: 'k', ok: true, observation: 'o' })).fields, { type: 'iteration', phase: 'done', tool: 'web.fetch', callId: 'k', ok: true, observation: 'o' });
+  assert.deepEqual(protocolEvent(ev('step', { phase: 'interrupted', round: 3 })).fields, { type: 'interrupted', round: 3 });
+});
+
+test('answer deltas are answer events; other channels, attributes, usage and tool channel output are channel events', () => {
+  assert.deepEqual(protocolEvent(ev('delta', { text: 'hi', round: 1 }, { channel: 'answer', instance: 0 })), { event: 'answer', fields: { phase: 'delta', text: 'hi', round: 1, instance: 0 } });
+  assert.deepEqual(protocolEvent(ev('answer', { phase: 'done', text: 'all' })), { event: 'answer', fields: { phase: 'done', text: 'all' } });
+  assert.deepEqual(protocolEvent(ev('delta', { text: 't' }, { channel: 'thinking' })), { event: 'channel', fields: { channel: 'thinking', text: 't' } });
+  assert.deepEqual(protocolEvent(ev('delta', { text: 'r' }, { channel: undefined })).fields.channel, 'raw');
+  assert.deepEqual(protocolEvent(ev('attribute', { key: 'title', value: 'X', round: 1 }, { channel: 'canvas', instance: 2 })), {
+    event: 'channel',
+    fields: { channel: 'canvas', attribute: { key: 'title', value: 'X' }, round: 1, instance: 2 },
+  });
+  assert.deepEqual(protocolEvent(ev('usage', { round: 1, usage: { outputTokens: 3 } })), { event: 'channel', fields: { channel: 'usage', round: 1, usage: { outputTokens: 3 } } });
+  assert.deepEqual(protocolEvent(ev('channel', { channel: 'canvas', path: 'a.md', text: 'x', callId: 'k' })).fields, { channel: 'canvas', path: 'a.md', text: 'x', callId: 'k' });
+});
+
+test('done carries elapsed time; inject, retry, compact and unknown kinds keep their names', () => {
+  assert.deepEqual(protocolEvent(ev('done', { turnId: 'turn_1', answer: 'a', iterations: 2, usage: {}, completionPath: 'complete' }), { elapsedMs: 1234 }), {
+    event: 'done',
+    fields: { answer: 'a', iterations: 2, usage: {}, completionPath: 'complete', elapsedMs: 1234 },
+  });
+  for (const kind of ['inject', 'retry', 'compact', 'future.kind']) assert.equal(protocolEvent(ev(kind, { x: 1 })).event, kind);
+  const msg = toSseMessage(ev('retry', { round: 1, attempt: 2, seq: 99 }, { attempt: 2 }));
+  assert.equal(msg.event, 'retry');
+  assert.equal(msg.id, '7');
+  assert.deepEqual(JSON.parse(msg.data), { seq: 7, ts: '2026-01-01T00:00:00.000Z', turnId: 'turn_1', attempt: 2, round: 1 });
+});
+
+test('offsets are non-negative integers', () => {
+  assert.equal(parseOffset(undefined, 'after'), 0);
+  assert.equal(parseOffset(' 42 ', 'after'), 42);
+  for (const bad of ['-1', '1.5', 'abc', '1e400']) assert.match((parseOffset(bad, 'after') as { error: string }).error, /non-negative integer/);
+});
