@@ -121,7 +121,7 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     const port = await freePort(Number(process.env.DREACT_TEMPORAL_PORT ?? 7233));
     const uiPort = ui ? await freePort(Number(process.env.DREACT_TEMPORAL_UI_PORT ?? port + 1000)) : undefined;
     log(`[stack] starting Temporal dev server on 127.0.0.1:${port} (state in ${join(home, 'temporal.db')})`);
-    const temporal = await startTemporalServer({ dbFilename: join(home, 'temporal.db'), port, ui, uiPort });
+    const temporal = await startTemporalServer({ dbFilename: join(home, 'temporal.db'), port, ui, uiPort, logFile: join(home, 'temporal.log') });
     cleanups.unshift(() => temporal.stop());
 
     const nativeConnection = await NativeConnection.connect({ address: temporal.address });

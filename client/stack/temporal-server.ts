@@ -3,6 +3,9 @@
  * our search attributes registered, an optional on-disk database (state survives restarts) and
  * the Web UI. TEMPORAL_ADDRESS selects an existing server instead.
  */
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConversationIdKey, TurnIndexKey, TurnStatusKey } from '../../workflows/definitions';
 import { ensureTemporalCli } from './temporal-cli';
@@ -15,6 +18,13 @@ export interface TemporalServerOptions {
   uiPort?: number;
   /** Use this server instead of starting one (default: env TEMPORAL_ADDRESS). */
   address?: string;
+  /** Extra `temporal server start-dev` arguments (e.g. dynamic config). */
+  extraArgs?: string[];
+  /**
+   * Run the CLI as our own child process with its output in this file (the embedded stack: keeps
+   * stdout clean for `--json`). Without it the SDK's createLocal starts the server.
+   */
+  logFile?: string;
 }
 
 export interface TemporalServer {
@@ -29,12 +39,13 @@ export interface TemporalServer {
 export const SEARCH_ATTRIBUTE_KEYS = [ConversationIdKey, TurnIndexKey, TurnStatusKey];
 
 export async function startTemporalServer(opts: TemporalServerOptions = {}): Promise<TemporalServer> {
-  const address = opts.address ?? process.env.TEMPORAL_ADDRESS;
+  const address = opts.address ?? (opts.extraArgs ? undefined : process.env.TEMPORAL_ADDRESS);
   if (address) {
     const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
     return { env, address, uiUrl: process.env.DREACT_TEMPORAL_UI_URL, owned: false, stop: () => env.teardown() };
   }
   const path = ensureTemporalCli();
+  if (path && opts.logFile) return spawnDevServer(path, { ...opts, logFile: opts.logFile });
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: path ? { type: 'existing-path', path } : { type: 'cached-download' },
@@ -45,8 +56,62 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
       uiPort: opts.uiPort,
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       log: { format: 'pretty', level: 'error' },
+      extraArgs: opts.extraArgs,
     },
   });
   const uiUrl = opts.ui ? `http://127.0.0.1:${opts.uiPort ?? (Number(env.address.split(':').pop()) + 1000)}` : undefined;
   return { env, address: env.address, uiUrl, owned: true, stop: () => env.teardown() };
+}
+
+/** Spawns `temporal server start-dev` with the same settings createLocal uses, output to a log file. */
+async function spawnDevServer(path: string, opts: TemporalServerOptions & { logFile: string }): Promise<TemporalServer> {
+  if (!opts.port) throw new Error('spawnDevServer needs a port');
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', 'default', '--log-format', 'pretty', '--log-level', 'warn'];
+  if (opts.dbFilename) args.push('--db-filename', opts.dbFilename);
+  if (opts.ui) args.push('--ui-port', String(opts.uiPort ?? opts.port + 1000));
+  else args.push('--headless');
+  for (const a of SEARCH_ATTRIBUTE_KEYS) args.push('--search-attribute', `${a.name}=${a.type === 'INT' ? 'Int' : 'Keyword'}`);
+  for (const kv of ['frontend.enableServerVersionCheck=false', 'frontend.enableUpdateWorkflowExecution=true', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true', 'frontend.enableExecuteMultiOperation=true']) {
+    args.push('--dynamic-config-value', kv);
+  }
+  args.push(...(opts.extraArgs ?? []));
+  const fd = openSync(opts.logFile, 'a');
+  const child = spawn(path, args, { stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exited: string | undefined;
+  child.once('exit', (code, sig) => (exited = `exited with ${code ?? sig}`));
+  const address = `127.0.0.1:${opts.port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`temporal server start-dev ${exited}; see ${opts.logFile}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: '1 second' });
+      await connection.workflowService.getSystemInfo({});
+      await connection.close();
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`temporal server did not become ready on ${address} within 60 s (${(err as Error).message}); see ${opts.logFile}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: 'default' });
+  const uiUrl = opts.ui ? `http://127.0.0.1:${opts.uiPort ?? opts.port + 1000}` : undefined;
+  return {
+    env,
+    address,
+    uiUrl,
+    owned: true,
+    async stop() {
+      await env.teardown();
+      if (exited) return;
+      const done = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await done;
+      clearTimeout(timer);
+    },
+  };
 }

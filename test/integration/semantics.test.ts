@@ -4,6 +4,7 @@ import { complete, createTestStack, decision, thinking, uniqueId, waitFor, type 
 import { loadBlocks } from '../../activities/store/timeline-store';
 import { readEvents } from '../../activities/store/stream-bus';
 import { resolvePath } from '../../core/timeline/path-resolve';
+import { followupSignal } from '../../workflows/definitions';
 
 let stack: TestStack;
 before(async () => {
@@ -64,7 +65,6 @@ test('events addressed to another turn are ignored; a repeated message id is fol
   await waitFor('round 1 streaming', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
   const view = await stack.client.conversationState(conv);
   const handle = stack.server.env.client.workflow.getHandle(view.activeTurn!.workflowId);
-  const { followupSignal } = await import('../../workflows/definitions');
   await handle.signal(followupSignal, { kind: 'followup', messageId: 'msg_other', text: 'for turn 9', targetTurnId: 'turn_9' });
   await handle.signal(followupSignal, { kind: 'followup', messageId: 'msg_dup', text: 'once' });
   await handle.signal(followupSignal, { kind: 'followup', messageId: 'msg_dup', text: 'once' });

@@ -1,0 +1,67 @@
+/**
+ * The `dreact` CLI as a user runs it: separate processes, the embedded stack (its own Temporal dev
+ * server with a SQLite file + PGlite), state on disk so a conversation continues across
+ * invocations, clear errors and exit codes for bad input.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const home = mkdtempSync(join(tmpdir(), 'dreact-cli-'));
+after(() => rmSync(home, { recursive: true, force: true }));
+
+function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DREACT_HOME: home, NO_COLOR: '1' };
+  delete env.TEMPORAL_ADDRESS; // the embedded stack, not the test run's server
+  delete env.DATABASE_URL; // PGlite
+  env.DREACT_TEMPORAL_PORT = '17233';
+  env.DREACT_PGLITE_PORT = '15432';
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr })));
+}
+
+test('dreact turn --json starts the embedded stack; a second invocation continues the conversation', async () => {
+  const first = await dreact(['turn', 'hello there', '--script', 'echo', '--json']);
+  assert.equal(first.code, 0, first.stderr);
+  const out1 = JSON.parse(first.stdout.trim()) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(out1).sort(), ['answer', 'completionPath', 'conversationId', 'rounds', 'turnId', 'usage', 'workflowId']);
+  assert.equal(out1.turnId, 'turn_1');
+  assert.equal(out1.workflowId, `conv/${String(out1.conversationId)}/turn/1`);
+  assert.deepEqual(Object.keys(out1.usage as object).sort(), ['cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens']);
+
+  const second = await dreact(['turn', 'and again', '--conversation', String(out1.conversationId), '--script', 'demo']);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stdout, /turn 2/);
+  assert.match(second.stdout, /✓ react\.write/);
+  assert.match(second.stdout, /Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/conv%2F/);
+
+  const timeline = await dreact(['timeline', String(out1.conversationId), '--json']);
+  assert.equal(timeline.code, 0, timeline.stderr);
+  const blocks = JSON.parse(timeline.stdout) as Array<{ turn_id: string; type: string }>;
+  assert.deepEqual([...new Set(blocks.map((b) => b.turn_id))], ['turn_1', 'turn_2']);
+
+  const history = await dreact(['history', String(out1.conversationId), '--turn', '2']);
+  assert.equal(history.code, 0, history.stderr);
+  assert.match(history.stdout, /decide round 1/);
+  assert.match(history.stdout, /tool react\.write/);
+
+  const steer = await dreact(['steer', String(out1.conversationId), 'stop']);
+  assert.equal(steer.code, 1);
+  assert.match(steer.stderr, /has no running turn to steer/);
+});
+
+test('bad input: clear errors and exit code 2, nothing started', async () => {
+  const empty = await dreact(['turn', '   ']);
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /prompt is empty/);
+  const unknownProvider = await dreact(['turn', 'hi', '--provider', 'nope']);
+  assert.notEqual(unknownProvider.code, 0);
+  assert.match(unknownProvider.stderr, /unknown provider "nope"/);
+});
