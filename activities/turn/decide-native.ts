@@ -98,7 +98,7 @@ function lenientRegistry(registry: ToolRegistry): ToolRegistry {
   const view = Object.create(registry) as ToolRegistry;
   view.activityOptions = (id, params) => {
     const parsed = registry.has(id) ? registry.parseParams(id, params) : undefined;
-    if (parsed?.ok) return registry.activityOptions(id, params);
+    if (parsed?.ok) return registry.activityOptions(id, parsed.params);
     return { startToCloseTimeout: registry.find(id)?.timeoutMs ?? 60_000, retry: { maximumAttempts: 1, initialInterval: 1000, backoffCoefficient: 2 }, summary: truncateSummary(`tool ${id} (invalid call)`) };
   };
   return view;

@@ -125,7 +125,7 @@ interface OpenUse {
 
 export interface NativeLayout {
   messages: ModelMessage[];
-  /** Call ids that got a synthetic "cancelled" tool_result. */
+  /** Call ids that got a synthetic "cancelled" tool_result (no result stored). */
   synthetic: string[];
   /** Native tool_use pairs rendered (call ids, in order). */
   paired: string[];
@@ -135,7 +135,14 @@ export interface NativeLayout {
  * Lays visible items out as alternating user/assistant messages with valid tool_use/tool_result
  * pairing. `cacheAt` holds item indexes whose last part carries a cache breakpoint.
  */
-export function layoutNative(items: readonly VisibleItem[], names: NativeToolNames, cacheAt: ReadonlySet<number> = new Set(), tail: readonly string[] = []): NativeLayout {
+export function layoutNative(
+  items: readonly VisibleItem[],
+  names: NativeToolNames,
+  cacheAt: ReadonlySet<number> = new Set(),
+  tail: readonly string[] = [],
+  /** Stored result paths by call id, for results that exist but render to nothing (hidden without a replacement). */
+  storedResults: ReadonlyMap<string, string> = new Map(),
+): NativeLayout {
   const messages: ModelMessage[] = [];
   const synthetic: string[] = [];
   const paired: string[] = [];
@@ -161,8 +168,9 @@ export function layoutNative(items: readonly VisibleItem[], names: NativeToolNam
     if (role === 'assistant') return;
     for (const u of open) {
       if (u.answered) continue;
-      results.push({ type: 'tool_result', toolUseId: u.useId, content: STEER_CANCELLED_RESULT, isError: true });
-      synthetic.push(u.callId);
+      const stored = storedResults.get(u.callId);
+      results.push({ type: 'tool_result', toolUseId: u.useId, ...(stored === undefined ? { content: STEER_CANCELLED_RESULT, isError: true } : { content: `(result not shown; retrieve it with react.read ${stored})` }) });
+      if (stored === undefined) synthetic.push(u.callId);
     }
     const content = [...results, ...texts]; // tool_results first: the providers require it
     if (content.length > 0) messages.push({ role: 'user', content });
@@ -259,7 +267,8 @@ export function renderNative(input: RenderInput & { tools: readonly ToolSpec[]; 
   const tail: string[] = [];
   if (config.includeSources !== false && input.sources) tail.push(renderSourcesPool(input.sources));
   if (config.includeAnnounce !== false && (input.announce || input.announceBlocks?.length)) tail.push(renderAnnounce(input.announce, blocks, input.announceBlocks ?? []));
-  const layout = layoutNative(items, input.names, new Set(cps.map((c) => c.index)), tail);
+  const stored = new Map(blocks.flatMap((b) => (b.type === 'react.tool.result' && b.call_id ? [[b.call_id, b.path ?? b.call_id] as const] : [])));
+  const layout = layoutNative(items, input.names, new Set(cps.map((c) => c.index)), tail, stored);
   const system = input.systemPrompt ? [{ text: input.systemPrompt, cache: true }] : [];
   const breakpoints = system.length + layout.messages.reduce((n, m) => n + m.content.filter((p) => p.cache).length, 0);
   if (breakpoints > MAX_BREAKPOINTS) throw new Error(`renderNative: ${breakpoints} cache breakpoints exceed the maximum of ${MAX_BREAKPOINTS}`);

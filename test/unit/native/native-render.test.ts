@@ -145,6 +145,16 @@ test('earlier turns: answers are assistant text without the render label; the qu
   assert.match(JSON.stringify(out.messages[2]), /and why\?/);
 });
 
+test('a stored result that renders to nothing is pointed at, not reported as cancelled', () => {
+  const t = 'turn_1';
+  const a = 'tc_00000000000a';
+  const hidden = { ...result(t, a), hidden: true, replacement_text: '' };
+  const out = layoutNative(visibleItems([header(t), prompt(t), call(t, a), hidden], t), names, new Set(), ['[ANNOUNCE]'], new Map([[a, `tc:${t}.${a}.result`]]));
+  assertValid(out.messages);
+  assert.deepEqual(out.synthetic, []);
+  assert.deepEqual(out.messages[2]!.content[0], { type: 'tool_result', toolUseId: a, content: `(result not shown; retrieve it with react.read tc:${t}.${a}.result)` });
+});
+
 test('unframe removes open/close frames and the empty-round hint only', () => {
   assert.equal(unframe(`${roundOpen(3)}\nbody\n${EMPTY_ROUND_HINT}\n${ROUND_CLOSE}`), 'body');
   assert.equal(unframe(`${roundOpen(12)}`), '');
