@@ -154,6 +154,7 @@ export function layoutNative(
   let open: Array<OpenUse & { answered: boolean }> = [];
   let results: ContentPart[] = [];
   let texts: ContentPart[] = [];
+  const usedIds = new Set<string>();
   const hasToolUse = () => assistant.some((p) => p.type === 'tool_use');
 
   const startUser = () => {
@@ -190,8 +191,11 @@ export function layoutNative(
       const toolId = toolIdOf(b);
       const name = toolId === undefined ? undefined : names.nameOf(toolId);
       const params = callParams(b);
-      const useId = toolUseIdOf(b);
-      if (name !== undefined && params !== undefined && useId !== undefined) {
+      // A provider id seen before (a provider that reuses ids) falls back to the unique call id.
+      const provided = toolUseIdOf(b);
+      const useId = provided !== undefined && usedIds.has(provided) ? b.call_id : provided;
+      if (name !== undefined && params !== undefined && useId !== undefined && !usedIds.has(useId)) {
+        usedIds.add(useId);
         startAssistant();
         const part: ContentPart = { type: 'tool_use', id: useId, name, input: params };
         useCalls[assistant.length] = b.call_id;

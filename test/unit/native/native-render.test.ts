@@ -155,6 +155,15 @@ test('a stored result that renders to nothing is pointed at, not reported as can
   assert.deepEqual(out.messages[2]!.content[0], { type: 'tool_result', toolUseId: a, content: `(result not shown; retrieve it with react.read tc:${t}.${a}.result)` });
 });
 
+test('a provider tool_use id seen earlier in the timeline falls back to the call id', () => {
+  const [a, b] = ['tc_00000000000a', 'tc_00000000000b'];
+  const blocks = [header('turn_1'), prompt('turn_1'), call('turn_1', a, 'web_search', {}, 'toolu_1'), result('turn_1', a), completion('turn_1', 'ok'), header('turn_2'), prompt('turn_2'), call('turn_2', b, 'web_search', {}, 'toolu_1'), result('turn_2', b)];
+  const out = layout(blocks, 'turn_2');
+  assertValid(out.messages);
+  const ids = out.messages.flatMap((m) => m.content.flatMap((p) => (p.type === 'tool_use' ? [p.id] : [])));
+  assert.deepEqual(ids, ['toolu_1', b]);
+});
+
 test('unframe removes open/close frames and the empty-round hint only', () => {
   assert.equal(unframe(`${roundOpen(3)}\nbody\n${EMPTY_ROUND_HINT}\n${ROUND_CLOSE}`), 'body');
   assert.equal(unframe(`${roundOpen(12)}`), '');
