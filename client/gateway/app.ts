@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -29,6 +30,8 @@ export interface GatewayOptions {
   listen?: boolean;
   keepAliveMs?: number;
   retryMs?: number;
+  /** Request body limit in bytes (default MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
 }
 
 export interface GatewayApp {
@@ -40,9 +43,12 @@ export interface GatewayApp {
   close(): Promise<void>;
 }
 
-type ErrorCode = DreactError['code'] | 'unauthorized' | 'internal';
+type ErrorCode = DreactError['code'] | 'unauthorized' | 'too_large' | 'internal';
 
-const STATUS: Record<ErrorCode, ContentfulStatusCode> = { bad_input: 400, unauthorized: 401, not_found: 404, no_active_turn: 409, failed: 500, internal: 500 };
+const STATUS: Record<ErrorCode, ContentfulStatusCode> = { bad_input: 400, unauthorized: 401, not_found: 404, no_active_turn: 409, too_large: 413, failed: 500, internal: 500 };
+
+/** Default limit of request bodies, refused (413) before parsing; prompts are ≤ 64k characters. */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 function fail(c: Context, code: ErrorCode, message: string): Response {
   return c.json({ error: { code, message } }, STATUS[code]);
@@ -133,6 +139,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     }
     await next();
   });
+  const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
+  app.use('/v1/*', bodyLimit({ maxSize, onError: (c) => fail(c, 'too_large', `request body over ${maxSize} bytes`) }));
 
   app.post('/v1/conversations/:id/turns', async (c) => {
     const id = conversationId(c);

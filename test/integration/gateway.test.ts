@@ -204,6 +204,11 @@ test('bad input gets 400 with a clear JSON error and writes nothing', async () =
     assert.equal(body.error.code, 'bad_input');
     assert.match(body.error.message, message);
   }
+  const small = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], listen: false, maxBodyBytes: 1000 });
+  const huge = await small.fetch(new Request(`http://gw/v1/conversations/${conv}/turns`, { method: 'POST', headers: headers(), body: JSON.stringify({ prompt: 'x'.repeat(2000) }) }));
+  assert.equal(huge.status, 413);
+  assert.equal(((await huge.json()) as { error: { code: string } }).error.code, 'too_large');
+  await small.close();
   assert.equal((await post(`/v1/conversations/${conv}/steer`, { text: 'stop' })).status, 404);
   assert.equal((await get(`/v1/conversations/${conv}/timeline`)).status, 404);
   assert.equal((await get('/v1/nothing')).status, 404);
