@@ -311,3 +311,19 @@ test('an idle stream sends retry and keepalive comments; cancelling the response
   await waitFor('the follow to end', async () => app.activeStreams() === 0, 5000);
   await app.close();
 });
+
+test('a retried POST with the same messageId starts one turn', async () => {
+  const conv = uniqueId('conv');
+  const body = { prompt: 'once', messageId: 'msg_retry_1', options: { model: { provider: 'scripted', script: 'echo' } } };
+  const [a, b] = [await post(`/v1/conversations/${conv}/turns`, body), await post(`/v1/conversations/${conv}/turns`, body)];
+  assert.equal(a.status, 202);
+  assert.equal(b.status, 202);
+  const [ra, rb] = [(await a.json()) as { turnIndex: number }, (await b.json()) as { turnIndex: number }];
+  assert.equal(ra.turnIndex, rb.turnIndex);
+  await stack.client.result(conv, ra.turnIndex);
+  const view = await waitFor('the turn to be released', async () => {
+    const v = await stack.client.conversationState(conv);
+    return v.activeTurn === null ? v : undefined;
+  });
+  assert.equal(view.nextTurnIndex, 2, 'exactly one turn');
+});
