@@ -34,15 +34,25 @@ import { PersistTurnWorkflow } from './persist';
 
 const MAX_DECISION_RETRIES = 2;
 
-const { loadContext, finalizeTurn } = proxyActivities<TurnActivities>({
+/** Tool selection happens only with a large catalogue (seed 004). */
+const TOOL_SELECTION_THRESHOLD = 12;
+const PINNED_TOOLS = ['react.read', 'react.write', 'react.plan', 'react.hide'];
+
+const { loadContext, finalizeTurn, gate, selectTools } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
 
-const { decide } = proxyActivities<TurnActivities>({
+const { decide, decideNative } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+});
+
+const { synthesizeAnswer } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
 const { runTool } = proxyActivities<TurnActivities>({
@@ -135,7 +145,19 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   ]);
   // Histories recorded before the worker resolved the budget return no maxIterations: same default.
   if (context.maxIterations !== undefined) budget.rebase(context.maxIterations);
+  // The gate titles a new conversation once; a large tool catalogue is narrowed for this turn.
+  // (Both fields are absent in histories recorded before these steps existed: nothing runs.)
+  const brief = input.prompt.text.slice(0, 2000);
+  if (context.needsTitle) {
+    await gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [{ conversationId, turnId, prompt: brief, model: input.options.model }]);
+  }
+  if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
+    await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [{ conversationId, turnId, prompt: brief, model: input.options.model, pinned: PINNED_TOOLS }]);
+  }
 
+  const native = input.options.model.protocol === 'native';
+  const twoPhase = native && input.options.model.answerSynthesis === true;
+  const decideActivity = native ? decideNative : decide;
   let answer = '';
   let completionPath: CompletionPath | undefined;
   let failures = 0;
@@ -166,11 +188,12 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       events: unconfirmed,
       iteration: budget.snapshot(),
       model: input.options.model,
+      ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
     };
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
     const outcome: DecideOutcome | undefined = finalize
-      ? await decide.executeWithOptions({ summary }, [decideInput])
-      : await cancellable(() => decide.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
+      ? await decideActivity.executeWithOptions({ summary }, [decideInput])
+      : await cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
     if (outcome === undefined) continue; // steered mid-round: finalize next
     unconfirmed = [];
     usage = addUsage(usage, outcome.usage);
@@ -214,6 +237,15 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       { conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage },
     ]);
     answer = closing.answer;
+  }
+
+  if (twoPhase && completionPath !== 'exit') {
+    // Phase two: one streamed answer over the trace; the loop's answer is the fallback.
+    const synth = await synthesizeAnswer.executeWithOptions({ summary: `synthesize answer ${turnId}` }, [
+      { conversationId, turnId, turnIndex, loopAnswer: answer, model: input.options.model },
+    ]);
+    answer = synth.answer;
+    usage = addUsage(usage, synth.usage);
   }
 
   status = 'persisting';

@@ -44,6 +44,10 @@ export function createScriptedProvider(script: ScriptSpec): ModelProvider {
     id: 'scripted',
     async *stream(request: ModelRequest, options: StreamOptions = {}): AsyncGenerator<StreamPart> {
       const meta = request.metadata ?? {};
+      if (meta.purpose === 'structured') {
+        yield* structuredReply(script, request, options.signal);
+        return;
+      }
       const attempt = Number(meta.attempt ?? 1);
       if (attempt <= script.failAttempts) throw new ProviderError('overloaded', `scripted overload (attempt ${attempt} of ${script.failAttempts} injected failures)`, { status: 529, retryAfterMs: 200 });
       const round = Math.max(1, Number(meta.round ?? 1));
@@ -58,6 +62,31 @@ export function createScriptedProvider(script: ScriptSpec): ModelProvider {
       yield { type: 'finish', stopReason: 'end_turn', usage };
     },
   };
+}
+
+/**
+ * Structured calls (gate title, tool selection…) get the script's `structured[name]` reply: a tool
+ * call when forced, else JSON text. A script with a `structured` map but no entry for the name
+ * refuses (400); a script without the map answers with its first round's text (one latency step).
+ */
+async function* structuredReply(script: ScriptSpec, request: ModelRequest, signal?: AbortSignal): AsyncGenerator<StreamPart> {
+  const name = String(request.metadata?.name ?? '');
+  const value = script.structured?.[name];
+  const usage: Usage = { inputTokens: estimateTokens(request), outputTokens: 16, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  if (value === undefined) {
+    if (script.structured) throw new ProviderError('bad_request', `the scripted model has no structured reply for "${name}"`, { status: 400 });
+    if (script.latencyMs > 0) await sleep(script.latencyMs, signal);
+    yield { type: 'text-delta', text: script.rounds[0]! };
+    yield { type: 'finish', stopReason: 'end_turn', usage };
+    return;
+  }
+  if (request.toolChoice?.type === 'tool') {
+    yield { type: 'tool-call', id: `toolu_scripted_${name}`, name: request.toolChoice.name, input: value };
+    yield { type: 'finish', stopReason: 'tool_use', usage };
+    return;
+  }
+  yield { type: 'text-delta', text: JSON.stringify(value) };
+  yield { type: 'finish', stopReason: 'end_turn', usage };
 }
 
 export const DEFAULT_FINALIZE = [

@@ -10,6 +10,7 @@ const decision = (obj: unknown) => `<channel:ReactDecisionOutV2>\`\`\`json\n${JS
 export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   /** Two tool rounds (write a note, read it back), then a streamed answer. */
   demo: {
+    structured: { conversation_title: { title: 'Plan note check' } },
     chunkSize: 12,
     latencyMs: 15,
     rounds: [
@@ -24,6 +25,7 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   },
   /** Demo turn 1: a plan note, a read-back, then an answer that picks up a followup. */
   'demo-trip': {
+    structured: { conversation_title: { title: 'A weekend in Lisbon' } },
     chunkSize: 10,
     latencyMs: 25,
     rounds: [
@@ -38,6 +40,7 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   },
   /** Demo turn 2: a long, slow round meant to be steered. */
   'demo-steer': {
+    structured: {},
     chunkSize: 6,
     latencyMs: 40,
     rounds: [
@@ -51,6 +54,7 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   },
   /** Answers immediately. */
   echo: {
+    structured: {},
     rounds: [thinking('Simple question; answering directly.') + decision({ action: 'complete', notes: 'direct answer', final_answer: 'Done: {{event}}' })],
   },
 };

@@ -106,6 +106,7 @@ export async function structuredCall<S extends z.ZodType>(provider: ModelProvide
       provider.stream(
         {
           ...rest,
+          metadata: { purpose: 'structured', name: spec.name },
           system: [...(opts.system ?? []), { text: systemText }],
           maxTokens: opts.maxTokens ?? 4096,
           ...(opts.model !== undefined ? { model: opts.model } : {}),

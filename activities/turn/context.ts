@@ -17,7 +17,7 @@ export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
   const ts = () => deps.now().toISOString();
 
-  async function loadContext(input: LoadContextInput): Promise<{ blocks: number; maxIterations: number }> {
+  async function loadContext(input: LoadContextInput): Promise<{ blocks: number; maxIterations: number; needsTitle: boolean; toolCount: number }> {
     const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
     await ensureConversation(pool, conversationId);
     await pool.query(
@@ -33,8 +33,11 @@ export function makeContextActivities(deps: ActivityDeps) {
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
     await publisher.close();
-    const res = await pool.query(`SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`, [conversationId]);
-    return { blocks: res.rows[0].n, maxIterations: input.maxIterations ?? deps.maxIterations };
+    const res = await pool.query(
+      `SELECT (SELECT count(*)::int FROM timeline_blocks WHERE conversation_id = $1) AS n, (SELECT title IS NULL FROM conversations WHERE id = $1) AS untitled`,
+      [conversationId],
+    );
+    return { blocks: res.rows[0].n, maxIterations: input.maxIterations ?? deps.maxIterations, needsTitle: res.rows[0].untitled === true, toolCount: deps.registry.ids().length };
   }
 
   /** Ends a turn that the model did not close itself (iteration cap, repeated invalid decisions). */

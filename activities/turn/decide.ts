@@ -21,6 +21,8 @@ import { announceState, liveEventLines, renderRound, systemPromptFor } from './p
 import { streamDecision } from './decision-stream';
 import { roundBlocks } from './round-blocks';
 import { toActivityFailure } from '../providers/errors';
+import { restrictRegistry, selectedToolIds } from './tool-selection';
+import { hideSuppressesPrevTurnCache } from '../tools/react-hide';
 import { estimateCost } from '../../core/model/pricing';
 
 /** Estimated USD cost; models missing from the price table are recorded without a cost. */
@@ -68,14 +70,17 @@ export function makeDecide(deps: ActivityDeps) {
     // 2. Render: checkpoints, TTL pruning (persisted), SOURCES POOL, ANNOUNCE.
     const blocks = await loadBlocks(pool, conversationId);
     const sources = await loadSourceRefs(pool, conversationId);
+    const selected = selectedToolIds(blocks, turnId);
+    const registry = selected ? restrictRegistry(deps.registry, selected) : deps.registry;
     const rendered = renderRound({
       blocks,
       turnId,
-      systemPrompt: systemPromptFor(deps.registry, deps.multiAction),
+      systemPrompt: systemPromptFor(registry, deps.multiAction),
       sources: sources.rows,
       announce: announceState(input, ts, liveEventLines(blocks, turnId)),
       cacheState: await loadCacheState(pool, conversationId),
       now: now.getTime(),
+      suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
     });
     if (rendered.pruning) {
       await appendBlocks(pool, conversationId, rendered.pruning.contribute);
@@ -127,7 +132,7 @@ export function makeDecide(deps: ActivityDeps) {
     const parser = stream.parser;
     const interpretation = stream.prefixViolation
       ? { ok: false as const, notices: [stream.prefixViolation], raw }
-      : interpretChannels({ results: parser.results(), preamble: parser.preamble, order: parser.order }, raw, deps.registry, { multiAction: deps.multiAction });
+      : interpretChannels({ results: parser.results(), preamble: parser.preamble, order: parser.order }, raw, registry, { multiAction: deps.multiAction });
 
     const finalizeToolCall = input.mode === 'finalize' && interpretation.ok && interpretation.actions.every((a) => a.action === 'call_tool');
     if (!interpretation.ok || finalizeToolCall) {

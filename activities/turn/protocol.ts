@@ -56,9 +56,11 @@ export function renderRound(args: {
   cacheState: CacheState;
   now: number;
   debug?: boolean;
+  /** After a react.hide in this turn, an old previous-turn checkpoint moves to the pre-tail. */
+  suppressPrevTurnCache?: boolean;
 }): RenderOutput {
   return renderTimeline(
     { blocks: args.blocks, currentTurnId: args.turnId, systemPrompt: args.systemPrompt, sources: args.sources, announce: args.announce, cacheState: args.cacheState },
-    { now: args.now, ttl: {}, debug: args.debug },
+    { now: args.now, ttl: {}, debug: args.debug, suppressPrevTurnCache: args.suppressPrevTurnCache },
   );
 }

@@ -32,6 +32,8 @@ export const ScriptSpecSchema = z.object({
   latencyMs: z.number().int().nonnegative().max(60_000).default(0),
   /** Fail the first N attempts of each call with a retryable error (failure injection). */
   failAttempts: z.number().int().nonnegative().max(10).default(0),
+  /** Replies to structured calls (gate title, tool selection…) by schema name; others are refused (400). */
+  structured: z.record(z.string(), z.unknown()).optional(),
 });
 export type ScriptSpec = z.infer<typeof ScriptSpecSchema>;
 
@@ -42,6 +44,10 @@ export const ModelConfigSchema = z.object({
   model: z.string().optional(),
   maxTokens: z.number().int().positive().max(64_000).optional(),
   temperature: z.number().min(0).max(1).optional(),
+  /** Decision protocol: runtime-owned text channels (default) or the provider's native tool calling. */
+  protocol: z.enum(['channels', 'native']).optional(),
+  /** Native mode only: run the tool loop without answer streaming, then a streamed answer-synthesis call (seed 004 two-phase). */
+  answerSynthesis: z.boolean().optional(),
 });
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 
@@ -129,6 +135,8 @@ export interface DecideInput {
   events: UserEvent[];
   iteration: { index: number; max: number; base: number; bonus: number };
   model: ModelConfig;
+  /** Native two-phase mode: 'loop' rounds do not stream an answer (a synthesis call does). */
+  answerPhase?: 'stream' | 'loop';
 }
 
 /** One tool call the workflow runs as an activity, with the tool's own timeout and retry policy. */

@@ -26,6 +26,9 @@ after(async () => {
   await emu.stop();
 });
 
+/** The gate titles each new conversation first (one structured call). */
+const title = reply.toolUse('conversation_title', { title: 'Test conversation' });
+
 function breakpoints(body: Record<string, unknown>): number {
   const json = JSON.stringify({ tools: body.tools, system: body.system, messages: body.messages });
   return (json.match(/"cache_control"/g) ?? []).length;
@@ -34,6 +37,7 @@ function breakpoints(body: Record<string, unknown>): number {
 test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2, ledger equals the emulator', async () => {
   emu.reset();
   emu.enqueue(
+    title,
     reply.text(callTool('react.write', { path: 'a.md', channel: 'internal', content: 'alpha '.repeat(200), kind: 'file' })),
     reply.text(callTool('react.read', { paths: ['fi:turn_1.files/a.md'] })),
     reply.text(complete('all done')),
@@ -42,37 +46,38 @@ test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2
   await stack.client.startTurn(conv, 'write and read a note', { model: { provider: 'anthropic' } });
   const r = await stack.client.result(conv, 1);
   assert.equal(r.answer, 'all done');
-  assert.equal(emu.requests.length, 3);
-  for (const req of emu.requests) {
+  assert.equal(emu.requests.length, 4, 'gate + 3 decision rounds');
+  const rounds = emu.requests.slice(1);
+  for (const req of rounds) {
     assert.ok(breakpoints(req.body) <= 4, `request ${req.index} has ${breakpoints(req.body)} breakpoints`);
     assert.equal((req.body.system as Array<{ cache_control?: unknown }>)[0]?.cache_control !== undefined, true, 'system prompt cached');
   }
-  assert.equal(emu.requests[0]!.accounting!.cacheReadTokens, 0);
-  assert.ok(emu.requests[1]!.accounting!.cacheReadTokens > 0, 'round 2 reads the cache');
-  assert.ok(emu.requests[2]!.accounting!.cacheReadTokens > emu.requests[1]!.accounting!.cacheReadTokens, 'round 3 reads more');
-  const expected = emu.requests.reduce(
+  assert.equal(rounds[0]!.accounting!.cacheReadTokens, 0);
+  assert.ok(rounds[1]!.accounting!.cacheReadTokens > 0, 'round 2 reads the cache');
+  assert.ok(rounds[2]!.accounting!.cacheReadTokens > rounds[1]!.accounting!.cacheReadTokens, 'round 3 reads more');
+  const sum = (reqs: typeof rounds) => reqs.reduce(
     (a, q) => ({ i: a.i + q.accounting!.inputTokens, r: a.r + q.accounting!.cacheReadTokens, w: a.w + q.accounting!.cacheWriteTokens }),
     { i: 0, r: 0, w: 0 },
   );
-  assert.deepEqual({ i: r.usage.inputTokens, r: r.usage.cacheReadTokens, w: r.usage.cacheWriteTokens }, expected);
+  assert.deepEqual({ i: r.usage.inputTokens, r: r.usage.cacheReadTokens, w: r.usage.cacheWriteTokens }, sum(rounds), 'turn usage = its decision rounds');
   const ledger = await stack.db.pool.query(
     `SELECT sum(input_tokens)::int AS i, sum(cache_read_tokens)::int AS r, sum(cache_write_tokens)::int AS w, sum(cost_usd) AS cost, count(*)::int AS n FROM usage_ledger WHERE conversation_id = $1`,
     [conv],
   );
-  assert.deepEqual({ i: ledger.rows[0].i, r: ledger.rows[0].r, w: ledger.rows[0].w }, expected);
-  assert.equal(ledger.rows[0].n, 3);
+  assert.deepEqual({ i: ledger.rows[0].i, r: ledger.rows[0].r, w: ledger.rows[0].w }, sum(emu.requests), 'ledger = every call, the gate included');
+  assert.equal(ledger.rows[0].n, 4);
   assert.ok(Number(ledger.rows[0].cost) > 0, 'estimated cost recorded');
 });
 
 test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactly one visible answer', async () => {
   emu.reset();
   const text = thinking('thinking about it') + '<channel:ReactDecisionOutV2>{"action":"complete","notes":"n"}</channel:ReactDecisionOutV2><channel:answer>' + 'The answer is forty-two. '.repeat(20) + '</channel:answer>';
-  emu.enqueue({ ...reply.text(text), cutAfterEvents: 12 }, reply.text(text));
+  emu.enqueue(title, { ...reply.text(text), cutAfterEvents: 12 }, reply.text(text));
   const conv = uniqueId('conv');
   await stack.client.startTurn(conv, 'what is the answer', { model: { provider: 'anthropic' } });
   const r = await stack.client.result(conv, 1);
   assert.match(r.answer, /^The answer is forty-two\./);
-  assert.ok(emu.requests[0]!.serverCut);
+  assert.ok(emu.requests[1]!.serverCut);
   const events = await readEvents(stack.db.pool, conv, 0, 5000);
   assert.equal(events.filter((e) => e.kind === 'retry').length, 1);
   assert.equal(events.filter((e) => e.kind === 'answer' && e.payload?.phase === 'done').length, 1);
@@ -85,7 +90,7 @@ test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactl
 
 test('a non-retryable 400 fails the turn with a clear message and TurnStatus=failed', async () => {
   emu.reset();
-  emu.enqueue(reply.error(400, 'invalid_request_error', 'messages.0.content: bad block'));
+  emu.enqueue(title, reply.error(400, 'invalid_request_error', 'messages.0.content: bad block'));
   const conv = uniqueId('conv');
   const started = await stack.client.startTurn(conv, 'trigger a 400', { model: { provider: 'anthropic' } });
   await assert.rejects(stack.client.result(conv, 1), (err: Error) => {
@@ -94,7 +99,7 @@ test('a non-retryable 400 fails the turn with a clear message and TurnStatus=fai
     assert.ok(chain.some((m) => /bad block/.test(m)), chain.join(' <- '));
     return true;
   });
-  assert.equal(emu.requests.length, 1, 'not retried');
+  assert.equal(emu.requests.length, 2, 'gate + one decision call: not retried');
   const desc = await stack.server.env.client.workflow.getHandle(started.workflowId).describe();
   assert.equal(desc.status.name, 'FAILED');
   assert.deepEqual(desc.searchAttributes.TurnStatus, ['failed']);

@@ -1,32 +1,31 @@
 /**
  * Whole native-mode turns through TurnWorkflow (real Temporal + Postgres + worker), the model
- * being the Anthropic emulator behind the real SDK. Skipped until the workflow picks the decide
- * activity by `options.model.protocol` (see the native report); then it runs as is.
+ * being the Anthropic emulator behind the real SDK; the workflow picks the decide activity by
+ * `options.model.protocol`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { loadBlocks } from '../../activities/store/timeline-store';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
-import { ModelConfigSchema, type TurnOptionsInput } from '../../core/turn/contracts';
+import type { TurnOptionsInput } from '../../core/turn/contracts';
 import { reply, startAnthropicEmulator, type AnthropicEmulator, type MessageReply } from '../emulator/anthropic-emulator';
 
-const wired = 'protocol' in ModelConfigSchema.shape;
-const skip = wired ? false : 'waiting for the workflow wiring of options.model.protocol (native mode)';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
 before(async () => {
-  if (!wired) return;
   emu = await startAnthropicEmulator();
   stack = await createTestStack('native_turn');
   await stack.startWorker({ provider: () => createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test', model: 'claude-test' }) });
 });
 after(async () => {
-  if (!wired) return;
   await stack.teardown();
   await emu.stop();
 });
+
+/** The gate titles each new conversation first (one structured call). */
+const title = reply.toolUse('conversation_title', { title: 'Test conversation' });
 
 const twoWrites: MessageReply = {
   kind: 'message',
@@ -38,9 +37,9 @@ const twoWrites: MessageReply = {
 };
 const native = (extra: Record<string, unknown> = {}) => ({ model: { provider: 'anthropic', model: 'claude-test', protocol: 'native', ...extra } }) as unknown as TurnOptionsInput;
 
-test('native turn: two parallel tool calls, then the final answer', { skip }, async () => {
+test('native turn: two parallel tool calls, then the final answer', async () => {
   const conv = uniqueId('conv');
-  emu.enqueue(twoWrites, reply.text('Both notes are written.'));
+  emu.enqueue(title, twoWrites, reply.text('Both notes are written.'));
   await stack.client.startTurn(conv, 'Write notes a and b', native());
   const result = await stack.client.result(conv, 1);
   assert.equal(result.completionPath, 'complete');
@@ -49,16 +48,16 @@ test('native turn: two parallel tool calls, then the final answer', { skip }, as
   const blocks = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.turn_id === 'turn_1');
   assert.deepEqual(
     blocks.map((b) => b.type),
-    ['turn.header', 'user.prompt', 'react.notes', 'react.round.start', 'react.tool.call', 'react.round.start', 'react.tool.call', 'react.tool.result', 'react.tool.result', 'assistant.completion'],
+    ['turn.header', 'user.prompt', 'stage.gate', 'react.notes', 'react.round.start', 'react.tool.call', 'react.round.start', 'react.tool.call', 'react.tool.result', 'react.tool.result', 'assistant.completion'],
   );
   const msgs = (emu.requests.at(-1)!.body as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> }).messages;
   const a = msgs.findIndex((m) => m.role === 'assistant');
   assert.deepEqual(msgs[a + 1]!.content.slice(0, 2).map((p) => p.tool_use_id), ['toolu_a', 'toolu_b']);
 });
 
-test('two-phase turn: the loop answer is replaced by the streamed synthesis', { skip }, async () => {
+test('two-phase turn: the loop answer is replaced by the streamed synthesis', async () => {
   const conv = uniqueId('conv');
-  emu.enqueue(twoWrites, reply.text('draft'), reply.text('I wrote a.md and b.md.'));
+  emu.enqueue(title, twoWrites, reply.text('draft'), reply.text('I wrote a.md and b.md.'));
   await stack.client.startTurn(conv, 'Write notes a and b', native({ answerSynthesis: true }));
   const result = await stack.client.result(conv, 1);
   assert.equal(result.answer, 'I wrote a.md and b.md.');
@@ -66,10 +65,10 @@ test('two-phase turn: the loop answer is replaced by the streamed synthesis', { 
   assert.deepEqual(completions.map((b) => [b.text, b.hidden === true]), [['draft', true], ['I wrote a.md and b.md.', false]]);
 });
 
-test('native turn: a steer during the model call cancels it and the finalize round answers', { skip }, async () => {
+test('native turn: a steer during the model call cancels it and the finalize round answers', async () => {
   const conv = uniqueId('conv');
-  emu.enqueue({ ...reply.text('a long answer that never finishes'), holdAfterEvents: 4 }, reply.text('Stopped, as you asked.'));
-  const from = emu.requests.length;
+  emu.enqueue(title, { ...reply.text('a long answer that never finishes'), holdAfterEvents: 4 }, reply.text('Stopped, as you asked.'));
+  const from = emu.requests.length + 1; // after the gate's title call
   await stack.client.startTurn(conv, 'Write an essay', native());
   await waitFor('the model call to stream', async () => emu.requests.length > from && emu.requests[from]!.status === 200);
   await stack.client.steer(conv, 'stop now');

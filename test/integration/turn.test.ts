@@ -27,6 +27,7 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
   assert.deepEqual(types, [
     'turn.header',
     'user.prompt',
+    'stage.gate',
     'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
     'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
     'react.notes', 'assistant.completion', 'stage.suggested_followups',
@@ -42,6 +43,7 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
   assert.equal(payload.version, 1);
   assert.equal(payload.blocks.length, blocks.length);
   assert.deepEqual(payload.turn_ids, ['turn_1']);
+  assert.equal((payload as unknown as { conversation_title: string }).conversation_title, 'Plan note check', 'the gate titled the new conversation');
   await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v2');
   await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v2');
 });
