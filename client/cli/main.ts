@@ -75,6 +75,8 @@ export function buildProgram(): Command {
     .argument('<conversationId>')
     .option('--after <n>', 'start after this event offset (default 0: from the oldest retained event)', offsetArg)
     .option('--until-done', 'stop after the first turn end it shows')
+    .option('--url <gateway>', "follow through a gateway's SSE stream instead of the stack's Postgres")
+    .option('--api-key <key>', 'gateway API key (default DREACT_API_KEY)')
     .action((c: string, o) => tailCommand(c, o));
 
   program

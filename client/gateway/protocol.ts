@@ -13,7 +13,7 @@
  * channel   {channel:'thinking'|'canvas'|'followup'|'summary'|'code'|'raw', text, instance?, round?}
  *           {channel:'canvas', attribute:{key, value}, instance?, round?}     (composite JSON attribute)
  *           {channel:'usage', round, usage}
- *           {channel, path, text, callId}                                     (tool output streamed to a channel)
+ *           {channel, source:'tool', path, text, callId}                      (tool output streamed to a channel)
  * compact   {phase, ...}
  * inject    {type:'followup'|'steer', messageId, text}
  * retry     {round, attempt}        clients drop the partial output of that round (earlier attempts)
@@ -65,7 +65,7 @@ export function protocolEvent(e: StreamEvent, extra: { elapsedMs?: number } = {}
     case 'usage':
       return { event: 'channel', fields: { channel: 'usage', ...p } };
     case 'channel': // tool output streamed to a channel: payload already names it
-      return { event: 'channel', fields: { channel: e.channel ?? 'canvas', ...p, ...inst } };
+      return { event: 'channel', fields: { channel: e.channel ?? 'canvas', source: 'tool', ...p, ...inst } };
     case 'done': {
       const { turnId: _turnId, ...rest } = p;
       return { event: 'done', fields: { ...rest, ...(extra.elapsedMs !== undefined ? { elapsedMs: extra.elapsedMs } : {}) } };
@@ -94,4 +94,59 @@ export function parseOffset(raw: string | undefined, what: string): number | { e
   const n = Number(raw.trim());
   if (!Number.isSafeInteger(n) || n < 0) return { error: `${what} must be a non-negative integer event offset, got ${JSON.stringify(raw)}` };
   return n;
+}
+
+/**
+ * The inverse of toSseMessage: a stream event rebuilt from an SSE message (for clients that render
+ * stream events, e.g. `dreact tail --url`). Undefined for id-less messages (gap, error).
+ */
+export function fromSseMessage(m: { event: string; id?: string; data: string }, conversationId: string): StreamEvent | undefined {
+  if (m.id === undefined) return undefined;
+  const { seq: _seq, ts, turnId, attempt, ...f } = JSON.parse(m.data) as Record<string, unknown>;
+  const e: StreamEvent = { conversationId, seq: Number(m.id), ts: String(ts), kind: m.event, payload: {} };
+  if (typeof turnId === 'string') e.turnId = turnId;
+  if (typeof attempt === 'number') e.attempt = attempt;
+  const { instance, ...rest } = f;
+  if (typeof instance === 'number') e.instance = instance;
+  let payload: Record<string, unknown> = rest;
+  switch (m.event) {
+    case 'step': {
+      const { type, phase, arguments: args, ...more } = rest;
+      payload = { phase: type === 'thinking' || type === 'iteration' ? `${String(type)}.${String(phase)}` : type, ...more };
+      if (args !== undefined) payload.params = args;
+      break;
+    }
+    case 'answer':
+      if (rest.phase === 'delta') {
+        const { phase: _phase, ...more } = rest;
+        Object.assign(e, { kind: 'delta', channel: 'answer' });
+        payload = more;
+      }
+      break;
+    case 'channel': {
+      const { channel, source, attribute, ...more } = rest;
+      payload = more;
+      if (channel === 'usage') e.kind = 'usage';
+      else {
+        e.channel = String(channel);
+        if (attribute && typeof attribute === 'object') {
+          e.kind = 'attribute';
+          payload = { ...(attribute as Record<string, unknown>), ...more };
+        } else if (source === 'tool') payload = { channel, ...more };
+        else e.kind = 'delta';
+      }
+      break;
+    }
+    case 'phase':
+    case 'done':
+      payload = { turnId, ...rest };
+      break;
+    case 'retry': // its payload attempt is the envelope's (the retrying attempt publishes it)
+      payload = { ...rest, attempt };
+      break;
+    default:
+      break;
+  }
+  e.payload = payload;
+  return e;
 }

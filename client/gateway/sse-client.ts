@@ -49,9 +49,19 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
   }
 }
 
-/** Opens an SSE stream with fetch; rejects with the JSON error body on a non-2xx answer. */
+export class SseHttpError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'SseHttpError';
+  }
+}
+
+/** Opens an SSE stream with fetch; rejects with an SseHttpError carrying the error body on a non-2xx answer. */
 export async function openSse(url: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<AsyncGenerator<SseEvent>> {
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...init.headers }, signal: init.signal });
-  if (!res.ok || !res.body) throw new Error(`SSE ${url}: HTTP ${res.status} ${await res.text()}`);
+  if (!res.ok || !res.body) throw new SseHttpError(`SSE ${url}: HTTP ${res.status} ${await res.text()}`, res.status);
   return parseSse(res.body);
 }

@@ -288,6 +288,12 @@ test('the CLI: `dreact gateway` refuses to start without keys and serves with th
     assert.equal(await after.exited, 0, after.err());
     assert.doesNotMatch(after.out(), /started/, 'only the events after the offset');
     assert.match(after.out(), /■ done/);
+    const remote = dreact(['tail', conv, '--url', `http://127.0.0.1:${port}/`, '--api-key', 'cli-key', '--until-done']);
+    assert.equal(await remote.exited, 0, remote.err());
+    assert.equal(remote.out(), tail.out(), 'the same rendering through the gateway as from Postgres');
+    const denied = dreact(['tail', conv, '--url', `http://127.0.0.1:${port}`, '--api-key', 'nope']);
+    assert.equal(await denied.exited, 1);
+    assert.match(denied.err(), /HTTP 401/);
     const bad = dreact(['tail', 'bad id!']);
     assert.equal(await bad.exited, 2);
     assert.match(bad.err(), /ids use letters/);

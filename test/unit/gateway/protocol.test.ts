@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StreamEvent } from '../../../activities/store/stream-bus';
-import { parseOffset, protocolEvent, toSseMessage } from '../../../client/gateway/protocol';
+import { fromSseMessage, parseOffset, protocolEvent, toSseMessage } from '../../../client/gateway/protocol';
 
 const ev = (kind: string, payload: Record<string, unknown>, extra: Partial<StreamEvent> = {}): StreamEvent => ({ conversationId: 'c', seq: 7, ts: '2026-01-01T00:00:00.000Z', turnId: 'turn_1', attempt: 1, kind, payload, ...extra });
 
@@ -25,7 +25,7 @@ test('answer deltas are answer events; other channels, attributes, usage and too
     fields: { channel: 'canvas', attribute: { key: 'title', value: 'X' }, round: 1, instance: 2 },
   });
   assert.deepEqual(protocolEvent(ev('usage', { round: 1, usage: { outputTokens: 3 } })), { event: 'channel', fields: { channel: 'usage', round: 1, usage: { outputTokens: 3 } } });
-  assert.deepEqual(protocolEvent(ev('channel', { channel: 'canvas', path: 'a.md', text: 'x', callId: 'k' })).fields, { channel: 'canvas', path: 'a.md', text: 'x', callId: 'k' });
+  assert.deepEqual(protocolEvent(ev('channel', { channel: 'canvas', path: 'a.md', text: 'x', callId: 'k' })).fields, { channel: 'canvas', source: 'tool', path: 'a.md', text: 'x', callId: 'k' });
 });
 
 test('done carries elapsed time; inject, retry, compact and unknown kinds keep their names', () => {
@@ -44,4 +44,26 @@ test('offsets are non-negative integers', () => {
   assert.equal(parseOffset(undefined, 'after'), 0);
   assert.equal(parseOffset(' 42 ', 'after'), 42);
   for (const bad of ['-1', '1.5', 'abc', '1e400']) assert.match((parseOffset(bad, 'after') as { error: string }).error, /non-negative integer/);
+});
+
+test('fromSseMessage inverts toSseMessage for every stream kind', () => {
+  const samples: StreamEvent[] = [
+    ev('phase', { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'w' }),
+    ev('step', { phase: 'thinking.start', round: 1, mode: 'normal' }),
+    ev('step', { phase: 'iteration.start', round: 2, tool: 't', callId: 'k', summary: 's', params: { a: 1 } }),
+    ev('step', { phase: 'iteration.done', tool: 't', callId: 'k', ok: false, observation: 'o' }),
+    ev('step', { phase: 'invalid', round: 1, code: 'x' }),
+    ev('delta', { text: 'a', round: 1 }, { channel: 'answer', instance: 0 }),
+    ev('delta', { text: 't', round: 1 }, { channel: 'thinking', instance: 1 }),
+    ev('attribute', { key: 'k', value: [1], round: 1 }, { channel: 'canvas', instance: 0 }),
+    ev('usage', { round: 1, usage: { outputTokens: 1 } }),
+    ev('channel', { channel: 'canvas', path: 'p', text: 'x', callId: 'k' }, { channel: 'canvas' }),
+    ev('answer', { phase: 'done', text: 'x' }),
+    ev('inject', { type: 'steer', messageId: 'm', text: 'x' }),
+    ev('retry', { round: 1, attempt: 2 }, { attempt: 2 }),
+    ev('compact', { phase: 'start' }),
+    ev('done', { turnId: 'turn_1', answer: 'a', iterations: 1, usage: {}, completionPath: 'complete' }),
+  ];
+  for (const e of samples) assert.deepEqual(fromSseMessage(toSseMessage(e), 'c'), e, e.kind);
+  assert.equal(fromSseMessage({ event: 'gap', data: '{"from":1,"to":2}' }, 'c'), undefined);
 });
