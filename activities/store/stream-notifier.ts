@@ -12,6 +12,8 @@ export interface PgStreamNotifier extends StreamNotifier {
   size(): number;
   /** True while the LISTEN connection is up. */
   connected(): boolean;
+  /** Postgres backend pid of the LISTEN connection (diagnostics, tests). */
+  backendPid(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ export async function startStreamNotifier(pool: Pool, opts: { reconnectMs?: numb
     },
     size: () => count,
     connected: () => client !== null,
+    backendPid: () => (client as unknown as { processID?: number } | null)?.processID,
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);

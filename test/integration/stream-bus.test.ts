@@ -148,3 +148,27 @@ test('the publisher sends a lone event at once, batches a burst within the inter
   assert.throws(() => broken.emit({ kind: 'delta', payload: { text: 'y' } }), /unknown conversation/);
   await assert.rejects(broken.close(), /unknown conversation/);
 });
+
+test('the notifier reconnects after its LISTEN connection is killed; readers poll meanwhile and lose nothing', async () => {
+  const conv = await newConversation();
+  const lines: string[] = [];
+  const notifier = await startStreamNotifier(db.pool, { reconnectMs: 100, log: (l) => lines.push(l) });
+  const pid = notifier.backendPid();
+  assert.ok(pid, 'a backend pid');
+  const abort = new AbortController();
+  const seen: number[] = [];
+  const reading = (async () => {
+    for await (const e of followEvents(db.pool, conv, { notifier, pollMs: 300, signal: abort.signal })) seen.push(e.seq);
+  })();
+  await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+  await waitFor('the loss to be noticed', async () => !notifier.connected(), 5000, 10);
+  await publishEvents(db.pool, conv, [{ kind: 'delta', payload: { text: 'while down' } }]);
+  await waitFor('the reconnect', async () => notifier.connected() && notifier.backendPid() !== pid, 5000, 10);
+  await publishEvents(db.pool, conv, [{ kind: 'delta', payload: { text: 'after' } }]);
+  await waitFor('both events', async () => seen.length === 2, 5000, 10);
+  assert.deepEqual(seen, [1, 2]);
+  assert.ok(lines.some((l) => /LISTEN connection lost/.test(l)), lines.join('\n'));
+  abort.abort();
+  await reading;
+  await notifier.close();
+});
