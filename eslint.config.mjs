@@ -35,7 +35,7 @@ export const workflowDeterminismRules = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.dreact/**', 'test/fixtures/**', 'bin/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.dreact/**', 'scratch/**', 'test/fixtures/**', 'bin/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -13,9 +13,8 @@
  * tells clients that text was a progress note. answerPhase 'loop' (two-phase mode) publishes text
  * on channel 'thinking' only: the answer comes from synthesizeAnswer afterwards.
  */
-import { Context, CancelledFailure } from '@temporalio/activity';
-import { blockId, makeBlock, type Block } from '../../core/timeline/block';
-import { callIdFor } from '../../core/ids';
+import { Context } from '@temporalio/activity';
+import type { Block } from '../../core/timeline/block';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type ToolSpec, type Usage } from '../../core/model/provider';
 import { CitationStream, type SourceRef } from '../../core/channels';
 import { notice, noticeBlock } from '../../core/decision/notice';
@@ -24,14 +23,13 @@ import { truncateSummary, type ToolRegistry } from '../../core/tools/registry';
 import { buildNativeSystemPrompt, NativeToolNames, PROVIDER_TOOL_USE_ID, renderNative } from '../../core/model/native-render';
 import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, loadBlocks, setOverlays } from '../store/timeline-store';
+import { appendBlocks, loadBlocks } from '../store/timeline-store';
 import { StreamPublisher } from '../store/publisher';
-import { recordUsage } from '../store/usage-store';
-import { loadCacheState, loadSourceRefs, saveCacheTouch } from '../store/conversation-store';
+import { loadCacheState, loadSourceRefs } from '../store/conversation-store';
 import { toActivityFailure } from '../providers/errors';
 import { announceState, liveEventLines } from './protocol';
 import { roundBlocks } from './round-blocks';
-import { eventBlock } from './decide';
+import { foldEvents, interruptRound, persistPruning, recordRoundUsage, storedOutcome } from './round-io';
 
 /** DecideInput plus the answer phase (two-phase mode runs the loop with answerPhase 'loop'). */
 export interface NativeDecideInput extends DecideInput {
@@ -104,25 +102,6 @@ function lenientRegistry(registry: ToolRegistry): ToolRegistry {
   return view;
 }
 
-/** The outcome an earlier attempt of this round recorded (call blocks or the completion), if any. */
-export function storedOutcome(blocks: readonly Block[], input: DecideInput, workflowId: string, registry: ToolRegistry): DecideOutcome | undefined {
-  const own = blocks.filter((b) => b.turn_id === input.turnId);
-  const calls = [];
-  for (let i = 0; ; i++) {
-    const callId = callIdFor(`${workflowId}/round/${input.round}/${i}`);
-    const call = own.find((b) => b.type === 'react.tool.call' && b.call_id === callId);
-    if (!call) break;
-    const toolId = String(call.meta['tool_id'] ?? '');
-    const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
-    const o = registry.activityOptions(toolId, params ?? {});
-    calls.push({ callId, toolId, summary: o.summary, startToCloseMs: o.startToCloseTimeout, maximumAttempts: o.retry.maximumAttempts, initialIntervalMs: o.retry.initialInterval });
-  }
-  if (calls.length > 0) return { kind: 'tools', calls, usage: ZERO_USAGE };
-  const done = own.find((b) => b.type === 'assistant.completion' && b.id === blockId(input.turnId, 'assistant.completion', `r${input.round}`));
-  if (done) return { kind: 'final', action: 'complete', answer: done.text ?? '', completionPath: input.mode === 'finalize' ? 'steer_finalize' : 'complete', usage: ZERO_USAGE };
-  return undefined;
-}
-
 function asParams(input: unknown): Record<string, unknown> {
   return input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : { input };
 }
@@ -146,9 +125,7 @@ export function makeDecideNative(deps: ActivityDeps) {
     if (attempt > 1) publisher.emit({ kind: 'retry', payload: { round, attempt } });
 
     // 1. Fold events received since the last boundary (idempotent by message id).
-    const folded = input.events.map((ev) => ({ ev, block: eventBlock(turnId, ev, ts) }));
-    const inserted = new Set(await appendBlocks(pool, conversationId, folded.map((f) => f.block)));
-    for (const { ev, block } of folded) if (inserted.has(block.id)) publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
+    await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
 
     // 2. Render natively: tool_use/tool_result pairs, checkpoints, TTL pruning, SOURCES POOL, ANNOUNCE.
     const blocks = await loadBlocks(pool, conversationId);
@@ -166,11 +143,7 @@ export function makeDecideNative(deps: ActivityDeps) {
       { blocks, currentTurnId: turnId, systemPrompt, sources: sources.rows, announce, cacheState: await loadCacheState(pool, conversationId), tools: specs, names },
       { now: now.getTime(), ttl: {} },
     );
-    if (rendered.pruning) {
-      await appendBlocks(pool, conversationId, rendered.pruning.contribute);
-      await setOverlays(pool, conversationId, rendered.pruning.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason: 'cache_ttl_pruned' })));
-      await saveCacheTouch(pool, conversationId, rendered.cacheTouchAt, rendered.pruning.ttlSeconds);
-    }
+    await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
 
     // 3. The model call.
     publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
@@ -198,20 +171,14 @@ export function makeDecideNative(deps: ActivityDeps) {
       });
     } catch (err) {
       if (ctx.cancellationSignal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) {
-        // Steered mid-round: the cancel is recorded in the timeline, then acknowledged.
-        await appendBlocks(pool, conversationId, [
-          makeBlock({ type: 'react.decision.raw', author: 'assistant', turn_id: turnId, ts, key: `interrupted.${round}`, path: `ar:${turnId}.react.decision.raw.interrupted.${round}`, mime: 'text/plain', text: '(interrupted by a steer)', meta: { iteration: round, interrupted: true } }),
-        ]);
-        publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
-        await publisher.close();
-        throw new CancelledFailure('decideNative cancelled by steer');
+        // Steered mid-round: the interruption is recorded, then the cancel is acknowledged.
+        throw await interruptRound(pool, conversationId, turnId, round, ts, publisher);
       }
       await publisher.close().catch((e: Error) => console.error(`[decideNative] stream flush failed after a model error: ${e.message}`));
       throw toActivityFailure(err);
     }
     const { usage } = response;
-    await recordUsage(pool, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model: input.model.model, usage });
-    publisher.emit({ kind: 'usage', payload: { round, usage } });
+    await recordRoundUsage(pool, publisher, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model: input.model.model ?? (provider as { model?: string }).model, usage });
 
     // 4. Interpret: tool calls (all of them) or the answer; append the round's blocks in one go.
     const text = response.text.trim();

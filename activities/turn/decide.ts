@@ -5,49 +5,23 @@
  * and appends the round's blocks atomically. Returns a small decision: ids, tool ids, or the
  * final answer — never the rendered prompt or the raw response.
  */
-import { Context, CancelledFailure } from '@temporalio/activity';
-import { makeBlock, type Block } from '../../core/timeline/block';
+import { Context } from '@temporalio/activity';
 import { ProviderError } from '../../core/model/provider';
 import { interpretChannels } from '../../core/decision/interpret';
 import { failedDecisionBlocks } from '../../core/decision/notice';
 import { notice } from '../../core/decision/notice';
-import type { DecideInput, DecideOutcome, UserEvent } from '../../core/turn/contracts';
+import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, loadBlocks, setOverlays } from '../store/timeline-store';
+import { appendBlocks, loadBlocks } from '../store/timeline-store';
 import { StreamPublisher } from '../store/publisher';
-import { recordUsage } from '../store/usage-store';
-import { loadCacheState, loadSourceRefs, saveCacheTouch } from '../store/conversation-store';
+import { loadCacheState, loadSourceRefs } from '../store/conversation-store';
 import { announceState, liveEventLines, renderRound, systemPromptFor } from './protocol';
 import { streamDecision } from './decision-stream';
 import { roundBlocks } from './round-blocks';
 import { toActivityFailure } from '../providers/errors';
 import { restrictRegistry, selectedToolIds } from './tool-selection';
 import { hideSuppressesPrevTurnCache } from '../tools/react-hide';
-import { estimateCost } from '../../core/model/pricing';
-
-/** Estimated USD cost; models missing from the price table are recorded without a cost. */
-function costOf(usage: Parameters<typeof estimateCost>[0], model: string): number | undefined {
-  try {
-    return estimateCost(usage, model).total;
-  } catch (err) {
-    console.warn(`[decide] ${(err as Error).message}`);
-    return undefined;
-  }
-}
-
-export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
-  const type = ev.kind === 'steer' ? 'user.steer' : 'user.followup';
-  return makeBlock({
-    type,
-    author: 'user',
-    turn_id: turnId,
-    ts,
-    key: ev.messageId,
-    path: `ar:${turnId}.external.${ev.kind}.${ev.messageId}`,
-    text: ev.text,
-    meta: { message_id: ev.messageId, ...(ev.targetTurnId ? { target_turn_id: ev.targetTurnId } : {}) },
-  });
-}
+import { foldEvents, interruptRound, persistPruning, recordRoundUsage, storedOutcome } from './round-io';
 
 export function makeDecide(deps: ActivityDeps) {
   return async function decide(input: DecideInput): Promise<DecideOutcome> {
@@ -62,16 +36,19 @@ export function makeDecide(deps: ActivityDeps) {
     if (attempt > 1) publisher.emit({ kind: 'retry', payload: { round, attempt } });
 
     // 1. Fold events received since the last boundary (idempotent by message id).
-    const inserted = new Set(await appendBlocks(pool, conversationId, input.events.map((ev) => eventBlock(turnId, ev, ts))));
-    for (const ev of input.events) {
-      if (inserted.has(eventBlock(turnId, ev, ts).id)) publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
-    }
+    await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
 
     // 2. Render: checkpoints, TTL pruning (persisted), SOURCES POOL, ANNOUNCE.
     const blocks = await loadBlocks(pool, conversationId);
-    const sources = await loadSourceRefs(pool, conversationId);
     const selected = selectedToolIds(blocks, turnId);
     const registry = selected ? restrictRegistry(deps.registry, selected) : deps.registry;
+    const stored = storedOutcome(blocks, input, workflowId, registry);
+    if (stored) {
+      // An earlier attempt recorded this round, then failed: return exactly what it recorded.
+      await publisher.close();
+      return stored;
+    }
+    const sources = await loadSourceRefs(pool, conversationId);
     const rendered = renderRound({
       blocks,
       turnId,
@@ -82,11 +59,7 @@ export function makeDecide(deps: ActivityDeps) {
       now: now.getTime(),
       suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
     });
-    if (rendered.pruning) {
-      await appendBlocks(pool, conversationId, rendered.pruning.contribute);
-      await setOverlays(pool, conversationId, rendered.pruning.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason: 'cache_ttl_pruned' })));
-      await saveCacheTouch(pool, conversationId, rendered.cacheTouchAt, rendered.pruning.ttlSeconds);
-    }
+    await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
     const lastEvent = [...blocks].reverse().find((b) => b.turn_id === turnId && (b.type === 'user.steer' || b.type === 'user.followup'));
 
     // 3. Stream the model call.
@@ -112,21 +85,15 @@ export function makeDecide(deps: ActivityDeps) {
       });
     } catch (err) {
       if (ctx.cancellationSignal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) {
-        // Steered mid-round: the partial response is kept, visibly marked, then the cancel is acknowledged.
-        await appendBlocks(pool, conversationId, [
-          makeBlock({ type: 'react.decision.raw', author: 'assistant', turn_id: turnId, ts, key: `interrupted.${round}`, path: `ar:${turnId}.react.decision.raw.interrupted.${round}`, mime: 'text/plain', text: '(interrupted by a steer)', meta: { iteration: round, interrupted: true } }),
-        ]);
-        publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
-        await publisher.close();
-        throw new CancelledFailure('decide cancelled by steer');
+        // Steered mid-round: the interruption is recorded, then the cancel is acknowledged.
+        throw await interruptRound(pool, conversationId, turnId, round, ts, publisher);
       }
       await publisher.close().catch((e: Error) => console.error(`[decide] stream flush failed after a model error: ${e.message}`));
       throw toActivityFailure(err);
     }
     const { raw, usage } = stream;
     const model = input.model.model ?? (provider as { model?: string }).model;
-    await recordUsage(pool, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model, usage, costUsd: model ? costOf(usage, model) : undefined });
-    publisher.emit({ kind: 'usage', payload: { round, usage } });
+    await recordRoundUsage(pool, publisher, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model, usage });
 
     // 4. Interpret and append the round's blocks in one go.
     const parser = stream.parser;

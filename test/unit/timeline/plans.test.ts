@@ -136,7 +136,7 @@ test('lifecycle across turns: new, acks, new (demotes), activate, replace, close
   const tl = new Timeline();
   // turn 1: plan A, progress
   const a = tl.cmd({ mode: 'new', steps: ['s1', 's2', 's3'] }, 'turn_1', ts(0), 'aaaaaaaa').plan_id;
-  let r = tl.ack('✓ [1] s1 done\n… [2] working', 'turn_1', ts(1), 2);
+  const r = tl.ack('✓ [1] s1 done\n… [2] working', 'turn_1', ts(1), 2);
   assert.equal(r.plan_id, a);
   assert.equal(r.blocks.filter((b) => b.type === 'react.plan.ack').length, 2);
   assert.equal(r.blocks.at(-1)!.type, 'react.plan');

@@ -1,0 +1,102 @@
+/**
+ * The I/O steps every decision round shares, whatever its protocol (runtime channels or native
+ * tool calling): folding user events into the timeline, persisting TTL-pruning results,
+ * recognising a round an earlier attempt already recorded, recording usage, and the steer
+ * interruption.
+ */
+import { CancelledFailure } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import { blockId, makeBlock, type Block } from '../../core/timeline/block';
+import { callIdFor } from '../../core/ids';
+import { ZERO_USAGE, type Usage } from '../../core/model/provider';
+import { estimateCost } from '../../core/model/pricing';
+import type { PruneResult } from '../../core/timeline/prune';
+import type { ToolRegistry } from '../../core/tools/registry';
+import type { DecideInput, DecideOutcome, ToolCallPlan, UserEvent } from '../../core/turn/contracts';
+import { appendBlocks, setOverlays } from '../store/timeline-store';
+import { saveCacheTouch } from '../store/conversation-store';
+import { recordUsage } from '../store/usage-store';
+import type { StreamPublisher } from '../store/publisher';
+
+export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
+  const type = ev.kind === 'steer' ? 'user.steer' : 'user.followup';
+  return makeBlock({
+    type,
+    author: 'user',
+    turn_id: turnId,
+    ts,
+    key: ev.messageId,
+    path: `ar:${turnId}.external.${ev.kind}.${ev.messageId}`,
+    text: ev.text,
+    meta: { message_id: ev.messageId, ...(ev.targetTurnId ? { target_turn_id: ev.targetTurnId } : {}) },
+  });
+}
+
+/** Folds events received since the last boundary (idempotent by message id); announces new ones. */
+export async function foldEvents(pool: Pool, conversationId: string, turnId: string, events: UserEvent[], ts: string, publisher: StreamPublisher): Promise<void> {
+  const folded = events.map((ev) => ({ ev, block: eventBlock(turnId, ev, ts) }));
+  const inserted = new Set(await appendBlocks(pool, conversationId, folded.map((f) => f.block)));
+  for (const { ev, block } of folded) {
+    if (inserted.has(block.id)) publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
+  }
+}
+
+/** Persists what a render's TTL pruning decided: the system.message, hidden overlays, the cache touch. */
+export async function persistPruning(pool: Pool, conversationId: string, pruning: PruneResult | undefined, touchAt: number): Promise<void> {
+  if (!pruning) return;
+  await appendBlocks(pool, conversationId, pruning.contribute);
+  await setOverlays(pool, conversationId, pruning.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason: 'cache_ttl_pruned' })));
+  await saveCacheTouch(pool, conversationId, touchAt, pruning.ttlSeconds);
+}
+
+/**
+ * The outcome an earlier attempt of this round recorded (its call blocks or its completion), if
+ * any: a retry after the append returns exactly that, so the calls the workflow runs are the
+ * stored call blocks and the answer is the stored answer — never a second, different model reply.
+ */
+export function storedOutcome(blocks: readonly Block[], input: DecideInput, workflowId: string, registry: Pick<ToolRegistry, 'activityOptions'>): DecideOutcome | undefined {
+  const own = blocks.filter((b) => b.turn_id === input.turnId);
+  const calls: ToolCallPlan[] = [];
+  for (let i = 0; ; i++) {
+    const callId = callIdFor(`${workflowId}/round/${input.round}/${i}`);
+    const call = own.find((b) => b.type === 'react.tool.call' && b.call_id === callId);
+    if (!call) break;
+    const toolId = String(call.meta['tool_id'] ?? '');
+    const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
+    const o = registry.activityOptions(toolId, params ?? {});
+    calls.push({ callId, toolId, summary: o.summary, startToCloseMs: o.startToCloseTimeout, maximumAttempts: o.retry.maximumAttempts, initialIntervalMs: o.retry.initialInterval });
+  }
+  const done = own.find((b) => b.type === 'assistant.completion' && b.id === blockId(input.turnId, 'assistant.completion', `r${input.round}`));
+  const final = done ? { action: (done.meta['action'] === 'exit' ? 'exit' : 'complete') as 'complete' | 'exit', answer: done.text ?? '' } : undefined;
+  if (calls.length > 0) return { kind: 'tools', calls, ...(final ? { final } : {}), usage: ZERO_USAGE };
+  if (final) return { kind: 'final', ...final, completionPath: input.mode === 'finalize' ? 'steer_finalize' : final.action, usage: ZERO_USAGE };
+  return undefined;
+}
+
+/** Records one model call in the usage ledger (with an estimated cost when the model is priced) and streams it. */
+export async function recordRoundUsage(
+  pool: Pool,
+  publisher: StreamPublisher,
+  row: { conversationId: string; turnId: string; round: number; callKey: string; provider: string; model?: string; usage: Usage },
+): Promise<void> {
+  let costUsd: number | undefined;
+  if (row.model) {
+    try {
+      costUsd = estimateCost(row.usage, row.model).total;
+    } catch (err) {
+      console.warn(`[usage] ${(err as Error).message}`);
+    }
+  }
+  await recordUsage(pool, { ...row, costUsd });
+  publisher.emit({ kind: 'usage', payload: { round: row.round, usage: row.usage, ...(costUsd !== undefined ? { costUsd } : {}) } });
+}
+
+/** Records a round a steer interrupted, flushes the stream and returns the failure that acknowledges the cancel. */
+export async function interruptRound(pool: Pool, conversationId: string, turnId: string, round: number, ts: string, publisher: StreamPublisher): Promise<CancelledFailure> {
+  await appendBlocks(pool, conversationId, [
+    makeBlock({ type: 'react.decision.raw', author: 'assistant', turn_id: turnId, ts, key: `interrupted.${round}`, path: `ar:${turnId}.react.decision.raw.interrupted.${round}`, mime: 'text/plain', text: '(interrupted by a steer)', meta: { iteration: round, interrupted: true } }),
+  ]);
+  publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
+  await publisher.close();
+  return new CancelledFailure('decision round cancelled by a steer');
+}
