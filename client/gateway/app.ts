@@ -124,8 +124,9 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   const app = new Hono();
   app.onError((err, c) => {
     if (err instanceof DreactError) return fail(c, err.code, err.message);
+    // Details stay in the gateway log (they may name hosts, tables or workflow internals).
     console.error(`[gateway] ${c.req.method} ${c.req.path}: ${err.stack ?? err.message}`);
-    return fail(c, 'internal', err.message);
+    return fail(c, 'internal', `internal error (${err.name}); the gateway log has the details`);
   });
   app.notFound((c) => fail(c, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.get('/healthz', (c) => c.json({ ok: true }));

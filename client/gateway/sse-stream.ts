@@ -66,7 +66,8 @@ export function sseStream(c: Context, opts: SseStreamOptions, conversationId: st
         // Reported in-band (the status line is long gone); the client reconnects with Last-Event-ID.
         const message = err instanceof Error ? err.message : String(err);
         console.error(`[gateway] stream of ${conversationId} failed: ${message}`);
-        await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: { code: 'stream_failed', message } }) });
+        const reply = 'reading the stream failed (the gateway log has the details); reconnect with Last-Event-ID';
+        await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: { code: 'stream_failed', message: reply } }) });
       } finally {
         clearInterval(keepAlive);
         abort.abort();
