@@ -15,7 +15,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Block } from '../../core/timeline/block';
-import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type ToolSpec, type Usage } from '../../core/model/provider';
+import { ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type ToolSpec, type Usage } from '../../core/model/provider';
 import { CitationStream, type SourceRef } from '../../core/channels';
 import { notice, noticeBlock } from '../../core/decision/notice';
 import type { Decision } from '../../core/decision/schema';
@@ -26,10 +26,9 @@ import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks } from '../store/timeline-store';
 import { StreamPublisher } from '../store/publisher';
 import { loadCacheState, loadSourceRefs } from '../store/conversation-store';
-import { toActivityFailure } from '../providers/errors';
 import { announceState, liveEventLines } from './protocol';
 import { roundBlocks } from './round-blocks';
-import { foldEvents, interruptRound, persistPruning, recordRoundUsage, storedOutcome } from './round-io';
+import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome } from './round-io';
 
 /** DecideInput plus the answer phase (two-phase mode runs the loop with answerPhase 'loop'). */
 export interface NativeDecideInput extends DecideInput {
@@ -170,12 +169,8 @@ export function makeDecideNative(deps: ActivityDeps) {
         sources: sources.refs,
       });
     } catch (err) {
-      if (ctx.cancellationSignal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) {
-        // Steered mid-round: the interruption is recorded, then the cancel is acknowledged.
-        throw await interruptRound(pool, conversationId, turnId, round, ts, publisher);
-      }
-      await publisher.close().catch((e: Error) => console.error(`[decideNative] stream flush failed after a model error: ${e.message}`));
-      throw toActivityFailure(err);
+      // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
+      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher);
     }
     const { usage } = response;
     await recordRoundUsage(pool, publisher, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model: input.model.model ?? (provider as { model?: string }).model, usage });

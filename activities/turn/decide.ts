@@ -6,7 +6,6 @@
  * final answer — never the rendered prompt or the raw response.
  */
 import { Context } from '@temporalio/activity';
-import { ProviderError } from '../../core/model/provider';
 import { interpretChannels } from '../../core/decision/interpret';
 import { failedDecisionBlocks } from '../../core/decision/notice';
 import { notice } from '../../core/decision/notice';
@@ -18,10 +17,9 @@ import { loadCacheState, loadSourceRefs } from '../store/conversation-store';
 import { announceState, liveEventLines, renderRound, systemPromptFor } from './protocol';
 import { streamDecision } from './decision-stream';
 import { roundBlocks } from './round-blocks';
-import { toActivityFailure } from '../providers/errors';
 import { restrictRegistry, selectedToolIds } from './tool-selection';
 import { hideSuppressesPrevTurnCache } from '../tools/react-hide';
-import { foldEvents, interruptRound, persistPruning, recordRoundUsage, storedOutcome } from './round-io';
+import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome } from './round-io';
 
 export function makeDecide(deps: ActivityDeps) {
   return async function decide(input: DecideInput): Promise<DecideOutcome> {
@@ -84,12 +82,8 @@ export function makeDecide(deps: ActivityDeps) {
         sources: sources.refs,
       });
     } catch (err) {
-      if (ctx.cancellationSignal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) {
-        // Steered mid-round: the interruption is recorded, then the cancel is acknowledged.
-        throw await interruptRound(pool, conversationId, turnId, round, ts, publisher);
-      }
-      await publisher.close().catch((e: Error) => console.error(`[decide] stream flush failed after a model error: ${e.message}`));
-      throw toActivityFailure(err);
+      // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
+      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher);
     }
     const { raw, usage } = stream;
     const model = input.model.model ?? (provider as { model?: string }).model;

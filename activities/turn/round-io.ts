@@ -8,7 +8,8 @@ import { CancelledFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { callIdFor } from '../../core/ids';
-import { ZERO_USAGE, type Usage } from '../../core/model/provider';
+import { ProviderError, ZERO_USAGE, type Usage } from '../../core/model/provider';
+import { toActivityFailure } from '../providers/errors';
 import { estimateCost } from '../../core/model/pricing';
 import type { PruneResult } from '../../core/timeline/prune';
 import type { ToolRegistry } from '../../core/tools/registry';
@@ -99,4 +100,14 @@ export async function interruptRound(pool: Pool, conversationId: string, turnId:
   publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
   await publisher.close();
   return new CancelledFailure('decision round cancelled by a steer');
+}
+
+/**
+ * What a failed model call becomes: a steer's cancellation is recorded and acknowledged; any other
+ * failure flushes the stream and is mapped to a retryable / non-retryable Temporal failure.
+ */
+export async function roundFailure(err: unknown, signal: AbortSignal, at: { pool: Pool; conversationId: string; turnId: string; round: number; ts: string }, publisher: StreamPublisher): Promise<unknown> {
+  if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
+  await publisher.close().catch((e: Error) => console.error(`[round ${at.round}] stream flush failed after a model error: ${e.message}`));
+  return toActivityFailure(err);
 }
