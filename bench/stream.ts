@@ -9,8 +9,10 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import type { Pool } from 'pg';
 import { dropSchema, migrate, openDb } from '../activities/store/db';
 import { StreamPublisher } from '../activities/store/publisher';
+import { publishEvents } from '../activities/store/stream-bus';
 import { ensureConversation } from '../activities/store/timeline-store';
 import type { DreactClient } from '../client/api';
 import { startGateway } from '../client/gateway/server';
@@ -20,6 +22,7 @@ const CONVERSATIONS = 4;
 const TOKENS_PER_SECOND = 80;
 const DURATION_MS = 2500;
 const KEY = 'bench-key';
+const REPLAY_EVENTS = 5000;
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
 const round1 = (x: number) => Math.round(x * 10) / 10;
@@ -98,6 +101,7 @@ export async function benchStream(): Promise<Record<string, number | string>> {
       const s = [...xs].sort((a, b) => a - b);
       return `p50 ${percentile(s, 50)} / p95 ${percentile(s, 95)}`;
     };
+    const replay = await replayFigures(db.pool, gw.url);
     return {
       conversations: CONVERSATIONS,
       'tokens/s per conversation': TOKENS_PER_SECOND,
@@ -112,6 +116,7 @@ export async function benchStream(): Promise<Record<string, number | string>> {
       'goal p95 ≤ 50 ms': p95 <= 50 ? 'met' : 'MISSED',
       'emit → Postgres transaction (ms)': split(toDb),
       'Postgres transaction → SSE client (ms)': split(fromDb),
+      ...replay,
       'host load average (1 min) / CPUs': `${loadavg()[0]!.toFixed(1)} / ${cpus().length}`,
     };
   } finally {
@@ -120,6 +125,22 @@ export async function benchStream(): Promise<Record<string, number | string>> {
     await dropSchema(db);
     await db.close();
   }
+}
+
+/** A reader that resumes from offset 0 behind a backlog: how fast the gateway replays it. */
+async function replayFigures(pool: Pool, url: string): Promise<Record<string, number>> {
+  const conv = `bench_${process.pid}_replay`;
+  await ensureConversation(pool, conv);
+  for (let i = 0; i < REPLAY_EVENTS; i += 250) {
+    await publishEvents(pool, conv, Array.from({ length: Math.min(250, REPLAY_EVENTS - i) }, (_, k) => ({ kind: 'delta', channel: 'answer', payload: { text: `token ${i + k}` } })));
+  }
+  const t0 = performance.now();
+  let n = 0;
+  for await (const e of await openSse(`${url}/v1/conversations/${conv}/stream?after=0`, { headers: { 'x-api-key': KEY }, signal: AbortSignal.timeout(30_000) })) {
+    if (e.id && ++n === REPLAY_EVENTS) break;
+  }
+  const ms = performance.now() - t0;
+  return { [`replay of ${REPLAY_EVENTS} events (ms)`]: Math.round(ms), 'replay events/s': Math.round((REPLAY_EVENTS / ms) * 1000) };
 }
 
 if (require.main === module) {
