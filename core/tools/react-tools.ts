@@ -77,7 +77,8 @@ export const reactWrite = declareTool({
   timeoutMs: LOCAL_TIMEOUT_MS,
   retry: LOCAL_RETRY,
   paramOrder: WRITE_PARAM_ORDER,
-  summarize: (p: ReactWriteParams) => `tool react.write ${p.path}`,
+  // Unqualified paths land under files/ of the current turn: say so in Temporal UI.
+  summarize: (p: ReactWriteParams) => `tool react.write ${/^(files|outputs)\/|^fi:/.test(p.path) ? p.path : `files/${p.path}`}`,
   writesPath: (p: ReactWriteParams) => p.path,
 });
 

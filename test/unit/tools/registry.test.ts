@@ -98,6 +98,8 @@ test('summary formatters for the Temporal UI', () => {
     return registry.summary(id, p.params);
   };
   assert.equal(s('react.write', { path: 'files/notes.md', channel: 'canvas', content: 'x' }), 'tool react.write files/notes.md');
+  assert.equal(s('react.write', { path: 'notes.md', channel: 'internal', content: 'x' }), 'tool react.write files/notes.md', 'unqualified paths are shown under files/');
+  assert.equal(s('react.write', { path: 'outputs/r.md', channel: 'internal', content: 'x' }), 'tool react.write outputs/r.md');
   assert.equal(s('react.read', { paths: ['a', 'b', 'c'] }), 'tool react.read a, b (+1)');
   assert.equal(s('react.read', { items: [{ path: 'fi:x', line_start: 3 }] }), 'tool react.read fi:x');
   assert.equal(s('react.plan', { mode: 'new', steps: ['a', 'b', 'c'] }), 'tool react.plan new (3 steps)');
