@@ -333,3 +333,24 @@ test('a retried POST with the same messageId starts one turn', async () => {
   });
   assert.equal(view.nextTurnIndex, 2, 'exactly one turn');
 });
+
+test('`dreact tail --url` survives a gateway restart mid-turn: it reconnects with Last-Event-ID and shows every event once', async () => {
+  const first = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port: 0, log: () => undefined });
+  const port = first.port;
+  const conv = uniqueId('conv');
+  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(600)) + decision({ action: 'complete', notes: 'n', final_answer: 'survived' })], chunkSize: 3, latencyMs: 30 } } });
+  const tail = dreact(['tail', conv, '--url', first.url, '--api-key', KEY, '--until-done']);
+  let second: RunningGateway | undefined;
+  try {
+    await waitFor('some thinking on screen', async () => /y{10}/.test(tail.out()), 30_000);
+    await first.close();
+    second = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port, log: () => undefined });
+    assert.equal(await tail.exited, 0, tail.err());
+  } finally {
+    await second?.close();
+    if (tail.child.exitCode === null) tail.child.kill('SIGTERM');
+  }
+  assert.match(tail.err(), /reconnecting after offset \d+/);
+  assert.match(tail.out(), new RegExp(`(^|[^y])y{600}([^y]|$)`), 'the thinking text exactly once, nothing lost or repeated');
+  assert.match(tail.out(), /■ done: complete/);
+});
