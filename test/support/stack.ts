@@ -4,11 +4,14 @@
  * and the client API.
  */
 import { randomBytes } from 'node:crypto';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { openDb, migrate, dropSchema, type Db } from '../../activities/store/db';
 import { createWorker, type CreateWorkerOptions } from '../../workers/worker';
 import { DreactClient } from '../../client/api';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+
+// Quiet workers in test output: warnings and errors only.
+Runtime.install({ logger: new DefaultLogger('WARN') });
 
 export interface TestStack {
   server: TemporalServer;
