@@ -62,10 +62,4 @@ export class IterationBudget {
   snapshot(): IterationSnapshot {
     return { index: this.usedRounds, max: this.max, base: this.base, bonus: this.bonusRounds };
   }
-
-  /** `Iteration i/N (B + k reactive bonus)` as shown in ANNOUNCE. */
-  label(): string {
-    const head = `Iteration ${this.usedRounds}/${this.max}`;
-    return this.bonusRounds > 0 ? `${head} (${this.base} + ${this.bonusRounds} reactive bonus)` : head;
-  }
 }

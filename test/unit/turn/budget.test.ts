@@ -11,7 +11,7 @@ test('the budget counts rounds and is exhausted at base + bonus', () => {
   assert.throws(() => b.consume(), /exhausted/);
   b.grantFollowup();
   assert.equal(b.exhausted, false);
-  assert.equal(b.label(), 'Iteration 2/3 (2 + 1 reactive bonus)');
+  assert.deepEqual(b.snapshot(), { index: 2, max: 3, base: 2, bonus: 1 });
 });
 
 test('followup bonus is capped at the base; rebase re-caps it', () => {
