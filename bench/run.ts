@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Bench> = {
   render: () => (require('./render') as typeof import('./render')).benchRender,
   channels: () => (require('./channels') as typeof import('./channels')).benchChannels,
   cache: () => (require('./cache') as typeof import('./cache')).benchCache,
+  stream: () => (require('./stream') as typeof import('./stream')).benchStream,
 };
 
 async function main(): Promise<void> {
