@@ -123,6 +123,11 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
           } else newline();
           sourcesList();
           answered = true;
+        } else if (p.phase === 'discarded') {
+          // Native mode: text streamed as the answer turned out to precede tool calls.
+          newline();
+          answered = false;
+          write(yellow(`↺ that text was a step, not the answer (round ${String(p.round)}): the agent is calling tools\n`));
         }
         break;
       case 'inject':

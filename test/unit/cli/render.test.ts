@@ -67,3 +67,15 @@ test('retries, injected events, canvas attributes and compaction are shown', () 
   assert.match(text, /▤ canvas\.title = "Plan"/);
   assert.match(text, /⇣ compacting the context \(start\)/);
 });
+
+test('native mode: a streamed answer later discarded for tool calls is marked, and the real answer still prints', () => {
+  const { text } = renderAll([
+    ev('answer', { phase: 'start' }),
+    ev('delta', { text: 'Let me check.', round: 1 }, { channel: 'answer' }),
+    ev('answer', { phase: 'discarded', round: 1 }),
+    ev('step', { phase: 'iteration.start', round: 1, tool: 'react.read', callId: 'k1', summary: 'tool react.read x' }),
+    ev('answer', { phase: 'done', text: 'The final answer.' }),
+  ]);
+  assert.match(text, /that text was a step, not the answer \(round 1\)/);
+  assert.match(text, /The final answer\./);
+});
