@@ -63,10 +63,14 @@ export class AnswerLinks {
     }
     let rest = text.slice(at);
     if (!final) {
-      const open = rest.lastIndexOf('[');
-      if (open >= 0 && rest.length - open < MAX_HELD && PARTIAL_RE.test(rest.slice(open))) {
-        this.held = rest.slice(open);
-        rest = rest.slice(0, open);
+      // Hold from the leftmost `[` that may still start a link, as the whole-text match would
+      // (e.g. `[\[` must stay together: the second `[` is escaped inside the first's title).
+      for (let open = rest.indexOf('[', Math.max(0, rest.length - MAX_HELD)); open >= 0; open = rest.indexOf('[', open + 1)) {
+        if (PARTIAL_RE.test(rest.slice(open))) {
+          this.held = rest.slice(open);
+          rest = rest.slice(0, open);
+          break;
+        }
       }
     }
     return out + rest;

@@ -27,6 +27,11 @@ test('[[S:n]] tokens resolve against known sources', () => {
   assert.deepEqual(links.sources(), ['[1] One — https://one.example/']);
 });
 
+test('an escaped bracket in a title split across chunks (found by the property below)', () => {
+  assert.equal(whole(['[\\[', 'T](https://u.io/p)']), whole(['[\\[T](https://u.io/p)']));
+  assert.equal(whole(['[\\[T](https://u.io/p)']), '[T[1]');
+});
+
 test('chunking never changes the rendered text', () => {
   const text = fc.array(fc.constantFrom('a', ' ', '[', ']', '(', ')', 'https://x.io', '\\', '\n', '[T](https://u.io/p)'), { maxLength: 40 }).map((xs) => xs.join(''));
   fc.assert(
