@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { loadBlocks } from '../../activities/store/timeline-store';
+import { recordHistory } from '../support/fixtures';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import type { TurnOptionsInput } from '../../core/turn/contracts';
 import { reply, startAnthropicEmulator, type AnthropicEmulator, type MessageReply } from '../emulator/anthropic-emulator';
@@ -53,6 +54,7 @@ test('native turn: two parallel tool calls, then the final answer', async () => 
   const msgs = (emu.requests.at(-1)!.body as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> }).messages;
   const a = msgs.findIndex((m) => m.role === 'assistant');
   assert.deepEqual(msgs[a + 1]!.content.slice(0, 2).map((p) => p.tool_use_id), ['toolu_a', 'toolu_b']);
+  await recordHistory(stack.server.address, result.workflowId, 'native-turn-parallel-calls');
 });
 
 test('two-phase turn: the loop answer is replaced by the streamed synthesis', async () => {
@@ -63,6 +65,7 @@ test('two-phase turn: the loop answer is replaced by the streamed synthesis', as
   assert.equal(result.answer, 'I wrote a.md and b.md.');
   const completions = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'assistant.completion');
   assert.deepEqual(completions.map((b) => [b.text, b.hidden === true]), [['draft', true], ['I wrote a.md and b.md.', false]]);
+  await recordHistory(stack.server.address, result.workflowId, 'native-two-phase');
 });
 
 test('native turn: a steer during the model call cancels it and the finalize round answers', async () => {
@@ -79,4 +82,5 @@ test('native turn: a steer during the model call cancels it and the finalize rou
   const last = JSON.stringify(emu.requests.at(-1)!.body);
   assert.match(last, /STEER DURING TURN/);
   assert.match(last, /FINALIZE/);
+  await recordHistory(stack.server.address, result.workflowId, 'native-steer-finalize');
 });

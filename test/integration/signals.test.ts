@@ -37,7 +37,7 @@ test('a steer during a slow decide round cancels it within the heartbeat timeout
   assert.ok(types.indexOf('user.steer') < types.lastIndexOf('assistant.completion'));
   const steer = blocks.find((b) => b.type === 'user.steer')!;
   assert.match(steer.path ?? '', /^ar:turn_1\.external\.steer\.msg_/);
-  await recordHistory(stack.server.address, result.workflowId, 'turn-steer-finalize-v2');
+  await recordHistory(stack.server.address, result.workflowId, 'turn-steer-finalize-v3');
 });
 
 test('a followup during a turn is folded in at the next decision boundary and grants a reactive iteration', async () => {
@@ -60,7 +60,7 @@ test('a followup during a turn is folded in at the next decision boundary and gr
   assert.ok(followupAt < types.indexOf('assistant.completion'), 'and before the round that answered');
   const inject = (await readEvents(stack.db.pool, conv, 0)).filter((e) => e.kind === 'inject');
   assert.equal(inject.length, 1);
-  await recordHistory(stack.server.address, result.workflowId, 'turn-followup-folded-v2');
+  await recordHistory(stack.server.address, result.workflowId, 'turn-followup-folded-v3');
 });
 
 test('a followup between turns starts exactly one new turn, even when sent twice', async () => {
@@ -81,7 +81,7 @@ test('a followup between turns starts exactly one new turn, even when sent twice
   assert.equal(view.completedTurns, 2);
   const prompts = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'user.prompt');
   assert.deepEqual(prompts.map((b) => [b.turn_id, b.text]), [['turn_1', 'first'], ['turn_2', 'second question']]);
-  await recordHistory(stack.server.address, `conv/${conv}`, 'conversation-two-turns-v2');
+  await recordHistory(stack.server.address, `conv/${conv}`, 'conversation-two-turns-v3');
 });
 
 test('bad input gets clear errors and writes nothing', async () => {

@@ -44,6 +44,6 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
   assert.equal(payload.blocks.length, blocks.length);
   assert.deepEqual(payload.turn_ids, ['turn_1']);
   assert.equal((payload as unknown as { conversation_title: string }).conversation_title, 'Plan note check', 'the gate titled the new conversation');
-  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v2');
-  await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v2');
+  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v3-gate');
+  await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v3');
 });
