@@ -21,6 +21,22 @@ const median = (xs: number[]) => {
   return s.length ? (s[Math.floor((s.length - 1) / 2)]! + s[Math.ceil((s.length - 1) / 2)]!) / 2 : NaN;
 };
 
+/** Median run time (started → completed) of an activity type. */
+function runTimes(history: temporal.api.history.v1.IHistory, type: string): number[] {
+  const events = history.events ?? [];
+  const scheduled = new Map<string, string>();
+  const started = new Map<string, number>();
+  const out: number[] = [];
+  for (const e of events) {
+    const id = String(e.eventId);
+    if (e.activityTaskScheduledEventAttributes) scheduled.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
+    if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), ts(e));
+    const done = e.activityTaskCompletedEventAttributes;
+    if (done && scheduled.get(String(done.scheduledEventId)) === type) out.push(ts(e) - (started.get(String(done.scheduledEventId)) ?? ts(e)));
+  }
+  return out;
+}
+
 /** Gaps between consecutive ActivityTaskScheduled events of the given activity type. */
 function gaps(history: temporal.api.history.v1.IHistory, type: string): number[] {
   const times = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).map(ts);
@@ -47,21 +63,32 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
   const done = '<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"done","final_answer":"ok"}</channel:ReactDecisionOutV2>';
   try {
     return await worker.runUntil(async () => {
-      const noopHandle = await server.env.client.workflow.start('NoopRoundsWorkflow', { taskQueue, workflowId: `bench-noop-${process.pid}`, args: [ROUNDS + 1] });
+      // Same activity count as the turn (decide + runTool per round), so both run under the same
+      // server/poller conditions (task pickup slows down after the first ~15 activities of a run).
+      const noopHandle = await server.env.client.workflow.start('NoopRoundsWorkflow', { taskQueue, workflowId: `bench-noop-${process.pid}`, args: [2 * ROUNDS + 2] });
       await noopHandle.result();
-      const noop = median(gaps(await noopHandle.fetchHistory(), 'noop'));
+      const noopGaps = gaps(await noopHandle.fetchHistory(), 'noop');
+      const noop = median(noopGaps);
+      const noopPair = median(noopGaps.slice(1).map((g, i) => g + noopGaps[i]!).filter((_, i) => i % 2 === 0));
 
       const conv = `bench_${process.pid}`;
       const rounds = Array.from({ length: ROUNDS }, (_, i) => call(i + 1)).concat(done);
       const started = await api.startTurn(conv, 'benchmark', { maxIterations: ROUNDS + 2, model: { provider: 'scripted', script: { rounds, chunkSize: 4096, latencyMs: 0 } } });
       await api.result(conv, started.turnIndex);
-      const round = median(gaps(await server.env.client.workflow.getHandle(started.workflowId).fetchHistory(), 'decide'));
+      const history = await server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
+      const round = median(gaps(history, 'decide'));
+      const decideRun = median(runTimes(history, 'decide'));
+      const toolRun = median(runTimes(history, 'runTool'));
       return {
         'turn.rounds': ROUNDS,
         'turn.round_median_ms': round,
         'noop.activity_roundtrip_median_ms': noop,
-        'turn.round_vs_noop_ratio': Number((round / noop).toFixed(2)),
-        'turn.round_overhead_ms (round − 2 × noop)': round - 2 * noop,
+        'noop.two_activity_round_median_ms': noopPair,
+        'turn.round_vs_two_noop_ratio': Number((round / noopPair).toFixed(2)),
+        'turn.round_overhead_ms (round − two no-op activities)': round - noopPair,
+        'turn.decide_activity_run_median_ms': decideRun,
+        'turn.runTool_activity_run_median_ms': toolRun,
+        'turn.orchestration_ms (round − activity run times)': round - decideRun - toolRun,
       };
     });
   } finally {
