@@ -15,8 +15,8 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Block } from '../../core/timeline/block';
-import { ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type ToolSpec, type Usage } from '../../core/model/provider';
-import { CitationStream, type SourceRef } from '../../core/channels';
+import { ZERO_USAGE, type StopReason, type ToolSpec, type Usage } from '../../core/model/provider';
+import { CitationStream } from '../../core/channels';
 import { notice, noticeBlock } from '../../core/decision/notice';
 import type { Decision } from '../../core/decision/schema';
 import { truncateSummary, type ToolRegistry } from '../../core/tools/registry';
@@ -28,7 +28,7 @@ import { StreamPublisher } from '../store/publisher';
 import { loadCacheState, loadSourceRefs } from '../store/conversation-store';
 import { announceState, liveEventLines } from './protocol';
 import { roundBlocks } from './round-blocks';
-import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome } from './round-io';
+import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome, type RoundStreamArgs } from './round-io';
 
 /** DecideInput plus the answer phase (two-phase mode runs the loop with answerPhase 'loop'). */
 export interface NativeDecideInput extends DecideInput {
@@ -46,16 +46,7 @@ export interface NativeResponse {
 }
 
 /** Streams one native model call: heartbeats, live text deltas on `channel`, abort on cancellation. */
-export async function streamNative(args: {
-  provider: ModelProvider;
-  request: ModelRequest;
-  signal: AbortSignal;
-  heartbeat: (details: unknown) => void;
-  publisher: StreamPublisher;
-  round: number;
-  channel: 'answer' | 'thinking';
-  sources: SourceRef[];
-}): Promise<NativeResponse> {
+export async function streamNative(args: RoundStreamArgs & { channel: 'answer' | 'thinking' }): Promise<NativeResponse> {
   const { publisher, round, channel } = args;
   const citations = channel === 'answer' ? new CitationStream(args.sources, 'markdown') : undefined;
   const out: NativeResponse = { text: '', toolCalls: [], usage: ZERO_USAGE, stopReason: 'other' };

@@ -4,12 +4,12 @@
  * stops the provider stream early when the response prefix already violates the protocol, and
  * aborts with the activity's cancellation signal.
  */
-import { ChannelStreamParser, type ChannelEvent, type SourceRef } from '../../core/channels';
+import { ChannelStreamParser, type ChannelEvent } from '../../core/channels';
 import { DECISION_CHANNEL_SPECS } from '../../core/decision/schema';
 import { decisionPrefixViolation } from '../../core/decision/interpret';
 import type { Notice } from '../../core/decision/notice';
-import { ZERO_USAGE, type ModelProvider, type ModelRequest, type Usage } from '../../core/model/provider';
-import type { StreamPublisher } from '../store/publisher';
+import { ZERO_USAGE, type Usage } from '../../core/model/provider';
+import type { RoundStreamArgs } from './round-io';
 
 /** Channels whose deltas go to clients live; ReactDecisionOutV2, code and summary stay internal. */
 const LIVE_CHANNELS = new Set(['thinking', 'answer', 'followup']);
@@ -22,15 +22,7 @@ export interface DecisionStream {
   prefixViolation?: Notice;
 }
 
-export async function streamDecision(args: {
-  provider: ModelProvider;
-  request: ModelRequest;
-  signal: AbortSignal;
-  heartbeat: (details: unknown) => void;
-  publisher: StreamPublisher;
-  round: number;
-  sources: SourceRef[];
-}): Promise<DecisionStream> {
+export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStream> {
   const { provider, request, publisher, round } = args;
   const parser = new ChannelStreamParser([...DECISION_CHANNEL_SPECS], { sources: args.sources, citationFormat: 'markdown' });
   // Stop the provider stream when we decide to (prefix violation) without aborting the activity.

@@ -18,6 +18,8 @@ import { appendBlocks, setOverlays } from '../store/timeline-store';
 import { saveCacheTouch } from '../store/conversation-store';
 import { recordUsage } from '../store/usage-store';
 import type { StreamPublisher } from '../store/publisher';
+import type { SourceRef } from '../../core/channels';
+import type { ModelProvider, ModelRequest } from '../../core/model/provider';
 
 export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
   const type = ev.kind === 'steer' ? 'user.steer' : 'user.followup';
@@ -31,6 +33,19 @@ export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
     text: ev.text,
     meta: { message_id: ev.messageId, ...(ev.targetTurnId ? { target_turn_id: ev.targetTurnId } : {}) },
   });
+}
+
+/** What streaming one round's model call needs, whatever the protocol. */
+export interface RoundStreamArgs {
+  provider: ModelProvider;
+  request: ModelRequest;
+  /** The activity's cancellation signal (a steer). */
+  signal: AbortSignal;
+  heartbeat: (details: unknown) => void;
+  publisher: StreamPublisher;
+  round: number;
+  /** Pool rows for live [[S:n]] resolution. */
+  sources: SourceRef[];
 }
 
 /** Folds events received since the last boundary (idempotent by message id); announces new ones. */
