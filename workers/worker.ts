@@ -13,18 +13,39 @@ import type { AnyToolDeclaration } from '../core/tools/registry';
 import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
 import { createScriptedProvider, resolveScript } from '../activities/providers/scripted';
 import { createAnthropicProvider } from '../activities/providers/anthropic';
-import type { ModelProvider } from '../core/model/provider';
+import { ProviderError, type ModelProvider } from '../core/model/provider';
 import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
 
-export function defaultProviderResolver(): (config: ModelConfig) => ModelProvider {
+/** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
+function failingProvider(id: string, error: ProviderError): ModelProvider {
+  return {
+    id,
+    async *stream() {
+      throw error;
+    },
+  };
+}
+
+/**
+ * Model providers by turn config. Configuration problems (no Anthropic credentials, an unknown
+ * script) become non-retryable provider errors with a clear message at the model call.
+ */
+export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (config: ModelConfig) => ModelProvider {
   let anthropic: ModelProvider | undefined;
   return (config) => {
     if (config.provider === 'anthropic') {
+      if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
+        return failingProvider('anthropic', new ProviderError('auth', 'the anthropic provider needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the worker environment'));
+      }
       anthropic ??= createAnthropicProvider({});
       return anthropic;
     }
-    return createScriptedProvider(resolveScript(config.script));
+    try {
+      return createScriptedProvider(resolveScript(config.script));
+    } catch (err) {
+      return failingProvider('scripted', err instanceof ProviderError ? err : new ProviderError('bad_request', (err as Error).message));
+    }
   };
 }
 

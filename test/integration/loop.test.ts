@@ -63,3 +63,16 @@ test('a followup grants one reactive iteration (turn state shows the bonus)', as
   assert.equal(r.completionPath, 'complete');
   assert.equal(r.answer, 'done in round 3: one more thing');
 });
+
+test('configuration errors fail the turn at once with a clear, non-retried message', async () => {
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'use a script that does not exist', { model: { provider: 'scripted', script: 'no-such-script' } });
+  await assert.rejects(stack.client.result(conv, 1), (err: Error) => {
+    const chain: string[] = [];
+    for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) chain.push(e.message);
+    assert.ok(chain.some((m) => /unknown scripted model script "no-such-script"/.test(m)), chain.join(' <- '));
+    return true;
+  });
+  const attempts = await stack.db.pool.query(`SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'retry'`, [conv]);
+  assert.equal(attempts.rows[0].n, 0, 'not retried');
+});

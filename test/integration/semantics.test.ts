@@ -4,7 +4,7 @@ import { complete, createTestStack, decision, thinking, uniqueId, waitFor, type 
 import { loadBlocks } from '../../activities/store/timeline-store';
 import { readEvents } from '../../activities/store/stream-bus';
 import { resolvePath } from '../../core/timeline/path-resolve';
-import { followupSignal } from '../../workflows/definitions';
+import { followupSignal, steerSignal } from '../../workflows/definitions';
 
 let stack: TestStack;
 before(async () => {
@@ -71,4 +71,23 @@ test('events addressed to another turn are ignored; a repeated message id is fol
   await stack.client.result(conv, 1);
   const followups = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'user.followup');
   assert.deepEqual(followups.map((b) => b.text), ['once']);
+});
+
+test('a followup queued with a steer overrides the steer\'s finalize: the turn continues normally', async () => {
+  const conv = uniqueId('conv');
+  const slow = thinking('z'.repeat(300)) + decision({ action: 'complete', notes: 'n', final_answer: 'never' });
+  await stack.client.startTurn(conv, 'long', {
+    model: { provider: 'scripted', script: { rounds: [slow, complete('continued with: {{event}}')], chunkSize: 4, latencyMs: 30, finalize: complete('finalized') } },
+  });
+  await waitFor('round 1 streaming', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
+  const view = await stack.client.conversationState(conv);
+  const handle = stack.server.env.client.workflow.getHandle(view.activeTurn!.workflowId);
+  // Both arrive before the cancelled round returns: the followup wins over the finalize.
+  await handle.signal(followupSignal, { kind: 'followup', messageId: 'msg_f', text: 'the followup' });
+  await handle.signal(steerSignal, { kind: 'steer', messageId: 'msg_s', text: 'stop' });
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.completionPath, 'complete', 'not steer_finalize');
+  assert.equal(r.answer, 'continued with: stop', 'a normal round (not the finalize script) that saw both events; {{event}} is the latest');
+  const types = (await loadBlocks(stack.db.pool, conv)).map((b) => b.type);
+  assert.ok(types.includes('user.followup') && types.includes('user.steer'));
 });
