@@ -4,6 +4,7 @@ import type { CacheState } from '../../core/timeline/prune';
 import type { SourceRow } from '../../core/timeline/sources';
 import type { SourceRef } from '../../core/channels';
 import { loadSourcesPool } from './sources-store';
+import { listArtifacts } from './timeline-store';
 
 export async function loadCacheState(pool: Pool, conversationId: string): Promise<CacheState> {
   const res = await pool.query<{ cache_last_touch_at: string | null; cache_ttl_seconds: number | null }>(
@@ -24,4 +25,11 @@ export async function saveCacheTouch(pool: Pool, conversationId: string, touchAt
 export async function loadSourceRefs(pool: Pool, conversationId: string): Promise<{ rows: SourceRow[]; refs: SourceRef[] }> {
   const rows = await loadSourcesPool(pool, conversationId);
   return { rows, refs: rows.map((r) => ({ sid: r.sid, title: r.title, url: r.url })) };
+}
+
+/** ANNOUNCE workspace lines: the files the current turn has written so far. */
+export async function workspaceLines(pool: Pool, conversationId: string, turnId: string): Promise<string[]> {
+  const files = (await listArtifacts(pool, conversationId, 'file')).filter((f) => f.turnId === turnId);
+  if (files.length === 0) return ['files of this turn: none yet'];
+  return files.map((f) => `fi:${f.key.replace('/', '.')} (${f.sizeBytes} bytes)`);
 }

@@ -25,7 +25,7 @@ import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks } from '../store/timeline-store';
 import { StreamPublisher } from '../store/publisher';
-import { loadCacheState, loadSourceRefs } from '../store/conversation-store';
+import { loadCacheState, loadSourceRefs, workspaceLines } from '../store/conversation-store';
 import { announceState, liveEventLines } from './protocol';
 import { roundBlocks } from './round-blocks';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome, type RoundStreamArgs } from './round-io';
@@ -127,7 +127,7 @@ export function makeDecideNative(deps: ActivityDeps) {
       return stored;
     }
     const sources = await loadSourceRefs(pool, conversationId);
-    const announce = announceState(input, ts, liveEventLines(blocks, turnId));
+    const announce = announceState(input, ts, liveEventLines(blocks, turnId), await workspaceLines(pool, conversationId, turnId));
     if (input.mode === 'finalize') announce.budget = [NATIVE_FINALIZE_NOTICE];
     const rendered = renderNative(
       { blocks, currentTurnId: turnId, systemPrompt, sources: sources.rows, announce, cacheState: await loadCacheState(pool, conversationId), tools: specs, names },

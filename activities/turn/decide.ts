@@ -13,7 +13,7 @@ import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks } from '../store/timeline-store';
 import { StreamPublisher } from '../store/publisher';
-import { loadCacheState, loadSourceRefs } from '../store/conversation-store';
+import { loadCacheState, loadSourceRefs, workspaceLines } from '../store/conversation-store';
 import { announceState, liveEventLines, renderRound, systemPromptFor } from './protocol';
 import { streamDecision } from './decision-stream';
 import { roundBlocks } from './round-blocks';
@@ -52,7 +52,7 @@ export function makeDecide(deps: ActivityDeps) {
       turnId,
       systemPrompt: systemPromptFor(registry, deps.multiAction),
       sources: sources.rows,
-      announce: announceState(input, ts, liveEventLines(blocks, turnId)),
+      announce: announceState(input, ts, liveEventLines(blocks, turnId), await workspaceLines(pool, conversationId, turnId)),
       cacheState: await loadCacheState(pool, conversationId),
       now: now.getTime(),
       suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),

@@ -27,7 +27,7 @@ export function systemPromptFor(registry: ToolRegistry, multiAction: MultiAction
 export const FINALIZE_NOTICE =
   '[FINALIZE] The user steered this turn (see [STEER DURING TURN]). Do not call tools: respond with action "complete" now, answering with what you have and acknowledging the steer.';
 
-export function announceState(input: DecideInput, nowIso: string, liveEvents: string[]): AnnounceState {
+export function announceState(input: DecideInput, nowIso: string, liveEvents: string[], workspace: string[] = []): AnnounceState {
   const it = input.iteration;
   return {
     iteration: Math.max(1, input.mode === 'finalize' ? it.index + 1 : it.index),
@@ -36,6 +36,7 @@ export function announceState(input: DecideInput, nowIso: string, liveEvents: st
     bonusIterations: it.bonus,
     budget: input.mode === 'finalize' ? [FINALIZE_NOTICE] : [`${Math.max(0, it.max - it.index)} decision rounds left after this one`],
     liveEvents,
+    workspace,
     nowIso,
   };
 }
