@@ -23,6 +23,3 @@ export const startTurnUpdate = defineUpdate<{ turnIndex: number; turnId: string;
 export const ConversationIdKey = defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD);
 export const TurnIndexKey = defineSearchAttributeKey('TurnIndex', SearchAttributeType.INT);
 export const TurnStatusKey = defineSearchAttributeKey('TurnStatus', SearchAttributeType.KEYWORD);
-
-/** `--search-attribute` values for `temporal server start-dev`. */
-export const SEARCH_ATTRIBUTES_CLI = ['ConversationId=Keyword', 'TurnIndex=Int', 'TurnStatus=Keyword'];
