@@ -9,7 +9,7 @@ export const workflowDeterminismRules = {
       patterns: [
         { group: ['node:*'], message: 'workflows/ must be deterministic: no node: modules.' },
         { group: ['fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net', 'dns', 'worker_threads', 'timers', 'timers/*'], message: 'workflows/ must be deterministic: no Node built-ins.' },
-        { group: ['pg', 'pg-*', '@anthropic-ai/*', '@aws-sdk/*', '@electric-sql/*', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '**/activities/*', '!**/activities/turn-activities'], message: 'workflows/ must not import I/O libraries or activity code (type-only imports of activity signatures are allowed).', allowTypeImports: true },
+        { group: ['pg', 'pg-*', '@anthropic-ai/*', '@aws-sdk/*', '@electric-sql/*', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '**/activities/*', '!**/activities/turn-activities', '**/store/*'], message: 'workflows/ must not import I/O libraries or activity code (type-only imports of activity signatures are allowed).', allowTypeImports: true },
       ],
     },
   ],

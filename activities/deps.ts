@@ -1,5 +1,5 @@
 /** What activities need from the worker: the database, model providers and tools. */
-import type { Db } from './store/db';
+import type { Db } from '../store/db';
 import type { ModelProvider } from '../core/model/provider';
 import type { ModelConfig } from '../core/turn/contracts';
 import type { ToolImpl } from './tools/types';

@@ -10,10 +10,10 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
-import { dropSchema, migrate, openDb } from '../activities/store/db';
-import { StreamPublisher } from '../activities/store/publisher';
-import { publishEvents } from '../activities/store/stream-bus';
-import { ensureConversation } from '../activities/store/timeline-store';
+import { dropSchema, migrate, openDb } from '../store/db';
+import { StreamPublisher } from '../store/publisher';
+import { publishEvents } from '../store/stream-bus';
+import { ensureConversation } from '../store/timeline-store';
 import type { DreactClient } from '../client/api';
 import { startGateway } from '../client/gateway/server';
 import { openSse } from '../client/gateway/sse-client';

@@ -7,7 +7,7 @@
 import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { createTurnActivities } from '../activities/turn-activities';
-import { openDb, migrate, dropSchema } from '../activities/store/db';
+import { openDb, migrate, dropSchema } from '../store/db';
 import { builtinTools } from '../activities/tools';
 import { createToolRegistry } from '../core/tools';
 import { defaultProviderResolver } from '../workers/worker';

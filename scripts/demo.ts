@@ -10,7 +10,7 @@ import { startEmbeddedStack } from '../client/stack/embedded';
 import { DreactClient } from '../client/api';
 import { followTurn, newConversationId, streamOffset } from '../client/cli/commands';
 import { workflowUrl, type Session } from '../client/cli/session';
-import { loadBlocks } from '../activities/store/timeline-store';
+import { loadBlocks } from '../store/timeline-store';
 
 const say = (s: string) => process.stdout.write(s);
 

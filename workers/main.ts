@@ -5,7 +5,7 @@
  * activities finish or are retried elsewhere).
  */
 import { NativeConnection } from '@temporalio/worker';
-import { openDb, migrate } from '../activities/store/db';
+import { openDb, migrate } from '../store/db';
 import { createWorker } from './worker';
 
 async function main(): Promise<void> {

@@ -5,7 +5,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createTurnActivities } from '../activities/turn-activities';
 import type { ActivityDeps } from '../activities/deps';
-import type { Db } from '../activities/store/db';
+import type { Db } from '../store/db';
 import { builtinTools } from '../activities/tools';
 import type { ToolImpl } from '../activities/tools/types';
 import { createToolRegistry } from '../core/tools';

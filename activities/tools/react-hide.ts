@@ -7,7 +7,7 @@
  */
 import type { Block } from '../../core/timeline/block';
 import { checkHide, hideRefusalNotice } from '../../core/timeline/hide';
-import { setOverlays } from '../store/timeline-store';
+import { setOverlays } from '../../store/timeline-store';
 import type { ToolImpl } from './types';
 
 /** Overlay `reason` of the blocks one hide call touched (lets a retried attempt recognise them). */

@@ -15,8 +15,8 @@ import { barePath, resolvePath, type PathResolution } from '../../core/timeline/
 import { visibleItems } from '../../core/timeline/render';
 import { selectSources, type SourceRow } from '../../core/timeline/sources';
 import { buildTurnIndex, renderTurnIndex } from '../../core/timeline/summaries';
-import { getArtifact } from '../store/timeline-store';
-import { loadSourcesPool } from '../store/sources-store';
+import { getArtifact } from '../../store/timeline-store';
+import { loadSourcesPool } from '../../store/sources-store';
 import type { ToolContext, ToolImpl } from './types';
 
 /** Per-path cap on returned text (≈ 12,000 tokens). */

@@ -5,7 +5,7 @@
  * streamed live as `delta` events on the canvas channel (`target` = the write channel). Idempotent: a retried call writes the same bytes once.
  */
 import { parsePath, paths, physicalPath } from '../../core/timeline/paths';
-import { getArtifact, putArtifact } from '../store/timeline-store';
+import { getArtifact, putArtifact } from '../../store/timeline-store';
 import type { ToolImpl } from './types';
 
 export const WRITE_CHANNELS = ['canvas', 'timeline_text', 'internal'] as const;

@@ -4,13 +4,13 @@
 import { makeBlock, type Block } from '../../core/timeline/block';
 import type { LoadContextInput, TurnSummary } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, ensureConversation, loadBlocks, putArtifact } from '../store/timeline-store';
-import { StreamPublisher } from '../store/publisher';
+import { appendBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
+import { StreamPublisher } from '../../store/publisher';
 import { Context } from '@temporalio/activity';
 import { buildTimelinePayload, buildTurnLog, TURN_LOG_ARTIFACT_KIND } from '../../core/timeline/payload';
 import { cacheReadRatio } from '../../core/model/pricing';
 import { collectCitations } from '../../core/channels';
-import { loadSourcesPool } from '../store/sources-store';
+import { loadSourcesPool } from '../../store/sources-store';
 import type { SourceRow } from '../../core/timeline/sources';
 
 export function makeContextActivities(deps: ActivityDeps) {

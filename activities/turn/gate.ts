@@ -13,8 +13,8 @@ import { ProviderError } from '../../core/model/provider';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
-import { appendBlocks, ensureConversation, loadBlock } from '../store/timeline-store';
-import { recordUsage } from '../store/usage-store';
+import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
+import { recordUsage } from '../../store/usage-store';
 
 export const TITLE_MAX_CHARS = 80;
 export const GATE_BLOCK = 'stage.gate';

@@ -14,10 +14,10 @@ import { estimateCost } from '../../core/model/pricing';
 import type { PruneResult } from '../../core/timeline/prune';
 import type { ToolRegistry } from '../../core/tools/registry';
 import type { DecideInput, DecideOutcome, ToolCallPlan, UserEvent } from '../../core/turn/contracts';
-import { appendBlocks, setOverlays } from '../store/timeline-store';
-import { saveCacheTouch } from '../store/conversation-store';
-import { recordUsage } from '../store/usage-store';
-import type { StreamPublisher } from '../store/publisher';
+import { appendBlocks, setOverlays } from '../../store/timeline-store';
+import { saveCacheTouch } from '../../store/conversation-store';
+import { recordUsage } from '../../store/usage-store';
+import type { StreamPublisher } from '../../store/publisher';
 import type { SourceRef } from '../../core/channels';
 import type { ModelProvider, ModelRequest } from '../../core/model/provider';
 

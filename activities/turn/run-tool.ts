@@ -7,11 +7,11 @@ import { Context, CancelledFailure } from '@temporalio/activity';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { preview, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, loadBlock, loadBlocks } from '../store/timeline-store';
-import { StreamPublisher } from '../store/publisher';
+import { appendBlocks, loadBlock, loadBlocks } from '../../store/timeline-store';
+import { StreamPublisher } from '../../store/publisher';
 import type { ToolObservation } from '../tools/types';
 import { checkToolParams, paramsNoticeBlocks } from '../tools';
-import { mergeToolSources } from '../store/sources-store';
+import { mergeToolSources } from '../../store/sources-store';
 
 export function makeRunTool(deps: ActivityDeps) {
   return async function runTool(input: ToolInput): Promise<ToolOutcome> {

@@ -14,10 +14,10 @@ import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { ZERO_USAGE, type ModelMessage, type Usage } from '../../core/model/provider';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, loadBlocks, setOverlays } from '../store/timeline-store';
-import { StreamPublisher } from '../store/publisher';
-import { recordUsage } from '../store/usage-store';
-import { loadSourceRefs } from '../store/conversation-store';
+import { appendBlocks, loadBlocks, setOverlays } from '../../store/timeline-store';
+import { StreamPublisher } from '../../store/publisher';
+import { recordUsage } from '../../store/usage-store';
+import { loadSourceRefs } from '../../store/conversation-store';
 import { streamNative } from './decide-native';
 
 export const SYNTHESIS_RESULT_CHARS = 2_000;

@@ -16,8 +16,8 @@ import { ToolRegistry } from '../../core/tools/registry';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
-import { appendBlocks, loadBlock } from '../store/timeline-store';
-import { recordUsage } from '../store/usage-store';
+import { appendBlocks, loadBlock } from '../../store/timeline-store';
+import { recordUsage } from '../../store/usage-store';
 
 export const TOOL_SELECTION_THRESHOLD = 12;
 export const TOOL_SELECTION_MAX = 6;

@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { followEvents, type StreamEvent } from '../../activities/store/stream-bus';
+import { followEvents, type StreamEvent } from '../../store/stream-bus';
 import type { StartedTurn } from '../api';
-import { loadBlocks } from '../../activities/store/timeline-store';
+import { loadBlocks } from '../../store/timeline-store';
 import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../core/turn/contracts';
 import { createLiveRenderer } from './render';
 import { debugRender } from './debug-render';

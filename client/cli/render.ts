@@ -4,7 +4,7 @@
  * citations (numbered, listed under the answer), canvas/followup channels, injected followups
  * and steers, retries and compaction.
  */
-import type { StreamEvent } from '../../activities/store/stream-bus';
+import type { StreamEvent } from '../../store/stream-bus';
 import type { SourceRef } from '../../core/channels/citations';
 import { AnswerLinks } from './render-links';
 

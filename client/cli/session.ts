@@ -4,7 +4,7 @@
  * duration of the command.
  */
 import { Client, Connection } from '@temporalio/client';
-import { openDb, type Db } from '../../activities/store/db';
+import { openDb, type Db } from '../../store/db';
 import { DreactClient } from '../api';
 import { connectToRunningStack, startEmbeddedStack, type StackInfo } from '../stack/embedded';
 

@@ -5,7 +5,7 @@
  * with Last-Event-ID when the connection drops).
  */
 import { InvalidArgumentError } from 'commander';
-import { followEvents, type StreamEvent } from '../../activities/store/stream-bus';
+import { followEvents, type StreamEvent } from '../../store/stream-bus';
 import { ConversationIdSchema } from '../../core/turn/contracts';
 import { DreactError } from '../api';
 import { fromSseMessage } from '../gateway/protocol';

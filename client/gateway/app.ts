@@ -12,8 +12,8 @@ import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
 import { ConversationIdSchema, type TurnOptionsInput } from '../../core/turn/contracts';
-import { loadBlocks } from '../../activities/store/timeline-store';
-import { startStreamNotifier, type PgStreamNotifier } from '../../activities/store/stream-notifier';
+import { loadBlocks } from '../../store/timeline-store';
+import { startStreamNotifier, type PgStreamNotifier } from '../../store/stream-notifier';
 import { parseOffset } from './protocol';
 import { sseStream } from './sse-stream';
 

@@ -21,7 +21,7 @@
  * gap       {from, to}              synthetic, id-less: events (from..to) were pruned before this reader got them
  * Unknown kinds are forwarded under their own name with their payload.
  */
-import type { StreamEvent } from '../../activities/store/stream-bus';
+import type { StreamEvent } from '../../store/stream-bus';
 
 export interface SseMessage {
   event: string;

@@ -4,7 +4,7 @@
  * and the next run tries again.
  */
 import type { Pool } from 'pg';
-import { pruneEvents } from '../../activities/store/stream-bus';
+import { pruneEvents } from '../../store/stream-bus';
 
 export const DEFAULT_STREAM_RETENTION_SECONDS = 7 * 24 * 3600;
 

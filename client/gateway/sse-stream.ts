@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Pool } from 'pg';
-import { followEvents, type StreamEvent, type StreamNotifier } from '../../activities/store/stream-bus';
+import { followEvents, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
 import { toSseMessage } from './protocol';
 
 export interface SseStreamOptions {

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { migrate, openDb, type Db } from '../../activities/store/db';
+import { migrate, openDb, type Db } from '../../store/db';
 import { createWorker } from '../../workers/worker';
 import { startTemporalServer, type TemporalServer } from './temporal-server';
 

@@ -10,8 +10,8 @@ import { callTool, complete, createTestStack, thinking, uniqueId, type TestStack
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
-import { loadBlocks } from '../../activities/store/timeline-store';
-import { readEvents } from '../../activities/store/stream-bus';
+import { loadBlocks } from '../../store/timeline-store';
+import { readEvents } from '../../store/stream-bus';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;

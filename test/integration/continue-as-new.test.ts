@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
-import { openDb, migrate, dropSchema, type Db } from '../../activities/store/db';
+import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { createWorker } from '../../workers/worker';
 import { DreactClient } from '../../client/api';
 import { uniqueId, waitFor } from '../support/stack';

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Info } from '@temporalio/activity';
-import { openDb, migrate, dropSchema, type Db } from '../../activities/store/db';
+import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { makeDecide } from '../../activities/turn/decide';
 import { makeContextActivities } from '../../activities/turn/context';
 import { builtinTools } from '../../activities/tools';
@@ -16,7 +16,7 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema, type DecideInput } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../../activities/deps';
 import type { ModelProvider } from '../../core/model/provider';
-import { loadBlocks } from '../../activities/store/timeline-store';
+import { loadBlocks } from '../../store/timeline-store';
 import { callTool, complete, uniqueId } from '../support/stack';
 
 let db: Db;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { loadBlocks } from '../../activities/store/timeline-store';
+import { loadBlocks } from '../../store/timeline-store';
 import type { ToolImpl } from '../../activities/tools/types';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { loadBlocks } from '../../activities/store/timeline-store';
+import { loadBlocks } from '../../store/timeline-store';
 
 let stack: TestStack;
 before(async () => {

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { loadBlocks } from '../../activities/store/timeline-store';
+import { loadBlocks } from '../../store/timeline-store';
 import { recordHistory } from '../support/fixtures';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import type { TurnOptionsInput } from '../../core/turn/contracts';

@@ -1,8 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { loadBlocks } from '../../activities/store/timeline-store';
-import { readEvents } from '../../activities/store/stream-bus';
+import { loadBlocks } from '../../store/timeline-store';
+import { readEvents } from '../../store/stream-bus';
 import { resolvePath } from '../../core/timeline/path-resolve';
 import { followupSignal, steerSignal } from '../../workflows/definitions';
 

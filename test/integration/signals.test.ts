@@ -1,8 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { loadBlocks } from '../../activities/store/timeline-store';
-import { readEvents } from '../../activities/store/stream-bus';
+import { loadBlocks } from '../../store/timeline-store';
+import { readEvents } from '../../store/stream-bus';
 import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;

@@ -1,10 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dropSchema, migrate, openDb, type Db } from '../../activities/store/db';
-import { followEvents, parseStreamNotice, publishEvents, readEvents, type FollowOptions } from '../../activities/store/stream-bus';
-import { startStreamNotifier } from '../../activities/store/stream-notifier';
-import { StreamPublisher } from '../../activities/store/publisher';
-import { ensureConversation } from '../../activities/store/timeline-store';
+import { dropSchema, migrate, openDb, type Db } from '../../store/db';
+import { followEvents, parseStreamNotice, publishEvents, readEvents, type FollowOptions } from '../../store/stream-bus';
+import { startStreamNotifier } from '../../store/stream-notifier';
+import { StreamPublisher } from '../../store/publisher';
+import { ensureConversation } from '../../store/timeline-store';
 import { startStreamPruner } from '../../client/gateway/prune';
 import { uniqueId, waitFor } from '../support/stack';
 

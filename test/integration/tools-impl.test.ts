@@ -5,9 +5,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openDb, migrate, dropSchema, type Db } from '../../activities/store/db';
-import { appendBlocks, ensureConversation, getArtifact, loadBlocks } from '../../activities/store/timeline-store';
-import { loadSourcesPool, mergeSourcesIntoPool, mergeToolSources } from '../../activities/store/sources-store';
+import { openDb, migrate, dropSchema, type Db } from '../../store/db';
+import { appendBlocks, ensureConversation, getArtifact, loadBlocks } from '../../store/timeline-store';
+import { loadSourcesPool, mergeSourcesIntoPool, mergeToolSources } from '../../store/sources-store';
 import { reactWriteImpl, WRITE_STREAM_CHUNK } from '../../activities/tools/react-write';
 import { reactReadImpl } from '../../activities/tools/react-read';
 import { reactPlanImpl } from '../../activities/tools/react-plan';

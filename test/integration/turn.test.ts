@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
-import { loadBlocks, getArtifact } from '../../activities/store/timeline-store';
+import { loadBlocks, getArtifact } from '../../store/timeline-store';
 import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { openDb, migrate, dropSchema, type Db } from '../../activities/store/db';
+import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { createWorker, type CreateWorkerOptions } from '../../workers/worker';
 import { DreactClient } from '../../client/api';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StreamEvent } from '../../../activities/store/stream-bus';
+import type { StreamEvent } from '../../../store/stream-bus';
 import { createLiveRenderer } from '../../../client/cli/render';
 
 let seq = 0;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StreamEvent } from '../../../activities/store/stream-bus';
+import type { StreamEvent } from '../../../store/stream-bus';
 import { fromSseMessage, parseOffset, protocolEvent, toSseMessage } from '../../../client/gateway/protocol';
 
 const ev = (kind: string, payload: Record<string, unknown>, extra: Partial<StreamEvent> = {}): StreamEvent => ({ conversationId: 'c', seq: 7, ts: '2026-01-01T00:00:00.000Z', turnId: 'turn_1', attempt: 1, kind, payload, ...extra });

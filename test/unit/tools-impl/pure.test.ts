@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveWriteTarget } from '../../../activities/tools/react-write';
 import { checkToolParams, paramsNoticeBlocks } from '../../../activities/tools';
-import { rewriteToolSids, withLocalSids } from '../../../activities/store/sources-store';
+import { rewriteToolSids, withLocalSids } from '../../../store/sources-store';
 import { cleanTitle, heuristicTitle, TITLE_MAX_CHARS } from '../../../activities/turn/gate';
 import { sourcesReadPayload } from '../../../activities/tools/react-read';
 import { planIdEntropy } from '../../../activities/tools/react-plan';

@@ -3,7 +3,7 @@
  * artifacts. Every write is idempotent so retried activities never duplicate.
  */
 import type { Pool, PoolClient } from 'pg';
-import { BlockSchema, type Block } from '../../core/timeline/block';
+import { BlockSchema, type Block } from '../core/timeline/block';
 
 type Queryable = Pool | PoolClient;
 

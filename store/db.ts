@@ -50,7 +50,7 @@ export async function migrate(db: Db): Promise<string[]> {
     if (db.schema !== 'public') await client.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
     const applied = await runner({
       dbClient: client,
-      dir: join(__dirname, '..', '..', 'migrations'),
+      dir: join(__dirname, '..', 'migrations'),
       direction: 'up',
       migrationsTable: 'pgmigrations',
       schema: db.schema,

@@ -8,7 +8,7 @@
  * ever sees pool SIDs (`rewriteToolSids`).
  */
 import type { Pool, PoolClient } from 'pg';
-import { parseSidList } from '../../core/channels/citations';
+import { parseSidList } from '../core/channels/citations';
 import {
   IncomingSourceRowSchema,
   remapToolSources,
@@ -17,7 +17,7 @@ import {
   type IncomingSourceRow,
   type MergeSourcesResult,
   type SourceRow,
-} from '../../core/timeline/sources';
+} from '../core/timeline/sources';
 import { getArtifact, putArtifact } from './timeline-store';
 
 type Queryable = Pool | PoolClient;

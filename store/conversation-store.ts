@@ -1,8 +1,8 @@
 /** Per-conversation state read by the decide activity: prompt-cache touch and the sources pool. */
 import type { Pool } from 'pg';
-import type { CacheState } from '../../core/timeline/prune';
-import type { SourceRow } from '../../core/timeline/sources';
-import type { SourceRef } from '../../core/channels';
+import type { CacheState } from '../core/timeline/prune';
+import type { SourceRow } from '../core/timeline/sources';
+import type { SourceRef } from '../core/channels';
 import { loadSourcesPool } from './sources-store';
 import { listArtifacts } from './timeline-store';
 

@@ -1,6 +1,6 @@
 /** Usage ledger rows: one per model call attempt key (idempotent). */
 import type { Pool } from 'pg';
-import type { Usage } from '../../core/model/provider';
+import type { Usage } from '../core/model/provider';
 
 export interface UsageRow {
   conversationId: string;
