@@ -38,6 +38,31 @@ export interface TemporalServer {
 
 export const SEARCH_ATTRIBUTE_KEYS = [ConversationIdKey, TurnIndexKey, TurnStatusKey];
 
+/**
+ * Dispatch tuning for the dev server (embedded stack, tests, benches). The history service reads
+ * new transfer tasks at most `history.transferProcessorMaxPollRPS` times a second per shard
+ * (default 20, burst 20; server 1.29.1 service/history/queues/reader.go). Every activity round trip
+ * needs two such reads (the activity task, then the next workflow task) and the dev server has one
+ * shard, so sequential activities settle at ~2 × 50 ms. Raising the limit takes a bare round trip
+ * to ~10–20 ms. Eager activity execution saves one more dispatch; fairness keys need the matching
+ * flag on a self-hosted server. A production server with several shards wants ~100–200 per shard
+ * with `history.transferProcessorMaxPollHostRPS` as the host cap (scripts/temporal-dynamicconfig.yaml).
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = [
+  'history.transferProcessorMaxPollRPS=10000',
+  'system.enableActivityEagerExecution=true',
+  'matching.enableFairness=true',
+];
+
+/** WAL and relaxed fsync for the dev server's SQLite file: the same durability a crash-tolerant dev stack needs, a third of the write latency. */
+const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
+
+function tuningArgs(dbFilename: string | undefined): string[] {
+  const args = DEV_SERVER_DYNAMIC_CONFIG.flatMap((kv) => ['--dynamic-config-value', kv]);
+  if (dbFilename) args.push(...SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]));
+  return args;
+}
+
 export async function startTemporalServer(opts: TemporalServerOptions = {}): Promise<TemporalServer> {
   const address = opts.address ?? (opts.extraArgs ? undefined : process.env.TEMPORAL_ADDRESS);
   if (address) {
@@ -56,7 +81,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
       uiPort: opts.uiPort,
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       log: { format: 'pretty', level: 'error' },
-      extraArgs: opts.extraArgs,
+      extraArgs: [...tuningArgs(opts.dbFilename), ...(opts.extraArgs ?? [])],
     },
   });
   const uiUrl = opts.ui ? `http://127.0.0.1:${opts.uiPort ?? (Number(env.address.split(':').pop()) + 1000)}` : undefined;
@@ -74,7 +99,7 @@ async function spawnDevServer(path: string, opts: TemporalServerOptions & { logF
   for (const kv of ['frontend.enableServerVersionCheck=false', 'frontend.enableUpdateWorkflowExecution=true', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true', 'frontend.enableExecuteMultiOperation=true']) {
     args.push('--dynamic-config-value', kv);
   }
-  args.push(...(opts.extraArgs ?? []));
+  args.push(...tuningArgs(opts.dbFilename), ...(opts.extraArgs ?? []));
   const fd = openSync(opts.logFile, 'a');
   const child = spawn(path, args, { stdio: ['ignore', fd, fd] });
   closeSync(fd);
