@@ -51,7 +51,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
   const worker = await Worker.create({
     connection: server.env.nativeConnection,
     taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    workflowsPath: require.resolve('./workflows'),
     activities: {
       ...createTurnActivities({ db, provider: defaultProviderResolver(), tools: builtinTools(), registry: createToolRegistry(), multiAction: 'off', maxIterations: 15, now: () => new Date() }),
       noop: async () => undefined,

@@ -2,4 +2,3 @@
 export { ConversationWorkflow } from './conversation';
 export { TurnWorkflow } from './turn';
 export { PersistTurnWorkflow } from './persist';
-export { NoopRoundsWorkflow } from './bench';

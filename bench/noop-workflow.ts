@@ -1,4 +1,4 @@
-/** Baseline for `npm run bench`: N sequential round trips of a no-op activity. */
+/** Baseline for `npm run bench`: N sequential round trips of a no-op activity (bench bundle only). */
 import { proxyActivities } from '@temporalio/workflow';
 
 const { noop } = proxyActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '10 seconds' });
