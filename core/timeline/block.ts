@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-/** Block types named by the seeds. `stage.*` is open-ended. */
+/** Block types of the timeline vocabulary (docs/CONVENTIONS.md). `stage.*` is open-ended. */
 export const KNOWN_BLOCK_TYPES = [
   'turn.header',
   'user.prompt',

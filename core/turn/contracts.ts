@@ -46,7 +46,7 @@ export const ModelConfigSchema = z.object({
   temperature: z.number().min(0).max(1).optional(),
   /** Decision protocol: runtime-owned text channels (default) or the provider's native tool calling. */
   protocol: z.enum(['channels', 'native']).optional(),
-  /** Native mode only: run the tool loop without answer streaming, then a streamed answer-synthesis call (seed 004 two-phase). */
+  /** Native mode only: run the tool loop without answer streaming, then a streamed answer-synthesis call (two-phase: tools first, then one answer-only call over the trace). */
   answerSynthesis: z.boolean().optional(),
 });
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
