@@ -20,6 +20,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type StreamOptions, type StreamPart, type Usage } from '../../core/model/provider';
 import { classifyAnthropicError } from './anthropic-errors';
 import { toAnthropicParams, type ProviderWarning } from './anthropic-request';
+import { activityLog } from '../log';
 
 export type { ProviderWarning } from './anthropic-request';
 
@@ -41,7 +42,7 @@ export interface AnthropicProviderOptions {
   temperature?: number;
   /** Per-request HTTP timeout (ms). SDK default: 10 minutes. */
   timeoutMs?: number;
-  /** Receives non-fatal adjustments (e.g. dropped cache breakpoints). Default: console.warn. */
+  /** Receives non-fatal adjustments (e.g. dropped cache breakpoints). Default: the activity logger. */
   onWarning?: (warning: ProviderWarning) => void;
   /** Inject a client (tests); other connection options are then ignored. */
   client?: Anthropic;
@@ -97,7 +98,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
       maxRetries: 0,
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
     });
-  const onWarning = options.onWarning ?? ((w: ProviderWarning) => console.warn(`[anthropic] ${w.message}`));
+  const onWarning = options.onWarning ?? ((w: ProviderWarning) => activityLog().warn(`anthropic: ${w.message}`));
   const defaults = { model, maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, temperature: options.temperature };
 
   async function* stream(request: ModelRequest, opts: StreamOptions = {}): AsyncGenerator<StreamPart> {
