@@ -11,20 +11,33 @@ export async function ensureConversation(db: Queryable, conversationId: string):
   await db.query(`INSERT INTO conversations (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [conversationId]);
 }
 
-/** Appends blocks in order; blocks whose id exists are skipped. Returns the ids actually inserted. */
+/**
+ * Appends blocks in order, atomically: one INSERT … SELECT statement, so a round's blocks are
+ * either all written or none (a crash or a failing row never leaves half a round for a retry's
+ * stored outcome to pick up). Blocks whose id exists are skipped (idempotent retries); a repeated
+ * id inside one batch keeps its first occurrence. Returns the ids actually inserted, in order.
+ */
 export async function appendBlocks(db: Queryable, conversationId: string, blocks: Block[]): Promise<string[]> {
-  const inserted: string[] = [];
+  const seen = new Set<string>();
+  const rows: Block[] = [];
   for (const raw of blocks) {
     const block = BlockSchema.parse(raw);
-    const res = await db.query(
-      `INSERT INTO timeline_blocks (conversation_id, id, turn_id, type, path, call_id, block)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (conversation_id, id) DO NOTHING`,
-      [conversationId, block.id, block.turn_id, block.type, block.path ?? null, block.call_id ?? null, JSON.stringify(block)],
-    );
-    if (res.rowCount === 1) inserted.push(block.id);
+    if (seen.has(block.id)) continue;
+    seen.add(block.id);
+    rows.push(block);
   }
-  return inserted;
+  if (rows.length === 0) return [];
+  const res = await db.query<{ id: string }>(
+    `INSERT INTO timeline_blocks (conversation_id, id, turn_id, type, path, call_id, block)
+     SELECT $1, b->>'id', b->>'turn_id', b->>'type', b->>'path', b->>'call_id', b
+       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(b, ord)
+      ORDER BY ord
+     ON CONFLICT (conversation_id, id) DO NOTHING
+     RETURNING id`,
+    [conversationId, JSON.stringify(rows)],
+  );
+  const inserted = new Set(res.rows.map((r) => r.id));
+  return rows.map((b) => b.id).filter((id) => inserted.has(id));
 }
 
 /** Loads the conversation's blocks in append order, with hide/prune overlays applied. */
