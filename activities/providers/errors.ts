@@ -39,7 +39,8 @@ export function providerErrorToFailure(err: ProviderError): ApplicationFailure {
     type: providerFailureType(err.kind),
     nonRetryable: !err.retryable,
     details: [details],
-    ...(err.retryable && err.retryAfterMs !== undefined ? { nextRetryDelay: err.retryAfterMs } : {}),
+    // Only a positive delay: Temporal (server 1.29.1) reads nextRetryDelay 0 as "no more retries".
+    ...(err.retryable && err.retryAfterMs !== undefined && err.retryAfterMs > 0 ? { nextRetryDelay: err.retryAfterMs } : {}),
     cause: err,
   });
 }

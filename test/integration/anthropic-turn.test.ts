@@ -109,3 +109,19 @@ test('a non-retryable 400 fails the turn with a clear message and TurnStatus=fai
   assert.equal(desc.status.name, 'FAILED');
   assert.deepEqual(desc.searchAttributes.TurnStatus, ['failed']);
 });
+
+test('a 429 with retry-after 0 or a date in the past is retried with the policy backoff, not ended', async () => {
+  emu.reset();
+  const past = new Date(Date.now() - 60_000).toUTCString();
+  emu.enqueue(
+    title,
+    reply.rateLimited(0),
+    reply.error(429, 'rate_limit_error', 'slow down', { 'retry-after': past }),
+    reply.text(complete('made it')),
+  );
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'retry-after zero', { model: { provider: 'anthropic' } });
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'made it');
+  assert.equal(emu.requests.length, 4, 'gate + two rate-limited attempts + the successful one');
+});

@@ -23,6 +23,8 @@ test('retryable ProviderError → retryable ApplicationFailure with nextRetryDel
   const noDelay = providerErrorToFailure(new ProviderError('overloaded', 'busy', { status: 529 }));
   assert.equal(noDelay.nextRetryDelay, undefined);
   assert.equal(noDelay.nonRetryable, false);
+  // retry-after: 0 (or a date in the past) must not become nextRetryDelay 0, which ends retries.
+  assert.equal(providerErrorToFailure(new ProviderError('rate_limit', 'now', { status: 429, retryAfterMs: 0 })).nextRetryDelay, undefined);
 });
 
 test('non-retryable ProviderError → non-retryable ApplicationFailure with a clear message and type', () => {
