@@ -8,7 +8,8 @@ import type { TurnActivities } from '../activities/turn-activities';
 import type { TurnSummary } from '../core/turn/contracts';
 
 const { persistTurn } = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 10 },
 });
 

@@ -38,8 +38,16 @@ const MAX_DECISION_RETRIES = 2;
 const TOOL_SELECTION_THRESHOLD = 12;
 const PINNED_TOOLS = ['react.read', 'react.write', 'react.plan', 'react.hide'];
 
-const { loadContext, finalizeTurn, gate, selectTools } = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '1 minute',
+// Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
+const { loadContext, finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+
+// One small model call each (title, tool selection): they heartbeat while the call runs.
+const { gate, selectTools } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
 
@@ -76,12 +84,28 @@ function usageLine(u: TurnState['usage']): string {
   return `usage: input ${u.inputTokens} · cache write ${u.cacheWriteTokens} · cache read ${u.cacheReadTokens} (${(ratio * 100).toFixed(1)}%) · output ${u.outputTokens}`;
 }
 
+/** The failure and its causes in one bounded line (ActivityFailure → ApplicationFailure → …). */
+function failureMessage(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e instanceof Error && parts.length < 4; e = (e as { cause?: unknown }).cause) parts.push(e.message);
+  const line = parts.filter((m) => m !== '').join(' ← ') || String(err);
+  return line.length <= 2000 ? line : `${line.slice(0, 1999)}…`;
+}
+
 export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
   try {
     return await runTurn(input);
   } catch (err) {
-    // A failed turn is findable in Temporal UI (TurnStatus = failed); the failure itself propagates.
-    if (!isCancellation(err)) upsertSearchAttributes([{ key: TurnStatusKey, value: 'failed' }]);
+    // A failed turn is findable in Temporal UI (TurnStatus = failed) and in the turns table;
+    // the failure itself propagates.
+    if (!isCancellation(err)) {
+      upsertSearchAttributes([{ key: TurnStatusKey, value: 'failed' }]);
+      if (patched('record-turn-failure')) {
+        await recordTurnFailure.executeWithOptions({ summary: `record failure of ${input.turnId}` }, [
+          { conversationId: input.conversationId, turnId: input.turnId, turnIndex: input.turnIndex, workflowId: workflowInfo().workflowId, error: failureMessage(err) },
+        ]);
+      }
+    }
     throw err;
   }
 }

@@ -1,8 +1,10 @@
 /**
- * loadContext, finalizeTurn and persistTurn activities: the turn's first and last writes.
+ * loadContext, finalizeTurn, persistTurn and recordTurnFailure activities: the turn's first and
+ * last writes.
  */
 import { makeBlock, type Block } from '../../core/timeline/block';
-import type { LoadContextInput, TurnSummary } from '../../core/turn/contracts';
+import type { LoadContextInput, TurnFailure, TurnSummary } from '../../core/turn/contracts';
+import { completeTurn, failTurn, openTurn } from '../../store/turn-store';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
 import { StreamPublisher } from '../../store/publisher';
@@ -12,6 +14,7 @@ import { cacheReadRatio } from '../../core/model/pricing';
 import { collectCitations } from '../../core/channels';
 import { loadSourcesPool } from '../../store/sources-store';
 import type { SourceRow } from '../../core/timeline/sources';
+import { heartbeating } from '../heartbeat';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -20,11 +23,7 @@ export function makeContextActivities(deps: ActivityDeps) {
   async function loadContext(input: LoadContextInput): Promise<{ blocks: number; maxIterations: number; needsTitle: boolean; toolCount: number }> {
     const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
     await ensureConversation(pool, conversationId);
-    await pool.query(
-      `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (conversation_id, turn_index) DO NOTHING`,
-      [conversationId, turnIndex, turnId, workflowId],
-    );
+    await openTurn(pool, { conversationId, turnIndex, turnId, workflowId });
     const now = ts();
     await appendBlocks(pool, conversationId, [
       makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts: now, key: 'header', text: '', meta: { turn_index: turnIndex, started_at: now } }),
@@ -51,8 +50,13 @@ export function makeContextActivities(deps: ActivityDeps) {
     return { answer };
   }
 
-  async function persistTurn(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
-    const { conversationId, turnId, turnIndex } = input;
+  /** Heartbeats while it builds the payloads (a long conversation's timeline can be large). */
+  function persistTurn(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
+    return heartbeating(() => persistTurnNow(input), () => ({ step: 'persist', turnId: input.turnId }));
+  }
+
+  async function persistTurnNow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
+    const { conversationId, turnId } = input;
     const blocks = await loadBlocks(pool, conversationId);
     const conv = await pool.query(`SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds FROM conversations WHERE id = $1`, [conversationId]);
     const row = conv.rows[0];
@@ -69,18 +73,22 @@ export function makeContextActivities(deps: ActivityDeps) {
     await putArtifact(pool, conversationId, { kind: 'conv.timeline.v1', key: 'latest', turnId, payload });
     const turnLog = buildTurnLog({ turnId, ts: ts(), blocks, sourcesUsed: sourcesCited(input.answer, sourcesPool) });
     await putArtifact(pool, conversationId, { kind: TURN_LOG_ARTIFACT_KIND, key: turnId, turnId, payload: turnLog });
-    await pool.query(
-      `UPDATE turns SET status = 'completed', answer = $3, completion_path = $4, rounds = $5, usage = $6, finished_at = now()
-        WHERE conversation_id = $1 AND turn_index = $2`,
-      [conversationId, turnIndex, input.answer, input.completionPath, input.rounds, JSON.stringify(input.usage)],
-    );
+    await completeTurn(pool, input);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'done', payload: { turnId, answer: input.answer, iterations: input.rounds, usage: input.usage, cacheReadRatio: cacheReadRatio(input.usage), completionPath: input.completionPath } });
     await publisher.close();
     return { blocks: blocks.length, bytes: Buffer.byteLength(JSON.stringify(payload)) };
   }
 
-  return { loadContext, finalizeTurn, persistTurn };
+  /** A turn that failed records it (turns row `failed` with the error) and tells its stream. */
+  async function recordTurnFailure(input: TurnFailure): Promise<void> {
+    await failTurn(pool, input);
+    const publisher = new StreamPublisher(pool, input.conversationId, { turnId: input.turnId, attempt: Context.current().info.attempt });
+    publisher.emit({ kind: 'phase', payload: { phase: 'turn.failed', turnId: input.turnId, turnIndex: input.turnIndex, error: input.error } });
+    await publisher.close();
+  }
+
+  return { loadContext, finalizeTurn, persistTurn, recordTurnFailure };
 }
 
 function fallbackAnswer(turnBlocks: Block[], input: TurnSummary): string {

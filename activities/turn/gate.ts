@@ -15,6 +15,7 @@ import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
 import { recordUsage } from '../../store/usage-store';
+import { heartbeating } from '../heartbeat';
 
 export const TITLE_MAX_CHARS = 80;
 export const GATE_BLOCK = 'stage.gate';
@@ -123,6 +124,6 @@ function resultOf(block: Block, title: string | null): GateResult {
 /** The gate as a Temporal activity (cancellation aborts the model call). */
 export function makeGate(deps: GateDeps) {
   return async function gate(input: GateInput): Promise<GateResult> {
-    return gateConversation(deps, input, { signal: Context.current().cancellationSignal });
+    return heartbeating(() => gateConversation(deps, input, { signal: Context.current().cancellationSignal }), () => ({ step: 'gate' }));
   };
 }

@@ -18,6 +18,7 @@ import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
 import { recordUsage } from '../../store/usage-store';
+import { heartbeating } from '../heartbeat';
 
 export const TOOL_SELECTION_THRESHOLD = 12;
 export const TOOL_SELECTION_MAX = 6;
@@ -148,7 +149,9 @@ export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fall
  * recorded choice. Below the threshold nothing is called and nothing is recorded.
  */
 export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 'registry' | 'now'>) {
-  return async function selectToolsActivity(input: SelectToolsInput): Promise<SelectToolsOutcome> {
+  return (input: SelectToolsInput): Promise<SelectToolsOutcome> => heartbeating(() => selectToolsActivity(input), () => ({ step: 'select tools' }));
+
+  async function selectToolsActivity(input: SelectToolsInput): Promise<SelectToolsOutcome> {
     const signal = Context.current().cancellationSignal;
     const pool = deps.db.pool;
     const id = blockId(input.turnId, TOOL_SELECTION_BLOCK, 'select');
@@ -183,7 +186,7 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
       await recordUsage(pool, { conversationId: input.conversationId, turnId: input.turnId, round: 0, callKey: `${input.turnId}/tool_selection`, provider: provider.id, model: input.model.model, usage: sel.usage });
     }
     return outcomeOf((await loadBlock(pool, input.conversationId, id)) ?? block);
-  };
+  }
 }
 
 function outcomeOf(block: Block): SelectToolsOutcome {

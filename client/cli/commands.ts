@@ -6,6 +6,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { followEvents, type StreamEvent } from '../../store/stream-bus';
 import type { StartedTurn } from '../api';
+import { listTurns } from '../../store/turn-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../core/turn/contracts';
 import { createLiveRenderer } from './render';
@@ -112,6 +113,22 @@ export async function timelineCommand(conversationId: string, opts: { json?: boo
     for (const b of blocks) {
       const text = (b.hidden ? `[hidden] ${b.replacement_text ?? ''}` : b.text ?? `(${b.mime} base64)`).replace(/\s+/g, ' ');
       process.stdout.write(`${b.turn_id.padEnd(8)} ${b.type.padEnd(22)} ${(b.path ?? '').padEnd(44)} ${text.slice(0, 100)}\n`);
+    }
+  });
+}
+
+/** The conversation's turns with their status; a failed turn shows its error. */
+export async function turnsCommand(conversationId: string, opts: { json?: boolean }): Promise<void> {
+  await withSession(async (s) => {
+    const turns = await listTurns(s.db.pool, conversationId);
+    if (turns.length === 0) throw new Error(`no turns for conversation "${conversationId}"`);
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(turns, null, 2)}\n`);
+      return;
+    }
+    for (const t of turns) {
+      const how = t.status === 'failed' ? `failed: ${t.error ?? '(no message)'}` : t.status === 'completed' ? `completed (${t.completionPath ?? '?'}, ${t.rounds ?? '?'} rounds)` : 'running';
+      process.stdout.write(`turn ${String(t.turnIndex).padEnd(4)} ${t.workflowId.padEnd(40)} ${how}\n`);
     }
   });
 }

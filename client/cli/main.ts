@@ -3,7 +3,8 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { eventCommand, historyCommand, timelineCommand, turnCommand } from './commands';
+import { eventCommand, historyCommand, timelineCommand,
+  turnsCommand, turnCommand } from './commands';
 import { startEmbeddedStack, stackHome } from '../stack/embedded';
 import { DreactError } from '../api';
 import { gatewayCommand } from './gateway-command';
@@ -61,6 +62,13 @@ export function buildProgram(): Command {
     .option('--json', 'blocks as JSON')
     .option('--debug', 'the rendered model view with cache checkpoints')
     .action((c: string, o) => timelineCommand(c, o));
+
+  program
+    .command('turns')
+    .description("a conversation's turns and their status (a failed turn with its error)")
+    .argument('<conversationId>')
+    .option('--json', 'as JSON')
+    .action((c: string, o) => turnsCommand(c, o));
 
   program
     .command('history')

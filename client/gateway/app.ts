@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
 import { ConversationIdSchema, type TurnOptionsInput } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
+import { listTurns } from '../../store/turn-store';
 import { startStreamNotifier, type PgStreamNotifier } from '../../store/stream-notifier';
 import { parseOffset } from './protocol';
 import { sseStream } from './sse-stream';
@@ -163,7 +164,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   app.get('/v1/conversations/:id/state', async (c) => {
     const id = conversationId(c);
     const view = await client.conversationState(id);
-    return c.json({ ...view, streamSeq: await streamSeq(pool, id) });
+    return c.json({ ...view, streamSeq: await streamSeq(pool, id), turns: await listTurns(pool, id) });
   });
 
   app.get('/v1/conversations/:id/timeline', async (c) => {

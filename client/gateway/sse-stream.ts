@@ -9,6 +9,7 @@ import { streamSSE } from 'hono/streaming';
 import type { Pool } from 'pg';
 import { followEvents, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
 import { toSseMessage } from './protocol';
+import { turnStartedAt } from '../../store/turn-store';
 
 export interface SseStreamOptions {
   pool: Pool;
@@ -38,8 +39,7 @@ async function prunedGap(pool: Pool, conversationId: string, after: number): Pro
 
 async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined> {
   if (!e.turnId) return undefined;
-  const res = await pool.query<{ started_at: Date }>(`SELECT started_at FROM turns WHERE conversation_id = $1 AND turn_id = $2`, [e.conversationId, e.turnId]);
-  const started = res.rows[0]?.started_at;
+  const started = await turnStartedAt(pool, e.conversationId, e.turnId);
   return started ? Math.max(0, Date.parse(e.ts) - started.getTime()) : undefined;
 }
 

@@ -189,6 +189,16 @@ export interface TurnSummary {
   usage: Usage;
 }
 
+/** What a failed turn records about itself (turns row and stream). */
+export interface TurnFailure {
+  conversationId: string;
+  turnId: string;
+  turnIndex: number;
+  workflowId: string;
+  /** The failure's message chain, bounded. */
+  error: string;
+}
+
 export function preview(text: string, max = PREVIEW_CHARS): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;

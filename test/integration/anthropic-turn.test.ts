@@ -12,6 +12,7 @@ import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
+import { listTurns } from '../../store/turn-store';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
@@ -108,6 +109,11 @@ test('a non-retryable 400 fails the turn with a clear message and TurnStatus=fai
   const desc = await stack.server.env.client.workflow.getHandle(started.workflowId).describe();
   assert.equal(desc.status.name, 'FAILED');
   assert.deepEqual(desc.searchAttributes.TurnStatus, ['failed']);
+  // The turns table says so too (it stayed `running` before), with the error.
+  const [row] = await listTurns(stack.db.pool, conv);
+  assert.equal(row?.status, 'failed');
+  assert.match(row?.error ?? '', /bad block/);
+  assert.ok(row?.finishedAt);
 });
 
 test('a 429 with retry-after 0 or a date in the past is retried with the policy backoff, not ended', async () => {

@@ -47,6 +47,11 @@ test('dreact turn --json starts the embedded stack; a second invocation continue
   const blocks = JSON.parse(timeline.stdout) as Array<{ turn_id: string; type: string }>;
   assert.deepEqual([...new Set(blocks.map((b) => b.turn_id))], ['turn_1', 'turn_2']);
 
+  const turns = await dreact(['turns', String(out1.conversationId)]);
+  assert.equal(turns.code, 0, turns.stderr);
+  assert.match(turns.stdout, /turn 1 .* completed \(complete, \d+ rounds\)/);
+  assert.match(turns.stdout, /turn 2 .* completed/);
+
   const history = await dreact(['history', String(out1.conversationId), '--turn', '2']);
   assert.equal(history.code, 0, history.stderr);
   assert.match(history.stdout, /decide round 1/);

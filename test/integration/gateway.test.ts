@@ -95,7 +95,9 @@ test('a turn started through the gateway streams as SSE end to end: steps, answe
   assert.equal(blocks.find((b) => b.type === 'user.prompt')?.text, 'go');
   const st = await get(`/v1/conversations/${conv}/state`);
   assert.equal(st.status, 200);
-  assert.equal(((await st.json()) as { streamSeq: number }).streamSeq, rows.at(-1)!.seq);
+  const state = (await st.json()) as { streamSeq: number; turns: Array<{ turnIndex: number; status: string }> };
+  assert.equal(state.streamSeq, rows.at(-1)!.seq);
+  assert.deepEqual(state.turns.map((t) => [t.turnIndex, t.status]), [[1, 'completed']]);
 });
 
 test('a client that disconnects mid-turn resumes with Last-Event-ID: no lost and no duplicated events', async () => {

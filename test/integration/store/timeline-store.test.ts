@@ -52,7 +52,7 @@ test('append is idempotent, keeps order, skips existing ids and repeated ids wit
 test('an invalid block is refused before anything is written', async () => {
   const conv = uniqueId('conv');
   await ensureConversation(db.pool, conv);
-  const bad = { ...call('d1'), type: '' } as Block;
+  const bad = { ...call('d1'), type: '' } as unknown as Block;
   await assert.rejects(appendBlocks(db.pool, conv, [call('ok1'), bad]));
   assert.deepEqual(await loadBlocks(db.pool, conv), []);
 });

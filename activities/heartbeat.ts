@@ -1,0 +1,17 @@
+/**
+ * Runs an activity body while heartbeating every second, so a worker that dies mid-call is
+ * noticed within the activity's heartbeat timeout instead of its start-to-close timeout.
+ */
+import { Context } from '@temporalio/activity';
+
+export async function heartbeating<T>(fn: () => Promise<T>, details?: () => unknown, everyMs = 1000): Promise<T> {
+  const ctx = Context.current();
+  const beat = () => (details ? ctx.heartbeat(details()) : ctx.heartbeat());
+  beat();
+  const timer = setInterval(beat, everyMs);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}

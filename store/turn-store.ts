@@ -1,0 +1,82 @@
+/**
+ * The turns table: one row per turn, opened when the turn loads its context and closed when it
+ * persists (completed) or fails. Every write is idempotent.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { TurnSummary } from '../core/turn/contracts';
+
+type Queryable = Pool | PoolClient;
+
+export type TurnRowStatus = 'running' | 'completed' | 'failed';
+
+export interface TurnRow {
+  turnIndex: number;
+  turnId: string;
+  workflowId: string;
+  status: TurnRowStatus;
+  completionPath: string | null;
+  rounds: number | null;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+export async function openTurn(db: Queryable, t: { conversationId: string; turnIndex: number; turnId: string; workflowId: string }): Promise<void> {
+  await db.query(
+    `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (conversation_id, turn_index) DO NOTHING`,
+    [t.conversationId, t.turnIndex, t.turnId, t.workflowId],
+  );
+}
+
+export async function completeTurn(db: Queryable, s: TurnSummary): Promise<void> {
+  await db.query(
+    `UPDATE turns SET status = 'completed', answer = $3, completion_path = $4, rounds = $5, usage = $6, error = NULL, finished_at = now()
+      WHERE conversation_id = $1 AND turn_index = $2`,
+    [s.conversationId, s.turnIndex, s.answer, s.completionPath, s.rounds, JSON.stringify(s.usage)],
+  );
+}
+
+/**
+ * Marks a turn failed with its error. A turn that already completed stays completed; the row is
+ * created when the turn failed before it could open it (e.g. its first activity never ran).
+ */
+export async function failTurn(db: Queryable, t: { conversationId: string; turnIndex: number; turnId: string; workflowId: string; error: string }): Promise<void> {
+  await db.query(
+    `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id, status, error, finished_at)
+     VALUES ($1, $2, $3, $4, 'failed', $5, now())
+     ON CONFLICT (conversation_id, turn_index) DO UPDATE
+       SET status = 'failed', error = EXCLUDED.error, finished_at = now()
+       WHERE turns.status <> 'completed'`,
+    [t.conversationId, t.turnIndex, t.turnId, t.workflowId, t.error],
+  );
+}
+
+/** The conversation's turns, oldest first. */
+export async function listTurns(db: Queryable, conversationId: string): Promise<TurnRow[]> {
+  const res = await db.query<{
+    turn_index: number; turn_id: string; workflow_id: string; status: TurnRowStatus; completion_path: string | null;
+    rounds: number | null; error: string | null; started_at: Date; finished_at: Date | null;
+  }>(
+    `SELECT turn_index, turn_id, workflow_id, status, completion_path, rounds, error, started_at, finished_at
+       FROM turns WHERE conversation_id = $1 ORDER BY turn_index`,
+    [conversationId],
+  );
+  return res.rows.map((r) => ({
+    turnIndex: r.turn_index,
+    turnId: r.turn_id,
+    workflowId: r.workflow_id,
+    status: r.status,
+    completionPath: r.completion_path,
+    rounds: r.rounds,
+    error: r.error,
+    startedAt: r.started_at.toISOString(),
+    finishedAt: r.finished_at ? r.finished_at.toISOString() : null,
+  }));
+}
+
+/** When the turn started, for stream latency figures; undefined for an unknown turn. */
+export async function turnStartedAt(db: Queryable, conversationId: string, turnId: string): Promise<Date | undefined> {
+  const res = await db.query<{ started_at: Date }>(`SELECT started_at FROM turns WHERE conversation_id = $1 AND turn_id = $2`, [conversationId, turnId]);
+  return res.rows[0]?.started_at;
+}
