@@ -3,7 +3,7 @@
  * the model providers and the tools.
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createTurnActivities } from '../activities/turn-activities';
+import { createWorkerActivities } from '../activities/turn-activities';
 import type { ActivityDeps } from '../activities/deps';
 import type { Db } from '../store/db';
 import { builtinTools } from '../activities/tools';
@@ -87,7 +87,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createTurnActivities(deps),
+    activities: createWorkerActivities(deps),
     // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',

@@ -15,7 +15,10 @@ import {
   log,
   patched,
   ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
 } from '@temporalio/workflow';
+import { scheduleToolCall } from '../core/tools/call-plan';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import {
@@ -23,6 +26,8 @@ import {
   type CompletionPath,
   type DecideOutcome,
   type ToolCallPlan,
+  type ToolInput,
+  type ToolOutcome,
   type TurnInput,
   type TurnResult,
   type TurnState,
@@ -39,7 +44,7 @@ const TOOL_SELECTION_THRESHOLD = 12;
 const PINNED_TOOLS = ['react.read', 'react.write', 'react.plan', 'react.hide'];
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
-const { loadContext, finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>({
+const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
@@ -63,7 +68,11 @@ const { synthesizeAnswer } = proxyActivities<TurnActivities>({
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
-const { runTool } = proxyActivities<TurnActivities>({
+/**
+ * Tool calls: `runTool` or a tool's own activity, by the name in the call plan. Every call passes
+ * the tool's own timeouts and RetryPolicy (core/tools/call-plan.ts); these are the fallbacks.
+ */
+const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
@@ -107,6 +116,30 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
       }
     }
     throw err;
+  }
+}
+
+/**
+ * One tool call as its activity. A failure that outlives the tool's retries (or is
+ * non-retryable, or a timeout) becomes the call's observation, so the model sees it and the turn
+ * goes on; a steer's cancellation propagates. (Histories from before `tool-failure-observation`
+ * failed the turn instead.)
+ */
+async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
+  const scheduled = scheduleToolCall(call);
+  try {
+    return await toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...cancelOptions() }, [input]);
+  } catch (err) {
+    if (isCancellation(err) || !patched('tool-failure-observation')) throw err;
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    return recordToolFailure.executeWithOptions({ summary: `record failure: ${call.summary}`.slice(0, 160) }, [
+      {
+        ...input,
+        error: failureMessage(cause),
+        ...(cause instanceof ApplicationFailure && cause.type ? { failureType: cause.type } : {}),
+        ...(err instanceof ActivityFailure ? { retryState: String(err.retryState) } : {}),
+      },
+    ]);
   }
 }
 
@@ -238,13 +271,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     const calls: ToolCallPlan[] = outcome.kind === 'tool' ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }] : outcome.calls;
     let interrupted = false;
     for (const call of calls) {
-      const options = {
-        summary: call.summary,
-        ...cancelOptions(),
-        ...(call.startToCloseMs ? { startToCloseTimeout: call.startToCloseMs } : {}),
-        ...(call.maximumAttempts ? { retry: { initialInterval: call.initialIntervalMs ?? 1000, maximumAttempts: call.maximumAttempts } } : {}),
-      };
-      const result = await cancellable(() => runTool.executeWithOptions(options, [{ conversationId, turnId, callId: call.callId, toolId: call.toolId }]));
+      const result = await cancellable(() => runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }));
       if (result === undefined) {
         interrupted = true;
         break;

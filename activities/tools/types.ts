@@ -28,7 +28,7 @@ export interface ToolObservation {
   /**
    * Extra facts stored on the result block. `source_rows` (IncomingSourceRow[]) is special: the
    * tool activity merges those rows into the conversation's sources pool and rewrites the
-   * observation's tool-local SIDs to pool SIDs (see activities/store/sources-store.ts).
+   * observation's tool-local SIDs to pool SIDs (see store/sources-store.ts).
    */
   meta?: Record<string, unknown> & { source_rows?: IncomingSourceRow[] };
 }

@@ -19,7 +19,7 @@ import { ZERO_USAGE, type StopReason, type ToolSpec, type Usage } from '../../co
 import { CitationStream } from '../../core/channels';
 import { notice, noticeBlock } from '../../core/decision/notice';
 import type { Decision } from '../../core/decision/schema';
-import { truncateSummary, type ToolRegistry } from '../../core/tools/registry';
+import type { ToolRegistry } from '../../core/tools/registry';
 import { buildNativeSystemPrompt, NativeToolNames, PROVIDER_TOOL_USE_ID, renderNative } from '../../core/model/native-render';
 import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
@@ -29,6 +29,7 @@ import { loadCacheState, loadSourceRefs, workspaceLines } from '../../store/conv
 import { announceState, liveEventLines } from './protocol';
 import { roundBlocks } from './round-blocks';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome, type RoundStreamArgs } from './round-io';
+import { invalidCallOptions } from '../../core/tools/call-plan';
 
 /** DecideInput plus the answer phase (two-phase mode runs the loop with answerPhase 'loop'). */
 export interface NativeDecideInput extends DecideInput {
@@ -87,7 +88,7 @@ function lenientRegistry(registry: ToolRegistry): ToolRegistry {
   view.activityOptions = (id, params) => {
     const parsed = registry.has(id) ? registry.parseParams(id, params) : undefined;
     if (parsed?.ok) return registry.activityOptions(id, parsed.params);
-    return { startToCloseTimeout: registry.find(id)?.timeoutMs ?? 60_000, retry: { maximumAttempts: 1, initialInterval: 1000, backoffCoefficient: 2 }, summary: truncateSummary(`tool ${id} (invalid call)`) };
+    return invalidCallOptions(registry, id);
   };
   return view;
 }

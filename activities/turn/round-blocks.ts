@@ -12,6 +12,7 @@ import { applyAcks, latestPlanSnapshots } from '../../core/timeline/plans';
 import { workingSummaryBlock } from '../../core/timeline/summaries';
 import type { DecideInput, ToolCallPlan } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
+import { toolCallPlan } from '../../core/tools/call-plan';
 
 type Accepted = Extract<DecisionInterpretation, { ok: true }>;
 
@@ -61,7 +62,7 @@ export function roundBlocks(args: { deps: Pick<ActivityDeps, 'registry'>; input:
         meta: { iteration: round, tool_id: toolId },
       }),
     );
-    calls.push({ callId, toolId, summary: options.summary, startToCloseMs: options.startToCloseTimeout, maximumAttempts: options.retry.maximumAttempts, initialIntervalMs: options.retry.initialInterval, params });
+    calls.push({ ...toolCallPlan(callId, toolId, options), params });
   });
 
   if (final) {

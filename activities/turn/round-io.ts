@@ -20,6 +20,7 @@ import { recordUsage } from '../../store/usage-store';
 import type { StreamPublisher } from '../../store/publisher';
 import type { SourceRef } from '../../core/channels';
 import type { ModelProvider, ModelRequest } from '../../core/model/provider';
+import { toolCallPlan } from '../../core/tools/call-plan';
 
 export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
   const type = ev.kind === 'steer' ? 'user.steer' : 'user.followup';
@@ -79,8 +80,7 @@ export function storedOutcome(blocks: readonly Block[], input: DecideInput, work
     if (!call) break;
     const toolId = String(call.meta['tool_id'] ?? '');
     const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
-    const o = registry.activityOptions(toolId, params ?? {});
-    calls.push({ callId, toolId, summary: o.summary, startToCloseMs: o.startToCloseTimeout, maximumAttempts: o.retry.maximumAttempts, initialIntervalMs: o.retry.initialInterval });
+    calls.push(toolCallPlan(callId, toolId, registry.activityOptions(toolId, params ?? {})));
   }
   const done = own.find((b) => b.type === 'assistant.completion' && b.id === blockId(input.turnId, 'assistant.completion', `r${input.round}`));
   const final = done ? { action: (done.meta['action'] === 'exit' ? 'exit' : 'complete') as 'complete' | 'exit', answer: done.text ?? '' } : undefined;

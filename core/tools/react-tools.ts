@@ -7,9 +7,9 @@ import { declareTool, type ToolRetryPolicy } from './registry';
 
 const LOCAL_RETRY: ToolRetryPolicy = {
   maximumAttempts: 3,
-  initialIntervalMs: 500,
+  initialInterval: 500,
   backoffCoefficient: 2,
-  maximumIntervalMs: 5_000,
+  maximumInterval: 5_000,
   nonRetryableErrorTypes: ['ToolInputError'],
 };
 const LOCAL_TIMEOUT_MS = 30_000;

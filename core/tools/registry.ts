@@ -8,6 +8,7 @@
  * summary formatter for the Temporal UI. Implementations live elsewhere.
  */
 import { z } from 'zod';
+import type { RetryPolicy } from '@temporalio/common';
 import type { ToolSpec } from '../model/provider';
 import { CALL_ID_RE } from '../timeline/block';
 
@@ -19,14 +20,26 @@ import { CALL_ID_RE } from '../timeline/block';
 export const STRATEGY_TRAITS = ['exploration', 'exploitation', 'neutral', 'unknown'] as const;
 export type StrategyTrait = (typeof STRATEGY_TRAITS)[number];
 
-/** Activity retry policy (maps onto Temporal's RetryPolicy). */
-export interface ToolRetryPolicy {
-  maximumAttempts: number;
-  initialIntervalMs: number;
-  backoffCoefficient: number;
-  maximumIntervalMs?: number;
-  /** Error names (`Error.name` / ApplicationFailure type) that are never retried. */
-  nonRetryableErrorTypes?: readonly string[];
+/**
+ * A tool's retry policy: Temporal's own RetryPolicy, carried unchanged through the call plan to
+ * the workflow. `maximumAttempts` is required (a tool states how often it may run);
+ * `nonRetryableErrorTypes` names `Error.name` / ApplicationFailure types never retried.
+ */
+export type ToolRetryPolicy = RetryPolicy & { maximumAttempts: number };
+
+/**
+ * A tool that runs as its own activity (instead of the shared `runTool`): the activity type that
+ * histories show, and its own timeouts / task queue. The worker registers the activity from the
+ * declaration and the tool's implementation (activities/turn/tool-activity.ts), with runTool's
+ * idempotency, parameter checks, source merging and result append.
+ */
+export interface ToolActivitySpec {
+  /** Activity type, e.g. `execPython`. Unique across the worker's activities. */
+  name: string;
+  /** Set for long-running tools that heartbeat (the implementation gets `heartbeat`). */
+  heartbeatTimeoutMs?: number;
+  /** Run on another task queue (e.g. workers that have a sandbox). Default: the turn's. */
+  taskQueue?: string;
 }
 
 export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
@@ -53,6 +66,8 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
   bundleSafe?: boolean;
   /** True for the tool that consumes `<channel:code>` (the exec tool). */
   consumesCode?: boolean;
+  /** The tool runs as its own activity; absent: the shared `runTool` activity. */
+  activity?: ToolActivitySpec;
 }
 
 /** A declaration with its params type erased, as stored in the registry. */
@@ -63,17 +78,25 @@ export function declareTool<P extends z.ZodType>(decl: ToolDeclaration<P>): AnyT
   return decl as unknown as AnyToolDeclaration;
 }
 
-/** Shape-compatible with Temporal's ActivityOptions (durations as ms numbers). */
+/** How the workflow schedules one call: Temporal ActivityOptions fields (durations in ms). */
 export interface ToolActivityOptions {
+  /** Activity type: `runTool`, or the tool's own activity. */
+  activity: string;
   startToCloseTimeout: number;
-  retry: { maximumAttempts: number; initialInterval: number; backoffCoefficient: number; maximumInterval?: number; nonRetryableErrorTypes?: string[] };
+  heartbeatTimeout?: number;
+  taskQueue?: string;
+  retry: RetryPolicy;
   summary: string;
 }
+
+/** The activity every tool without its own runs in. */
+export const RUN_TOOL_ACTIVITY = 'runTool';
 
 export type ParamsResult =
   | { ok: true; params: Record<string, unknown> }
   | { ok: false; issues: Array<{ path: string; message: string }> };
 
+const ACTIVITY_NAME_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
 const TOOL_ID_RE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
 const SUMMARY_MAX = 160;
 
@@ -92,6 +115,7 @@ export class ToolRegistry {
       }
       if (!(d.timeoutMs > 0)) throw new Error(`tool registry: ${d.id} needs a positive timeoutMs`);
       if (!(d.retry.maximumAttempts >= 1)) throw new Error(`tool registry: ${d.id} needs retry.maximumAttempts >= 1`);
+      if (d.activity && !ACTIVITY_NAME_RE.test(d.activity.name)) throw new Error(`tool registry: ${d.id} has an invalid activity name ${JSON.stringify(d.activity.name)}`);
       map.set(d.id, d);
     }
     this.byId = map;
@@ -147,18 +171,23 @@ export class ToolRegistry {
 
   /**
    * Temporal activity options for one call of the tool (durations in ms, which Temporal
-   * accepts): start-to-close timeout, retry policy and the UI summary.
+   * accepts): the activity type, timeouts, the tool's RetryPolicy unchanged, and the UI summary.
    */
   activityOptions(id: string, params: Record<string, unknown>): ToolActivityOptions {
     const d = this.get(id);
-    const retry: ToolActivityOptions['retry'] = {
-      maximumAttempts: d.retry.maximumAttempts,
-      initialInterval: d.retry.initialIntervalMs,
-      backoffCoefficient: d.retry.backoffCoefficient,
+    return {
+      activity: d.activity?.name ?? RUN_TOOL_ACTIVITY,
+      startToCloseTimeout: d.timeoutMs,
+      ...(d.activity?.heartbeatTimeoutMs !== undefined ? { heartbeatTimeout: d.activity.heartbeatTimeoutMs } : {}),
+      ...(d.activity?.taskQueue !== undefined ? { taskQueue: d.activity.taskQueue } : {}),
+      retry: { ...d.retry, ...(d.retry.nonRetryableErrorTypes ? { nonRetryableErrorTypes: [...d.retry.nonRetryableErrorTypes] } : {}) },
+      summary: this.summary(id, params),
     };
-    if (d.retry.maximumIntervalMs !== undefined) retry.maximumInterval = d.retry.maximumIntervalMs;
-    if (d.retry.nonRetryableErrorTypes) retry.nonRetryableErrorTypes = [...d.retry.nonRetryableErrorTypes];
-    return { startToCloseTimeout: d.timeoutMs, retry, summary: this.summary(id, params) };
+  }
+
+  /** Tools that run as their own activity (the worker registers one activity for each). */
+  ownActivities(): Array<{ toolId: string; activity: ToolActivitySpec }> {
+    return this.list().flatMap((d) => (d.activity ? [{ toolId: d.id, activity: d.activity }] : []));
   }
 
   /** The path the call writes (for collision checks), if the tool declares one. */

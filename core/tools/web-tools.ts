@@ -33,9 +33,9 @@ export type WebSourceRow = z.infer<typeof WebSourceRowSchema>;
 
 const WEB_RETRY: ToolRetryPolicy = {
   maximumAttempts: 3,
-  initialIntervalMs: 1_000,
+  initialInterval: 1_000,
   backoffCoefficient: 2,
-  maximumIntervalMs: 10_000,
+  maximumInterval: 10_000,
   nonRetryableErrorTypes: ['WebToolInputError'],
 };
 

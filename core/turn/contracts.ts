@@ -4,6 +4,7 @@
  * of the types and validate input at the edges (client and activities).
  */
 import { z } from 'zod';
+import type { RetryPolicy } from '@temporalio/common';
 import { UsageSchema } from '../model/provider';
 
 export const MAX_PROMPT_CHARS = 64_000;
@@ -139,12 +140,22 @@ export interface DecideInput {
   answerPhase?: 'stream' | 'loop';
 }
 
-/** One tool call the workflow runs as an activity, with the tool's own timeout and retry policy. */
+/**
+ * One tool call the workflow runs as an activity, with the tool's own activity type, timeouts
+ * and Temporal RetryPolicy (built by `toolCallPlan` in core/tools/call-plan.ts).
+ */
 export interface ToolCallPlan {
   callId: string;
   toolId: string;
   /** Activity summary for Temporal UI, e.g. `tool react.write files/notes.md`. */
   summary: string;
+  /** Activity type; absent in plans recorded before tools could have their own: `runTool`. */
+  activity?: string;
+  startToCloseTimeout?: number;
+  heartbeatTimeout?: number;
+  taskQueue?: string;
+  retry?: RetryPolicy;
+  /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
   startToCloseMs?: number;
   maximumAttempts?: number;
   initialIntervalMs?: number;
@@ -163,6 +174,16 @@ export interface ToolInput {
   turnId: string;
   callId: string;
   toolId: string;
+}
+
+/** A tool call whose activity failed for good: the failure becomes the call's observation. */
+export interface ToolFailureInput extends ToolInput {
+  /** The failure's message chain. */
+  error: string;
+  /** ApplicationFailure type of the last failure, when it had one. */
+  failureType?: string;
+  /** Temporal's retry state when the activity gave up (e.g. MAXIMUM_ATTEMPTS_REACHED). */
+  retryState?: string;
 }
 
 export interface ToolOutcome {

@@ -76,7 +76,7 @@ const blob: { declaration: AnyToolDeclaration; impl: ToolImpl } = {
     params: z.object({}),
     strategy: 'exploration',
     timeoutMs: 30_000,
-    retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2 },
+    retry: { maximumAttempts: 3, initialInterval: 1000, backoffCoefficient: 2 },
     summarize: () => 'tool test.blob 1 MB',
   }),
   impl: { id: 'test.blob', run: async () => ({ ok: true, text: 'b'.repeat(1024 * 1024) }) },

@@ -233,7 +233,7 @@ test('selectTools activity (20 tools): records the choice once as stage.tool_sel
       params: z.strictObject({}),
       strategy: 'exploration',
       timeoutMs: 1000,
-      retry: { maximumAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2 },
+      retry: { maximumAttempts: 1, initialInterval: 100, backoffCoefficient: 2 },
       summarize: () => `hub.tool${i}`,
     }),
   );

@@ -13,7 +13,7 @@ export const extendedRegistry = createToolRegistry({
       params: z.object({}),
       strategy: 'unknown',
       timeoutMs: 1000,
-      retry: { maximumAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2 },
+      retry: { maximumAttempts: 1, initialInterval: 100, backoffCoefficient: 2 },
       summarize: () => 'tool legacy.tool',
     }),
     declareTool({
@@ -22,7 +22,7 @@ export const extendedRegistry = createToolRegistry({
       params: z.object({ timeout_s: z.number().optional() }),
       strategy: 'exploitation',
       timeoutMs: 60_000,
-      retry: { maximumAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2 },
+      retry: { maximumAttempts: 1, initialInterval: 100, backoffCoefficient: 2 },
       summarize: () => 'tool exec.python',
       bundleSafe: false,
       consumesCode: true,

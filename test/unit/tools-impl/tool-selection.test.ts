@@ -26,7 +26,7 @@ function fakeTool(topic: string): AnyToolDeclaration {
     params: z.strictObject({ q: z.string() }),
     strategy: 'exploration',
     timeoutMs: 10_000,
-    retry: { maximumAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2 },
+    retry: { maximumAttempts: 1, initialInterval: 100, backoffCoefficient: 2 },
     summarize: (p: { q: string }) => `hub.${topic} ${p.q}`,
   });
 }

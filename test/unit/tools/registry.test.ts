@@ -122,7 +122,7 @@ test('registry rejects bad declarations and unknown ids with readable errors', (
     params: z.object({}),
     strategy: 'neutral',
     timeoutMs: 1000,
-    retry: { maximumAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2 },
+    retry: { maximumAttempts: 1, initialInterval: 100, backoffCoefficient: 2 },
     summarize: () => 'tool demo.tool',
   });
   assert.throws(() => new ToolRegistry([base, base]), /duplicate tool id demo\.tool/);

@@ -1,0 +1,137 @@
+/**
+ * The tool activity: what every tool call does around the tool itself, written once.
+ *
+ * - idempotent: a `react.tool.result` block already recorded for the call is returned as is, so a
+ *   retried or replayed activity never runs the tool's side effect twice;
+ * - loads the call block decide wrote, checks the params against the declaration (bad params or an
+ *   unknown tool are an error observation, never a run);
+ * - runs the implementation with the cancellation signal, heartbeats and a live stream;
+ * - merges web source rows into the conversation's sources pool;
+ * - appends the tool's extra blocks and the result block atomically.
+ *
+ * Retry contract (core/tools/call-plan.ts): an implementation that THROWS is retried by Temporal
+ * under the tool's RetryPolicy (the error propagates); one that RETURNS `ok: false` has made an
+ * observation. After the last attempt the workflow records the failure (`recordToolFailure`).
+ *
+ * `runTool` is this activity for every tool without its own. A tool that declares
+ * `activity: { name }` gets its own activity type (its own timeouts, heartbeat timeout and task
+ * queue, and its own name in Temporal UI) built here from its implementation: a new tool with its
+ * own activity is a declaration plus an implementation (`toolActivities` registers it).
+ */
+import { Context, CancelledFailure } from '@temporalio/activity';
+import { blockId, makeBlock } from '../../core/timeline/block';
+import { preview, type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
+import type { ActivityDeps } from '../deps';
+import { appendBlocks, loadBlock, loadBlocks } from '../../store/timeline-store';
+import { StreamPublisher } from '../../store/publisher';
+import type { ToolImpl, ToolObservation } from '../tools/types';
+import { checkToolParams, paramsNoticeBlocks } from '../tools';
+import { mergeToolSources } from '../../store/sources-store';
+import { heartbeating } from '../heartbeat';
+
+type ImplFor = (toolId: string) => ToolImpl | undefined;
+
+/** The tool activity over a lookup of implementations (`runTool`: all of them). */
+export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => deps.tools.get(id)) {
+  return async function toolActivity(input: ToolInput): Promise<ToolOutcome> {
+    const ctx = Context.current();
+    const { conversationId, turnId, callId, toolId } = input;
+    const pool = deps.db.pool;
+    const existing = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId));
+    if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
+    const call = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.call', callId));
+    if (!call) throw new Error(`tool activity: no react.tool.call block for ${callId} in ${conversationId}/${turnId}`);
+    const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
+    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
+    let observation: ToolObservation;
+    try {
+      observation = await heartbeating(async () => {
+        const impl = implFor(toolId);
+        if (!impl) return { ok: false, text: `unknown tool "${toolId}". Available: ${[...deps.tools.keys()].join(', ')}` };
+        const checked = checkToolParams(deps.registry, toolId, params ?? {});
+        if (!checked.ok) {
+          return { ok: false, text: checked.text, blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices), meta: { invalid_params: true } };
+        }
+        return impl.run(checked.params, {
+          pool,
+          conversationId,
+          turnId,
+          callId,
+          blocks: () => loadBlocks(pool, conversationId),
+          signal: ctx.cancellationSignal,
+          heartbeat: (d) => ctx.heartbeat(d),
+          now: deps.now,
+          stream: (kind, payload) => publisher.emit({ kind, ...(typeof payload.channel === 'string' ? { channel: payload.channel } : {}), payload: { callId, ...payload } }),
+        });
+      }, () => ({ callId }));
+    } catch (err) {
+      // Thrown: Temporal retries (or, when non-retryable / out of attempts, the workflow records it).
+      await publisher.close();
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`tool ${toolId} cancelled by steer`);
+      throw err;
+    }
+    const sourceRows = observation.meta?.source_rows;
+    if (Array.isArray(sourceRows) && sourceRows.length > 0) {
+      // Web rows join the conversation's pool; the model only ever sees pool SIDs.
+      const { source_rows: _rows, ...meta } = observation.meta ?? {};
+      const merged = await mergeToolSources(pool, conversationId, sourceRows, observation.text, { turnId });
+      observation = { ...observation, text: merged.text, meta: { ...meta, sources_used: merged.sids, sources_added: merged.added, ...(merged.rejected.length ? { sources_rejected: merged.rejected } : {}) } };
+    }
+    await appendResult(deps, input, observation, publisher);
+    return outcomeOf(observation.text, observation.ok);
+  };
+}
+
+/**
+ * After a tool's retries are spent (or it failed non-retryably, or timed out), the workflow
+ * records the failure as the call's observation, so the model sees it and the turn goes on.
+ * Idempotent: a result already recorded (the tool finished after all) wins.
+ */
+export function makeRecordToolFailure(deps: ActivityDeps) {
+  return async function recordToolFailure(input: ToolFailureInput): Promise<ToolOutcome> {
+    const pool = deps.db.pool;
+    const existing = await loadBlock(pool, input.conversationId, blockId(input.turnId, 'react.tool.result', input.callId));
+    if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
+    const publisher = new StreamPublisher(pool, input.conversationId, { turnId: input.turnId, attempt: Context.current().info.attempt });
+    const observation: ToolObservation = { ok: false, text: `tool ${input.toolId} failed: ${input.error}`, meta: { failure_type: input.failureType ?? null, retry_state: input.retryState ?? null } };
+    await appendResult(deps, input, observation, publisher);
+    return outcomeOf(observation.text, false);
+  };
+}
+
+/** One activity per tool that declares its own (`activity.name` → the tool activity for that tool). */
+export function toolActivities(deps: ActivityDeps): Record<string, (input: ToolInput) => Promise<ToolOutcome>> {
+  const out: Record<string, (input: ToolInput) => Promise<ToolOutcome>> = {};
+  for (const { toolId, activity } of deps.registry.ownActivities()) {
+    const impl = deps.tools.get(toolId);
+    if (!impl) throw new Error(`tool ${toolId} declares activity ${activity.name} but the worker has no implementation for it`);
+    if (out[activity.name]) throw new Error(`activity ${activity.name} is declared by two tools`);
+    out[activity.name] = makeToolActivity(deps, (id) => (id === toolId ? impl : undefined));
+  }
+  return out;
+}
+
+async function appendResult(deps: ActivityDeps, input: ToolInput, observation: ToolObservation, publisher: StreamPublisher): Promise<void> {
+  const { conversationId, turnId, callId, toolId } = input;
+  await appendBlocks(deps.db.pool, conversationId, [
+    ...(observation.blocks ?? []),
+    makeBlock({
+      type: 'react.tool.result',
+      author: 'tool',
+      turn_id: turnId,
+      ts: deps.now().toISOString(),
+      key: callId,
+      call_id: callId,
+      path: `tc:${turnId}.${callId}.result`,
+      mime: observation.mime ?? 'text/plain',
+      text: observation.text,
+      meta: { tool_id: toolId, ok: observation.ok, size_bytes: Buffer.byteLength(observation.text), ...(observation.meta ?? {}) },
+    }),
+  ]);
+  publisher.emit({ kind: 'step', payload: { phase: 'iteration.done', callId, tool: toolId, ok: observation.ok, observation: preview(observation.text) } });
+  await publisher.close();
+}
+
+function outcomeOf(text: string, ok: boolean): ToolOutcome {
+  return { ok, preview: preview(text), sizeBytes: Buffer.byteLength(text) };
+}
