@@ -257,7 +257,8 @@ test('self-healing: a made-up tool and invalid params are recorded as calls and 
   assert.equal(first.kind, 'tools');
   const calls = first.kind === 'tools' ? first.calls : [];
   assert.deepEqual(calls.map((c) => c.toolId), ['made_up', 'react.write']);
-  assert.equal(calls[0]!.maximumAttempts, 1);
+  assert.equal(calls[0]!.retry?.maximumAttempts, 1);
+  assert.equal(calls[0]!.activity, 'runTool');
   const runTool = makeRunTool(deps);
   for (const c of calls) {
     const res = await env(conv, `tool-${c.callId}`).run(runTool, { conversationId: conv, turnId: 'turn_1', callId: c.callId, toolId: c.toolId });

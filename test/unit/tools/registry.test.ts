@@ -141,10 +141,11 @@ test('makeCallId builds tc_<12 hex> from caller entropy', () => {
   assert.throws(() => makeCallId('xyz'), /12 hex digits/);
 });
 
-test('activityOptions maps timeout, retry policy and summary for Temporal', () => {
+test('activityOptions maps activity type, timeout, the RetryPolicy unchanged and summary for Temporal', () => {
   const params = registry.parseParams('web_search', { query: 'x' });
   assert.ok(params.ok);
   assert.deepEqual(registry.activityOptions('web_search', params.params), {
+    activity: 'runTool',
     startToCloseTimeout: 30_000,
     retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, nonRetryableErrorTypes: ['WebToolInputError'] },
     summary: 'tool web_search "x"',
