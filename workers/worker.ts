@@ -4,6 +4,7 @@
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createWorkerActivities } from '../activities/turn-activities';
+import { cachedWorkflowBundle } from './bundle';
 import type { ActivityDeps } from '../activities/deps';
 import type { Db } from '../store/db';
 import { builtinTools } from '../activities/tools';
@@ -86,8 +87,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowsPath: require.resolve('../workflows'),
+    workflowBundle: await cachedWorkflowBundle(require.resolve('../workflows')),
     activities: createWorkerActivities(deps),
+    // A workflow task waits this long for the worker that last ran the turn before any worker may
+    // take it: short, so a killed worker's turns move on within seconds (default 10 s).
+    stickyQueueScheduleToStartTimeout: '3 seconds',
     // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',

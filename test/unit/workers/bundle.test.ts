@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cachedWorkflowBundle, workflowCodeHash } from '../../../workers/bundle';
+
+test('the workflow bundle is built once per code version and then read from the cache', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bundle-test-'));
+  try {
+    const env = { DREACT_BUNDLE_CACHE: dir };
+    const path = require.resolve('../../../workflows');
+    const first = await cachedWorkflowBundle(path, env);
+    assert.match(first.code, /TurnWorkflow/);
+    const files = readdirSync(dir);
+    assert.equal(files.length, 1, 'one cached bundle');
+    const mtime = statSync(join(dir, files[0]!)).mtimeMs;
+    const second = await cachedWorkflowBundle(path, env);
+    assert.equal(second.code, first.code);
+    assert.equal(statSync(join(dir, files[0]!)).mtimeMs, mtime, 'served from the cache, not rebuilt');
+    assert.deepEqual(readdirSync(dir), files);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the cache key follows the workflow code (stable for the same sources)', () => {
+  assert.match(workflowCodeHash(), /^[0-9a-f]{24}$/);
+  assert.equal(workflowCodeHash(), workflowCodeHash());
+});
