@@ -117,6 +117,7 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
   const notices: Notice[] = [...shape];
   const valid: Decision[] = [];
   let firstNotes: string | undefined;
+  const hasAnswerChannel = joined(parse, ANSWER_CHANNEL) !== undefined;
 
   instancesOf(parse, DECISION_CHANNEL).forEach((text, instance) => {
     const json = parseDecisionJson(text, instance);
@@ -127,7 +128,11 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
     const v = validateDecisionObject(json.value, instance, registry);
     if (firstNotes === undefined && v.notes) firstNotes = v.notes;
     notices.push(...v.notices);
-    if (v.decision) valid.push(v.decision);
+    if (v.decision?.action === 'complete' && v.decision.final_answer === undefined && !hasAnswerChannel) {
+      notices.push(
+        notice('final_answer_required', `action "complete" needs the answer: write <channel:${ANSWER_CHANNEL}> or a non-empty final_answer`, { instance }),
+      );
+    } else if (v.decision) valid.push(v.decision);
   });
 
   if (shape.length > 0 || valid.length === 0) {
@@ -168,7 +173,7 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
   const answerChannel = joined(parse, ANSWER_CHANNEL);
   const summary = joined(parse, SUMMARY_CHANNEL);
   if (final) {
-    const answer = answerChannel ?? (final.action === 'complete' ? final.final_answer : undefined);
+    const answer = answerChannel ?? final.final_answer;
     if (answer !== undefined) result.answer = answer;
     const followups = readFollowups(parse, notices) ?? (final.action === 'complete' ? final.suggested_followups : undefined);
     if (followups !== undefined) result.followups = followups;

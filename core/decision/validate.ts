@@ -113,9 +113,23 @@ export function validateDecisionObject(value: unknown, instance: number, registr
         notice('tool_call_with_final_answer', `action "${action}" must not carry a tool_call; use action "call_tool" to call a tool`, { instance }),
       );
     }
-    if (action === 'exit') return { decision: { action, notes, instance }, notices: [], notes };
+    const hasAnswer = finalAnswer !== undefined && finalAnswer.trim() !== '';
+    if (hasAnswer && notes.trim() !== '') {
+      return fail(
+        notice(
+          'final_answer_with_notes',
+          `action "${action}" carries final_answer and notes: notes are progress notes for tool rounds; on the final round the answer belongs in final_answer — write it again with "notes": ""`,
+          { instance },
+        ),
+      );
+    }
+    if (action === 'exit') {
+      const exit: Decision = { action, notes, instance };
+      if (hasAnswer) exit.final_answer = finalAnswer;
+      return { decision: exit, notices: [], notes };
+    }
     const decision: Decision = { action, notes, instance };
-    if (finalAnswer !== undefined && finalAnswer !== '') decision.final_answer = finalAnswer;
+    if (hasAnswer) decision.final_answer = finalAnswer;
     if (d.suggested_followups) decision.suggested_followups = d.suggested_followups.filter((s) => s.trim() !== '');
     return { decision, notices: [], notes };
   }
