@@ -49,9 +49,11 @@ export const WRITE_PARAM_ORDER_CODES: readonly NoticeCode[] = ['path_not_first',
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth'];
 
 /**
- * Checks the key order of a params object as written. Each expected key that is present
- * must sit at its position; reports the first violation. For react.write the codes are
- * path_not_first, channel_not_second, content_not_third, kind_not_fourth.
+ * Checks the key order of a params object as written, positionally (as the reference runtime
+ * does): the i-th key written must be the i-th name of `order`, for as many keys as were
+ * written; reports the first violation (a missing middle key is reported at its position).
+ * For react.write the codes are path_not_first, channel_not_second, content_not_third,
+ * kind_not_fourth.
  */
 export function checkParamOrder(
   toolId: string,
@@ -60,9 +62,9 @@ export function checkParamOrder(
   instance?: number,
 ): Notice | undefined {
   const keys = Object.keys(params);
-  for (let i = 0; i < order.length; i++) {
+  for (let i = 0; i < Math.min(order.length, keys.length); i++) {
     const name = order[i]!;
-    if (!(name in params) || keys[i] === name) continue;
+    if (keys[i] === name) continue;
     const code: NoticeCode = i < WRITE_PARAM_ORDER_CODES.length && toolId === 'react.write' ? WRITE_PARAM_ORDER_CODES[i]! : 'invalid_params';
     return notice(
       code,

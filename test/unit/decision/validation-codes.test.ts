@@ -110,6 +110,27 @@ const ROWS: Row[] = [
     raw: response([call('react.write', { path: 'a.md', channel: 'canvas', content: 'x', kind: 'file' })]),
     codes: [],
   },
+  // positional, as the reference checks keys[0..3]: a missing key is reported where it belongs
+  {
+    name: 'react.write: path missing',
+    raw: response([call('react.write', { channel: 'canvas', content: 'x', kind: 'file' })]),
+    codes: ['path_not_first', 'invalid_params'],
+  },
+  {
+    name: 'react.write: channel missing',
+    raw: response([call('react.write', { path: 'a.md', content: 'x' })]),
+    codes: ['channel_not_second', 'invalid_params'],
+  },
+  {
+    name: 'react.write: content missing',
+    raw: response([call('react.write', { path: 'a.md', channel: 'canvas', kind: 'file' })]),
+    codes: ['content_not_third', 'invalid_params'],
+  },
+  {
+    name: 'react.write: kind omitted (it is last and optional)',
+    raw: response([call('react.write', { path: 'a.md', channel: 'canvas', content: 'x' })]),
+    codes: [],
+  },
   // protocol shape
   {
     name: 'text before the first channel',
