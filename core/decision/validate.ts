@@ -79,8 +79,16 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+export interface ValidateOptions {
+  /**
+   * A call_tool's non-empty final_answer is dropped with a warning instead of failing the
+   * action (the reference's multi-action runtime); default false: final_answer_with_tool_call.
+   */
+  suppressToolCallAnswer?: boolean;
+}
+
 /** Validates one parsed decision object against the protocol and the registry. */
-export function validateDecisionObject(value: unknown, instance: number, registry: ToolRegistry): InstanceValidation {
+export function validateDecisionObject(value: unknown, instance: number, registry: ToolRegistry, opts: ValidateOptions = {}): InstanceValidation {
   const env = DecisionEnvelopeSchema.safeParse(value);
   if (!env.success) {
     const issues = env.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(decision)', message: i.message }));
@@ -136,11 +144,21 @@ export function validateDecisionObject(value: unknown, instance: number, registr
     return { decision, notices: [], notes };
   }
 
+  const warnings: Notice[] = [];
   if (finalAnswer !== undefined && finalAnswer.trim() !== '') {
-    return fail(
-      notice('final_answer_with_tool_call', 'action "call_tool" must not carry a final_answer; answer with action "complete" after the tool ran', {
-        instance,
-      }),
+    if (!opts.suppressToolCallAnswer) {
+      return fail(
+        notice('final_answer_with_tool_call', 'action "call_tool" must not carry a final_answer; answer with action "complete" after the tool ran', {
+          instance,
+        }),
+      );
+    }
+    warnings.push(
+      notice(
+        'final_answer_with_tool_call',
+        'action "call_tool" carried a final_answer: the tool runs, the final_answer text was dropped and not shown; answer with action "complete" once the tool result is visible',
+        { instance, severity: 'warning', details: { suppressed_field: 'final_answer', suppressed_text_symbols: finalAnswer.length } },
+      ),
     );
   }
   const call = d.tool_call;
@@ -185,5 +203,5 @@ export function validateDecisionObject(value: unknown, instance: number, registr
     );
   }
   if (!parsed.ok || problems.length > 0) return { notices: problems, notes };
-  return { decision: { action, notes, instance, tool_call: { tool_id: toolId, params: parsed.params } }, notices: [], notes };
+  return { decision: { action, notes, instance, tool_call: { tool_id: toolId, params: parsed.params } }, notices: warnings, notes };
 }

@@ -80,9 +80,15 @@ test('code channel: passed through for a code-consuming tool, else code_channel_
   const code = '<channel:code>print(f"`{x}`")\n</channel:code>';
   const ok = succeeds(response([call('exec.python', {})], code), extendedRegistry);
   assert.equal(ok.code?.trim(), 'print(f"`{x}`")');
-  const ignored = succeeds(response([call('react.read', { paths: ['fi:a'] })], code), extendedRegistry);
-  assert.equal(ignored.code, undefined);
-  assert.deepEqual(ignored.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'warning']]);
+  const single = interpretDecision(response([call('react.read', { paths: ['fi:a'] })], code), extendedRegistry);
+  assert.equal(single.ok, false, 'one action that does not run code: nothing runs');
+  assert.deepEqual(single.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'error']]);
+  const bundle = interpretDecision(response([call('react.read', { paths: ['fi:a'] }), call('react.plan', { mode: 'new', steps: ['a'] })], code), extendedRegistry, {
+    multiAction: 'safe_fanout',
+  });
+  assert.equal(bundle.ok, true, 'in a multi-action round the code is ignored and the actions run');
+  assert.equal(bundle.ok && bundle.code, undefined);
+  assert.deepEqual(bundle.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'warning']]);
 });
 
 test('invalid_action', () => {

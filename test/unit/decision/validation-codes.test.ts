@@ -200,3 +200,39 @@ test('exit keeps its final_answer as the answer (it was dropped before)', () => 
   assert.equal(r.ok, true, JSON.stringify(r));
   assert.equal(r.ok && r.answer, 'I cannot do that.');
 });
+
+test('code_channel_without_single_exec: one action that does not run code fails the round (nothing runs)', () => {
+  const code = '<channel:code>print(1)</channel:code>';
+  for (const decision of [
+    call('react.read', { paths: ['fi:turn_1.files/a'] }),
+    j({ action: 'complete', notes: '', final_answer: 'a' }),
+  ]) {
+    const r = interpretDecision(response([decision], code), registry);
+    assert.equal(r.ok, false, JSON.stringify(r));
+    assert.deepEqual(
+      r.notices.map((n) => [n.code, n.severity]),
+      [['code_channel_without_single_exec', 'error']],
+    );
+  }
+});
+
+test('final_answer_with_tool_call: safe_fanout suppresses the answer with a warning and runs the tool', () => {
+  const raw = response([
+    j({
+      action: 'call_tool',
+      notes: 'n',
+      final_answer: 'guess',
+      tool_call: { tool_id: 'web_search', params: { query: 'q' } },
+    }),
+  ]);
+  const r = interpretDecision(raw, registry, { multiAction: 'safe_fanout' });
+  assert.equal(r.ok, true, JSON.stringify(r));
+  if (!r.ok) return;
+  assert.equal(r.actions[0]!.action, 'call_tool');
+  assert.equal(r.answer, undefined);
+  assert.deepEqual(
+    r.notices.map((n) => [n.code, n.severity, n.details?.suppressed_text_symbols]),
+    [['final_answer_with_tool_call', 'warning', 5]],
+  );
+  assert.equal(interpretDecision(raw, registry).ok, false, 'single-action mode rejects it');
+});
