@@ -60,7 +60,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
   const api = new DreactClient(server.env.client, { taskQueue });
   const call = (i: number) =>
     `<channel:thinking>round ${i}</channel:thinking><channel:ReactDecisionOutV2>{"action":"call_tool","notes":"n${i}","tool_call":{"tool_id":"react.write","params":{"path":"f${i}.md","channel":"internal","content":"x","kind":"file"}}}</channel:ReactDecisionOutV2>`;
-  const done = '<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"done","final_answer":"ok"}</channel:ReactDecisionOutV2>';
+  const done = '<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"","final_answer":"ok"}</channel:ReactDecisionOutV2>';
   try {
     return await worker.runUntil(async () => {
       // Same activity count as the turn (decide + runTool per round), so both run under the same

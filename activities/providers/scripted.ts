@@ -91,5 +91,5 @@ async function* structuredReply(script: ScriptSpec, request: ModelRequest, signa
 
 export const DEFAULT_FINALIZE = [
   '<channel:thinking>The user steered the turn; I stop and answer with what I have.</channel:thinking>',
-  '<channel:ReactDecisionOutV2>```json\n{"action":"complete","notes":"finalize after steer","final_answer":"Stopped as asked: {{event}}"}\n```</channel:ReactDecisionOutV2>',
+  '<channel:ReactDecisionOutV2>```json\n{"action":"complete","notes":"","final_answer":"Stopped as asked: {{event}}"}\n```</channel:ReactDecisionOutV2>',
 ].join('');

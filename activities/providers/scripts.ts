@@ -45,7 +45,7 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
     latencyMs: 40,
     rounds: [
       thinking('Let me think through every neighbourhood in detail: Alfama, Baixa, Chiado, Bairro Alto, Príncipe Real, Belém, Parque das Nações, Campo de Ourique, Graça, Mouraria… '.repeat(3)) +
-        decision({ action: 'complete', notes: 'long answer', final_answer: 'A very long guide.' }),
+        decision({ action: 'complete', notes: '', final_answer: 'A very long guide.' }),
     ],
     finalize:
       thinking('The user steered: stop and summarise.') +
@@ -55,6 +55,6 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   /** Answers immediately. */
   echo: {
     structured: {},
-    rounds: [thinking('Simple question; answering directly.') + decision({ action: 'complete', notes: 'direct answer', final_answer: 'Done: {{event}}' })],
+    rounds: [thinking('Simple question; answering directly.') + decision({ action: 'complete', notes: '', final_answer: 'Done: {{event}}' })],
   },
 };

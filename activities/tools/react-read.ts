@@ -126,7 +126,7 @@ class Reader {
   async load(path: string): Promise<Loaded | { status: 'missing' | 'error'; canonical?: string; error: string }> {
     let res: PathResolution;
     try {
-      res = resolvePath(this.blocks, path);
+      res = resolvePath(this.blocks, path, { conversationId: this.ctx.conversationId });
     } catch (err) {
       return { status: 'error', error: (err as Error).message };
     }
@@ -150,6 +150,9 @@ class Reader {
         if (res.blocks.length === 0) return { status: 'missing', canonical, error: `nothing recorded at ${canonical}` };
         return fromBlocks(res.blocks);
       case 'sources_pool': {
+        if (res.foreignConversation !== undefined) {
+          return { status: 'missing', canonical, error: `${canonical} names another conversation (${res.foreignConversation}); only this conversation's sources pool is readable` };
+        }
         this.pool ??= await loadSourcesPool(this.ctx.pool, this.ctx.conversationId);
         const rows = selectSources(this.pool, res.sids);
         if (rows.length === 0) return { status: 'missing', canonical, error: this.pool.length === 0 ? 'the sources pool is empty' : `no source rows match ${canonical}` };

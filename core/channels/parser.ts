@@ -318,6 +318,11 @@ function buildResult(spec: ChannelSpec, recs: InstanceRecord[], subscriberErrors
     closedBy: recs.flatMap((r) => (r.closedBy ? [r.closedBy] : [])),
     subscriberErrors: [...subscriberErrors],
   };
+  if (spec.schema !== undefined && recs.length > 1) {
+    // A model-backed channel holds one object: several instances leave no single `obj`.
+    res.error = `multiple_channel_instances:${recs.length}`;
+    return res;
+  }
   if (spec.format === 'json' && recs[0]?.obj !== undefined) res.obj = recs[0].obj;
   const firstErr = recs.findIndex((r) => r.error !== undefined);
   if (firstErr >= 0) res.error = `instance ${firstErr}: ${recs[firstErr]!.error}`;

@@ -93,7 +93,7 @@ export interface ChannelResult {
   raw: string;
   /** Per-instance content; json instances have their ``` fence stripped and are trimmed. */
   instances: string[];
-  /** json: the parsed (and zod-validated) first instance. */
+  /** json: the parsed (and zod-validated) first instance; unset when a schema-bound channel has several. */
   obj?: unknown;
   /** json: per instance, the parsed (validated) value, or undefined when it failed. */
   objs: unknown[];
@@ -105,7 +105,10 @@ export interface ChannelResult {
   closedBy: ClosedBy[];
   /** Errors raised by this channel's subscribers. */
   subscriberErrors: string[];
-  /** First failure: json parse / schema validation, prefixed with the instance number. */
+  /**
+   * First failure: json parse / schema validation, prefixed with the instance number; for a
+   * model-backed (schema-bound) channel with more than one instance, `multiple_channel_instances:N`.
+   */
   error?: string;
 }
 

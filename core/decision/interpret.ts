@@ -117,6 +117,7 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
   const notices: Notice[] = [...shape];
   const valid: Decision[] = [];
   let firstNotes: string | undefined;
+  const hasAnswerChannel = joined(parse, ANSWER_CHANNEL) !== undefined;
 
   instancesOf(parse, DECISION_CHANNEL).forEach((text, instance) => {
     const json = parseDecisionJson(text, instance);
@@ -124,10 +125,14 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
       notices.push(json.notice);
       return;
     }
-    const v = validateDecisionObject(json.value, instance, registry);
+    const v = validateDecisionObject(json.value, instance, registry, { suppressToolCallAnswer: opts.multiAction === 'safe_fanout' });
     if (firstNotes === undefined && v.notes) firstNotes = v.notes;
     notices.push(...v.notices);
-    if (v.decision) valid.push(v.decision);
+    if (v.decision?.action === 'complete' && v.decision.final_answer === undefined && !hasAnswerChannel) {
+      notices.push(
+        notice('final_answer_required', `action "complete" needs the answer: write <channel:${ANSWER_CHANNEL}> or a non-empty final_answer`, { instance }),
+      );
+    } else if (v.decision) valid.push(v.decision);
   });
 
   if (shape.length > 0 || valid.length === 0) {
@@ -156,7 +161,21 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
   if (code !== undefined) {
     const usesCode = actions.some((a) => a.action === 'call_tool' && registry.get(a.tool_call.tool_id).consumesCode === true);
     if (usesCode) result.code = code;
-    else {
+    else if (valid.length === 1) {
+      // One action that does not run code: the code was meant for something else; nothing runs.
+      const only = valid[0]!;
+      const what = only.action === 'call_tool' ? only.tool_call.tool_id : only.action;
+      notices.push(
+        notice(
+          'code_channel_without_single_exec',
+          `<channel:code> holds code but the action is ${what}, which does not run code; no action ran: clear <channel:code>, or call a tool that executes code`,
+          { details: { action: only.action, ...(only.action === 'call_tool' ? { tool_id: only.tool_call.tool_id } : {}) } },
+        ),
+      );
+      const failed: DecisionInterpretation = { ok: false, notices, raw: rawText };
+      if (firstNotes !== undefined) failed.notes = firstNotes;
+      return failed;
+    } else {
       notices.push(
         notice('code_channel_without_single_exec', '<channel:code> was ignored: no action in this round runs a tool that consumes code', {
           severity: 'warning',
@@ -168,7 +187,7 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
   const answerChannel = joined(parse, ANSWER_CHANNEL);
   const summary = joined(parse, SUMMARY_CHANNEL);
   if (final) {
-    const answer = answerChannel ?? (final.action === 'complete' ? final.final_answer : undefined);
+    const answer = answerChannel ?? final.final_answer;
     if (answer !== undefined) result.answer = answer;
     const followups = readFollowups(parse, notices) ?? (final.action === 'complete' ? final.suggested_followups : undefined);
     if (followups !== undefined) result.followups = followups;

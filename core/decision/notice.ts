@@ -18,6 +18,8 @@ export const NOTICE_CODES = [
   'invalid_params',
   'final_answer_with_tool_call',
   'tool_call_with_final_answer',
+  'final_answer_with_notes',
+  'final_answer_required',
   // react.write parameter order
   'path_not_first',
   'channel_not_second',

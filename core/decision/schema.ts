@@ -54,6 +54,7 @@ export const ReactDecisionOutV2Schema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('exit'),
     notes: z.string(),
+    final_answer: z.string().optional().describe('Why the turn stops, for the user, when no <channel:answer> is written.'),
   }),
 ]);
 
@@ -75,4 +76,4 @@ export const FollowupChannelSchema = z.object({ followups: z.array(z.string()) }
 export type Decision =
   | { action: 'call_tool'; notes: string; instance: number; tool_call: { tool_id: string; params: Record<string, unknown> } }
   | { action: 'complete'; notes: string; instance: number; final_answer?: string; suggested_followups?: string[] }
-  | { action: 'exit'; notes: string; instance: number };
+  | { action: 'exit'; notes: string; instance: number; final_answer?: string };

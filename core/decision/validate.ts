@@ -49,9 +49,11 @@ export const WRITE_PARAM_ORDER_CODES: readonly NoticeCode[] = ['path_not_first',
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth'];
 
 /**
- * Checks the key order of a params object as written. Each expected key that is present
- * must sit at its position; reports the first violation. For react.write the codes are
- * path_not_first, channel_not_second, content_not_third, kind_not_fourth.
+ * Checks the key order of a params object as written, positionally (as the reference runtime
+ * does): the i-th key written must be the i-th name of `order`, for as many keys as were
+ * written; reports the first violation (a missing middle key is reported at its position).
+ * For react.write the codes are path_not_first, channel_not_second, content_not_third,
+ * kind_not_fourth.
  */
 export function checkParamOrder(
   toolId: string,
@@ -60,9 +62,9 @@ export function checkParamOrder(
   instance?: number,
 ): Notice | undefined {
   const keys = Object.keys(params);
-  for (let i = 0; i < order.length; i++) {
+  for (let i = 0; i < Math.min(order.length, keys.length); i++) {
     const name = order[i]!;
-    if (!(name in params) || keys[i] === name) continue;
+    if (keys[i] === name) continue;
     const code: NoticeCode = i < WRITE_PARAM_ORDER_CODES.length && toolId === 'react.write' ? WRITE_PARAM_ORDER_CODES[i]! : 'invalid_params';
     return notice(
       code,
@@ -77,8 +79,16 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+export interface ValidateOptions {
+  /**
+   * A call_tool's non-empty final_answer is dropped with a warning instead of failing the
+   * action (the reference's multi-action runtime); default false: final_answer_with_tool_call.
+   */
+  suppressToolCallAnswer?: boolean;
+}
+
 /** Validates one parsed decision object against the protocol and the registry. */
-export function validateDecisionObject(value: unknown, instance: number, registry: ToolRegistry): InstanceValidation {
+export function validateDecisionObject(value: unknown, instance: number, registry: ToolRegistry, opts: ValidateOptions = {}): InstanceValidation {
   const env = DecisionEnvelopeSchema.safeParse(value);
   if (!env.success) {
     const issues = env.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(decision)', message: i.message }));
@@ -113,18 +123,42 @@ export function validateDecisionObject(value: unknown, instance: number, registr
         notice('tool_call_with_final_answer', `action "${action}" must not carry a tool_call; use action "call_tool" to call a tool`, { instance }),
       );
     }
-    if (action === 'exit') return { decision: { action, notes, instance }, notices: [], notes };
+    const hasAnswer = finalAnswer !== undefined && finalAnswer.trim() !== '';
+    if (hasAnswer && notes.trim() !== '') {
+      return fail(
+        notice(
+          'final_answer_with_notes',
+          `action "${action}" carries final_answer and notes: notes are progress notes for tool rounds; on the final round the answer belongs in final_answer — write it again with "notes": ""`,
+          { instance },
+        ),
+      );
+    }
+    if (action === 'exit') {
+      const exit: Decision = { action, notes, instance };
+      if (hasAnswer) exit.final_answer = finalAnswer;
+      return { decision: exit, notices: [], notes };
+    }
     const decision: Decision = { action, notes, instance };
-    if (finalAnswer !== undefined && finalAnswer !== '') decision.final_answer = finalAnswer;
+    if (hasAnswer) decision.final_answer = finalAnswer;
     if (d.suggested_followups) decision.suggested_followups = d.suggested_followups.filter((s) => s.trim() !== '');
     return { decision, notices: [], notes };
   }
 
+  const warnings: Notice[] = [];
   if (finalAnswer !== undefined && finalAnswer.trim() !== '') {
-    return fail(
-      notice('final_answer_with_tool_call', 'action "call_tool" must not carry a final_answer; answer with action "complete" after the tool ran', {
-        instance,
-      }),
+    if (!opts.suppressToolCallAnswer) {
+      return fail(
+        notice('final_answer_with_tool_call', 'action "call_tool" must not carry a final_answer; answer with action "complete" after the tool ran', {
+          instance,
+        }),
+      );
+    }
+    warnings.push(
+      notice(
+        'final_answer_with_tool_call',
+        'action "call_tool" carried a final_answer: the tool runs, the final_answer text was dropped and not shown; answer with action "complete" once the tool result is visible',
+        { instance, severity: 'warning', details: { suppressed_field: 'final_answer', suppressed_text_symbols: finalAnswer.length } },
+      ),
     );
   }
   const call = d.tool_call;
@@ -169,5 +203,5 @@ export function validateDecisionObject(value: unknown, instance: number, registr
     );
   }
   if (!parsed.ok || problems.length > 0) return { notices: problems, notes };
-  return { decision: { action, notes, instance, tool_call: { tool_id: toolId, params: parsed.params } }, notices: [], notes };
+  return { decision: { action, notes, instance, tool_call: { tool_id: toolId, params: parsed.params } }, notices: warnings, notes };
 }

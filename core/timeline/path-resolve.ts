@@ -7,13 +7,14 @@
  * a typed pointer for the caller to dispatch on.
  */
 import type { Block } from './block';
-import { formatPath, parsePath, physicalPath, type LogicalPath } from './paths';
+import { formatPath, localizePath, parsePath, physicalPath, type LogicalPath } from './paths';
 import { parsePlanBlock } from './plans';
 
 export type PathResolution =
   | { source: 'timeline'; path: LogicalPath; canonical: string; blocks: Block[] }
   | { source: 'workspace'; path: LogicalPath; canonical: string; physical: string; blocks: Block[] }
-  | { source: 'sources_pool'; path: LogicalPath; canonical: string; sids: number[] | null }
+  /** `foreignConversation`: the selector names another conversation; `sids` is then `[]` (no rows here). */
+  | { source: 'sources_pool'; path: LogicalPath; canonical: string; sids: number[] | null; foreignConversation?: string }
   | { source: 'turn_index'; path: LogicalPath; canonical: string; turnId: string }
   | { source: 'skill'; path: LogicalPath; canonical: string; name: string }
   | { source: 'knowledge'; path: LogicalPath; canonical: string; rel: string };
@@ -35,12 +36,24 @@ function nth<T>(items: T[], n: number | undefined): T[] {
   return item === undefined ? [] : [item];
 }
 
-/** Finds what a path denotes in `blocks`. Throws on a malformed path. */
-export function resolvePath(blocks: Block[], input: string | LogicalPath): PathResolution {
-  const path = typeof input === 'string' ? parsePath(input) : parsePath(formatPath(input));
+export interface ResolveOptions {
+  /** The current conversation: owner segments `conv_<id>.` naming it are stripped (localized). */
+  conversationId?: string;
+}
+
+/**
+ * Finds what a path denotes in `blocks`. Throws on a malformed path, and on a block or file ref
+ * owned by another conversation; a sources selector of another conversation resolves to no rows.
+ */
+export function resolvePath(blocks: Block[], input: string | LogicalPath, opts: ResolveOptions = {}): PathResolution {
+  const text = typeof input === 'string' ? input : formatPath(input);
+  const path = parsePath(opts.conversationId === undefined ? text : localizePath(text, opts.conversationId));
   const canonical = formatPath(path);
   switch (path.kind) {
     case 'so.pool':
+      if (path.conversationId !== undefined && path.conversationId !== opts.conversationId) {
+        return { source: 'sources_pool', path, canonical, sids: [], foreignConversation: path.conversationId };
+      }
       return { source: 'sources_pool', path, canonical, sids: path.sids };
     case 'ar.turn.index':
       return { source: 'turn_index', path, canonical, turnId: path.turnId };

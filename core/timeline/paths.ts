@@ -15,6 +15,28 @@ const MESSAGE_ID_RE = /^[A-Za-z0-9_:-]+$/;
 const PLAN_ID_RE = /^[A-Za-z0-9_:-]+$/;
 const EVENT_KIND_RE = /^[a-z][a-z0-9_]*$/;
 const SYSTEM_NAME_RE = /^[A-Za-z0-9_-]+$/;
+/** Conversation ids inside an owner segment `conv_<id>.` (no dots: the dot ends the segment). */
+const OWNER_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_:-]*$/;
+const OWNER_PREFIX = 'conv_';
+
+/** Splits `conv_<id>.<rest>` into owner and rest; undefined when `body` has no owner segment. */
+function splitOwner(body: string): { owner: string; rest: string } | undefined {
+  if (!body.startsWith(OWNER_PREFIX)) return undefined;
+  const dot = body.indexOf('.');
+  if (dot <= OWNER_PREFIX.length || dot === body.length - 1) return undefined;
+  return { owner: body.slice(OWNER_PREFIX.length, dot), rest: body.slice(dot + 1) };
+}
+
+/**
+ * Removes the owner segment `conv_<id>.` from a ref only when it names `conversationId`
+ * (the reference's `localize_conversation_ref`); any other ref is returned unchanged.
+ */
+export function localizePath(input: string, conversationId: string): string {
+  const m = /^((?:conv:)?[a-z]{2}:)(.*)$/s.exec(input.trim());
+  if (!m) return input;
+  const split = splitOwner(m[2]!);
+  return split && split.owner === conversationId ? `${m[1]}${split.rest}` : input;
+}
 
 export type PathNamespace = 'fi' | 'ar' | 'tc' | 'so' | 'su' | 'ws' | 'sk' | 'ks';
 
@@ -35,7 +57,8 @@ export type LogicalPath =
   | { ns: 'ar'; kind: 'ar.plan.ack'; turnId: string; iter: number }
   | { ns: 'ar'; kind: 'ar.decision.raw'; turnId: string; iter: number; interrupted?: boolean }
   | { ns: 'ar'; kind: 'ar.system.message'; turnId: string; name: string }
-  | { ns: 'so'; kind: 'so.pool'; sids: number[] | null }
+  /** `conversationId`: the owner segment of `so:conv_<id>.sources_pool[…]` when it names another conversation. */
+  | { ns: 'so'; kind: 'so.pool'; sids: number[] | null; conversationId?: string }
   | { ns: 'su'; kind: 'su.range.summary'; turnId: string }
   | { ns: 'ws'; kind: 'ws.working.summary'; turnId: string; attempt?: number }
   | { ns: 'sk'; kind: 'sk.skill'; name: string }
@@ -101,12 +124,14 @@ export function parsePath(input: string): LogicalPath {
   if (raw.includes('\0')) throw new Error('path contains a NUL byte');
   if (raw.includes('\\')) throw new Error(`path contains a backslash: "${raw}"`);
   let s = raw.startsWith('conv:') ? raw.slice(5) : raw;
-  if (s.startsWith('sources_pool')) s = `so:${s}`;
+  if (s.startsWith('sources_pool') || /^conv_[^.]*\.sources_pool/.test(s)) s = `so:${s}`;
   const m = /^([a-z]{2}):(.*)$/s.exec(s);
   if (!m) throw new Error(`path "${raw}" has no namespace (expected fi:, ar:, tc:, so:, su:, ws:, sk: or ks:)`);
   const ns = m[1]!;
   const body = m[2]!;
-  if (body.startsWith('conv_')) throw new Error(`path "${raw}" names another conversation (conv_… owner segments are not supported)`);
+  if (ns !== 'so' && splitOwner(body)) {
+    throw new Error(`path "${raw}" names another conversation (conv_<id>. owner segments are readable only for the current conversation)`);
+  }
   switch (ns) {
     case 'fi':
       return parseFi(body, raw);
@@ -123,10 +148,14 @@ export function parsePath(input: string): LogicalPath {
       };
     }
     case 'so': {
-      if (body === 'sources_pool') return { ns: 'so', kind: 'so.pool', sids: null };
-      const sel = /^sources_pool\[(.*)\]$/s.exec(body);
-      if (!sel) throw new Error(`invalid so: path "${raw}" (expected so:sources_pool[1,3-5])`);
-      return { ns: 'so', kind: 'so.pool', sids: parseSidSelector(sel[1]!, raw) };
+      const split = splitOwner(body);
+      const owner = split ? need(OWNER_ID_RE, split.owner, 'conversation id', raw) : undefined;
+      const rest = split ? split.rest : body;
+      const own = owner === undefined ? {} : { conversationId: owner };
+      if (rest === 'sources_pool') return { ns: 'so', kind: 'so.pool', sids: null, ...own };
+      const sel = /^sources_pool\[(.*)\]$/s.exec(rest);
+      if (!sel) throw new Error(`invalid so: path "${raw}" (expected so:sources_pool[1,3-5] or so:conv_<id>.sources_pool[1,3-5])`);
+      return { ns: 'so', kind: 'so.pool', sids: parseSidSelector(sel[1]!, raw), ...own };
     }
     case 'su': {
       const t = /^([^.]+)\.conv\.range\.summary$/.exec(body);
@@ -286,8 +315,10 @@ function formatUnchecked(p: LogicalPath): string {
       return `ar:${p.turnId}.react.decision.raw.${p.interrupted ? 'interrupted.' : ''}${p.iter}`;
     case 'ar.system.message':
       return `ar:${p.turnId}.system.message.${p.name}`;
-    case 'so.pool':
-      return p.sids === null ? 'so:sources_pool' : `so:sources_pool[${formatSidSelector(p.sids)}]`;
+    case 'so.pool': {
+      const owner = p.conversationId === undefined ? '' : `${OWNER_PREFIX}${p.conversationId}.`;
+      return p.sids === null ? `so:${owner}sources_pool` : `so:${owner}sources_pool[${formatSidSelector(p.sids)}]`;
+    }
     case 'su.range.summary':
       return `su:${p.turnId}.conv.range.summary`;
     case 'ws.working.summary':
@@ -340,7 +371,9 @@ export const paths = {
   decisionRaw: (turnId: string, iter: number, interrupted = false) =>
     formatPath(interrupted ? { ns: 'ar', kind: 'ar.decision.raw', turnId, iter, interrupted } : { ns: 'ar', kind: 'ar.decision.raw', turnId, iter }),
   systemMessage: (turnId: string, name: string) => formatPath({ ns: 'ar', kind: 'ar.system.message', turnId, name }),
-  sourcesPool: (sids: number[] | null = null) => formatPath({ ns: 'so', kind: 'so.pool', sids }),
+  /** `conversationId`: the owner segment, for a selector naming another conversation. */
+  sourcesPool: (sids: number[] | null = null, conversationId?: string) =>
+    formatPath(conversationId === undefined ? { ns: 'so', kind: 'so.pool', sids } : { ns: 'so', kind: 'so.pool', sids, conversationId }),
   rangeSummary: (turnId: string) => formatPath({ ns: 'su', kind: 'su.range.summary', turnId }),
   workingSummary: (turnId: string, attempt?: number) =>
     formatPath(attempt === undefined ? { ns: 'ws', kind: 'ws.working.summary', turnId } : { ns: 'ws', kind: 'ws.working.summary', turnId, attempt }),

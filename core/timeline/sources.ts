@@ -265,14 +265,17 @@ export function remapToolSources(pool: SourceRow[], toolRows: IncomingSourceRow[
 }
 
 /**
- * Rows for a selector (`so:sources_pool[1,3-5]`, `sources_pool[..]`, a SID list, or `null` for all),
- * in pool order. Unknown SIDs are skipped.
+ * Rows for a selector (`so:sources_pool[1,3-5]`, `sources_pool[..]`, `so:conv_<id>.sources_pool[..]`,
+ * a SID list, or `null` for all), in pool order. Unknown SIDs are skipped. A selector whose owner
+ * segment names a conversation other than `conversationId` selects no rows: the pool is this
+ * conversation's.
  */
-export function selectSources(pool: SourceRow[], selector: string | number[] | null): SourceRow[] {
+export function selectSources(pool: SourceRow[], selector: string | number[] | null, conversationId?: string): SourceRow[] {
   let sids: number[] | null;
   if (typeof selector === 'string') {
     const p = parsePath(selector);
     if (p.kind !== 'so.pool') throw new Error(`not a sources pool path: "${selector}"`);
+    if (p.conversationId !== undefined && p.conversationId !== conversationId) return [];
     sids = p.sids;
   } else {
     sids = selector;

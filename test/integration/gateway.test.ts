@@ -103,7 +103,7 @@ test('a turn started through the gateway streams as SSE end to end: steps, answe
 test('a client that disconnects mid-turn resumes with Last-Event-ID: no lost and no duplicated events', async () => {
   const conv = uniqueId('conv');
   // ~100 thinking chunks over ~1.5 s: plenty of events to cut the connection in the middle of.
-  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(400)) + decision({ action: 'complete', notes: 'n', final_answer: 'long thought' })], chunkSize: 4, latencyMs: 15 } } });
+  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(400)) + decision({ action: 'complete', notes: '', final_answer: 'long thought' })], chunkSize: 4, latencyMs: 15 } } });
   const first = await readStream(`/v1/conversations/${conv}/stream`, { stop: (e, all) => all.length >= 12 || e.event === 'done' });
   assert.ok(!first.some((e) => e.event === 'done'), 'disconnected before the turn ended');
   await waitFor('the server to drop the stream', async () => gw.gateway.activeStreams() === 0, 5000);
@@ -129,7 +129,7 @@ test('a retried decide round reaches clients as a retry marker', async () => {
 
 test('steer and followup go through the gateway; an idle conversation cannot be steered (409)', async () => {
   const conv = uniqueId('conv');
-  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [complete('z'.repeat(2000))], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}', 'finalize') } } });
+  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [complete('z'.repeat(2000))], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}') } } });
   await waitFor('round 1 to stream', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
   const steer = await post(`/v1/conversations/${conv}/steer`, { text: 'stop now' });
   assert.equal(steer.status, 202, await steer.clone().text());
@@ -340,7 +340,7 @@ test('`dreact tail --url` survives a gateway restart mid-turn: it reconnects wit
   const first = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port: 0, log: () => undefined });
   const port = first.port;
   const conv = uniqueId('conv');
-  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(600)) + decision({ action: 'complete', notes: 'n', final_answer: 'survived' })], chunkSize: 3, latencyMs: 30 } } });
+  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(600)) + decision({ action: 'complete', notes: '', final_answer: 'survived' })], chunkSize: 3, latencyMs: 30 } } });
   const tail = dreact(['tail', conv, '--url', first.url, '--api-key', KEY, '--until-done']);
   let second: RunningGateway | undefined;
   try {

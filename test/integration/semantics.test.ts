@@ -43,7 +43,7 @@ test('multi-action (safe_fanout): exploration then exploitation is rejected with
 
 test('a completion made before a newly arrived followup is kept, the turn continues, and completions are numbered', async () => {
   const conv = uniqueId('conv');
-  const slowFirst = thinking('x'.repeat(120)) + decision({ action: 'complete', notes: 'first', final_answer: 'first answer' });
+  const slowFirst = thinking('x'.repeat(120)) + decision({ action: 'complete', notes: '', final_answer: 'first answer' });
   await stack.client.startTurn(conv, 'answer twice', { model: { provider: 'scripted', script: { rounds: [slowFirst, complete('second answer: {{event}}')], chunkSize: 8, latencyMs: 40 } } });
   await waitFor('round 1 streaming', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
   await stack.client.followup(conv, 'and one more');
@@ -61,7 +61,7 @@ test('a completion made before a newly arrived followup is kept, the turn contin
 
 test('events addressed to another turn are ignored; a repeated message id is folded once', async () => {
   const conv = uniqueId('conv');
-  await stack.client.startTurn(conv, 'long', { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(200)) + decision({ action: 'complete', notes: 'n', final_answer: 'done' })], chunkSize: 8, latencyMs: 30 } } });
+  await stack.client.startTurn(conv, 'long', { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(200)) + decision({ action: 'complete', notes: '', final_answer: 'done' })], chunkSize: 8, latencyMs: 30 } } });
   await waitFor('round 1 streaming', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
   const view = await stack.client.conversationState(conv);
   const handle = stack.server.env.client.workflow.getHandle(view.activeTurn!.workflowId);
@@ -75,7 +75,7 @@ test('events addressed to another turn are ignored; a repeated message id is fol
 
 test('a followup queued with a steer overrides the steer\'s finalize: the turn continues normally', async () => {
   const conv = uniqueId('conv');
-  const slow = thinking('z'.repeat(300)) + decision({ action: 'complete', notes: 'n', final_answer: 'never' });
+  const slow = thinking('z'.repeat(300)) + decision({ action: 'complete', notes: '', final_answer: 'never' });
   await stack.client.startTurn(conv, 'long', {
     model: { provider: 'scripted', script: { rounds: [slow, complete('continued with: {{event}}')], chunkSize: 4, latencyMs: 30, finalize: complete('finalized') } },
   });

@@ -17,7 +17,7 @@ test('a steer during a slow decide round cancels it within the heartbeat timeout
   // Round 1 streams ~100 s of output: only a cancellation can end it early.
   const slow = complete('x'.repeat(2000));
   await stack.client.startTurn(conv, 'write a long essay', {
-    model: { provider: 'scripted', script: { rounds: [slow], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}', 'finalize') } },
+    model: { provider: 'scripted', script: { rounds: [slow], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}') } },
   });
   await waitFor('round 1 to stream', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
   const t0 = Date.now();

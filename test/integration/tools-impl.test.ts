@@ -150,6 +150,20 @@ test('react.read: character windows, out-of-range lines, sources-pool selectors 
   assert.equal(pool.items_stats[0].content_chars, 100);
 });
 
+test('react.read: a sources selector of another conversation reads no rows; the own owner segment is localized', async () => {
+  const conv = await newConversation();
+  await mergeToolSources(db.pool, conv, [{ url: 'https://a.example/x', title: 'A', text: 'snippet a', mime: 'text/html', source_type: 'web' }], '{}');
+  const out = await reactReadImpl.run(
+    { paths: ['conv:so:conv_c_other.sources_pool[1]', `conv:so:conv_${conv}.sources_pool[1]`], items: [] },
+    ctxFor(conv, 'tc_000000000012'),
+  );
+  const status = JSON.parse(out.text.split('\n\n')[0]!);
+  assert.deepEqual(status.results.map((r: { status: string }) => r.status), ['missing', 'ok']);
+  assert.deepEqual(status.missing, ['conv:so:conv_c_other.sources_pool[1]']);
+  assert.match(status.results[0].reason, /names another conversation \(c_other\)/);
+  assert.equal(status.results[1].canonical, 'so:sources_pool[1]');
+});
+
 test('react.plan: a retried call re-derives the same plan id and blocks (no collision)', async () => {
   const callId = 'tc_000000000020';
   const conv = await newConversation(toolRound('turn_1', callId, 'react.plan', { mode: 'new', steps: ['a', 'b'] }, '').slice(0, 1));

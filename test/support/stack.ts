@@ -74,4 +74,5 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 export const thinking = (t: string) => `<channel:thinking>${t}</channel:thinking>`;
 export const decision = (obj: unknown) => `<channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
 export const callTool = (toolId: string, params: Record<string, unknown>, notes = `call ${toolId}`) => thinking(`next: ${toolId}`) + decision({ action: 'call_tool', notes, tool_call: { tool_id: toolId, params } });
-export const complete = (answer: string, notes = 'done') => thinking('answering') + decision({ action: 'complete', notes, final_answer: answer });
+/** A final round: a decision with a final_answer leaves notes empty (else final_answer_with_notes). */
+export const complete = (answer: string) => thinking('answering') + decision({ action: 'complete', notes: '', final_answer: answer });

@@ -44,7 +44,7 @@ export function call(toolId: string, params: Record<string, unknown>, notes = `c
   return JSON.stringify({ action: 'call_tool', notes, tool_call: { tool_id: toolId, params } });
 }
 
-export const COMPLETE = JSON.stringify({ action: 'complete', notes: 'done', final_answer: 'The answer.' });
+export const COMPLETE = JSON.stringify({ action: 'complete', notes: '', final_answer: 'The answer.' });
 export const EXIT = JSON.stringify({ action: 'exit', notes: 'nothing to do' });
 
 /** thinking + one channel per decision JSON (+ extra channels appended verbatim). */

@@ -49,22 +49,22 @@ test('complete: answer comes from <channel:answer> when present, else from final
   assert.equal(withChannel.answer, 'Live answer [[S:1]].');
   assert.deepEqual(withChannel.followups, ['More?']);
   assert.equal(withChannel.summary, 'Goal: x');
-  const fromField = succeeds(response([JSON.stringify({ action: 'complete', notes: 'n', final_answer: 'From field.', suggested_followups: ['Next'] })]));
+  const fromField = succeeds(response([JSON.stringify({ action: 'complete', notes: '', final_answer: 'From field.', suggested_followups: ['Next'] })]));
   assert.equal(fromField.answer, 'From field.');
   assert.deepEqual(fromField.followups, ['Next']);
-  const none = succeeds(response([JSON.stringify({ action: 'complete', notes: 'n' })]));
-  assert.equal(none.answer, undefined);
+  fails(response([JSON.stringify({ action: 'complete', notes: 'n' })]), 'final_answer_required');
 });
 
-test('exit: answer only from the answer channel', () => {
+test('exit: answer from the answer channel, else from final_answer, else none', () => {
   assert.equal(succeeds(response([EXIT])).answer, undefined);
   const r = succeeds(response([EXIT], '<channel:answer>Cannot help with that.</channel:answer>'));
   assert.deepEqual(r.actions, [{ action: 'exit', notes: 'nothing to do', instance: 0 }]);
   assert.equal(r.answer, 'Cannot help with that.');
+  assert.equal(succeeds(response([JSON.stringify({ action: 'exit', notes: '', final_answer: 'Out of scope.' })])).answer, 'Out of scope.');
 });
 
 test('invalid followup JSON is a warning; suggested_followups is the fallback', () => {
-  const r = succeeds(response([JSON.stringify({ action: 'complete', notes: 'n', suggested_followups: ['A'] })], '<channel:followup>["x"]</channel:followup>'));
+  const r = succeeds(response([JSON.stringify({ action: 'complete', notes: '', final_answer: 'a', suggested_followups: ['A'] })], '<channel:followup>["x"]</channel:followup>'));
   assert.deepEqual(r.followups, ['A']);
   assert.deepEqual(r.notices.map((n) => [n.code, n.severity]), [['invalid_followup_channel', 'warning']]);
 });
@@ -80,9 +80,15 @@ test('code channel: passed through for a code-consuming tool, else code_channel_
   const code = '<channel:code>print(f"`{x}`")\n</channel:code>';
   const ok = succeeds(response([call('exec.python', {})], code), extendedRegistry);
   assert.equal(ok.code?.trim(), 'print(f"`{x}`")');
-  const ignored = succeeds(response([call('react.read', { paths: ['fi:a'] })], code), extendedRegistry);
-  assert.equal(ignored.code, undefined);
-  assert.deepEqual(ignored.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'warning']]);
+  const single = interpretDecision(response([call('react.read', { paths: ['fi:a'] })], code), extendedRegistry);
+  assert.equal(single.ok, false, 'one action that does not run code: nothing runs');
+  assert.deepEqual(single.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'error']]);
+  const bundle = interpretDecision(response([call('react.read', { paths: ['fi:a'] }), call('react.plan', { mode: 'new', steps: ['a'] })], code), extendedRegistry, {
+    multiAction: 'safe_fanout',
+  });
+  assert.equal(bundle.ok, true, 'in a multi-action round the code is ignored and the actions run');
+  assert.equal(bundle.ok && bundle.code, undefined);
+  assert.deepEqual(bundle.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'warning']]);
 });
 
 test('invalid_action', () => {
