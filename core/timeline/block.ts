@@ -30,6 +30,7 @@ export const KNOWN_BLOCK_TYPES = [
   'conv.working.summary',
   'assistant.completion',
   'conv.range.summary',
+  'conv.turn.checkpoint',
   'system.message',
 ] as const;
 

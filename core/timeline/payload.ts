@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { BlockSchema, type Block } from './block';
 import { SourceRowSchema, type SourceRow } from './sources';
+import { viewIndices } from '../compaction/view';
 
 export const TIMELINE_ARTIFACT_KIND = 'conv.timeline.v1';
 export const SOURCES_POOL_ARTIFACT_KIND = 'conv:sources_pool';
@@ -37,12 +38,15 @@ export const TimelinePayloadSchema = z.object({
 export type TimelinePayload = z.output<typeof TimelinePayloadSchema>;
 export type TimelinePayloadInput = z.input<typeof TimelinePayloadSchema>;
 
-/** The slice persisted: from the last `conv.range.summary` (inclusive), or everything. */
+/**
+ * The slice persisted: from the last `conv.range.summary` on, or from the first block it kept in
+ * view when that comes earlier (the timeline is append-only: the summary is appended after the
+ * blocks it keeps), or everything.
+ */
 export function blocksForPersist(blocks: Block[]): Block[] {
-  for (let i = blocks.length - 1; i >= 0; i--) {
-    if (blocks[i]!.type === 'conv.range.summary') return blocks.slice(i);
-  }
-  return [...blocks];
+  const view = viewIndices(blocks);
+  if (!blocks.some((b) => b.type === 'conv.range.summary')) return [...blocks];
+  return blocks.slice(Math.min(...view));
 }
 
 /** Turn ids in order of first appearance, `known` ones first (they may have been compacted away). */

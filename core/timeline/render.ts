@@ -16,6 +16,7 @@ import { resolvePreview, previewBlock, type PreviewConfig } from './preview';
 import { ttlPrune, type CacheState, type PruneResult, type TtlConfig } from './prune';
 import { renderSourcesPool, type SourceRow } from './sources';
 import { recoveryHandle, resolveTruncation, truncateBlock, type TruncationConfig } from './truncate';
+import { viewIndices } from '../compaction/view';
 
 export interface RenderConfig {
   /** Epoch ms; the render's only clock (TTL pruning, cache touch). */
@@ -173,6 +174,8 @@ export function blockText(b: Block): string {
       const line = list.length > 8 ? `${list.slice(0, 2).join(', ')}, ... ${list.slice(-2).join(', ')} (count=${list.length})` : list.join(', ');
       return ['[COMPACTED PRIOR CONVERSATION MEMORY]', ...(list.length ? [`covered_turns: ${line}`] : []), b.text ?? '', '[END COMPACTED PRIOR CONVERSATION MEMORY]'].join('\n');
     }
+    case 'conv.turn.checkpoint':
+      return `[MID-TURN COMPACTION ${String(b.meta['n'] ?? 1)}]\n${b.text ?? ''}\n[END MID-TURN COMPACTION]`;
     case 'system.message':
       return b.text ?? '';
     default:
@@ -195,14 +198,9 @@ function replacementOf(b: Block, overrides: ReadonlyMap<string, string> | undefi
   return b.replacement_text ?? `[HIDDEN] retrieve back with ${recoveryHandle(b.path)}`;
 }
 
-/** Index of the last `conv.range.summary` (the visible slice starts there), or 0. */
-export function visibleStart(blocks: readonly Block[]): number {
-  for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i]!.type === 'conv.range.summary') return i;
-  return 0;
-}
 
 /**
- * The visible projection: slice from the last summary, synthetic headers where the slice starts
+ * The visible projection: the compacted view (core/compaction/view.ts), synthetic headers where the slice starts
  * mid-turn, hidden replacements, render directives, truncation (older turns) / previews (current
  * turn), and current-turn round framing. Blocks that render to nothing are dropped.
  */
@@ -225,12 +223,12 @@ function project(
   const prev = resolvePreview(opts.preview);
   const items: VisibleItem[] = [];
   let lastTurn: string | null = null;
-  for (let i = visibleStart(blocks); i < blocks.length; i++) {
+  for (const i of viewIndices(blocks)) {
     const src = blocks[i]!;
     if (isSkipped(src)) continue;
     const replacement = replacementOf(src, overrides);
     if (replacement === '') continue;
-    if (src.type !== 'conv.range.summary') {
+    if (src.type !== 'conv.range.summary' && src.meta['compaction_id'] === undefined) {
       if (src.turn_id !== lastTurn && src.type !== 'turn.header') {
         const header: Block = {
           id: `${src.turn_id}/turn.header/synthetic`,
