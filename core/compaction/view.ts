@@ -64,7 +64,7 @@ function applyCheckpoint(blocks: readonly Block[], order: number[]): number[] {
   let placed = false;
   withoutCheckpoints.forEach((i, k) => {
     const b = blocks[i]!;
-    const hidden = k < cutAt && b.turn_id === cp.turn_id && b.type !== 'turn.header' && b.type !== 'user.prompt';
+    const hidden = k < cutAt && b.turn_id === cp.turn_id && b.meta['compaction_id'] === undefined && b.type !== 'turn.header' && b.type !== 'user.prompt';
     if (hidden) {
       if (!placed) out.push(ci);
       placed = true;
