@@ -11,12 +11,14 @@ export interface UsageRow {
   model?: string;
   usage: Usage;
   costUsd?: number;
+  /** What the call was for (`decision` by default; `compaction`, `title`, …). */
+  purpose?: string;
 }
 
 export async function recordUsage(pool: Pool, row: UsageRow): Promise<void> {
   await pool.query(
-    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (conversation_id, call_key) DO NOTHING`,
-    [row.conversationId, row.turnId, row.round, row.callKey, row.provider, row.model ?? null, row.usage.inputTokens, row.usage.outputTokens, row.usage.cacheReadTokens, row.usage.cacheWriteTokens, row.costUsd ?? null],
+    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, purpose)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (conversation_id, call_key) DO NOTHING`,
+    [row.conversationId, row.turnId, row.round, row.callKey, row.provider, row.model ?? null, row.usage.inputTokens, row.usage.outputTokens, row.usage.cacheReadTokens, row.usage.cacheWriteTokens, row.costUsd ?? null, row.purpose ?? 'decision'],
   );
 }

@@ -7,7 +7,7 @@
  * (seconds or HTTP date) become `retryAfterMs`.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { ProviderError, type ProviderErrorKind } from '../../core/model/provider';
+import { isContextLengthMessage, ProviderError, type ProviderErrorKind } from '../../core/model/provider';
 
 function header(headers: unknown, name: string): string | null {
   if (headers && typeof (headers as Headers).get === 'function') return (headers as Headers).get(name);
@@ -79,6 +79,7 @@ const HINT: Partial<Record<ProviderErrorKind, string>> = {
   permission: ' — the API key may not access this model or feature',
   not_found: ' — check the model id (DREACT_MODEL) and ANTHROPIC_BASE_URL',
   bad_request: ' — the request was rejected as invalid and will not be retried',
+  context_length: ' — the request does not fit the context window; the turn compacts the conversation and retries once',
 };
 
 export function classifyAnthropicError(err: unknown): ProviderError {
@@ -88,7 +89,9 @@ export function classifyAnthropicError(err: unknown): ProviderError {
   if (err instanceof APIConnectionError) return new ProviderError('network', `Anthropic connection error: ${err.message}`, { cause: err });
   if (err instanceof APIError) {
     const status = typeof err.status === 'number' ? err.status : undefined;
-    const kind = status !== undefined ? kindFromStatus(status) : kindFromType(err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type);
+    const classified = status !== undefined ? kindFromStatus(status) : kindFromType(err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type);
+    // A request longer than the context window is its own kind: the turn compacts and retries.
+    const kind = (status === 400 || status === 413 || classified === 'bad_request') && isContextLengthMessage(apiDetail(err)) ? 'context_length' : classified;
     const where = status !== undefined ? `HTTP ${status}` : 'stream error event';
     return new ProviderError(kind, `Anthropic API ${where} ${apiDetail(err)}${HINT[kind] ?? ''}`, {
       status,

@@ -23,7 +23,7 @@ export function providerFailureType(kind: ProviderErrorKind): string {
 }
 
 /** Failure types that are never retried (for RetryPolicy.nonRetryableErrorTypes). */
-export const NON_RETRYABLE_PROVIDER_FAILURE_TYPES: readonly string[] = (['bad_request', 'auth', 'permission', 'not_found', 'protocol', 'aborted'] as const).map(providerFailureType);
+export const NON_RETRYABLE_PROVIDER_FAILURE_TYPES: readonly string[] = (['bad_request', 'context_length', 'auth', 'permission', 'not_found', 'protocol', 'aborted'] as const).map(providerFailureType);
 
 export interface ProviderFailureDetails {
   kind: ProviderErrorKind;

@@ -16,7 +16,8 @@ import type { ToolRegistry } from '../../core/tools/registry';
 import type { DecideInput, DecideOutcome, ToolCallPlan, UserEvent } from '../../core/turn/contracts';
 import { appendBlocks, setOverlays } from '../../store/timeline-store';
 import { saveCacheTouch } from '../../store/conversation-store';
-import { recordUsage } from '../../store/usage-store';
+import { recordUsage, type UsageRow } from '../../store/usage-store';
+import { activityLog } from '../log';
 import type { StreamPublisher } from '../../store/publisher';
 import type { SourceRef } from '../../core/channels';
 import type { ModelProvider, ModelRequest } from '../../core/model/provider';
@@ -93,14 +94,14 @@ export function storedOutcome(blocks: readonly Block[], input: DecideInput, work
 export async function recordRoundUsage(
   pool: Pool,
   publisher: StreamPublisher,
-  row: { conversationId: string; turnId: string; round: number; callKey: string; provider: string; model?: string; usage: Usage },
+  row: Omit<UsageRow, 'costUsd'>,
 ): Promise<void> {
   let costUsd: number | undefined;
   if (row.model) {
     try {
       costUsd = estimateCost(row.usage, row.model).total;
     } catch (err) {
-      console.warn(`[usage] ${(err as Error).message}`);
+      activityLog().warn(`usage: ${(err as Error).message}`);
     }
   }
   await recordUsage(pool, { ...row, costUsd });

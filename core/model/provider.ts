@@ -90,6 +90,8 @@ export type ProviderErrorKind =
   | 'timeout'
   | 'network'
   | 'bad_request'
+  /** The request does not fit the model's context window (answered by a forced compaction). */
+  | 'context_length'
   | 'auth'
   | 'permission'
   | 'not_found'
@@ -113,6 +115,13 @@ export class ProviderError extends Error {
     this.status = opts.status;
     this.retryAfterMs = opts.retryAfterMs;
   }
+}
+
+/** Provider wordings of "the request is longer than the context window" (Anthropic 400s and 413). */
+const CONTEXT_LENGTH_RE = /prompt is too long|exceed(s|ed)? (the )?context (limit|window)|context[ _]length|input length and `?max_tokens`? exceed|too many (input )?tokens|request_too_large/i;
+
+export function isContextLengthMessage(message: string): boolean {
+  return CONTEXT_LENGTH_RE.test(message);
 }
 
 /** Collects a whole stream (for non-streaming callers and tests). */

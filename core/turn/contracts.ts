@@ -238,3 +238,42 @@ export function turnWorkflowId(conversationId: string, turnIndex: number): strin
 }
 
 export const TASK_QUEUE = 'dreact';
+
+// ---- compaction -----------------------------------------------------------------------------
+
+/** Why a compaction runs: the render's estimate is over the budget, or the provider said so. */
+export type CompactionReason = 'over_budget' | 'context_length';
+
+export interface CompactionInput {
+  conversationId: string;
+  turnId: string;
+  /** `<turn workflow id>/compact/<k>`: the child workflow's id and the compaction's key. */
+  compactionId: string;
+  reason: CompactionReason;
+  budget: number;
+  /** The estimate of the request that did not fit (tokens). */
+  estimate: number;
+  /** Tokens of the system prompt and tool schemas. */
+  systemTokens: number;
+  model: ModelConfig;
+}
+
+export type CompactionPlanOutcome =
+  | { status: 'planned'; kind: 'history' | 'mid_turn'; coveredTurns: string[]; tokensBefore: number; tokensAfter: number }
+  | { status: 'skipped'; reason: 'no_visible_token_reduction' | 'nothing_to_compact'; tokensBefore: number }
+  | { status: 'breaker_open'; failures: number };
+
+export type CompactionResult =
+  | { status: 'compacted'; coveredTurns: string[]; tokensBefore: number; tokensAfter: number; usage: Usage }
+  | { status: 'skipped'; reason: string; tokensBefore: number }
+  | { status: 'breaker_open'; failures: number }
+  | { status: 'failed'; error: string; failures: number };
+
+/** The render's verdict when a round's request would not fit: no model call was made. */
+export interface OverBudget {
+  kind: 'over_budget';
+  estimate: number;
+  budget: number;
+  systemTokens: number;
+  usage: Usage;
+}
