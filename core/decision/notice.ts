@@ -61,9 +61,15 @@ export function notice(code: NoticeCode, message: string, extra: Partial<Omit<No
   return n;
 }
 
-/** The JSON text of a react.notice block: `{code, message, severity, instance?, ...details}`. */
+/** Prefix of the code the model reads in a decision notice (the reference's `protocol_violation.<code>`). */
+export const PROTOCOL_VIOLATION_PREFIX = 'protocol_violation.';
+
+/**
+ * The JSON text of a react.notice block: `{code: "protocol_violation.<code>", message, severity,
+ * instance?, ...details}`. Block meta keeps the bare code.
+ */
 export function noticeText(n: Notice): string {
-  const body: Record<string, unknown> = { code: n.code, message: n.message, severity: n.severity };
+  const body: Record<string, unknown> = { code: `${PROTOCOL_VIOLATION_PREFIX}${n.code}`, message: n.message, severity: n.severity };
   if (n.instance !== undefined) body.instance = n.instance;
   for (const [k, v] of Object.entries(n.details ?? {})) if (!(k in body)) body[k] = v;
   return JSON.stringify(body);
@@ -93,7 +99,7 @@ export function noticeBlock(args: NoticeBlockArgs): Block {
     mime: 'application/json',
     text: noticeText(n),
     key: `${iteration}.${index}`,
-    meta: { rel: 'call', iteration, failed_round: failedRound, code: n.code, severity: n.severity },
+    meta: { rel: 'call', iteration, failed_round: failedRound, code: n.code, severity: n.severity, ...(failedRound ? { reason: n.code } : {}) },
   });
 }
 
