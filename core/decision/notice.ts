@@ -34,12 +34,11 @@ export const NOTICE_CODES = [
   'multi_action_disabled',
   'multi_action_bundle_too_many_actions',
   'multi_action_bundle_unsafe_tool',
-  'multi_action_bundle_unknown_strategy',
-  'multi_action_bundle_strategy_conflict',
+  'multi_action_bundle_strategy_incompatible',
   'multi_action_bundle_same_file_collision',
   'multi_action_bundle_final_answer_after_non_neutral',
   'multi_action_bundle_non_neutral_after_final_answer',
-  'multi_action_bundle_multiple_final_actions',
+  'multi_action_bundle_mixed_actions',
 ] as const;
 export type NoticeCode = (typeof NOTICE_CODES)[number];
 
