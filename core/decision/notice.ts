@@ -65,10 +65,13 @@ export const PROTOCOL_VIOLATION_PREFIX = 'protocol_violation.';
 
 /**
  * The JSON text of a react.notice block: `{code: "protocol_violation.<code>", message, severity,
- * instance?, ...details}`. Block meta keeps the bare code.
+ * instance?, ...details}` (`invalid_action:<x>` for an invalid action). Block meta keeps the bare code.
  */
 export function noticeText(n: Notice): string {
-  const body: Record<string, unknown> = { code: `${PROTOCOL_VIOLATION_PREFIX}${n.code}`, message: n.message, severity: n.severity };
+  // invalid_action names the action it got, as the reference's `invalid_action:<x>`.
+  const action = n.code === 'invalid_action' ? n.details?.action : undefined;
+  const code = typeof action === 'string' ? `${n.code}:${action}` : n.code;
+  const body: Record<string, unknown> = { code: `${PROTOCOL_VIOLATION_PREFIX}${code}`, message: n.message, severity: n.severity };
   if (n.instance !== undefined) body.instance = n.instance;
   for (const [k, v] of Object.entries(n.details ?? {})) if (!(k in body)) body[k] = v;
   return JSON.stringify(body);
