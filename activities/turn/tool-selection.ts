@@ -12,7 +12,7 @@ import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { makeBlock, blockId, type Block } from '../../core/timeline/block';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../../core/model/provider';
-import { ToolRegistry } from '../../core/tools/registry';
+import type { ToolRegistry } from '../../core/tools/registry';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
@@ -115,12 +115,7 @@ export async function selectTools(provider: ModelProvider, registry: ToolRegistr
   }
 }
 
-/** A registry holding only `ids` (in the original order); unknown ids throw. */
-export function restrictRegistry(registry: ToolRegistry, ids: readonly string[]): ToolRegistry {
-  const keep = new Set(ids);
-  for (const id of keep) registry.get(id);
-  return new ToolRegistry(registry.list().filter((d) => keep.has(d.id)));
-}
+export { restrictRegistry } from '../../core/tools/registry';
 
 export const TOOL_SELECTION_BLOCK = 'stage.tool_selection';
 

@@ -93,8 +93,8 @@ export function selectBundle(candidates: readonly Decision[], registry: ToolRegi
   };
 
   for (const cand of candidates) {
-    const reject = (code: Parameters<typeof notice>[0], message: string): void => {
-      notices.push(notice(code, `rejected action ${label(cand)}: ${message}`, { instance: cand.instance }));
+    const reject = (code: Parameters<typeof notice>[0], message: string, details?: Record<string, unknown>): void => {
+      notices.push(notice(code, `rejected action ${label(cand)}: ${message}`, { instance: cand.instance, ...(details ? { details } : {}) }));
     };
     if (accepted.length === 0) {
       accepted.push(cand);
@@ -115,13 +115,13 @@ export function selectBundle(candidates: readonly Decision[], registry: ToolRegi
       continue;
     }
     const trait = traitOf(cand);
-    if (trait === 'unknown' || accepted.some((a) => traitOf(a) === 'unknown')) {
-      reject('multi_action_bundle_unknown_strategy', 'tools without a strategy trait may only run as a single action');
+    if (trait === 'unknown') {
+      reject('multi_action_bundle_unsafe_tool', 'tools without a strategy trait may only run as a single action', { tool_id: label(cand), strategy: trait });
       continue;
     }
     if (isFinal(cand)) {
       if (accepted.some(isFinal)) {
-        reject('multi_action_bundle_multiple_final_actions', 'only one complete/exit per round');
+        reject('multi_action_bundle_mixed_actions', 'only one complete/exit per round', { action: cand.action });
         continue;
       }
       const nonNeutral = accepted.find((a) => traitOf(a) !== 'neutral');
@@ -139,8 +139,9 @@ export function selectBundle(candidates: readonly Decision[], registry: ToolRegi
     const conflict = accepted.find((a) => !strategyAllows(traitOf(a), trait));
     if (conflict) {
       reject(
-        'multi_action_bundle_strategy_conflict',
+        'multi_action_bundle_strategy_incompatible',
         `${trait} after ${traitOf(conflict)} (${label(conflict)}) is not allowed in one round; it could not use the earlier result`,
+        { tool_id: label(cand), strategy: trait, first_index: conflict.instance, first_tool_id: label(conflict), first_strategy: traitOf(conflict) },
       );
       continue;
     }

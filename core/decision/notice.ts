@@ -34,12 +34,11 @@ export const NOTICE_CODES = [
   'multi_action_disabled',
   'multi_action_bundle_too_many_actions',
   'multi_action_bundle_unsafe_tool',
-  'multi_action_bundle_unknown_strategy',
-  'multi_action_bundle_strategy_conflict',
+  'multi_action_bundle_strategy_incompatible',
   'multi_action_bundle_same_file_collision',
   'multi_action_bundle_final_answer_after_non_neutral',
   'multi_action_bundle_non_neutral_after_final_answer',
-  'multi_action_bundle_multiple_final_actions',
+  'multi_action_bundle_mixed_actions',
 ] as const;
 export type NoticeCode = (typeof NOTICE_CODES)[number];
 
@@ -61,9 +60,18 @@ export function notice(code: NoticeCode, message: string, extra: Partial<Omit<No
   return n;
 }
 
-/** The JSON text of a react.notice block: `{code, message, severity, instance?, ...details}`. */
+/** Prefix of the code the model reads in a decision notice (the reference's `protocol_violation.<code>`). */
+export const PROTOCOL_VIOLATION_PREFIX = 'protocol_violation.';
+
+/**
+ * The JSON text of a react.notice block: `{code: "protocol_violation.<code>", message, severity,
+ * instance?, ...details}` (`invalid_action:<x>` for an invalid action). Block meta keeps the bare code.
+ */
 export function noticeText(n: Notice): string {
-  const body: Record<string, unknown> = { code: n.code, message: n.message, severity: n.severity };
+  // invalid_action names the action it got, as the reference's `invalid_action:<x>`.
+  const action = n.code === 'invalid_action' ? n.details?.action : undefined;
+  const code = typeof action === 'string' ? `${n.code}:${action}` : n.code;
+  const body: Record<string, unknown> = { code: `${PROTOCOL_VIOLATION_PREFIX}${code}`, message: n.message, severity: n.severity };
   if (n.instance !== undefined) body.instance = n.instance;
   for (const [k, v] of Object.entries(n.details ?? {})) if (!(k in body)) body[k] = v;
   return JSON.stringify(body);
@@ -93,7 +101,7 @@ export function noticeBlock(args: NoticeBlockArgs): Block {
     mime: 'application/json',
     text: noticeText(n),
     key: `${iteration}.${index}`,
-    meta: { rel: 'call', iteration, failed_round: failedRound, code: n.code, severity: n.severity },
+    meta: { rel: 'call', iteration, failed_round: failedRound, code: n.code, severity: n.severity, ...(failedRound ? { reason: n.code } : {}) },
   });
 }
 

@@ -5,7 +5,7 @@
  * never changes an existing row's SID.
  */
 import { z } from 'zod';
-import { formatSidSelector, parsePath } from './paths';
+import { parsePath, paths } from './paths';
 
 /** Base64 payloads longer than this are dropped from pool rows. */
 export const SOURCES_POOL_MAX_BASE64_CHARS = 4000;
@@ -77,7 +77,7 @@ export function renderSourcesPool(rows: SourceRow[], options: RenderSourcesPoolO
   if (sorted.length === 0) return '[SOURCES POOL]\n  - sources: none';
   const lines = [
     '[SOURCES POOL]',
-    `  - sources: ${sorted.length} (cite web sources as [[S:n]]; full rows: so:sources_pool[${formatSidSelector(sorted.map((r) => r.sid))}])`,
+    `  - sources: ${sorted.length} (cite web sources as [[S:n]]; full rows: ${paths.sourcesPool(sorted.map((r) => r.sid))})`,
   ];
   for (const row of sorted) {
     const meta: string[] = [];

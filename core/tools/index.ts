@@ -14,16 +14,8 @@ export const BUILTIN_TOOLS: readonly AnyToolDeclaration[] = [...REACT_TOOLS, ...
 
 /**
  * The registry of built-in tools plus any extra declarations (e.g. an exec tool).
- * `only` restricts to a subset of ids (unknown ids throw).
+ * Narrow it with `restrictRegistry`.
  */
-export function createToolRegistry(opts: { extra?: readonly AnyToolDeclaration[]; only?: readonly string[] } = {}): ToolRegistry {
-  let decls = [...BUILTIN_TOOLS, ...(opts.extra ?? [])];
-  if (opts.only) {
-    const known = new Set(decls.map((d) => d.id));
-    const missing = opts.only.filter((id) => !known.has(id));
-    if (missing.length) throw new Error(`createToolRegistry: unknown tool ids ${missing.join(', ')}`);
-    const keep = new Set(opts.only);
-    decls = decls.filter((d) => keep.has(d.id));
-  }
-  return new ToolRegistry(decls);
+export function createToolRegistry(opts: { extra?: readonly AnyToolDeclaration[] } = {}): ToolRegistry {
+  return new ToolRegistry([...BUILTIN_TOOLS, ...(opts.extra ?? [])]);
 }

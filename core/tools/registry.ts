@@ -10,7 +10,6 @@
 import { z } from 'zod';
 import type { RetryPolicy } from '@temporalio/common';
 import type { ToolSpec } from '../model/provider';
-import { CALL_ID_RE } from '../timeline/block';
 
 /**
  * How a tool relates to the workspace, used by the multi-action strategy matrix:
@@ -222,16 +221,11 @@ export function truncateSummary(text: string): string {
 }
 
 /**
- * Tool call id `tc_<12 hex>` from caller-supplied randomness (core stays deterministic:
- * workflows pass `uuid4()`-derived hex, tests pass fixed strings). Uses the first 12
- * hex digits of `entropy` (dashes ignored, case folded).
+ * A registry holding only `ids`, in the original declaration order; an unknown id throws.
+ * The one way to narrow a registry (per-turn tool selection, tests, harnesses).
  */
-export function makeCallId(entropy: string): string {
-  const hex = entropy.replace(/-/g, '').toLowerCase();
-  if (!/^[0-9a-f]{12,}$/.test(hex)) {
-    throw new Error(`makeCallId: need at least 12 hex digits of entropy, got ${JSON.stringify(entropy)}`);
-  }
-  const id = `tc_${hex.slice(0, 12)}`;
-  if (!CALL_ID_RE.test(id)) throw new Error(`makeCallId: produced invalid id ${id}`);
-  return id;
+export function restrictRegistry(registry: ToolRegistry, ids: readonly string[]): ToolRegistry {
+  const keep = new Set(ids);
+  for (const id of keep) registry.get(id);
+  return new ToolRegistry(registry.list().filter((d) => keep.has(d.id)));
 }

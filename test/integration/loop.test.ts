@@ -35,7 +35,7 @@ test('invalid decisions become notices the model sees; after max_decision_retrie
   assert.match(r.answer, /kept failing validation/);
   const notices = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'react.notice');
   assert.equal(notices.length, 3);
-  assert.ok(notices.every((n) => JSON.parse(n.text!).code === 'invalid_action'), notices.map((n) => n.text).join('\n'));
+  assert.ok(notices.every((n) => JSON.parse(n.text!).code === 'protocol_violation.invalid_action:dance' && n.meta.code === 'invalid_action'), notices.map((n) => n.text).join('\n'));
 });
 
 test('a corrected decision after a notice continues the turn normally', async () => {

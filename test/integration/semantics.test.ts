@@ -38,7 +38,7 @@ test('multi-action (safe_fanout): exploration then exploitation is rejected with
   const blocks = await loadBlocks(stack.db.pool, conv);
   assert.deepEqual(blocks.filter((b) => b.type === 'react.tool.call').map((c) => JSON.parse(c.text!).tool_id), ['react.read']);
   const notices = blocks.filter((b) => b.type === 'react.notice').map((b) => JSON.parse(b.text!).code as string);
-  assert.ok(notices.some((c) => c.startsWith('multi_action_bundle')), notices.join(', '));
+  assert.ok(notices.includes('protocol_violation.multi_action_bundle_strategy_incompatible'), notices.join(', '));
 });
 
 test('a completion made before a newly arrived followup is kept, the turn continues, and completions are numbered', async () => {

@@ -56,19 +56,19 @@ type Row = [string, Array<keyof typeof ACTION>, number, NoticeCode | null];
 const TABLE: Row[] = [
   // pairs of tools, every cell of the matrix
   ['exploration → exploration', ['exploration', 'exploration'], 2, null],
-  ['exploration → exploitation', ['exploration', 'exploitation'], 1, 'multi_action_bundle_strategy_conflict'],
+  ['exploration → exploitation', ['exploration', 'exploitation'], 1, 'multi_action_bundle_strategy_incompatible'],
   ['exploration → neutral', ['exploration', 'neutral'], 2, null],
-  ['exploration → unknown', ['exploration', 'unknown'], 1, 'multi_action_bundle_unknown_strategy'],
+  ['exploration → unknown', ['exploration', 'unknown'], 1, 'multi_action_bundle_unsafe_tool'],
   ['exploitation → exploration', ['exploitation', 'exploration'], 2, null],
   ['exploitation → neutral', ['exploitation', 'neutral'], 2, null],
-  ['exploitation → unknown', ['exploitation', 'unknown'], 1, 'multi_action_bundle_unknown_strategy'],
+  ['exploitation → unknown', ['exploitation', 'unknown'], 1, 'multi_action_bundle_unsafe_tool'],
   ['neutral → exploration', ['neutral', 'exploration'], 2, null],
   ['neutral → exploitation', ['neutral', 'exploitation'], 2, null],
   ['neutral → neutral', ['neutral', 'neutral'], 2, null],
-  ['neutral → unknown', ['neutral', 'unknown'], 1, 'multi_action_bundle_unknown_strategy'],
-  ['unknown → exploration', ['unknown', 'exploration'], 1, 'multi_action_bundle_unknown_strategy'],
-  ['unknown → exploitation', ['unknown', 'exploitation'], 1, 'multi_action_bundle_unknown_strategy'],
-  ['unknown → neutral', ['unknown', 'neutral'], 1, 'multi_action_bundle_unknown_strategy'],
+  ['neutral → unknown', ['neutral', 'unknown'], 1, 'multi_action_bundle_unsafe_tool'],
+  ['unknown → exploration', ['unknown', 'exploration'], 1, 'multi_action_bundle_strategy_incompatible'],
+  ['unknown → exploitation', ['unknown', 'exploitation'], 1, 'multi_action_bundle_strategy_incompatible'],
+  ['unknown → neutral', ['unknown', 'neutral'], 1, 'multi_action_bundle_strategy_incompatible'],
   // complete / exit
   ['neutral → complete', ['neutral', 'complete'], 2, null],
   ['neutral → exit', ['neutral', 'exit'], 2, null],
@@ -78,12 +78,12 @@ const TABLE: Row[] = [
   ['complete → neutral', ['complete', 'neutral'], 2, null],
   ['complete → exploration', ['complete', 'exploration'], 1, 'multi_action_bundle_non_neutral_after_final_answer'],
   ['complete → exploitation', ['complete', 'exploitation'], 1, 'multi_action_bundle_non_neutral_after_final_answer'],
-  ['complete → exit', ['complete', 'exit'], 1, 'multi_action_bundle_multiple_final_actions'],
+  ['complete → exit', ['complete', 'exit'], 1, 'multi_action_bundle_mixed_actions'],
   // count limit: the third action is rejected whatever it is
   ['three neutral actions', ['neutral', 'neutral', 'neutral'], 2, 'multi_action_bundle_too_many_actions'],
   ['exploitation, exploration, complete', ['exploitation', 'exploration', 'complete'], 2, 'multi_action_bundle_too_many_actions'],
   // a rejected action does not count against the limit
-  ['exploration, exploitation, neutral', ['exploration', 'exploitation', 'neutral'], 2, 'multi_action_bundle_strategy_conflict'],
+  ['exploration, exploitation, neutral', ['exploration', 'exploitation', 'neutral'], 2, 'multi_action_bundle_strategy_incompatible'],
 ];
 
 for (const [name, kinds, acceptedCount, code] of TABLE) {

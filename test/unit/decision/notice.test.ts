@@ -14,19 +14,21 @@ test('noticeBlock builds a react.notice block with JSON text {code, message, ...
   assert.equal(b.mime, 'application/json');
   assert.equal(b.id, 'turn_1/react.notice/3.1');
   assert.deepEqual(JSON.parse(b.text!), {
-    code: 'invalid_params',
+    code: 'protocol_violation.invalid_params',
     message: 'react.plan: invalid params',
     severity: 'error',
     instance: 0,
     tool_id: 'react.plan',
     issues: [{ path: 'steps', message: 'x' }],
   });
-  assert.deepEqual(b.meta, { rel: 'call', iteration: 3, failed_round: true, code: 'invalid_params', severity: 'error' });
+  assert.deepEqual(b.meta, { rel: 'call', iteration: 3, failed_round: true, code: 'invalid_params', severity: 'error', reason: 'invalid_params' });
+  const warning = noticeBlock({ turnId: 'turn_1', ts: TS, iteration: 3, notice: notice('multi_action_disabled', 'm', { severity: 'warning' }) });
+  assert.deepEqual(warning.meta, { rel: 'call', iteration: 3, failed_round: false, code: 'multi_action_disabled', severity: 'warning' });
 });
 
 test('noticeText keeps code/message/severity when details reuse those keys', () => {
   const text = noticeText(notice('unknown_tool', 'm', { details: { code: 'other', tool_id: 't' } }));
-  assert.deepEqual(JSON.parse(text), { code: 'unknown_tool', message: 'm', severity: 'error', tool_id: 't' });
+  assert.deepEqual(JSON.parse(text), { code: 'protocol_violation.unknown_tool', message: 'm', severity: 'error', tool_id: 't' });
 });
 
 test('failedDecisionBlocks: react.notes, react.decision.raw, then one react.notice per notice', () => {
@@ -38,7 +40,7 @@ test('failedDecisionBlocks: react.notes, react.decision.raw, then one react.noti
   assert.deepEqual(blocks.map((b) => b.type), ['react.notes', 'react.decision.raw', 'react.notice']);
   assert.equal(blocks[0]!.text, 'trying the nope tool');
   assert.equal(blocks[1]!.text, raw);
-  assert.equal(JSON.parse(blocks[2]!.text!).code, 'unknown_tool');
+  assert.equal(JSON.parse(blocks[2]!.text!).code, 'protocol_violation.unknown_tool');
   assert.equal(new Set(blocks.map((b) => b.id)).size, 3);
   // deterministic: same input, same blocks
   assert.deepEqual(failedDecisionBlocks({ turnId: 'turn_1', ts: TS, iteration: 2, raw: r.raw, notes: r.notes, notices: r.notices }), blocks);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildDecisionSystemPrompt, DECISION_CHANNEL, interpretDecision, ReactDecisionOutV2Schema } from '../../../core/decision';
-import { createToolRegistry } from '../../../core/tools';
+import { createToolRegistry, restrictRegistry } from '../../../core/tools';
 
 test('system prompt is byte-identical across calls, registries and turns', () => {
   const a = buildDecisionSystemPrompt(createToolRegistry());
@@ -52,7 +52,7 @@ test('system prompt lists every tool with its JSON schema generated from zod', (
     assert.ok(p.includes(`## ${id}\nstrategy: ${reg.get(id).strategy}\n`), id);
     assert.ok(p.includes(JSON.stringify(reg.jsonSchema(id))), `schema of ${id}`);
   }
-  const only = buildDecisionSystemPrompt(createToolRegistry({ only: ['web_search'] }));
+  const only = buildDecisionSystemPrompt(restrictRegistry(createToolRegistry(), ['web_search']));
   assert.ok(!only.includes('## react.write'));
 });
 

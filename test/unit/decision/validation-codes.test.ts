@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { interpretDecision, type NoticeCode } from '../../../core/decision';
+import { interpretDecision, noticeText, type NoticeCode } from '../../../core/decision';
 import { THINK, call, decisionChannel, registry, response } from './helpers';
 
 const j = (o: Record<string, unknown>): string => JSON.stringify(o);
@@ -235,4 +235,14 @@ test('final_answer_with_tool_call: safe_fanout suppresses the answer with a warn
     [['final_answer_with_tool_call', 'warning', 5]],
   );
   assert.equal(interpretDecision(raw, registry).ok, false, 'single-action mode rejects it');
+});
+
+test('invalid_action:<x> and protocol_violation.<code> in the notice the model reads', () => {
+  const r = interpretDecision(response([j({ action: 'answer', notes: '' })]), registry);
+  assert.equal(r.ok, false);
+  assert.equal(JSON.parse(noticeText(r.notices[0]!)).code, 'protocol_violation.invalid_action:answer');
+  const missing = interpretDecision(response([j({ notes: '' })]), registry);
+  assert.equal(JSON.parse(noticeText(missing.notices[0]!)).code, 'protocol_violation.invalid_action');
+  const notes = interpretDecision(response([j({ action: 'complete', notes: 'n', final_answer: 'a' })]), registry);
+  assert.equal(JSON.parse(noticeText(notes.notices[0]!)).code, 'protocol_violation.final_answer_with_notes');
 });

@@ -38,7 +38,7 @@ test('params check: order notices (react.write) and schema issues; defaults appl
     const [block] = paramsNoticeBlocks('turn_1', 'tc_000000000001', '2026-01-01T00:00:00Z', bad.notices);
     assert.equal(block!.type, 'react.notice');
     assert.equal(block!.call_id, 'tc_000000000001');
-    assert.equal(JSON.parse(block!.text!).code, 'path_not_first');
+    assert.equal(JSON.parse(block!.text!).code, 'protocol_violation.path_not_first');
   }
   const values = checkToolParams(registry, 'react.plan', { mode: 'activate' });
   assert.equal(values.ok, false);
