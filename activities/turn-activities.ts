@@ -5,6 +5,7 @@ import type { ActivityDeps } from './deps';
 import { makeDecide } from './turn/decide';
 import { makeRunTool } from './turn/run-tool';
 import { makeRecordToolFailure, toolActivities } from './turn/tool-activity';
+import { createCompactionActivities } from './compaction';
 import { makeContextActivities } from './turn/context';
 import { makeGate } from './turn/gate';
 import { makeSelectTools } from './turn/tool-selection';
@@ -29,7 +30,7 @@ export type TurnActivities = ReturnType<typeof createTurnActivities>;
 /** The turn activities plus one activity per tool that declares its own (what the worker registers). */
 export function createWorkerActivities(deps: ActivityDeps) {
   const own = toolActivities(deps);
-  const turn = createTurnActivities(deps);
+  const turn = { ...createTurnActivities(deps), ...createCompactionActivities(deps) };
   for (const name of Object.keys(own)) {
     if (name in turn) throw new Error(`a tool's activity name ${name} collides with a turn activity`);
   }
