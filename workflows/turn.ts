@@ -34,10 +34,9 @@ import {
   type UserEvent,
 } from '../core/turn/contracts';
 import { IterationBudget } from '../core/turn/budget';
+import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
 import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
-
-const MAX_DECISION_RETRIES = 2;
 
 /** Tool selection happens only with a large catalogue (seed 004). */
 const TOOL_SELECTION_THRESHOLD = 12;
@@ -221,14 +220,16 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   /** Events handed to a decide call stay here until that call succeeds (appends are idempotent). */
   let unconfirmed: UserEvent[] = [];
 
+  const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
+
+  // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
-    const followupQueued = pending.some((e) => e.kind === 'followup') || unconfirmed.some((e) => e.kind === 'followup');
-    // A steer ends the turn through one bounded finalize round — unless a followup is queued.
-    const finalize = steerRequested && !followupQueued;
-    if (!finalize && budget.exhausted) {
-      completionPath = 'iteration_cap';
+    const step = nextRound({ steerRequested, followupQueued: followupIn(pending) || followupIn(unconfirmed), exhausted: budget.exhausted });
+    if (step.kind === 'stop') {
+      completionPath = step.completionPath;
       break;
     }
+    const { finalize } = step;
     if (!finalize) budget.consume();
     else status = 'finalizing';
     const round = budget.used + (finalize ? 1 : 0);
@@ -251,36 +252,32 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     const outcome: DecideOutcome | undefined = finalize
       ? await decideActivity.executeWithOptions({ summary }, [decideInput])
       : await cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
-    if (outcome === undefined) continue; // steered mid-round: finalize next
-    unconfirmed = [];
-    usage = addUsage(usage, outcome.usage);
-
-    if (outcome.kind === 'invalid') {
-      failures += 1;
-      if (failures > MAX_DECISION_RETRIES || budget.exhausted) completionPath = 'decision_failure';
-      continue;
-    }
-    if (outcome.kind === 'final') {
-      answer = outcome.answer;
-      // A completion made before a newly arrived followup is kept and the turn continues.
-      if (!finalize && pending.some((e) => e.kind === 'followup')) continue;
-      completionPath = finalize ? 'steer_finalize' : outcome.action;
-      break;
-    }
-    // Tool calls run one after another, each its own activity with the tool's timeout and retries.
-    const calls: ToolCallPlan[] = outcome.kind === 'tool' ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }] : outcome.calls;
-    let interrupted = false;
-    for (const call of calls) {
-      const result = await cancellable(() => runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }));
-      if (result === undefined) {
-        interrupted = true;
-        break;
+    let result: RoundResult;
+    if (outcome === undefined) {
+      result = { kind: 'steered' }; // finalize next, with the events handed to the cancelled call
+    } else {
+      unconfirmed = [];
+      usage = addUsage(usage, outcome.usage);
+      if (outcome.kind === 'invalid') result = { kind: 'invalid' };
+      else if (outcome.kind === 'final') {
+        answer = outcome.answer; // kept as the draft when a followup continues the turn
+        result = { kind: 'final', action: outcome.action };
+      } else {
+        // Tool calls run one after another, each its own activity with the tool's timeout and retries.
+        const calls: ToolCallPlan[] = outcome.kind === 'tool' ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }] : outcome.calls;
+        let interrupted = false;
+        for (const call of calls) {
+          interrupted = (await cancellable(() => runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }))) === undefined;
+          if (interrupted) break;
+        }
+        const final = outcome.kind === 'tools' ? outcome.final : undefined;
+        if (!interrupted && final) answer = final.answer;
+        result = { kind: 'tools', interrupted, ...(final ? { final: { action: final.action } } : {}) };
       }
     }
-    if (!interrupted && outcome.kind === 'tools' && outcome.final) {
-      answer = outcome.final.answer;
-      if (!pending.some((e) => e.kind === 'followup')) completionPath = outcome.final.action;
-    }
+    const next = afterRound(result, { finalize, failures, exhausted: budget.exhausted, followupArrived: followupIn(pending) });
+    failures = next.failures;
+    if (next.kind === 'done') completionPath = next.completionPath;
   }
 
   if (completionPath !== 'complete' && completionPath !== 'exit' && completionPath !== 'steer_finalize') {
