@@ -30,6 +30,7 @@ import { announceState, liveEventLines } from './protocol';
 import { roundBlocks } from './round-blocks';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome, type RoundStreamArgs } from './round-io';
 import { invalidCallOptions } from '../../core/tools/call-plan';
+import { calibrateRatio, checkBudget, overBudget } from './context-budget';
 
 /** DecideInput plus the answer phase (two-phase mode runs the loop with answerPhase 'loop'). */
 export interface NativeDecideInput extends DecideInput {
@@ -135,6 +136,14 @@ export function makeDecideNative(deps: ActivityDeps) {
       { now: now.getTime(), ttl: {} },
     );
     await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
+    // The context budget: over it, no model call — the workflow compacts and reruns the round.
+    const budget = await checkBudget(pool, conversationId, { system: rendered.system, messages: rendered.messages, tools: rendered.tools }, input.contextMaxTokens ?? deps.contextMaxTokens);
+    const over = overBudget(budget);
+    if (over) {
+      publisher.emit({ kind: 'compact', payload: { phase: 'over_budget', round, estimate: over.estimate, budget: over.budget } });
+      await publisher.close();
+      return over;
+    }
 
     // 3. The model call.
     publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
@@ -162,9 +171,10 @@ export function makeDecideNative(deps: ActivityDeps) {
       });
     } catch (err) {
       // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
-      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher);
+      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher, budget);
     }
     const { usage } = response;
+    await calibrateRatio(pool, conversationId, budget, usage);
     await recordRoundUsage(pool, publisher, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model: input.model.model ?? (provider as { model?: string }).model, usage });
 
     // 4. Interpret: tool calls (all of them) or the answer; append the round's blocks in one go.

@@ -16,6 +16,7 @@ import { StreamPublisher } from '../../store/publisher';
 import { loadCacheState, loadSourceRefs, workspaceLines } from '../../store/conversation-store';
 import { announceState, liveEventLines, renderRound, systemPromptFor } from './protocol';
 import { streamDecision } from './decision-stream';
+import { calibrateRatio, checkBudget, overBudget } from './context-budget';
 import { roundBlocks } from './round-blocks';
 import { restrictRegistry, selectedToolIds } from './tool-selection';
 import { hideSuppressesPrevTurnCache } from '../tools/react-hide';
@@ -58,6 +59,14 @@ export function makeDecide(deps: ActivityDeps) {
       suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
     });
     await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
+    // The context budget: over it, no model call — the workflow compacts and reruns the round.
+    const budget = await checkBudget(pool, conversationId, { system: rendered.system, messages: rendered.messages }, input.contextMaxTokens ?? deps.contextMaxTokens);
+    const over = overBudget(budget);
+    if (over) {
+      publisher.emit({ kind: 'compact', payload: { phase: 'over_budget', round, estimate: over.estimate, budget: over.budget } });
+      await publisher.close();
+      return over;
+    }
     const lastEvent = [...blocks].reverse().find((b) => b.turn_id === turnId && (b.type === 'user.steer' || b.type === 'user.followup'));
 
     // 3. Stream the model call.
@@ -83,9 +92,10 @@ export function makeDecide(deps: ActivityDeps) {
       });
     } catch (err) {
       // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
-      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher);
+      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher, budget);
     }
     const { raw, usage } = stream;
+    await calibrateRatio(pool, conversationId, budget, usage);
     const model = input.model.model ?? (provider as { model?: string }).model;
     await recordRoundUsage(pool, publisher, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model, usage });
 
