@@ -31,6 +31,8 @@ import { roundBlocks } from './round-blocks';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure, storedOutcome, type RoundStreamArgs } from './round-io';
 import { invalidCallOptions } from '../../core/tools/call-plan';
 import { calibrateRatio, checkBudget, overBudget } from './context-budget';
+import { restrictRegistry, selectedToolIds } from './tool-selection';
+import { hideSuppressesPrevTurnCache } from '../tools/react-hide';
 
 /** DecideInput plus the answer phase (two-phase mode runs the loop with answerPhase 'loop'). */
 export interface NativeDecideInput extends DecideInput {
@@ -128,12 +130,15 @@ export function makeDecideNative(deps: ActivityDeps) {
       await publisher.close();
       return stored;
     }
+    // The turn's tool selection (large catalogues) and the hide rule apply as in the channel protocol.
+    const selected = selectedToolIds(blocks, turnId);
+    const offered = selected ? restrictRegistry(deps.registry, selected).specs() : specs;
     const sources = await loadSourceRefs(pool, conversationId);
     const announce = announceState(input, ts, liveEventLines(blocks, turnId), await workspaceLines(pool, conversationId, turnId));
     if (input.mode === 'finalize') announce.budget = [NATIVE_FINALIZE_NOTICE];
     const rendered = renderNative(
-      { blocks, currentTurnId: turnId, systemPrompt, sources: sources.rows, announce, cacheState: await loadCacheState(pool, conversationId), tools: specs, names },
-      { now: now.getTime(), ttl: {} },
+      { blocks, currentTurnId: turnId, systemPrompt, sources: sources.rows, announce, cacheState: await loadCacheState(pool, conversationId), tools: offered, names },
+      { now: now.getTime(), ttl: {}, suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId) },
     );
     await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
     // The context budget: over it, no model call — the workflow compacts and reruns the round.

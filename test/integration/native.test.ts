@@ -10,7 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Info } from '@temporalio/activity';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
-import { loadBlocks } from '../../store/timeline-store';
+import { appendBlocks, loadBlocks } from '../../store/timeline-store';
+import { makeBlock, type Block } from '../../core/timeline/block';
+import { TOOL_SELECTION_BLOCK } from '../../activities/turn/tool-selection';
 import { readEvents } from '../../store/stream-bus';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { builtinTools } from '../../activities/tools';
@@ -293,4 +295,49 @@ test('a retried round returns what the first attempt recorded, without a second 
   const replayed = await env(conv, 'decide-2', 2).run(decide, decideInput(conv, 2));
   assert.deepEqual(replayed, { ...second, usage: replayed.usage });
   assert.equal(emu.requests.length, calls + 1);
+});
+
+test('native mode honours the turn tool selection: only the selected tools are offered (failed before: all were)', async () => {
+  const conv = await startTurn('Read something');
+  await appendBlocks(db.pool, conv, [
+    makeBlock({ type: TOOL_SELECTION_BLOCK, author: 'system', turn_id: 'turn_1', ts: new Date().toISOString(), key: 'select', text: 'selected', meta: { tool_ids: ['react.read', 'web_search'] }, hidden: true, replacement_text: '' }),
+  ]);
+  emu.enqueue(reply.text('nothing to do'));
+  await env(conv, 'decide-sel').run(makeDecideNative(deps), decideInput(conv, 1));
+  assert.deepEqual(lastBody().tools?.map((t) => t.name).sort(), ['react_read', 'web_search']);
+});
+
+test('native mode suppresses the previous-turn cache checkpoint after a react.hide, like the channel protocol (failed before)', async () => {
+  /** Two conversations with the same previous turn; in one the current turn's hide asked for suppression. */
+  const layouts: string[] = [];
+  for (const suppress of [false, true]) {
+    const conv = await startTurn('turn one');
+    const ts = new Date().toISOString();
+    const prev: Block[] = [];
+    for (let r = 1; r <= 4; r++) {
+      const id = callIdFor(`${wfId(conv)}/prev/${r}`);
+      prev.push(makeBlock({ type: 'react.tool.call', author: 'assistant', turn_id: 'turn_1', ts, key: id, call_id: id, path: `tc:turn_1.${id}.call`, text: JSON.stringify({ tool_id: 'react.read', params: { paths: ['x'] } }), meta: { tool_id: 'react.read' } }));
+      prev.push(makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_1', ts, key: id, call_id: id, path: `tc:turn_1.${id}.result`, text: `result ${r} `.repeat(300), meta: { tool_id: 'react.read', ok: true } }));
+    }
+    prev.push(makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: 'turn_1', ts, key: 'c', path: 'ar:turn_1.assistant.completion', text: 'done one' }));
+    const hideId = callIdFor(`${wfId(conv)}/hide`);
+    const current: Block[] = [
+      makeBlock({ type: 'turn.header', author: 'system', turn_id: 'turn_2', ts, key: 'header', text: '' }),
+      makeBlock({ type: 'user.prompt', author: 'user', turn_id: 'turn_2', ts, key: 'm2', path: 'ar:turn_2.user.prompt', text: 'turn two' }),
+      makeBlock({ type: 'react.tool.call', author: 'assistant', turn_id: 'turn_2', ts, key: hideId, call_id: hideId, path: `tc:turn_2.${hideId}.call`, text: JSON.stringify({ tool_id: 'react.hide', params: {} }), meta: { tool_id: 'react.hide' } }),
+      makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_2', ts, key: hideId, call_id: hideId, path: `tc:turn_2.${hideId}.result`, text: 'hidden', meta: { tool_id: 'react.hide', ok: true, ...(suppress ? { suppress_prev_turn_cache: true } : {}) } }),
+    ];
+    // Enough rounds in the current turn for a pre-tail checkpoint (where suppression moves it).
+    for (let r = 1; r <= 5; r++) {
+      const id = callIdFor(`${wfId(conv)}/cur/${r}`);
+      current.push(makeBlock({ type: 'react.tool.call', author: 'assistant', turn_id: 'turn_2', ts, key: id, call_id: id, path: `tc:turn_2.${id}.call`, text: JSON.stringify({ tool_id: 'react.read', params: { paths: ['y'] } }), meta: { tool_id: 'react.read' } }));
+      current.push(makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_2', ts, key: id, call_id: id, path: `tc:turn_2.${id}.result`, text: `current ${r} `.repeat(200), meta: { tool_id: 'react.read', ok: true } }));
+    }
+    await appendBlocks(db.pool, conv, [...prev, ...current]);
+    emu.enqueue(reply.text('ok'));
+    await env(conv, 'decide-hide').run(makeDecideNative(deps), { ...decideInput(conv, 2), turnId: 'turn_2', turnIndex: 2 });
+    const marks = lastBody().messages.flatMap((m, i) => m.content.flatMap((c, j) => (c.cache_control ? [`${i}.${j}`] : [])));
+    layouts.push(marks.join(' '));
+  }
+  assert.notEqual(layouts[1], layouts[0], `the hide moved no checkpoint: ${layouts.join(' | ')}`);
 });
