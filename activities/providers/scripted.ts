@@ -53,7 +53,7 @@ export function createScriptedProvider(script: ScriptSpec): ModelProvider {
         // Compaction's summariser: a deterministic summary in the layout, from the input alone.
         const input = request.messages.flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : ''))).join('\n');
         const text = extractiveSummary(input, request.maxTokens * 3);
-        if (script.latencyMs > 0) await sleep(script.latencyMs, options.signal);
+        if (script.latencyMs + script.summaryLatencyMs > 0) await sleep(script.latencyMs + script.summaryLatencyMs, options.signal);
         yield { type: 'text-delta', text };
         yield { type: 'finish', stopReason: 'end_turn', usage: { inputTokens: estimateTokens(request), outputTokens: Math.ceil(text.length / 4), cacheReadTokens: 0, cacheWriteTokens: 0 } };
         return;

@@ -33,6 +33,8 @@ export const ScriptSpecSchema = z.object({
   latencyMs: z.number().int().nonnegative().max(60_000).default(0),
   /** Fail the first N attempts of each call with a retryable error (failure injection). */
   failAttempts: z.number().int().nonnegative().max(10).default(0),
+  /** Extra delay of a compaction summariser call (ms), e.g. to kill a worker during it. */
+  summaryLatencyMs: z.number().int().nonnegative().max(60_000).default(0),
   /** Replies to structured calls (gate title, tool selection…) by schema name; others are refused (400). */
   structured: z.record(z.string(), z.unknown()).optional(),
 });
