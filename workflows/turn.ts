@@ -38,9 +38,8 @@ import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step'
 import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
 
-/** Tool selection happens only with a large catalogue (seed 004). */
-const TOOL_SELECTION_THRESHOLD = 12;
-const PINNED_TOOLS = ['react.read', 'react.write', 'react.plan', 'react.hide'];
+// Tool selection happens only with a large catalogue (seed 004): the threshold and pinned tools are core's.
+import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure } = proxyActivities<TurnActivities>({

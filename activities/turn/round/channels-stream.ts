@@ -1,15 +1,16 @@
 /**
- * Streams one decision call through the channel parser: heartbeats on a timer and per chunk,
+ * Streams one decision call through the channel parser: heartbeats per chunk (the round
+ * pipeline heartbeats on a timer meanwhile),
  * publishes per-channel deltas live (thinking, answer, followup, composite canvas attributes),
  * stops the provider stream early when the response prefix already violates the protocol, and
  * aborts with the activity's cancellation signal.
  */
-import { ChannelStreamParser, type ChannelEvent } from '../../core/channels';
-import { DECISION_CHANNEL_SPECS } from '../../core/decision/schema';
-import { decisionPrefixViolation } from '../../core/decision/interpret';
-import type { Notice } from '../../core/decision/notice';
-import { ZERO_USAGE, type Usage } from '../../core/model/provider';
-import type { RoundStreamArgs } from './round-io';
+import { ChannelStreamParser, type ChannelEvent } from '../../../core/channels';
+import { DECISION_CHANNEL_SPECS } from '../../../core/decision/schema';
+import { decisionPrefixViolation } from '../../../core/decision/interpret';
+import type { Notice } from '../../../core/decision/notice';
+import { ZERO_USAGE, type Usage } from '../../../core/model/provider';
+import type { RoundStreamArgs } from './io';
 
 /** Channels whose deltas go to clients live; ReactDecisionOutV2, code and summary stay internal. */
 const LIVE_CHANNELS = new Set(['thinking', 'answer', 'followup']);
@@ -29,7 +30,6 @@ export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStr
   const local = new AbortController();
   const onAbort = () => local.abort(args.signal.reason);
   args.signal.addEventListener('abort', onAbort, { once: true });
-  const timer = setInterval(() => args.heartbeat({ round, phase: 'waiting' }), 1000);
   let raw = '';
   let usage: Usage = ZERO_USAGE;
   let prefixViolation: Notice | undefined;
@@ -74,7 +74,6 @@ export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStr
     }
     publish(parser.end());
   } finally {
-    clearInterval(timer);
     args.signal.removeEventListener('abort', onAbort);
   }
   return { raw, parser, usage, prefixViolation };
