@@ -23,8 +23,10 @@ import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import {
   DEFAULT_MAX_ITERATIONS,
+  type CompactionReason,
   type CompletionPath,
   type DecideOutcome,
+  type RoundOutcome,
   type ToolCallPlan,
   type ToolInput,
   type ToolOutcome,
@@ -37,6 +39,7 @@ import { IterationBudget } from '../core/turn/budget';
 import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
 import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
+import { CompactionWorkflow } from './compaction';
 
 // Tool selection happens only with a large catalogue (seed 004): the threshold and pinned tools are core's.
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
@@ -141,6 +144,14 @@ async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOu
   }
 }
 
+/** A provider context-length refusal of a decide call, with the round's estimate. */
+function contextLengthOf(err: unknown): { estimate: number; budget: number; systemTokens: number } | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== 'Provider.context_length') return undefined;
+  const d = (cause.details?.[0] ?? {}) as { estimate?: number; budget?: number; systemTokens?: number };
+  return { estimate: d.estimate ?? 0, budget: d.budget ?? 0, systemTokens: d.systemTokens ?? 0 };
+}
+
 async function runTurn(input: TurnInput): Promise<TurnResult> {
   const { conversationId, turnId, turnIndex } = input;
   const workflowId = workflowInfo().workflowId;
@@ -148,6 +159,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   const pending: UserEvent[] = [];
   const seenMessages = new Set<string>([input.prompt.messageId]);
   let usage = ZERO_USAGE;
+  let compactionUsage = ZERO_USAGE;
   let status: TurnState['status'] = 'running';
   let steerRequested = false;
   let inflight: CancellationScope | null = null;
@@ -221,6 +233,54 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
 
   const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
 
+  // Compaction: a round whose request would not fit runs a CompactionWorkflow child first and is
+  // then decided again; a provider "too long" refusal gets one forced compaction and one retry.
+  const contextMaxTokens = input.options.contextMaxTokens;
+  let compactions = 0;
+  const compact = async (reason: CompactionReason, over: { estimate: number; budget: number; systemTokens: number }): Promise<void> => {
+    compactions += 1;
+    const compactionId = `${workflowId}/compact/${compactions}`;
+    status = 'compacting';
+    setCurrentDetails(`**${turnId}** — compacting (${reason}: ${over.estimate} > ${over.budget} tokens)\n\n${usageLine(usage)}`);
+    const result = await executeChild(CompactionWorkflow, {
+      workflowId: compactionId,
+      args: [{ conversationId, turnId, compactionId, reason, budget: over.budget, estimate: over.estimate, systemTokens: over.systemTokens, model: input.options.model }],
+      staticSummary: `compact ${reason === 'context_length' ? 'after a context-limit refusal' : 'before the round'} (${over.estimate} > ${over.budget} tokens)`,
+    });
+    status = 'running';
+    if (result.status === 'compacted') {
+      compactionUsage = addUsage(compactionUsage, result.usage);
+      return;
+    }
+    const why =
+      result.status === 'breaker_open'
+        ? `compaction is stopped for this conversation: its last ${result.failures} compactions failed`
+        : result.status === 'skipped'
+          ? `compaction could not reduce the context (${result.reason})`
+          : `compaction failed (${result.failures} in a row): ${result.error}`;
+    throw ApplicationFailure.nonRetryable(`the conversation no longer fits the context budget of ${over.budget} tokens and ${why}`, 'ContextOverBudget');
+  };
+  const withinBudget = async (decideOnce: () => Promise<DecideOutcome | undefined>): Promise<RoundOutcome | undefined> => {
+    let forced = false;
+    for (let pass = 0; ; pass++) {
+      let outcome: DecideOutcome | undefined;
+      try {
+        outcome = await decideOnce();
+      } catch (err) {
+        const over = contextLengthOf(err);
+        if (!over || forced || !patched('compaction')) throw err;
+        forced = true;
+        await compact('context_length', over);
+        continue;
+      }
+      if (outcome?.kind !== 'over_budget') return outcome;
+      if (pass >= 2) {
+        throw ApplicationFailure.nonRetryable(`the context is still over its budget after ${pass} compactions (${outcome.estimate} > ${outcome.budget} tokens)`, 'ContextOverBudget');
+      }
+      await compact('over_budget', outcome);
+    }
+  };
+
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
     const step = nextRound({ steerRequested, followupQueued: followupIn(pending) || followupIn(unconfirmed), exhausted: budget.exhausted });
@@ -245,12 +305,13 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       events: unconfirmed,
       iteration: budget.snapshot(),
       model: input.options.model,
-      ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
+        ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
+      ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
     };
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
-    const outcome: DecideOutcome | undefined = finalize
-      ? await decideActivity.executeWithOptions({ summary }, [decideInput])
-      : await cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
+    const decideOnce = () =>
+      finalize ? decideActivity.executeWithOptions({ summary }, [decideInput]) : cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
+    const outcome: RoundOutcome | undefined = await withinBudget(decideOnce);
     let result: RoundResult;
     if (outcome === undefined) {
       result = { kind: 'steered' }; // finalize next, with the events handed to the cancelled call
@@ -305,5 +366,9 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   status = 'completed';
   upsertSearchAttributes([{ key: TurnStatusKey, value: 'completed' }]);
   setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}`);
-  return { conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage, leftoverEvents: pending.splice(0) };
+  return {
+    conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage,
+    ...(compactions > 0 ? { compactions, compactionUsage } : {}),
+    leftoverEvents: pending.splice(0),
+  };
 }

@@ -75,7 +75,12 @@ export function blockTokens(b: Block, charsPerToken: number): number {
 export function planCut(input: CutInput): CutPlan {
   if (input.estimate <= input.budget) return { kind: 'none', reason: 'under_budget' };
   const view = compactedView(input.blocks);
-  const tok = view.map((b) => (isMessageBlock(b) ? blockTokens(b, input.charsPerToken) : 0));
+  const raw = view.map((b) => (isMessageBlock(b) ? blockTokens(b, input.charsPerToken) : 0));
+  // The render adds framing (round frames, headers, SOURCES POOL, ANNOUNCE) to the blocks' own
+  // text: scale block tokens so they add up to what the request actually costs.
+  const rawSum = raw.reduce((a, b) => a + b, 0);
+  const scale = rawSum > 0 ? Math.max(1, (input.estimate - input.systemTokens) / rawSum) : 1;
+  const tok = raw.map((t) => Math.ceil(t * scale));
   const contextBudget = Math.max(0, input.budget - input.systemTokens);
   let keep = KEEP_RECENT_SHARE * contextBudget;
   const recentTurns = lastTurns(view, input.keepRecentTurns ?? KEEP_RECENT_TURNS);

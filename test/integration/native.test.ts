@@ -44,6 +44,7 @@ before(async () => {
     registry: createToolRegistry(),
     multiAction: 'off',
     maxIterations: 15,
+    contextMaxTokens: 80_000,
     now: () => new Date(),
   };
 });

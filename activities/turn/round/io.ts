@@ -15,6 +15,7 @@ import { appendBlocks, setOverlays } from '../../../store/timeline-store';
 import { saveCacheTouch } from '../../../store/conversation-store';
 import { recordUsage, type UsageRow } from '../../../store/usage-store';
 import { activityLog } from '../../log';
+import { contextLengthFailure, type BudgetCheck } from '../context-budget';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { SourceRef } from '../../../core/channels';
 import type { ModelProvider, ModelRequest } from '../../../core/model/provider';
@@ -79,8 +80,8 @@ export async function interruptRound(pool: Pool, conversationId: string, turnId:
  * What a failed model call becomes: a steer's cancellation is recorded and acknowledged; any other
  * failure flushes the stream and is mapped to a retryable / non-retryable Temporal failure.
  */
-export async function roundFailure(err: unknown, signal: AbortSignal, at: { pool: Pool; conversationId: string; turnId: string; round: number; ts: string }, publisher: StreamPublisher): Promise<unknown> {
+export async function roundFailure(err: unknown, signal: AbortSignal, at: { pool: Pool; conversationId: string; turnId: string; round: number; ts: string }, publisher: StreamPublisher, budget?: BudgetCheck): Promise<unknown> {
   if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
   await publisher.close().catch((e: Error) => activityLog().error(`round ${at.round}: stream flush failed after a model error: ${e.message}`));
-  return toActivityFailure(err);
+  return (budget && contextLengthFailure(err, budget)) ?? toActivityFailure(err);
 }

@@ -4,7 +4,9 @@
  * previous-turn cache suppressed after a react.hide, TTL pruning persisted, SOURCES POOL,
  * ANNOUNCE) → stream the model call (heartbeating; aborted on cancellation) → interpret the
  * response → append the round's blocks in one statement. Returns a small decision: ids, tool
- * call plans, or the final answer — never the rendered prompt or the raw response.
+ * call plans, or the final answer — never the rendered prompt or the raw response. A request
+ * over the context budget returns `over_budget` without a model call (the workflow compacts and
+ * reruns the round).
  *
  * The protocol's render, stream and interpretation come from a RoundStrategy; the finalize rules
  * are the pipeline's: a finalize round (after a steer) always ends the turn, with the model's
@@ -24,6 +26,7 @@ import { StreamPublisher } from '../../../store/publisher';
 import { loadCacheState, loadSourceRefs, workspaceLines } from '../../../store/conversation-store';
 import type { ActivityDeps } from '../../deps';
 import { heartbeating } from '../../heartbeat';
+import { calibrateRatio, checkBudget, overBudget } from '../context-budget';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure } from './io';
 import type { RoundInput, RoundStrategy } from './strategy';
 
@@ -84,11 +87,20 @@ export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>)
       suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
     });
     await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
+    const { metadata, ...parts } = rendered.request;
+    // The context budget: over it, no model call — the workflow compacts and reruns the round.
+    const sized = { system: parts.system, messages: parts.messages, ...(parts.tools ? { tools: parts.tools } : {}) };
+    const budget = await checkBudget(pool, conversationId, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
+    const over = overBudget(budget);
+    if (over) {
+      publisher.emit({ kind: 'compact', payload: { phase: 'over_budget', round, estimate: over.estimate, budget: over.budget } });
+      await publisher.close();
+      return over;
+    }
 
     // 3. Stream the model call.
     publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
     const provider = deps.provider(input.model);
-    const { metadata, ...parts } = rendered.request;
     const request = { ...parts, maxTokens: input.model.maxTokens ?? 8000, model: input.model.model, temperature: input.model.temperature, metadata: { turnId, round, attempt, mode: input.mode, ...metadata } };
     let response: S;
     try {
@@ -96,9 +108,10 @@ export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>)
       response = await whileStreaming(round, () => strategy.stream(args, input));
     } catch (err) {
       // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
-      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher);
+      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher, budget);
     }
     const usage = strategy.usage(response);
+    await calibrateRatio(pool, conversationId, budget, usage);
     const model = input.model.model ?? (provider as { model?: string }).model;
     await recordRoundUsage(pool, publisher, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model, usage });
 
