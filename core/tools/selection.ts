@@ -45,7 +45,12 @@ export function toolCatalogue(registry: ToolRegistry, ids: readonly string[] = r
  * What the model's answer selects among `candidates`: known ids (trimmed, first `max`, no
  * repeats) and the names that are not registered (ignored; pinned ids are not reported).
  */
-export function pickTools(answer: readonly string[], candidates: readonly string[], pinned: ReadonlySet<string>, max: number): { picked: string[]; ignored: string[] } {
+export function pickTools(
+  answer: readonly string[],
+  candidates: readonly string[],
+  pinned: ReadonlySet<string>,
+  max: number,
+): { picked: string[]; ignored: string[] } {
   const known = new Set(candidates);
   const picked: string[] = [];
   const ignored: string[] = [];
@@ -62,7 +67,8 @@ export function pickTools(answer: readonly string[], candidates: readonly string
 export function selectedToolIds(blocks: readonly Block[], turnId: string): string[] | undefined {
   for (let i = blocks.length - 1; i >= 0; i--) {
     const b = blocks[i]!;
-    if (b.type === TOOL_SELECTION_BLOCK && b.turn_id === turnId && Array.isArray(b.meta['tool_ids'])) return (b.meta['tool_ids'] as unknown[]).map(String);
+    if (b.type === TOOL_SELECTION_BLOCK && b.turn_id === turnId && Array.isArray(b.meta['tool_ids']))
+      return (b.meta['tool_ids'] as unknown[]).map(String);
   }
   return undefined;
 }

@@ -6,7 +6,13 @@ import type { AnnounceState } from '../timeline/announce';
 import type { Block } from '../timeline/block';
 import type { DecideInput } from './contracts';
 
-export function announceState(input: Pick<DecideInput, 'iteration' | 'mode'>, nowIso: string, liveEvents: string[], workspace: string[], finalizeNotice: string): AnnounceState {
+export function announceState(
+  input: Pick<DecideInput, 'iteration' | 'mode'>,
+  nowIso: string,
+  liveEvents: string[],
+  workspace: string[],
+  finalizeNotice: string,
+): AnnounceState {
   const it = input.iteration;
   const finalize = input.mode === 'finalize';
   return {
@@ -25,5 +31,8 @@ export function announceState(input: Pick<DecideInput, 'iteration' | 'mode'>, no
 export function liveEventLines(blocks: readonly Block[], turnId: string): string[] {
   return blocks
     .filter((b) => b.turn_id === turnId && (b.type === 'user.followup' || b.type === 'user.steer'))
-    .map((b) => `${b.type === 'user.steer' ? 'steer' : 'followup'} ${String(b.meta.message_id ?? '')}: ${(b.text ?? '').slice(0, 200)}`);
+    .map(
+      (b) =>
+        `${b.type === 'user.steer' ? 'steer' : 'followup'} ${String(b.meta.message_id ?? '')}: ${(b.text ?? '').slice(0, 200)}`,
+    );
 }

@@ -11,7 +11,8 @@ import type { TurnSummary } from './contracts';
 export const FINALIZE_NOTICE =
   '[FINALIZE] The user steered this turn (see [STEER DURING TURN]). Do not call tools: respond with action "complete" now, answering with what you have and acknowledging the steer.';
 /** ANNOUNCE budget line of a finalize round in native tool calling. */
-export const NATIVE_FINALIZE_NOTICE = '[FINALIZE] The user steered this turn (see [STEER DURING TURN]). Do not call tools: answer now with what you have, acknowledging the steer.';
+export const NATIVE_FINALIZE_NOTICE =
+  '[FINALIZE] The user steered this turn (see [STEER DURING TURN]). Do not call tools: answer now with what you have, acknowledging the steer.';
 
 export const STOPPED_ANSWER = 'I stopped as you asked.';
 
@@ -21,19 +22,31 @@ export function stoppedAnswer(notes?: string): string {
 }
 
 /** The notice recorded when a finalize round's decision still calls tools. */
-export const FINALIZE_TOOLS_MESSAGE = 'a steer asked to finish: tools are not allowed in the finalize round; respond with action "complete"';
+export const FINALIZE_TOOLS_MESSAGE =
+  'a steer asked to finish: tools are not allowed in the finalize round; respond with action "complete"';
 
 /** The fallback completion of a turn the model did not close (iteration cap, repeated decision failures). */
-export function fallbackAnswer(turnBlocks: readonly Block[], input: Pick<TurnSummary, 'completionPath' | 'rounds' | 'answer'>): string {
-  const calls = turnBlocks.filter((b) => b.type === 'react.tool.call').map((b) => {
-    try {
-      return (JSON.parse(b.text ?? '{}') as { tool_id?: string }).tool_id ?? 'tool';
-    } catch {
-      return 'tool'; // a call block whose text is not JSON still counts as a call
-    }
-  });
-  const why = input.completionPath === 'iteration_cap' ? `I used all ${input.rounds} iterations of this turn before finishing` : 'my decisions kept failing validation, so I stopped';
-  const done = calls.length > 0 ? ` What I did: ${calls.map((c, i) => `${i + 1}. ${c}`).join('; ')}.` : ' I did not get to call any tool.';
+export function fallbackAnswer(
+  turnBlocks: readonly Block[],
+  input: Pick<TurnSummary, 'completionPath' | 'rounds' | 'answer'>,
+): string {
+  const calls = turnBlocks
+    .filter((b) => b.type === 'react.tool.call')
+    .map((b) => {
+      try {
+        return (JSON.parse(b.text ?? '{}') as { tool_id?: string }).tool_id ?? 'tool';
+      } catch {
+        return 'tool'; // a call block whose text is not JSON still counts as a call
+      }
+    });
+  const why =
+    input.completionPath === 'iteration_cap'
+      ? `I used all ${input.rounds} iterations of this turn before finishing`
+      : 'my decisions kept failing validation, so I stopped';
+  const done =
+    calls.length > 0
+      ? ` What I did: ${calls.map((c, i) => `${i + 1}. ${c}`).join('; ')}.`
+      : ' I did not get to call any tool.';
   const partial = input.answer ? ` My last draft answer: ${input.answer}` : '';
   return `${why}.${done}${partial}`;
 }

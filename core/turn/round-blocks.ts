@@ -45,7 +45,19 @@ export function roundBlocks(args: {
   const calls: RoundBlocks['calls'] = [];
   let final: RoundBlocks['final'];
 
-  if (d.notes) out.push(makeBlock({ type: 'react.notes', author: 'assistant', turn_id: turnId, ts, key: `r${round}`, path: `ar:${turnId}.react.notes.r${round}`, text: d.notes, meta: { iteration: round } }));
+  if (d.notes)
+    out.push(
+      makeBlock({
+        type: 'react.notes',
+        author: 'assistant',
+        turn_id: turnId,
+        ts,
+        key: `r${round}`,
+        path: `ar:${turnId}.react.notes.r${round}`,
+        text: d.notes,
+        meta: { iteration: round },
+      }),
+    );
   if (d.notes) {
     const acks = applyAcks(d.notes, latestPlanSnapshots(args.blocks), { turnId, ts, iter: round });
     out.push(...acks.blocks);
@@ -56,14 +68,29 @@ export function roundBlocks(args: {
 
   d.actions.forEach((action, index) => {
     if (action.action !== 'call_tool') {
-      final = { action: action.action, answer: d.answer ?? (action.action === 'complete' ? (action.final_answer ?? '') : '') };
+      final = {
+        action: action.action,
+        answer: d.answer ?? (action.action === 'complete' ? (action.final_answer ?? '') : ''),
+      };
       return;
     }
     const toolId = action.tool_call.tool_id;
     const params = action.tool_call.params;
     const callId = roundCallId(args.workflowId, round, index);
     const options = args.registry.activityOptions(toolId, params);
-    out.push(makeBlock({ type: 'react.round.start', author: 'react', turn_id: turnId, ts, key: callId, call_id: callId, path: `ar:${turnId}.react.round.start.${callId}`, text: 'thinking', meta: { iteration: round } }));
+    out.push(
+      makeBlock({
+        type: 'react.round.start',
+        author: 'react',
+        turn_id: turnId,
+        ts,
+        key: callId,
+        call_id: callId,
+        path: `ar:${turnId}.react.round.start.${callId}`,
+        text: 'thinking',
+        meta: { iteration: round },
+      }),
+    );
     out.push(
       makeBlock({
         type: 'react.tool.call',
@@ -74,7 +101,12 @@ export function roundBlocks(args: {
         call_id: callId,
         path: `tc:${turnId}.${callId}.call`,
         mime: 'application/json',
-        text: JSON.stringify({ tool_id: toolId, tool_call_id: callId, params, ...(d.code !== undefined ? { code: d.code } : {}) }),
+        text: JSON.stringify({
+          tool_id: toolId,
+          tool_call_id: callId,
+          params,
+          ...(d.code !== undefined ? { code: d.code } : {}),
+        }),
         meta: { iteration: round, tool_id: toolId, ...args.callMeta?.(calls.length) },
       }),
     );
@@ -92,11 +124,27 @@ export function roundBlocks(args: {
         key: `r${round}`,
         path: `ar:${turnId}.assistant.completion`,
         text: final.answer,
-        meta: { iteration: round, action: final.action, ordinal: earlier + 1, completion_path: input.mode === 'finalize' ? 'steer_finalize' : final.action },
+        meta: {
+          iteration: round,
+          action: final.action,
+          ordinal: earlier + 1,
+          completion_path: input.mode === 'finalize' ? 'steer_finalize' : final.action,
+        },
       }),
     );
     if (d.followups && d.followups.length > 0) {
-      out.push(makeBlock({ type: 'stage.suggested_followups', author: 'assistant', turn_id: turnId, ts, key: `r${round}`, mime: 'application/json', text: JSON.stringify({ followups: d.followups }), meta: { iteration: round } }));
+      out.push(
+        makeBlock({
+          type: 'stage.suggested_followups',
+          author: 'assistant',
+          turn_id: turnId,
+          ts,
+          key: `r${round}`,
+          mime: 'application/json',
+          text: JSON.stringify({ followups: d.followups }),
+          meta: { iteration: round },
+        }),
+      );
     }
     if (d.summary) out.push(workingSummaryBlock(args.blocks, { turnId, ts, text: d.summary }));
   }
@@ -120,5 +168,15 @@ export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
 
 /** The marker of a round a steer interrupted during its model call. */
 export function interruptedRoundBlock(turnId: string, round: number, ts: string): Block {
-  return makeBlock({ type: 'react.decision.raw', author: 'assistant', turn_id: turnId, ts, key: `interrupted.${round}`, path: `ar:${turnId}.react.decision.raw.interrupted.${round}`, mime: 'text/plain', text: '(interrupted by a steer)', meta: { iteration: round, interrupted: true } });
+  return makeBlock({
+    type: 'react.decision.raw',
+    author: 'assistant',
+    turn_id: turnId,
+    ts,
+    key: `interrupted.${round}`,
+    path: `ar:${turnId}.react.decision.raw.interrupted.${round}`,
+    mime: 'text/plain',
+    text: '(interrupted by a steer)',
+    meta: { iteration: round, interrupted: true },
+  });
 }

@@ -11,7 +11,12 @@ import { toolCallPlan } from '../tools/call-plan';
 import type { DecideInput, DecideOutcome, ToolCallPlan } from './contracts';
 import { roundCallId } from './round-blocks';
 
-export function storedOutcome(blocks: readonly Block[], input: Pick<DecideInput, 'turnId' | 'round' | 'mode'>, workflowId: string, registry: Pick<ToolRegistry, 'activityOptions'>): DecideOutcome | undefined {
+export function storedOutcome(
+  blocks: readonly Block[],
+  input: Pick<DecideInput, 'turnId' | 'round' | 'mode'>,
+  workflowId: string,
+  registry: Pick<ToolRegistry, 'activityOptions'>,
+): DecideOutcome | undefined {
   const own = blocks.filter((b) => b.turn_id === input.turnId);
   const calls: ToolCallPlan[] = [];
   for (let i = 0; ; i++) {
@@ -22,9 +27,20 @@ export function storedOutcome(blocks: readonly Block[], input: Pick<DecideInput,
     const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
     calls.push(toolCallPlan(callId, toolId, registry.activityOptions(toolId, params ?? {})));
   }
-  const done = own.find((b) => b.type === 'assistant.completion' && b.id === blockId(input.turnId, 'assistant.completion', `r${input.round}`));
-  const final = done ? { action: (done.meta['action'] === 'exit' ? 'exit' : 'complete') as 'complete' | 'exit', answer: done.text ?? '' } : undefined;
+  const done = own.find(
+    (b) =>
+      b.type === 'assistant.completion' && b.id === blockId(input.turnId, 'assistant.completion', `r${input.round}`),
+  );
+  const final = done
+    ? { action: (done.meta['action'] === 'exit' ? 'exit' : 'complete') as 'complete' | 'exit', answer: done.text ?? '' }
+    : undefined;
   if (calls.length > 0) return { kind: 'tools', calls, ...(final ? { final } : {}), usage: ZERO_USAGE };
-  if (final) return { kind: 'final', ...final, completionPath: input.mode === 'finalize' ? 'steer_finalize' : final.action, usage: ZERO_USAGE };
+  if (final)
+    return {
+      kind: 'final',
+      ...final,
+      completionPath: input.mode === 'finalize' ? 'steer_finalize' : final.action,
+      usage: ZERO_USAGE,
+    };
   return undefined;
 }

@@ -14,12 +14,12 @@ export const SUPERSEDED_REASON = 'superseded_by_synthesis';
 
 export const SYNTHESIS_SYSTEM_PROMPT = [
   'You write the final answer of an agent turn for the user.',
-  'You get the user\'s question, messages the user sent while the agent worked, and the agent\'s execution trace (its notes, tool calls and tool results, results possibly cut).',
+  "You get the user's question, messages the user sent while the agent worked, and the agent's execution trace (its notes, tool calls and tool results, results possibly cut).",
   '- Answer the question directly from what the trace found; present results, not the process. No meta-commentary such as "based on the tool output".',
   '- Honour steers and followups the user sent during the turn.',
   '- Use markdown. Keep citations that appear in the trace as [[S:n]] markers next to the facts they support.',
   '- If the trace did not find something, say so plainly; never invent results.',
-  '- Answer in the language of the user\'s question.',
+  "- Answer in the language of the user's question.",
 ].join('\n');
 
 /** Caps a text at `max` characters with a visible marker. */
@@ -28,7 +28,7 @@ export function capText(text: string, max = SYNTHESIS_RESULT_CHARS): string {
 }
 
 function shown(b: Block): string {
-  return b.hidden ? b.replacement_text ?? '(hidden)' : b.text ?? '';
+  return b.hidden ? (b.replacement_text ?? '(hidden)') : (b.text ?? '');
 }
 
 function callLine(b: Block): string {
@@ -62,7 +62,8 @@ export function synthesisMessages(blocks: readonly Block[], turnId: string, loop
   let step = 0;
   const numbers = new Map<string, number>();
   for (const b of own) {
-    if (b.type === 'user.steer' || b.type === 'user.followup') lines.push(`[${b.type === 'user.steer' ? 'steer' : 'followup'} from the user] ${shown(b)}`);
+    if (b.type === 'user.steer' || b.type === 'user.followup')
+      lines.push(`[${b.type === 'user.steer' ? 'steer' : 'followup'} from the user] ${shown(b)}`);
     else if (b.type === 'react.notes') lines.push(`Agent note: ${capText(shown(b))}`);
     else if (b.type === 'react.tool.call' && b.call_id) {
       numbers.set(b.call_id, ++step);
@@ -73,6 +74,12 @@ export function synthesisMessages(blocks: readonly Block[], turnId: string, loop
     }
   }
   if (step === 0) lines.push('(no tool calls)');
-  lines.push('', '# Draft answer from the tool loop', loopAnswer.trim() || '(none)', '', 'Write the final answer for the user now.');
+  lines.push(
+    '',
+    '# Draft answer from the tool loop',
+    loopAnswer.trim() || '(none)',
+    '',
+    'Write the final answer for the user now.',
+  );
   return [{ role: 'user', content: [{ type: 'text', text: lines.join('\n') }] }];
 }

@@ -8,13 +8,20 @@ import { z } from 'zod';
 export const TITLE_MAX_CHARS = 80;
 
 export const GateOutputSchema = z.object({
-  title: z.string().min(1).max(200).describe('A short, specific conversation title (3-8 words, no quotes, no trailing period).'),
+  title: z
+    .string()
+    .min(1)
+    .max(200)
+    .describe('A short, specific conversation title (3-8 words, no quotes, no trailing period).'),
 });
 
 /** One line, no wrapping quotes or trailing punctuation, at most TITLE_MAX_CHARS (cut at a word). */
 export function cleanTitle(raw: string): string {
   let t = raw.replace(/\s+/g, ' ').trim();
-  t = t.replace(/^["'“”‘’`«»]+|["'“”‘’`«»]+$/g, '').replace(/[.:;,!\s]+$/u, '').trim();
+  t = t
+    .replace(/^["'“”‘’`«»]+|["'“”‘’`«»]+$/g, '')
+    .replace(/[.:;,!\s]+$/u, '')
+    .trim();
   if (t.length <= TITLE_MAX_CHARS) return t;
   const cut = t.slice(0, TITLE_MAX_CHARS - 1);
   const space = cut.lastIndexOf(' ');

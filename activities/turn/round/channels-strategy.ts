@@ -22,11 +22,24 @@ export function channelsStrategy(deps: Pick<ActivityDeps, 'multiAction'>): Round
     render(view) {
       const { input, blocks } = view;
       const out = renderTimeline(
-        { blocks, currentTurnId: input.turnId, systemPrompt: systemPromptFor(view.registry, deps.multiAction), sources: view.sources, announce: view.announce, cacheState: view.cacheState },
+        {
+          blocks,
+          currentTurnId: input.turnId,
+          systemPrompt: systemPromptFor(view.registry, deps.multiAction),
+          sources: view.sources,
+          announce: view.announce,
+          cacheState: view.cacheState,
+        },
         { now: view.now, ttl: {}, suppressPrevTurnCache: view.suppressPrevTurnCache },
       );
-      const lastEvent = [...blocks].reverse().find((b) => b.turn_id === input.turnId && (b.type === 'user.steer' || b.type === 'user.followup'));
-      return { request: { system: out.system, messages: out.messages, metadata: { lastEventText: lastEvent?.text ?? '' } }, ...(out.pruning ? { pruning: out.pruning } : {}), cacheTouchAt: out.cacheTouchAt };
+      const lastEvent = [...blocks]
+        .reverse()
+        .find((b) => b.turn_id === input.turnId && (b.type === 'user.steer' || b.type === 'user.followup'));
+      return {
+        request: { system: out.system, messages: out.messages, metadata: { lastEventText: lastEvent?.text ?? '' } },
+        ...(out.pruning ? { pruning: out.pruning } : {}),
+        cacheTouchAt: out.cacheTouchAt,
+      };
     },
 
     stream: (args) => streamDecision(args),
@@ -36,12 +49,30 @@ export function channelsStrategy(deps: Pick<ActivityDeps, 'multiAction'>): Round
       const { raw, parser } = stream;
       const interpretation = stream.prefixViolation
         ? { ok: false as const, notices: [stream.prefixViolation], raw }
-        : interpretChannels({ results: parser.results(), preamble: parser.preamble, order: parser.order }, raw, registry, { multiAction: deps.multiAction });
-      const finalizeToolCall = input.mode === 'finalize' && interpretation.ok && interpretation.actions.every((a) => a.action === 'call_tool');
+        : interpretChannels(
+            { results: parser.results(), preamble: parser.preamble, order: parser.order },
+            raw,
+            registry,
+            { multiAction: deps.multiAction },
+          );
+      const finalizeToolCall =
+        input.mode === 'finalize' && interpretation.ok && interpretation.actions.every((a) => a.action === 'call_tool');
       if (interpretation.ok && !finalizeToolCall) return { ok: true, interpretation, publishAnswer: true };
       const notices = interpretation.ok ? [notice('invalid_action', FINALIZE_TOOLS_MESSAGE)] : interpretation.notices;
-      const failed = failedDecisionBlocks({ turnId: input.turnId, ts, iteration: input.round, raw, notes: interpretation.notes, notices });
-      return { ok: false, failed, notices, ...(interpretation.ok && interpretation.notes ? { notes: interpretation.notes } : {}) };
+      const failed = failedDecisionBlocks({
+        turnId: input.turnId,
+        ts,
+        iteration: input.round,
+        raw,
+        notes: interpretation.notes,
+        notices,
+      });
+      return {
+        ok: false,
+        failed,
+        notices,
+        ...(interpretation.ok && interpretation.notes ? { notes: interpretation.notes } : {}),
+      };
     },
   };
 }

@@ -25,7 +25,10 @@ export interface DecisionStream {
 
 export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStream> {
   const { provider, request, publisher, round } = args;
-  const parser = new ChannelStreamParser([...DECISION_CHANNEL_SPECS], { sources: args.sources, citationFormat: 'markdown' });
+  const parser = new ChannelStreamParser([...DECISION_CHANNEL_SPECS], {
+    sources: args.sources,
+    citationFormat: 'markdown',
+  });
   // Stop the provider stream when we decide to (prefix violation) without aborting the activity.
   const local = new AbortController();
   const onAbort = () => local.abort(args.signal.reason);
@@ -48,9 +51,17 @@ export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStr
       } else if (e.kind === 'delta' && LIVE_CHANNELS.has(e.channel) && e.text) {
         publisher.emit({ kind: 'delta', channel: e.channel, instance: e.instance, payload: { text: e.text, round } });
       } else if (e.kind === 'attribute') {
-        publisher.emit({ kind: 'attribute', channel: 'canvas', instance: e.instance, payload: { key: e.key, value: e.value, round } });
+        publisher.emit({
+          kind: 'attribute',
+          channel: 'canvas',
+          instance: e.instance,
+          payload: { key: e.key, value: e.value, round },
+        });
       } else if (e.kind === 'subscriber-error') {
-        publisher.emit({ kind: 'step', payload: { phase: 'subscriber.error', round, channel: e.channel, error: e.error } });
+        publisher.emit({
+          kind: 'step',
+          payload: { phase: 'subscriber.error', round, channel: e.channel, error: e.error },
+        });
       }
     }
   };

@@ -34,19 +34,47 @@ export interface RoundStreamArgs {
 }
 
 /** Folds events received since the last boundary (idempotent by message id); announces new ones. */
-export async function foldEvents(pool: Pool, conversationId: string, turnId: string, events: UserEvent[], ts: string, publisher: StreamPublisher): Promise<void> {
+export async function foldEvents(
+  pool: Pool,
+  conversationId: string,
+  turnId: string,
+  events: UserEvent[],
+  ts: string,
+  publisher: StreamPublisher,
+): Promise<void> {
   const folded = events.map((ev) => ({ ev, block: eventBlock(turnId, ev, ts) }));
-  const inserted = new Set(await appendBlocks(pool, conversationId, folded.map((f) => f.block)));
+  const inserted = new Set(
+    await appendBlocks(
+      pool,
+      conversationId,
+      folded.map((f) => f.block),
+    ),
+  );
   for (const { ev, block } of folded) {
-    if (inserted.has(block.id)) publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
+    if (inserted.has(block.id))
+      publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
   }
 }
 
 /** Persists what a render's TTL pruning decided: the system.message, hidden overlays, the cache touch. */
-export async function persistPruning(pool: Pool, conversationId: string, pruning: PruneResult | undefined, touchAt: number): Promise<void> {
+export async function persistPruning(
+  pool: Pool,
+  conversationId: string,
+  pruning: PruneResult | undefined,
+  touchAt: number,
+): Promise<void> {
   if (!pruning) return;
   await appendBlocks(pool, conversationId, pruning.contribute);
-  await setOverlays(pool, conversationId, pruning.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason: 'cache_ttl_pruned' })));
+  await setOverlays(
+    pool,
+    conversationId,
+    pruning.updates.map((u) => ({
+      blockId: u.blockId,
+      hidden: true,
+      replacementText: u.replacement_text,
+      reason: 'cache_ttl_pruned',
+    })),
+  );
   await saveCacheTouch(pool, conversationId, touchAt, pruning.ttlSeconds);
 }
 
@@ -65,11 +93,21 @@ export async function recordRoundUsage(
     }
   }
   await recordUsage(pool, { ...row, costUsd });
-  publisher.emit({ kind: 'usage', payload: { round: row.round, usage: row.usage, ...(costUsd !== undefined ? { costUsd } : {}) } });
+  publisher.emit({
+    kind: 'usage',
+    payload: { round: row.round, usage: row.usage, ...(costUsd !== undefined ? { costUsd } : {}) },
+  });
 }
 
 /** Records a round a steer interrupted, flushes the stream and returns the failure that acknowledges the cancel. */
-export async function interruptRound(pool: Pool, conversationId: string, turnId: string, round: number, ts: string, publisher: StreamPublisher): Promise<CancelledFailure> {
+export async function interruptRound(
+  pool: Pool,
+  conversationId: string,
+  turnId: string,
+  round: number,
+  ts: string,
+  publisher: StreamPublisher,
+): Promise<CancelledFailure> {
   await appendBlocks(pool, conversationId, [interruptedRoundBlock(turnId, round, ts)]);
   publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
   await publisher.close();
@@ -80,8 +118,19 @@ export async function interruptRound(pool: Pool, conversationId: string, turnId:
  * What a failed model call becomes: a steer's cancellation is recorded and acknowledged; any other
  * failure flushes the stream and is mapped to a retryable / non-retryable Temporal failure.
  */
-export async function roundFailure(err: unknown, signal: AbortSignal, at: { pool: Pool; conversationId: string; turnId: string; round: number; ts: string }, publisher: StreamPublisher, budget?: BudgetCheck): Promise<unknown> {
-  if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
-  await publisher.close().catch((e: Error) => activityLog().error(`round ${at.round}: stream flush failed after a model error: ${e.message}`));
+export async function roundFailure(
+  err: unknown,
+  signal: AbortSignal,
+  at: { pool: Pool; conversationId: string; turnId: string; round: number; ts: string },
+  publisher: StreamPublisher,
+  budget?: BudgetCheck,
+): Promise<unknown> {
+  if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted'))
+    return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
+  await publisher
+    .close()
+    .catch((e: Error) =>
+      activityLog().error(`round ${at.round}: stream flush failed after a model error: ${e.message}`),
+    );
   return (budget && contextLengthFailure(err, budget)) ?? toActivityFailure(err);
 }

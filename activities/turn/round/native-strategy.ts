@@ -13,7 +13,12 @@
  */
 import { notice, noticeBlock } from '../../../core/decision/notice';
 import type { Decision } from '../../../core/decision/schema';
-import { buildNativeSystemPrompt, NativeToolNames, PROVIDER_TOOL_USE_ID, renderNative } from '../../../core/model/native-render';
+import {
+  buildNativeSystemPrompt,
+  NativeToolNames,
+  PROVIDER_TOOL_USE_ID,
+  renderNative,
+} from '../../../core/model/native-render';
 import { invalidCallOptions } from '../../../core/tools/call-plan';
 import type { ToolRegistry } from '../../../core/tools/registry';
 import { NATIVE_FINALIZE_NOTICE, STOPPED_ANSWER } from '../../../core/turn/finalize';
@@ -36,7 +41,9 @@ function lenientRegistry(registry: ToolRegistry): ToolRegistry {
 }
 
 function asParams(input: unknown): Record<string, unknown> {
-  return input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : { input };
+  return input !== null && typeof input === 'object' && !Array.isArray(input)
+    ? (input as Record<string, unknown>)
+    : { input };
 }
 
 /** Per registry, memoised: views and specs built once per worker, not per round. */
@@ -65,10 +72,25 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
 
     render(view) {
       const out = renderNative(
-        { blocks: view.blocks, currentTurnId: view.input.turnId, systemPrompt, sources: view.sources, announce: view.announce, cacheState: view.cacheState, tools: specs(view.registry), names: nativeNames() },
+        {
+          blocks: view.blocks,
+          currentTurnId: view.input.turnId,
+          systemPrompt,
+          sources: view.sources,
+          announce: view.announce,
+          cacheState: view.cacheState,
+          tools: specs(view.registry),
+          names: nativeNames(),
+        },
         { now: view.now, ttl: {}, suppressPrevTurnCache: view.suppressPrevTurnCache },
       );
-      const request = { system: out.system, messages: out.messages, tools: out.tools, toolChoice: { type: 'auto' as const }, metadata: { protocol: 'native' } };
+      const request = {
+        system: out.system,
+        messages: out.messages,
+        tools: out.tools,
+        toolChoice: { type: 'auto' as const },
+        metadata: { protocol: 'native' },
+      };
       return { request, ...(out.pruning ? { pruning: out.pruning } : {}), cacheTouchAt: out.cacheTouchAt };
     },
 
@@ -81,16 +103,32 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
       const text = response.text.trim();
       const finalize = input.mode === 'finalize';
       if (!finalize && response.toolCalls.length === 0 && text === '') {
-        const n = notice('invalid_action', `the response had neither a tool call nor an answer (stop reason ${response.stopReason}); call a tool or answer in text`);
-        return { ok: false, failed: [noticeBlock({ turnId, ts, iteration: round, notice: n, failedRound: true })], notices: [n] };
+        const n = notice(
+          'invalid_action',
+          `the response had neither a tool call nor an answer (stop reason ${response.stopReason}); call a tool or answer in text`,
+        );
+        return {
+          ok: false,
+          failed: [noticeBlock({ turnId, ts, iteration: round, notice: n, failedRound: true })],
+          notices: [n],
+        };
       }
       const calls = finalize ? [] : response.toolCalls;
       if (calls.length === 0) {
         const answer = text || STOPPED_ANSWER;
         const actions: Decision[] = [{ action: 'complete', notes: '', instance: 0, final_answer: answer }];
-        return { ok: true, interpretation: { ok: true, actions, answer, thinking: '', notes: '', notices: [] }, publishAnswer: !loop };
+        return {
+          ok: true,
+          interpretation: { ok: true, actions, answer, thinking: '', notes: '', notices: [] },
+          publishAnswer: !loop,
+        };
       }
-      const actions: Decision[] = calls.map((c, i) => ({ action: 'call_tool', notes: '', instance: i, tool_call: { tool_id: nativeNames().idOf(c.name) ?? c.name, params: asParams(c.input) } }));
+      const actions: Decision[] = calls.map((c, i) => ({
+        action: 'call_tool',
+        notes: '',
+        instance: i,
+        tool_call: { tool_id: nativeNames().idOf(c.name) ?? c.name, params: asParams(c.input) },
+      }));
       return {
         ok: true,
         interpretation: { ok: true, actions, thinking: '', notes: text, notices: [] },

@@ -15,7 +15,9 @@ export interface NativeResponse {
   stopReason: StopReason;
 }
 
-export async function streamNative(args: RoundStreamArgs & { channel: 'answer' | 'thinking' }): Promise<NativeResponse> {
+export async function streamNative(
+  args: RoundStreamArgs & { channel: 'answer' | 'thinking' },
+): Promise<NativeResponse> {
   const { publisher, round, channel } = args;
   const citations = channel === 'answer' ? new CitationStream(args.sources, 'markdown') : undefined;
   const out: NativeResponse = { text: '', toolCalls: [], usage: ZERO_USAGE, stopReason: 'other' };
@@ -25,7 +27,8 @@ export async function streamNative(args: RoundStreamArgs & { channel: 'answer' |
   for await (const part of args.provider.stream(args.request, { signal: args.signal })) {
     args.heartbeat({ round, chars: out.text.length, calls: out.toolCalls.length });
     if (part.type === 'text-delta') {
-      if (out.text === '' && channel === 'answer') publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
+      if (out.text === '' && channel === 'answer')
+        publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
       out.text += part.text;
       emit(citations ? citations.push(part.text) : part.text);
     } else if (part.type === 'tool-call') {

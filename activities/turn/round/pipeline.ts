@@ -41,7 +41,11 @@ export interface ActivityRound {
 }
 
 /** Opens the activity's stream publisher; a retried attempt announces itself with `retry`. */
-export function openActivityRound(deps: Pick<ActivityDeps, 'db'>, at: { conversationId: string; turnId: string }, retry: Record<string, unknown>): ActivityRound {
+export function openActivityRound(
+  deps: Pick<ActivityDeps, 'db'>,
+  at: { conversationId: string; turnId: string },
+  retry: Record<string, unknown>,
+): ActivityRound {
   const ctx = Context.current();
   const attempt = ctx.info.attempt;
   const pool = deps.db.pool;
@@ -55,7 +59,10 @@ export function whileStreaming<T>(round: number, fn: () => Promise<T>): Promise<
   return heartbeating(fn, () => ({ round, phase: 'waiting' }));
 }
 
-export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>): (input: RoundInput) => Promise<DecideOutcome> {
+export function roundPipeline<S>(
+  deps: ActivityDeps,
+  strategy: RoundStrategy<S>,
+): (input: RoundInput) => Promise<DecideOutcome> {
   return async (input) => {
     const { conversationId, turnId, round } = input;
     const { ctx, attempt, workflowId, pool, publisher } = openActivityRound(deps, input, { round });
@@ -75,7 +82,13 @@ export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>)
       return stored;
     }
     const sources = await loadSourceRefs(pool, conversationId);
-    const announce = announceState(input, ts, liveEventLines(blocks, turnId), await workspaceLines(pool, conversationId, turnId), strategy.finalizeNotice);
+    const announce = announceState(
+      input,
+      ts,
+      liveEventLines(blocks, turnId),
+      await workspaceLines(pool, conversationId, turnId),
+      strategy.finalizeNotice,
+    );
     const rendered = strategy.render({
       input,
       blocks,
@@ -93,7 +106,10 @@ export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>)
     const budget = await checkBudget(pool, conversationId, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
     const over = overBudget(budget);
     if (over) {
-      publisher.emit({ kind: 'compact', payload: { phase: 'over_budget', round, estimate: over.estimate, budget: over.budget } });
+      publisher.emit({
+        kind: 'compact',
+        payload: { phase: 'over_budget', round, estimate: over.estimate, budget: over.budget },
+      });
       await publisher.close();
       return over;
     }
@@ -101,19 +117,47 @@ export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>)
     // 3. Stream the model call.
     publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
     const provider = deps.provider(input.model);
-    const request = { ...parts, maxTokens: input.model.maxTokens ?? 8000, model: input.model.model, temperature: input.model.temperature, metadata: { turnId, round, attempt, mode: input.mode, ...metadata } };
+    const request = {
+      ...parts,
+      maxTokens: input.model.maxTokens ?? 8000,
+      model: input.model.model,
+      temperature: input.model.temperature,
+      metadata: { turnId, round, attempt, mode: input.mode, ...metadata },
+    };
     let response: S;
     try {
-      const args = { provider, request, signal: ctx.cancellationSignal, heartbeat: (d: unknown) => ctx.heartbeat(d), publisher, round, sources: sources.refs };
+      const args = {
+        provider,
+        request,
+        signal: ctx.cancellationSignal,
+        heartbeat: (d: unknown) => ctx.heartbeat(d),
+        publisher,
+        round,
+        sources: sources.refs,
+      };
       response = await whileStreaming(round, () => strategy.stream(args, input));
     } catch (err) {
       // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
-      throw await roundFailure(err, ctx.cancellationSignal, { pool, conversationId, turnId, round, ts }, publisher, budget);
+      throw await roundFailure(
+        err,
+        ctx.cancellationSignal,
+        { pool, conversationId, turnId, round, ts },
+        publisher,
+        budget,
+      );
     }
     const usage = strategy.usage(response);
     await calibrateRatio(pool, conversationId, budget, usage);
     const model = input.model.model ?? (provider as { model?: string }).model;
-    await recordRoundUsage(pool, publisher, { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: provider.id, model, usage });
+    await recordRoundUsage(pool, publisher, {
+      conversationId,
+      turnId,
+      round,
+      callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`,
+      provider: provider.id,
+      model,
+      usage,
+    });
 
     // 4. Interpret and append the round's blocks in one go.
     const decision = strategy.interpret(response, { input, registry, ts });
@@ -122,7 +166,14 @@ export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>)
       if (finalize) {
         // The finalize round is bounded: whatever the model did, the turn ends here.
         const answer = stoppedAnswer(decision.notes);
-        const interpretation = { ok: true as const, actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }], answer, thinking: '', notes: '', notices: [] };
+        const interpretation = {
+          ok: true as const,
+          actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }],
+          answer,
+          thinking: '',
+          notes: '',
+          notices: [],
+        };
         const built = roundBlocks({ registry: plans, input, blocks, ts, workflowId, interpretation });
         await appendBlocks(pool, conversationId, [...decision.failed, ...built.blocks]);
         publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
@@ -136,15 +187,38 @@ export function roundPipeline<S>(deps: ActivityDeps, strategy: RoundStrategy<S>)
       return { kind: 'invalid', code: first?.code ?? 'invalid', message: first?.message ?? '', usage };
     }
 
-    const built = roundBlocks({ registry: plans, input, blocks, ts, workflowId, interpretation: decision.interpretation, ...(decision.callMeta ? { callMeta: decision.callMeta } : {}) });
+    const built = roundBlocks({
+      registry: plans,
+      input,
+      blocks,
+      ts,
+      workflowId,
+      interpretation: decision.interpretation,
+      ...(decision.callMeta ? { callMeta: decision.callMeta } : {}),
+    });
     await appendBlocks(pool, conversationId, built.blocks);
     for (const event of decision.beforeCalls ?? []) publisher.emit(event);
-    for (const call of built.calls) publisher.emit({ kind: 'step', payload: { phase: 'iteration.start', round, tool: call.toolId, callId: call.callId, summary: call.summary, params: call.params } });
-    if (built.final && decision.publishAnswer) publisher.emit({ kind: 'answer', payload: { phase: 'done', text: built.final.answer } });
+    for (const call of built.calls)
+      publisher.emit({
+        kind: 'step',
+        payload: {
+          phase: 'iteration.start',
+          round,
+          tool: call.toolId,
+          callId: call.callId,
+          summary: call.summary,
+          params: call.params,
+        },
+      });
+    if (built.final && decision.publishAnswer)
+      publisher.emit({ kind: 'answer', payload: { phase: 'done', text: built.final.answer } });
     await publisher.close();
     const calls = built.calls.map(({ params: _params, ...plan }) => plan);
     if (calls.length > 0) return { kind: 'tools', calls, ...(built.final ? { final: built.final } : {}), usage };
-    if (!built.final) throw new Error(`decision round ${round} of ${turnId}: an accepted ${strategy.protocol} decision has neither a tool call nor a final action`);
+    if (!built.final)
+      throw new Error(
+        `decision round ${round} of ${turnId}: an accepted ${strategy.protocol} decision has neither a tool call nor a final action`,
+      );
     const { action, answer } = built.final;
     return { kind: 'final', action, answer, completionPath: finalize ? 'steer_finalize' : action, usage };
   };

@@ -38,7 +38,9 @@ export interface RoundView {
 
 /** The protocol's part of the model request, and what the render's TTL pruning decided. */
 export interface RenderedRound {
-  request: Pick<ModelRequest, 'system' | 'messages' | 'tools' | 'toolChoice'> & { metadata: Record<string, string | number | boolean> };
+  request: Pick<ModelRequest, 'system' | 'messages' | 'tools' | 'toolChoice'> & {
+    metadata: Record<string, string | number | boolean>;
+  };
   pruning?: PruneResult;
   cacheTouchAt: number;
 }
