@@ -28,7 +28,10 @@ import type { ActivityDeps } from '../../deps';
 import { heartbeating } from '../../heartbeat';
 import { calibrateRatio, checkBudget, overBudget } from '../context-budget';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure } from './io';
-import type { RoundInput, RoundStrategy } from './strategy';
+import type { RoundDecision, RoundInput, RoundStrategy } from './strategy';
+import type { Block } from '../../../core/timeline/block';
+import type { Usage } from '../../../core/model/provider';
+import type { ToolRegistry } from '../../../core/tools/registry';
 
 /** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
 export interface ActivityRound {
@@ -161,65 +164,81 @@ export function roundPipeline<S>(
 
     // 4. Interpret and append the round's blocks in one go.
     const decision = strategy.interpret(response, { input, registry, ts });
-    const finalize = input.mode === 'finalize';
-    if (!decision.ok) {
-      if (finalize) {
-        // The finalize round is bounded: whatever the model did, the turn ends here.
-        const answer = stoppedAnswer(decision.notes);
-        const interpretation = {
-          ok: true as const,
-          actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }],
-          answer,
-          thinking: '',
-          notes: '',
-          notices: [],
-        };
-        const built = roundBlocks({ registry: plans, input, blocks, ts, workflowId, interpretation });
-        await appendBlocks(pool, conversationId, [...decision.failed, ...built.blocks]);
-        publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
-        await publisher.close();
-        return { kind: 'final', action: 'complete', answer, completionPath: 'steer_finalize', usage };
-      }
-      const first = decision.notices[0];
-      await appendBlocks(pool, conversationId, decision.failed);
-      publisher.emit({ kind: 'step', payload: { phase: 'invalid', round, code: first?.code } });
-      await publisher.close();
-      return { kind: 'invalid', code: first?.code ?? 'invalid', message: first?.message ?? '', usage };
-    }
-
-    const built = roundBlocks({
-      registry: plans,
-      input,
-      blocks,
-      ts,
-      workflowId,
-      interpretation: decision.interpretation,
-      ...(decision.callMeta ? { callMeta: decision.callMeta } : {}),
-    });
-    await appendBlocks(pool, conversationId, built.blocks);
-    for (const event of decision.beforeCalls ?? []) publisher.emit(event);
-    for (const call of built.calls)
-      publisher.emit({
-        kind: 'step',
-        payload: {
-          phase: 'iteration.start',
-          round,
-          tool: call.toolId,
-          callId: call.callId,
-          summary: call.summary,
-          params: call.params,
-        },
-      });
-    if (built.final && decision.publishAnswer)
-      publisher.emit({ kind: 'answer', payload: { phase: 'done', text: built.final.answer } });
-    await publisher.close();
-    const calls = built.calls.map(({ params: _params, ...plan }) => plan);
-    if (calls.length > 0) return { kind: 'tools', calls, ...(built.final ? { final: built.final } : {}), usage };
-    if (!built.final)
-      throw new Error(
-        `decision round ${round} of ${turnId}: an accepted ${strategy.protocol} decision has neither a tool call nor a final action`,
-      );
-    const { action, answer } = built.final;
-    return { kind: 'final', action, answer, completionPath: finalize ? 'steer_finalize' : action, usage };
+    return appendDecision(
+      { pool, publisher, input, blocks, ts, workflowId, plans, usage, protocol: strategy.protocol },
+      decision,
+    );
   };
+}
+
+interface Decided {
+  pool: Pool;
+  publisher: StreamPublisher;
+  input: RoundInput;
+  blocks: Block[];
+  ts: string;
+  workflowId: string;
+  plans: Pick<ToolRegistry, 'activityOptions'>;
+  usage: Usage;
+  protocol: RoundStrategy<unknown>['protocol'];
+}
+
+/** Appends a round's decision, streams what it started, and returns the round's outcome. */
+async function appendDecision(at: Decided, decision: RoundDecision): Promise<DecideOutcome> {
+  const { pool, publisher, input, blocks, ts, workflowId, plans, usage } = at;
+  const { conversationId, turnId, round } = input;
+  const finalize = input.mode === 'finalize';
+  if (!decision.ok) {
+    if (finalize) {
+      // The finalize round is bounded: whatever the model did, the turn ends here.
+      const answer = stoppedAnswer(decision.notes);
+      const interpretation = {
+        ok: true as const,
+        actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }],
+        answer,
+        thinking: '',
+        notes: '',
+        notices: [],
+      };
+      const built = roundBlocks({ registry: plans, input, blocks, ts, workflowId, interpretation });
+      await appendBlocks(pool, conversationId, [...decision.failed, ...built.blocks]);
+      publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
+      await publisher.close();
+      return { kind: 'final', action: 'complete', answer, completionPath: 'steer_finalize', usage };
+    }
+    const first = decision.notices[0];
+    await appendBlocks(pool, conversationId, decision.failed);
+    publisher.emit({ kind: 'step', payload: { phase: 'invalid', round, code: first?.code } });
+    await publisher.close();
+    return { kind: 'invalid', code: first?.code ?? 'invalid', message: first?.message ?? '', usage };
+  }
+
+  const { interpretation, callMeta } = decision;
+  const built = roundBlocks({
+    registry: plans,
+    input,
+    blocks,
+    ts,
+    workflowId,
+    interpretation,
+    ...(callMeta ? { callMeta } : {}),
+  });
+  await appendBlocks(pool, conversationId, built.blocks);
+  for (const event of decision.beforeCalls ?? []) publisher.emit(event);
+  for (const { toolId: tool, callId, summary, params } of built.calls) {
+    publisher.emit({ kind: 'step', payload: { phase: 'iteration.start', round, tool, callId, summary, params } });
+  }
+  if (built.final && decision.publishAnswer) {
+    publisher.emit({ kind: 'answer', payload: { phase: 'done', text: built.final.answer } });
+  }
+  await publisher.close();
+  const calls = built.calls.map(({ params: _params, ...plan }) => plan);
+  if (calls.length > 0) return { kind: 'tools', calls, ...(built.final ? { final: built.final } : {}), usage };
+  if (!built.final) {
+    throw new Error(
+      `decision round ${round} of ${turnId}: an accepted ${at.protocol} decision has neither a tool call nor a final action`,
+    );
+  }
+  const { action, answer } = built.final;
+  return { kind: 'final', action, answer, completionPath: finalize ? 'steer_finalize' : action, usage };
 }
