@@ -13,6 +13,7 @@ import { createScriptedProvider, resolveScript } from '../../activities/provider
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { listTurns } from '../../store/turn-store';
+import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
@@ -114,6 +115,7 @@ test('a non-retryable 400 fails the turn with a clear message and TurnStatus=fai
   assert.equal(row?.status, 'failed');
   assert.match(row?.error ?? '', /bad block/);
   assert.ok(row?.finishedAt);
+  await recordHistory(stack.server.address, started.workflowId, 'turn-failed-recorded-v4');
 });
 
 test('a 429 with retry-after 0 or a date in the past is retried with the policy backoff, not ended', async () => {

@@ -16,6 +16,7 @@ import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
 import { loadBlocks } from '../../store/timeline-store';
 import { hasSummaryLayout } from '../../core/compaction/prompt';
+import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
@@ -99,6 +100,8 @@ test('a turn whose own rounds overflow gets a mid-turn checkpoint and completes'
   const requests = emu.requests.filter((q) => !q.summarizer);
   assert.ok(requests.every((q) => q.inputTokens <= 8_000), requests.map((q) => q.inputTokens).join(','));
   assert.match(JSON.stringify(requests.at(-1)!.body.messages), /MID-TURN COMPACTION/);
+  await recordHistory(stack.server.address, r.workflowId, 'turn-mid-turn-compaction-v4');
+  await recordHistory(stack.server.address, (await children(r.workflowId))[0]!, 'compaction-child-v4');
 
   // react.read of a tool result compacted out of view returns it in full.
   const hiddenResult = blocks.find((b) => b.type === 'react.tool.result')!;
@@ -134,6 +137,7 @@ test('a provider context-limit 400 forces one compaction, and the round then suc
     const initiated = (await stack.server.env.client.workflow.getHandle(r.workflowId).fetchHistory()).events?.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes);
     assert.ok(initiated, 'child started');
     assert.ok((h.events ?? []).length > 0);
+    await recordHistory(stack.server.address, r.workflowId, 'turn-forced-compaction-v4');
   } finally {
     emu.setContextWindow(undefined);
   }
