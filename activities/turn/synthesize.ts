@@ -55,6 +55,8 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     const sources = await loadSourceRefs(pool, conversationId);
     const provider = deps.provider(input.model);
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
+    const callKey = `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`;
+    const recordSynthesisUsage = (usage: Usage) => recordUsage(pool, { conversationId, turnId, round: 0, callKey, provider: provider.id, model: input.model.model, usage });
 
     let text: string;
     let usage: Usage = ZERO_USAGE;
@@ -87,13 +89,13 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
       }
       const reason = err instanceof Error ? err.message : String(err);
       activityLog().warn(`synthesizeAnswer ${conversationId}/${turnId}: synthesis failed, keeping the loop's answer: ${reason}`);
-      if (usage !== ZERO_USAGE) await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`, provider: provider.id, model: input.model.model, usage });
+      if (usage !== ZERO_USAGE) await recordSynthesisUsage(usage);
       publisher.emit({ kind: 'answer', payload: { phase: 'done', text: loopAnswer, synthesized: false, error: reason } });
       await publisher.close();
       return { answer: loopAnswer, synthesized: false, usage };
     }
 
-    await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`, provider: provider.id, model: input.model.model, usage });
+    await recordSynthesisUsage(usage);
     publisher.emit({ kind: 'usage', payload: { round: 0, phase: 'synthesis', usage } });
     const ts = deps.now().toISOString();
     await appendBlocks(pool, conversationId, [
