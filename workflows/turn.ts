@@ -41,9 +41,8 @@ import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './de
 import { PersistTurnWorkflow } from './persist';
 import { CompactionWorkflow } from './compaction';
 
-/** Tool selection happens only with a large catalogue (seed 004). */
-const TOOL_SELECTION_THRESHOLD = 12;
-const PINNED_TOOLS = ['react.read', 'react.write', 'react.plan', 'react.hide'];
+// Tool selection happens only with a large catalogue (seed 004): the threshold and pinned tools are core's.
+import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure } = proxyActivities<TurnActivities>({

@@ -16,7 +16,7 @@ import { summarizerInput, summarizerSystemPrompt } from '../../core/compaction/p
 import { StreamPublisher } from '../../store/publisher';
 import { toActivityFailure } from '../providers/errors';
 import { heartbeating } from '../heartbeat';
-import { recordRoundUsage } from '../turn/round-io';
+import { recordRoundUsage } from '../turn/round/io';
 import type { StoredPlan } from './plan';
 import type { Block } from '../../core/timeline/block';
 

@@ -6,7 +6,7 @@
  * Result JSON: `{path, status: hidden|too_old|not_found, blocks_hidden, tokens_hidden, tail_tokens, tail_limit}`.
  */
 import type { Block } from '../../core/timeline/block';
-import { checkHide, hideRefusalNotice } from '../../core/timeline/hide';
+import { checkHide, hideRefusalNotice, SUPPRESS_PREV_TURN_CACHE } from '../../core/timeline/hide';
 import { setOverlays } from '../../store/timeline-store';
 import type { ToolImpl } from './types';
 
@@ -59,15 +59,7 @@ export const reactHideImpl: ToolImpl = {
         replacement: res.replacementText,
       }),
       mime: 'application/json',
-      meta: { hidden_block_ids: res.hiddenBlockIds, suppress_prev_turn_cache: true },
+      meta: { hidden_block_ids: res.hiddenBlockIds, [SUPPRESS_PREV_TURN_CACHE]: true },
     };
   },
 };
-
-/**
- * True once a react.hide succeeded in `turnId`: the render should then use
- * `suppressPrevTurnCache` (the edit broke the previous-turn cached prefix).
- */
-export function hideSuppressesPrevTurnCache(blocks: readonly Block[], turnId: string): boolean {
-  return blocks.some((b) => b.type === 'react.tool.result' && b.turn_id === turnId && b.meta['suppress_prev_turn_cache'] === true);
-}

@@ -2,7 +2,7 @@
  * loadContext, finalizeTurn, persistTurn and recordTurnFailure activities: the turn's first and
  * last writes.
  */
-import { makeBlock, type Block } from '../../core/timeline/block';
+import { makeBlock } from '../../core/timeline/block';
 import type { LoadContextInput, TurnFailure, TurnSummary } from '../../core/turn/contracts';
 import { completeTurn, failTurn, openTurn } from '../../store/turn-store';
 import type { ActivityDeps } from '../deps';
@@ -15,6 +15,7 @@ import { collectCitations } from '../../core/channels';
 import { loadSourcesPool } from '../../store/sources-store';
 import type { SourceRow } from '../../core/timeline/sources';
 import { heartbeating } from '../heartbeat';
+import { fallbackAnswer } from '../../core/turn/finalize';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -89,20 +90,6 @@ export function makeContextActivities(deps: ActivityDeps) {
   }
 
   return { loadContext, finalizeTurn, persistTurn, recordTurnFailure };
-}
-
-function fallbackAnswer(turnBlocks: Block[], input: TurnSummary): string {
-  const calls = turnBlocks.filter((b) => b.type === 'react.tool.call').map((b) => {
-    try {
-      return (JSON.parse(b.text ?? '{}') as { tool_id?: string }).tool_id ?? 'tool';
-    } catch {
-      return 'tool';
-    }
-  });
-  const why = input.completionPath === 'iteration_cap' ? `I used all ${input.rounds} iterations of this turn before finishing` : 'my decisions kept failing validation, so I stopped';
-  const done = calls.length > 0 ? ` What I did: ${calls.map((c, i) => `${i + 1}. ${c}`).join('; ')}.` : ' I did not get to call any tool.';
-  const partial = input.answer ? ` My last draft answer: ${input.answer}` : '';
-  return `${why}.${done}${partial}`;
 }
 
 /** SIDs an answer cites ([[S:n]] tokens), for the turn log. */

@@ -7,7 +7,6 @@
  * Idempotent: a retry finds the recorded block and returns its title.
  */
 import { Context } from '@temporalio/activity';
-import { z } from 'zod';
 import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { ProviderError } from '../../core/model/provider';
 import type { ModelConfig } from '../../core/turn/contracts';
@@ -16,13 +15,9 @@ import { structuredCall, StructuredOutputError, type StructuredLevel } from '../
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
 import { recordUsage } from '../../store/usage-store';
 import { heartbeating } from '../heartbeat';
+import { cleanTitle, GateOutputSchema, heuristicTitle } from '../../core/turn/title';
 
-export const TITLE_MAX_CHARS = 80;
 export const GATE_BLOCK = 'stage.gate';
-
-export const GateOutputSchema = z.object({
-  title: z.string().min(1).max(200).describe('A short, specific conversation title (3-8 words, no quotes, no trailing period).'),
-});
 
 export interface GateInput {
   conversationId: string;
@@ -37,25 +32,6 @@ export interface GateResult {
   /** model: produced by the structured call; heuristic: derived from the prompt; existing: already titled. */
   source: 'model' | 'heuristic' | 'existing';
   level?: StructuredLevel;
-}
-
-/** One line, no wrapping quotes or trailing punctuation, at most TITLE_MAX_CHARS (cut at a word). */
-export function cleanTitle(raw: string): string {
-  let t = raw.replace(/\s+/g, ' ').trim();
-  t = t.replace(/^["'“”‘’`«»]+|["'“”‘’`«»]+$/g, '').replace(/[.:;,!\s]+$/u, '').trim();
-  if (t.length <= TITLE_MAX_CHARS) return t;
-  const cut = t.slice(0, TITLE_MAX_CHARS - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${(space > TITLE_MAX_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
-}
-
-/** Title from the prompt alone: its first line / sentence, cleaned and capped. */
-export function heuristicTitle(prompt: string): string {
-  const firstLine = prompt.split(/\r?\n/).map((l) => l.trim()).find((l) => l.length > 0) ?? '';
-  const sentence = /^(.+?[.!?])(\s|$)/.exec(firstLine)?.[1] ?? firstLine;
-  const title = cleanTitle(sentence);
-  if (!title) return 'New conversation';
-  return title.charAt(0).toUpperCase() + title.slice(1);
 }
 
 type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'>;
