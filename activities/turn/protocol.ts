@@ -3,9 +3,6 @@
  * (byte-identical across rounds and turns), the render of the timeline into model messages with
  * cache checkpoints, and the ANNOUNCE state of a round.
  */
-import { buildDecisionSystemPrompt } from '../../core/decision/prompt';
-import type { MultiActionMode } from '../../core/decision/multi-action';
-import type { ToolRegistry } from '../../core/tools/registry';
 import type { Block } from '../../core/timeline/block';
 import { renderTimeline, type RenderOutput } from '../../core/timeline/render';
 import type { AnnounceState } from '../../core/timeline/announce';
@@ -13,16 +10,8 @@ import type { SourceRow } from '../../core/timeline/sources';
 import type { CacheState } from '../../core/timeline/prune';
 import type { DecideInput } from '../../core/turn/contracts';
 
-const prompts = new WeakMap<ToolRegistry, Map<MultiActionMode, string>>();
-
-/** The system prompt for a registry (memoised: identical bytes every round and turn). */
-export function systemPromptFor(registry: ToolRegistry, multiAction: MultiActionMode): string {
-  let byMode = prompts.get(registry);
-  if (!byMode) prompts.set(registry, (byMode = new Map()));
-  let prompt = byMode.get(multiAction);
-  if (prompt === undefined) byMode.set(multiAction, (prompt = buildDecisionSystemPrompt(registry, { multiAction })));
-  return prompt;
-}
+/** The memoised system prompt lives in core (the CLI's debug render uses it too). */
+export { systemPromptFor } from '../../core/decision/prompt';
 
 export const FINALIZE_NOTICE =
   '[FINALIZE] The user steered this turn (see [STEER DURING TURN]). Do not call tools: respond with action "complete" now, answering with what you have and acknowledging the steer.';
