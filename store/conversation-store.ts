@@ -3,14 +3,12 @@
  * state the decide activity reads (cache state, the sources pool's citation refs, ANNOUNCE
  * workspace lines).
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Queryable } from './db';
 import type { CacheState } from '../core/timeline/prune';
 import type { SourceRow } from '../core/timeline/sources';
 import type { SourceRef } from '../core/channels';
 import { loadSourcesPool } from './sources-store';
 import { FILE_ARTIFACT_KIND, listArtifacts } from './timeline-store';
-
-type Queryable = Pool | PoolClient;
 
 export interface ConversationRow {
   id: string;

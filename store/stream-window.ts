@@ -3,7 +3,7 @@
  * pruned, see `pruneEvents`) and the last offset published. Readers use it to tell a client which
  * offsets it missed.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Queryable } from './db';
 
 export interface StreamWindow {
   /** Offset of the oldest retained event (null: none retained). */
@@ -13,7 +13,7 @@ export interface StreamWindow {
 }
 
 /** The conversation's stream window, or undefined when the conversation does not exist. */
-export async function loadStreamWindow(db: Pool | PoolClient, conversationId: string): Promise<StreamWindow | undefined> {
+export async function loadStreamWindow(db: Queryable, conversationId: string): Promise<StreamWindow | undefined> {
   const res = await db.query<{ min: string | null; last: string | null }>(
     `SELECT (SELECT min(seq) FROM stream_events WHERE conversation_id = $1) AS min,
             (SELECT stream_seq FROM conversations WHERE id = $1) AS last`,

@@ -2,10 +2,8 @@
  * Timeline persistence: append-only blocks with deterministic ids, overlays for hide/prune,
  * artifacts. Every write is idempotent so retried activities never duplicate.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Queryable } from './db';
 import { BlockSchema, type Block } from '../core/timeline/block';
-
-type Queryable = Pool | PoolClient;
 
 export async function ensureConversation(db: Queryable, conversationId: string): Promise<void> {
   await db.query(`INSERT INTO conversations (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [conversationId]);
