@@ -23,10 +23,15 @@ export interface ConversationRow {
 
 /** The conversation's row, or undefined when it does not exist. */
 export async function loadConversation(db: Queryable, conversationId: string): Promise<ConversationRow | undefined> {
-  const res = await db.query<{ title: string | null; created_at: Date; cache_last_touch_at: string | null; cache_ttl_seconds: number | null; stream_seq: string }>(
-    `SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds, stream_seq FROM conversations WHERE id = $1`,
-    [conversationId],
-  );
+  const res = await db.query<{
+    title: string | null;
+    created_at: Date;
+    cache_last_touch_at: string | null;
+    cache_ttl_seconds: number | null;
+    stream_seq: string;
+  }>(`SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds, stream_seq FROM conversations WHERE id = $1`, [
+    conversationId,
+  ]);
   const r = res.rows[0];
   if (!r) return undefined;
   return {
@@ -46,7 +51,10 @@ export async function loadTitle(db: Queryable, conversationId: string): Promise<
 
 /** Sets the title unless one is set already (the first title wins). True when this call set it. */
 export async function setTitleIfUnset(db: Queryable, conversationId: string, title: string): Promise<boolean> {
-  const res = await db.query(`UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`, [conversationId, title]);
+  const res = await db.query(
+    `UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`,
+    [conversationId, title],
+  );
   return res.rowCount === 1;
 }
 
@@ -62,12 +70,24 @@ export async function loadCacheState(db: Queryable, conversationId: string): Pro
   return state;
 }
 
-export async function saveCacheTouch(db: Queryable, conversationId: string, touchAt: number, ttlSeconds: number): Promise<void> {
-  await db.query(`UPDATE conversations SET cache_last_touch_at = $2, cache_ttl_seconds = $3 WHERE id = $1`, [conversationId, touchAt, ttlSeconds]);
+export async function saveCacheTouch(
+  db: Queryable,
+  conversationId: string,
+  touchAt: number,
+  ttlSeconds: number,
+): Promise<void> {
+  await db.query(`UPDATE conversations SET cache_last_touch_at = $2, cache_ttl_seconds = $3 WHERE id = $1`, [
+    conversationId,
+    touchAt,
+    ttlSeconds,
+  ]);
 }
 
 /** The sources pool and its citation refs (for live [[S:n]] resolution in the answer channel). */
-export async function loadSourceRefs(db: Queryable, conversationId: string): Promise<{ rows: SourceRow[]; refs: SourceRef[] }> {
+export async function loadSourceRefs(
+  db: Queryable,
+  conversationId: string,
+): Promise<{ rows: SourceRow[]; refs: SourceRef[] }> {
   const rows = await loadSourcesPool(db, conversationId);
   return { rows, refs: rows.map((r) => ({ sid: r.sid, title: r.title, url: r.url })) };
 }

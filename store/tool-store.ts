@@ -6,7 +6,15 @@
 import type { Pool } from 'pg';
 import type { Block } from '../core/timeline/block';
 import type { SourceRow } from '../core/timeline/sources';
-import { FILE_ARTIFACT_KIND, getArtifact, loadBlocks, overlayBlockIds, putArtifact, setOverlays, type ArtifactRow } from './timeline-store';
+import {
+  FILE_ARTIFACT_KIND,
+  getArtifact,
+  loadBlocks,
+  overlayBlockIds,
+  putArtifact,
+  setOverlays,
+  type ArtifactRow,
+} from './timeline-store';
 import { loadSourcesPool } from './sources-store';
 
 export type WorkspaceFile = Omit<ArtifactRow, 'kind'>;

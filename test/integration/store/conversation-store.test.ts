@@ -7,7 +7,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDb, migrate, dropSchema, type Db } from '../../../store/db';
 import { ensureConversation, appendBlocks, countBlocks } from '../../../store/timeline-store';
-import { loadCacheState, loadConversation, loadStreamSeq, loadTitle, saveCacheTouch, setTitleIfUnset } from '../../../store/conversation-store';
+import {
+  loadCacheState,
+  loadConversation,
+  loadStreamSeq,
+  loadTitle,
+  saveCacheTouch,
+  setTitleIfUnset,
+} from '../../../store/conversation-store';
 import { loadStreamWindow } from '../../../store/stream-window';
 import { publishEvents, pruneEvents } from '../../../store/stream-bus';
 import { makeBlock } from '../../../core/timeline/block';
@@ -68,13 +75,24 @@ test('the stream offset follows publishing; the window shows the offsets pruning
   const conv = uniqueId('conv');
   await ensureConversation(db.pool, conv);
   assert.deepEqual(await loadStreamWindow(db.pool, conv), { oldestSeq: null, lastSeq: 0 });
-  await publishEvents(db.pool, conv, [1, 2, 3, 4].map((i) => ({ kind: 'delta', payload: { i } })));
+  await publishEvents(
+    db.pool,
+    conv,
+    [1, 2, 3, 4].map((i) => ({ kind: 'delta', payload: { i } })),
+  );
   assert.equal(await loadStreamSeq(db.pool, conv), 4);
   assert.deepEqual(await loadStreamWindow(db.pool, conv), { oldestSeq: 1, lastSeq: 4 });
-  await db.pool.query(`UPDATE stream_events SET ts = now() - interval '2 hours' WHERE conversation_id = $1 AND seq <= 2`, [conv]);
+  await db.pool.query(
+    `UPDATE stream_events SET ts = now() - interval '2 hours' WHERE conversation_id = $1 AND seq <= 2`,
+    [conv],
+  );
   await pruneEvents(db.pool, 3600);
   assert.deepEqual(await loadStreamWindow(db.pool, conv), { oldestSeq: 3, lastSeq: 4 });
   await db.pool.query(`UPDATE stream_events SET ts = now() - interval '2 hours' WHERE conversation_id = $1`, [conv]);
   await pruneEvents(db.pool, 3600);
-  assert.deepEqual(await loadStreamWindow(db.pool, conv), { oldestSeq: null, lastSeq: 4 }, 'all pruned: the offset survives');
+  assert.deepEqual(
+    await loadStreamWindow(db.pool, conv),
+    { oldestSeq: null, lastSeq: 4 },
+    'all pruned: the offset survives',
+  );
 });

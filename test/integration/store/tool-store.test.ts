@@ -32,7 +32,16 @@ after(async () => {
 
 const TS = '2026-03-01T10:00:00.000Z';
 const result = (key: string): Block =>
-  makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_1', ts: TS, key, call_id: key, path: `tc:turn_1.${key}.result`, text: `result ${key}` });
+  makeBlock({
+    type: 'react.tool.result',
+    author: 'tool',
+    turn_id: 'turn_1',
+    ts: TS,
+    key,
+    call_id: key,
+    path: `tc:turn_1.${key}.result`,
+    text: `result ${key}`,
+  });
 
 async function conversationWith(blocks: Block[]): Promise<string> {
   const conv = uniqueId('conv');
@@ -41,14 +50,20 @@ async function conversationWith(blocks: Block[]): Promise<string> {
   return conv;
 }
 
-test('blocks: the conversation\'s own, in order, with overlays applied; another conversation sees none of them', async () => {
+test("blocks: the conversation's own, in order, with overlays applied; another conversation sees none of them", async () => {
   const [a, b] = [result('tc_000000000001'), result('tc_000000000002')];
   const conv = await conversationWith([a, b]);
   const other = await conversationWith([]);
   const store = pgToolStore(db.pool, conv);
   await store.setOverlays([{ blockId: b.id, hidden: true, replacementText: '[HIDDEN]', reason: 'react.hide tc_1' }]);
   const blocks = await store.blocks();
-  assert.deepEqual(blocks.map((x) => [x.id, x.hidden ?? false, x.replacement_text]), [[a.id, false, undefined], [b.id, true, '[HIDDEN]']]);
+  assert.deepEqual(
+    blocks.map((x) => [x.id, x.hidden ?? false, x.replacement_text]),
+    [
+      [a.id, false, undefined],
+      [b.id, true, '[HIDDEN]'],
+    ],
+  );
   assert.deepEqual(await store.overlaidBlockIds('react.hide tc_1'), [b.id]);
   assert.deepEqual(await store.overlaidBlockIds('react.hide tc_2'), []);
   assert.deepEqual(await pgToolStore(db.pool, other).blocks(), []);
@@ -91,18 +106,47 @@ test('files: read back what was written; `once` keeps the first write, upsert re
   const conv = await conversationWith([]);
   const store = pgToolStore(db.pool, conv);
   assert.equal(await store.readFile('turn_1/files/notes.md'), undefined);
-  assert.equal(await store.writeFile({ key: 'turn_1/files/notes.md', turnId: 'turn_1', mime: 'text/markdown', content: '# one', createdBy: 'tc_1' }, 'once'), true);
-  assert.equal(await store.writeFile({ key: 'turn_1/files/notes.md', turnId: 'turn_1', mime: 'text/markdown', content: '# two', createdBy: 'tc_2' }, 'once'), false);
+  assert.equal(
+    await store.writeFile(
+      { key: 'turn_1/files/notes.md', turnId: 'turn_1', mime: 'text/markdown', content: '# one', createdBy: 'tc_1' },
+      'once',
+    ),
+    true,
+  );
+  assert.equal(
+    await store.writeFile(
+      { key: 'turn_1/files/notes.md', turnId: 'turn_1', mime: 'text/markdown', content: '# two', createdBy: 'tc_2' },
+      'once',
+    ),
+    false,
+  );
   const once = await store.readFile('turn_1/files/notes.md');
-  assert.deepEqual([once?.content, once?.createdBy, once?.mime, once?.sizeBytes, once?.turnId], ['# one', 'tc_1', 'text/markdown', 5, 'turn_1']);
-  await store.writeFile({ key: 'turn_1/files/notes.md', turnId: 'turn_1', mime: 'text/markdown', content: '# three!', payload: { channel: 'internal' }, createdBy: 'tc_3' });
+  assert.deepEqual(
+    [once?.content, once?.createdBy, once?.mime, once?.sizeBytes, once?.turnId],
+    ['# one', 'tc_1', 'text/markdown', 5, 'turn_1'],
+  );
+  await store.writeFile({
+    key: 'turn_1/files/notes.md',
+    turnId: 'turn_1',
+    mime: 'text/markdown',
+    content: '# three!',
+    payload: { channel: 'internal' },
+    createdBy: 'tc_3',
+  });
   const replaced = await store.readFile('turn_1/files/notes.md');
-  assert.deepEqual([replaced?.content, replaced?.createdBy, replaced?.payload], ['# three!', 'tc_3', { channel: 'internal' }]);
+  assert.deepEqual(
+    [replaced?.content, replaced?.createdBy, replaced?.payload],
+    ['# three!', 'tc_3', { channel: 'internal' }],
+  );
   assert.equal((await getArtifact(db.pool, conv, 'file', 'turn_1/files/notes.md'))?.content, '# three!');
-  assert.equal(await pgToolStore(db.pool, await conversationWith([])).readFile('turn_1/files/notes.md'), undefined, 'files belong to one conversation');
+  assert.equal(
+    await pgToolStore(db.pool, await conversationWith([])).readFile('turn_1/files/notes.md'),
+    undefined,
+    'files belong to one conversation',
+  );
 });
 
-test('sourcesPool: the conversation\'s rows in SID order (empty before any merge)', async () => {
+test("sourcesPool: the conversation's rows in SID order (empty before any merge)", async () => {
   const conv = await conversationWith([]);
   const store = pgToolStore(db.pool, conv);
   assert.deepEqual(await store.sourcesPool(), []);
@@ -110,5 +154,11 @@ test('sourcesPool: the conversation\'s rows in SID order (empty before any merge
     { sid: 1, url: 'https://example.com/a', title: 'A' },
     { sid: 2, url: 'https://example.com/b', title: 'B' },
   ]);
-  assert.deepEqual((await store.sourcesPool()).map((r) => [r.sid, r.url]), [[1, 'https://example.com/a'], [2, 'https://example.com/b']]);
+  assert.deepEqual(
+    (await store.sourcesPool()).map((r) => [r.sid, r.url]),
+    [
+      [1, 'https://example.com/a'],
+      [2, 'https://example.com/b'],
+    ],
+  );
 });
