@@ -16,6 +16,8 @@ import { startTemporalServer } from '../client/stack/temporal-server';
 import { reply, startAnthropicEmulator, type RecordedRequest } from '../test/emulator/anthropic-emulator';
 import { makeBlock, type Block } from '../core/timeline/block';
 import { planCut } from '../core/compaction/cut';
+import { usageByPurpose } from '../store/usage-store';
+import { compactionCounts } from '../store/compaction-store';
 
 const BUDGET = 20_000;
 const ROUNDS = 6;
@@ -76,22 +78,18 @@ export async function benchCompaction(): Promise<Record<string, number | string>
     });
     const decisions = emu.requests.filter((q) => !q.summarizer);
     const peak = Math.max(...emu.requests.map((q) => q.inputTokens));
-    const ledger = await db.pool.query<{ purpose: string; cost: number; input: number; read: number; write: number }>(
-      `SELECT purpose, sum(cost_usd)::float AS cost, sum(input_tokens)::int AS input, sum(cache_read_tokens)::int AS read, sum(cache_write_tokens)::int AS write
-         FROM usage_ledger WHERE conversation_id = $1 GROUP BY purpose`,
-      [conv],
-    );
-    const sum = (k: 'cost' | 'input' | 'read' | 'write') => ledger.rows.reduce((a, r) => a + Number(r[k] ?? 0), 0);
-    const compactionCost = Number(ledger.rows.find((r) => r.purpose === 'compaction')?.cost ?? 0);
-    const compactions = await db.pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM compactions WHERE conversation_id = $1 GROUP BY status`, [conv]);
+    const ledger = await usageByPurpose(db.pool, conv);
+    const sum = (k: 'costUsd' | 'inputTokens' | 'cacheReadTokens' | 'cacheWriteTokens') => ledger.reduce((a, r) => a + r[k], 0);
+    const compactionCost = ledger.find((r) => r.purpose === 'compaction')?.costUsd ?? 0;
+    const compactions = await compactionCounts(db.pool, conv);
     return {
       'compaction.turns × rounds': `${turns} × ${ROUNDS}`,
       'compaction.budget_tokens': BUDGET,
       'compaction.peak_input_tokens (≤ budget)': peak,
       'compaction.requests (decisions + summaries)': `${decisions.length} + ${emu.requests.length - decisions.length}`,
-      'compaction.compactions': compactions.rows.map((r) => `${r.status} ${r.n}`).join(', '),
-      'compaction.cost_share_of_compaction_calls': Number((compactionCost / Math.max(sum('cost'), 1e-9)).toFixed(3)),
-      'compaction.cache_read_share (whole conversation)': Number((sum('read') / Math.max(sum('input') + sum('read') + sum('write'), 1)).toFixed(3)),
+      'compaction.compactions': Object.entries(compactions).map(([status, n]) => `${status} ${n}`).join(', '),
+      'compaction.cost_share_of_compaction_calls': Number((compactionCost / Math.max(sum('costUsd'), 1e-9)).toFixed(3)),
+      'compaction.cache_read_share (whole conversation)': Number((sum('cacheReadTokens') / Math.max(sum('inputTokens') + sum('cacheReadTokens') + sum('cacheWriteTokens'), 1)).toFixed(3)),
       'compaction.wall_s': Number(((Date.now() - t0) / 1000).toFixed(1)),
       'compaction.cut_planning_ms (10 000 blocks, median of 5)': cutPlanningMs(10_000),
     };

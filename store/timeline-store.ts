@@ -2,10 +2,8 @@
  * Timeline persistence: append-only blocks with deterministic ids, overlays for hide/prune,
  * artifacts. Every write is idempotent so retried activities never duplicate.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Queryable } from './db';
 import { BlockSchema, type Block } from '../core/timeline/block';
-
-type Queryable = Pool | PoolClient;
 
 export async function ensureConversation(db: Queryable, conversationId: string): Promise<void> {
   await db.query(`INSERT INTO conversations (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [conversationId]);
@@ -63,20 +61,41 @@ export async function loadBlock(db: Queryable, conversationId: string, id: strin
   return res.rows[0]?.block;
 }
 
+/** Number of blocks in the conversation's timeline. */
+export async function countBlocks(db: Queryable, conversationId: string): Promise<number> {
+  const res = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`, [conversationId]);
+  return res.rows[0]?.n ?? 0;
+}
+
+/**
+ * Sets hide/prune overlays (upsert per block), atomically: one statement, so a failing row
+ * leaves none of the batch behind. A block named twice keeps its last overlay.
+ */
 export async function setOverlays(
   db: Queryable,
   conversationId: string,
   overlays: Array<{ blockId: string; hidden: boolean; replacementText?: string; reason: string }>,
 ): Promise<void> {
-  for (const o of overlays) {
-    await db.query(
-      `INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (conversation_id, block_id) DO UPDATE SET hidden = EXCLUDED.hidden, replacement_text = EXCLUDED.replacement_text, reason = EXCLUDED.reason`,
-      [conversationId, o.blockId, o.hidden, o.replacementText ?? null, o.reason],
-    );
-  }
+  const last = new Map(overlays.map((o) => [o.blockId, o]));
+  if (last.size === 0) return;
+  const rows = [...last.values()].map((o) => ({ block_id: o.blockId, hidden: o.hidden, replacement_text: o.replacementText ?? null, reason: o.reason }));
+  await db.query(
+    `INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
+     SELECT $1, o.block_id, o.hidden, o.replacement_text, o.reason
+       FROM jsonb_to_recordset($2::jsonb) AS o(block_id text, hidden boolean, replacement_text text, reason text)
+     ON CONFLICT (conversation_id, block_id) DO UPDATE SET hidden = EXCLUDED.hidden, replacement_text = EXCLUDED.replacement_text, reason = EXCLUDED.reason`,
+    [conversationId, JSON.stringify(rows)],
+  );
 }
+
+/** Ids of the blocks whose overlay carries `reason` (e.g. what one react.hide call touched). */
+export async function overlayBlockIds(db: Queryable, conversationId: string, reason: string): Promise<string[]> {
+  const res = await db.query<{ block_id: string }>(`SELECT block_id FROM block_overlays WHERE conversation_id = $1 AND reason = $2 ORDER BY block_id`, [conversationId, reason]);
+  return res.rows.map((r) => r.block_id);
+}
+
+/** Artifact kind of workspace files (key `<turn>/files/<rel>`, written by react.write). */
+export const FILE_ARTIFACT_KIND = 'file';
 
 export interface ArtifactRow {
   kind: string;

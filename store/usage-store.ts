@@ -22,3 +22,14 @@ export async function recordUsage(pool: Pool, row: UsageRow): Promise<void> {
     [row.conversationId, row.turnId, row.round, row.callKey, row.provider, row.model ?? null, row.usage.inputTokens, row.usage.outputTokens, row.usage.cacheReadTokens, row.usage.cacheWriteTokens, row.costUsd ?? null, row.purpose ?? 'decision'],
   );
 }
+
+/** A conversation's ledger totals by purpose (decision, compaction, …). */
+export async function usageByPurpose(pool: Pool, conversationId: string): Promise<Array<{ purpose: string; costUsd: number; inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; calls: number }>> {
+  const res = await pool.query<{ purpose: string; cost: number | null; input: number; read: number; write: number; output: number; calls: number }>(
+    `SELECT purpose, sum(cost_usd)::float AS cost, sum(input_tokens)::int AS input, sum(cache_read_tokens)::int AS read,
+            sum(cache_write_tokens)::int AS write, sum(output_tokens)::int AS output, count(*)::int AS calls
+       FROM usage_ledger WHERE conversation_id = $1 GROUP BY purpose ORDER BY purpose`,
+    [conversationId],
+  );
+  return res.rows.map((r) => ({ purpose: r.purpose, costUsd: r.cost ?? 0, inputTokens: r.input, cacheReadTokens: r.read, cacheWriteTokens: r.write, outputTokens: r.output, calls: r.calls }));
+}

@@ -7,7 +7,6 @@
  */
 import type { Block } from '../../core/timeline/block';
 import { checkHide, hideRefusalNotice, SUPPRESS_PREV_TURN_CACHE } from '../../core/timeline/hide';
-import { setOverlays } from '../../store/timeline-store';
 import type { ToolImpl } from './types';
 
 /** Overlay `reason` of the blocks one hide call touched (lets a retried attempt recognise them). */
@@ -28,9 +27,8 @@ export const reactHideImpl: ToolImpl = {
     const replacement = typeof params.replacement === 'string' ? params.replacement : undefined;
     const reason = hideReason(ctx.callId);
     // A retried attempt judges the timeline as its first attempt saw it (before its own overlays).
-    const own = await ctx.pool.query<{ block_id: string }>(`SELECT block_id FROM block_overlays WHERE conversation_id = $1 AND reason = $2`, [ctx.conversationId, reason]);
-    const mine = new Set(own.rows.map((r) => r.block_id));
-    const blocks = (await ctx.blocks()).map((b) => (mine.has(b.id) ? unhidden(b) : b));
+    const mine = new Set(await ctx.store.overlaidBlockIds(reason));
+    const blocks = (await ctx.store.blocks()).map((b) => (mine.has(b.id) ? unhidden(b) : b));
     const res = checkHide(blocks, path, { currentTurnId: ctx.turnId, ...(replacement !== undefined ? { replacement } : {}) });
     if (!res.ok) {
       const status = res.code === 'not_found' ? 'not_found' : 'too_old';
@@ -42,9 +40,7 @@ export const reactHideImpl: ToolImpl = {
       if (res.code === 'hide_before_cache') body.before_cache = true;
       return { ok: false, text: JSON.stringify(body), mime: 'application/json', blocks: [notice], meta: { hide_refused: res.code } };
     }
-    await setOverlays(
-      ctx.pool,
-      ctx.conversationId,
+    await ctx.store.setOverlays(
       res.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason })),
     );
     return {

@@ -6,7 +6,8 @@ import { makeBlock } from '../../core/timeline/block';
 import type { LoadContextInput, TurnFailure, TurnSummary } from '../../core/turn/contracts';
 import { completeTurn, failTurn, openTurn } from '../../store/turn-store';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
+import { appendBlocks, countBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
+import { loadConversation } from '../../store/conversation-store';
 import { StreamPublisher } from '../../store/publisher';
 import { Context } from '@temporalio/activity';
 import { buildTimelinePayload, buildTurnLog, TURN_LOG_ARTIFACT_KIND } from '../../core/timeline/payload';
@@ -33,11 +34,8 @@ export function makeContextActivities(deps: ActivityDeps) {
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
     await publisher.close();
-    const res = await pool.query(
-      `SELECT (SELECT count(*)::int FROM timeline_blocks WHERE conversation_id = $1) AS n, (SELECT title IS NULL FROM conversations WHERE id = $1) AS untitled`,
-      [conversationId],
-    );
-    return { blocks: res.rows[0].n, maxIterations: input.maxIterations ?? deps.maxIterations, needsTitle: res.rows[0].untitled === true, toolCount: deps.registry.ids().length };
+    const [blockCount, conversation] = await Promise.all([countBlocks(pool, conversationId), loadConversation(pool, conversationId)]);
+    return { blocks: blockCount, maxIterations: input.maxIterations ?? deps.maxIterations, needsTitle: conversation !== undefined && conversation.title === null, toolCount: deps.registry.ids().length };
   }
 
   /** Ends a turn that the model did not close itself (iteration cap, repeated invalid decisions). */
@@ -59,17 +57,16 @@ export function makeContextActivities(deps: ActivityDeps) {
   async function persistTurnNow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
     const { conversationId, turnId } = input;
     const blocks = await loadBlocks(pool, conversationId);
-    const conv = await pool.query(`SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds FROM conversations WHERE id = $1`, [conversationId]);
-    const row = conv.rows[0];
+    const conv = await loadConversation(pool, conversationId);
     const sourcesPool = await loadSourcesPool(pool, conversationId);
     const payload = buildTimelinePayload({
       ts: ts(),
       blocks,
       sourcesPool,
-      conversationTitle: row?.title ?? null,
-      conversationStartedAt: row?.created_at?.toISOString() ?? null,
-      cacheLastTouchAt: row?.cache_last_touch_at == null ? null : Math.floor(Number(row.cache_last_touch_at) / 1000),
-      cacheLastTtlSeconds: row?.cache_ttl_seconds ?? null,
+      conversationTitle: conv?.title ?? null,
+      conversationStartedAt: conv?.createdAt.toISOString() ?? null,
+      cacheLastTouchAt: conv?.cacheLastTouchAt == null ? null : Math.floor(conv.cacheLastTouchAt / 1000),
+      cacheLastTtlSeconds: conv?.cacheTtlSeconds ?? null,
     });
     await putArtifact(pool, conversationId, { kind: 'conv.timeline.v1', key: 'latest', turnId, payload });
     const turnLog = buildTurnLog({ turnId, ts: ts(), blocks, sourcesUsed: sourcesCited(input.answer, sourcesPool) });

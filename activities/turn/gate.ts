@@ -14,6 +14,7 @@ import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
 import { recordUsage } from '../../store/usage-store';
+import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';
 import { heartbeating } from '../heartbeat';
 import { cleanTitle, GateOutputSchema, heuristicTitle } from '../../core/turn/title';
 
@@ -43,8 +44,8 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
   await ensureConversation(pool, conversationId);
   const id = blockId(turnId, GATE_BLOCK, 'title');
   const recorded = await loadBlock(pool, conversationId, id);
-  if (recorded) return resultOf(recorded, await currentTitle(deps, conversationId));
-  const existing = await currentTitle(deps, conversationId);
+  if (recorded) return resultOf(recorded, await loadTitle(pool, conversationId));
+  const existing = await loadTitle(pool, conversationId);
   if (existing !== null) return { title: existing, source: 'existing' };
 
   const provider = deps.provider(input.model);
@@ -79,15 +80,10 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
   await appendBlocks(pool, conversationId, [
     makeBlock({ id, type: GATE_BLOCK, author: 'system', turn_id: turnId, ts: deps.now().toISOString(), text: title, meta: { ...meta, title, source }, hidden: true, replacement_text: '' }),
   ]);
-  await pool.query(`UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`, [conversationId, title]);
+  await setTitleIfUnset(pool, conversationId, title);
   const stored = await loadBlock(pool, conversationId, id);
   if (!stored) throw new Error(`gate: the ${GATE_BLOCK} block of ${conversationId}/${turnId} was not stored`);
-  return resultOf(stored, await currentTitle(deps, conversationId));
-}
-
-async function currentTitle(deps: GateDeps, conversationId: string): Promise<string | null> {
-  const res = await deps.db.pool.query<{ title: string | null }>(`SELECT title FROM conversations WHERE id = $1`, [conversationId]);
-  return res.rows[0]?.title ?? null;
+  return resultOf(stored, await loadTitle(pool, conversationId));
 }
 
 function resultOf(block: Block, title: string | null): GateResult {

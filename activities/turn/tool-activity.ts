@@ -22,7 +22,8 @@ import { Context, CancelledFailure } from '@temporalio/activity';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { preview, type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, loadBlock, loadBlocks } from '../../store/timeline-store';
+import { appendBlocks, loadBlock } from '../../store/timeline-store';
+import { pgToolStore } from '../../store/tool-store';
 import { StreamPublisher } from '../../store/publisher';
 import type { ToolImpl, ToolObservation } from '../tools/types';
 import { checkToolParams, paramsNoticeBlocks } from '../tools';
@@ -53,11 +54,10 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
           return { ok: false, text: checked.text, blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices), meta: { invalid_params: true } };
         }
         return impl.run(checked.params, {
-          pool,
+          store: pgToolStore(pool, conversationId),
           conversationId,
           turnId,
           callId,
-          blocks: () => loadBlocks(pool, conversationId),
           signal: ctx.cancellationSignal,
           heartbeat: (d) => ctx.heartbeat(d),
           now: deps.now,

@@ -13,6 +13,7 @@ import { reactReadImpl } from '../../activities/tools/react-read';
 import { reactPlanImpl } from '../../activities/tools/react-plan';
 import { reactHideImpl } from '../../activities/tools/react-hide';
 import type { ToolContext } from '../../activities/tools/types';
+import { pgToolStore } from '../../store/tool-store';
 import { gateConversation } from '../../activities/turn/gate';
 import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
@@ -41,11 +42,10 @@ const streamed: Array<{ kind: string; payload: Record<string, unknown> }> = [];
 
 function ctxFor(conversationId: string, callId: string, turnId = 'turn_1'): ToolContext {
   return {
-    pool: db.pool,
+    store: pgToolStore(db.pool, conversationId),
     conversationId,
     turnId,
     callId,
-    blocks: () => loadBlocks(db.pool, conversationId),
     signal: new AbortController().signal,
     heartbeat: () => undefined,
     now: () => new Date(TS),
