@@ -17,6 +17,7 @@ import { loadSourcesPool } from '../../store/sources-store';
 import type { SourceRow } from '../../core/timeline/sources';
 import { heartbeating } from '../heartbeat';
 import { fallbackAnswer } from '../../core/turn/finalize';
+import { paths } from '../../core/timeline/paths';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -29,7 +30,7 @@ export function makeContextActivities(deps: ActivityDeps) {
     const now = ts();
     await appendBlocks(pool, conversationId, [
       makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts: now, key: 'header', text: '', meta: { turn_index: turnIndex, started_at: now } }),
-      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts: now, key: prompt.messageId, path: `ar:${turnId}.user.prompt`, text: prompt.text, meta: { message_id: prompt.messageId } }),
+      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts: now, key: prompt.messageId, path: paths.userPrompt(turnId), text: prompt.text, meta: { message_id: prompt.messageId } }),
     ]);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
@@ -44,7 +45,7 @@ export function makeContextActivities(deps: ActivityDeps) {
     const blocks = await loadBlocks(pool, conversationId);
     const answer = fallbackAnswer(blocks.filter((b) => b.turn_id === turnId), input);
     await appendBlocks(pool, conversationId, [
-      makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: ts(), key: `fallback.${input.completionPath}`, path: `ar:${turnId}.assistant.completion`, text: answer, meta: { completion_path: input.completionPath, fallback: true } }),
+      makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: ts(), key: `fallback.${input.completionPath}`, path: paths.completion(turnId), text: answer, meta: { completion_path: input.completionPath, fallback: true } }),
     ]);
     return { answer };
   }

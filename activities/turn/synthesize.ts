@@ -21,6 +21,7 @@ import { loadSourceRefs } from '../../store/conversation-store';
 import { activityLog } from '../log';
 import { streamNative } from './round/native-stream';
 import { openActivityRound, whileStreaming } from './round/pipeline';
+import { paths } from '../../core/timeline/paths';
 
 export interface SynthesizeInput {
   conversationId: string;
@@ -105,7 +106,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         turn_id: turnId,
         ts,
         key: 'synthesis',
-        path: `ar:${turnId}.assistant.completion`,
+        path: paths.completion(turnId),
         text,
         meta: { synthesized: true, ordinal: own.length + 1, completion_path: loopBlock?.meta['completion_path'] ?? 'complete', ...(loopBlock ? { supersedes: loopBlock.id } : {}) },
       }),

@@ -29,6 +29,7 @@ import type { ToolImpl, ToolObservation } from '../tools/types';
 import { checkToolParams, paramsNoticeBlocks } from '../tools';
 import { mergeToolSources } from '../../store/sources-store';
 import { heartbeating } from '../heartbeat';
+import { paths } from '../../core/timeline/paths';
 
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
@@ -122,7 +123,7 @@ async function appendResult(deps: ActivityDeps, input: ToolInput, observation: T
       ts: deps.now().toISOString(),
       key: callId,
       call_id: callId,
-      path: `tc:${turnId}.${callId}.result`,
+      path: paths.toolResult(turnId, callId),
       mime: observation.mime ?? 'text/plain',
       text: observation.text,
       meta: { tool_id: toolId, ok: observation.ok, size_bytes: Buffer.byteLength(observation.text), ...(observation.meta ?? {}) },

@@ -14,6 +14,7 @@ import { workingSummaryBlock } from '../timeline/summaries';
 import type { ToolRegistry } from '../tools/registry';
 import { toolCallPlan } from '../tools/call-plan';
 import type { DecideInput, ToolCallPlan, UserEvent } from './contracts';
+import { paths } from '../timeline/paths';
 
 export type AcceptedDecision = Extract<DecisionInterpretation, { ok: true }>;
 
@@ -64,7 +65,7 @@ export function roundBlocks(args: {
   }
 
   // Warnings and rejected extra actions: the round proceeds, and the model sees why next round.
-  d.notices.forEach((n, index) => out.push(noticeBlock({ turnId, ts, iteration: round, notice: n, index })));
+  d.notices.forEach((n, index) => out.push(noticeBlock({ turnId, ts, round, notice: n, index })));
 
   d.actions.forEach((action, index) => {
     if (action.action !== 'call_tool') {
@@ -86,7 +87,7 @@ export function roundBlocks(args: {
         ts,
         key: callId,
         call_id: callId,
-        path: `ar:${turnId}.react.round.start.${callId}`,
+        path: paths.roundStart(turnId, callId),
         text: 'thinking',
         meta: { iteration: round },
       }),
@@ -99,7 +100,7 @@ export function roundBlocks(args: {
         ts,
         key: callId,
         call_id: callId,
-        path: `tc:${turnId}.${callId}.call`,
+        path: paths.toolCall(turnId, callId),
         mime: 'application/json',
         text: JSON.stringify({
           tool_id: toolId,
@@ -122,7 +123,7 @@ export function roundBlocks(args: {
         turn_id: turnId,
         ts,
         key: `r${round}`,
-        path: `ar:${turnId}.assistant.completion`,
+        path: paths.completion(turnId),
         text: final.answer,
         meta: {
           iteration: round,
@@ -160,7 +161,7 @@ export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
     turn_id: turnId,
     ts,
     key: ev.messageId,
-    path: `ar:${turnId}.external.${ev.kind}.${ev.messageId}`,
+    path: paths.external(turnId, ev.kind, ev.messageId),
     text: ev.text,
     meta: { message_id: ev.messageId, ...(ev.targetTurnId ? { target_turn_id: ev.targetTurnId } : {}) },
   });
@@ -174,7 +175,7 @@ export function interruptedRoundBlock(turnId: string, round: number, ts: string)
     turn_id: turnId,
     ts,
     key: `interrupted.${round}`,
-    path: `ar:${turnId}.react.decision.raw.interrupted.${round}`,
+    path: paths.decisionRaw(turnId, round, true),
     mime: 'text/plain',
     text: '(interrupted by a steer)',
     meta: { iteration: round, interrupted: true },

@@ -62,7 +62,7 @@ export function channelsStrategy(deps: Pick<ActivityDeps, 'multiAction'>): Round
       const failed = failedDecisionBlocks({
         turnId: input.turnId,
         ts,
-        iteration: input.round,
+        round: input.round,
         raw,
         notes: interpretation.notes,
         notices,

@@ -109,7 +109,7 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
         );
         return {
           ok: false,
-          failed: [noticeBlock({ turnId, ts, iteration: round, notice: n, failedRound: true })],
+          failed: [noticeBlock({ turnId, ts, round, notice: n, failedRound: true })],
           notices: [n],
         };
       }
