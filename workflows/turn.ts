@@ -23,9 +23,7 @@ import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import {
   DEFAULT_MAX_ITERATIONS,
-  type CompactionReason,
   type CompletionPath,
-  type DecideOutcome,
   type RoundOutcome,
   type ToolCallPlan,
   type ToolInput,
@@ -39,7 +37,7 @@ import { IterationBudget } from '../core/turn/budget';
 import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
 import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
-import { CompactionWorkflow } from './compaction';
+import { compactionStep } from './compaction-step';
 
 // Tool selection happens only with a large catalogue (seed 004): the threshold and pinned tools are core's.
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
@@ -144,14 +142,6 @@ async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOu
   }
 }
 
-/** A provider context-length refusal of a decide call, with the round's estimate. */
-function contextLengthOf(err: unknown): { estimate: number; budget: number; systemTokens: number } | undefined {
-  const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== 'Provider.context_length') return undefined;
-  const d = (cause.details?.[0] ?? {}) as { estimate?: number; budget?: number; systemTokens?: number };
-  return { estimate: d.estimate ?? 0, budget: d.budget ?? 0, systemTokens: d.systemTokens ?? 0 };
-}
-
 async function runTurn(input: TurnInput): Promise<TurnResult> {
   const { conversationId, turnId, turnIndex } = input;
   const workflowId = workflowInfo().workflowId;
@@ -159,7 +149,6 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   const pending: UserEvent[] = [];
   const seenMessages = new Set<string>([input.prompt.messageId]);
   let usage = ZERO_USAGE;
-  let compactionUsage = ZERO_USAGE;
   let status: TurnState['status'] = 'running';
   let steerRequested = false;
   let inflight: CancellationScope | null = null;
@@ -233,53 +222,22 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
 
   const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
 
-  // Compaction: a round whose request would not fit runs a CompactionWorkflow child first and is
-  // then decided again; a provider "too long" refusal gets one forced compaction and one retry.
+  // Compaction before a round that would not fit (workflows/compaction-step.ts).
   const contextMaxTokens = input.options.contextMaxTokens;
-  let compactions = 0;
-  const compact = async (reason: CompactionReason, over: { estimate: number; budget: number; systemTokens: number }): Promise<void> => {
-    compactions += 1;
-    const compactionId = `${workflowId}/compact/${compactions}`;
-    status = 'compacting';
-    setCurrentDetails(`**${turnId}** — compacting (${reason}: ${over.estimate} > ${over.budget} tokens)\n\n${usageLine(usage)}`);
-    const result = await executeChild(CompactionWorkflow, {
-      workflowId: compactionId,
-      args: [{ conversationId, turnId, compactionId, reason, budget: over.budget, estimate: over.estimate, systemTokens: over.systemTokens, model: input.options.model }],
-      staticSummary: `compact ${reason === 'context_length' ? 'after a context-limit refusal' : 'before the round'} (${over.estimate} > ${over.budget} tokens)`,
-    });
-    status = 'running';
-    if (result.status === 'compacted') {
-      compactionUsage = addUsage(compactionUsage, result.usage);
-      return;
-    }
-    const why =
-      result.status === 'breaker_open'
-        ? `compaction is stopped for this conversation: its last ${result.failures} compactions failed`
-        : result.status === 'skipped'
-          ? `compaction could not reduce the context (${result.reason})`
-          : `compaction failed (${result.failures} in a row): ${result.error}`;
-    throw ApplicationFailure.nonRetryable(`the conversation no longer fits the context budget of ${over.budget} tokens and ${why}`, 'ContextOverBudget');
-  };
-  const withinBudget = async (decideOnce: () => Promise<DecideOutcome | undefined>): Promise<RoundOutcome | undefined> => {
-    let forced = false;
-    for (let pass = 0; ; pass++) {
-      let outcome: DecideOutcome | undefined;
-      try {
-        outcome = await decideOnce();
-      } catch (err) {
-        const over = contextLengthOf(err);
-        if (!over || forced || !patched('compaction')) throw err;
-        forced = true;
-        await compact('context_length', over);
-        continue;
-      }
-      if (outcome?.kind !== 'over_budget') return outcome;
-      if (pass >= 2) {
-        throw ApplicationFailure.nonRetryable(`the context is still over its budget after ${pass} compactions (${outcome.estimate} > ${outcome.budget} tokens)`, 'ContextOverBudget');
-      }
-      await compact('over_budget', outcome);
-    }
-  };
+  const compaction = compactionStep({
+    workflowId,
+    conversationId,
+    turnId,
+    model: input.options.model,
+    onStart: (line) => {
+      status = 'compacting';
+      setCurrentDetails(`**${turnId}** — ${line}\n\n${usageLine(usage)}`);
+    },
+    onEnd: () => {
+      status = 'running';
+    },
+  });
+  const withinBudget = compaction.withinBudget;
 
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
@@ -368,7 +326,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}`);
   return {
     conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage,
-    ...(compactions > 0 ? { compactions, compactionUsage } : {}),
+    ...(compaction.count > 0 ? { compactions: compaction.count, compactionUsage: compaction.usage } : {}),
     leftoverEvents: pending.splice(0),
   };
 }
