@@ -17,7 +17,7 @@ import { reply, startAnthropicEmulator, type RecordedRequest } from '../test/emu
 import { makeBlock, type Block } from '../core/timeline/block';
 import { planCut } from '../core/compaction/cut';
 import { usageByPurpose } from '../store/usage-store';
-import { compactionCounts } from '../store/compaction-store';
+import { compactionCounts, compactionReductions } from '../store/compaction-store';
 
 const BUDGET = 20_000;
 const ROUNDS = 6;
@@ -82,12 +82,15 @@ export async function benchCompaction(): Promise<Record<string, number | string>
     const sum = (k: 'costUsd' | 'inputTokens' | 'cacheReadTokens' | 'cacheWriteTokens') => ledger.reduce((a, r) => a + r[k], 0);
     const compactionCost = ledger.find((r) => r.purpose === 'compaction')?.costUsd ?? 0;
     const compactions = await compactionCounts(db.pool, conv);
+    const reductions = (await compactionReductions(db.pool, conv)).map((r) => 1 - r.after / r.before);
+    const meanReduction = reductions.reduce((a, b) => a + b, 0) / Math.max(reductions.length, 1);
     return {
       'compaction.turns × rounds': `${turns} × ${ROUNDS}`,
       'compaction.budget_tokens': BUDGET,
       'compaction.peak_input_tokens (≤ budget)': peak,
       'compaction.requests (decisions + summaries)': `${decisions.length} + ${emu.requests.length - decisions.length}`,
       'compaction.compactions': Object.entries(compactions).map(([status, n]) => `${status} ${n}`).join(', '),
+      'compaction.mean_request_reduction_per_compaction': Number(meanReduction.toFixed(3)),
       'compaction.cost_share_of_compaction_calls': Number((compactionCost / Math.max(sum('costUsd'), 1e-9)).toFixed(3)),
       'compaction.cache_read_share (whole conversation)': Number((sum('cacheReadTokens') / Math.max(sum('inputTokens') + sum('cacheReadTokens') + sum('cacheWriteTokens'), 1)).toFixed(3)),
       'compaction.wall_s': Number(((Date.now() - t0) / 1000).toFixed(1)),

@@ -95,3 +95,13 @@ export async function compactionCounts(pool: Pool, conversationId: string): Prom
   const res = await pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM compactions WHERE conversation_id = $1 GROUP BY status ORDER BY status`, [conversationId]);
   return Object.fromEntries(res.rows.map((r) => [r.status, r.n]));
 }
+
+/** Planned tokens before and after each committed compaction of a conversation (for benches and reports). */
+export async function compactionReductions(pool: Pool, conversationId: string): Promise<Array<{ before: number; after: number }>> {
+  const res = await pool.query<{ before: number; after: number }>(
+    `SELECT (plan->'cut'->>'tokensBefore')::int AS before, (plan->'cut'->>'tokensAfter')::int AS after
+       FROM compactions WHERE conversation_id = $1 AND status = 'committed' ORDER BY created_at`,
+    [conversationId],
+  );
+  return res.rows;
+}

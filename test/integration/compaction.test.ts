@@ -17,6 +17,7 @@ import { createScriptedProvider, resolveScript } from '../../activities/provider
 import { loadBlocks } from '../../store/timeline-store';
 import { hasSummaryLayout } from '../../core/compaction/prompt';
 import { recordHistory } from '../support/fixtures';
+import { debugRender } from '../../client/cli/debug-render';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
@@ -77,6 +78,7 @@ test('a 40-turn conversation on an 8 000-token budget completes with every reque
   const final = emu.requests.filter((q) => !q.summarizer).at(-1)!;
   assert.match(JSON.stringify(final.body.messages), /COMPACTED PRIOR CONVERSATION MEMORY/);
   assert.doesNotMatch(JSON.stringify(final.body.messages), /turn 1: please write note number 1 about/, 'turn 1 is out of view');
+  assert.match(debugRender(blocks), /\[COMPACTED PRIOR CONVERSATION MEMORY\][\s\S]*covered_turns: /);
   // Compacted blocks stay in Postgres, and the ledger counts compaction apart.
   assert.ok(blocks.some((b) => b.type === 'user.prompt' && /turn 1:/.test(b.text ?? '')));
   const ledger = await stack.db.pool.query(`SELECT purpose, count(*)::int AS n FROM usage_ledger WHERE conversation_id = $1 GROUP BY purpose ORDER BY purpose`, [conv]);
@@ -100,6 +102,8 @@ test('a turn whose own rounds overflow gets a mid-turn checkpoint and completes'
   const requests = emu.requests.filter((q) => !q.summarizer);
   assert.ok(requests.every((q) => q.inputTokens <= 8_000), requests.map((q) => q.inputTokens).join(','));
   assert.match(JSON.stringify(requests.at(-1)!.body.messages), /MID-TURN COMPACTION/);
+  // `dreact timeline --debug` shows the model's view: the checkpoint in place of the prefix.
+  assert.match(debugRender(blocks), /\[MID-TURN COMPACTION \d+\]/);
   await recordHistory(stack.server.address, r.workflowId, 'turn-mid-turn-compaction-v4');
   await recordHistory(stack.server.address, (await children(r.workflowId))[0]!, 'compaction-child-v4');
 
