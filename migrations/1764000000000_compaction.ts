@@ -26,6 +26,9 @@ export async function up(pgm: MigrationBuilder): Promise<void> {
       committed_at    timestamptz,
       PRIMARY KEY (conversation_id, id)
     );
+
+    -- A round loads from the last range summary on: finding it must not scan the conversation.
+    CREATE INDEX timeline_blocks_summaries ON timeline_blocks (conversation_id, seq) WHERE type = 'conv.range.summary';
   `);
 }
 

@@ -40,14 +40,49 @@ export async function appendBlocks(db: Queryable, conversationId: string, blocks
 
 /** Loads the conversation's blocks in append order, with hide/prune overlays applied. */
 export async function loadBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
-  const res = await db.query<{ block: Block; hidden: boolean | null; replacement_text: string | null }>(
-    `SELECT b.block, o.hidden, o.replacement_text
-       FROM timeline_blocks b
-       LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
-      WHERE b.conversation_id = $1
-      ORDER BY b.seq`,
+  return withOverlays(
+    await db.query<OverlaidRow>(
+      `SELECT b.block, o.hidden, o.replacement_text
+         FROM timeline_blocks b
+         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
+        WHERE b.conversation_id = $1
+        ORDER BY b.seq`,
+      [conversationId],
+    ),
+  );
+}
+
+/**
+ * Loads only what the model can see: from the last `conv.range.summary` on, or from the first
+ * block it kept when that comes earlier (core/compaction/view.ts), overlays applied. A round's
+ * database work stays bounded by the context budget however long the conversation grows;
+ * everything else stays in Postgres for `react.read`.
+ */
+export async function loadViewBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
+  const start = await db.query<{ seq: string | null }>(
+    `WITH s AS (
+       SELECT seq, block->'meta'->>'kept_from_block_id' AS kept
+         FROM timeline_blocks WHERE conversation_id = $1 AND type = 'conv.range.summary'
+        ORDER BY seq DESC LIMIT 1
+     )
+     SELECT LEAST((SELECT seq FROM s), (SELECT k.seq FROM timeline_blocks k, s WHERE k.conversation_id = $1 AND k.id = s.kept)) AS seq`,
     [conversationId],
   );
+  return withOverlays(
+    await db.query<OverlaidRow>(
+      `SELECT b.block, o.hidden, o.replacement_text
+         FROM timeline_blocks b
+         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
+        WHERE b.conversation_id = $1 AND b.seq >= $2
+        ORDER BY b.seq`,
+      [conversationId, start.rows[0]?.seq ?? 0],
+    ),
+  );
+}
+
+type OverlaidRow = { block: Block; hidden: boolean | null; replacement_text: string | null };
+
+function withOverlays(res: { rows: OverlaidRow[] }): Block[] {
   return res.rows.map((r) => {
     if (r.hidden === null) return r.block;
     const out: Block = { ...r.block, hidden: r.hidden };

@@ -21,7 +21,7 @@ import { roundBlocks } from '../../../core/turn/round-blocks';
 import { storedOutcome } from '../../../core/turn/stored-outcome';
 import { turnRegistry } from '../../../core/tools/selection';
 import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
-import { appendBlocks, loadBlocks } from '../../../store/timeline-store';
+import { appendBlocks, loadViewBlocks } from '../../../store/timeline-store';
 import { StreamPublisher } from '../../../store/publisher';
 import { loadCacheState, loadSourceRefs, workspaceLines } from '../../../store/conversation-store';
 import type { ActivityDeps } from '../../deps';
@@ -76,7 +76,7 @@ export function roundPipeline<S>(
     await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
 
     // 2. Render with the turn's tools; a round an earlier attempt recorded returns what it recorded.
-    const blocks = await loadBlocks(pool, conversationId);
+    const blocks = await loadViewBlocks(pool, conversationId);
     const registry = turnRegistry(deps.registry, blocks, turnId);
     const plans = strategy.planRegistry(registry);
     const stored = storedOutcome(blocks, input, workflowId, plans);
