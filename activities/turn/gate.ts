@@ -38,7 +38,7 @@ export interface GateResult {
 type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'>;
 
 /** Runs the gate for a conversation turn (see the module comment). */
-export async function gateConversation(deps: GateDeps, input: GateInput, opts: { signal?: AbortSignal } = {}): Promise<GateResult> {
+export async function gateConversation(deps: GateDeps, input: GateInput, opts: { signal?: AbortSignal; attempt?: number } = {}): Promise<GateResult> {
   const pool = deps.db.pool;
   const { conversationId, turnId } = input;
   await ensureConversation(pool, conversationId);
@@ -66,7 +66,7 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
     meta.level = res.level;
     meta.usage = res.usage;
     if (res.usage.inputTokens + res.usage.outputTokens > 0) {
-      await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${turnId}/gate`, provider: provider.id, model: input.model.model, usage: res.usage });
+      await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${turnId}/gate/${opts.attempt ?? 1}`, provider: provider.id, model: input.model.model, usage: res.usage, purpose: 'title' });
     }
     if (!title) throw new StructuredOutputError(res.attempts, res.usage, 'conversation_title');
   } catch (err) {
@@ -96,6 +96,6 @@ function resultOf(block: Block, title: string | null): GateResult {
 /** The gate as a Temporal activity (cancellation aborts the model call). */
 export function makeGate(deps: GateDeps) {
   return async function gate(input: GateInput): Promise<GateResult> {
-    return heartbeating(() => gateConversation(deps, input, { signal: Context.current().cancellationSignal }), () => ({ step: 'gate' }));
+    return heartbeating(() => gateConversation(deps, input, { signal: Context.current().cancellationSignal, attempt: Context.current().info.attempt }), () => ({ step: 'gate' }));
   };
 }

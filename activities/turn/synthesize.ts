@@ -57,7 +57,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     const provider = deps.provider(input.model);
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
     const callKey = `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`;
-    const recordSynthesisUsage = (usage: Usage) => recordUsage(pool, { conversationId, turnId, round: 0, callKey, provider: provider.id, model: input.model.model, usage });
+    const recordSynthesisUsage = (usage: Usage) => recordUsage(pool, { conversationId, turnId, round: 0, callKey, provider: provider.id, model: input.model.model, usage, purpose: 'synthesis' });
 
     let text: string;
     let usage: Usage = ZERO_USAGE;

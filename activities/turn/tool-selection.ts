@@ -133,7 +133,7 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
     });
     await appendBlocks(pool, input.conversationId, [block]);
     if (sel.usage.inputTokens + sel.usage.outputTokens > 0) {
-      await recordUsage(pool, { conversationId: input.conversationId, turnId: input.turnId, round: 0, callKey: `${input.turnId}/tool_selection`, provider: provider.id, model: input.model.model, usage: sel.usage });
+      await recordUsage(pool, { conversationId: input.conversationId, turnId: input.turnId, round: 0, callKey: `${input.turnId}/tool_selection/${Context.current().info.attempt}`, provider: provider.id, model: input.model.model, usage: sel.usage, purpose: 'tool_selection' });
     }
     return outcomeOf((await loadBlock(pool, input.conversationId, id)) ?? block);
   }

@@ -82,7 +82,7 @@ test('a 40-turn conversation on an 8 000-token budget completes with every reque
   // Compacted blocks stay in Postgres, and the ledger counts compaction apart.
   assert.ok(blocks.some((b) => b.type === 'user.prompt' && /turn 1:/.test(b.text ?? '')));
   const ledger = await stack.db.pool.query(`SELECT purpose, count(*)::int AS n FROM usage_ledger WHERE conversation_id = $1 GROUP BY purpose ORDER BY purpose`, [conv]);
-  assert.deepEqual(ledger.rows.map((r) => r.purpose), ['compaction', 'decision']);
+  assert.deepEqual(ledger.rows.map((r) => r.purpose), ['compaction', 'decision', 'title']);
 });
 
 test('a turn whose own rounds overflow gets a mid-turn checkpoint and completes', async () => {

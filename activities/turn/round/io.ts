@@ -81,7 +81,7 @@ export async function persistPruning(
 /** Records one model call in the usage ledger (with an estimated cost when the model is priced) and streams it. */
 export async function recordRoundUsage(
   pool: Pool,
-  publisher: StreamPublisher,
+  publisher: StreamPublisher | undefined,
   row: Omit<UsageRow, 'costUsd'>,
 ): Promise<void> {
   let costUsd: number | undefined;
@@ -93,7 +93,7 @@ export async function recordRoundUsage(
     }
   }
   await recordUsage(pool, { ...row, costUsd });
-  publisher.emit({
+  publisher?.emit({
     kind: 'usage',
     payload: { round: row.round, usage: row.usage, ...(costUsd !== undefined ? { costUsd } : {}) },
   });

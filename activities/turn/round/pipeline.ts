@@ -32,6 +32,7 @@ import type { RoundDecision, RoundInput, RoundStrategy } from './strategy';
 import type { Block } from '../../../core/timeline/block';
 import type { Usage } from '../../../core/model/provider';
 import type { ToolRegistry } from '../../../core/tools/registry';
+import { meteredProvider } from '../../providers/metered';
 
 /** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
 export interface ActivityRound {
@@ -119,7 +120,13 @@ export function roundPipeline<S>(
 
     // 3. Stream the model call.
     publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
-    const provider = deps.provider(input.model);
+    // Usage reaches the ledger when the provider first reports it (a cut call keeps its row).
+    const baseProvider = deps.provider(input.model);
+    const model = input.model.model ?? (baseProvider as { model?: string }).model;
+    const usageRow = { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: baseProvider.id, model };
+    const provider = meteredProvider(baseProvider, (usage, final) =>
+      final ? recordRoundUsage(pool, publisher, { ...usageRow, usage }) : recordRoundUsage(pool, undefined, { ...usageRow, usage, cut: true }),
+    );
     const request = {
       ...parts,
       maxTokens: input.model.maxTokens ?? 8000,
@@ -151,16 +158,6 @@ export function roundPipeline<S>(
     }
     const usage = strategy.usage(response);
     await calibrateRatio(pool, conversationId, budget, usage);
-    const model = input.model.model ?? (provider as { model?: string }).model;
-    await recordRoundUsage(pool, publisher, {
-      conversationId,
-      turnId,
-      round,
-      callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`,
-      provider: provider.id,
-      model,
-      usage,
-    });
 
     // 4. Interpret and append the round's blocks in one go.
     const decision = strategy.interpret(response, { input, registry, ts });
