@@ -11,11 +11,12 @@
  * exec id never starts twice. `stop` kills every process of the wrapper's session.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs, constants as fsc, readlinkSync } from 'node:fs';
+import { promises as fs, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from './backend';
+import { claimDir, exists, readText, writeOnce } from './state-dir';
 import { listOutputs, MOUNT, PROGRAM_FILE, prepareSandboxFiles, readTail, runtimeDirOf, SANDBOX_UID, sandboxEnv } from './sandbox-files';
 
 /** Seconds a launched exec may go without a pid file before it counts as failed to start. */
@@ -81,12 +82,7 @@ export class LocalBackend implements ExecBackend {
     }
     const dir = this.dirOf(spec.execId);
     await fs.mkdir(this.stateRoot, { recursive: true, mode: 0o711 });
-    try {
-      await fs.mkdir(dir, { mode: 0o711 }); // the launch lock: exactly one caller creates it
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return this.handleOf(spec.execId);
-      throw err;
-    }
+    if (!(await claimDir(dir))) return this.handleOf(spec.execId); // the launch lock: one caller creates it
     const runtimeDir = runtimeDirOf(spec, path.join(dir, 'runtime'));
     await prepareSandboxFiles(spec, runtimeDir);
     await fs.writeFile(path.join(dir, 'wrapper.sh'), WRAPPER, { mode: 0o700 });
@@ -179,9 +175,7 @@ export class LocalBackend implements ExecBackend {
   async stop(handle: ExecHandle, reason: string): Promise<void> {
     const dir = handle.ref;
     if (!(await exists(dir)) || (await exists(path.join(dir, 'exit')))) return;
-    await fs.writeFile(path.join(dir, 'stopped'), reason, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
+    await writeOnce(path.join(dir, 'stopped'), reason);
     const started = await readPid(dir);
     if (!started || !(await alive(started.pid, started.ticks))) return;
     for (let i = 0; i < 50; i++) {
@@ -226,23 +220,7 @@ function systemEntry(top: string): string[] {
   }
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await fs.access(p, fsc.F_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-async function readText(p: string): Promise<string | undefined> {
-  try {
-    return await fs.readFile(p, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
 
 async function readPid(dir: string): Promise<{ pid: number; ticks: string; at: string } | undefined> {
   const p = path.join(dir, 'pid');
