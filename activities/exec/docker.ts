@@ -5,9 +5,10 @@
  *
  * Containers run with `--network none --read-only --user 65534:65534 --cap-drop ALL
  * --security-opt no-new-privileges`, memory / pids / CPU limits, a tmpfs /tmp and the four bind
- * mounts (work, outputs, logs, runtime with the supervisor socket, read-only). The program runs
- * under `timeout` inside the container (exit 124 = wall time); `status` also kills a container
- * running past its wall time plus a grace period. The container name derives from the exec id, and
+ * mounts (work, outputs, logs, runtime with the supervisor socket, read-only). The program is the
+ * container's PID 1 (no other process inside it could signal or ptrace; when it ends, everything
+ * it started ends); `status` kills a container running past its wall time (a re-attached await
+ * enforces it too, from the container's own start time). The container name derives from the exec id, and
  * `<stateRoot>/<execId>` is the launch lock and keeps the final status after the container is
  * removed (collect), so a retried activity re-attaches and never starts a second one.
  */
@@ -20,9 +21,6 @@ import { listOutputs, MOUNT, PROGRAM_FILE, prepareSandboxFiles, runtimeDirOf, SA
 import { claimDir, exists, readText, writeOnce } from './state-dir';
 
 export const DEFAULT_EXEC_IMAGE = 'dreact-exec:local';
-const TIMEOUT_EXIT = 124;
-/** Beyond the wall time, `status` kills a container the in-container `timeout` did not end. */
-const WALL_GRACE_MS = 10_000;
 
 export interface DockerBackendOptions {
   image?: string;
@@ -82,7 +80,6 @@ export class DockerBackend implements ExecBackend {
     await prepareSandboxFiles(spec, runtimeDir);
     const l = spec.limits;
     await fs.writeFile(path.join(dir, 'wall_ms'), String(l.wallTimeMs));
-    const wallSeconds = (Math.max(1, l.wallTimeMs) / 1000).toFixed(3);
     const env = Object.entries(sandboxEnv(spec)).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
     const args = [
       'run', '--detach',
@@ -113,7 +110,7 @@ export class DockerBackend implements ExecBackend {
       '--workdir', MOUNT.work,
       ...env,
       this.image,
-      'timeout', '-k', '2', wallSeconds, '/usr/bin/python3', `${MOUNT.runtime}/${PROGRAM_FILE}`,
+      '/usr/bin/python3', `${MOUNT.runtime}/${PROGRAM_FILE}`,
     ];
     try {
       await this.cli(args, signal ? { signal } : {});
@@ -149,7 +146,7 @@ export class DockerBackend implements ExecBackend {
     if (s.Status === 'created') return { state: 'starting' };
     if (s.Status === 'running' || s.Status === 'restarting' || s.Status === 'paused') {
       const wall = await readText(path.join(dir, 'wall_ms'));
-      if (startedAt && wall && Date.now() - Date.parse(startedAt) > Number(wall) + WALL_GRACE_MS) {
+      if (startedAt && wall && Date.now() - Date.parse(startedAt) > Number(wall)) {
         await this.stop(handle, 'timeout: the container ran past its wall-time limit');
         return this.status(handle);
       }
@@ -158,7 +155,6 @@ export class DockerBackend implements ExecBackend {
     const endedAt = s.FinishedAt.startsWith('0001') ? undefined : s.FinishedAt;
     const base = { exitCode: s.ExitCode, ...(startedAt ? { startedAt } : {}), ...(endedAt ? { endedAt } : {}) };
     if (stopped !== undefined) return { state: stopped.startsWith('timeout') ? 'timed_out' : 'killed', reason: stopped, ...base };
-    if (s.ExitCode === TIMEOUT_EXIT) return { state: 'timed_out', reason: 'the program exceeded its wall-time limit and was killed', ...base };
     if (s.OOMKilled) return { state: 'exited', reason: 'out of memory: the container was OOM-killed', ...base };
     return { state: 'exited', ...base };
   }
@@ -200,18 +196,4 @@ export class DockerBackend implements ExecBackend {
     return { status, logTail, ...outputs, infraErrors, ...(wallMs !== undefined ? { usage: { wallMs } } : {}) };
   }
 
-  /** Whether a docker engine answers (tests skip docker only when none can be started). */
-  async available(): Promise<{ ok: true } | { ok: false; why: string }> {
-    try {
-      await this.cli(['version', '--format', '{{.Server.Version}}']);
-    } catch (err) {
-      return { ok: false, why: (err as Error).message };
-    }
-    try {
-      await this.cli(['image', 'inspect', this.image]);
-      return { ok: true };
-    } catch {
-      return { ok: false, why: `image ${this.image} not found (run scripts/build-exec-image.sh)` };
-    }
-  }
 }

@@ -119,6 +119,7 @@ export class LocalBackend implements ExecBackend {
       '--unshare-all',
       '--die-with-parent',
       '--new-session',
+      '--as-pid-1', // the program is PID 1: nothing else inside to signal or ptrace; its end ends the namespace
       '--uid', String(SANDBOX_UID),
       '--gid', String(SANDBOX_UID),
       '--hostname', 'sandbox',
