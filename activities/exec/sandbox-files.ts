@@ -33,7 +33,8 @@ export function runtimeDirOf(spec: ExecSpec, fallback: string): string {
 
 /** Writes the program and the tool helper into the runtime dir; makes the writable mounts the sandbox user's. */
 export async function prepareSandboxFiles(spec: ExecSpec, runtimeDir: string): Promise<void> {
-  await fs.mkdir(runtimeDir, { recursive: true, mode: 0o755 });
+  await fs.mkdir(runtimeDir, { recursive: true });
+  await fs.chmod(runtimeDir, 0o755); // listable: Python's import system lists the directory
   await fs.writeFile(path.join(runtimeDir, PROGRAM_FILE), spec.code, { mode: 0o644 });
   await fs.copyFile(HELPER_SOURCE, path.join(runtimeDir, 'dreact_tools.py'));
   await fs.chmod(path.join(runtimeDir, 'dreact_tools.py'), 0o644);
