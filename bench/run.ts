@@ -13,6 +13,7 @@ const BENCHES: Record<string, () => Bench> = {
   channels: () => (require('./channels') as typeof import('./channels')).benchChannels,
   cache: () => (require('./cache') as typeof import('./cache')).benchCache,
   stream: () => (require('./stream') as typeof import('./stream')).benchStream,
+  exec: () => (require('./exec') as typeof import('./exec')).benchExec,
 };
 
 async function main(): Promise<void> {
