@@ -34,6 +34,20 @@ export const workflowDeterminismRules = {
   ],
 };
 
+// The data layer: only store/ writes SQL or uses pg at runtime (elsewhere: named store functions,
+// type-only pg imports); client/ never imports activities/ (it shares core/ and store/ instead).
+const SQL_START = '/^\\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|CREATE|ALTER|DROP|BEGIN|COMMIT|ROLLBACK)\\b/';
+const SQL_MESSAGE = 'SQL belongs in store/: put the statement behind a named store function.';
+const PG_IMPORT = { group: ['pg', 'pg-*'], message: 'Only store/ uses pg at runtime: call a named store function.', allowTypeImports: true };
+export const dataLayerRules = (restricted = []) => ({
+  'no-restricted-imports': ['error', { patterns: [PG_IMPORT, ...restricted] }],
+  'no-restricted-syntax': [
+    'error',
+    { selector: `Literal[value=${SQL_START}]`, message: SQL_MESSAGE },
+    { selector: `TemplateLiteral > TemplateElement:first-child[value.raw=${SQL_START}]`, message: SQL_MESSAGE },
+  ],
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.dreact/**', 'scratch/**', 'test/fixtures/**', 'bin/**'] },
   ...tseslint.configs.recommended,
@@ -44,4 +58,9 @@ export default tseslint.config(
     },
   },
   { files: ['workflows/**/*.ts', 'core/**/*.ts'], rules: workflowDeterminismRules },
+  { files: ['activities/**/*.ts', 'workers/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'], rules: dataLayerRules() },
+  {
+    files: ['client/**/*.ts'],
+    rules: dataLayerRules([{ group: ['**/activities', '**/activities/*', '**/activities/**'], message: 'client/ must not import activities/: share the code through core/ or store/.', allowTypeImports: true }]),
+  },
 );

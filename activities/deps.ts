@@ -18,6 +18,8 @@ export interface ActivityDeps {
   multiAction: MultiActionMode;
   /** Default iteration budget of a turn when the turn input has none (AI_REACT_MAX_ITERATIONS, else 15). */
   maxIterations: number;
+  /** Context budget of a turn without its own (DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
+  contextMaxTokens: number;
   /** Clock (injectable for tests). */
   now(): Date;
 }

@@ -2,13 +2,13 @@
  * The turn's activities, bound to the worker's dependencies. Workflows import only the type.
  */
 import type { ActivityDeps } from './deps';
-import { makeDecide } from './turn/decide';
+import { makeDecide, makeDecideNative } from './turn/decide';
 import { makeRunTool } from './turn/run-tool';
 import { makeRecordToolFailure, toolActivities } from './turn/tool-activity';
+import { createCompactionActivities } from './compaction';
 import { makeContextActivities } from './turn/context';
 import { makeGate } from './turn/gate';
 import { makeSelectTools } from './turn/tool-selection';
-import { makeDecideNative } from './turn/decide-native';
 import { makeSynthesizeAnswer } from './turn/synthesize';
 
 export function createTurnActivities(deps: ActivityDeps) {
@@ -29,7 +29,7 @@ export type TurnActivities = ReturnType<typeof createTurnActivities>;
 /** The turn activities plus one activity per tool that declares its own (what the worker registers). */
 export function createWorkerActivities(deps: ActivityDeps) {
   const own = toolActivities(deps);
-  const turn = createTurnActivities(deps);
+  const turn = { ...createTurnActivities(deps), ...createCompactionActivities(deps) };
   for (const name of Object.keys(own)) {
     if (name in turn) throw new Error(`a tool's activity name ${name} collides with a turn activity`);
   }

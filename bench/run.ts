@@ -13,6 +13,9 @@ const BENCHES: Record<string, () => Bench> = {
   channels: () => (require('./channels') as typeof import('./channels')).benchChannels,
   cache: () => (require('./cache') as typeof import('./cache')).benchCache,
   stream: () => (require('./stream') as typeof import('./stream')).benchStream,
+  recovery: () => (require('./recovery') as typeof import('./recovery')).benchRecovery,
+  rounds: () => (require('./rounds') as typeof import('./rounds')).benchRounds,
+  compaction: () => (require('./compaction') as typeof import('./compaction')).benchCompaction,
   exec: () => (require('./exec') as typeof import('./exec')).benchExec,
 };
 

@@ -53,7 +53,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
     taskQueue,
     workflowsPath: require.resolve('./workflows'),
     activities: {
-      ...createTurnActivities({ db, provider: defaultProviderResolver(), tools: builtinTools(), registry: createToolRegistry(), multiAction: 'off', maxIterations: 15, now: () => new Date() }),
+      ...createTurnActivities({ db, provider: defaultProviderResolver(), tools: builtinTools(), registry: createToolRegistry(), multiAction: 'off', maxIterations: 15, contextMaxTokens: 80_000, now: () => new Date() }),
       noop: async () => undefined,
     },
   });

@@ -11,6 +11,9 @@ export async function up(pgm: MigrationBuilder): Promise<void> {
 
     -- What a model call was for: the ledger counts compaction separately from decisions.
     ALTER TABLE usage_ledger ADD COLUMN purpose text NOT NULL DEFAULT 'decision';
+    -- A call recorded when the provider first reported usage and not (yet) finished: cut streams
+    -- and calls whose worker died stay visible with what the provider billed for their input.
+    ALTER TABLE usage_ledger ADD COLUMN cut boolean NOT NULL DEFAULT false;
 
     CREATE TABLE compactions (
       conversation_id text NOT NULL REFERENCES conversations(id),
@@ -26,9 +29,12 @@ export async function up(pgm: MigrationBuilder): Promise<void> {
       committed_at    timestamptz,
       PRIMARY KEY (conversation_id, id)
     );
+
+    -- A round loads from the last range summary on: finding it must not scan the conversation.
+    CREATE INDEX timeline_blocks_summaries ON timeline_blocks (conversation_id, seq) WHERE type = 'conv.range.summary';
   `);
 }
 
 export async function down(pgm: MigrationBuilder): Promise<void> {
-  pgm.sql(`DROP TABLE compactions; ALTER TABLE usage_ledger DROP COLUMN purpose; ALTER TABLE conversations DROP COLUMN chars_per_token, DROP COLUMN compaction_failures;`);
+  pgm.sql(`DROP TABLE compactions; ALTER TABLE usage_ledger DROP COLUMN purpose, DROP COLUMN cut; ALTER TABLE conversations DROP COLUMN chars_per_token, DROP COLUMN compaction_failures;`);
 }

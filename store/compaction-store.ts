@@ -89,3 +89,19 @@ export async function loadCharsPerToken(pool: Pool, conversationId: string): Pro
 export async function saveCharsPerToken(pool: Pool, conversationId: string, ratio: number): Promise<void> {
   await pool.query(`UPDATE conversations SET chars_per_token = $2 WHERE id = $1`, [conversationId, ratio]);
 }
+
+/** How many compactions of a conversation ended in each status. */
+export async function compactionCounts(pool: Pool, conversationId: string): Promise<Record<string, number>> {
+  const res = await pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM compactions WHERE conversation_id = $1 GROUP BY status ORDER BY status`, [conversationId]);
+  return Object.fromEntries(res.rows.map((r) => [r.status, r.n]));
+}
+
+/** Planned tokens before and after each committed compaction of a conversation (for benches and reports). */
+export async function compactionReductions(pool: Pool, conversationId: string): Promise<Array<{ before: number; after: number }>> {
+  const res = await pool.query<{ before: number; after: number }>(
+    `SELECT (plan->'cut'->>'tokensBefore')::int AS before, (plan->'cut'->>'tokensAfter')::int AS after
+       FROM compactions WHERE conversation_id = $1 AND status = 'committed' ORDER BY created_at`,
+    [conversationId],
+  );
+  return res.rows;
+}

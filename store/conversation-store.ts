@@ -1,35 +1,100 @@
-/** Per-conversation state read by the decide activity: prompt-cache touch and the sources pool. */
-import type { Pool } from 'pg';
+/**
+ * The `conversations` row: title, prompt-cache touch, stream offset, and the per-conversation
+ * state the decide activity reads (cache state, the sources pool's citation refs, ANNOUNCE
+ * workspace lines).
+ */
+import type { Queryable } from './db';
 import type { CacheState } from '../core/timeline/prune';
 import type { SourceRow } from '../core/timeline/sources';
 import type { SourceRef } from '../core/channels';
 import { loadSourcesPool } from './sources-store';
-import { listArtifacts } from './timeline-store';
+import { FILE_ARTIFACT_KIND, listArtifacts } from './timeline-store';
 
-export async function loadCacheState(pool: Pool, conversationId: string): Promise<CacheState> {
-  const res = await pool.query<{ cache_last_touch_at: string | null; cache_ttl_seconds: number | null }>(
-    `SELECT cache_last_touch_at, cache_ttl_seconds FROM conversations WHERE id = $1`,
-    [conversationId],
+export interface ConversationRow {
+  id: string;
+  title: string | null;
+  createdAt: Date;
+  /** Epoch ms of the last prompt-cache write (null: never). */
+  cacheLastTouchAt: number | null;
+  cacheTtlSeconds: number | null;
+  /** Offset of the last published stream event (0: none). */
+  streamSeq: number;
+}
+
+/** The conversation's row, or undefined when it does not exist. */
+export async function loadConversation(db: Queryable, conversationId: string): Promise<ConversationRow | undefined> {
+  const res = await db.query<{
+    title: string | null;
+    created_at: Date;
+    cache_last_touch_at: string | null;
+    cache_ttl_seconds: number | null;
+    stream_seq: string;
+  }>(`SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds, stream_seq FROM conversations WHERE id = $1`, [
+    conversationId,
+  ]);
+  const r = res.rows[0];
+  if (!r) return undefined;
+  return {
+    id: conversationId,
+    title: r.title,
+    createdAt: r.created_at,
+    cacheLastTouchAt: r.cache_last_touch_at === null ? null : Number(r.cache_last_touch_at),
+    cacheTtlSeconds: r.cache_ttl_seconds,
+    streamSeq: Number(r.stream_seq),
+  };
+}
+
+/** The conversation's title (null while untitled or when the conversation does not exist). */
+export async function loadTitle(db: Queryable, conversationId: string): Promise<string | null> {
+  return (await loadConversation(db, conversationId))?.title ?? null;
+}
+
+/** Sets the title unless one is set already (the first title wins). True when this call set it. */
+export async function setTitleIfUnset(db: Queryable, conversationId: string, title: string): Promise<boolean> {
+  const res = await db.query(
+    `UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`,
+    [conversationId, title],
   );
-  const row = res.rows[0];
-  const state: CacheState = { lastTouchAt: row?.cache_last_touch_at == null ? null : Number(row.cache_last_touch_at) };
-  if (row?.cache_ttl_seconds != null) state.ttlSeconds = row.cache_ttl_seconds;
+  return res.rowCount === 1;
+}
+
+/** The conversation's current stream offset (0 when nothing was published or it does not exist). */
+export async function loadStreamSeq(db: Queryable, conversationId: string): Promise<number> {
+  return (await loadConversation(db, conversationId))?.streamSeq ?? 0;
+}
+
+export async function loadCacheState(db: Queryable, conversationId: string): Promise<CacheState> {
+  const row = await loadConversation(db, conversationId);
+  const state: CacheState = { lastTouchAt: row?.cacheLastTouchAt ?? null };
+  if (row?.cacheTtlSeconds != null) state.ttlSeconds = row.cacheTtlSeconds;
   return state;
 }
 
-export async function saveCacheTouch(pool: Pool, conversationId: string, touchAt: number, ttlSeconds: number): Promise<void> {
-  await pool.query(`UPDATE conversations SET cache_last_touch_at = $2, cache_ttl_seconds = $3 WHERE id = $1`, [conversationId, touchAt, ttlSeconds]);
+export async function saveCacheTouch(
+  db: Queryable,
+  conversationId: string,
+  touchAt: number,
+  ttlSeconds: number,
+): Promise<void> {
+  await db.query(`UPDATE conversations SET cache_last_touch_at = $2, cache_ttl_seconds = $3 WHERE id = $1`, [
+    conversationId,
+    touchAt,
+    ttlSeconds,
+  ]);
 }
 
 /** The sources pool and its citation refs (for live [[S:n]] resolution in the answer channel). */
-export async function loadSourceRefs(pool: Pool, conversationId: string): Promise<{ rows: SourceRow[]; refs: SourceRef[] }> {
-  const rows = await loadSourcesPool(pool, conversationId);
+export async function loadSourceRefs(
+  db: Queryable,
+  conversationId: string,
+): Promise<{ rows: SourceRow[]; refs: SourceRef[] }> {
+  const rows = await loadSourcesPool(db, conversationId);
   return { rows, refs: rows.map((r) => ({ sid: r.sid, title: r.title, url: r.url })) };
 }
 
 /** ANNOUNCE workspace lines: the files the current turn has written so far. */
-export async function workspaceLines(pool: Pool, conversationId: string, turnId: string): Promise<string[]> {
-  const files = (await listArtifacts(pool, conversationId, 'file')).filter((f) => f.turnId === turnId);
+export async function workspaceLines(db: Queryable, conversationId: string, turnId: string): Promise<string[]> {
+  const files = (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND)).filter((f) => f.turnId === turnId);
   if (files.length === 0) return ['files of this turn: none yet'];
   return files.map((f) => `fi:${f.key.replace('/', '.')} (${f.sizeBytes} bytes)`);
 }

@@ -2,10 +2,13 @@
  * Postgres connection + migrations. DATABASE_URL selects the server; DREACT_DB_SCHEMA (or the
  * `schema` option) isolates a run in its own schema so test runs never collide.
  */
-import { Pool, type PoolConfig } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { join } from 'node:path';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** What a store function runs its SQL on: the pool, or a client inside a transaction. */
+export type Queryable = Pool | PoolClient;
 
 export interface DbOptions {
   databaseUrl?: string;

@@ -7,7 +7,8 @@
  * activity merges them (`mergeToolSources`) and rewrites the observation text so the model only
  * ever sees pool SIDs (`rewriteToolSids`).
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import type { Queryable } from './db';
 import { parseSidList } from '../core/channels/citations';
 import {
   IncomingSourceRowSchema,
@@ -19,8 +20,6 @@ import {
   type SourceRow,
 } from '../core/timeline/sources';
 import { getArtifact, putArtifact } from './timeline-store';
-
-type Queryable = Pool | PoolClient;
 
 /** Artifact kind and key of the pool (`payload.sources_pool` holds the rows). */
 export const SOURCES_POOL_KIND = 'conv.sources_pool';

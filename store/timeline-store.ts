@@ -2,10 +2,8 @@
  * Timeline persistence: append-only blocks with deterministic ids, overlays for hide/prune,
  * artifacts. Every write is idempotent so retried activities never duplicate.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Queryable } from './db';
 import { BlockSchema, type Block } from '../core/timeline/block';
-
-type Queryable = Pool | PoolClient;
 
 export async function ensureConversation(db: Queryable, conversationId: string): Promise<void> {
   await db.query(`INSERT INTO conversations (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [conversationId]);
@@ -42,14 +40,49 @@ export async function appendBlocks(db: Queryable, conversationId: string, blocks
 
 /** Loads the conversation's blocks in append order, with hide/prune overlays applied. */
 export async function loadBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
-  const res = await db.query<{ block: Block; hidden: boolean | null; replacement_text: string | null }>(
-    `SELECT b.block, o.hidden, o.replacement_text
-       FROM timeline_blocks b
-       LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
-      WHERE b.conversation_id = $1
-      ORDER BY b.seq`,
+  return withOverlays(
+    await db.query<OverlaidRow>(
+      `SELECT b.block, o.hidden, o.replacement_text
+         FROM timeline_blocks b
+         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
+        WHERE b.conversation_id = $1
+        ORDER BY b.seq`,
+      [conversationId],
+    ),
+  );
+}
+
+/**
+ * Loads only what the model can see: from the last `conv.range.summary` on, or from the first
+ * block it kept when that comes earlier (core/compaction/view.ts), overlays applied. A round's
+ * database work stays bounded by the context budget however long the conversation grows;
+ * everything else stays in Postgres for `react.read`.
+ */
+export async function loadViewBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
+  const start = await db.query<{ seq: string | null }>(
+    `WITH s AS (
+       SELECT seq, block->'meta'->>'kept_from_block_id' AS kept
+         FROM timeline_blocks WHERE conversation_id = $1 AND type = 'conv.range.summary'
+        ORDER BY seq DESC LIMIT 1
+     )
+     SELECT LEAST((SELECT seq FROM s), (SELECT k.seq FROM timeline_blocks k, s WHERE k.conversation_id = $1 AND k.id = s.kept)) AS seq`,
     [conversationId],
   );
+  return withOverlays(
+    await db.query<OverlaidRow>(
+      `SELECT b.block, o.hidden, o.replacement_text
+         FROM timeline_blocks b
+         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
+        WHERE b.conversation_id = $1 AND b.seq >= $2
+        ORDER BY b.seq`,
+      [conversationId, start.rows[0]?.seq ?? 0],
+    ),
+  );
+}
+
+type OverlaidRow = { block: Block; hidden: boolean | null; replacement_text: string | null };
+
+function withOverlays(res: { rows: OverlaidRow[] }): Block[] {
   return res.rows.map((r) => {
     if (r.hidden === null) return r.block;
     const out: Block = { ...r.block, hidden: r.hidden };
@@ -63,20 +96,41 @@ export async function loadBlock(db: Queryable, conversationId: string, id: strin
   return res.rows[0]?.block;
 }
 
+/** Number of blocks in the conversation's timeline. */
+export async function countBlocks(db: Queryable, conversationId: string): Promise<number> {
+  const res = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`, [conversationId]);
+  return res.rows[0]?.n ?? 0;
+}
+
+/**
+ * Sets hide/prune overlays (upsert per block), atomically: one statement, so a failing row
+ * leaves none of the batch behind. A block named twice keeps its last overlay.
+ */
 export async function setOverlays(
   db: Queryable,
   conversationId: string,
   overlays: Array<{ blockId: string; hidden: boolean; replacementText?: string; reason: string }>,
 ): Promise<void> {
-  for (const o of overlays) {
-    await db.query(
-      `INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (conversation_id, block_id) DO UPDATE SET hidden = EXCLUDED.hidden, replacement_text = EXCLUDED.replacement_text, reason = EXCLUDED.reason`,
-      [conversationId, o.blockId, o.hidden, o.replacementText ?? null, o.reason],
-    );
-  }
+  const last = new Map(overlays.map((o) => [o.blockId, o]));
+  if (last.size === 0) return;
+  const rows = [...last.values()].map((o) => ({ block_id: o.blockId, hidden: o.hidden, replacement_text: o.replacementText ?? null, reason: o.reason }));
+  await db.query(
+    `INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
+     SELECT $1, o.block_id, o.hidden, o.replacement_text, o.reason
+       FROM jsonb_to_recordset($2::jsonb) AS o(block_id text, hidden boolean, replacement_text text, reason text)
+     ON CONFLICT (conversation_id, block_id) DO UPDATE SET hidden = EXCLUDED.hidden, replacement_text = EXCLUDED.replacement_text, reason = EXCLUDED.reason`,
+    [conversationId, JSON.stringify(rows)],
+  );
 }
+
+/** Ids of the blocks whose overlay carries `reason` (e.g. what one react.hide call touched). */
+export async function overlayBlockIds(db: Queryable, conversationId: string, reason: string): Promise<string[]> {
+  const res = await db.query<{ block_id: string }>(`SELECT block_id FROM block_overlays WHERE conversation_id = $1 AND reason = $2 ORDER BY block_id`, [conversationId, reason]);
+  return res.rows.map((r) => r.block_id);
+}
+
+/** Artifact kind of workspace files (key `<turn>/files/<rel>`, written by react.write). */
+export const FILE_ARTIFACT_KIND = 'file';
 
 export interface ArtifactRow {
   kind: string;

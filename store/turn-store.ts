@@ -2,10 +2,8 @@
  * The turns table: one row per turn, opened when the turn loads its context and closed when it
  * persists (completed) or fails. Every write is idempotent.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Queryable } from './db';
 import type { TurnSummary } from '../core/turn/contracts';
-
-type Queryable = Pool | PoolClient;
 
 export type TurnRowStatus = 'running' | 'completed' | 'failed';
 

@@ -1,4 +1,4 @@
-/** Usage ledger rows: one per model call attempt key (idempotent). */
+/** Usage ledger rows: one per model call attempt key (idempotent; an unfinished row is completed once). */
 import type { Pool } from 'pg';
 import type { Usage } from '../core/model/provider';
 
@@ -13,12 +13,29 @@ export interface UsageRow {
   costUsd?: number;
   /** What the call was for (`decision` by default; `compaction`, `title`, …). */
   purpose?: string;
+  /** True while the call has not finished (recorded at its first usage report). */
+  cut?: boolean;
 }
 
 export async function recordUsage(pool: Pool, row: UsageRow): Promise<void> {
   await pool.query(
-    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, purpose)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (conversation_id, call_key) DO NOTHING`,
-    [row.conversationId, row.turnId, row.round, row.callKey, row.provider, row.model ?? null, row.usage.inputTokens, row.usage.outputTokens, row.usage.cacheReadTokens, row.usage.cacheWriteTokens, row.costUsd ?? null, row.purpose ?? 'decision'],
+    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, purpose, cut)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (conversation_id, call_key) DO UPDATE
+       SET input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens,
+           cache_write_tokens = EXCLUDED.cache_write_tokens, cost_usd = EXCLUDED.cost_usd, cut = EXCLUDED.cut
+       WHERE usage_ledger.cut AND NOT EXCLUDED.cut`,
+    [row.conversationId, row.turnId, row.round, row.callKey, row.provider, row.model ?? null, row.usage.inputTokens, row.usage.outputTokens, row.usage.cacheReadTokens, row.usage.cacheWriteTokens, row.costUsd ?? null, row.purpose ?? 'decision', row.cut ?? false],
   );
+}
+
+/** A conversation's ledger totals by purpose (decision, compaction, …). */
+export async function usageByPurpose(pool: Pool, conversationId: string): Promise<Array<{ purpose: string; costUsd: number; inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; calls: number }>> {
+  const res = await pool.query<{ purpose: string; cost: number | null; input: number; read: number; write: number; output: number; calls: number }>(
+    `SELECT purpose, sum(cost_usd)::float AS cost, sum(input_tokens)::int AS input, sum(cache_read_tokens)::int AS read,
+            sum(cache_write_tokens)::int AS write, sum(output_tokens)::int AS output, count(*)::int AS calls
+       FROM usage_ledger WHERE conversation_id = $1 GROUP BY purpose ORDER BY purpose`,
+    [conversationId],
+  );
+  return res.rows.map((r) => ({ purpose: r.purpose, costUsd: r.cost ?? 0, inputTokens: r.input, cacheReadTokens: r.read, cacheWriteTokens: r.write, outputTokens: r.output, calls: r.calls }));
 }

@@ -5,6 +5,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createWorkerActivities } from '../activities/turn-activities';
 import { cachedWorkflowBundle } from './bundle';
+import { resolveContextMaxTokens } from '../core/compaction/estimate';
 import type { ActivityDeps } from '../activities/deps';
 import type { Db } from '../store/db';
 import { builtinTools } from '../activities/tools';
@@ -68,6 +69,8 @@ export interface CreateWorkerOptions {
   multiAction?: MultiActionMode;
   /** Default iteration budget (else env AI_REACT_MAX_ITERATIONS, else 15). */
   maxIterations?: number;
+  /** Default context budget (else env DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
+  contextMaxTokens?: number;
   now?: () => Date;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
@@ -81,6 +84,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     registry: createToolRegistry({ extra: (opts.extraTools ?? []).map((t) => t.declaration) }),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
+    contextMaxTokens: opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
     now: opts.now ?? (() => new Date()),
   };
   return Worker.create({

@@ -2,3 +2,4 @@
 export { ConversationWorkflow } from './conversation';
 export { TurnWorkflow } from './turn';
 export { PersistTurnWorkflow } from './persist';
+export { CompactionWorkflow } from './compaction';

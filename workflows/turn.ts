@@ -24,7 +24,7 @@ import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import {
   DEFAULT_MAX_ITERATIONS,
   type CompletionPath,
-  type DecideOutcome,
+  type RoundOutcome,
   type ToolCallPlan,
   type ToolInput,
   type ToolOutcome,
@@ -34,14 +34,13 @@ import {
   type UserEvent,
 } from '../core/turn/contracts';
 import { IterationBudget } from '../core/turn/budget';
+import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
 import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
+import { compactionStep } from './compaction-step';
 
-const MAX_DECISION_RETRIES = 2;
-
-/** Tool selection happens only with a large catalogue (seed 004). */
-const TOOL_SELECTION_THRESHOLD = 12;
-const PINNED_TOOLS = ['react.read', 'react.write', 'react.plan', 'react.hide'];
+// Tool selection happens only with a large catalogue (seed 004): the threshold and pinned tools are core's.
+import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure } = proxyActivities<TurnActivities>({
@@ -224,14 +223,33 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   /** Events handed to a decide call stay here until that call succeeds (appends are idempotent). */
   let unconfirmed: UserEvent[] = [];
 
+  const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
+
+  // Compaction before a round that would not fit (workflows/compaction-step.ts).
+  const contextMaxTokens = input.options.contextMaxTokens;
+  const compaction = compactionStep({
+    workflowId,
+    conversationId,
+    turnId,
+    model: input.options.model,
+    onStart: (line) => {
+      status = 'compacting';
+      setCurrentDetails(`**${turnId}** — ${line}\n\n${usageLine(usage)}`);
+    },
+    onEnd: () => {
+      status = 'running';
+    },
+  });
+  const withinBudget = compaction.withinBudget;
+
+  // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
-    const followupQueued = pending.some((e) => e.kind === 'followup') || unconfirmed.some((e) => e.kind === 'followup');
-    // A steer ends the turn through one bounded finalize round — unless a followup is queued.
-    const finalize = steerRequested && !followupQueued;
-    if (!finalize && budget.exhausted) {
-      completionPath = 'iteration_cap';
+    const step = nextRound({ steerRequested, followupQueued: followupIn(pending) || followupIn(unconfirmed), exhausted: budget.exhausted });
+    if (step.kind === 'stop') {
+      completionPath = step.completionPath;
       break;
     }
+    const { finalize } = step;
     if (!finalize) budget.consume();
     else status = 'finalizing';
     const round = budget.used + (finalize ? 1 : 0);
@@ -248,42 +266,39 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       events: unconfirmed,
       iteration: budget.snapshot(),
       model: input.options.model,
-      ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
+        ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
+      ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
     };
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
-    const outcome: DecideOutcome | undefined = finalize
-      ? await decideActivity.executeWithOptions({ summary }, [decideInput])
-      : await cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
-    if (outcome === undefined) continue; // steered mid-round: finalize next
-    unconfirmed = [];
-    usage = addUsage(usage, outcome.usage);
-
-    if (outcome.kind === 'invalid') {
-      failures += 1;
-      if (failures > MAX_DECISION_RETRIES || budget.exhausted) completionPath = 'decision_failure';
-      continue;
-    }
-    if (outcome.kind === 'final') {
-      answer = outcome.answer;
-      // A completion made before a newly arrived followup is kept and the turn continues.
-      if (!finalize && pending.some((e) => e.kind === 'followup')) continue;
-      completionPath = finalize ? 'steer_finalize' : outcome.action;
-      break;
-    }
-    // Tool calls run one after another, each its own activity with the tool's timeout and retries.
-    const calls: ToolCallPlan[] = outcome.kind === 'tool' ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }] : outcome.calls;
-    let interrupted = false;
-    for (const call of calls) {
-      const result = await cancellable(() => runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }));
-      if (result === undefined) {
-        interrupted = true;
-        break;
+    const decideOnce = () =>
+      finalize ? decideActivity.executeWithOptions({ summary }, [decideInput]) : cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
+    const outcome: RoundOutcome | undefined = await withinBudget(decideOnce);
+    let result: RoundResult;
+    if (outcome === undefined) {
+      result = { kind: 'steered' }; // finalize next, with the events handed to the cancelled call
+    } else {
+      unconfirmed = [];
+      usage = addUsage(usage, outcome.usage);
+      if (outcome.kind === 'invalid') result = { kind: 'invalid' };
+      else if (outcome.kind === 'final') {
+        answer = outcome.answer; // kept as the draft when a followup continues the turn
+        result = { kind: 'final', action: outcome.action };
+      } else {
+        // Tool calls run one after another, each its own activity with the tool's timeout and retries.
+        const calls: ToolCallPlan[] = outcome.kind === 'tool' ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }] : outcome.calls;
+        let interrupted = false;
+        for (const call of calls) {
+          interrupted = (await cancellable(() => runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }))) === undefined;
+          if (interrupted) break;
+        }
+        const final = outcome.kind === 'tools' ? outcome.final : undefined;
+        if (!interrupted && final) answer = final.answer;
+        result = { kind: 'tools', interrupted, ...(final ? { final: { action: final.action } } : {}) };
       }
     }
-    if (!interrupted && outcome.kind === 'tools' && outcome.final) {
-      answer = outcome.final.answer;
-      if (!pending.some((e) => e.kind === 'followup')) completionPath = outcome.final.action;
-    }
+    const next = afterRound(result, { finalize, failures, exhausted: budget.exhausted, followupArrived: followupIn(pending) });
+    failures = next.failures;
+    if (next.kind === 'done') completionPath = next.completionPath;
   }
 
   if (completionPath !== 'complete' && completionPath !== 'exit' && completionPath !== 'steer_finalize') {
@@ -312,5 +327,9 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   status = 'completed';
   upsertSearchAttributes([{ key: TurnStatusKey, value: 'completed' }]);
   setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}`);
-  return { conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage, leftoverEvents: pending.splice(0) };
+  return {
+    conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage,
+    ...(compaction.count > 0 ? { compactions: compaction.count, compactionUsage: compaction.usage } : {}),
+    leftoverEvents: pending.splice(0),
+  };
 }

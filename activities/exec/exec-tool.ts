@@ -19,7 +19,6 @@ import { stableHash } from '../../core/ids';
 import { buildEnvelope, checkCode, execIdFor, execPython, execSummary, mimeForFile, EXEC_DEFAULT_TIMEOUT_S, ExecPythonParamsSchema, type ExecPythonParams } from '../../core/exec';
 import { createToolRegistry } from '../../core/tools';
 import type { ToolRegistry } from '../../core/tools/registry';
-import { getArtifact, listArtifacts, loadBlock, putArtifact } from '../../store/timeline-store';
 import { activityLog } from '../log';
 import { builtinTools } from '../tools';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
@@ -69,7 +68,8 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: typeo
   const pollMs = opts.pollMs ?? 100;
 
   async function specFor(ctx: ToolContext, params: ExecPythonParams): Promise<{ spec: ExecSpec; code: ReturnType<typeof checkCode> }> {
-    const call = await loadBlock(ctx.pool, ctx.conversationId, blockId(ctx.turnId, 'react.tool.call', ctx.callId));
+    const callBlockId = blockId(ctx.turnId, 'react.tool.call', ctx.callId);
+    const call = (await ctx.store.blocks()).find((b) => b.id === callBlockId);
     const recorded = call?.text ? (JSON.parse(call.text) as { code?: unknown }) : {};
     const code = checkCode(recorded.code);
     const execId = execIdFor(ctx.conversationId, ctx.callId);
@@ -95,7 +95,7 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: typeo
   async function ensureSupervisor(ctx: ToolContext, spec: ExecSpec): Promise<void> {
     if (!proxy || !spec.supervisorSocket || supervisors.has(spec.execId)) return;
     await fs.mkdir(path.dirname(spec.supervisorSocket), { recursive: true, mode: 0o711 });
-    const sup = new ToolSupervisor({ socketPath: spec.supervisorSocket, pool: ctx.pool, conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId, execId: spec.execId, tools: proxy.tools, registry: proxy.registry, now: ctx.now });
+    const sup = new ToolSupervisor({ socketPath: spec.supervisorSocket, store: ctx.store, conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId, execId: spec.execId, tools: proxy.tools, registry: proxy.registry, now: ctx.now });
     supervisors.set(spec.execId, sup);
     try {
       await sup.listen();
@@ -201,13 +201,12 @@ async function materialiseWorkspace(ctx: ToolContext, spec: ExecSpec): Promise<v
   }
   await fs.mkdir(spec.workDir, { recursive: true });
   const prefix = `${spec.turnId}/`;
-  for (const a of await listArtifacts(ctx.pool, ctx.conversationId, 'file')) {
-    if (!a.key.startsWith(prefix)) continue;
-    const rest = a.key.slice(prefix.length);
+  for (const key of await ctx.store.listFiles(prefix)) {
+    const rest = key.slice(prefix.length);
     const m = /^(files|outputs)\/(.+)$/s.exec(rest);
     if (!m) continue;
     const rel = assertSafeRelPath(m[2]!, 'workspace file');
-    const row = await getArtifact(ctx.pool, ctx.conversationId, 'file', a.key);
+    const row = await ctx.store.readFile(key);
     if (row?.content === undefined) continue;
     const target = path.join(spec.workDir, m[1]!, rel);
     await fs.mkdir(path.dirname(target), { recursive: true });
@@ -245,8 +244,7 @@ async function storeOutputs(ctx: ToolContext, spec: ExecSpec, collected: ExecCol
     }
     const text = bytes.toString('utf8');
     const isText = !bytes.includes(0) && Buffer.byteLength(text) === bytes.length && !text.includes('\uFFFD');
-    await putArtifact(ctx.pool, ctx.conversationId, {
-      kind: 'file',
+    await ctx.store.writeFile({
       key: `${spec.turnId}/outputs/${rel}`,
       turnId: spec.turnId,
       mime: mimeForFile(rel).mime,

@@ -11,7 +11,7 @@
  *   message_start and message_delta, then exactly one `finish`. A tool_use cut by max_tokens (input
  *   not valid JSON) is dropped — the finish says `max_tokens`; otherwise bad JSON is a `protocol` error.
  * - Abort: `signal` aborts the HTTP stream and the stream throws ProviderError kind `aborted`
- *   (non-retryable; the same contract as the scripted provider, which activities/turn/decide.ts
+ *   (non-retryable; the same contract as the scripted provider, which activities/turn/round/io.ts
  *   relies on). A stream that ends before `message_stop` otherwise is a retryable `network` error.
  * Config: `model` ← option, env DREACT_MODEL, else DEFAULT_ANTHROPIC_MODEL; base URL ← option or
  * ANTHROPIC_BASE_URL; API key ← option or ANTHROPIC_API_KEY.

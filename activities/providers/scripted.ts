@@ -6,6 +6,7 @@
 import { ProviderError, type ModelProvider, type ModelRequest, type StreamOptions, type StreamPart, type Usage } from '../../core/model/provider';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
 import { BUILTIN_SCRIPTS } from './scripts';
+import { extractiveSummary } from '../../core/compaction/prompt';
 
 export function resolveScript(script: string | ScriptSpec | undefined): ScriptSpec {
   if (script === undefined) return ScriptSpecSchema.parse(BUILTIN_SCRIPTS.demo);
@@ -46,6 +47,15 @@ export function createScriptedProvider(script: ScriptSpec): ModelProvider {
       const meta = request.metadata ?? {};
       if (meta.purpose === 'structured') {
         yield* structuredReply(script, request, options.signal);
+        return;
+      }
+      if (meta.purpose === 'summarize') {
+        // Compaction's summariser: a deterministic summary in the layout, from the input alone.
+        const input = request.messages.flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : ''))).join('\n');
+        const text = extractiveSummary(input, request.maxTokens * 3);
+        if (script.latencyMs + script.summaryLatencyMs > 0) await sleep(script.latencyMs + script.summaryLatencyMs, options.signal);
+        yield { type: 'text-delta', text };
+        yield { type: 'finish', stopReason: 'end_turn', usage: { inputTokens: estimateTokens(request), outputTokens: Math.ceil(text.length / 4), cacheReadTokens: 0, cacheWriteTokens: 0 } };
         return;
       }
       const attempt = Number(meta.attempt ?? 1);

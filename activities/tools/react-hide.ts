@@ -6,8 +6,7 @@
  * Result JSON: `{path, status: hidden|too_old|not_found, blocks_hidden, tokens_hidden, tail_tokens, tail_limit}`.
  */
 import type { Block } from '../../core/timeline/block';
-import { checkHide, hideRefusalNotice } from '../../core/timeline/hide';
-import { setOverlays } from '../../store/timeline-store';
+import { checkHide, hideRefusalNotice, SUPPRESS_PREV_TURN_CACHE } from '../../core/timeline/hide';
 import type { ToolImpl } from './types';
 
 /** Overlay `reason` of the blocks one hide call touched (lets a retried attempt recognise them). */
@@ -28,9 +27,8 @@ export const reactHideImpl: ToolImpl = {
     const replacement = typeof params.replacement === 'string' ? params.replacement : undefined;
     const reason = hideReason(ctx.callId);
     // A retried attempt judges the timeline as its first attempt saw it (before its own overlays).
-    const own = await ctx.pool.query<{ block_id: string }>(`SELECT block_id FROM block_overlays WHERE conversation_id = $1 AND reason = $2`, [ctx.conversationId, reason]);
-    const mine = new Set(own.rows.map((r) => r.block_id));
-    const blocks = (await ctx.blocks()).map((b) => (mine.has(b.id) ? unhidden(b) : b));
+    const mine = new Set(await ctx.store.overlaidBlockIds(reason));
+    const blocks = (await ctx.store.blocks()).map((b) => (mine.has(b.id) ? unhidden(b) : b));
     const res = checkHide(blocks, path, { currentTurnId: ctx.turnId, ...(replacement !== undefined ? { replacement } : {}) });
     if (!res.ok) {
       const status = res.code === 'not_found' ? 'not_found' : 'too_old';
@@ -42,9 +40,7 @@ export const reactHideImpl: ToolImpl = {
       if (res.code === 'hide_before_cache') body.before_cache = true;
       return { ok: false, text: JSON.stringify(body), mime: 'application/json', blocks: [notice], meta: { hide_refused: res.code } };
     }
-    await setOverlays(
-      ctx.pool,
-      ctx.conversationId,
+    await ctx.store.setOverlays(
       res.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason })),
     );
     return {
@@ -59,15 +55,7 @@ export const reactHideImpl: ToolImpl = {
         replacement: res.replacementText,
       }),
       mime: 'application/json',
-      meta: { hidden_block_ids: res.hiddenBlockIds, suppress_prev_turn_cache: true },
+      meta: { hidden_block_ids: res.hiddenBlockIds, [SUPPRESS_PREV_TURN_CACHE]: true },
     };
   },
 };
-
-/**
- * True once a react.hide succeeded in `turnId`: the render should then use
- * `suppressPrevTurnCache` (the edit broke the previous-turn cached prefix).
- */
-export function hideSuppressesPrevTurnCache(blocks: readonly Block[], turnId: string): boolean {
-  return blocks.some((b) => b.type === 'react.tool.result' && b.turn_id === turnId && b.meta['suppress_prev_turn_cache'] === true);
-}

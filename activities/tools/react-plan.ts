@@ -17,7 +17,7 @@ export function planIdEntropy(conversationId: string, callId: string): string {
 export const reactPlanImpl: ToolImpl = {
   id: 'react.plan',
   async run(params, ctx) {
-    const blocks = await ctx.blocks();
+    const blocks = await ctx.store.blocks();
     // A retried attempt must not see the snapshots its first attempt already appended.
     const prior = blocks.filter((b) => !(b.type === 'react.plan' && b.meta['call_id'] === ctx.callId));
     const call = blocks.find((b) => b.type === 'react.tool.call' && b.call_id === ctx.callId);

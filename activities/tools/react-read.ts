@@ -15,8 +15,6 @@ import { barePath, resolvePath, type PathResolution } from '../../core/timeline/
 import { visibleItems } from '../../core/timeline/render';
 import { selectSources, type SourceRow } from '../../core/timeline/sources';
 import { buildTurnIndex, renderTurnIndex } from '../../core/timeline/summaries';
-import { getArtifact } from '../../store/timeline-store';
-import { loadSourcesPool } from '../../store/sources-store';
 import type { ToolContext, ToolImpl } from './types';
 
 /** Per-path cap on returned text (≈ 12,000 tokens). */
@@ -115,7 +113,7 @@ export function visiblePaths(blocks: Block[], currentTurnId: string): { present:
 }
 
 class Reader {
-  private pool?: SourceRow[];
+  private sourcesPool?: SourceRow[];
   constructor(
     private readonly ctx: ToolContext,
     private readonly blocks: Block[],
@@ -138,7 +136,7 @@ class Reader {
     };
     switch (res.source) {
       case 'workspace': {
-        const file = await getArtifact(this.ctx.pool, this.ctx.conversationId, 'file', res.physical);
+        const file = await this.ctx.store.readFile(res.physical);
         if (file) {
           const text = file.content ?? (file.payload === undefined ? '' : JSON.stringify(file.payload, null, 2));
           return { canonical, text, bytes: file.sizeBytes, mime: file.mime ?? 'text/plain', blocks: [] };
@@ -153,9 +151,9 @@ class Reader {
         if (res.foreignConversation !== undefined) {
           return { status: 'missing', canonical, error: `${canonical} names another conversation (${res.foreignConversation}); only this conversation's sources pool is readable` };
         }
-        this.pool ??= await loadSourcesPool(this.ctx.pool, this.ctx.conversationId);
-        const rows = selectSources(this.pool, res.sids);
-        if (rows.length === 0) return { status: 'missing', canonical, error: this.pool.length === 0 ? 'the sources pool is empty' : `no source rows match ${canonical}` };
+        this.sourcesPool ??= await this.ctx.store.sourcesPool();
+        const rows = selectSources(this.sourcesPool, res.sids);
+        if (rows.length === 0) return { status: 'missing', canonical, error: this.sourcesPool.length === 0 ? 'the sources pool is empty' : `no source rows match ${canonical}` };
         const text = JSON.stringify(sourcesReadPayload(rows, this.maxText ?? READ_SOURCE_FIELD_SYMBOLS), null, 1);
         return { canonical, text, bytes: Buffer.byteLength(text), mime: 'application/json', blocks: [], fieldCapped: true };
       }
@@ -240,7 +238,7 @@ export const reactReadImpl: ToolImpl = {
     const maxText = typeof params.max_text_symbols === 'number' ? params.max_text_symbols : undefined;
     const lineNumbers = params.line_numbers === true;
     const statsOnly = params.stats_only === true;
-    const blocks = await ctx.blocks();
+    const blocks = await ctx.store.blocks();
     const reader = new Reader(ctx, blocks, maxText === undefined ? undefined : Math.min(maxText, READ_MAX_TEXT_SYMBOLS_CEILING));
     const visible = visiblePaths(blocks, ctx.turnId);
     const results: ReadResult[] = [];

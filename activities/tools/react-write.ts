@@ -5,7 +5,6 @@
  * streamed live as `delta` events on the canvas channel (`target` = the write channel). Idempotent: a retried call writes the same bytes once.
  */
 import { parsePath, paths, physicalPath } from '../../core/timeline/paths';
-import { getArtifact, putArtifact } from '../../store/timeline-store';
 import type { ToolImpl } from './types';
 
 export const WRITE_CHANNELS = ['canvas', 'timeline_text', 'internal'] as const;
@@ -84,12 +83,11 @@ export const reactWriteImpl: ToolImpl = {
     } catch (err) {
       return { ok: false, text: (err as Error).message };
     }
-    const existing = await getArtifact(ctx.pool, ctx.conversationId, 'file', target.key);
+    const existing = await ctx.store.readFile(target.key);
     // A retried attempt of this very call finds its own write: never write (or count) it twice.
     const retried = existing?.createdBy === ctx.callId;
     if (!retried) {
-      await putArtifact(ctx.pool, ctx.conversationId, {
-        kind: 'file',
+      await ctx.store.writeFile({
         key: target.key,
         turnId: ctx.turnId,
         mime: target.mime,

@@ -1,15 +1,14 @@
 /** Tool implementation contract: a tool runs inside the tool activity and returns an observation. */
-import type { Pool } from 'pg';
 import type { Block } from '../../core/timeline/block';
 import type { IncomingSourceRow } from '../../core/timeline/sources';
+import type { ToolStore } from '../../store/tool-store';
 
 export interface ToolContext {
-  pool: Pool;
+  /** The conversation's timeline, files, sources pool and overlays (the only database access a tool has). */
+  store: ToolStore;
   conversationId: string;
   turnId: string;
   callId: string;
-  /** Blocks of the conversation at call time (read-only). */
-  blocks(): Promise<Block[]>;
   /** Aborted when the activity is cancelled (steer). */
   signal: AbortSignal;
   heartbeat(details?: unknown): void;

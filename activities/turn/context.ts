@@ -2,11 +2,12 @@
  * loadContext, finalizeTurn, persistTurn and recordTurnFailure activities: the turn's first and
  * last writes.
  */
-import { makeBlock, type Block } from '../../core/timeline/block';
+import { makeBlock } from '../../core/timeline/block';
 import type { LoadContextInput, TurnFailure, TurnSummary } from '../../core/turn/contracts';
 import { completeTurn, failTurn, openTurn } from '../../store/turn-store';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
+import { appendBlocks, countBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
+import { loadConversation } from '../../store/conversation-store';
 import { StreamPublisher } from '../../store/publisher';
 import { Context } from '@temporalio/activity';
 import { buildTimelinePayload, buildTurnLog, TURN_LOG_ARTIFACT_KIND } from '../../core/timeline/payload';
@@ -15,6 +16,8 @@ import { collectCitations } from '../../core/channels';
 import { loadSourcesPool } from '../../store/sources-store';
 import type { SourceRow } from '../../core/timeline/sources';
 import { heartbeating } from '../heartbeat';
+import { fallbackAnswer } from '../../core/turn/finalize';
+import { paths } from '../../core/timeline/paths';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -27,16 +30,13 @@ export function makeContextActivities(deps: ActivityDeps) {
     const now = ts();
     await appendBlocks(pool, conversationId, [
       makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts: now, key: 'header', text: '', meta: { turn_index: turnIndex, started_at: now } }),
-      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts: now, key: prompt.messageId, path: `ar:${turnId}.user.prompt`, text: prompt.text, meta: { message_id: prompt.messageId } }),
+      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts: now, key: prompt.messageId, path: paths.userPrompt(turnId), text: prompt.text, meta: { message_id: prompt.messageId } }),
     ]);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
     await publisher.close();
-    const res = await pool.query(
-      `SELECT (SELECT count(*)::int FROM timeline_blocks WHERE conversation_id = $1) AS n, (SELECT title IS NULL FROM conversations WHERE id = $1) AS untitled`,
-      [conversationId],
-    );
-    return { blocks: res.rows[0].n, maxIterations: input.maxIterations ?? deps.maxIterations, needsTitle: res.rows[0].untitled === true, toolCount: deps.registry.ids().length };
+    const [blockCount, conversation] = await Promise.all([countBlocks(pool, conversationId), loadConversation(pool, conversationId)]);
+    return { blocks: blockCount, maxIterations: input.maxIterations ?? deps.maxIterations, needsTitle: conversation !== undefined && conversation.title === null, toolCount: deps.registry.ids().length };
   }
 
   /** Ends a turn that the model did not close itself (iteration cap, repeated invalid decisions). */
@@ -45,7 +45,7 @@ export function makeContextActivities(deps: ActivityDeps) {
     const blocks = await loadBlocks(pool, conversationId);
     const answer = fallbackAnswer(blocks.filter((b) => b.turn_id === turnId), input);
     await appendBlocks(pool, conversationId, [
-      makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: ts(), key: `fallback.${input.completionPath}`, path: `ar:${turnId}.assistant.completion`, text: answer, meta: { completion_path: input.completionPath, fallback: true } }),
+      makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: ts(), key: `fallback.${input.completionPath}`, path: paths.completion(turnId), text: answer, meta: { completion_path: input.completionPath, fallback: true } }),
     ]);
     return { answer };
   }
@@ -58,17 +58,16 @@ export function makeContextActivities(deps: ActivityDeps) {
   async function persistTurnNow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
     const { conversationId, turnId } = input;
     const blocks = await loadBlocks(pool, conversationId);
-    const conv = await pool.query(`SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds FROM conversations WHERE id = $1`, [conversationId]);
-    const row = conv.rows[0];
+    const conv = await loadConversation(pool, conversationId);
     const sourcesPool = await loadSourcesPool(pool, conversationId);
     const payload = buildTimelinePayload({
       ts: ts(),
       blocks,
       sourcesPool,
-      conversationTitle: row?.title ?? null,
-      conversationStartedAt: row?.created_at?.toISOString() ?? null,
-      cacheLastTouchAt: row?.cache_last_touch_at == null ? null : Math.floor(Number(row.cache_last_touch_at) / 1000),
-      cacheLastTtlSeconds: row?.cache_ttl_seconds ?? null,
+      conversationTitle: conv?.title ?? null,
+      conversationStartedAt: conv?.createdAt.toISOString() ?? null,
+      cacheLastTouchAt: conv?.cacheLastTouchAt == null ? null : Math.floor(conv.cacheLastTouchAt / 1000),
+      cacheLastTtlSeconds: conv?.cacheTtlSeconds ?? null,
     });
     await putArtifact(pool, conversationId, { kind: 'conv.timeline.v1', key: 'latest', turnId, payload });
     const turnLog = buildTurnLog({ turnId, ts: ts(), blocks, sourcesUsed: sourcesCited(input.answer, sourcesPool) });
@@ -89,20 +88,6 @@ export function makeContextActivities(deps: ActivityDeps) {
   }
 
   return { loadContext, finalizeTurn, persistTurn, recordTurnFailure };
-}
-
-function fallbackAnswer(turnBlocks: Block[], input: TurnSummary): string {
-  const calls = turnBlocks.filter((b) => b.type === 'react.tool.call').map((b) => {
-    try {
-      return (JSON.parse(b.text ?? '{}') as { tool_id?: string }).tool_id ?? 'tool';
-    } catch {
-      return 'tool';
-    }
-  });
-  const why = input.completionPath === 'iteration_cap' ? `I used all ${input.rounds} iterations of this turn before finishing` : 'my decisions kept failing validation, so I stopped';
-  const done = calls.length > 0 ? ` What I did: ${calls.map((c, i) => `${i + 1}. ${c}`).join('; ')}.` : ' I did not get to call any tool.';
-  const partial = input.answer ? ` My last draft answer: ${input.answer}` : '';
-  return `${why}.${done}${partial}`;
 }
 
 /** SIDs an answer cites ([[S:n]] tokens), for the turn log. */

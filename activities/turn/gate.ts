@@ -7,7 +7,6 @@
  * Idempotent: a retry finds the recorded block and returns its title.
  */
 import { Context } from '@temporalio/activity';
-import { z } from 'zod';
 import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { ProviderError } from '../../core/model/provider';
 import type { ModelConfig } from '../../core/turn/contracts';
@@ -15,14 +14,11 @@ import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
 import { recordUsage } from '../../store/usage-store';
+import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';
 import { heartbeating } from '../heartbeat';
+import { cleanTitle, GateOutputSchema, heuristicTitle } from '../../core/turn/title';
 
-export const TITLE_MAX_CHARS = 80;
 export const GATE_BLOCK = 'stage.gate';
-
-export const GateOutputSchema = z.object({
-  title: z.string().min(1).max(200).describe('A short, specific conversation title (3-8 words, no quotes, no trailing period).'),
-});
 
 export interface GateInput {
   conversationId: string;
@@ -39,36 +35,17 @@ export interface GateResult {
   level?: StructuredLevel;
 }
 
-/** One line, no wrapping quotes or trailing punctuation, at most TITLE_MAX_CHARS (cut at a word). */
-export function cleanTitle(raw: string): string {
-  let t = raw.replace(/\s+/g, ' ').trim();
-  t = t.replace(/^["'“”‘’`«»]+|["'“”‘’`«»]+$/g, '').replace(/[.:;,!\s]+$/u, '').trim();
-  if (t.length <= TITLE_MAX_CHARS) return t;
-  const cut = t.slice(0, TITLE_MAX_CHARS - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${(space > TITLE_MAX_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
-}
-
-/** Title from the prompt alone: its first line / sentence, cleaned and capped. */
-export function heuristicTitle(prompt: string): string {
-  const firstLine = prompt.split(/\r?\n/).map((l) => l.trim()).find((l) => l.length > 0) ?? '';
-  const sentence = /^(.+?[.!?])(\s|$)/.exec(firstLine)?.[1] ?? firstLine;
-  const title = cleanTitle(sentence);
-  if (!title) return 'New conversation';
-  return title.charAt(0).toUpperCase() + title.slice(1);
-}
-
 type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'>;
 
 /** Runs the gate for a conversation turn (see the module comment). */
-export async function gateConversation(deps: GateDeps, input: GateInput, opts: { signal?: AbortSignal } = {}): Promise<GateResult> {
+export async function gateConversation(deps: GateDeps, input: GateInput, opts: { signal?: AbortSignal; attempt?: number } = {}): Promise<GateResult> {
   const pool = deps.db.pool;
   const { conversationId, turnId } = input;
   await ensureConversation(pool, conversationId);
   const id = blockId(turnId, GATE_BLOCK, 'title');
   const recorded = await loadBlock(pool, conversationId, id);
-  if (recorded) return resultOf(recorded, await currentTitle(deps, conversationId));
-  const existing = await currentTitle(deps, conversationId);
+  if (recorded) return resultOf(recorded, await loadTitle(pool, conversationId));
+  const existing = await loadTitle(pool, conversationId);
   if (existing !== null) return { title: existing, source: 'existing' };
 
   const provider = deps.provider(input.model);
@@ -89,7 +66,7 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
     meta.level = res.level;
     meta.usage = res.usage;
     if (res.usage.inputTokens + res.usage.outputTokens > 0) {
-      await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${turnId}/gate`, provider: provider.id, model: input.model.model, usage: res.usage });
+      await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${turnId}/gate/${opts.attempt ?? 1}`, provider: provider.id, model: input.model.model, usage: res.usage, purpose: 'title' });
     }
     if (!title) throw new StructuredOutputError(res.attempts, res.usage, 'conversation_title');
   } catch (err) {
@@ -103,15 +80,10 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
   await appendBlocks(pool, conversationId, [
     makeBlock({ id, type: GATE_BLOCK, author: 'system', turn_id: turnId, ts: deps.now().toISOString(), text: title, meta: { ...meta, title, source }, hidden: true, replacement_text: '' }),
   ]);
-  await pool.query(`UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`, [conversationId, title]);
+  await setTitleIfUnset(pool, conversationId, title);
   const stored = await loadBlock(pool, conversationId, id);
   if (!stored) throw new Error(`gate: the ${GATE_BLOCK} block of ${conversationId}/${turnId} was not stored`);
-  return resultOf(stored, await currentTitle(deps, conversationId));
-}
-
-async function currentTitle(deps: GateDeps, conversationId: string): Promise<string | null> {
-  const res = await deps.db.pool.query<{ title: string | null }>(`SELECT title FROM conversations WHERE id = $1`, [conversationId]);
-  return res.rows[0]?.title ?? null;
+  return resultOf(stored, await loadTitle(pool, conversationId));
 }
 
 function resultOf(block: Block, title: string | null): GateResult {
@@ -124,6 +96,6 @@ function resultOf(block: Block, title: string | null): GateResult {
 /** The gate as a Temporal activity (cancellation aborts the model call). */
 export function makeGate(deps: GateDeps) {
   return async function gate(input: GateInput): Promise<GateResult> {
-    return heartbeating(() => gateConversation(deps, input, { signal: Context.current().cancellationSignal }), () => ({ step: 'gate' }));
+    return heartbeating(() => gateConversation(deps, input, { signal: Context.current().cancellationSignal, attempt: Context.current().info.attempt }), () => ({ step: 'gate' }));
   };
 }

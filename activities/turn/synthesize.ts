@@ -1,29 +1,27 @@
 /**
  * synthesizeAnswer activity — phase two of the two-phase mode (seed 004): after the tool loop
  * ended with a draft answer (decideNative with answerPhase 'loop'), one streaming call reads the
- * turn's execution trace (question, steers/followups, notes, tool calls, tool results capped at
- * SYNTHESIS_RESULT_CHARS each) and writes the user-facing answer, streamed live as 'answer' deltas.
+ * turn's execution trace (core/turn/synthesis.ts: question, steers/followups, notes, tool calls,
+ * capped tool results) and writes the user-facing answer, streamed live as 'answer' deltas.
  *
  * Success: the synthesized `assistant.completion` is appended and the loop's completion is hidden
  * (overlay reason 'superseded_by_synthesis', rendered as nothing), so later turns see one answer.
  * Failure of any kind (provider error, empty text): the loop's answer stands — `answer done` carries
  * it with `synthesized: false` — and the activity still succeeds. Only a cancellation is rethrown.
  */
-import { Context, CancelledFailure } from '@temporalio/activity';
-import { blockId, makeBlock, type Block } from '../../core/timeline/block';
-import { ZERO_USAGE, type ModelMessage, type Usage } from '../../core/model/provider';
+import { CancelledFailure } from '@temporalio/activity';
+import { blockId, makeBlock } from '../../core/timeline/block';
+import { ZERO_USAGE, type Usage } from '../../core/model/provider';
+import { SUPERSEDED_REASON, SYNTHESIS_SYSTEM_PROMPT, synthesisMessages } from '../../core/turn/synthesis';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks, setOverlays } from '../../store/timeline-store';
-import { StreamPublisher } from '../../store/publisher';
 import { recordUsage } from '../../store/usage-store';
 import { loadSourceRefs } from '../../store/conversation-store';
-import { streamNative } from './decide-native';
-
-export const SYNTHESIS_RESULT_CHARS = 2_000;
-/** Earlier turns (question + answer) given to the synthesizer for context. */
-export const SYNTHESIS_PRIOR_TURNS = 2;
-export const SUPERSEDED_REASON = 'superseded_by_synthesis';
+import { activityLog } from '../log';
+import { streamNative } from './round/native-stream';
+import { openActivityRound, whileStreaming } from './round/pipeline';
+import { paths } from '../../core/timeline/paths';
 
 export interface SynthesizeInput {
   conversationId: string;
@@ -40,80 +38,10 @@ export interface SynthesizeOutcome {
   usage: Usage;
 }
 
-export const SYNTHESIS_SYSTEM_PROMPT = [
-  'You write the final answer of an agent turn for the user.',
-  'You get the user\'s question, messages the user sent while the agent worked, and the agent\'s execution trace (its notes, tool calls and tool results, results possibly cut).',
-  '- Answer the question directly from what the trace found; present results, not the process. No meta-commentary such as "based on the tool output".',
-  '- Honour steers and followups the user sent during the turn.',
-  '- Use markdown. Keep citations that appear in the trace as [[S:n]] markers next to the facts they support.',
-  '- If the trace did not find something, say so plainly; never invent results.',
-  '- Answer in the language of the user\'s question.',
-].join('\n');
-
-/** Caps a text at `max` characters with a visible marker. */
-export function capText(text: string, max = SYNTHESIS_RESULT_CHARS): string {
-  return text.length <= max ? text : `${text.slice(0, max)}\n… [cut: ${text.length - max} more characters]`;
-}
-
-function shown(b: Block): string {
-  return b.hidden ? b.replacement_text ?? '(hidden)' : b.text ?? '';
-}
-
-function callLine(b: Block): string {
-  try {
-    const v = JSON.parse(b.text ?? '{}') as { tool_id?: string; params?: unknown };
-    return `${v.tool_id ?? 'tool'} ${capText(JSON.stringify(v.params ?? {}))}`;
-  } catch {
-    return capText(b.text ?? '');
-  }
-}
-
-/** The synthesis request's messages: prior context, the question, the trace and the loop's draft (pure). */
-export function synthesisMessages(blocks: readonly Block[], turnId: string, loopAnswer: string): ModelMessage[] {
-  const turnIds = [...new Set(blocks.map((b) => b.turn_id))];
-  const prior = turnIds.slice(0, Math.max(0, turnIds.indexOf(turnId))).slice(-SYNTHESIS_PRIOR_TURNS);
-  const lines: string[] = [];
-  if (prior.length > 0) {
-    lines.push('# Earlier in the conversation');
-    for (const t of prior) {
-      const turnBlocks = blocks.filter((b) => b.turn_id === t);
-      const q = turnBlocks.find((b) => b.type === 'user.prompt');
-      const a = turnBlocks.filter((b) => b.type === 'assistant.completion' && !b.hidden).at(-1);
-      if (q) lines.push(`User: ${capText(shown(q))}`);
-      if (a) lines.push(`Assistant: ${capText(shown(a))}`);
-    }
-    lines.push('');
-  }
-  const own = blocks.filter((b) => b.turn_id === turnId);
-  const question = own.find((b) => b.type === 'user.prompt');
-  lines.push('# Question', question ? shown(question) : '(no question recorded)', '', '# Execution trace');
-  let step = 0;
-  const numbers = new Map<string, number>();
-  for (const b of own) {
-    if (b.type === 'user.steer' || b.type === 'user.followup') lines.push(`[${b.type === 'user.steer' ? 'steer' : 'followup'} from the user] ${shown(b)}`);
-    else if (b.type === 'react.notes') lines.push(`Agent note: ${capText(shown(b))}`);
-    else if (b.type === 'react.tool.call' && b.call_id) {
-      numbers.set(b.call_id, ++step);
-      lines.push(`Tool call ${step}: ${callLine(b)}`);
-    } else if (b.type === 'react.tool.result' && b.call_id) {
-      const ok = b.meta['ok'] !== false;
-      lines.push(`Result ${numbers.get(b.call_id) ?? '?'} (${ok ? 'ok' : 'error'}): ${capText(shown(b))}`);
-    }
-  }
-  if (step === 0) lines.push('(no tool calls)');
-  lines.push('', '# Draft answer from the tool loop', loopAnswer.trim() || '(none)', '', 'Write the final answer for the user now.');
-  return [{ role: 'user', content: [{ type: 'text', text: lines.join('\n') }] }];
-}
-
 export function makeSynthesizeAnswer(deps: ActivityDeps) {
   return async function synthesizeAnswer(input: SynthesizeInput): Promise<SynthesizeOutcome> {
-    const ctx = Context.current();
     const { conversationId, turnId, loopAnswer } = input;
-    const attempt = ctx.info.attempt;
-    const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
-    const pool = deps.db.pool;
-    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt });
-    if (attempt > 1) publisher.emit({ kind: 'retry', payload: { phase: 'synthesis', attempt } });
+    const { ctx, attempt, workflowId, pool, publisher } = openActivityRound(deps, input, { phase: 'synthesis' });
     const blocks = await loadBlocks(pool, conversationId);
     const own = blocks.filter((b) => b.turn_id === turnId && b.type === 'assistant.completion');
     const loopBlock = own.filter((b) => b.meta['synthesized'] !== true).at(-1);
@@ -128,11 +56,13 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     const sources = await loadSourceRefs(pool, conversationId);
     const provider = deps.provider(input.model);
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
+    const callKey = `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`;
+    const recordSynthesisUsage = (usage: Usage) => recordUsage(pool, { conversationId, turnId, round: 0, callKey, provider: provider.id, model: input.model.model, usage, purpose: 'synthesis' });
 
     let text: string;
     let usage: Usage = ZERO_USAGE;
     try {
-      const response = await streamNative({
+      const args = {
         provider,
         request: {
           system: [{ text: SYNTHESIS_SYSTEM_PROMPT }],
@@ -143,12 +73,13 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
           metadata: { turnId, phase: 'synthesis', attempt },
         },
         signal: ctx.cancellationSignal,
-        heartbeat: (d) => ctx.heartbeat(d),
+        heartbeat: (d: unknown) => ctx.heartbeat(d),
         publisher,
         round: 0,
-        channel: 'answer',
+        channel: 'answer' as const,
         sources: sources.refs,
-      });
+      };
+      const response = await whileStreaming(0, () => streamNative(args));
       usage = response.usage;
       text = response.text.trim();
       if (!text) throw new Error(`the synthesis call returned no text (stop reason ${response.stopReason})`);
@@ -158,14 +89,14 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         throw new CancelledFailure('synthesizeAnswer cancelled');
       }
       const reason = err instanceof Error ? err.message : String(err);
-      console.warn(`[synthesizeAnswer] ${conversationId}/${turnId}: synthesis failed, keeping the loop's answer: ${reason}`);
-      if (usage !== ZERO_USAGE) await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`, provider: provider.id, model: input.model.model, usage });
+      activityLog().warn(`synthesizeAnswer ${conversationId}/${turnId}: synthesis failed, keeping the loop's answer: ${reason}`);
+      if (usage !== ZERO_USAGE) await recordSynthesisUsage(usage);
       publisher.emit({ kind: 'answer', payload: { phase: 'done', text: loopAnswer, synthesized: false, error: reason } });
       await publisher.close();
       return { answer: loopAnswer, synthesized: false, usage };
     }
 
-    await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`, provider: provider.id, model: input.model.model, usage });
+    await recordSynthesisUsage(usage);
     publisher.emit({ kind: 'usage', payload: { round: 0, phase: 'synthesis', usage } });
     const ts = deps.now().toISOString();
     await appendBlocks(pool, conversationId, [
@@ -175,7 +106,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         turn_id: turnId,
         ts,
         key: 'synthesis',
-        path: `ar:${turnId}.assistant.completion`,
+        path: paths.completion(turnId),
         text,
         meta: { synthesized: true, ordinal: own.length + 1, completion_path: loopBlock?.meta['completion_path'] ?? 'complete', ...(loopBlock ? { supersedes: loopBlock.id } : {}) },
       }),

@@ -22,12 +22,14 @@ import { Context, CancelledFailure } from '@temporalio/activity';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { preview, type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, loadBlock, loadBlocks } from '../../store/timeline-store';
+import { appendBlocks, loadBlock } from '../../store/timeline-store';
+import { pgToolStore } from '../../store/tool-store';
 import { StreamPublisher } from '../../store/publisher';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import { checkToolParams, paramsNoticeBlocks } from '../tools';
 import { mergeToolSources } from '../../store/sources-store';
 import { heartbeating } from '../heartbeat';
+import { paths } from '../../core/timeline/paths';
 
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
@@ -107,11 +109,10 @@ function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publish
   const { conversationId, turnId, callId } = input;
   const pool = deps.db.pool;
   return {
-    pool,
+    store: pgToolStore(pool, conversationId),
     conversationId,
     turnId,
     callId,
-    blocks: () => loadBlocks(pool, conversationId),
     signal: ctx.cancellationSignal,
     heartbeat: (d) => ctx.heartbeat(d),
     now: deps.now,
@@ -167,7 +168,7 @@ async function appendResult(deps: ActivityDeps, input: ToolInput, observation: T
       ts: deps.now().toISOString(),
       key: callId,
       call_id: callId,
-      path: `tc:${turnId}.${callId}.result`,
+      path: paths.toolResult(turnId, callId),
       mime: observation.mime ?? 'text/plain',
       text: observation.text,
       meta: { tool_id: toolId, ok: observation.ok, size_bytes: Buffer.byteLength(observation.text), ...(observation.meta ?? {}) },

@@ -1,16 +1,16 @@
 /**
- * Tool selection: with more than TOOL_SELECTION_THRESHOLD (12) tools registered, one cheap
- * structured call picks at most TOOL_SELECTION_MAX (6) tools from a compact catalogue (~80
- * chars per tool: id + one-line description, no schemas). Selection is never fatal: an
- * unparseable answer, only unknown names, or any error falls back to every tool.
+ * Tool selection, the model call: with more than TOOL_SELECTION_THRESHOLD (12) tools registered,
+ * one cheap structured call picks at most TOOL_SELECTION_MAX (6) tools from a compact catalogue
+ * (core/tools/selection.ts). Selection is never fatal: an unparseable answer, only unknown
+ * names, or any error falls back to every tool.
  *
- * `selectTools` is the pure-ish core (provider in, ids out); `makeSelectTools` is the activity
- * that records the choice as a `stage.tool_selection` block of the turn (idempotent), which
- * the decide round reads back with `selectedToolIds`.
+ * `selectTools` takes a provider and returns ids; `makeSelectTools` is the activity that records
+ * the choice as a `stage.tool_selection` block of the turn (idempotent), which every decision
+ * round reads back (`turnRegistry`).
  */
 import { Context } from '@temporalio/activity';
-import { z } from 'zod';
 import { makeBlock, blockId, type Block } from '../../core/timeline/block';
+import { pickTools, TOOL_SELECTION_BLOCK, TOOL_SELECTION_MAX, TOOL_SELECTION_THRESHOLD, ToolSelectionSchema, toolCatalogue } from '../../core/tools/selection';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../../core/model/provider';
 import type { ToolRegistry } from '../../core/tools/registry';
 import type { ModelConfig } from '../../core/turn/contracts';
@@ -19,14 +19,6 @@ import { structuredCall, StructuredOutputError, type StructuredLevel } from '../
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
 import { recordUsage } from '../../store/usage-store';
 import { heartbeating } from '../heartbeat';
-
-export const TOOL_SELECTION_THRESHOLD = 12;
-export const TOOL_SELECTION_MAX = 6;
-export const CATALOGUE_LINE_CHARS = 80;
-
-export const ToolSelectionSchema = z.object({
-  tools: z.array(z.string()).describe('Ids of the selected tools, most relevant first.'),
-});
 
 export type ToolSelectionFallback = 'below_threshold' | 'no_valid_tools' | 'structured_call_failed' | 'provider_error';
 
@@ -55,22 +47,6 @@ export interface SelectToolsOptions {
   capabilities?: { toolCall?: boolean; jsonMode?: boolean };
 }
 
-function firstSentence(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const m = /^(.+?[.!?])(\s|$)/.exec(flat);
-  return m ? m[1]! : flat;
-}
-
-/** Compact catalogue: one `- id: description` line per tool, at most CATALOGUE_LINE_CHARS chars. */
-export function toolCatalogue(registry: ToolRegistry, ids: readonly string[] = registry.ids()): string {
-  return ids
-    .map((id) => {
-      const line = `- ${id}: ${firstSentence(registry.get(id).description)}`;
-      return line.length <= CATALOGUE_LINE_CHARS ? line : `${line.slice(0, CATALOGUE_LINE_CHARS - 1)}…`;
-    })
-    .join('\n');
-}
-
 /** Picks the tools relevant to `userPrompt`; never throws except on cancellation / bad options. */
 export async function selectTools(provider: ModelProvider, registry: ToolRegistry, userPrompt: string, opts: SelectToolsOptions = {}): Promise<ToolSelection> {
   const threshold = opts.threshold ?? TOOL_SELECTION_THRESHOLD;
@@ -94,15 +70,7 @@ export async function selectTools(provider: ModelProvider, registry: ToolRegistr
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.capabilities ? { capabilities: opts.capabilities } : {}),
     });
-    const known = new Set(candidates);
-    const picked: string[] = [];
-    const ignored: string[] = [];
-    for (const raw of res.value.tools) {
-      const id = raw.trim();
-      if (known.has(id)) {
-        if (!picked.includes(id) && picked.length < max) picked.push(id);
-      } else if (!pinned.has(id)) ignored.push(raw);
-    }
+    const { picked, ignored } = pickTools(res.value.tools, candidates, pinned, max);
     if (picked.length === 0) {
       return { toolIds: all, fallback: 'no_valid_tools', reason: `no registered tool among ${JSON.stringify(res.value.tools)}`, ignored, usage: res.usage };
     }
@@ -115,25 +83,12 @@ export async function selectTools(provider: ModelProvider, registry: ToolRegistr
   }
 }
 
-export { restrictRegistry } from '../../core/tools/registry';
-
-export const TOOL_SELECTION_BLOCK = 'stage.tool_selection';
-
-/** The turn's selected tool ids (from its stage.tool_selection block), or undefined when none was recorded. */
-export function selectedToolIds(blocks: readonly Block[], turnId: string): string[] | undefined {
-  for (let i = blocks.length - 1; i >= 0; i--) {
-    const b = blocks[i]!;
-    if (b.type === TOOL_SELECTION_BLOCK && b.turn_id === turnId && Array.isArray(b.meta['tool_ids'])) return (b.meta['tool_ids'] as unknown[]).map(String);
-  }
-  return undefined;
-}
-
 export interface SelectToolsInput {
   conversationId: string;
   turnId: string;
   prompt: string;
   model: ModelConfig;
-  pinned?: string[];
+  pinned?: readonly string[];
 }
 
 export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fallback'>;
@@ -178,7 +133,7 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
     });
     await appendBlocks(pool, input.conversationId, [block]);
     if (sel.usage.inputTokens + sel.usage.outputTokens > 0) {
-      await recordUsage(pool, { conversationId: input.conversationId, turnId: input.turnId, round: 0, callKey: `${input.turnId}/tool_selection`, provider: provider.id, model: input.model.model, usage: sel.usage });
+      await recordUsage(pool, { conversationId: input.conversationId, turnId: input.turnId, round: 0, callKey: `${input.turnId}/tool_selection/${Context.current().info.attempt}`, provider: provider.id, model: input.model.model, usage: sel.usage, purpose: 'tool_selection' });
     }
     return outcomeOf((await loadBlock(pool, input.conversationId, id)) ?? block);
   }

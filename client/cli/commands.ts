@@ -7,6 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import { followEvents, type StreamEvent } from '../../store/stream-bus';
 import type { StartedTurn } from '../api';
 import { listTurns } from '../../store/turn-store';
+import { loadStreamSeq } from '../../store/conversation-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../core/turn/contracts';
 import { createLiveRenderer } from './render';
@@ -65,8 +66,7 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
 
 /** The conversation's current stream offset (events after it belong to what happens next). */
 export async function streamOffset(s: Session, conversationId: string): Promise<number> {
-  const res = await s.db.pool.query<{ stream_seq: string }>('SELECT stream_seq FROM conversations WHERE id = $1', [conversationId]);
-  return Number(res.rows[0]?.stream_seq ?? 0);
+  return loadStreamSeq(s.db.pool, conversationId);
 }
 
 /** Renders a turn's stream live until its `done` event, and returns the turn's result. */

@@ -2,7 +2,7 @@
 import type { Block } from '../../core/timeline/block';
 import { renderTimeline } from '../../core/timeline/render';
 import { createToolRegistry } from '../../core/tools';
-import { systemPromptFor } from '../../activities/turn/protocol';
+import { systemPromptFor } from '../../core/decision/prompt';
 
 export function debugRender(blocks: Block[], now = Date.now()): string {
   const last = blocks[blocks.length - 1];

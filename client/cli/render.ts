@@ -13,6 +13,7 @@ const dim = (s: string) => (isTTY() ? `\x1b[2m${s}\x1b[22m` : s);
 const bold = (s: string) => (isTTY() ? `\x1b[1m${s}\x1b[22m` : s);
 const cyan = (s: string) => (isTTY() ? `\x1b[36m${s}\x1b[39m` : s);
 const yellow = (s: string) => (isTTY() ? `\x1b[33m${s}\x1b[39m` : s);
+const red = (s: string) => (isTTY() ? `\x1b[31m${s}\x1b[39m` : s);
 const magenta = (s: string) => (isTTY() ? `\x1b[35m${s}\x1b[39m` : s);
 
 export interface LiveRenderer {
@@ -22,6 +23,30 @@ export interface LiveRenderer {
 }
 
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+
+const tokens = (n: unknown) => (typeof n === 'number' ? `${n.toLocaleString('en-US').replace(/,/g, ' ')}` : '?');
+
+/** One line per compaction phase, with its token counts. */
+export function compactLine(p: Record<string, unknown>): string {
+  switch (p.phase) {
+    case 'over_budget':
+      return `⇣ context over budget in round ${String(p.round)}: ${tokens(p.estimate)} > ${tokens(p.budget)} tokens — compacting`;
+    case 'start':
+      return `⇣ compacting ${String(p.coveredTurns ?? 0)} turn(s): ${tokens(p.tokensBefore)} → ~${tokens(p.tokensAfter)} tokens`;
+    case 'summarising':
+      return `⇣ summarising ${String(p.coveredBlocks ?? 0)} block(s)${p.prefixBlocks ? ` + ${String(p.prefixBlocks)} of this turn` : ''}`;
+    case 'summarised':
+      return `⇣ summary written (${String(p.summaryChars ?? 0)} chars)`;
+    case 'committed':
+      return `⇣ compacted: ${tokens(p.tokensBefore)} → ${tokens(p.tokensAfter)} tokens (${String(p.kind ?? '')})`;
+    case 'skipped':
+      return `⇣ compaction skipped: it cannot reduce the context`;
+    case 'failed':
+      return `⇣ compaction failed (${String(p.failures ?? '?')} in a row): ${String(p.error ?? '')}`;
+    default:
+      return `⇣ compaction ${String(p.phase ?? '')}`;
+  }
+}
 
 export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: string; sources?: SourceRef[] } = {}): LiveRenderer {
   let mode: 'none' | 'thinking' | 'answer' | 'raw' | 'canvas' | 'followup' = 'none';
@@ -53,6 +78,10 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
     switch (e.kind) {
       case 'phase':
         newline();
+        if (p.phase === 'turn.failed') {
+          write(red(`✗ ${String(p.turnId ?? e.turnId)} failed: ${String(p.error ?? '')}\n`));
+          break;
+        }
         write(bold(`▶ ${String(p.turnId ?? e.turnId)} started (${String(p.workflowId ?? '')})\n`));
         answered = false;
         break;
@@ -113,7 +142,7 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
         break;
       case 'compact':
         newline();
-        write(yellow(`⇣ compacting the context (${String(p.phase ?? '')})\n`));
+        write((p.phase === 'failed' || p.phase === 'skipped' ? yellow : dim)(`${compactLine(p)}\n`));
         break;
       case 'answer':
         if (p.phase === 'done') {

@@ -14,6 +14,7 @@ import { DreactError, type DreactClient } from '../api';
 import { ConversationIdSchema, type TurnOptionsInput } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
+import { loadStreamSeq } from '../../store/conversation-store';
 import { startStreamNotifier, type PgStreamNotifier } from '../../store/stream-notifier';
 import { parseOffset } from './protocol';
 import { sseStream } from './sse-stream';
@@ -98,11 +99,6 @@ function keyChecker(keys: readonly string[]): (key: string) => boolean {
   };
 }
 
-async function streamSeq(pool: Pool, id: string): Promise<number> {
-  const res = await pool.query<{ stream_seq: string }>('SELECT stream_seq FROM conversations WHERE id = $1', [id]);
-  return Number(res.rows[0]?.stream_seq ?? 0);
-}
-
 export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp> {
   const keys = opts.apiKeys.map((k) => k.trim()).filter(Boolean);
   if (keys.length === 0 && !opts.insecure) throw new Error('the gateway needs at least one API key (DREACT_API_KEYS); for local development set DREACT_GATEWAY_INSECURE=1');
@@ -147,7 +143,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   app.post('/v1/conversations/:id/turns', async (c) => {
     const id = conversationId(c);
     const body = await jsonBody(c, TurnBodySchema);
-    const streamAfter = await streamSeq(pool, id);
+    const streamAfter = await loadStreamSeq(pool, id);
     const started = await client.startTurn(id, body.prompt, (body.options ?? {}) as TurnOptionsInput, body.messageId);
     return c.json({ ...started, streamAfter, stream: `/v1/conversations/${encodeURIComponent(id)}/stream?after=${streamAfter}` }, 202);
   });
@@ -164,7 +160,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   app.get('/v1/conversations/:id/state', async (c) => {
     const id = conversationId(c);
     const view = await client.conversationState(id);
-    return c.json({ ...view, streamSeq: await streamSeq(pool, id), turns: await listTurns(pool, id) });
+    return c.json({ ...view, streamSeq: await loadStreamSeq(pool, id), turns: await listTurns(pool, id) });
   });
 
   app.get('/v1/conversations/:id/timeline', async (c) => {

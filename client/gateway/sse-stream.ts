@@ -10,6 +10,7 @@ import type { Pool } from 'pg';
 import { followEvents, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
 import { toSseMessage } from './protocol';
 import { turnStartedAt } from '../../store/turn-store';
+import { loadStreamWindow } from '../../store/stream-window';
 
 export interface SseStreamOptions {
   pool: Pool;
@@ -26,14 +27,9 @@ export interface SseStreamOptions {
 
 /** Events older than the retained window were pruned: tell the reader which offsets it missed. */
 async function prunedGap(pool: Pool, conversationId: string, after: number): Promise<{ from: number; to: number } | undefined> {
-  const res = await pool.query<{ min: string | null; last: string | null }>(
-    `SELECT (SELECT min(seq) FROM stream_events WHERE conversation_id = $1) AS min,
-            (SELECT stream_seq FROM conversations WHERE id = $1) AS last`,
-    [conversationId],
-  );
-  const row = res.rows[0];
-  if (!row || row.last === null) return undefined;
-  const firstKept = row.min === null ? Number(row.last) + 1 : Number(row.min);
+  const window = await loadStreamWindow(pool, conversationId);
+  if (!window) return undefined;
+  const firstKept = window.oldestSeq ?? window.lastSeq + 1;
   return after + 1 < firstKept ? { from: after + 1, to: firstKept - 1 } : undefined;
 }
 

@@ -76,7 +76,12 @@ export function planCut(input: CutInput): CutPlan {
   if (input.estimate <= input.budget) return { kind: 'none', reason: 'under_budget' };
   const view = compactedView(input.blocks);
   const tok = view.map((b) => (isMessageBlock(b) ? blockTokens(b, input.charsPerToken) : 0));
-  const contextBudget = Math.max(0, input.budget - input.systemTokens);
+  // What the request costs beyond the system prompt and the blocks' own text (round frames,
+  // headers, SOURCES POOL, ANNOUNCE) stays after any cut: count it with the system estimate.
+  const blockSum = view.reduce((s, b) => s + blockTokens(b, input.charsPerToken), 0);
+  const overhead = Math.max(0, input.estimate - input.systemTokens - blockSum);
+  const fixed = input.systemTokens + overhead;
+  const contextBudget = Math.max(0, input.budget - fixed);
   let keep = KEEP_RECENT_SHARE * contextBudget;
   const recentTurns = lastTurns(view, input.keepRecentTurns ?? KEEP_RECENT_TURNS);
   const recentTokens = view.reduce((s, b, i) => s + (recentTurns.has(b.turn_id) && b.type !== 'conv.range.summary' ? tok[i]! : 0), 0);
@@ -92,13 +97,36 @@ export function planCut(input: CutInput): CutPlan {
   // 2. The first candidate at or after it.
   let cut = idx;
   while (cut < view.length && !isCutCandidate(view[cut]!)) cut++;
-  if (cut >= view.length) return { kind: 'none', reason: 'nothing_to_compact' };
+  // The newest message alone outweighs keep_recent_tokens: keep from the last candidate before it.
+  if (cut >= view.length) {
+    cut = Math.min(idx, view.length - 1);
+    while (cut > 0 && !isCutCandidate(view[cut]!)) cut--;
+    if (cut <= 0) return { kind: 'none', reason: 'nothing_to_compact' };
+  }
   // 3. Backtrack over blocks that are neither messages nor summaries.
   while (cut > 0 && !isMessageBlock(view[cut - 1]!) && view[cut - 1]!.type !== 'conv.range.summary') cut--;
   // Never separate a tool call from its result.
   cut = keepCallsWithResults(view, cut);
 
-  // 4. Turn protection.
+  // 4. Turn protection, then: when what stays would still not fit, move the cut to later
+  // candidates (keep_recent_tokens can overshoot by one large message).
+  let plan = protect(view, input, cut, fixed);
+  for (let next = cut + 1; (!plan || plan.tokensAfter > input.budget) && next < view.length; next++) {
+    if (!isCutCandidate(view[next]!)) continue;
+    const moved = keepCallsWithResults(view, next);
+    if (moved <= cut) continue;
+    cut = moved;
+    const candidate = protect(view, input, cut, fixed);
+    if (candidate) plan = candidate;
+  }
+  return plan ?? { kind: 'none', reason: 'nothing_to_compact' };
+}
+
+type Planned = Exclude<CutPlan, { kind: 'none' }>;
+
+/** Applies turn protection to a cut and prices what stays; undefined when nothing would be compacted. */
+function protect(view: readonly Block[], input: CutInput, at: number, fixed: number): Planned | undefined {
+  let cut = at;
   const currentStart = view.findIndex((b) => b.turn_id === input.currentTurnId);
   const turnStart = (i: number) => {
     let s = i;
@@ -118,10 +146,11 @@ export function planCut(input: CutInput): CutPlan {
   const covered = view.slice(0, historyEnd);
   const prefix = midTurn ? view.slice(historyEnd, cut).filter((b) => b.type !== 'turn.header' && b.type !== 'user.prompt') : [];
   const coversSomething = covered.some((b) => isMessageBlock(b));
-  if (!coversSomething && prefix.length === 0) return { kind: 'none', reason: 'nothing_to_compact' };
+  if (!coversSomething && prefix.length === 0) return undefined;
 
-  const keptTokens = view.slice(historyEnd).reduce((s, b, k) => s + (prefix.includes(b) ? 0 : tok[historyEnd + k]!), 0);
-  const tokensAfter = input.systemTokens + (coversSomething ? SUMMARY_MAX_TOKENS : 0) + (prefix.length ? PREFIX_SUMMARY_MAX_TOKENS : 0) + keptTokens;
+  const prefixSet = new Set(prefix);
+  const keptTokens = view.slice(historyEnd).reduce((s, b) => s + (prefixSet.has(b) ? 0 : blockTokens(b, input.charsPerToken)), 0);
+  const tokensAfter = fixed + (coversSomething ? SUMMARY_MAX_TOKENS : 0) + (prefix.length ? PREFIX_SUMMARY_MAX_TOKENS : 0) + keptTokens;
   return {
     kind: midTurn ? 'mid_turn' : 'history',
     coveredIds: coversSomething ? covered.map((b) => b.id) : [],

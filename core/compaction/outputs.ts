@@ -9,6 +9,7 @@
 import { makeBlock, type Block } from '../timeline/block';
 import { currentOpenPlan, latestPlanSnapshots, renderPlanHistory } from '../timeline/plans';
 import { CHECKPOINT_TYPE } from './view';
+import { paths } from '../timeline/paths';
 
 export const MAX_PRESERVED_NOTES = 32;
 
@@ -46,7 +47,7 @@ export function compactionBatch(input: CompactionBatchInput): Block[] {
         turn_id: turnId,
         ts,
         key: input.compactionId,
-        path: `ar:${turnId}.conv.range.summary.${compactionIndex(input.compactionId)}`,
+        path: paths.rangeSummary(turnId),
         text: input.summary,
         meta: {
           ...meta,
@@ -70,7 +71,7 @@ export function compactionBatch(input: CompactionBatchInput): Block[] {
     const active = currentOpenPlan(plans);
     const planBlock = active ? [...covered].reverse().find((b) => b.type === 'react.plan' && b.meta['plan_id'] === active.plan_id) : undefined;
     if (planBlock) {
-      out.push(makeBlock({ type: 'react.plan', author: 'react', turn_id: turnId, ts, mime: planBlock.mime, path: `${planBlock.path ?? `ar:${turnId}.react.plan.${active!.plan_id}`}.carry`, text: planBlock.text ?? '', key: `${input.compactionId}/carry/${active!.plan_id}`, meta: { ...planBlock.meta, ...meta, carried_from: planBlock.id } }));
+      out.push(makeBlock({ type: 'react.plan', author: 'react', turn_id: turnId, ts, mime: planBlock.mime, path: paths.plan(turnId, active!.plan_id, true), text: planBlock.text ?? '', key: `${input.compactionId}/carry/${active!.plan_id}`, meta: { ...planBlock.meta, ...meta, carried_from: planBlock.id } }));
     }
     const history = renderPlanHistory(plans);
     if (history) out.push(makeBlock({ type: 'react.plan.history', author: 'system', turn_id: turnId, ts, key: `${input.compactionId}/plan-history`, text: history, meta }));

@@ -45,3 +45,37 @@ export function summarizerInput(blocks: readonly Block[]): { text: string; trunc
 export function hasSummaryLayout(summary: string): boolean {
   return SUMMARY_SECTIONS.every((s) => summary.includes(`## ${s}`));
 }
+
+/**
+ * A deterministic summary in the layout, made from the summariser's input alone (the user's
+ * messages, the paths and source ids it mentions): what the scripted provider and the API
+ * emulator answer, and a fallback shape for tests. Bounded to about `maxChars`.
+ */
+export function extractiveSummary(input: string, maxChars = 2400): string {
+  const requests = [...input.matchAll(/\[USER MESSAGE\][^\n]*\n([^\n]+)/g)].map((m) => m[1]!.trim()).filter(Boolean);
+  const refs = [...new Set(input.match(/\b(?:fi|tc|ar|so|ws):[A-Za-z0-9_./[\]:-]+/g) ?? [])];
+  const sids = [...new Set(input.match(/\[\[S:\d+\]\]/g) ?? [])];
+  const clip = (xs: string[], n: number) => (xs.length > n ? [...xs.slice(0, Math.ceil(n / 2)), `… (${xs.length - n} more)`, ...xs.slice(-Math.floor(n / 2))] : xs);
+  const lines = [
+    '## GOAL AND PREFERENCES',
+    ...(requests.length ? clip(requests.map((r) => `- ${r.slice(0, 160)}`), 6) : ['none']),
+    '## DECISIONS',
+    'none',
+    '## FACTS (with [[S:n]] source ids)',
+    sids.length ? `- sources cited: ${sids.slice(0, 20).join(' ')}` : 'none',
+    '## OPEN QUESTIONS',
+    'none',
+    '## REFERENCES (logical paths)',
+    ...(refs.length ? clip(refs.map((r) => `- ${r}`), 16) : ['none']),
+    '## ACTIVE WORK',
+    `active request: ${requests.at(-1)?.slice(0, 160) ?? 'none'}`,
+    `retrieval anchors: ${requests.slice(-3).map((r) => `"${r.slice(0, 40)}"`).join(', ') || 'none'}`,
+    `read refs: ${refs.slice(-5).join(', ') || 'none'}`,
+    'done: the earlier turns summarised here',
+    'open: none',
+    'next: continue with the current request',
+    'recovery plan: react.read the references above for full content',
+  ];
+  const text = lines.join('\n');
+  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
+}

@@ -81,8 +81,8 @@ export interface NoticeBlockArgs {
   turnId: string;
   /** ISO timestamp (time is a parameter; core never reads the clock). */
   ts: string;
-  /** Round (iteration) the notice belongs to. */
-  iteration: number;
+  /** Round the notice belongs to (stored as `meta.iteration`, the persisted name). */
+  round: number;
   notice: Notice;
   /** Position among the round's notices (keeps block ids unique and deterministic). */
   index?: number;
@@ -92,7 +92,7 @@ export interface NoticeBlockArgs {
 
 /** A `react.notice` block (author react, JSON text) the model sees on the next round. */
 export function noticeBlock(args: NoticeBlockArgs): Block {
-  const { turnId, ts, iteration, notice: n, index = 0, failedRound = false } = args;
+  const { turnId, ts, round, notice: n, index = 0, failedRound = false } = args;
   return makeBlock({
     type: 'react.notice',
     author: 'react',
@@ -100,8 +100,8 @@ export function noticeBlock(args: NoticeBlockArgs): Block {
     ts,
     mime: 'application/json',
     text: noticeText(n),
-    key: `${iteration}.${index}`,
-    meta: { rel: 'call', iteration, failed_round: failedRound, code: n.code, severity: n.severity, ...(failedRound ? { reason: n.code } : {}) },
+    key: `${round}.${index}`,
+    meta: { rel: 'call', iteration: round, failed_round: failedRound, code: n.code, severity: n.severity, ...(failedRound ? { reason: n.code } : {}) },
   });
 }
 
@@ -113,16 +113,17 @@ export function noticeBlock(args: NoticeBlockArgs): Block {
 export function failedDecisionBlocks(args: {
   turnId: string;
   ts: string;
-  iteration: number;
+  /** Round of the failed decision (stored as `meta.iteration`). */
+  round: number;
   raw: string;
   notes?: string;
   notices: readonly Notice[];
 }): Block[] {
-  const { turnId, ts, iteration } = args;
+  const { turnId, ts, round } = args;
   const blocks: Block[] = [];
   if (args.notes && args.notes.trim()) {
     blocks.push(
-      makeBlock({ type: 'react.notes', author: 'react', turn_id: turnId, ts, text: args.notes, key: iteration, meta: { iteration, failed_round: true } }),
+      makeBlock({ type: 'react.notes', author: 'react', turn_id: turnId, ts, text: args.notes, key: round, meta: { iteration: round, failed_round: true } }),
     );
   }
   blocks.push(
@@ -133,10 +134,10 @@ export function failedDecisionBlocks(args: {
       ts,
       mime: 'text/plain',
       text: args.raw,
-      key: iteration,
-      meta: { iteration, failed_round: true },
+      key: round,
+      meta: { iteration: round, failed_round: true },
     }),
   );
-  args.notices.forEach((n, index) => blocks.push(noticeBlock({ turnId, ts, iteration, notice: n, index, failedRound: true })));
+  args.notices.forEach((n, index) => blocks.push(noticeBlock({ turnId, ts, round, notice: n, index, failedRound: true })));
   return blocks;
 }

@@ -111,3 +111,14 @@ export function buildDecisionSystemPrompt(registry: ToolRegistry, opts: SystemPr
   sections.push(toolsSection(registry));
   return `${sections.join('\n\n')}\n`;
 }
+
+const prompts = new WeakMap<ToolRegistry, Map<MultiActionMode, string>>();
+
+/** The system prompt for a registry (memoised: identical bytes every round and turn). */
+export function systemPromptFor(registry: ToolRegistry, multiAction: MultiActionMode): string {
+  let byMode = prompts.get(registry);
+  if (!byMode) prompts.set(registry, (byMode = new Map()));
+  let prompt = byMode.get(multiAction);
+  if (prompt === undefined) byMode.set(multiAction, (prompt = buildDecisionSystemPrompt(registry, { multiAction })));
+  return prompt;
+}

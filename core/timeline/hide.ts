@@ -19,6 +19,8 @@ import type { PreviewConfig } from './preview';
 import { recoveryHandle, type TruncationConfig } from './truncate';
 
 export const DEFAULT_EDITABLE_TAIL_TOKENS = 2000;
+/** Meta flag of a successful react.hide's tool result: later renders of the turn suppress the previous-turn cache. */
+export const SUPPRESS_PREV_TURN_CACHE = 'suppress_prev_turn_cache';
 /** Rough upper bound of an image / document's prompt tokens, for the tail measure. */
 const BINARY_TOKENS = 1600;
 
@@ -129,4 +131,12 @@ export function checkHide(blocks: readonly Block[], path: string, opts: HideOpti
 export function hideRefusalNotice(result: Extract<HideResult, { ok: false }>, turnId: string, ts: string, key: string | number): Block {
   const { ok: _ok, ...body } = result;
   return makeBlock({ type: 'react.notice', author: 'react', turn_id: turnId, ts, key: `hide.${key}`, mime: 'application/json', text: JSON.stringify(body) });
+}
+
+/**
+ * True once a react.hide succeeded in `turnId`: every later render of the turn, in either
+ * protocol, uses `suppressPrevTurnCache` (the edit broke the previous-turn cached prefix).
+ */
+export function hideSuppressesPrevTurnCache(blocks: readonly Block[], turnId: string): boolean {
+  return blocks.some((b) => b.type === 'react.tool.result' && b.turn_id === turnId && b.meta[SUPPRESS_PREV_TURN_CACHE] === true);
 }

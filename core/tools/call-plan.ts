@@ -49,12 +49,12 @@ export interface ScheduledToolCall {
 
 /** How the workflow schedules a plan; plans from older builds map to what those builds did. */
 export function scheduleToolCall(call: ToolCallPlan): ScheduledToolCall {
-  if (call.activity === undefined) {
+  if (call.activity === undefined && call.retry === undefined && call.startToCloseTimeout === undefined) {
     const retry: RetryPolicy | undefined = call.maximumAttempts ? { initialInterval: call.initialIntervalMs ?? 1000, maximumAttempts: call.maximumAttempts } : undefined;
     return { activity: RUN_TOOL_ACTIVITY, options: { summary: call.summary, startToCloseTimeout: call.startToCloseMs ?? 5 * 60_000, ...(retry ? { retry } : {}) } };
   }
   return {
-    activity: call.activity,
+    activity: call.activity ?? RUN_TOOL_ACTIVITY,
     options: {
       summary: call.summary,
       startToCloseTimeout: call.startToCloseTimeout ?? 5 * 60_000,

@@ -33,6 +33,8 @@ export const ScriptSpecSchema = z.object({
   latencyMs: z.number().int().nonnegative().max(60_000).default(0),
   /** Fail the first N attempts of each call with a retryable error (failure injection). */
   failAttempts: z.number().int().nonnegative().max(10).default(0),
+  /** Extra delay of a compaction summariser call (ms), e.g. to kill a worker during it. */
+  summaryLatencyMs: z.number().int().nonnegative().max(60_000).default(0),
   /** Replies to structured calls (gate title, tool selection…) by schema name; others are refused (400). */
   structured: z.record(z.string(), z.unknown()).optional(),
 });
@@ -55,6 +57,8 @@ export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 export const TurnOptionsSchema = z.object({
   model: ModelConfigSchema.default({ provider: 'scripted' }),
   maxIterations: z.number().int().positive().max(100).optional(),
+  /** Context budget in tokens (default: the worker's DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
+  contextMaxTokens: z.number().int().min(1_000).max(2_000_000).optional(),
 });
 export type TurnOptions = z.infer<typeof TurnOptionsSchema>;
 export type TurnOptionsInput = z.input<typeof TurnOptionsSchema>;
@@ -97,11 +101,14 @@ export interface TurnResult {
   completionPath: CompletionPath;
   rounds: number;
   usage: Usage;
+  /** Compactions the turn ran, and their model usage (counted apart from `usage`). */
+  compactions?: number;
+  compactionUsage?: Usage;
   /** Events that arrived after the turn's last decision boundary; the conversation starts a new turn with them. */
   leftoverEvents: UserEvent[];
 }
 
-export type TurnStatus = 'running' | 'finalizing' | 'persisting' | 'completed' | 'failed';
+export type TurnStatus = 'running' | 'compacting' | 'finalizing' | 'persisting' | 'completed' | 'failed';
 
 export interface TurnState {
   turnId: string;
@@ -138,6 +145,8 @@ export interface DecideInput {
   model: ModelConfig;
   /** Native two-phase mode: 'loop' rounds do not stream an answer (a synthesis call does). */
   answerPhase?: 'stream' | 'loop';
+  /** The turn's context budget in tokens (absent in histories before compaction: the worker's). */
+  contextMaxTokens?: number;
 }
 
 /**
@@ -163,13 +172,18 @@ export interface ToolCallPlan {
   initialIntervalMs?: number;
 }
 
+/** What the loop acts on: every outcome but `over_budget` (answered by compaction). */
+export type RoundOutcome = Exclude<DecideOutcome, OverBudget>;
+
 export type DecideOutcome =
   /** Legacy single-call shape (kept so recorded histories replay unchanged). */
   | { kind: 'tool'; callId: string; toolId: string; summary: string; usage: Usage }
   /** Accepted calls run one after another; `final` (multi-action: complete after neutral tools) ends the turn after them. */
   | { kind: 'tools'; calls: ToolCallPlan[]; final?: { action: 'complete' | 'exit'; answer: string }; usage: Usage }
   | { kind: 'final'; action: 'complete' | 'exit'; answer: string; completionPath: string; usage: Usage }
-  | { kind: 'invalid'; code: string; message: string; usage: Usage };
+  | { kind: 'invalid'; code: string; message: string; usage: Usage }
+  /** The request would not fit the context budget: no model call; the workflow compacts, then reruns the round. */
+  | OverBudget;
 
 export interface ToolInput {
   conversationId: string;

@@ -13,7 +13,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { breakpointCount, PromptCache, TooManyBreakpointsError, type CacheAccounting, type CacheConfig } from './prompt-cache';
+import { extractiveSummary, SUMMARIZER_MARKER } from '../../core/compaction/prompt';
+import { breakpointCount, requestTokens, PromptCache, TooManyBreakpointsError, type CacheAccounting, type CacheConfig } from './prompt-cache';
 import { defaultStopReason, encodeEvent, messageBody, outputTokensOf, streamEvents, unevenChunks, wireUsage, type ReplyBlock, type WireUsage } from './sse';
 
 export type { ReplyBlock } from './sse';
@@ -49,6 +50,10 @@ export interface RecordedRequest {
   accounting?: CacheAccounting;
   usage?: WireUsage;
   reply?: Reply;
+  /** Input tokens of the request as the emulator counts them. */
+  inputTokens: number;
+  /** True when the request is a compaction summariser call (answered before the queue). */
+  summarizer: boolean;
   /** True when the whole response was written. */
   completed: boolean;
   /** True when the client closed the connection before the response was complete. */
@@ -69,6 +74,8 @@ export interface EmulatorOptions extends CacheConfig {
   seed?: number;
   /** Delay between written chunks (ms); 0 = next tick. */
   chunkDelayMs?: number;
+  /** The model's context window: longer requests get the API's 400 "prompt is too long". */
+  contextWindowTokens?: number;
 }
 
 export const reply = {
@@ -102,6 +109,9 @@ function lastUserText(body: Record<string, unknown>): string {
   }
   return '';
 }
+
+/** Answers a summariser call with a deterministic summary in the layout, from its input. */
+export const summaryResponder: Responder = (req) => reply.text(extractiveSummary(lastUserText(req.body), Number(req.body.max_tokens ?? 800) * 3));
 
 export const echoResponder: Responder = (req) => reply.text(`echo: ${lastUserText(req.body)}`);
 
@@ -152,6 +162,12 @@ export class AnthropicEmulator {
   }
 
   /** Set the default responder used when the queue is empty. */
+  /** Sets (or clears) the model's context window: longer requests get a 400 "prompt is too long". */
+  setContextWindow(tokens: number | undefined): this {
+    this.options.contextWindowTokens = tokens;
+    return this;
+  }
+
   respond(fn: Responder): this {
     this.responder = fn;
     return this;
@@ -185,7 +201,8 @@ export class AnthropicEmulator {
     } catch {
       body = {};
     }
-    const rec: RecordedRequest = { index: this.requests.length, body, headers: req.headers, stream: body.stream === true, completed: false, clientClosed: false, serverCut: false, closed };
+    const summarizer = JSON.stringify(body.system ?? '').includes(SUMMARIZER_MARKER);
+    const rec: RecordedRequest = { index: this.requests.length, body, headers: req.headers, stream: body.stream === true, inputTokens: requestTokens(body), summarizer, completed: false, clientClosed: false, serverCut: false, closed };
     this.requests.push(rec);
     res.on('close', () => {
       if (!rec.completed && !rec.serverCut && !this.stopping) rec.clientClosed = true;
@@ -211,7 +228,12 @@ export class AnthropicEmulator {
     const bps = breakpointCount(body);
     if (bps > 4) return sendError(400, 'invalid_request_error', new TooManyBreakpointsError(bps).message);
 
-    const next = this.queue.shift() ?? this.responder;
+    const window = this.options.contextWindowTokens;
+    if (window !== undefined && rec.inputTokens > window) {
+      return sendError(400, 'invalid_request_error', `prompt is too long: ${rec.inputTokens} tokens > ${window} maximum`);
+    }
+    // Compaction's summariser calls are answered here (a summary in the layout), before the queue.
+    const next = summarizer ? summaryResponder : (this.queue.shift() ?? this.responder);
     const r = typeof next === 'function' ? await next(rec) : next;
     rec.reply = r;
     if (r.kind === 'error') return sendError(r.status, r.type, r.message, r.headers);

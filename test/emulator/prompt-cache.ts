@@ -91,6 +91,11 @@ function flatten(body: Json): FlatBlock[] {
   return out;
 }
 
+/** Input tokens of a request body as the emulator counts them (tools, system, messages). */
+export function requestTokens(body: Json): number {
+  return flatten(body).reduce((n, b) => n + b.tokens, 0);
+}
+
 /** Number of `cache_control` blocks in a request body (tools, system, messages). */
 export function breakpointCount(body: Json): number {
   return flatten(body).filter((b) => b.breakpoint).length;

@@ -13,6 +13,7 @@ import { createScriptedProvider, resolveScript } from '../../activities/provider
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { listTurns } from '../../store/turn-store';
+import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
@@ -92,6 +93,11 @@ test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactl
   assert.equal(visible.trim(), r.answer, 'what a client shows after dropping the cut attempt is exactly the answer');
   const completions = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'assistant.completion');
   assert.equal(completions.length, 1);
+  // The cut call is in the ledger (recorded when the provider reported its input), marked cut;
+  // the retried call is complete: one row per call the provider served.
+  const ledger = await stack.db.pool.query(`SELECT purpose, cut, input_tokens + cache_read_tokens + cache_write_tokens AS prompt FROM usage_ledger WHERE conversation_id = $1 ORDER BY created_at`, [conv]);
+  assert.deepEqual(ledger.rows.map((row) => [row.purpose, row.cut]), [['title', false], ['decision', true], ['decision', false]]);
+  assert.ok(ledger.rows[1].prompt > 0, 'the cut call counts its input tokens');
 });
 
 test('a non-retryable 400 fails the turn with a clear message and TurnStatus=failed', async () => {
@@ -114,6 +120,7 @@ test('a non-retryable 400 fails the turn with a clear message and TurnStatus=fai
   assert.equal(row?.status, 'failed');
   assert.match(row?.error ?? '', /bad block/);
   assert.ok(row?.finishedAt);
+  await recordHistory(stack.server.address, started.workflowId, 'turn-failed-recorded-v4');
 });
 
 test('a 429 with retry-after 0 or a date in the past is retried with the policy backoff, not ended', async () => {

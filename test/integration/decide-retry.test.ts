@@ -35,7 +35,7 @@ function counted(reply: string): { provider: ModelProvider; calls: () => number 
   return { provider: { id: 'scripted', stream: (req, opts) => (n++, inner.stream(req, opts)) }, calls: () => n };
 }
 
-const deps = (provider: ModelProvider): ActivityDeps => ({ db, provider: () => provider, tools: builtinTools(), registry: createToolRegistry(), multiAction: 'off', maxIterations: 15, now: () => new Date() });
+const deps = (provider: ModelProvider): ActivityDeps => ({ db, provider: () => provider, tools: builtinTools(), registry: createToolRegistry(), multiAction: 'off', maxIterations: 15, contextMaxTokens: 80_000, now: () => new Date() });
 const run = <A extends unknown[], R>(conv: string, attempt: number, fn: (...a: A) => Promise<R>, ...args: A) =>
   new MockActivityEnvironment({ workflowExecution: { workflowId: `conv/${conv}/turn/1`, runId: 'r' }, activityId: 'decide-1', attempt } as Partial<Info>).run(fn, ...args) as Promise<R>;
 

@@ -111,3 +111,34 @@ test('history hygiene: a tool returning 1 MB grows Temporal history by under 4 K
     await stack.stopWorker();
   }
 });
+
+test('kill -9 of the worker during the compaction summariser, then restart: exactly one summary, the turn completes', async () => {
+  const conv = uniqueId('conv');
+  let worker = spawnWorker();
+  const big = (n: number) => callTool('react.write', { path: `big/${n}.md`, channel: 'internal', content: `section ${n} `.repeat(450), kind: 'file' });
+  await stack.client.startTurn(conv, 'one long task that outgrows its budget', {
+    contextMaxTokens: 6_000,
+    model: { provider: 'scripted', script: { rounds: [big(1), big(2), big(3), big(4), big(5), big(6), big(7), big(8), complete('done after the crash')], chunkSize: 4096, summaryLatencyMs: 4_000 } },
+  });
+  // The summariser is running once its compaction is planned; kill the worker then.
+  await waitFor('a compaction to be planned', async () => (await stack.db.pool.query(`SELECT count(*)::int AS n FROM compactions WHERE conversation_id = $1 AND status = 'planned'`, [conv])).rows[0].n > 0, 60_000);
+  await new Promise((r) => setTimeout(r, 500));
+  worker.kill('SIGKILL');
+  await new Promise((r) => worker.once('exit', r));
+  worker = spawnWorker();
+  try {
+    const result = await stack.client.result(conv, 1);
+    assert.equal(result.answer, 'done after the crash');
+    assert.ok((result.compactions ?? 0) >= 1);
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+  }
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  const batches = blocks.filter((b) => b.type === 'conv.turn.checkpoint' || b.type === 'conv.range.summary');
+  const ids = batches.map((b) => String(b.meta['compaction_id']));
+  assert.equal(new Set(ids).size, ids.length, `one summary/checkpoint per compaction: ${ids.join(', ')}`);
+  const rows = await stack.db.pool.query(`SELECT id, status FROM compactions WHERE conversation_id = $1 ORDER BY id`, [conv]);
+  assert.ok(rows.rows.every((r) => r.status === 'committed'), JSON.stringify(rows.rows));
+  assert.equal(rows.rowCount, new Set(ids).size);
+});

@@ -14,13 +14,16 @@ import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { builtinTools } from '../../activities/tools';
-import { createToolRegistry } from '../../core/tools';
+import { z } from 'zod';
+import { createToolRegistry, declareTool } from '../../core/tools';
 import { callIdFor } from '../../core/ids';
 import { makeContextActivities } from '../../activities/turn/context';
 import { makeRunTool } from '../../activities/turn/run-tool';
-import { makeDecideNative, type NativeDecideInput } from '../../activities/turn/decide-native';
+import { makeDecideNative, type NativeDecideInput } from '../../activities/turn/decide';
 import { makeSynthesizeAnswer } from '../../activities/turn/synthesize';
-import { STEER_CANCELLED_RESULT } from '../../core/model/native-render';
+import { makeSelectTools } from '../../activities/turn/tool-selection';
+import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selection';
+import { NativeToolNames, renderNative, STEER_CANCELLED_RESULT } from '../../core/model/native-render';
 import type { ActivityDeps } from '../../activities/deps';
 import type { DecideOutcome, UserEvent } from '../../core/turn/contracts';
 import { reply, startAnthropicEmulator, type AnthropicEmulator, type MessageReply } from '../emulator/anthropic-emulator';
@@ -41,6 +44,7 @@ before(async () => {
     registry: createToolRegistry(),
     multiAction: 'off',
     maxIterations: 15,
+    contextMaxTokens: 80_000,
     now: () => new Date(),
   };
 });
@@ -292,4 +296,62 @@ test('a retried round returns what the first attempt recorded, without a second 
   const replayed = await env(conv, 'decide-2', 2).run(decide, decideInput(conv, 2));
   assert.deepEqual(replayed, { ...second, usage: replayed.usage });
   assert.equal(emu.requests.length, calls + 1);
+});
+
+test('native rounds offer only the turn’s selected tools (more than 12 registered)', async () => {
+  const extra = Array.from({ length: 14 }, (_, i) =>
+    declareTool({
+      id: `hub.tool${i}`,
+      description: `Connector number ${i}.`,
+      params: z.strictObject({}),
+      strategy: 'exploration',
+      timeoutMs: 1000,
+      retry: { maximumAttempts: 1, initialInterval: 100, backoffCoefficient: 2 },
+      summarize: () => `hub.tool${i}`,
+    }),
+  );
+  const wide: ActivityDeps = { ...deps, registry: createToolRegistry({ extra }) };
+  assert.ok(wide.registry.ids().length > TOOL_SELECTION_THRESHOLD);
+  const conv = await startTurn('use connector 3');
+  emu.enqueue({ kind: 'message', content: [{ type: 'tool_use', id: 'toolu_s', name: 'select_tools', input: { tools: ['hub.tool3'] } }] });
+  const selection = await env(conv, 'select').run(makeSelectTools(wide), { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model, pinned: [...PINNED_TOOLS] });
+  assert.deepEqual(selection.toolIds, [...PINNED_TOOLS, 'hub.tool3']);
+
+  emu.enqueue({ kind: 'message', content: [{ type: 'tool_use', id: 'toolu_h', name: 'hub_tool3', input: {} }] });
+  const out = await env(conv, 'decide-1').run(makeDecideNative(wide), decideInput(conv, 1));
+  assert.deepEqual(lastBody().tools?.map((t) => t.name).sort(), ['hub_tool3', 'react_hide', 'react_plan', 'react_read', 'react_write']);
+  assert.equal(out.kind, 'tools');
+  assert.deepEqual(out.kind === 'tools' && out.calls.map((c) => c.toolId), ['hub.tool3']);
+});
+
+/** Cache breakpoints in a request's messages (the system prompt's is not counted). */
+const messageBreakpoints = () => (JSON.stringify(lastBody().messages).match(/"cache_control"/g) ?? []).length;
+
+test('after a react.hide in the turn, native rounds drop the previous-turn cache checkpoint', async () => {
+  const conv = `native_${randomBytes(4).toString('hex')}`;
+  const { loadContext } = makeContextActivities(deps);
+  const open = (turnId: string, turnIndex: number, text: string) =>
+    env(conv, `load-${turnId}`).run(loadContext, { conversationId: conv, turnId, turnIndex, workflowId: wfId(conv), prompt: { text, messageId: `m_${turnId}` } });
+  await open('turn_0', 1, 'Hello');
+  emu.enqueue(reply.text('Hello! How can I help?'));
+  await env(conv, 'decide-0').run(makeDecideNative(deps), decideInput(conv, 1, { turnId: 'turn_0' }));
+  await open('turn_1', 2, 'Write notes a and b, then hide b');
+  const decide = makeDecideNative(deps);
+  const write = (id: string, path: string): MessageReply => ({ kind: 'message', content: [{ type: 'tool_use', id, name: 'react_write', input: { path, channel: 'internal', content: 'x' } }] });
+  const input = (round: number) => decideInput(conv, round, { turnIndex: 2 });
+  for (const [round, r] of [[1, write('toolu_1', 'files/a.md')], [2, write('toolu_2', 'files/b.md')]] as const) {
+    emu.enqueue(r);
+    await runCalls(conv, await env(conv, `decide-${round}`).run(decide, input(round)));
+  }
+  const hidden = `tc:turn_1.${callIdFor(`${wfId(conv)}/round/2/0`)}.result`;
+  emu.enqueue({ kind: 'message', content: [{ type: 'tool_use', id: 'toolu_3', name: 'react_hide', input: { path: hidden, replacement: 'note b (hidden)' } }] });
+  await runCalls(conv, await env(conv, 'decide-3').run(decide, input(3)));
+  const blocks = await loadBlocks(db.pool, conv);
+  assert.ok(blocks.some((b) => b.type === 'react.tool.result' && b.meta.suppress_prev_turn_cache === true));
+  const unsuppressed = renderNative({ blocks, currentTurnId: 'turn_1', systemPrompt: '', tools: [], names: new NativeToolNames([]) }, { now: Date.now() });
+  assert.equal(unsuppressed.messages.flatMap((m) => m.content).filter((p) => p.cache).length, 3, 'without the hide: previous turn, pre-tail and tail checkpoints');
+
+  emu.enqueue(reply.text('Done.'));
+  await env(conv, 'decide-4').run(decide, input(4));
+  assert.equal(messageBreakpoints(), 2, 'the previous-turn checkpoint moves to the pre-tail one');
 });

@@ -13,6 +13,7 @@ import { callTool, complete, createTestStack, uniqueId, type TestStack } from '.
 import { loadBlocks } from '../../store/timeline-store';
 import type { ToolImpl } from '../../activities/tools/types';
 import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
+import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;
 /** Attempts seen per call id, and the attempt number Temporal reported. */
@@ -93,6 +94,7 @@ test('retries spent: the failure becomes the observation and the turn goes on', 
   assert.match(result?.text ?? '', /^tool test\.flaky failed: .*transient failure 3/);
   assert.equal(result?.meta.retry_state, 'MAXIMUM_ATTEMPTS_REACHED');
   assert.ok((await scheduled(workflowId)).some((a) => a.type === 'recordToolFailure'));
+  await recordHistory(stack.server.address, workflowId, 'turn-tool-failure-observation-v4');
 });
 
 test('a non-retryable error type from the declaration: one attempt, then the observation', async () => {

@@ -13,6 +13,7 @@ import { reactReadImpl } from '../../activities/tools/react-read';
 import { reactPlanImpl } from '../../activities/tools/react-plan';
 import { reactHideImpl } from '../../activities/tools/react-hide';
 import type { ToolContext } from '../../activities/tools/types';
+import { pgToolStore } from '../../store/tool-store';
 import { gateConversation } from '../../activities/turn/gate';
 import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
@@ -20,7 +21,8 @@ import { makeBlock, type Block } from '../../core/timeline/block';
 import { uniqueId } from '../support/stack';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
-import { makeSelectTools, selectedToolIds } from '../../activities/turn/tool-selection';
+import { makeSelectTools } from '../../activities/turn/tool-selection';
+import { selectedToolIds } from '../../core/tools/selection';
 import { makeGate } from '../../activities/turn/gate';
 import { visibleItems } from '../../core/timeline/render';
 import { createToolRegistry, declareTool } from '../../core/tools';
@@ -40,11 +42,10 @@ const streamed: Array<{ kind: string; payload: Record<string, unknown> }> = [];
 
 function ctxFor(conversationId: string, callId: string, turnId = 'turn_1'): ToolContext {
   return {
-    pool: db.pool,
+    store: pgToolStore(db.pool, conversationId),
     conversationId,
     turnId,
     callId,
-    blocks: () => loadBlocks(db.pool, conversationId),
     signal: new AbortController().signal,
     heartbeat: () => undefined,
     now: () => new Date(TS),
@@ -224,7 +225,7 @@ test('gate: a new conversation gets a model title once; a retry returns the reco
   const title = await db.pool.query(`SELECT title FROM conversations WHERE id = $1`, [conv]);
   assert.equal(title.rows[0].title, 'Anthropic prompt caching');
   const usage = await db.pool.query(`SELECT call_key FROM usage_ledger WHERE conversation_id = $1`, [conv]);
-  assert.deepEqual(usage.rows.map((r) => r.call_key), ['turn_1/gate']);
+  assert.deepEqual(usage.rows.map((r) => r.call_key), ['turn_1/gate/1']);
   const next = await gateConversation(gateDeps('{"title": "New"}'), { ...input, turnId: 'turn_2' });
   assert.deepEqual(next, { title: 'Anthropic prompt caching', source: 'existing' }, 'an existing title is never replaced');
 });
@@ -263,7 +264,7 @@ test('selectTools activity (20 tools): records the choice once as stage.tool_sel
   assert.equal(calls, 1, 'the retry does not call the model again');
   assert.deepEqual(selectedToolIds(await loadBlocks(db.pool, conv), 'turn_1'), ['react.read', 'hub.tool3', 'hub.tool9']);
   const usage = await db.pool.query(`SELECT call_key FROM usage_ledger WHERE conversation_id = $1`, [conv]);
-  assert.deepEqual(usage.rows.map((r) => r.call_key), ['turn_1/tool_selection']);
+  assert.deepEqual(usage.rows.map((r) => r.call_key), ['turn_1/tool_selection/1']);
   const gate = await env.run(makeGate({ db, now: () => new Date(TS), provider: () => scripted('{"title":"Connector three"}') }), { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model: { provider: 'scripted' as const } });
   assert.equal((gate as { title: string }).title, 'Connector three');
   const shown = visibleItems(await loadBlocks(db.pool, conv), 'turn_1').map((it) => it.block.type);

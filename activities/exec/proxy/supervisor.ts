@@ -7,11 +7,9 @@
  */
 import net from 'node:net';
 import { promises as fs } from 'node:fs';
-import type { Pool } from 'pg';
 import { makeBlock } from '../../../core/timeline/block';
 import type { ToolRegistry } from '../../../core/tools/registry';
-import { appendBlocks, loadBlocks } from '../../../store/timeline-store';
-import { mergeToolSources } from '../../../store/sources-store';
+import type { ToolStore } from '../../../store/tool-store';
 import { checkToolParams } from '../../tools';
 import type { ToolImpl, ToolObservation } from '../../tools/types';
 import { activityLog } from '../../log';
@@ -25,7 +23,8 @@ const MAX_ANSWER_CHARS = 2_000_000;
 
 export interface SupervisorOptions {
   socketPath: string;
-  pool: Pool;
+  /** The conversation's store (the exec call's ToolContext.store). */
+  store: ToolStore;
   conversationId: string;
   turnId: string;
   /** The exec's tool call id (the proxied calls are recorded under it). */
@@ -50,7 +49,7 @@ export class ToolSupervisor {
     const o = this.opts;
     const prefix = `${o.callId}.proxy.`;
     // Continue the sequence after calls recorded by an earlier supervisor of the same exec.
-    this.seq = (await loadBlocks(o.pool, o.conversationId)).filter((b) => b.type === PROXY_BLOCK_TYPE && b.id.includes(prefix)).length;
+    this.seq = (await o.store.blocks()).filter((b) => b.type === PROXY_BLOCK_TYPE && b.id.includes(prefix)).length;
     await fs.rm(o.socketPath, { force: true });
     const server = net.createServer((socket) => {
       const p = this.serve(socket).finally(() => this.inflight.delete(p));
@@ -111,11 +110,10 @@ export class ToolSupervisor {
     if (!checked.ok) return { ok: false, text: checked.text };
     try {
       let obs = await impl.run(checked.params, {
-        pool: o.pool,
+        store: o.store,
         conversationId: o.conversationId,
         turnId: o.turnId,
         callId: o.callId,
-        blocks: () => loadBlocks(o.pool, o.conversationId),
         signal: this.aborter.signal,
         heartbeat: () => undefined,
         now: o.now,
@@ -123,7 +121,7 @@ export class ToolSupervisor {
       });
       const rows = obs.meta?.source_rows;
       if (Array.isArray(rows) && rows.length > 0) {
-        const merged = await mergeToolSources(o.pool, o.conversationId, rows, obs.text, { turnId: o.turnId });
+        const merged = await o.store.mergeSources(rows, obs.text, o.turnId);
         const { source_rows: _rows, ...meta } = obs.meta ?? {};
         obs = { ...obs, text: merged.text, meta: { ...meta, sources_used: merged.sids } };
       }
@@ -148,7 +146,7 @@ export class ToolSupervisor {
       text: obs.text,
       meta: { tool_id: toolId, params: params ?? {}, ok: obs.ok, exec_id: o.execId, seq, via: 'exec.tool_proxy', size_bytes: Buffer.byteLength(obs.text) },
     });
-    await appendBlocks(o.pool, o.conversationId, [block]);
+    await o.store.appendBlocks([block]);
   }
 }
 

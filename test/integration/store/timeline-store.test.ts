@@ -4,7 +4,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDb, migrate, dropSchema, type Db } from '../../../store/db';
-import { appendBlocks, ensureConversation, loadBlocks } from '../../../store/timeline-store';
+import { appendBlocks, ensureConversation, loadBlocks, loadViewBlocks } from '../../../store/timeline-store';
+import { compactionBatch } from '../../../core/compaction/outputs';
+import { visibleItems } from '../../../core/timeline/render';
 import { makeBlock, type Block } from '../../../core/timeline/block';
 import { uniqueId } from '../../support/stack';
 
@@ -55,4 +57,23 @@ test('an invalid block is refused before anything is written', async () => {
   const bad = { ...call('d1'), type: '' } as unknown as Block;
   await assert.rejects(appendBlocks(db.pool, conv, [call('ok1'), bad]));
   assert.deepEqual(await loadBlocks(db.pool, conv), []);
+});
+
+test('loadViewBlocks loads from the last summary or the first block it kept, and renders the same view as the full load', async () => {
+  const conv = uniqueId('conv');
+  await ensureConversation(db.pool, conv);
+  const turn = (t: number): Block[] => [
+    makeBlock({ type: 'turn.header', author: 'system', turn_id: `turn_${t}`, ts: TS, key: 'h', text: '' }),
+    makeBlock({ type: 'user.prompt', author: 'user', turn_id: `turn_${t}`, ts: TS, key: 'p', text: `question ${t}` }),
+    makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: `turn_${t}`, ts: TS, key: 'c', text: `answer ${t}` }),
+  ];
+  const history = [1, 2, 3, 4].flatMap(turn);
+  await appendBlocks(db.pool, conv, history);
+  assert.equal((await loadViewBlocks(db.pool, conv)).length, history.length, 'no summary: everything');
+  const batch = compactionBatch({ compactionId: 'turn_5/compact/1', turnId: 'turn_5', ts: TS, blocks: history, coveredIds: history.slice(0, 6).map((b) => b.id), coveredTurnIds: ['turn_1', 'turn_2'], keptFromId: history[6]!.id, summary: 'S', tokensBefore: 10, tokensAfter: 5 });
+  await appendBlocks(db.pool, conv, [...batch, ...turn(5)]);
+  const view = await loadViewBlocks(db.pool, conv);
+  assert.deepEqual(view.map((b) => b.id), [...history.slice(6), ...batch, ...turn(5)].map((b) => b.id));
+  const full = await loadBlocks(db.pool, conv);
+  assert.deepEqual(visibleItems(view, 'turn_5').map((i) => i.text), visibleItems(full, 'turn_5').map((i) => i.text));
 });

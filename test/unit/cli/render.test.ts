@@ -60,12 +60,31 @@ test('retries, injected events, canvas attributes and compaction are shown', () 
     ev('retry', { round: 1, attempt: 2 }),
     ev('inject', { type: 'steer', text: 'stop' }),
     ev('attribute', { key: 'title', value: 'Plan' }, { channel: 'canvas' }),
-    ev('compact', { phase: 'start' }),
+    ev('compact', { phase: 'start', coveredTurns: 14, tokensBefore: 61200, tokensAfter: 9800 }),
   ]);
   assert.match(text, /↻ round 1 retried \(attempt 2\)/);
   assert.match(text, /⇢ steer received: stop/);
   assert.match(text, /▤ canvas\.title = "Plan"/);
-  assert.match(text, /⇣ compacting the context \(start\)/);
+  assert.match(text, /⇣ compacting 14 turn\(s\): 61 200 → ~9 800 tokens/);
+});
+
+test('every compaction phase has its line, with token counts; a failed turn shows its error', () => {
+  const { text } = renderAll([
+    ev('compact', { phase: 'over_budget', round: 3, estimate: 8123, budget: 8000 }),
+    ev('compact', { phase: 'summarising', coveredBlocks: 40, prefixBlocks: 5 }),
+    ev('compact', { phase: 'summarised', summaryChars: 2100 }),
+    ev('compact', { phase: 'committed', tokensBefore: 8123, tokensAfter: 4100, kind: 'history' }),
+    ev('compact', { phase: 'skipped' }),
+    ev('compact', { phase: 'failed', failures: 2, error: 'empty summary' }),
+    ev('phase', { phase: 'turn.failed', turnId: 'turn_1', error: 'the conversation no longer fits' }),
+  ]);
+  assert.match(text, /context over budget in round 3: 8 123 > 8 000 tokens — compacting/);
+  assert.match(text, /summarising 40 block\(s\) \+ 5 of this turn/);
+  assert.match(text, /summary written \(2100 chars\)/);
+  assert.match(text, /compacted: 8 123 → 4 100 tokens \(history\)/);
+  assert.match(text, /compaction skipped: it cannot reduce the context/);
+  assert.match(text, /compaction failed \(2 in a row\): empty summary/);
+  assert.match(text, /✗ turn_1 failed: the conversation no longer fits/);
 });
 
 test('native mode: a streamed answer later discarded for tool calls is marked, and the real answer still prints', () => {

@@ -137,3 +137,11 @@ test('after a compaction the view starts with the summary, then the kept blocks,
   const items = visibleItems(all, 'turn_10');
   assert.match(items[0]!.text, /COMPACTED PRIOR CONVERSATION MEMORY/);
 });
+
+test('when the newest round alone outweighs keep_recent_tokens, the cut keeps just that round', () => {
+  const blocks = [...conversation(2, 1, 100), ...turn(3, 1, 40_000)];
+  const p = plan(blocks, 'turn_3', 6000, 20_000);
+  assert.ok(p.kind === 'mid_turn' || p.kind === 'history', p.kind);
+  const kept = blocks.find((b) => b.id === p.keptFromId);
+  assert.ok(kept);
+});

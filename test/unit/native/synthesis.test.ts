@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBlock } from '../../../core/timeline/block';
-import { capText, SYNTHESIS_RESULT_CHARS, synthesisMessages } from '../../../activities/turn/synthesize';
+import { capText, SYNTHESIS_RESULT_CHARS, synthesisMessages } from '../../../core/turn/synthesis';
 
 const TS = '2026-11-21T10:00:00.000Z';
 const b = (turn: string, type: Parameters<typeof makeBlock>[0]['type'], key: string, text: string, extra: Partial<Parameters<typeof makeBlock>[0]> = {}) =>

@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { resolveWriteTarget } from '../../../activities/tools/react-write';
 import { checkToolParams, paramsNoticeBlocks } from '../../../activities/tools';
 import { rewriteToolSids, withLocalSids } from '../../../store/sources-store';
-import { cleanTitle, heuristicTitle, TITLE_MAX_CHARS } from '../../../activities/turn/gate';
+import { cleanTitle, heuristicTitle, TITLE_MAX_CHARS } from '../../../core/turn/title';
 import { sourcesReadPayload } from '../../../activities/tools/react-read';
 import { planIdEntropy } from '../../../activities/tools/react-plan';
-import { hideReason, hideSuppressesPrevTurnCache } from '../../../activities/tools/react-hide';
+import { hideReason } from '../../../activities/tools/react-hide';
+import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
 import { makeBlock } from '../../../core/timeline/block';
 import { createToolRegistry } from '../../../core/tools';
 

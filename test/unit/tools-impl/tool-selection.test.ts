@@ -7,13 +7,9 @@ import { ProviderError, type ModelProvider } from '../../../core/model/provider'
 import { createScriptedProvider } from '../../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../../core/turn/contracts';
 import { createAnthropicProvider } from '../../../activities/providers/anthropic';
-import {
-  CATALOGUE_LINE_CHARS,
-  restrictRegistry,
-  selectTools,
-  selectedToolIds,
-  toolCatalogue,
-} from '../../../activities/turn/tool-selection';
+import { selectTools } from '../../../activities/turn/tool-selection';
+import { CATALOGUE_LINE_CHARS, selectedToolIds, toolCatalogue } from '../../../core/tools/selection';
+import { restrictRegistry } from '../../../core/tools/registry';
 import { makeBlock } from '../../../core/timeline/block';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
 

@@ -1,15 +1,16 @@
 /**
- * Streams one decision call through the channel parser: heartbeats on a timer and per chunk,
+ * Streams one decision call through the channel parser: heartbeats per chunk (the round
+ * pipeline heartbeats on a timer meanwhile),
  * publishes per-channel deltas live (thinking, answer, followup, composite canvas attributes),
  * stops the provider stream early when the response prefix already violates the protocol, and
  * aborts with the activity's cancellation signal.
  */
-import { ChannelStreamParser, type ChannelEvent } from '../../core/channels';
-import { DECISION_CHANNEL_SPECS } from '../../core/decision/schema';
-import { decisionPrefixViolation } from '../../core/decision/interpret';
-import type { Notice } from '../../core/decision/notice';
-import { ZERO_USAGE, type Usage } from '../../core/model/provider';
-import type { RoundStreamArgs } from './round-io';
+import { ChannelStreamParser, type ChannelEvent } from '../../../core/channels';
+import { DECISION_CHANNEL_SPECS } from '../../../core/decision/schema';
+import { decisionPrefixViolation } from '../../../core/decision/interpret';
+import type { Notice } from '../../../core/decision/notice';
+import { ZERO_USAGE, type Usage } from '../../../core/model/provider';
+import type { RoundStreamArgs } from './io';
 
 /** Channels whose deltas go to clients live; ReactDecisionOutV2, code and summary stay internal. */
 const LIVE_CHANNELS = new Set(['thinking', 'answer', 'followup']);
@@ -24,12 +25,14 @@ export interface DecisionStream {
 
 export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStream> {
   const { provider, request, publisher, round } = args;
-  const parser = new ChannelStreamParser([...DECISION_CHANNEL_SPECS], { sources: args.sources, citationFormat: 'markdown' });
+  const parser = new ChannelStreamParser([...DECISION_CHANNEL_SPECS], {
+    sources: args.sources,
+    citationFormat: 'markdown',
+  });
   // Stop the provider stream when we decide to (prefix violation) without aborting the activity.
   const local = new AbortController();
   const onAbort = () => local.abort(args.signal.reason);
   args.signal.addEventListener('abort', onAbort, { once: true });
-  const timer = setInterval(() => args.heartbeat({ round, phase: 'waiting' }), 1000);
   let raw = '';
   let usage: Usage = ZERO_USAGE;
   let prefixViolation: Notice | undefined;
@@ -48,9 +51,17 @@ export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStr
       } else if (e.kind === 'delta' && LIVE_CHANNELS.has(e.channel) && e.text) {
         publisher.emit({ kind: 'delta', channel: e.channel, instance: e.instance, payload: { text: e.text, round } });
       } else if (e.kind === 'attribute') {
-        publisher.emit({ kind: 'attribute', channel: 'canvas', instance: e.instance, payload: { key: e.key, value: e.value, round } });
+        publisher.emit({
+          kind: 'attribute',
+          channel: 'canvas',
+          instance: e.instance,
+          payload: { key: e.key, value: e.value, round },
+        });
       } else if (e.kind === 'subscriber-error') {
-        publisher.emit({ kind: 'step', payload: { phase: 'subscriber.error', round, channel: e.channel, error: e.error } });
+        publisher.emit({
+          kind: 'step',
+          payload: { phase: 'subscriber.error', round, channel: e.channel, error: e.error },
+        });
       }
     }
   };
@@ -74,7 +85,6 @@ export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStr
     }
     publish(parser.end());
   } finally {
-    clearInterval(timer);
     args.signal.removeEventListener('abort', onAbort);
   }
   return { raw, parser, usage, prefixViolation };

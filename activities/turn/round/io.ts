@@ -1,0 +1,136 @@
+/**
+ * The I/O steps every decision round shares, whatever its protocol (runtime channels or native
+ * tool calling): folding user events into the timeline, persisting TTL-pruning results,
+ * recording usage, and the steer interruption.
+ */
+import { CancelledFailure } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import { ProviderError } from '../../../core/model/provider';
+import { toActivityFailure } from '../../providers/errors';
+import { estimateCost } from '../../../core/model/pricing';
+import type { PruneResult } from '../../../core/timeline/prune';
+import type { UserEvent } from '../../../core/turn/contracts';
+import { eventBlock, interruptedRoundBlock } from '../../../core/turn/round-blocks';
+import { appendBlocks, setOverlays } from '../../../store/timeline-store';
+import { saveCacheTouch } from '../../../store/conversation-store';
+import { recordUsage, type UsageRow } from '../../../store/usage-store';
+import { activityLog } from '../../log';
+import { contextLengthFailure, type BudgetCheck } from '../context-budget';
+import type { StreamPublisher } from '../../../store/publisher';
+import type { SourceRef } from '../../../core/channels';
+import type { ModelProvider, ModelRequest } from '../../../core/model/provider';
+
+/** What streaming one round's model call needs, whatever the protocol. */
+export interface RoundStreamArgs {
+  provider: ModelProvider;
+  request: ModelRequest;
+  /** The activity's cancellation signal (a steer). */
+  signal: AbortSignal;
+  heartbeat: (details: unknown) => void;
+  publisher: StreamPublisher;
+  round: number;
+  /** Pool rows for live [[S:n]] resolution. */
+  sources: SourceRef[];
+}
+
+/** Folds events received since the last boundary (idempotent by message id); announces new ones. */
+export async function foldEvents(
+  pool: Pool,
+  conversationId: string,
+  turnId: string,
+  events: UserEvent[],
+  ts: string,
+  publisher: StreamPublisher,
+): Promise<void> {
+  const folded = events.map((ev) => ({ ev, block: eventBlock(turnId, ev, ts) }));
+  const inserted = new Set(
+    await appendBlocks(
+      pool,
+      conversationId,
+      folded.map((f) => f.block),
+    ),
+  );
+  for (const { ev, block } of folded) {
+    if (inserted.has(block.id))
+      publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
+  }
+}
+
+/** Persists what a render's TTL pruning decided: the system.message, hidden overlays, the cache touch. */
+export async function persistPruning(
+  pool: Pool,
+  conversationId: string,
+  pruning: PruneResult | undefined,
+  touchAt: number,
+): Promise<void> {
+  if (!pruning) return;
+  await appendBlocks(pool, conversationId, pruning.contribute);
+  await setOverlays(
+    pool,
+    conversationId,
+    pruning.updates.map((u) => ({
+      blockId: u.blockId,
+      hidden: true,
+      replacementText: u.replacement_text,
+      reason: 'cache_ttl_pruned',
+    })),
+  );
+  await saveCacheTouch(pool, conversationId, touchAt, pruning.ttlSeconds);
+}
+
+/** Records one model call in the usage ledger (with an estimated cost when the model is priced) and streams it. */
+export async function recordRoundUsage(
+  pool: Pool,
+  publisher: StreamPublisher | undefined,
+  row: Omit<UsageRow, 'costUsd'>,
+): Promise<void> {
+  let costUsd: number | undefined;
+  if (row.model) {
+    try {
+      costUsd = estimateCost(row.usage, row.model).total;
+    } catch (err) {
+      activityLog().warn(`usage: ${(err as Error).message}`);
+    }
+  }
+  await recordUsage(pool, { ...row, costUsd });
+  publisher?.emit({
+    kind: 'usage',
+    payload: { round: row.round, usage: row.usage, ...(costUsd !== undefined ? { costUsd } : {}) },
+  });
+}
+
+/** Records a round a steer interrupted, flushes the stream and returns the failure that acknowledges the cancel. */
+export async function interruptRound(
+  pool: Pool,
+  conversationId: string,
+  turnId: string,
+  round: number,
+  ts: string,
+  publisher: StreamPublisher,
+): Promise<CancelledFailure> {
+  await appendBlocks(pool, conversationId, [interruptedRoundBlock(turnId, round, ts)]);
+  publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
+  await publisher.close();
+  return new CancelledFailure('decision round cancelled by a steer');
+}
+
+/**
+ * What a failed model call becomes: a steer's cancellation is recorded and acknowledged; any other
+ * failure flushes the stream and is mapped to a retryable / non-retryable Temporal failure.
+ */
+export async function roundFailure(
+  err: unknown,
+  signal: AbortSignal,
+  at: { pool: Pool; conversationId: string; turnId: string; round: number; ts: string },
+  publisher: StreamPublisher,
+  budget?: BudgetCheck,
+): Promise<unknown> {
+  if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted'))
+    return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
+  await publisher
+    .close()
+    .catch((e: Error) =>
+      activityLog().error(`round ${at.round}: stream flush failed after a model error: ${e.message}`),
+    );
+  return (budget && contextLengthFailure(err, budget)) ?? toActivityFailure(err);
+}

@@ -1,0 +1,45 @@
+/**
+ * Streams one native tool-calling model call (a decision round or the two-phase synthesis):
+ * heartbeats per chunk, publishes text deltas live on `channel` (citations rendered on 'answer';
+ * an `answer start` before the first delta), collects the tool_use blocks, and aborts with the
+ * activity's cancellation signal.
+ */
+import { CitationStream } from '../../../core/channels';
+import { ZERO_USAGE, type StopReason, type Usage } from '../../../core/model/provider';
+import type { RoundStreamArgs } from './io';
+
+export interface NativeResponse {
+  text: string;
+  toolCalls: Array<{ id: string; name: string; input: unknown }>;
+  usage: Usage;
+  stopReason: StopReason;
+}
+
+export async function streamNative(
+  args: RoundStreamArgs & { channel: 'answer' | 'thinking' },
+): Promise<NativeResponse> {
+  const { publisher, round, channel } = args;
+  const citations = channel === 'answer' ? new CitationStream(args.sources, 'markdown') : undefined;
+  const out: NativeResponse = { text: '', toolCalls: [], usage: ZERO_USAGE, stopReason: 'other' };
+  const emit = (text: string) => {
+    if (text) publisher.emit({ kind: 'delta', channel, instance: 0, payload: { text, round } });
+  };
+  for await (const part of args.provider.stream(args.request, { signal: args.signal })) {
+    args.heartbeat({ round, chars: out.text.length, calls: out.toolCalls.length });
+    if (part.type === 'text-delta') {
+      if (out.text === '' && channel === 'answer')
+        publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
+      out.text += part.text;
+      emit(citations ? citations.push(part.text) : part.text);
+    } else if (part.type === 'tool-call') {
+      out.toolCalls.push({ id: part.id, name: part.name, input: part.input });
+    } else if (part.type === 'usage') {
+      out.usage = part.usage;
+    } else if (part.type === 'finish') {
+      out.usage = part.usage;
+      out.stopReason = part.stopReason;
+    }
+  }
+  if (citations) emit(citations.flush());
+  return out;
+}

@@ -1,0 +1,241 @@
+/**
+ * One decision round, in either protocol: fold the user events received since the last boundary
+ * into the timeline → render it (the turn's selected tools, cache checkpoints with the
+ * previous-turn cache suppressed after a react.hide, TTL pruning persisted, SOURCES POOL,
+ * ANNOUNCE) → stream the model call (heartbeating; aborted on cancellation) → interpret the
+ * response → append the round's blocks in one statement. Returns a small decision: ids, tool
+ * call plans, or the final answer — never the rendered prompt or the raw response. A request
+ * over the context budget returns `over_budget` without a model call (the workflow compacts and
+ * reruns the round).
+ *
+ * The protocol's render, stream and interpretation come from a RoundStrategy; the finalize rules
+ * are the pipeline's: a finalize round (after a steer) always ends the turn, with the model's
+ * answer or, when it failed or still called tools, the stop answer.
+ */
+import { Context } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import type { DecideOutcome } from '../../../core/turn/contracts';
+import { announceState, liveEventLines } from '../../../core/turn/announce';
+import { stoppedAnswer } from '../../../core/turn/finalize';
+import { roundBlocks } from '../../../core/turn/round-blocks';
+import { storedOutcome } from '../../../core/turn/stored-outcome';
+import { turnRegistry } from '../../../core/tools/selection';
+import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
+import { appendBlocks, loadViewBlocks } from '../../../store/timeline-store';
+import { StreamPublisher } from '../../../store/publisher';
+import { loadCacheState, loadSourceRefs, workspaceLines } from '../../../store/conversation-store';
+import type { ActivityDeps } from '../../deps';
+import { heartbeating } from '../../heartbeat';
+import { calibrateRatio, checkBudget, overBudget } from '../context-budget';
+import { foldEvents, persistPruning, recordRoundUsage, roundFailure } from './io';
+import type { RoundDecision, RoundInput, RoundStrategy } from './strategy';
+import type { Block } from '../../../core/timeline/block';
+import type { Usage } from '../../../core/model/provider';
+import type { ToolRegistry } from '../../../core/tools/registry';
+import { meteredProvider } from '../../providers/metered';
+
+/** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
+export interface ActivityRound {
+  ctx: Context;
+  attempt: number;
+  /** The turn workflow's id (ids of the round's blocks derive from it). */
+  workflowId: string;
+  pool: Pool;
+  publisher: StreamPublisher;
+}
+
+/** Opens the activity's stream publisher; a retried attempt announces itself with `retry`. */
+export function openActivityRound(
+  deps: Pick<ActivityDeps, 'db'>,
+  at: { conversationId: string; turnId: string },
+  retry: Record<string, unknown>,
+): ActivityRound {
+  const ctx = Context.current();
+  const attempt = ctx.info.attempt;
+  const pool = deps.db.pool;
+  const publisher = new StreamPublisher(pool, at.conversationId, { turnId: at.turnId, attempt });
+  if (attempt > 1) publisher.emit({ kind: 'retry', payload: { ...retry, attempt } });
+  return { ctx, attempt, workflowId: ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId, pool, publisher };
+}
+
+/** Runs `fn` (a model stream) while heartbeating every second, whatever the stream does. */
+export function whileStreaming<T>(round: number, fn: () => Promise<T>): Promise<T> {
+  return heartbeating(fn, () => ({ round, phase: 'waiting' }));
+}
+
+export function roundPipeline<S>(
+  deps: ActivityDeps,
+  strategy: RoundStrategy<S>,
+): (input: RoundInput) => Promise<DecideOutcome> {
+  return async (input) => {
+    const { conversationId, turnId, round } = input;
+    const { ctx, attempt, workflowId, pool, publisher } = openActivityRound(deps, input, { round });
+    const now = deps.now();
+    const ts = now.toISOString();
+
+    // 1. Fold events received since the last boundary (idempotent by message id).
+    await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
+
+    // 2. Render with the turn's tools; a round an earlier attempt recorded returns what it recorded.
+    const blocks = await loadViewBlocks(pool, conversationId);
+    const registry = turnRegistry(deps.registry, blocks, turnId);
+    const plans = strategy.planRegistry(registry);
+    const stored = storedOutcome(blocks, input, workflowId, plans);
+    if (stored) {
+      await publisher.close();
+      return stored;
+    }
+    const sources = await loadSourceRefs(pool, conversationId);
+    const announce = announceState(
+      input,
+      ts,
+      liveEventLines(blocks, turnId),
+      await workspaceLines(pool, conversationId, turnId),
+      strategy.finalizeNotice,
+    );
+    const rendered = strategy.render({
+      input,
+      blocks,
+      registry,
+      sources: sources.rows,
+      announce,
+      cacheState: await loadCacheState(pool, conversationId),
+      now: now.getTime(),
+      suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
+    });
+    await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
+    const { metadata, ...parts } = rendered.request;
+    // The context budget: over it, no model call — the workflow compacts and reruns the round.
+    const sized = { system: parts.system, messages: parts.messages, ...(parts.tools ? { tools: parts.tools } : {}) };
+    const budget = await checkBudget(pool, conversationId, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
+    const over = overBudget(budget);
+    if (over) {
+      publisher.emit({
+        kind: 'compact',
+        payload: { phase: 'over_budget', round, estimate: over.estimate, budget: over.budget },
+      });
+      await publisher.close();
+      return over;
+    }
+
+    // 3. Stream the model call.
+    publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
+    // Usage reaches the ledger when the provider first reports it (a cut call keeps its row).
+    const baseProvider = deps.provider(input.model);
+    const model = input.model.model ?? (baseProvider as { model?: string }).model;
+    const usageRow = { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: baseProvider.id, model };
+    const provider = meteredProvider(baseProvider, (usage, final) =>
+      final ? recordRoundUsage(pool, publisher, { ...usageRow, usage }) : recordRoundUsage(pool, undefined, { ...usageRow, usage, cut: true }),
+    );
+    const request = {
+      ...parts,
+      maxTokens: input.model.maxTokens ?? 8000,
+      model: input.model.model,
+      temperature: input.model.temperature,
+      metadata: { turnId, round, attempt, mode: input.mode, ...metadata },
+    };
+    let response: S;
+    try {
+      const args = {
+        provider,
+        request,
+        signal: ctx.cancellationSignal,
+        heartbeat: (d: unknown) => ctx.heartbeat(d),
+        publisher,
+        round,
+        sources: sources.refs,
+      };
+      response = await whileStreaming(round, () => strategy.stream(args, input));
+    } catch (err) {
+      // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
+      throw await roundFailure(
+        err,
+        ctx.cancellationSignal,
+        { pool, conversationId, turnId, round, ts },
+        publisher,
+        budget,
+      );
+    }
+    const usage = strategy.usage(response);
+    await calibrateRatio(pool, conversationId, budget, usage);
+
+    // 4. Interpret and append the round's blocks in one go.
+    const decision = strategy.interpret(response, { input, registry, ts });
+    return appendDecision(
+      { pool, publisher, input, blocks, ts, workflowId, plans, usage, protocol: strategy.protocol },
+      decision,
+    );
+  };
+}
+
+interface Decided {
+  pool: Pool;
+  publisher: StreamPublisher;
+  input: RoundInput;
+  blocks: Block[];
+  ts: string;
+  workflowId: string;
+  plans: Pick<ToolRegistry, 'activityOptions'>;
+  usage: Usage;
+  protocol: RoundStrategy<unknown>['protocol'];
+}
+
+/** Appends a round's decision, streams what it started, and returns the round's outcome. */
+async function appendDecision(at: Decided, decision: RoundDecision): Promise<DecideOutcome> {
+  const { pool, publisher, input, blocks, ts, workflowId, plans, usage } = at;
+  const { conversationId, turnId, round } = input;
+  const finalize = input.mode === 'finalize';
+  if (!decision.ok) {
+    if (finalize) {
+      // The finalize round is bounded: whatever the model did, the turn ends here.
+      const answer = stoppedAnswer(decision.notes);
+      const interpretation = {
+        ok: true as const,
+        actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }],
+        answer,
+        thinking: '',
+        notes: '',
+        notices: [],
+      };
+      const built = roundBlocks({ registry: plans, input, blocks, ts, workflowId, interpretation });
+      await appendBlocks(pool, conversationId, [...decision.failed, ...built.blocks]);
+      publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
+      await publisher.close();
+      return { kind: 'final', action: 'complete', answer, completionPath: 'steer_finalize', usage };
+    }
+    const first = decision.notices[0];
+    await appendBlocks(pool, conversationId, decision.failed);
+    publisher.emit({ kind: 'step', payload: { phase: 'invalid', round, code: first?.code } });
+    await publisher.close();
+    return { kind: 'invalid', code: first?.code ?? 'invalid', message: first?.message ?? '', usage };
+  }
+
+  const { interpretation, callMeta } = decision;
+  const built = roundBlocks({
+    registry: plans,
+    input,
+    blocks,
+    ts,
+    workflowId,
+    interpretation,
+    ...(callMeta ? { callMeta } : {}),
+  });
+  await appendBlocks(pool, conversationId, built.blocks);
+  for (const event of decision.beforeCalls ?? []) publisher.emit(event);
+  for (const { toolId: tool, callId, summary, params } of built.calls) {
+    publisher.emit({ kind: 'step', payload: { phase: 'iteration.start', round, tool, callId, summary, params } });
+  }
+  if (built.final && decision.publishAnswer) {
+    publisher.emit({ kind: 'answer', payload: { phase: 'done', text: built.final.answer } });
+  }
+  await publisher.close();
+  const calls = built.calls.map(({ params: _params, ...plan }) => plan);
+  if (calls.length > 0) return { kind: 'tools', calls, ...(built.final ? { final: built.final } : {}), usage };
+  if (!built.final) {
+    throw new Error(
+      `decision round ${round} of ${turnId}: an accepted ${at.protocol} decision has neither a tool call nor a final action`,
+    );
+  }
+  const { action, answer } = built.final;
+  return { kind: 'final', action, answer, completionPath: finalize ? 'steer_finalize' : action, usage };
+}

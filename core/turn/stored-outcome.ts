@@ -1,0 +1,46 @@
+/**
+ * The outcome an earlier attempt of a decision round recorded (its call blocks or its
+ * completion), if any: a retry after the append returns exactly that, so the calls the workflow
+ * runs are the stored call blocks and the answer is the stored answer — never a second,
+ * different model reply. Pure.
+ */
+import { blockId, type Block } from '../timeline/block';
+import { ZERO_USAGE } from '../model/provider';
+import type { ToolRegistry } from '../tools/registry';
+import { toolCallPlan } from '../tools/call-plan';
+import type { DecideInput, DecideOutcome, ToolCallPlan } from './contracts';
+import { roundCallId } from './round-blocks';
+
+export function storedOutcome(
+  blocks: readonly Block[],
+  input: Pick<DecideInput, 'turnId' | 'round' | 'mode'>,
+  workflowId: string,
+  registry: Pick<ToolRegistry, 'activityOptions'>,
+): DecideOutcome | undefined {
+  const own = blocks.filter((b) => b.turn_id === input.turnId);
+  const calls: ToolCallPlan[] = [];
+  for (let i = 0; ; i++) {
+    const callId = roundCallId(workflowId, input.round, i);
+    const call = own.find((b) => b.type === 'react.tool.call' && b.call_id === callId);
+    if (!call) break;
+    const toolId = String(call.meta['tool_id'] ?? '');
+    const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
+    calls.push(toolCallPlan(callId, toolId, registry.activityOptions(toolId, params ?? {})));
+  }
+  const done = own.find(
+    (b) =>
+      b.type === 'assistant.completion' && b.id === blockId(input.turnId, 'assistant.completion', `r${input.round}`),
+  );
+  const final = done
+    ? { action: (done.meta['action'] === 'exit' ? 'exit' : 'complete') as 'complete' | 'exit', answer: done.text ?? '' }
+    : undefined;
+  if (calls.length > 0) return { kind: 'tools', calls, ...(final ? { final } : {}), usage: ZERO_USAGE };
+  if (final)
+    return {
+      kind: 'final',
+      ...final,
+      completionPath: input.mode === 'finalize' ? 'steer_finalize' : final.action,
+      usage: ZERO_USAGE,
+    };
+  return undefined;
+}

@@ -1,0 +1,71 @@
+/**
+ * What a tool may read and write in Postgres, bound to the call's conversation: its timeline,
+ * its workspace files, its sources pool and hide overlays. Tools get this narrow interface
+ * instead of a database pool (`ToolContext.store`); `pgToolStore` implements it over the stores.
+ */
+import type { Pool } from 'pg';
+import type { Block } from '../core/timeline/block';
+import type { SourceRow } from '../core/timeline/sources';
+import {
+  appendBlocks,
+  FILE_ARTIFACT_KIND,
+  getArtifact,
+  listArtifacts,
+  loadBlocks,
+  overlayBlockIds,
+  putArtifact,
+  setOverlays,
+  type ArtifactRow,
+} from './timeline-store';
+import { loadSourcesPool, mergeToolSources, type ToolSourcesMerge } from './sources-store';
+
+export type WorkspaceFile = Omit<ArtifactRow, 'kind'>;
+
+export interface Overlay {
+  blockId: string;
+  hidden: boolean;
+  replacementText?: string;
+  reason: string;
+}
+
+export interface ToolStore {
+  /** The conversation's blocks in append order, overlays applied. */
+  blocks(): Promise<Block[]>;
+  /** The conversation's sources pool in SID order. */
+  sourcesPool(): Promise<SourceRow[]>;
+  /** A workspace file by key (undefined when absent). */
+  readFile(key: string): Promise<(WorkspaceFile & { sizeBytes: number }) | undefined>;
+  /** Writes a workspace file; `once` keeps an existing one (idempotent retries). True when written. */
+  writeFile(file: WorkspaceFile & { key: string }, mode?: 'once' | 'upsert'): Promise<boolean>;
+  /** Ids of the blocks an overlay with this reason covers. */
+  overlaidBlockIds(reason: string): Promise<string[]>;
+  /** Sets overlays, all or none. */
+  setOverlays(overlays: Overlay[]): Promise<void>;
+  /** Keys of the workspace files whose key starts with `prefix` (e.g. `<turn>/`). */
+  listFiles(prefix: string): Promise<string[]>;
+  /** Appends blocks (idempotent on their deterministic ids), e.g. tool calls proxied from an exec sandbox. */
+  appendBlocks(blocks: Block[]): Promise<void>;
+  /** Merges a tool's web rows into the sources pool; the text's tool-local SIDs become pool SIDs. */
+  mergeSources(rows: unknown[], text: string, turnId: string): Promise<ToolSourcesMerge>;
+}
+
+export function pgToolStore(db: Pool, conversationId: string): ToolStore {
+  return {
+    blocks: () => loadBlocks(db, conversationId),
+    sourcesPool: () => loadSourcesPool(db, conversationId),
+    readFile: async (key) => {
+      const art = await getArtifact(db, conversationId, FILE_ARTIFACT_KIND, key);
+      if (!art) return undefined;
+      const { kind: _kind, ...file } = art;
+      return file;
+    },
+    writeFile: (file, mode) => putArtifact(db, conversationId, { ...file, kind: FILE_ARTIFACT_KIND }, mode),
+    overlaidBlockIds: (reason) => overlayBlockIds(db, conversationId, reason),
+    setOverlays: (overlays) => setOverlays(db, conversationId, overlays),
+    listFiles: async (prefix) => (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND)).map((a) => a.key).filter((k) => k.startsWith(prefix)),
+    appendBlocks: async (blocks) => {
+      await appendBlocks(db, conversationId, blocks);
+    },
+    mergeSources: (rows, text, turnId) => mergeToolSources(db, conversationId, rows, text, { turnId }),
+  };
+}
