@@ -16,6 +16,7 @@ const BENCHES: Record<string, () => Bench> = {
   recovery: () => (require('./recovery') as typeof import('./recovery')).benchRecovery,
   rounds: () => (require('./rounds') as typeof import('./rounds')).benchRounds,
   compaction: () => (require('./compaction') as typeof import('./compaction')).benchCompaction,
+  exec: () => (require('./exec') as typeof import('./exec')).benchExec,
 };
 
 async function main(): Promise<void> {

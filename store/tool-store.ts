@@ -7,15 +7,17 @@ import type { Pool } from 'pg';
 import type { Block } from '../core/timeline/block';
 import type { SourceRow } from '../core/timeline/sources';
 import {
+  appendBlocks,
   FILE_ARTIFACT_KIND,
   getArtifact,
+  listArtifacts,
   loadBlocks,
   overlayBlockIds,
   putArtifact,
   setOverlays,
   type ArtifactRow,
 } from './timeline-store';
-import { loadSourcesPool } from './sources-store';
+import { loadSourcesPool, mergeToolSources, type ToolSourcesMerge } from './sources-store';
 
 export type WorkspaceFile = Omit<ArtifactRow, 'kind'>;
 
@@ -39,6 +41,12 @@ export interface ToolStore {
   overlaidBlockIds(reason: string): Promise<string[]>;
   /** Sets overlays, all or none. */
   setOverlays(overlays: Overlay[]): Promise<void>;
+  /** Keys of the workspace files whose key starts with `prefix` (e.g. `<turn>/`). */
+  listFiles(prefix: string): Promise<string[]>;
+  /** Appends blocks (idempotent on their deterministic ids), e.g. tool calls proxied from an exec sandbox. */
+  appendBlocks(blocks: Block[]): Promise<void>;
+  /** Merges a tool's web rows into the sources pool; the text's tool-local SIDs become pool SIDs. */
+  mergeSources(rows: unknown[], text: string, turnId: string): Promise<ToolSourcesMerge>;
 }
 
 export function pgToolStore(db: Pool, conversationId: string): ToolStore {
@@ -54,5 +62,10 @@ export function pgToolStore(db: Pool, conversationId: string): ToolStore {
     writeFile: (file, mode) => putArtifact(db, conversationId, { ...file, kind: FILE_ARTIFACT_KIND }, mode),
     overlaidBlockIds: (reason) => overlayBlockIds(db, conversationId, reason),
     setOverlays: (overlays) => setOverlays(db, conversationId, overlays),
+    listFiles: async (prefix) => (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND)).map((a) => a.key).filter((k) => k.startsWith(prefix)),
+    appendBlocks: async (blocks) => {
+      await appendBlocks(db, conversationId, blocks);
+    },
+    mergeSources: (rows, text, turnId) => mergeToolSources(db, conversationId, rows, text, { turnId }),
   };
 }

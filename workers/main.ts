@@ -1,12 +1,13 @@
 /**
  * Standalone worker process: `node --import tsx workers/main.ts`.
  * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
- * DATABASE_URL, DREACT_DB_SCHEMA. Shuts down gracefully on SIGINT/SIGTERM (in-flight
+ * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
  * activities finish or are retried elsewhere).
  */
 import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
 import { createWorker } from './worker';
+import { createExecTool } from '../activities/exec/exec-tool';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
@@ -18,6 +19,8 @@ async function main(): Promise<void> {
     db,
     namespace: process.env.TEMPORAL_NAMESPACE,
     taskQueue: process.env.DREACT_TASK_QUEUE,
+    // exec.python, on the backend DREACT_EXEC_BACKEND names (local bubblewrap by default; `off`: no exec tool).
+    extraTools: process.env.DREACT_EXEC_BACKEND === 'off' ? [] : [createExecTool()],
   });
   const stop = () => {
     console.error('[worker] shutting down…');

@@ -127,7 +127,10 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
 async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
   const scheduled = scheduleToolCall(call);
   try {
-    return await toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...cancelOptions() }, [input]);
+    const first = await toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...cancelOptions() }, [input]);
+    // A tool with two activities (exec: launch, then await) gets the second with the same input.
+    if (!scheduled.then || !patched('tool-then-activity')) return first;
+    return await toolActivities[scheduled.then.activity]!.executeWithOptions({ ...scheduled.then.options, ...cancelOptions() }, [input]);
   } catch (err) {
     if (isCancellation(err) || !patched('tool-failure-observation')) throw err;
     const cause = err instanceof ActivityFailure ? err.cause : err;

@@ -35,4 +35,9 @@ export interface ToolObservation {
 export interface ToolImpl {
   id: string;
   run(params: Record<string, unknown>, ctx: ToolContext): Promise<ToolObservation>;
+  /**
+   * For a tool whose declaration has `activity.then`: the first activity (e.g. start a sandbox),
+   * idempotent; `run` is then the second one and records the result.
+   */
+  launch?(params: Record<string, unknown>, ctx: ToolContext): Promise<void>;
 }

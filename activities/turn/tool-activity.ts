@@ -25,7 +25,7 @@ import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
 import { pgToolStore } from '../../store/tool-store';
 import { StreamPublisher } from '../../store/publisher';
-import type { ToolImpl, ToolObservation } from '../tools/types';
+import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import { checkToolParams, paramsNoticeBlocks } from '../tools';
 import { mergeToolSources } from '../../store/sources-store';
 import { heartbeating } from '../heartbeat';
@@ -41,9 +41,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const pool = deps.db.pool;
     const existing = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId));
     if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
-    const call = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.call', callId));
-    if (!call) throw new Error(`tool activity: no react.tool.call block for ${callId} in ${conversationId}/${turnId}`);
-    const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
+    const params = await loadCallParams(deps, input);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     let observation: ToolObservation;
     try {
@@ -54,16 +52,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
         if (!checked.ok) {
           return { ok: false, text: checked.text, blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices), meta: { invalid_params: true } };
         }
-        return impl.run(checked.params, {
-          store: pgToolStore(pool, conversationId),
-          conversationId,
-          turnId,
-          callId,
-          signal: ctx.cancellationSignal,
-          heartbeat: (d) => ctx.heartbeat(d),
-          now: deps.now,
-          stream: (kind, payload) => publisher.emit({ kind, ...(typeof payload.channel === 'string' ? { channel: payload.channel } : {}), payload: { callId, ...payload } }),
-        });
+        return impl.run(checked.params, toolContext(deps, input, ctx, publisher));
       }, () => ({ callId }));
     } catch (err) {
       // Thrown: Temporal retries (or, when non-retryable / out of attempts, the workflow records it).
@@ -80,6 +69,54 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     }
     await appendResult(deps, input, observation, publisher);
     return outcomeOf(observation.text, observation.ok);
+  };
+}
+
+/**
+ * The first activity of a tool with `activity.then` (e.g. exec: start the sandbox): runs the
+ * implementation's idempotent `launch`. A call already answered, an unknown tool or invalid params
+ * launch nothing; the second activity (the tool activity above) records the observation.
+ */
+export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
+  return async function toolLaunchActivity(input: ToolInput): Promise<ToolOutcome> {
+    const ctx = Context.current();
+    const { conversationId, turnId, callId, toolId } = input;
+    const pool = deps.db.pool;
+    const existing = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId));
+    if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
+    const checked = checkToolParams(deps.registry, toolId, (await loadCallParams(deps, input)) ?? {});
+    if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);
+    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
+    try {
+      await heartbeating(() => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher)), () => ({ callId }));
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`tool ${toolId} launch cancelled by steer`);
+      throw err;
+    } finally {
+      await publisher.close();
+    }
+    return outcomeOf('launched', true);
+  };
+}
+
+async function loadCallParams(deps: ActivityDeps, input: ToolInput): Promise<Record<string, unknown> | undefined> {
+  const call = await loadBlock(deps.db.pool, input.conversationId, blockId(input.turnId, 'react.tool.call', input.callId));
+  if (!call) throw new Error(`tool activity: no react.tool.call block for ${input.callId} in ${input.conversationId}/${input.turnId}`);
+  return (JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> }).params;
+}
+
+function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publisher: StreamPublisher): ToolContext {
+  const { conversationId, turnId, callId } = input;
+  const pool = deps.db.pool;
+  return {
+    store: pgToolStore(pool, conversationId),
+    conversationId,
+    turnId,
+    callId,
+    signal: ctx.cancellationSignal,
+    heartbeat: (d) => ctx.heartbeat(d),
+    now: deps.now,
+    stream: (kind, payload) => publisher.emit({ kind, ...(typeof payload.channel === 'string' ? { channel: payload.channel } : {}), payload: { callId, ...payload } }),
   };
 }
 
@@ -107,6 +144,14 @@ export function toolActivities(deps: ActivityDeps): Record<string, (input: ToolI
     const impl = deps.tools.get(toolId);
     if (!impl) throw new Error(`tool ${toolId} declares activity ${activity.name} but the worker has no implementation for it`);
     if (out[activity.name]) throw new Error(`activity ${activity.name} is declared by two tools`);
+    if (activity.then) {
+      // Two activities: the launch, then the tool activity that records the result.
+      if (!impl.launch) throw new Error(`tool ${toolId} declares activity.then but its implementation has no launch`);
+      if (out[activity.then.name]) throw new Error(`activity ${activity.then.name} is declared by two tools`);
+      out[activity.name] = makeToolLaunchActivity(deps, impl);
+      out[activity.then.name] = makeToolActivity(deps, (id) => (id === toolId ? impl : undefined));
+      continue;
+    }
     out[activity.name] = makeToolActivity(deps, (id) => (id === toolId ? impl : undefined));
   }
   return out;

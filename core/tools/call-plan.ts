@@ -23,6 +23,7 @@ export function toolCallPlan(callId: string, toolId: string, options: ToolActivi
     ...(options.heartbeatTimeout !== undefined ? { heartbeatTimeout: options.heartbeatTimeout } : {}),
     ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
     retry: options.retry,
+    ...(options.then ? { then: options.then } : {}),
   };
 }
 
@@ -42,6 +43,8 @@ export function invalidCallOptions(registry: Pick<ToolRegistry, 'find'>, toolId:
 export interface ScheduledToolCall {
   activity: string;
   options: { summary: string; startToCloseTimeout: number; heartbeatTimeout?: number; taskQueue?: string; retry?: RetryPolicy };
+  /** The activity scheduled after the first one, with the same input (ToolActivitySpec.then). */
+  then?: { activity: string; options: { summary: string; startToCloseTimeout: number; heartbeatTimeout?: number; taskQueue?: string; retry?: RetryPolicy } };
 }
 
 /** How the workflow schedules a plan; plans from older builds map to what those builds did. */
@@ -59,5 +62,19 @@ export function scheduleToolCall(call: ToolCallPlan): ScheduledToolCall {
       ...(call.taskQueue !== undefined ? { taskQueue: call.taskQueue } : {}),
       ...(call.retry ? { retry: call.retry } : {}),
     },
+    ...(call.then
+      ? {
+          then: {
+            activity: call.then.activity,
+            options: {
+              summary: truncateSummary(`await ${call.summary}`),
+              startToCloseTimeout: call.then.startToCloseTimeout,
+              ...(call.then.heartbeatTimeout !== undefined ? { heartbeatTimeout: call.then.heartbeatTimeout } : {}),
+              ...(call.taskQueue !== undefined ? { taskQueue: call.taskQueue } : {}),
+              ...(call.retry ? { retry: call.retry } : {}),
+            },
+          },
+        }
+      : {}),
   };
 }

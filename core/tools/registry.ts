@@ -39,6 +39,11 @@ export interface ToolActivitySpec {
   heartbeatTimeoutMs?: number;
   /** Run on another task queue (e.g. workers that have a sandbox). Default: the turn's. */
   taskQueue?: string;
+  /**
+   * A second activity the workflow schedules after this one with the same input (e.g. exec: launch,
+   * then await). The first one returns once its side effect has started; the second records the result.
+   */
+  then?: { name: string; heartbeatTimeoutMs?: number; startToCloseTimeoutMs?: number };
 }
 
 export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
@@ -86,6 +91,8 @@ export interface ToolActivityOptions {
   taskQueue?: string;
   retry: RetryPolicy;
   summary: string;
+  /** The activity scheduled after this one (ToolActivitySpec.then). */
+  then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
 }
 
 /** The activity every tool without its own runs in. */
@@ -115,6 +122,7 @@ export class ToolRegistry {
       if (!(d.timeoutMs > 0)) throw new Error(`tool registry: ${d.id} needs a positive timeoutMs`);
       if (!(d.retry.maximumAttempts >= 1)) throw new Error(`tool registry: ${d.id} needs retry.maximumAttempts >= 1`);
       if (d.activity && !ACTIVITY_NAME_RE.test(d.activity.name)) throw new Error(`tool registry: ${d.id} has an invalid activity name ${JSON.stringify(d.activity.name)}`);
+      if (d.activity?.then && !ACTIVITY_NAME_RE.test(d.activity.then.name)) throw new Error(`tool registry: ${d.id} has an invalid then-activity name ${JSON.stringify(d.activity.then.name)}`);
       map.set(d.id, d);
     }
     this.byId = map;
@@ -181,6 +189,15 @@ export class ToolRegistry {
       ...(d.activity?.taskQueue !== undefined ? { taskQueue: d.activity.taskQueue } : {}),
       retry: { ...d.retry, ...(d.retry.nonRetryableErrorTypes ? { nonRetryableErrorTypes: [...d.retry.nonRetryableErrorTypes] } : {}) },
       summary: this.summary(id, params),
+      ...(d.activity?.then
+        ? {
+            then: {
+              activity: d.activity.then.name,
+              startToCloseTimeout: d.activity.then.startToCloseTimeoutMs ?? d.timeoutMs,
+              ...(d.activity.then.heartbeatTimeoutMs !== undefined ? { heartbeatTimeout: d.activity.then.heartbeatTimeoutMs } : {}),
+            },
+          }
+        : {}),
     };
   }
 

@@ -164,6 +164,8 @@ export interface ToolCallPlan {
   heartbeatTimeout?: number;
   taskQueue?: string;
   retry?: RetryPolicy;
+  /** A second activity scheduled after `activity` with the same input (e.g. exec: launch, then await). */
+  then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
   /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
   startToCloseMs?: number;
   maximumAttempts?: number;

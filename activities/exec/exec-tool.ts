@@ -1,0 +1,256 @@
+/**
+ * The exec.python tool: a declaration (core/exec/tool.ts) and an implementation that runs as two
+ * activities through the tool-activity seam — `execLaunch` (ToolImpl.launch: materialise the
+ * workspace, start the tool supervisor, start the sandbox) and `execAwait` (ToolImpl.run: poll with
+ * heartbeats, stop on cancellation, collect, store outputs as `fi:<turn>.outputs/<file>` artifacts
+ * and return the envelope, which the tool activity records as the `react.tool.result` block).
+ *
+ * Idempotent on the exec id (hash of conversation + call id; the call id derives from workflow id +
+ * round + action index): every step is re-derivable, a retried launch finds the exec already
+ * started or finished (`backend.find`) and never starts a second one.
+ */
+import { promises as fs, constants as fsc } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { blockId } from '../../core/timeline/block';
+import { assertSafeRelPath } from '../../core/timeline/paths';
+import { stableHash } from '../../core/ids';
+import { buildEnvelope, checkCode, execIdFor, execPython, execSummary, mimeForFile, EXEC_DEFAULT_TIMEOUT_S, ExecPythonParamsSchema, type ExecPythonParams } from '../../core/exec';
+import { createToolRegistry } from '../../core/tools';
+import type { ToolRegistry } from '../../core/tools/registry';
+import { activityLog } from '../log';
+import { builtinTools } from '../tools';
+import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
+import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } from './backend';
+import { DockerBackend } from './docker';
+import { LocalBackend } from './local';
+import { ToolSupervisor } from './proxy/supervisor';
+import { DEFAULT_EXEC_LIMITS, SANDBOX_UID } from './sandbox-files';
+
+/** Largest output file stored as an artifact (bigger ones are file errors in the envelope). */
+export const EXEC_MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
+
+export interface ExecToolOptions {
+  /** The sandbox backend; default: DREACT_EXEC_BACKEND (local | docker), created on first use. */
+  backend?: ExecBackend;
+  /** Other backends by name (e.g. fargate), for DREACT_EXEC_BACKEND. */
+  backends?: Record<string, () => ExecBackend>;
+  /** Host root of the per-exec work/out/logs/runtime dirs (default DREACT_EXEC_WORK_DIR or <tmp>/dreact-exec-work). */
+  workRoot?: string;
+  limits?: Partial<ExecLimits>;
+  /** Tool proxy: implementations and declarations the supervisor runs (default: the built-ins); false turns it off. */
+  proxy?: { tools?: ReadonlyMap<string, ToolImpl>; registry?: ToolRegistry } | false;
+  /** Status poll interval, ms (backs off to 4× while the program runs). */
+  pollMs?: number;
+}
+
+/** The backend DREACT_EXEC_BACKEND names. */
+export function execBackendFromEnv(env: NodeJS.ProcessEnv = process.env, extra: Record<string, () => ExecBackend> = {}): ExecBackend {
+  const name = env.DREACT_EXEC_BACKEND ?? 'local';
+  if (extra[name]) return extra[name]();
+  if (name === 'local') return new LocalBackend();
+  if (name === 'docker') return new DockerBackend();
+  throw ApplicationFailure.create({
+    type: 'ExecRefused',
+    nonRetryable: true,
+    message: `DREACT_EXEC_BACKEND=${name}: no such exec backend in this worker (local | docker${Object.keys(extra).map((k) => ` | ${k}`).join('')})`,
+  });
+}
+
+const supervisors = new Map<string, ToolSupervisor>();
+
+export function createExecTool(opts: ExecToolOptions = {}): { declaration: typeof execPython; impl: ToolImpl } {
+  let backend = opts.backend;
+  const getBackend = () => (backend ??= execBackendFromEnv(process.env, opts.backends));
+  const workRoot = opts.workRoot ?? process.env.DREACT_EXEC_WORK_DIR ?? path.join(os.tmpdir(), 'dreact-exec-work');
+  const proxy = opts.proxy === false ? undefined : { tools: opts.proxy?.tools ?? builtinTools(), registry: opts.proxy?.registry ?? createToolRegistry() };
+  const pollMs = opts.pollMs ?? 100;
+
+  async function specFor(ctx: ToolContext, params: ExecPythonParams): Promise<{ spec: ExecSpec; code: ReturnType<typeof checkCode> }> {
+    const callBlockId = blockId(ctx.turnId, 'react.tool.call', ctx.callId);
+    const call = (await ctx.store.blocks()).find((b) => b.id === callBlockId);
+    const recorded = call?.text ? (JSON.parse(call.text) as { code?: unknown }) : {};
+    const code = checkCode(recorded.code);
+    const execId = execIdFor(ctx.conversationId, ctx.callId);
+    const convDir = /^[A-Za-z0-9_-]{1,80}$/.test(ctx.conversationId) ? ctx.conversationId : `c-${stableHash(ctx.conversationId)}`;
+    const base = path.join(workRoot, convDir, execId);
+    const wallTimeMs = params.timeout_s !== undefined ? params.timeout_s * 1000 : (opts.limits?.wallTimeMs ?? EXEC_DEFAULT_TIMEOUT_S * 1000);
+    const limits: ExecLimits = { ...DEFAULT_EXEC_LIMITS, ...opts.limits, wallTimeMs };
+    const spec: ExecSpec = {
+      execId,
+      conversationId: ctx.conversationId,
+      turnId: ctx.turnId,
+      language: 'python',
+      code: code.ok ? code.code : '',
+      workDir: path.join(base, 'work'),
+      outputDir: path.join(base, 'out'),
+      logDir: path.join(base, 'logs'),
+      ...(proxy ? { supervisorSocket: path.join(base, 'runtime', 'supervisor.sock') } : {}),
+      limits,
+    };
+    return { spec, code };
+  }
+
+  async function ensureSupervisor(ctx: ToolContext, spec: ExecSpec): Promise<void> {
+    if (!proxy || !spec.supervisorSocket || supervisors.has(spec.execId)) return;
+    await fs.mkdir(path.dirname(spec.supervisorSocket), { recursive: true, mode: 0o711 });
+    const sup = new ToolSupervisor({ socketPath: spec.supervisorSocket, store: ctx.store, conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId, execId: spec.execId, tools: proxy.tools, registry: proxy.registry, now: ctx.now });
+    supervisors.set(spec.execId, sup);
+    try {
+      await sup.listen();
+    } catch (err) {
+      supervisors.delete(spec.execId);
+      throw err;
+    }
+  }
+
+  async function closeSupervisor(execId: string): Promise<void> {
+    const sup = supervisors.get(execId);
+    supervisors.delete(execId);
+    await sup?.close();
+  }
+
+  /** Starts the exec unless it already exists; returns its handle. */
+  async function launchExec(ctx: ToolContext, spec: ExecSpec): Promise<ExecHandle> {
+    const b = getBackend();
+    const found = await b.find(spec);
+    if (found) {
+      await ensureSupervisor(ctx, spec);
+      return found;
+    }
+    await materialiseWorkspace(ctx, spec);
+    await ensureSupervisor(ctx, spec);
+    const handle = await b.start(spec, ctx.signal);
+    activityLog().info('exec started', { execId: spec.execId, backend: b.name, ref: handle.ref });
+    return handle;
+  }
+
+  const impl: ToolImpl = {
+    id: execPython.id,
+    async launch(params, ctx) {
+      const p = ExecPythonParamsSchema.parse(params);
+      const { spec, code } = await specFor(ctx, p);
+      if (!code.ok) return; // the await step reports it
+      const handle = await launchExec(ctx, spec);
+      if (ctx.signal.aborted) await getBackend().stop(handle, 'steer: cancelled during launch');
+    },
+    async run(params, ctx): Promise<ToolObservation> {
+      const p = ExecPythonParamsSchema.parse(params);
+      const { spec, code } = await specFor(ctx, p);
+      if (!code.ok) return { ok: false, text: code.reason, meta: { exec_refused: 'no_code' } };
+      const b = getBackend();
+      const handle = await launchExec(ctx, spec); // re-attach (or launch, when no launch step ran)
+      try {
+        let wait = pollMs;
+        for (;;) {
+          if (ctx.signal.aborted) {
+            await b.stop(handle, 'steer: the exec was cancelled');
+            await waitTerminal(b, handle, 10_000);
+            await b.collect(handle, spec); // releases the sandbox: no orphan container
+            throw new Error(`exec ${spec.execId} cancelled`);
+          }
+          const s = await b.status(handle, ctx.signal);
+          ctx.heartbeat({ callId: ctx.callId, handle, state: s.state });
+          if (s.state !== 'starting' && s.state !== 'running') break;
+          await sleep(wait, ctx.signal);
+          wait = Math.min(wait * 2, pollMs * 4);
+        }
+        const collected = await b.collect(handle, spec);
+        const storeErrors = await storeOutputs(ctx, spec, collected);
+        const envelope = buildEnvelope({ turnId: ctx.turnId, contract: p.contract, collected, storeErrors });
+        const summary = execSummary(b.name, envelope);
+        activityLog().info(summary, { execId: spec.execId, state: collected.status.state, exitCode: collected.status.exitCode });
+        const { report_text: reportText, ...rest } = envelope;
+        return { ok: envelope.ok, text: reportText, meta: { ...rest, exec_id: spec.execId, backend: b.name, summary, usage: collected.usage ?? null } };
+      } finally {
+        await closeSupervisor(spec.execId);
+      }
+    },
+  };
+  return { declaration: execPython, impl };
+}
+
+async function waitTerminal(b: ExecBackend, h: ExecHandle, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const s = await b.status(h);
+    if (s.state !== 'starting' && s.state !== 'running') return;
+    await sleep(100);
+  }
+  throw new Error(`exec ${h.execId}: still running ${timeoutMs} ms after stop`);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/** Writes the current turn's `files/` and `outputs/` artifacts into the work dir (as files/<rel>, outputs/<rel>). */
+async function materialiseWorkspace(ctx: ToolContext, spec: ExecSpec): Promise<void> {
+  // work root, conversation dir and exec dir: traversable (not listable) by the sandbox user.
+  const execDir = path.dirname(spec.workDir);
+  for (const dir of [path.dirname(path.dirname(execDir)), path.dirname(execDir), execDir]) {
+    await fs.mkdir(dir, { recursive: true });
+    await fs.chmod(dir, 0o711);
+  }
+  await fs.mkdir(spec.workDir, { recursive: true });
+  const prefix = `${spec.turnId}/`;
+  for (const key of await ctx.store.listFiles(prefix)) {
+    const rest = key.slice(prefix.length);
+    const m = /^(files|outputs)\/(.+)$/s.exec(rest);
+    if (!m) continue;
+    const rel = assertSafeRelPath(m[2]!, 'workspace file');
+    const row = await ctx.store.readFile(key);
+    if (row?.content === undefined) continue;
+    const target = path.join(spec.workDir, m[1]!, rel);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await fs.writeFile(target, row.content);
+  }
+  if (process.getuid?.() === 0) await fs.chown(spec.workDir, SANDBOX_UID, SANDBOX_UID);
+}
+
+/** Stores each collected output as a `file` artifact at `<turn>/outputs/<path>`; returns the files it could not store. */
+async function storeOutputs(ctx: ToolContext, spec: ExecSpec, collected: ExecCollected): Promise<Array<{ path: string; reason: string }>> {
+  const errors: Array<{ path: string; reason: string }> = [];
+  for (const f of collected.outputFiles) {
+    let rel: string;
+    try {
+      rel = assertSafeRelPath(f.path, 'output file');
+    } catch (err) {
+      errors.push({ path: f.path, reason: (err as Error).message });
+      continue;
+    }
+    if (f.sizeBytes > EXEC_MAX_ARTIFACT_BYTES) {
+      errors.push({ path: f.path, reason: `${f.sizeBytes} bytes, over the ${EXEC_MAX_ARTIFACT_BYTES}-byte artifact cap` });
+      continue;
+    }
+    let bytes: Buffer;
+    try {
+      const handle = await fs.open(path.join(spec.outputDir, rel), fsc.O_RDONLY | fsc.O_NOFOLLOW);
+      try {
+        bytes = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      errors.push({ path: f.path, reason: `unreadable: ${(err as Error).message}` });
+      continue;
+    }
+    const text = bytes.toString('utf8');
+    const isText = !bytes.includes(0) && Buffer.byteLength(text) === bytes.length && !text.includes('\uFFFD');
+    await ctx.store.writeFile({
+      key: `${spec.turnId}/outputs/${rel}`,
+      turnId: spec.turnId,
+      mime: mimeForFile(rel).mime,
+      ...(isText ? { content: text } : { payload: { encoding: 'base64', size_bytes: bytes.length, data: bytes.toString('base64') } }),
+      createdBy: ctx.callId,
+    });
+  }
+  return errors;
+}

@@ -1,0 +1,171 @@
+/**
+ * The tool supervisor of one exec: listens on the Unix socket mounted into the sandbox (the
+ * sandbox's only way out), answers one JSON request per connection (`{tool_id, params}\n` →
+ * `{ok, text}\n`), runs only allowed tools with the runtime's implementations and parameter checks,
+ * and records every call and its result in the timeline (`stage.exec.tool` blocks keyed by the exec
+ * call and a sequence number, so appends are idempotent).
+ */
+import net from 'node:net';
+import { promises as fs } from 'node:fs';
+import { makeBlock } from '../../../core/timeline/block';
+import type { ToolRegistry } from '../../../core/tools/registry';
+import type { ToolStore } from '../../../store/tool-store';
+import { checkToolParams } from '../../tools';
+import type { ToolImpl, ToolObservation } from '../../tools/types';
+import { activityLog } from '../../log';
+
+/** Tools a sandboxed program may call. */
+export const PROXY_ALLOWED_TOOLS: readonly string[] = ['web_search', 'web_fetch', 'react.read'];
+export const PROXY_BLOCK_TYPE = 'stage.exec.tool';
+const MAX_REQUEST_BYTES = 256 * 1024;
+/** Largest answer sent back into the sandbox. */
+const MAX_ANSWER_CHARS = 2_000_000;
+
+export interface SupervisorOptions {
+  socketPath: string;
+  /** The conversation's store (the exec call's ToolContext.store). */
+  store: ToolStore;
+  conversationId: string;
+  turnId: string;
+  /** The exec's tool call id (the proxied calls are recorded under it). */
+  callId: string;
+  execId: string;
+  tools: ReadonlyMap<string, ToolImpl>;
+  registry: ToolRegistry;
+  allowed?: readonly string[];
+  now(): Date;
+}
+
+export class ToolSupervisor {
+  private server: net.Server | undefined;
+  private seq = 0;
+  private readonly aborter = new AbortController();
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(private readonly opts: SupervisorOptions) {}
+
+  /** Starts listening (replacing a stale socket left by a crashed worker). */
+  async listen(): Promise<void> {
+    const o = this.opts;
+    const prefix = `${o.callId}.proxy.`;
+    // Continue the sequence after calls recorded by an earlier supervisor of the same exec.
+    this.seq = (await o.store.blocks()).filter((b) => b.type === PROXY_BLOCK_TYPE && b.id.includes(prefix)).length;
+    await fs.rm(o.socketPath, { force: true });
+    const server = net.createServer((socket) => {
+      const p = this.serve(socket).finally(() => this.inflight.delete(p));
+      this.inflight.add(p);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.socketPath, () => resolve());
+    });
+    await fs.chmod(o.socketPath, 0o777); // the sandbox user must be able to connect
+    this.server = server;
+  }
+
+  async close(): Promise<void> {
+    this.aborter.abort();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.allSettled([...this.inflight]);
+    await fs.rm(this.opts.socketPath, { force: true });
+  }
+
+  private async serve(socket: net.Socket): Promise<void> {
+    const answer = (body: Record<string, unknown>) => new Promise<void>((resolve) => socket.end(`${JSON.stringify(body)}\n`, () => resolve()));
+    let raw: string;
+    try {
+      raw = await readLine(socket);
+    } catch (err) {
+      await answer({ ok: false, error: (err as Error).message });
+      return;
+    }
+    let req: { tool_id?: unknown; params?: unknown };
+    try {
+      req = JSON.parse(raw) as typeof req;
+    } catch {
+      await answer({ ok: false, error: 'the request is not JSON: {"tool_id": "...", "params": {...}}' });
+      return;
+    }
+    const toolId = typeof req.tool_id === 'string' ? req.tool_id : '';
+    const allowed = this.opts.allowed ?? PROXY_ALLOWED_TOOLS;
+    let observation: ToolObservation;
+    if (!allowed.includes(toolId)) {
+      observation = { ok: false, text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${allowed.join(', ')})` };
+    } else {
+      observation = await this.run(toolId, req.params ?? {});
+    }
+    const seq = this.seq++;
+    await this.record(seq, toolId, req.params, observation);
+    const text = observation.text.length > MAX_ANSWER_CHARS ? `${observation.text.slice(0, MAX_ANSWER_CHARS)}…[truncated]` : observation.text;
+    await answer({ ok: observation.ok, text });
+  }
+
+  private async run(toolId: string, rawParams: unknown): Promise<ToolObservation> {
+    const o = this.opts;
+    const impl = o.tools.get(toolId);
+    if (!impl) return { ok: false, text: `tool ${toolId} has no implementation in this worker` };
+    const checked = checkToolParams(o.registry, toolId, rawParams);
+    if (!checked.ok) return { ok: false, text: checked.text };
+    try {
+      let obs = await impl.run(checked.params, {
+        store: o.store,
+        conversationId: o.conversationId,
+        turnId: o.turnId,
+        callId: o.callId,
+        signal: this.aborter.signal,
+        heartbeat: () => undefined,
+        now: o.now,
+        stream: () => undefined,
+      });
+      const rows = obs.meta?.source_rows;
+      if (Array.isArray(rows) && rows.length > 0) {
+        const merged = await o.store.mergeSources(rows, obs.text, o.turnId);
+        const { source_rows: _rows, ...meta } = obs.meta ?? {};
+        obs = { ...obs, text: merged.text, meta: { ...meta, sources_used: merged.sids } };
+      }
+      return obs;
+    } catch (err) {
+      activityLog().warn('exec tool proxy: tool failed', { toolId, execId: o.execId, error: (err as Error).message });
+      return { ok: false, text: `tool ${toolId} failed: ${(err as Error).message}` };
+    }
+  }
+
+  private async record(seq: number, toolId: string, params: unknown, obs: ToolObservation): Promise<void> {
+    const o = this.opts;
+    const key = `${o.callId}.proxy.${seq}`;
+    const block = makeBlock({
+      type: PROXY_BLOCK_TYPE,
+      author: 'tool',
+      turn_id: o.turnId,
+      ts: o.now().toISOString(),
+      key,
+      call_id: o.callId,
+      mime: obs.mime ?? 'text/plain',
+      text: obs.text,
+      meta: { tool_id: toolId, params: params ?? {}, ok: obs.ok, exec_id: o.execId, seq, via: 'exec.tool_proxy', size_bytes: Buffer.byteLength(obs.text) },
+    });
+    await o.store.appendBlocks([block]);
+  }
+}
+
+function readLine(socket: net.Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    socket.setEncoding('utf8');
+    socket.setTimeout(30_000, () => reject(new Error('request timed out')));
+    socket.on('data', (chunk: string) => {
+      buf += chunk;
+      if (buf.length > MAX_REQUEST_BYTES) {
+        socket.removeAllListeners('data');
+        reject(new Error(`request over ${MAX_REQUEST_BYTES} bytes`));
+      } else if (buf.includes('\n')) {
+        socket.removeAllListeners('data');
+        resolve(buf.slice(0, buf.indexOf('\n')));
+      }
+    });
+    socket.on('end', () => resolve(buf));
+    socket.on('error', reject);
+  });
+}

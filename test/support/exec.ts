@@ -1,0 +1,72 @@
+/** Helpers for exec tests: the backends available here, and running one program to its end. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, chmodSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } from '../../activities/exec/backend';
+import { LocalBackend } from '../../activities/exec/local';
+import { DEFAULT_EXEC_IMAGE, DockerBackend } from '../../activities/exec/docker';
+import { DEFAULT_EXEC_LIMITS } from '../../activities/exec/sandbox-files';
+
+/** A scratch root readable by the sandbox user (0711), with a state dir for the backends. */
+export function execScratch(prefix: string): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+  chmodSync(root, 0o711);
+  return root;
+}
+
+/** Why the docker backend cannot be tested here (no engine answers, or no image), or undefined. */
+export function dockerUnavailable(image = process.env.DREACT_EXEC_IMAGE ?? DEFAULT_EXEC_IMAGE): string | undefined {
+  try {
+    execFileSync('docker', ['version', '--format', '{{.Server.Version}}'], { stdio: 'pipe', timeout: 10_000 });
+  } catch (err) {
+    return `no docker engine: ${String((err as { stderr?: Buffer }).stderr ?? (err as Error).message).trim()}`;
+  }
+  try {
+    execFileSync('docker', ['image', 'inspect', image], { stdio: 'pipe', timeout: 10_000 });
+  } catch {
+    return `image ${image} not found (run scripts/build-exec-image.sh)`;
+  }
+  return undefined;
+}
+
+/** The backends to test: local always (bubblewrap is required), docker unless no engine can be reached. */
+export function testBackends(stateRoot: string): Array<{ backend: ExecBackend; skip?: string }> {
+  const why = dockerUnavailable();
+  if (why) process.stderr.write(`exec tests: docker backend skipped: ${why}\n`);
+  return [{ backend: new LocalBackend({ stateRoot }) }, { backend: new DockerBackend({ stateRoot }), ...(why ? { skip: why } : {}) }];
+}
+
+let n = 0;
+export function makeSpec(root: string, code: string, limits: Partial<ExecLimits> = {}, id?: string): ExecSpec {
+  const execId = id ?? `ex-t${process.pid}-${++n}-${Date.now().toString(36)}`;
+  const base = path.join(root, 'conv-a', execId);
+  return {
+    execId,
+    conversationId: 'conv-a',
+    turnId: 'turn_1',
+    language: 'python',
+    code,
+    workDir: path.join(base, 'work'),
+    outputDir: path.join(base, 'out'),
+    logDir: path.join(base, 'logs'),
+    limits: { ...DEFAULT_EXEC_LIMITS, wallTimeMs: 20_000, memoryBytes: 512 * 1024 * 1024, maxFileBytes: 2 * 1024 * 1024, maxLogBytes: 16 * 1024, ...limits },
+  };
+}
+
+export async function waitEnd(backend: ExecBackend, handle: ExecHandle, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await backend.status(handle);
+    if (s.state !== 'starting' && s.state !== 'running') return;
+    if (Date.now() > until) throw new Error(`exec ${handle.execId} still ${s.state} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Starts, waits for the end, collects. */
+export async function runToEnd(backend: ExecBackend, spec: ExecSpec): Promise<ExecCollected> {
+  const handle = await backend.start(spec);
+  await waitEnd(backend, handle);
+  return backend.collect(handle, spec);
+}
