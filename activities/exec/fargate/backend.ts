@@ -11,7 +11,7 @@
  */
 import { DescribeTasksCommand, ECSClient, type ECSClientConfig, ListTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
 import { S3Client } from '@aws-sdk/client-s3';
-import { asyncLocalStorage, log } from '@temporalio/activity';
+import { asyncLocalStorage } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from '../backend';
 import { checkOverridesSize, clientTokenOf, startedByOf, TAG_CONVERSATION_ID, TAG_EXEC_ID, TAG_WORKFLOW_ID, tagValue } from '../../../core/exec/ecs-ids';
@@ -158,7 +158,8 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
         // Capacity and agent failures are transient; Temporal retries the launch with the same token.
         throw ApplicationFailure.retryable(`RunTask started no task for exec ${spec.execId}: ${why}`, 'aws.RunTaskFailure');
       }
-      log.info('fargate exec launched', { execId: spec.execId, taskArn: task.taskArn, inputFiles: staged.inputFiles, inputBytes: staged.inputBytes });
+      // Logged through the activity's logger when called from an activity (tests and benches call it directly).
+      asyncLocalStorage.getStore()?.log.info('fargate exec launched', { execId: spec.execId, taskArn: task.taskArn, inputFiles: staged.inputFiles, inputBytes: staged.inputBytes });
       return handleOf(spec.execId, task.taskArn);
     },
 
