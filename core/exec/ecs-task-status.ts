@@ -47,11 +47,13 @@ export function execStatusOfTask(task: EcsTaskView): ExecStatus {
   const c = task.container ?? {};
   const reason = joinReasons(task.stoppedReason, c.reason);
   const base = { ...times, reason };
-  if (task.stopCode === 'TaskFailedToStart' || (task.startedAtMs === undefined && c.exitCode === undefined)) return { state: 'failed_to_start', ...base };
+  if (task.stopCode === 'TaskFailedToStart') return { state: 'failed_to_start', ...base };
+  // Stopped by us (steer, timeout, reaper) — also before the container started.
   if (task.stopCode === 'UserInitiated') {
     const timedOut = (task.stoppedReason ?? '').startsWith(STOP_REASON_TIMEOUT);
     return { state: timedOut ? 'timed_out' : 'killed', exitCode: c.exitCode, ...base };
   }
+  if (task.startedAtMs === undefined && c.exitCode === undefined) return { state: 'failed_to_start', ...base };
   if (task.stopCode !== undefined && INFRA_STOP_CODES.has(task.stopCode)) return { state: 'killed', exitCode: c.exitCode, ...base };
   if (/OutOfMemory/i.test(c.reason ?? '')) return { state: 'killed', exitCode: c.exitCode, ...base };
   if (c.exitCode === undefined) return { state: 'killed', ...base };
