@@ -6,19 +6,31 @@
  */
 import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
+import { Client, Connection } from '@temporalio/client';
 import { createWorker } from './worker';
+import { createFargateBackend } from '../activities/exec/fargate/backend';
+import { fargateConfigFromEnv } from '../activities/exec/fargate/config';
+import { ensureExecReaperSchedule } from './exec-reaper-schedule';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
   const db = openDb();
   await migrate(db);
   const connection = await NativeConnection.connect({ address });
+  const fargate = process.env.DREACT_EXEC_BACKEND === 'fargate' ? createFargateBackend({ config: fargateConfigFromEnv() }) : undefined;
   const worker = await createWorker({
     connection,
     db,
     namespace: process.env.TEMPORAL_NAMESPACE,
     taskQueue: process.env.DREACT_TASK_QUEUE,
+    fargate,
   });
+  if (fargate) {
+    const clientConnection = await Connection.connect({ address });
+    const id = await ensureExecReaperSchedule(new Client({ connection: clientConnection, namespace: process.env.TEMPORAL_NAMESPACE }), { taskQueue: worker.options.taskQueue });
+    console.error(`[worker] exec reaper schedule ${id} is in place`);
+    await clientConnection.close();
+  }
   const stop = () => {
     console.error('[worker] shutting down…');
     worker.shutdown();

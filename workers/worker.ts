@@ -16,6 +16,8 @@ import { createAnthropicProvider } from '../activities/providers/anthropic';
 import { ProviderError, type ModelProvider } from '../core/model/provider';
 import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
+import type { FargateBackend } from '../activities/exec/fargate/backend';
+import { createReaperActivities } from '../activities/exec/fargate/reaper';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -68,6 +70,8 @@ export interface CreateWorkerOptions {
   /** Default iteration budget (else env AI_REACT_MAX_ITERATIONS, else 15). */
   maxIterations?: number;
   now?: () => Date;
+  /** The Fargate exec backend, when configured: the worker then also runs the exec reaper's activity. */
+  fargate?: FargateBackend;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
 }
@@ -87,7 +91,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createTurnActivities(deps),
+    activities: { ...createTurnActivities(deps), ...(opts.fargate ? createReaperActivities(opts.fargate) : {}) },
     // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
