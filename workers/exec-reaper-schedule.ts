@@ -18,7 +18,14 @@ export async function ensureExecReaperSchedule(client: Client, opts: ReaperSched
   const options: ScheduleOptions = {
     scheduleId,
     spec: { intervals: [{ every: (opts.every ?? '5 minutes') as `${number} minutes` }] },
-    action: { type: 'startWorkflow', workflowType: 'ExecReaperWorkflow', args: [], taskQueue: opts.taskQueue, workflowId: `${scheduleId}-run`, staticSummary: 'exec reaper' },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'ExecReaperWorkflow',
+      args: [],
+      taskQueue: opts.taskQueue,
+      workflowId: `${scheduleId}-run`,
+      staticSummary: 'exec reaper',
+    },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
     memo: { purpose: 'stop exec sandboxes whose turn has ended' },
   };
@@ -26,7 +33,14 @@ export async function ensureExecReaperSchedule(client: Client, opts: ReaperSched
     await client.schedule.create(options);
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec: options.spec, action: options.action, policies: { ...prev.policies, ...options.policies } }));
+    await client.schedule
+      .getHandle(scheduleId)
+      .update((prev) => ({
+        ...prev,
+        spec: options.spec,
+        action: options.action,
+        policies: { ...prev.policies, ...options.policies },
+      }));
   }
   return scheduleId;
 }

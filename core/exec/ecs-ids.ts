@@ -15,19 +15,22 @@ export const TAG_CONVERSATION_ID = 'dreact:conversation-id';
 
 /** `clientToken` from a hex digest of the exec id (the caller hashes; core stays free of node:crypto). */
 export function clientTokenOf(execIdSha256Hex: string): string {
-  if (!/^[0-9a-f]{64}$/.test(execIdSha256Hex)) throw new Error(`clientTokenOf needs a sha256 hex digest, got ${JSON.stringify(execIdSha256Hex)}`);
+  if (!/^[0-9a-f]{64}$/.test(execIdSha256Hex))
+    throw new Error(`clientTokenOf needs a sha256 hex digest, got ${JSON.stringify(execIdSha256Hex)}`);
   return execIdSha256Hex.slice(0, CLIENT_TOKEN_MAX);
 }
 
 /** `startedBy`: the fixed prefix + 24 hex of the digest (36 characters), filterable with ListTasks. */
 export function startedByOf(execIdSha256Hex: string): string {
-  if (!/^[0-9a-f]{64}$/.test(execIdSha256Hex)) throw new Error(`startedByOf needs a sha256 hex digest, got ${JSON.stringify(execIdSha256Hex)}`);
+  if (!/^[0-9a-f]{64}$/.test(execIdSha256Hex))
+    throw new Error(`startedByOf needs a sha256 hex digest, got ${JSON.stringify(execIdSha256Hex)}`);
   return (STARTED_BY_PREFIX + execIdSha256Hex).slice(0, STARTED_BY_MAX);
 }
 
 /** Checks a tag value against ECS's 256-character limit (a clear error instead of an ECS rejection). */
 export function tagValue(name: string, value: string): { key: string; value: string } {
-  if (value.length === 0 || value.length > 256) throw new Error(`ECS tag ${name} must be 1–256 characters, got ${value.length}`);
+  if (value.length === 0 || value.length > 256)
+    throw new Error(`ECS tag ${name} must be 1–256 characters, got ${value.length}`);
   return { key: name, value };
 }
 
@@ -39,6 +42,9 @@ export function checkOverridesSize(overrides: unknown, max = ECS_OVERRIDES_MAX_B
     const cp = ch.codePointAt(0)!;
     bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
   }
-  if (bytes > max) throw new Error(`ECS container overrides are ${bytes} bytes, over ECS's ${max}-byte limit: pass references (presigned URLs), not payloads`);
+  if (bytes > max)
+    throw new Error(
+      `ECS container overrides are ${bytes} bytes, over ECS's ${max}-byte limit: pass references (presigned URLs), not payloads`,
+    );
   return bytes;
 }

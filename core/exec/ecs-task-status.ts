@@ -41,7 +41,12 @@ export function execStatusOfTask(task: EcsTaskView): ExecStatus {
   const times = { startedAt: iso(task.startedAtMs), endedAt: iso(task.stoppedAtMs) };
   const last = task.lastStatus ?? '';
   if (STARTING.has(last)) return { state: 'starting', startedAt: undefined };
-  if (RUNNING.has(last)) return { state: 'running', startedAt: times.startedAt, reason: task.desiredStatus === 'STOPPED' ? joinReasons(task.stoppedReason) : undefined };
+  if (RUNNING.has(last))
+    return {
+      state: 'running',
+      startedAt: times.startedAt,
+      reason: task.desiredStatus === 'STOPPED' ? joinReasons(task.stoppedReason) : undefined,
+    };
   if (last !== 'STOPPED') throw new Error(`unknown ECS task lastStatus ${JSON.stringify(task.lastStatus)}`);
 
   const c = task.container ?? {};
@@ -54,10 +59,17 @@ export function execStatusOfTask(task: EcsTaskView): ExecStatus {
     return { state: timedOut ? 'timed_out' : 'killed', exitCode: c.exitCode, ...base };
   }
   if (task.startedAtMs === undefined && c.exitCode === undefined) return { state: 'failed_to_start', ...base };
-  if (task.stopCode !== undefined && INFRA_STOP_CODES.has(task.stopCode)) return { state: 'killed', exitCode: c.exitCode, ...base };
+  if (task.stopCode !== undefined && INFRA_STOP_CODES.has(task.stopCode))
+    return { state: 'killed', exitCode: c.exitCode, ...base };
   if (/OutOfMemory/i.test(c.reason ?? '')) return { state: 'killed', exitCode: c.exitCode, ...base };
   if (c.exitCode === undefined) return { state: 'killed', ...base };
-  if (c.exitCode === ENTRYPOINT_TIMEOUT_EXIT) return { state: 'timed_out', exitCode: c.exitCode, ...base, reason: joinReasons('the program exceeded its wall-time limit', c.reason) };
+  if (c.exitCode === ENTRYPOINT_TIMEOUT_EXIT)
+    return {
+      state: 'timed_out',
+      exitCode: c.exitCode,
+      ...base,
+      reason: joinReasons('the program exceeded its wall-time limit', c.reason),
+    };
   return { state: 'exited', exitCode: c.exitCode, ...times, reason: c.exitCode === 0 ? undefined : reason };
 }
 

@@ -14,7 +14,11 @@ export interface FargatePrice {
   minimumSeconds: number;
 }
 
-export const FARGATE_ON_DEMAND_US_EAST_1: FargatePrice = Object.freeze({ vcpuHour: 0.04048, gbHour: 0.004445, minimumSeconds: 60 });
+export const FARGATE_ON_DEMAND_US_EAST_1: FargatePrice = Object.freeze({
+  vcpuHour: 0.04048,
+  gbHour: 0.004445,
+  minimumSeconds: 60,
+});
 
 export interface FargateTaskSize {
   /** ECS CPU units (1024 = 1 vCPU). */
@@ -37,9 +41,18 @@ export interface FargateUsage {
  * Usage of a task that ran from `fromMs` (image pull start, else start) to `toMs` (stop), epoch ms.
  * A task that never got to pull its image has no billable time: all figures zero.
  */
-export function fargateUsage(size: FargateTaskSize, fromMs: number | undefined, toMs: number | undefined, price: FargatePrice = FARGATE_ON_DEMAND_US_EAST_1): FargateUsage {
-  if (!(size.cpuUnits > 0) || !(size.memoryMiB > 0)) throw new Error(`fargate task size needs positive cpu units and memory, got cpu=${size.cpuUnits} memory=${size.memoryMiB}`);
-  if (fromMs === undefined || toMs === undefined) return { billedSeconds: 0, wallMs: 0, vcpuSeconds: 0, gbSeconds: 0, costUsd: 0 };
+export function fargateUsage(
+  size: FargateTaskSize,
+  fromMs: number | undefined,
+  toMs: number | undefined,
+  price: FargatePrice = FARGATE_ON_DEMAND_US_EAST_1,
+): FargateUsage {
+  if (!(size.cpuUnits > 0) || !(size.memoryMiB > 0))
+    throw new Error(
+      `fargate task size needs positive cpu units and memory, got cpu=${size.cpuUnits} memory=${size.memoryMiB}`,
+    );
+  if (fromMs === undefined || toMs === undefined)
+    return { billedSeconds: 0, wallMs: 0, vcpuSeconds: 0, gbSeconds: 0, costUsd: 0 };
   if (toMs < fromMs) throw new Error(`fargate task stopped (${toMs}) before it started (${fromMs})`);
   const wallMs = toMs - fromMs;
   const billedSeconds = Math.max(price.minimumSeconds, Math.ceil(wallMs / 1000));

@@ -42,7 +42,10 @@ test('a fargate exec end to end: workspace in, outputs out, exit code, log tail,
     const handle = await env.backend.start(spec);
     assert.match(handle.ref, /^arn:aws:ecs:us-east-1:\d+:task\/dreact\//);
     const states: string[] = [];
-    const status = await awaitExec(env.backend, handle, { ...fast, heartbeat: ({ status: s }) => states.push(s.state) });
+    const status = await awaitExec(env.backend, handle, {
+      ...fast,
+      heartbeat: ({ status: s }) => states.push(s.state),
+    });
     assert.equal(status.state, 'exited');
     assert.equal(status.exitCode, 0);
     assert.ok(states.includes('starting'), `saw ${states.join(',')}`);
@@ -68,10 +71,19 @@ test('a fargate exec end to end: workspace in, outputs out, exit code, log tail,
     // The RunTask parameters: FARGATE, awsvpc without public IP, subnets and security groups from config, tags.
     const req = env.ecs.runTaskRequests.at(-1)!;
     assert.equal(req.launchType, 'FARGATE');
-    assert.deepEqual(req.networkConfiguration, { awsvpcConfiguration: { subnets: ['subnet-0private'], securityGroups: ['sg-0noegress'], assignPublicIp: 'DISABLED' } });
+    assert.deepEqual(req.networkConfiguration, {
+      awsvpcConfiguration: {
+        subnets: ['subnet-0private'],
+        securityGroups: ['sg-0noegress'],
+        assignPublicIp: 'DISABLED',
+      },
+    });
     assert.equal(String(req.clientToken).length, 64);
     assert.ok(String(req.startedBy).length <= 36);
-    assert.deepEqual((req.tags as Array<{ key: string; value: string }>).find((t) => t.key === 'dreact:workflow-id')?.value, 'conv/conv_fargate/turn/0');
+    assert.deepEqual(
+      (req.tags as Array<{ key: string; value: string }>).find((t) => t.key === 'dreact:workflow-id')?.value,
+      'conv/conv_fargate/turn/0',
+    );
   } finally {
     spec.cleanup();
   }
@@ -82,9 +94,20 @@ test('presigned URLs grant exactly their object: a tampered signature or another
   try {
     const handle = await env.backend.start(spec);
     await awaitExec(env.backend, handle, fast);
-    const jobUrl = (env.ecs.runTaskRequests.at(-1)!.overrides as { containerOverrides: Array<{ environment: Array<{ value: string }> }> }).containerOverrides[0]!.environment[0]!.value;
+    const jobUrl = (
+      env.ecs.runTaskRequests.at(-1)!.overrides as {
+        containerOverrides: Array<{ environment: Array<{ value: string }> }>;
+      }
+    ).containerOverrides[0]!.environment[0]!.value;
     assert.equal((await fetch(jobUrl)).status, 200);
-    assert.equal((await fetch(jobUrl.replace(/X-Amz-Signature=([0-9a-f])/, (_m, c: string) => `X-Amz-Signature=${c === '0' ? '1' : '0'}`))).status, 403);
+    assert.equal(
+      (
+        await fetch(
+          jobUrl.replace(/X-Amz-Signature=([0-9a-f])/, (_m, c: string) => `X-Amz-Signature=${c === '0' ? '1' : '0'}`),
+        )
+      ).status,
+      403,
+    );
     assert.equal((await fetch(jobUrl.replace('job.json', 'main.py'))).status, 403);
     assert.equal((await fetch(jobUrl, { method: 'PUT', body: 'x' })).status, 403);
   } finally {
@@ -93,7 +116,10 @@ test('presigned URLs grant exactly their object: a tampered signature or another
 });
 
 test('a retried launch with the same clientToken returns the same task: one task runs', async () => {
-  const spec = makeSpec('wf-retry/round-2/call-1', 'open(__import__("os").environ["OUTPUT_DIR"] + "/once.txt", "a").write("x")');
+  const spec = makeSpec(
+    'wf-retry/round-2/call-1',
+    'open(__import__("os").environ["OUTPUT_DIR"] + "/once.txt", "a").write("x")',
+  );
   const launchDate = new Date();
   // Two attempts of one activity share their first schedule time; each builds its own SDK clients.
   const attempt1 = env.newBackend({ launchDate: () => launchDate });
@@ -131,7 +157,10 @@ test('a retry whose manifest URL changed (new signing time) gets ConflictExcepti
 });
 
 test('cancellation stops the task with StopTask; the log written before the stop is collected', async () => {
-  const spec = makeSpec('wf-cancel/round-1/call-0', 'import time\nprint("started", flush=True)\ntime.sleep(60)\nprint("never")');
+  const spec = makeSpec(
+    'wf-cancel/round-1/call-0',
+    'import time\nprint("started", flush=True)\ntime.sleep(60)\nprint("never")',
+  );
   try {
     const handle = await env.backend.start(spec);
     const ac = new AbortController();
@@ -164,7 +193,12 @@ test('cancellation stops the task with StopTask; the log written before the stop
 
 test('timeouts: the deadline stops the task as timed out; the entrypoint kills a program past its wall time (exit 124)', async () => {
   const slow = makeSpec('wf-deadline/round-1/call-0', 'import time\ntime.sleep(60)');
-  const walltime = makeSpec('wf-walltime/round-1/call-0', 'import time\nprint("working", flush=True)\ntime.sleep(60)', {}, { wallTimeMs: 500 });
+  const walltime = makeSpec(
+    'wf-walltime/round-1/call-0',
+    'import time\nprint("working", flush=True)\ntime.sleep(60)',
+    {},
+    { wallTimeMs: 500 },
+  );
   try {
     const h = await env.backend.start(slow);
     const status = await awaitExec(env.backend, h, { ...fast, deadlineMs: Date.now() + 1500 });
@@ -194,7 +228,10 @@ test('stoppedReason mapped: a container that cannot start is failed_to_start wit
     assert.equal(status.state, 'failed_to_start');
     assert.match(status.reason ?? '', /CannotStartContainerError/);
     const collected = await broken.collect(h, spec);
-    assert.ok(collected.infraErrors.some((e) => /failed to start: .*CannotStartContainerError/.test(e)), collected.infraErrors.join('|'));
+    assert.ok(
+      collected.infraErrors.some((e) => /failed to start: .*CannotStartContainerError/.test(e)),
+      collected.infraErrors.join('|'),
+    );
 
     const h2 = await env.backend.start(failing);
     const s2 = await awaitExec(env.backend, h2, fast);
@@ -211,7 +248,11 @@ test('stoppedReason mapped: a container that cannot start is failed_to_start wit
 test('the 8 KB override limit holds with a large workspace: the overrides carry one URL', async () => {
   const files: Record<string, string> = {};
   for (let i = 0; i < 150; i++) files[`data/part-${String(i).padStart(3, '0')}.txt`] = `${i}\n`.repeat(2000);
-  const spec = makeSpec('wf-large/round-1/call-0', 'import os\nn = sum(len(fs) for _, _, fs in os.walk("data"))\nprint("files", n, "bytes", sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk("data") for f in fs))', files);
+  const spec = makeSpec(
+    'wf-large/round-1/call-0',
+    'import os\nn = sum(len(fs) for _, _, fs in os.walk("data"))\nprint("files", n, "bytes", sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk("data") for f in fs))',
+    files,
+  );
   try {
     const handle = await env.backend.start(spec);
     const overrides = env.ecs.runTaskRequests.at(-1)!.overrides;
@@ -228,19 +269,38 @@ test('the 8 KB override limit holds with a large workspace: the overrides carry 
 });
 
 test('ECS rejects overrides over 8 KB (the stand-in as ECS does), classified non-retryable; bad credentials are non-retryable', async () => {
-  const big = { containerOverrides: [{ name: 'executor', environment: [{ name: 'PAYLOAD', value: 'x'.repeat(9000) }] }] };
+  const big = {
+    containerOverrides: [{ name: 'executor', environment: [{ name: 'PAYLOAD', value: 'x'.repeat(9000) }] }],
+  };
   const err = await env.backend.ecs
-    .send(new RunTaskCommand({ cluster: 'dreact', taskDefinition: 'dreact-executor', launchType: 'FARGATE', networkConfiguration: { awsvpcConfiguration: { subnets: ['s'] } }, overrides: big }))
-    .then(() => undefined, (e: unknown) => e);
+    .send(
+      new RunTaskCommand({
+        cluster: 'dreact',
+        taskDefinition: 'dreact-executor',
+        launchType: 'FARGATE',
+        networkConfiguration: { awsvpcConfiguration: { subnets: ['s'] } },
+        overrides: big,
+      }),
+    )
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   assert.equal((err as Error).name, 'InvalidParameterException');
   assert.match((err as Error).message, /8192/);
   const failure = classifyAwsError('ECS RunTask', err) as ApplicationFailure;
   assert.equal(failure.nonRetryable, true);
 
-  const wrongKey = createFargateBackend({ config: env.config, credentials: { accessKeyId: 'AKIDDREACTTEST', secretAccessKey: 'wrong' } });
+  const wrongKey = createFargateBackend({
+    config: env.config,
+    credentials: { accessKeyId: 'AKIDDREACTTEST', secretAccessKey: 'wrong' },
+  });
   const spec = makeSpec('wf-creds/round-1/call-0', 'print(1)');
   try {
-    const e2 = await wrongKey.find(spec).then(() => undefined, (e: unknown) => e);
+    const e2 = await wrongKey.find(spec).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(e2 instanceof ApplicationFailure);
     assert.equal(e2.type, 'aws.InvalidSignatureException');
     assert.equal(e2.nonRetryable, true);

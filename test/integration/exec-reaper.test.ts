@@ -28,7 +28,11 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
   const endedId = uniqueId('conv/ended/turn');
   const runningId = uniqueId('conv/running/turn');
   await client.workflow.execute('NoopRoundsWorkflow', { taskQueue: stack.taskQueue, workflowId: endedId, args: [0] });
-  await client.workflow.start('NoopRoundsWorkflow', { taskQueue: uniqueId('nobody-polls'), workflowId: runningId, args: [1] });
+  await client.workflow.start('NoopRoundsWorkflow', {
+    taskQueue: uniqueId('nobody-polls'),
+    workflowId: runningId,
+    args: [1],
+  });
 
   const sleeper = 'import time\nprint("up", flush=True)\ntime.sleep(120)';
   const orphanSpec = makeSpec(uniqueId('exec-orphan'), sleeper);
@@ -36,12 +40,22 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
   const orphan = await env.newBackend({ workflowIdOf: () => endedId }).start(orphanSpec);
   const live = await env.newBackend({ workflowIdOf: () => runningId }).start(liveSpec);
   try {
-    await waitFor('both tasks running', async () => (await env.backend.status(orphan)).state === 'running' && (await env.backend.status(live)).state === 'running');
+    await waitFor(
+      'both tasks running',
+      async () =>
+        (await env.backend.status(orphan)).state === 'running' && (await env.backend.status(live)).state === 'running',
+    );
 
     const scheduleId = uniqueId('reaper');
-    assert.equal(await ensureExecReaperSchedule(client, { taskQueue: stack.taskQueue, scheduleId, every: '60 minutes' }), scheduleId);
+    assert.equal(
+      await ensureExecReaperSchedule(client, { taskQueue: stack.taskQueue, scheduleId, every: '60 minutes' }),
+      scheduleId,
+    );
     // Idempotent: a second call (another worker starting) updates the same schedule.
-    assert.equal(await ensureExecReaperSchedule(client, { taskQueue: stack.taskQueue, scheduleId, every: '60 minutes' }), scheduleId);
+    assert.equal(
+      await ensureExecReaperSchedule(client, { taskQueue: stack.taskQueue, scheduleId, every: '60 minutes' }),
+      scheduleId,
+    );
     const schedule = client.schedule.getHandle(scheduleId);
     try {
       await schedule.trigger();
@@ -49,13 +63,22 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
         const s = await env.backend.status(orphan);
         return s.state === 'killed' ? s : undefined;
       });
-      assert.match(stopped.reason ?? '', new RegExp(`^${REAPED_REASON_PREFIX}: turn workflow ${endedId.replace(/[/]/g, '\\/')} is COMPLETED`));
+      assert.match(
+        stopped.reason ?? '',
+        new RegExp(`^${REAPED_REASON_PREFIX}: turn workflow ${endedId.replace(/[/]/g, '\\/')} is COMPLETED`),
+      );
       const runs = await waitFor('the reaper run recorded', async () => {
         const d = await schedule.describe();
         return d.info.recentActions.length > 0 ? d.info.recentActions : undefined;
       });
-      const run = client.workflow.getHandle(runs[0]!.action.workflow.workflowId, runs[0]!.action.workflow.firstExecutionRunId);
-      const report = (await run.result()) as { checked: number; stopped: Array<{ taskArn: string; workflowId: string }> };
+      const run = client.workflow.getHandle(
+        runs[0]!.action.workflow.workflowId,
+        runs[0]!.action.workflow.firstExecutionRunId,
+      );
+      const report = (await run.result()) as {
+        checked: number;
+        stopped: Array<{ taskArn: string; workflowId: string }>;
+      };
       assert.deepEqual(
         report.stopped.map((s) => [s.taskArn, s.workflowId]),
         [[orphan.ref, endedId]],

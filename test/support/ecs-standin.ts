@@ -104,7 +104,8 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
     return def;
   };
   const checkCluster = (c: unknown) => {
-    if (c !== undefined && c !== opts.cluster && c !== clusterArn) throw new EcsError('ClusterNotFoundException', 'Cluster not found.');
+    if (c !== undefined && c !== opts.cluster && c !== clusterArn)
+      throw new EcsError('ClusterNotFoundException', 'Cluster not found.');
   };
 
   function finish(t: TaskRecord, exitCode: number | undefined) {
@@ -125,7 +126,12 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
   function launchContainer(t: TaskRecord) {
     t.pullStoppedAt = Date.now();
     const [cmd = '', ...args] = t.def.command;
-    const proc: ChildProcess = spawn(cmd, args, { cwd: t.dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: t.dir, ...t.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const proc: ChildProcess = spawn(cmd, args, {
+      cwd: t.dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: t.dir, ...t.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     t.proc = proc;
     proc.stdout?.on('data', (d: Buffer) => (t.output += d.toString()));
     proc.stderr?.on('data', (d: Buffer) => (t.output += d.toString()));
@@ -142,7 +148,9 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
         finish(t, undefined);
       }
     });
-    proc.on('exit', (code: number | null, signal: NodeJS.Signals | null) => finish(t, code ?? (signal ? 128 + (signal === 'SIGKILL' ? 9 : 15) : undefined)));
+    proc.on('exit', (code: number | null, signal: NodeJS.Signals | null) =>
+      finish(t, code ?? (signal ? 128 + (signal === 'SIGKILL' ? 9 : 15) : undefined)),
+    );
   }
 
   function runTask(body: Record<string, unknown>) {
@@ -150,24 +158,47 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
     runTaskRequests.push(body);
     checkCluster(body.cluster);
     const token = body.clientToken as string | undefined;
-    if (token !== undefined && (token.length === 0 || token.length > 64)) throw new EcsError('InvalidParameterException', 'clientToken must be at most 64 characters.');
+    if (token !== undefined && (token.length === 0 || token.length > 64))
+      throw new EcsError('InvalidParameterException', 'clientToken must be at most 64 characters.');
     const params = JSON.stringify({ ...body, clientToken: undefined });
     if (token !== undefined) {
       const prior = tokens.get(token);
-      if (prior && prior.params !== params) throw new EcsError('ConflictException', `The request with client token ${token} has parameters that do not match the original request.`);
+      if (prior && prior.params !== params)
+        throw new EcsError(
+          'ConflictException',
+          `The request with client token ${token} has parameters that do not match the original request.`,
+        );
       if (prior) return { tasks: [describe(tasks.get(prior.taskArn)!, true)], failures: [] };
     }
     const def = findDef(body.taskDefinition);
-    if (body.launchType !== 'FARGATE') throw new EcsError('InvalidParameterException', 'The stand-in cluster only has FARGATE capacity.');
-    const net = (body.networkConfiguration as { awsvpcConfiguration?: { subnets?: string[] } } | undefined)?.awsvpcConfiguration;
-    if (!net?.subnets?.length) throw new EcsError('InvalidParameterException', "Network Configuration must be provided when networkMode 'awsvpc' is specified.");
-    if (body.startedBy !== undefined && !STARTED_BY.test(String(body.startedBy))) throw new EcsError('InvalidParameterException', 'startedBy must be up to 36 letters (uppercase and lowercase), numbers, hyphens, underscores and forward slashes.');
-    if ((body.count ?? 1) !== 1) throw new EcsError('InvalidParameterException', 'The stand-in runs one task per RunTask.');
-    const overrides = body.overrides as { containerOverrides?: Array<{ name?: string; environment?: Array<{ name: string; value: string }> }> } | undefined;
-    if (overrides && Buffer.byteLength(JSON.stringify(overrides)) > 8192) throw new EcsError('InvalidParameterException', 'Container Overrides length must be at most 8192');
+    if (body.launchType !== 'FARGATE')
+      throw new EcsError('InvalidParameterException', 'The stand-in cluster only has FARGATE capacity.');
+    const net = (body.networkConfiguration as { awsvpcConfiguration?: { subnets?: string[] } } | undefined)
+      ?.awsvpcConfiguration;
+    if (!net?.subnets?.length)
+      throw new EcsError(
+        'InvalidParameterException',
+        "Network Configuration must be provided when networkMode 'awsvpc' is specified.",
+      );
+    if (body.startedBy !== undefined && !STARTED_BY.test(String(body.startedBy)))
+      throw new EcsError(
+        'InvalidParameterException',
+        'startedBy must be up to 36 letters (uppercase and lowercase), numbers, hyphens, underscores and forward slashes.',
+      );
+    if ((body.count ?? 1) !== 1)
+      throw new EcsError('InvalidParameterException', 'The stand-in runs one task per RunTask.');
+    const overrides = body.overrides as
+      | { containerOverrides?: Array<{ name?: string; environment?: Array<{ name: string; value: string }> }> }
+      | undefined;
+    if (overrides && Buffer.byteLength(JSON.stringify(overrides)) > 8192)
+      throw new EcsError('InvalidParameterException', 'Container Overrides length must be at most 8192');
     const env: Record<string, string> = {};
     for (const o of overrides?.containerOverrides ?? []) {
-      if (o.name !== def.containerName) throw new EcsError('InvalidParameterException', `Override for container named ${o.name} is not a container in the TaskDefinition.`);
+      if (o.name !== def.containerName)
+        throw new EcsError(
+          'InvalidParameterException',
+          `Override for container named ${o.name} is not a container in the TaskDefinition.`,
+        );
       for (const e of o.environment ?? []) env[e.name] = e.value;
     }
     const t: TaskRecord = {
@@ -217,7 +248,15 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
       stoppedAt: secs(t.stoppedAt),
       stopCode: t.stopCode,
       stoppedReason: t.stoppedReason,
-      containers: [{ name: t.def.containerName, lastStatus: t.lastStatus === 'RUNNING' || t.lastStatus === 'STOPPED' ? t.lastStatus : 'PENDING', exitCode: t.exitCode, reason: t.containerReason, taskArn: t.taskArn }],
+      containers: [
+        {
+          name: t.def.containerName,
+          lastStatus: t.lastStatus === 'RUNNING' || t.lastStatus === 'STOPPED' ? t.lastStatus : 'PENDING',
+          exitCode: t.exitCode,
+          reason: t.containerReason,
+          taskArn: t.taskArn,
+        },
+      ],
       tags: withTags ? t.tags : undefined,
     };
   }
@@ -250,32 +289,56 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
   function listTasks(body: Record<string, unknown>) {
     checkCluster(body.cluster);
     const desired = String(body.desiredStatus ?? 'RUNNING');
-    const arns = [...tasks.values()].filter((t) => (body.startedBy === undefined || t.startedBy === body.startedBy) && (desired === 'STOPPED' ? t.desiredStatus === 'STOPPED' : t.desiredStatus !== 'STOPPED')).map((t) => t.taskArn);
+    const arns = [...tasks.values()]
+      .filter(
+        (t) =>
+          (body.startedBy === undefined || t.startedBy === body.startedBy) &&
+          (desired === 'STOPPED' ? t.desiredStatus === 'STOPPED' : t.desiredStatus !== 'STOPPED'),
+      )
+      .map((t) => t.taskArn);
     return { taskArns: arns };
   }
 
   function describeTasks(body: Record<string, unknown>) {
     checkCluster(body.cluster);
     const arns = (body.tasks as string[] | undefined) ?? [];
-    if (arns.length === 0 || arns.length > 100) throw new EcsError('InvalidParameterException', 'Tasks cannot be empty and at most 100.');
+    if (arns.length === 0 || arns.length > 100)
+      throw new EcsError('InvalidParameterException', 'Tasks cannot be empty and at most 100.');
     const withTags = ((body.include as string[] | undefined) ?? []).includes('TAGS');
     const found = arns.filter((a) => tasks.has(a));
-    return { tasks: found.map((a) => describe(tasks.get(a)!, withTags)), failures: arns.filter((a) => !tasks.has(a)).map((arn) => ({ arn, reason: 'MISSING' })) };
+    return {
+      tasks: found.map((a) => describe(tasks.get(a)!, withTags)),
+      failures: arns.filter((a) => !tasks.has(a)).map((arn) => ({ arn, reason: 'MISSING' })),
+    };
   }
 
-  const ops: Record<string, (b: Record<string, unknown>) => unknown> = { RunTask: runTask, StopTask: stopTask, ListTasks: listTasks, DescribeTasks: describeTasks };
+  const ops: Record<string, (b: Record<string, unknown>) => unknown> = {
+    RunTask: runTask,
+    StopTask: stopTask,
+    ListTasks: listTasks,
+    DescribeTasks: describeTasks,
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const body = await readBody(req, 1024 * 1024);
     try {
       const auth = verifySigv4(req, body, opts.credentials);
-      if (!auth.ok) throw new EcsError(auth.code === 'InvalidAccessKeyId' ? 'UnrecognizedClientException' : 'InvalidSignatureException', auth.message ?? 'bad signature', 403);
+      if (!auth.ok)
+        throw new EcsError(
+          auth.code === 'InvalidAccessKeyId' ? 'UnrecognizedClientException' : 'InvalidSignatureException',
+          auth.message ?? 'bad signature',
+          403,
+        );
       const target = String(req.headers['x-amz-target'] ?? '');
       const [prefix, op = ''] = target.split('.');
       const fn = ops[op];
-      if (req.method !== 'POST' || prefix !== 'AmazonEC2ContainerServiceV20141113' || !fn) throw new EcsError('UnknownOperationException', `unsupported target ${target}`);
+      if (req.method !== 'POST' || prefix !== 'AmazonEC2ContainerServiceV20141113' || !fn)
+        throw new EcsError('UnknownOperationException', `unsupported target ${target}`);
       const out = fn(JSON.parse(body.toString() || '{}') as Record<string, unknown>);
-      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': randomBytes(8).toString('hex') });
+      res.writeHead(200, {
+        'content-type': 'application/x-amz-json-1.1',
+        'x-amzn-requestid': randomBytes(8).toString('hex'),
+      });
       res.end(JSON.stringify(out));
     } catch (err) {
       const e = err instanceof EcsError ? err : new EcsError('ServerException', (err as Error).message, 500);

@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startS3Standin, type S3Standin } from './s3-standin';
 import { startEcsStandin, type EcsStandin, type EcsStandinOptions } from './ecs-standin';
-import { createFargateBackend, type FargateBackend, type FargateBackendOptions } from '../../activities/exec/fargate/backend';
+import {
+  createFargateBackend,
+  type FargateBackend,
+  type FargateBackendOptions,
+} from '../../activities/exec/fargate/backend';
 import { FargateConfigSchema, type FargateConfig } from '../../activities/exec/fargate/config';
 import type { ExecLimits, ExecSpec } from '../../activities/exec/backend';
 
@@ -54,7 +58,8 @@ export async function startFargateEnv(ecsOpts: Partial<EcsStandinOptions> = {}):
     s3Endpoint: s3.endpoint,
     s3ForcePathStyle: true,
   });
-  const newBackend = (extra: Partial<FargateBackendOptions> = {}) => createFargateBackend({ config, credentials: TEST_CREDENTIALS, ...extra });
+  const newBackend = (extra: Partial<FargateBackendOptions> = {}) =>
+    createFargateBackend({ config, credentials: TEST_CREDENTIALS, ...extra });
   return {
     s3,
     ecs,
@@ -80,9 +85,24 @@ export const DEFAULT_LIMITS: ExecLimits = {
 };
 
 /** A spec with its own host directories; `files` are written into the workspace. */
-export function makeSpec(execId: string, code: string, files: Record<string, string | Buffer> = {}, limits: Partial<ExecLimits> = {}): ExecSpec & { cleanup(): void } {
+export function makeSpec(
+  execId: string,
+  code: string,
+  files: Record<string, string | Buffer> = {},
+  limits: Partial<ExecLimits> = {},
+): ExecSpec & { cleanup(): void } {
   const root = mkdtempSync(join(tmpdir(), 'fargate-spec-'));
-  const spec = { execId, conversationId: 'conv_fargate', turnId: 'turn_0', language: 'python' as const, code, workDir: join(root, 'work'), outputDir: join(root, 'out'), logDir: join(root, 'logs'), limits: { ...DEFAULT_LIMITS, ...limits } };
+  const spec = {
+    execId,
+    conversationId: 'conv_fargate',
+    turnId: 'turn_0',
+    language: 'python' as const,
+    code,
+    workDir: join(root, 'work'),
+    outputDir: join(root, 'out'),
+    logDir: join(root, 'logs'),
+    limits: { ...DEFAULT_LIMITS, ...limits },
+  };
   for (const d of [spec.workDir, spec.outputDir, spec.logDir]) mkdirSync(d, { recursive: true });
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(spec.workDir, path)), { recursive: true });

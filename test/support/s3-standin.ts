@@ -37,7 +37,11 @@ const xmlEscape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(
 
 function sendError(res: ServerResponse, status: number, code: string, message: string, head = false) {
   res.writeHead(status, { 'content-type': 'application/xml' });
-  res.end(head ? undefined : `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error>`);
+  res.end(
+    head
+      ? undefined
+      : `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error>`,
+  );
 }
 
 function crc32Base64(body: Buffer): string {
@@ -48,7 +52,9 @@ function crc32Base64(body: Buffer): string {
 
 export async function startS3Standin(opts: S3StandinOptions): Promise<S3Standin> {
   const maxBytes = opts.maxObjectBytes ?? 64 * 1024 * 1024;
-  const store = new Map<string, Map<string, { body: Buffer; contentType: string; etag: string }>>(opts.buckets.map((b) => [b, new Map()]));
+  const store = new Map<string, Map<string, { body: Buffer; contentType: string; etag: string }>>(
+    opts.buckets.map((b) => [b, new Map()]),
+  );
   const requests: S3Request[] = [];
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
@@ -77,8 +83,10 @@ export async function startS3Standin(opts: S3StandinOptions): Promise<S3Standin>
     const query = new URLSearchParams(rawQuery);
     if (req.method === 'PUT') {
       const declared = req.headers['x-amz-checksum-crc32'] ?? query.get('x-amz-checksum-crc32') ?? undefined;
-      if (declared !== undefined && declared !== crc32Base64(body)) return fail(400, 'BadDigest', 'The CRC32 you specified did not match the calculated checksum.');
-      if (String(req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-')) return fail(501, 'NotImplemented', 'aws-chunked uploads are not supported by the stand-in');
+      if (declared !== undefined && declared !== crc32Base64(body))
+        return fail(400, 'BadDigest', 'The CRC32 you specified did not match the calculated checksum.');
+      if (String(req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-'))
+        return fail(501, 'NotImplemented', 'aws-chunked uploads are not supported by the stand-in');
       const etag = `"${createHash('md5').update(body).digest('hex')}"`;
       objects.set(key, { body, contentType: String(req.headers['content-type'] ?? 'application/octet-stream'), etag });
       entry.status = 200;

@@ -22,7 +22,8 @@ export interface Sigv4Result {
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 /** RFC 3986 encoding as SigV4 wants it. */
-const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const enc = (s: string) =>
+  encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 function parseQuery(raw: string): Array<[string, string]> {
   if (!raw) return [];
@@ -45,7 +46,12 @@ function amzDateMs(d: string): number {
  * Verifies the request's signature. `body` is the full payload (the header form signs its hash).
  * `nowMs` checks presigned expiry and the 15-minute clock skew of the header form.
  */
-export function verifySigv4(req: IncomingMessage, body: Buffer, creds: Sigv4Credentials[], nowMs = Date.now()): Sigv4Result {
+export function verifySigv4(
+  req: IncomingMessage,
+  body: Buffer,
+  creds: Sigv4Credentials[],
+  nowMs = Date.now(),
+): Sigv4Result {
   const [path, rawQuery = ''] = (req.url ?? '/').split('?', 2);
   const query = parseQuery(rawQuery);
   const q = new Map(query);
@@ -61,8 +67,10 @@ export function verifySigv4(req: IncomingMessage, body: Buffer, creds: Sigv4Cred
     payloadHash = q.get('X-Amz-Content-Sha256') ?? 'UNSIGNED-PAYLOAD';
     const expires = Number(q.get('X-Amz-Expires'));
     const signedAt = amzDateMs(amzDate);
-    if (!Number.isFinite(expires) || !Number.isFinite(signedAt)) return { ok: false, code: 'AccessDenied', message: 'malformed presigned URL', mode };
-    if (nowMs > signedAt + expires * 1000) return { ok: false, code: 'AccessDenied', message: 'Request has expired', mode };
+    if (!Number.isFinite(expires) || !Number.isFinite(signedAt))
+      return { ok: false, code: 'AccessDenied', message: 'malformed presigned URL', mode };
+    if (nowMs > signedAt + expires * 1000)
+      return { ok: false, code: 'AccessDenied', message: 'Request has expired', mode };
   } else if (auth?.startsWith('AWS4-HMAC-SHA256 ')) {
     mode = 'header';
     const fields = new Map(
@@ -77,8 +85,10 @@ export function verifySigv4(req: IncomingMessage, body: Buffer, creds: Sigv4Cred
     amzDate = String(req.headers['x-amz-date'] ?? '');
     const declared = req.headers['x-amz-content-sha256'];
     payloadHash = typeof declared === 'string' ? declared : sha256(body);
-    if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256(body)) return { ok: false, code: 'SignatureDoesNotMatch', message: 'payload hash does not match the body', mode };
-    if (Math.abs(nowMs - amzDateMs(amzDate)) > 15 * 60_000) return { ok: false, code: 'ExpiredRequest', message: 'request time too skewed', mode };
+    if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256(body))
+      return { ok: false, code: 'SignatureDoesNotMatch', message: 'payload hash does not match the body', mode };
+    if (Math.abs(nowMs - amzDateMs(amzDate)) > 15 * 60_000)
+      return { ok: false, code: 'ExpiredRequest', message: 'request time too skewed', mode };
   } else {
     return { ok: false, code: 'MissingAuthentication', message: 'no SigV4 signature on the request' };
   }
@@ -105,7 +115,14 @@ export function verifySigv4(req: IncomingMessage, body: Buffer, creds: Sigv4Cred
   const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
   const expected = Buffer.from(createHmac('sha256', key).update(stringToSign).digest('hex'));
   const given = Buffer.from(signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, code: 'SignatureDoesNotMatch', message: 'the request signature does not match', mode, accessKeyId };
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return {
+      ok: false,
+      code: 'SignatureDoesNotMatch',
+      message: 'the request signature does not match',
+      mode,
+      accessKeyId,
+    };
   return { ok: true, mode, accessKeyId };
 }
 

@@ -9,12 +9,28 @@
  * details, else ListTasks by `startedBy` (also a digest of the exec id) checked against the task's
  * exec-id tag.
  */
-import { DescribeTasksCommand, ECSClient, type ECSClientConfig, ListTasksCommand, RunTaskCommand, StopTaskCommand, type Task } from '@aws-sdk/client-ecs';
+import {
+  DescribeTasksCommand,
+  ECSClient,
+  type ECSClientConfig,
+  ListTasksCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type Task,
+} from '@aws-sdk/client-ecs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { asyncLocalStorage } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from '../backend';
-import { checkOverridesSize, clientTokenOf, startedByOf, TAG_CONVERSATION_ID, TAG_EXEC_ID, TAG_WORKFLOW_ID, tagValue } from '../../../core/exec/ecs-ids';
+import {
+  checkOverridesSize,
+  clientTokenOf,
+  startedByOf,
+  TAG_CONVERSATION_ID,
+  TAG_EXEC_ID,
+  TAG_WORKFLOW_ID,
+  tagValue,
+} from '../../../core/exec/ecs-ids';
 import { execStatusOfTask, isTerminal } from '../../../core/exec/ecs-task-status';
 import { fargateUsage, FARGATE_ON_DEMAND_US_EAST_1, type FargatePrice } from '../../../core/exec/fargate-pricing';
 import { turnWorkflowId } from '../../../core/turn/contracts';
@@ -51,13 +67,17 @@ export function defaultWorkflowIdOf(spec: ExecSpec): string {
   const info = asyncLocalStorage.getStore()?.info;
   if (info?.workflowExecution?.workflowId) return info.workflowExecution.workflowId;
   const m = /^turn_(\d+)$/.exec(spec.turnId);
-  if (!m) throw new Error(`cannot derive the turn workflow of exec ${spec.execId}: turn id ${JSON.stringify(spec.turnId)} is not turn_<n>`);
+  if (!m)
+    throw new Error(
+      `cannot derive the turn workflow of exec ${spec.execId}: turn id ${JSON.stringify(spec.turnId)} is not turn_<n>`,
+    );
   return turnWorkflowId(spec.conversationId, Number(m[1]));
 }
 
 /** A handle for this exec in the activity's heartbeat details (`handle` or the details themselves). */
 function handleFromHeartbeat(execId: string): ExecHandle | undefined {
-  const details = asyncLocalStorage.getStore()?.info.heartbeatDetails as { handle?: ExecHandle } | ExecHandle | undefined;
+  const details = asyncLocalStorage.getStore()?.info.heartbeatDetails as
+    { handle?: ExecHandle } | ExecHandle | undefined;
   const h = (details && 'handle' in details ? details.handle : details) as ExecHandle | undefined;
   return h && h.backend === 'fargate' && h.execId === execId && typeof h.ref === 'string' ? h : undefined;
 }
@@ -81,7 +101,16 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
   const handleOf = (execId: string, taskArn: string): ExecHandle => ({ backend: 'fargate', execId, ref: taskArn });
 
   async function describe(taskArn: string, signal?: AbortSignal, withTags = false): Promise<Task | undefined> {
-    const res = await aws('ECS DescribeTasks', () => ecs.send(new DescribeTasksCommand({ cluster: config.cluster, tasks: [taskArn], include: withTags ? ['TAGS'] : undefined }), { abortSignal: signal }));
+    const res = await aws('ECS DescribeTasks', () =>
+      ecs.send(
+        new DescribeTasksCommand({
+          cluster: config.cluster,
+          tasks: [taskArn],
+          include: withTags ? ['TAGS'] : undefined,
+        }),
+        { abortSignal: signal },
+      ),
+    );
     return res.tasks?.find((t) => t.taskArn === taskArn);
   }
 
@@ -111,10 +140,13 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
       if (beat) return beat;
       const startedBy = startedByOf(execDigest(spec.execId));
       for (const desiredStatus of ['RUNNING', 'STOPPED'] as const) {
-        const list = await aws('ECS ListTasks', () => ecs.send(new ListTasksCommand({ cluster: config.cluster, startedBy, desiredStatus })));
+        const list = await aws('ECS ListTasks', () =>
+          ecs.send(new ListTasksCommand({ cluster: config.cluster, startedBy, desiredStatus })),
+        );
         for (const arn of list.taskArns ?? []) {
           const task = await describe(arn, undefined, true);
-          if (task?.tags?.some((t) => t.key === TAG_EXEC_ID && t.value === spec.execId)) return handleOf(spec.execId, arn);
+          if (task?.tags?.some((t) => t.key === TAG_EXEC_ID && t.value === spec.execId))
+            return handleOf(spec.execId, arn);
         }
       }
       return undefined;
@@ -127,7 +159,11 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
     async launch(spec, signal) {
       const digest = execDigest(spec.execId);
       const staged = await stageJob(s3, config, spec, launchDate(spec), signal);
-      const overrides = { containerOverrides: [{ name: config.containerName, environment: [{ name: 'DREACT_JOB_URL', value: staged.jobUrl }] }] };
+      const overrides = {
+        containerOverrides: [
+          { name: config.containerName, environment: [{ name: 'DREACT_JOB_URL', value: staged.jobUrl }] },
+        ],
+      };
       checkOverridesSize(overrides);
       const input = {
         cluster: config.cluster,
@@ -136,9 +172,19 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
         count: 1,
         clientToken: clientTokenOf(digest),
         startedBy: startedByOf(digest),
-        networkConfiguration: { awsvpcConfiguration: { subnets: config.subnets, securityGroups: config.securityGroups, assignPublicIp: 'DISABLED' as const } },
+        networkConfiguration: {
+          awsvpcConfiguration: {
+            subnets: config.subnets,
+            securityGroups: config.securityGroups,
+            assignPublicIp: 'DISABLED' as const,
+          },
+        },
         overrides,
-        tags: [tagValue(TAG_EXEC_ID, spec.execId), tagValue(TAG_WORKFLOW_ID, workflowIdOf(spec)), tagValue(TAG_CONVERSATION_ID, spec.conversationId)],
+        tags: [
+          tagValue(TAG_EXEC_ID, spec.execId),
+          tagValue(TAG_WORKFLOW_ID, workflowIdOf(spec)),
+          tagValue(TAG_CONVERSATION_ID, spec.conversationId),
+        ],
       };
       let res;
       try {
@@ -148,50 +194,97 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
           // Same clientToken, other parameters (e.g. rotated credentials changed the URL): the task exists.
           const found = await backend.find(spec);
           if (found) return found;
-          throw ApplicationFailure.retryable(`RunTask for exec ${spec.execId} conflicts with an earlier launch that ListTasks does not show yet`, 'aws.ConflictException');
+          throw ApplicationFailure.retryable(
+            `RunTask for exec ${spec.execId} conflicts with an earlier launch that ListTasks does not show yet`,
+            'aws.ConflictException',
+          );
         }
         throw classifyAwsError('ECS RunTask', err);
       }
       const task = res.tasks?.[0];
       if (!task?.taskArn) {
-        const why = (res.failures ?? []).map((f) => `${f.reason ?? '?'}${f.detail ? ` (${f.detail})` : ''}`).join('; ') || 'no task and no failure reported';
+        const why =
+          (res.failures ?? []).map((f) => `${f.reason ?? '?'}${f.detail ? ` (${f.detail})` : ''}`).join('; ') ||
+          'no task and no failure reported';
         // Capacity and agent failures are transient; Temporal retries the launch with the same token.
-        throw ApplicationFailure.retryable(`RunTask started no task for exec ${spec.execId}: ${why}`, 'aws.RunTaskFailure');
+        throw ApplicationFailure.retryable(
+          `RunTask started no task for exec ${spec.execId}: ${why}`,
+          'aws.RunTaskFailure',
+        );
       }
       // Logged through the activity's logger when called from an activity (tests and benches call it directly).
-      asyncLocalStorage.getStore()?.log.info('fargate exec launched', { execId: spec.execId, taskArn: task.taskArn, inputFiles: staged.inputFiles, inputBytes: staged.inputBytes });
+      asyncLocalStorage
+        .getStore()
+        ?.log.info('fargate exec launched', {
+          execId: spec.execId,
+          taskArn: task.taskArn,
+          inputFiles: staged.inputFiles,
+          inputBytes: staged.inputBytes,
+        });
       return handleOf(spec.execId, task.taskArn);
     },
 
     async status(handle, signal) {
       const task = await describe(handle.ref, signal);
-      if (!task) return { state: 'killed', reason: `ECS no longer knows task ${handle.ref} (stopped tasks are kept about an hour)` };
+      if (!task)
+        return {
+          state: 'killed',
+          reason: `ECS no longer knows task ${handle.ref} (stopped tasks are kept about an hour)`,
+        };
       return statusOf(task);
     },
 
     async stop(handle, reason) {
-      await aws('ECS StopTask', () => ecs.send(new StopTaskCommand({ cluster: config.cluster, task: handle.ref, reason: reason.slice(0, 255) })));
+      await aws('ECS StopTask', () =>
+        ecs.send(new StopTaskCommand({ cluster: config.cluster, task: handle.ref, reason: reason.slice(0, 255) })),
+      );
     },
 
     async collect(handle, spec): Promise<ExecCollected> {
       const task = await describe(handle.ref);
-      if (!task) throw ApplicationFailure.nonRetryable(`cannot collect exec ${spec.execId}: ECS no longer knows task ${handle.ref}`, 'ExecCollectFailed');
+      if (!task)
+        throw ApplicationFailure.nonRetryable(
+          `cannot collect exec ${spec.execId}: ECS no longer knows task ${handle.ref}`,
+          'ExecCollectFailed',
+        );
       let status = statusOf(task);
-      if (!isTerminal(status)) throw ApplicationFailure.nonRetryable(`cannot collect exec ${spec.execId}: task ${handle.ref} is still ${task.lastStatus}`, 'ExecCollectFailed');
+      if (!isTerminal(status))
+        throw ApplicationFailure.nonRetryable(
+          `cannot collect exec ${spec.execId}: task ${handle.ref} is still ${task.lastStatus}`,
+          'ExecCollectFailed',
+        );
       const infraErrors: string[] = [];
       const result = await readTaskResult(s3, config, spec.execId);
       let outputs = { outputFiles: [] as ExecCollected['outputFiles'], dropped: [] as ExecCollected['dropped'] };
       if (result) {
         infraErrors.push(...result.infraErrors);
         outputs = await downloadOutputs(s3, config, spec, result);
-        if (result.timedOut && status.state === 'exited') status = { ...status, state: 'timed_out', reason: 'the program exceeded its wall-time limit' };
+        if (result.timedOut && status.state === 'exited')
+          status = { ...status, state: 'timed_out', reason: 'the program exceeded its wall-time limit' };
       } else if (status.state !== 'failed_to_start') {
         infraErrors.push(`the task wrote no result (${status.reason ?? `state ${status.state}`})`);
       }
-      if (status.state === 'failed_to_start') infraErrors.push(`the task failed to start: ${status.reason ?? 'no reason given'}`);
+      if (status.state === 'failed_to_start')
+        infraErrors.push(`the task failed to start: ${status.reason ?? 'no reason given'}`);
       const logTail = (await readLogTail(s3, config, spec.execId, spec.limits.maxLogBytes)) ?? '';
-      const usage = fargateUsage({ cpuUnits: Number(task.cpu), memoryMiB: Number(task.memory) }, ms(task.pullStartedAt ?? task.startedAt), ms(task.stoppedAt), opts.price ?? FARGATE_ON_DEMAND_US_EAST_1);
-      return { status, logTail, ...outputs, infraErrors, usage: { vcpuSeconds: usage.vcpuSeconds, gbSeconds: usage.gbSeconds, wallMs: usage.wallMs, costUsd: usage.costUsd } };
+      const usage = fargateUsage(
+        { cpuUnits: Number(task.cpu), memoryMiB: Number(task.memory) },
+        ms(task.pullStartedAt ?? task.startedAt),
+        ms(task.stoppedAt),
+        opts.price ?? FARGATE_ON_DEMAND_US_EAST_1,
+      );
+      return {
+        status,
+        logTail,
+        ...outputs,
+        infraErrors,
+        usage: {
+          vcpuSeconds: usage.vcpuSeconds,
+          gbSeconds: usage.gbSeconds,
+          wallMs: usage.wallMs,
+          costUsd: usage.costUsd,
+        },
+      };
     },
   };
   return backend;

@@ -6,7 +6,12 @@ import { z } from 'zod';
 
 const csv = z
   .string()
-  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.string().min(1)).min(1));
 
 export const FargateConfigSchema = z.object({
@@ -22,7 +27,12 @@ export const FargateConfigSchema = z.object({
   /** Key prefix of the exec objects (give the bucket a lifecycle rule that expires it). */
   prefix: z.string().default('dreact-exec/'),
   /** Lifetime of the presigned URLs handed to the task, seconds (S3 allows at most 7 days). */
-  urlTtlSeconds: z.number().int().min(60).max(604_800).default(6 * 3600),
+  urlTtlSeconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(604_800)
+    .default(6 * 3600),
   ecsEndpoint: z.url().optional(),
   s3Endpoint: z.url().optional(),
   s3ForcePathStyle: z.boolean().default(false),
@@ -38,7 +48,8 @@ export function fargateConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Farg
     taskDefinition: env.DREACT_FARGATE_TASK_DEFINITION,
     containerName: env.DREACT_FARGATE_CONTAINER || undefined,
     subnets: env.DREACT_FARGATE_SUBNETS === undefined ? undefined : csv.parse(env.DREACT_FARGATE_SUBNETS),
-    securityGroups: env.DREACT_FARGATE_SECURITY_GROUPS === undefined ? undefined : csv.parse(env.DREACT_FARGATE_SECURITY_GROUPS),
+    securityGroups:
+      env.DREACT_FARGATE_SECURITY_GROUPS === undefined ? undefined : csv.parse(env.DREACT_FARGATE_SECURITY_GROUPS),
     bucket: env.DREACT_FARGATE_BUCKET,
     prefix: env.DREACT_FARGATE_PREFIX || undefined,
     urlTtlSeconds: env.DREACT_FARGATE_URL_TTL_SECONDS ? Number(env.DREACT_FARGATE_URL_TTL_SECONDS) : undefined,
@@ -48,7 +59,14 @@ export function fargateConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Farg
   };
   const parsed = FargateConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const names: Record<string, string> = { region: 'DREACT_FARGATE_REGION (or AWS_REGION)', cluster: 'DREACT_FARGATE_CLUSTER', taskDefinition: 'DREACT_FARGATE_TASK_DEFINITION', subnets: 'DREACT_FARGATE_SUBNETS', securityGroups: 'DREACT_FARGATE_SECURITY_GROUPS', bucket: 'DREACT_FARGATE_BUCKET' };
+    const names: Record<string, string> = {
+      region: 'DREACT_FARGATE_REGION (or AWS_REGION)',
+      cluster: 'DREACT_FARGATE_CLUSTER',
+      taskDefinition: 'DREACT_FARGATE_TASK_DEFINITION',
+      subnets: 'DREACT_FARGATE_SUBNETS',
+      securityGroups: 'DREACT_FARGATE_SECURITY_GROUPS',
+      bucket: 'DREACT_FARGATE_BUCKET',
+    };
     const problems = parsed.error.issues.map((i) => `${names[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`);
     throw new Error(`the fargate exec backend is not configured: ${problems.join('; ')}`);
   }

@@ -19,7 +19,15 @@ const RETRYABLE_NAMES = new Set([
   'LimitExceededException',
 ]);
 const THROTTLING = /throttl|toomanyrequests|requestlimitexceeded|slowdown|limitexceeded/i;
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_SOCKET']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_SOCKET',
+]);
 
 interface AwsErrorShape {
   name?: string;
@@ -42,7 +50,13 @@ export function classifyAwsError(operation: string, err: unknown): unknown {
   const name = e.name ?? 'Error';
   const status = e.$metadata?.httpStatusCode;
   const throttled = !!e.$retryable?.throttling || THROTTLING.test(name);
-  const retryable = throttled || RETRYABLE_NAMES.has(name) || e.$fault === 'server' || (status !== undefined && status >= 500) || NETWORK_CODES.has(e.code ?? '') || !!e.$retryable;
+  const retryable =
+    throttled ||
+    RETRYABLE_NAMES.has(name) ||
+    e.$fault === 'server' ||
+    (status !== undefined && status >= 500) ||
+    NETWORK_CODES.has(e.code ?? '') ||
+    !!e.$retryable;
   return ApplicationFailure.create({
     type: `aws.${name}`,
     message: `${operation} failed: ${name}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(err)}`,

@@ -34,7 +34,11 @@ function sleep(msToWait: number, signal?: AbortSignal): Promise<void> {
  * Resolves with the terminal status. On cancellation the sandbox is stopped, awaited (bounded by
  * `stopWaitMs`), and the abort reason is thrown.
  */
-export async function awaitExec(backend: ExecBackend, handle: ExecHandle, opts: AwaitExecOptions = {}): Promise<ExecStatus> {
+export async function awaitExec(
+  backend: ExecBackend,
+  handle: ExecHandle,
+  opts: AwaitExecOptions = {},
+): Promise<ExecStatus> {
   let wait = opts.initialPollMs ?? 250;
   const maxWait = opts.maxPollMs ?? 2000;
   let stopRequested: 'cancel' | 'timeout' | undefined;
@@ -48,15 +52,20 @@ export async function awaitExec(backend: ExecBackend, handle: ExecHandle, opts: 
     }
     if (!stopRequested && opts.signal?.aborted) {
       stopRequested = 'cancel';
-      await backend.stop(handle, `dreact: cancelled (${String((opts.signal.reason as Error | undefined)?.message ?? opts.signal.reason ?? 'abort')})`);
+      await backend.stop(
+        handle,
+        `dreact: cancelled (${String((opts.signal.reason as Error | undefined)?.message ?? opts.signal.reason ?? 'abort')})`,
+      );
       stopDeadline = Date.now() + (opts.stopWaitMs ?? 60_000);
     } else if (!stopRequested && opts.deadlineMs !== undefined && Date.now() >= opts.deadlineMs) {
       stopRequested = 'timeout';
       await backend.stop(handle, STOP_REASON_TIMEOUT);
       stopDeadline = Date.now() + (opts.stopWaitMs ?? 60_000);
     }
-    if (Date.now() > stopDeadline) throw new Error(`exec ${handle.execId} did not stop within ${opts.stopWaitMs ?? 60_000} ms of the stop request`);
-    const untilDeadline = opts.deadlineMs !== undefined && !stopRequested ? Math.max(0, opts.deadlineMs - Date.now()) : Infinity;
+    if (Date.now() > stopDeadline)
+      throw new Error(`exec ${handle.execId} did not stop within ${opts.stopWaitMs ?? 60_000} ms of the stop request`);
+    const untilDeadline =
+      opts.deadlineMs !== undefined && !stopRequested ? Math.max(0, opts.deadlineMs - Date.now()) : Infinity;
     await sleep(Math.min(wait, untilDeadline), stopRequested ? undefined : opts.signal);
     wait = Math.min(maxWait, Math.ceil(wait * 1.5));
   }

@@ -28,21 +28,34 @@ async function runningExecTasks(backend: FargateBackend, signal: AbortSignal): P
   const arns: string[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await aws('ECS ListTasks', () => ecs.send(new ListTasksCommand({ cluster: config.cluster, desiredStatus: 'RUNNING', nextToken }), { abortSignal: signal }));
+    const page = await aws('ECS ListTasks', () =>
+      ecs.send(new ListTasksCommand({ cluster: config.cluster, desiredStatus: 'RUNNING', nextToken }), {
+        abortSignal: signal,
+      }),
+    );
     arns.push(...(page.taskArns ?? []));
     nextToken = page.nextToken;
   } while (nextToken);
   const tasks: Task[] = [];
   for (let i = 0; i < arns.length; i += 100) {
     const batch = arns.slice(i, i + 100);
-    const res = await aws('ECS DescribeTasks', () => ecs.send(new DescribeTasksCommand({ cluster: config.cluster, tasks: batch, include: ['TAGS'] }), { abortSignal: signal }));
+    const res = await aws('ECS DescribeTasks', () =>
+      ecs.send(new DescribeTasksCommand({ cluster: config.cluster, tasks: batch, include: ['TAGS'] }), {
+        abortSignal: signal,
+      }),
+    );
     tasks.push(...(res.tasks ?? []).filter((t) => t.startedBy?.startsWith(STARTED_BY_PREFIX)));
   }
   return tasks;
 }
 
 /** Why the task should be stopped, or undefined while its turn still runs. */
-async function verdict(task: Task, workflowId: string | undefined, nowMs: number, maxAgeMs: number): Promise<string | undefined> {
+async function verdict(
+  task: Task,
+  workflowId: string | undefined,
+  nowMs: number,
+  maxAgeMs: number,
+): Promise<string | undefined> {
   const age = nowMs - (task.createdAt?.getTime() ?? nowMs);
   if (age > maxAgeMs) return `running for ${Math.round(age / 1000)} s, over the ${Math.round(maxAgeMs / 1000)} s limit`;
   if (!workflowId) return `no ${TAG_WORKFLOW_ID} tag: no turn owns it`;
@@ -68,7 +81,16 @@ export function createReaperActivities(backend: FargateBackend, opts: ReapOption
         const why = await verdict(task, workflowId, Date.now(), opts.maxAgeMs ?? 2 * 3600_000);
         if (!why || !task.taskArn) continue;
         const taskArn = task.taskArn;
-        await aws('ECS StopTask', () => backend.ecs.send(new StopTaskCommand({ cluster: backend.config.cluster, task: taskArn, reason: `${REAPED_REASON_PREFIX}: ${why}`.slice(0, 255) }), { abortSignal: ctx.cancellationSignal }));
+        await aws('ECS StopTask', () =>
+          backend.ecs.send(
+            new StopTaskCommand({
+              cluster: backend.config.cluster,
+              task: taskArn,
+              reason: `${REAPED_REASON_PREFIX}: ${why}`.slice(0, 255),
+            }),
+            { abortSignal: ctx.cancellationSignal },
+          ),
+        );
         ctx.log.info('exec reaper stopped a task', { taskArn, workflowId, why });
         report.stopped.push({ taskArn, execId: tag(TAG_EXEC_ID), workflowId, why });
       }

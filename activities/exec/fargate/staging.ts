@@ -52,8 +52,12 @@ async function workspaceFiles(root: string): Promise<Array<{ path: string; abs: 
     for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
       const abs = join(dir, entry.name);
       if (entry.isDirectory()) await walk(abs);
-      else if (entry.isFile()) out.push({ path: relative(root, abs).split(sep).join('/'), abs, size: (await lstat(abs)).size });
-      else throw new Error(`workspace entry ${abs} is not a regular file or directory (links are not shipped to a Fargate task)`);
+      else if (entry.isFile())
+        out.push({ path: relative(root, abs).split(sep).join('/'), abs, size: (await lstat(abs)).size });
+      else
+        throw new Error(
+          `workspace entry ${abs} is not a regular file or directory (links are not shipped to a Fargate task)`,
+        );
     }
   }
   await walk(root);
@@ -71,21 +75,34 @@ export interface StagedJob {
  * is signed at `signingDate` (the first attempt's schedule time), so a retried launch sends byte-
  * identical RunTask parameters and its clientToken returns the original task.
  */
-export async function stageJob(s3: S3Client, config: FargateConfig, spec: ExecSpec, signingDate: Date, signal?: AbortSignal): Promise<StagedJob> {
+export async function stageJob(
+  s3: S3Client,
+  config: FargateConfig,
+  spec: ExecSpec,
+  signingDate: Date,
+  signal?: AbortSignal,
+): Promise<StagedJob> {
   const keys = jobKeys(config, spec.execId);
   const Bucket = config.bucket;
-  const put = (Key: string, Body: Buffer | string, what: string) => aws(`S3 PutObject (${what})`, () => s3.send(new PutObjectCommand({ Bucket, Key, Body }), { abortSignal: signal }));
-  const presign = (command: GetObjectCommand | PutObjectCommand, date?: Date) => getSignedUrl(s3, command, { expiresIn: config.urlTtlSeconds, ...(date ? { signingDate: date } : {}) });
+  const put = (Key: string, Body: Buffer | string, what: string) =>
+    aws(`S3 PutObject (${what})`, () => s3.send(new PutObjectCommand({ Bucket, Key, Body }), { abortSignal: signal }));
+  const presign = (command: GetObjectCommand | PutObjectCommand, date?: Date) =>
+    getSignedUrl(s3, command, { expiresIn: config.urlTtlSeconds, ...(date ? { signingDate: date } : {}) });
 
   const files = await workspaceFiles(spec.workDir);
   const inputs: Array<{ path: string; url: string; size: number }> = [];
   for (const [i, f] of files.entries()) {
     await put(keys.input(i), await readFile(f.abs), `workspace ${f.path}`);
-    inputs.push({ path: f.path, url: await presign(new GetObjectCommand({ Bucket, Key: keys.input(i) })), size: f.size });
+    inputs.push({
+      path: f.path,
+      url: await presign(new GetObjectCommand({ Bucket, Key: keys.input(i) })),
+      size: f.size,
+    });
   }
   await put(keys.code, spec.code, 'code');
   const slots: string[] = [];
-  for (let i = 0; i < spec.limits.maxOutputFiles; i++) slots.push(await presign(new PutObjectCommand({ Bucket, Key: keys.slot(i) })));
+  for (let i = 0; i < spec.limits.maxOutputFiles; i++)
+    slots.push(await presign(new PutObjectCommand({ Bucket, Key: keys.slot(i) })));
   const job = {
     version: 1,
     execId: spec.execId,
@@ -112,21 +129,32 @@ async function getObject(s3: S3Client, bucket: string, key: string, what: string
 }
 
 /** The task's result.json, or undefined when the task wrote none (it never ran, or was killed hard). */
-export async function readTaskResult(s3: S3Client, config: FargateConfig, execId: string): Promise<TaskResult | undefined> {
+export async function readTaskResult(
+  s3: S3Client,
+  config: FargateConfig,
+  execId: string,
+): Promise<TaskResult | undefined> {
   const raw = await getObject(s3, config.bucket, jobKeys(config, execId).result, 'result');
   if (!raw) return undefined;
   const parsed = TaskResultSchema.safeParse(JSON.parse(raw.toString('utf8')));
   if (!parsed.success) throw new Error(`the task's result.json is malformed: ${parsed.error.message}`);
-  if (parsed.data.execId !== execId) throw new Error(`the task's result.json belongs to exec ${parsed.data.execId}, not ${execId}`);
+  if (parsed.data.execId !== execId)
+    throw new Error(`the task's result.json belongs to exec ${parsed.data.execId}, not ${execId}`);
   return parsed.data;
 }
 
-export async function readLogTail(s3: S3Client, config: FargateConfig, execId: string, maxBytes: number): Promise<string | undefined> {
+export async function readLogTail(
+  s3: S3Client,
+  config: FargateConfig,
+  execId: string,
+  maxBytes: number,
+): Promise<string | undefined> {
   const raw = await getObject(s3, config.bucket, jobKeys(config, execId).log, 'log');
   return raw?.subarray(Math.max(0, raw.length - maxBytes)).toString('utf8');
 }
 
-const SAFE_PATH = (p: string) => !p.startsWith('/') && !p.includes('\\') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+const SAFE_PATH = (p: string) =>
+  !p.startsWith('/') && !p.includes('\\') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
 
 /** Downloads the reported outputs into `outputDir`, enforcing path safety and the caps again. */
 export async function downloadOutputs(s3: S3Client, config: FargateConfig, spec: ExecSpec, result: TaskResult) {
@@ -143,7 +171,9 @@ export async function downloadOutputs(s3: S3Client, config: FargateConfig, spec:
       dropped.push({ path: f.path, reason: `over the output file cap (${spec.limits.maxOutputFiles})` });
       continue;
     }
-    const head = await aws(`S3 HeadObject (output ${f.path})`, () => s3.send(new HeadObjectCommand({ Bucket: config.bucket, Key: keys.slot(f.slot) })));
+    const head = await aws(`S3 HeadObject (output ${f.path})`, () =>
+      s3.send(new HeadObjectCommand({ Bucket: config.bucket, Key: keys.slot(f.slot) })),
+    );
     const size = head.ContentLength ?? 0;
     if (size !== f.size) {
       dropped.push({ path: f.path, reason: `uploaded ${size} bytes, the task reported ${f.size}` });
