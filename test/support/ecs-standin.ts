@@ -67,6 +67,8 @@ export interface EcsStandin {
   endpoint: string;
   /** RunTask calls received, and tasks actually created (a clientToken replay creates none). */
   stats: { runTaskCalls: number; tasksCreated: number; stopTaskCalls: number };
+  /** Requests per operation (RunTask, DescribeTasks, …). */
+  calls: Record<string, number>;
   /** The container's combined output, as CloudWatch Logs would hold it. */
   containerOutput(taskArn: string): string;
   /** Every RunTask request body as received. */
@@ -94,6 +96,7 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
   const tasks = new Map<string, TaskRecord>();
   const tokens = new Map<string, { params: string; taskArn: string }>();
   const stats = { runTaskCalls: 0, tasksCreated: 0, stopTaskCalls: 0 };
+  const calls: Record<string, number> = {};
   const runTaskRequests: Array<Record<string, unknown>> = [];
 
   const findDef = (ref: unknown) => {
@@ -332,6 +335,7 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
       const target = String(req.headers['x-amz-target'] ?? '');
       const [prefix, op = ''] = target.split('.');
       const fn = ops[op];
+      calls[op] = (calls[op] ?? 0) + 1;
       if (req.method !== 'POST' || prefix !== 'AmazonEC2ContainerServiceV20141113' || !fn)
         throw new EcsError('UnknownOperationException', `unsupported target ${target}`);
       const out = fn(JSON.parse(body.toString() || '{}') as Record<string, unknown>);
@@ -355,6 +359,7 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
   return {
     endpoint: `http://127.0.0.1:${port}`,
     stats,
+    calls,
     runTaskRequests,
     containerOutput: (arn) => tasks.get(arn)?.output ?? '',
     async close() {
