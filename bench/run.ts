@@ -13,6 +13,7 @@ const BENCHES: Record<string, () => Bench> = {
   channels: () => (require('./channels') as typeof import('./channels')).benchChannels,
   cache: () => (require('./cache') as typeof import('./cache')).benchCache,
   stream: () => (require('./stream') as typeof import('./stream')).benchStream,
+  'exec-fargate': () => (require('./exec-fargate') as typeof import('./exec-fargate')).benchExecFargate,
 };
 
 async function main(): Promise<void> {
