@@ -83,6 +83,8 @@ function handleFromHeartbeat(execId: string): ExecHandle | undefined {
 }
 
 const ms = (d: Date | undefined) => d?.getTime();
+/** The calling activity's cancellation signal, for the interface methods that take none. */
+const activitySignal = () => asyncLocalStorage.getStore()?.cancellationSignal;
 
 export function createFargateBackend(opts: FargateBackendOptions): FargateBackend {
   const { config } = opts;
@@ -129,31 +131,33 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
     });
   }
 
+  async function findTask(spec: ExecSpec, signal?: AbortSignal): Promise<ExecHandle | undefined> {
+    const beat = handleFromHeartbeat(spec.execId);
+    if (beat) return beat;
+    const startedBy = startedByOf(execDigest(spec.execId));
+    for (const desiredStatus of ['RUNNING', 'STOPPED'] as const) {
+      const list = await aws('ECS ListTasks', () =>
+        ecs.send(new ListTasksCommand({ cluster: config.cluster, startedBy, desiredStatus }), { abortSignal: signal }),
+      );
+      for (const arn of list.taskArns ?? []) {
+        const task = await describe(arn, signal, true);
+        if (task?.tags?.some((t) => t.key === TAG_EXEC_ID && t.value === spec.execId))
+          return handleOf(spec.execId, arn);
+      }
+    }
+    return undefined;
+  }
+
   const backend: FargateBackend = {
     name: 'fargate',
     ecs,
     s3,
     config,
 
-    async find(spec) {
-      const beat = handleFromHeartbeat(spec.execId);
-      if (beat) return beat;
-      const startedBy = startedByOf(execDigest(spec.execId));
-      for (const desiredStatus of ['RUNNING', 'STOPPED'] as const) {
-        const list = await aws('ECS ListTasks', () =>
-          ecs.send(new ListTasksCommand({ cluster: config.cluster, startedBy, desiredStatus })),
-        );
-        for (const arn of list.taskArns ?? []) {
-          const task = await describe(arn, undefined, true);
-          if (task?.tags?.some((t) => t.key === TAG_EXEC_ID && t.value === spec.execId))
-            return handleOf(spec.execId, arn);
-        }
-      }
-      return undefined;
-    },
+    find: (spec) => findTask(spec, activitySignal()),
 
     async start(spec, signal) {
-      return (await backend.find(spec)) ?? backend.launch(spec, signal);
+      return (await findTask(spec, signal)) ?? backend.launch(spec, signal);
     },
 
     async launch(spec, signal) {
@@ -192,7 +196,7 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
       } catch (err) {
         if ((err as { name?: string }).name === 'ConflictException') {
           // Same clientToken, other parameters (e.g. rotated credentials changed the URL): the task exists.
-          const found = await backend.find(spec);
+          const found = await findTask(spec, signal);
           if (found) return found;
           throw ApplicationFailure.retryable(
             `RunTask for exec ${spec.execId} conflicts with an earlier launch that ListTasks does not show yet`,
@@ -213,14 +217,12 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
         );
       }
       // Logged through the activity's logger when called from an activity (tests and benches call it directly).
-      asyncLocalStorage
-        .getStore()
-        ?.log.info('fargate exec launched', {
-          execId: spec.execId,
-          taskArn: task.taskArn,
-          inputFiles: staged.inputFiles,
-          inputBytes: staged.inputBytes,
-        });
+      asyncLocalStorage.getStore()?.log.info('fargate exec launched', {
+        execId: spec.execId,
+        taskArn: task.taskArn,
+        inputFiles: staged.inputFiles,
+        inputBytes: staged.inputBytes,
+      });
       return handleOf(spec.execId, task.taskArn);
     },
 
@@ -234,6 +236,7 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
       return statusOf(task);
     },
 
+    // No abort signal: the stop is what a cancelled activity does last, and must reach ECS.
     async stop(handle, reason) {
       await aws('ECS StopTask', () =>
         ecs.send(new StopTaskCommand({ cluster: config.cluster, task: handle.ref, reason: reason.slice(0, 255) })),
@@ -241,7 +244,7 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
     },
 
     async collect(handle, spec): Promise<ExecCollected> {
-      const task = await describe(handle.ref);
+      const task = await describe(handle.ref, activitySignal());
       if (!task)
         throw ApplicationFailure.nonRetryable(
           `cannot collect exec ${spec.execId}: ECS no longer knows task ${handle.ref}`,
