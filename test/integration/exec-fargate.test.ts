@@ -32,6 +32,7 @@ test('a fargate exec end to end: workspace in, outputs out, exit code, log tail,
     'print("rows", len(rows))',
     'print("aws env", sorted(k for k in os.environ if k.startswith("AWS")))',
     'print("job url in program env", "DREACT_JOB_URL" in os.environ)',
+    `print("sees worker files", os.path.exists(${JSON.stringify(join(__dirname, '../../package.json'))}), os.path.exists("/etc/shadow"), "uid", os.getuid())`,
     'out = os.environ["OUTPUT_DIR"]',
     'open(os.path.join(out, "report.md"), "w").write("# total %d\\n" % sum(int(r) for r in rows))',
     'os.makedirs(os.path.join(out, "charts"))',
@@ -59,6 +60,7 @@ test('a fargate exec end to end: workspace in, outputs out, exit code, log tail,
     assert.match(collected.logTail, /rows 3/);
     assert.match(collected.logTail, /aws env \[\]/);
     assert.match(collected.logTail, /job url in program env False/);
+    assert.match(collected.logTail, /sees worker files False False uid 65534/);
     assert.deepEqual(collected.infraErrors, []);
     // One minute minimum at 1 vCPU / 2 GB.
     assert.equal(collected.usage?.vcpuSeconds, 60);

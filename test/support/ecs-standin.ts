@@ -24,6 +24,12 @@ export interface StandinTaskDefinition {
   memory: number;
   /** The container's command (argv). */
   command: string[];
+  /**
+   * The command is bubblewrap with `--as-pid-1 --info-fd 3`: StopTask signals the container's PID 1
+   * (its host pid from bwrap's info JSON), as `docker stop` does, and SIGKILL of it ends the whole
+   * pid namespace. Otherwise signals go to the command's process group.
+   */
+  bwrapInfoFd?: boolean;
 }
 
 export interface EcsStandinOptions {
@@ -58,6 +64,8 @@ interface TaskRecord {
   exitCode?: number;
   containerReason?: string;
   proc?: ChildProcess;
+  /** Host pid of the container's PID 1 (bubblewrap's child), once known. */
+  pid1?: number;
   timers: NodeJS.Timeout[];
   output: string;
   dir: string;
@@ -132,10 +140,18 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
     const proc: ChildProcess = spawn(cmd, args, {
       cwd: t.dir,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: t.dir, ...t.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: t.def.bwrapInfoFd ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     t.proc = proc;
+    if (t.def.bwrapInfoFd) {
+      let info = '';
+      proc.stdio[3]?.on('data', (d: Buffer) => {
+        info += d.toString();
+        const m = /"child-pid":\s*(\d+)/.exec(info);
+        if (m) t.pid1 = Number(m[1]);
+      });
+    }
     proc.stdout?.on('data', (d: Buffer) => (t.output += d.toString()));
     proc.stderr?.on('data', (d: Buffer) => (t.output += d.toString()));
     proc.on('spawn', () => {
@@ -276,10 +292,10 @@ export async function startEcsStandin(opts: EcsStandinOptions): Promise<EcsStand
       t.stoppingAt = Date.now();
       if (t.proc && t.proc.exitCode === null && t.proc.pid) {
         t.lastStatus = 'DEACTIVATING';
-        process.kill(-t.proc.pid, 'SIGTERM');
-        const pid = t.proc.pid;
+        const target = t.pid1 ?? -t.proc.pid;
+        process.kill(target, 'SIGTERM');
         const kill = setTimeout(() => {
-          if (t.lastStatus !== 'STOPPED') process.kill(-pid, 'SIGKILL');
+          if (t.lastStatus !== 'STOPPED') process.kill(target, 'SIGKILL');
         }, opts.stopTimeoutMs ?? 2000);
         t.timers.push(kill);
       } else if (t.lastStatus !== 'STOPPED') {

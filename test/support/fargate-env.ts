@@ -4,7 +4,7 @@
  * them through the real AWS SDKs.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startS3Standin, type S3Standin } from './s3-standin';
@@ -16,13 +16,68 @@ import {
 } from '../../activities/exec/fargate/backend';
 import { FargateConfigSchema, type FargateConfig } from '../../activities/exec/fargate/config';
 import type { ExecLimits, ExecSpec } from '../../activities/exec/backend';
+import { findOnPath } from '../../client/stack/temporal-cli';
 
 export const TEST_CREDENTIALS = { accessKeyId: 'AKIDDREACTTEST', secretAccessKey: 'dreact-test-secret' };
 export const ENTRYPOINT = join(__dirname, '../../activities/exec/fargate/entrypoint.py');
 export const TASK_DEFINITION = 'dreact-executor';
 
 /** The real interpreter (pyenv shims need a HOME the task does not have). */
-export const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+export const PYTHON = realpathSync(
+  execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim(),
+);
+
+/**
+ * The "container": the entrypoint under bubblewrap — read-only /usr and Python, a private /tmp,
+ * an unprivileged uid, no view of the worker's files; the network namespace is shared because the
+ * S3 stand-in listens on the host's loopback (on Fargate the security group allows S3 only).
+ */
+export function containerCommand(): string[] {
+  const bwrap = findOnPath('bwrap');
+  if (!bwrap)
+    throw new Error(
+      'the Fargate stand-in runs the executor container under bubblewrap: install it (apt-get install bubblewrap)',
+    );
+  const pyRoot = dirname(dirname(PYTHON));
+  const bind = pyRoot.startsWith('/usr/') ? [] : ['--ro-bind', pyRoot, pyRoot];
+  return [
+    bwrap,
+    ...['--unshare-all', '--share-net', '--die-with-parent', '--new-session', '--as-pid-1', '--info-fd', '3'],
+    ...['--uid', '65534', '--gid', '65534'],
+    ...[
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/lib',
+      '/lib',
+      '--symlink',
+      'usr/lib64',
+      '/lib64',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+    ],
+    ...bind,
+    ...[
+      '--ro-bind',
+      ENTRYPOINT,
+      '/opt/dreact/entrypoint.py',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--perms',
+      '1777',
+      '--tmpfs',
+      '/tmp',
+      '--chdir',
+      '/tmp',
+    ],
+    PYTHON,
+    '/opt/dreact/entrypoint.py',
+  ];
+}
 
 export interface FargateEnv {
   s3: S3Standin;
@@ -39,7 +94,14 @@ export async function startFargateEnv(ecsOpts: Partial<EcsStandinOptions> = {}):
     cluster: 'dreact',
     credentials: [TEST_CREDENTIALS],
     taskDefinitions: [
-      { family: TASK_DEFINITION, containerName: 'executor', cpu: 1024, memory: 2048, command: [PYTHON, ENTRYPOINT] },
+      {
+        family: TASK_DEFINITION,
+        containerName: 'executor',
+        cpu: 1024,
+        memory: 2048,
+        command: containerCommand(),
+        bwrapInfoFd: true,
+      },
       { family: 'broken-image', containerName: 'executor', cpu: 256, memory: 512, command: ['/nonexistent/executor'] },
     ],
     provisionMs: 30,
