@@ -5,14 +5,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { RunTaskCommand } from '@aws-sdk/client-ecs';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startFargateEnv, makeSpec, type FargateEnv } from '../support/fargate-env';
 import { awaitExec } from '../../activities/exec/fargate/poll';
 import { createFargateBackend } from '../../activities/exec/fargate/backend';
 import { classifyAwsError } from '../../activities/exec/fargate/errors';
+import { downloadOutputs, jobKeys, TaskResultSchema } from '../../activities/exec/fargate/staging';
 import { STOP_REASON_TIMEOUT } from '../../core/exec/ecs-task-status';
 
 let env: FargateEnv;
@@ -306,6 +308,75 @@ test('ECS rejects overrides over 8 KB (the stand-in as ECS does), classified non
     assert.ok(e2 instanceof ApplicationFailure);
     assert.equal(e2.type, 'aws.InvalidSignatureException');
     assert.equal(e2.nonRetryable, true);
+  } finally {
+    spec.cleanup();
+  }
+});
+
+test('output caps and links: files over the count cap and symlinks are dropped with a reason', async () => {
+  const code = [
+    'import os',
+    'out = os.environ["OUTPUT_DIR"]',
+    'for i in range(5): open(os.path.join(out, "f%d.txt" % i), "w").write("x" * 10)',
+    'os.symlink("/etc/passwd", os.path.join(out, "link.txt"))',
+  ].join('\n');
+  const spec = makeSpec('wf-caps/round-1/call-0', code, {}, { maxOutputFiles: 3 });
+  try {
+    const handle = await env.backend.start(spec);
+    await awaitExec(env.backend, handle, fast);
+    const collected = await env.backend.collect(handle, spec);
+    assert.deepEqual(
+      collected.outputFiles.map((f) => f.path),
+      ['f0.txt', 'f1.txt', 'f2.txt'],
+    );
+    assert.deepEqual(collected.dropped, [
+      { path: 'f3.txt', reason: 'over the output file cap (3)' },
+      { path: 'f4.txt', reason: 'over the output file cap (3)' },
+      { path: 'link.txt', reason: 'not a regular file' },
+    ]);
+  } finally {
+    spec.cleanup();
+  }
+});
+
+test('a forged result.json (the task is untrusted) cannot write outside the output dir or past the caps', async () => {
+  const spec = makeSpec('wf-forged/round-1/call-0', 'print(1)', {}, { maxOutputFiles: 2, maxOutputBytes: 4 });
+  const keys = jobKeys(env.config, spec.execId);
+  const put = (Key: string, Body: string) =>
+    env.backend.s3.send(new PutObjectCommand({ Bucket: env.config.bucket, Key, Body }));
+  try {
+    await put(keys.slot(0), 'evil');
+    await put(keys.slot(1), 'ok');
+    const forged = {
+      execId: spec.execId,
+      exitCode: 0,
+      timedOut: false,
+      files: [
+        { slot: 0, path: '../../escape.txt', size: 4 },
+        { slot: 0, path: '/etc/cron.d/x', size: 4 },
+        { slot: 1, path: 'a.txt', size: 99 },
+        { slot: 1, path: 'b.txt', size: 2 },
+        { slot: 0, path: 'c.txt', size: 4 },
+        { slot: 7, path: 'd.txt', size: 1 },
+      ],
+      dropped: [],
+      infraErrors: [],
+    };
+    const result = TaskResultSchema.parse(forged);
+    const { outputFiles, dropped } = await downloadOutputs(env.backend.s3, env.config, spec, result);
+    assert.deepEqual(outputFiles, [{ path: 'b.txt', sizeBytes: 2 }]);
+    assert.deepEqual(
+      dropped.map((d) => [d.path, d.reason]),
+      [
+        ['../../escape.txt', 'unsafe path'],
+        ['/etc/cron.d/x', 'unsafe path'],
+        ['a.txt', 'uploaded 2 bytes, the task reported 99'],
+        ['c.txt', 'over the output byte cap (4)'],
+        ['d.txt', 'over the output file cap (2)'],
+      ],
+    );
+    assert.deepEqual(readdirSync(spec.outputDir), ['b.txt']);
+    assert.equal(existsSync(join(spec.outputDir, '../../escape.txt')), false);
   } finally {
     spec.cleanup();
   }
