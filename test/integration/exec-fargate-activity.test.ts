@@ -80,3 +80,18 @@ test('a program that ignores SIGTERM is SIGKILLed at the stop timeout; the missi
     spec.cleanup();
   }
 });
+
+test('a huge stdout: only the tail (limits.maxLogBytes) is kept and read back', async () => {
+  const spec = makeSpec('conv/c1/turn/3#r4#0', 'for i in range(20000): print("line", i)\nprint("THE END")');
+  try {
+    const handle = await env.backend.start(spec);
+    await awaitExec(env.backend, handle, fast);
+    const { logTail, status } = await env.backend.collect(handle, spec);
+    assert.equal(status.state, 'exited');
+    assert.ok(logTail.length <= spec.limits.maxLogBytes && logTail.length > 3000, String(logTail.length));
+    assert.match(logTail, /line 19999\nTHE END\n$/);
+    assert.doesNotMatch(logTail, /line 0\n/);
+  } finally {
+    spec.cleanup();
+  }
+});

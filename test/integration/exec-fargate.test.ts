@@ -14,7 +14,7 @@ import { startFargateEnv, makeSpec, type FargateEnv } from '../support/fargate-e
 import { awaitExec } from '../../activities/exec/fargate/poll';
 import { createFargateBackend } from '../../activities/exec/fargate/backend';
 import { classifyAwsError } from '../../activities/exec/fargate/errors';
-import { downloadOutputs, jobKeys, TaskResultSchema } from '../../activities/exec/fargate/staging';
+import { downloadOutputs, jobKeys, readTaskResult, TaskResultSchema } from '../../activities/exec/fargate/staging';
 import { STOP_REASON_TIMEOUT } from '../../core/exec/ecs-task-status';
 
 let env: FargateEnv;
@@ -376,6 +376,14 @@ test('a forged result.json (the task is untrusted) cannot write outside the outp
       ],
     );
     assert.deepEqual(readdirSync(spec.outputDir), ['b.txt']);
+    // A result that is not JSON, or of another exec, is reported, not thrown (a retry cannot fix it).
+    await put(keys.result, '{not json');
+    assert.match((await readTaskResult(env.backend.s3, env.config, spec.execId)).problem ?? '', /is not JSON/);
+    await put(keys.result, JSON.stringify({ ...forged, execId: 'other' }));
+    assert.match(
+      (await readTaskResult(env.backend.s3, env.config, spec.execId)).problem ?? '',
+      /belongs to exec other/,
+    );
     assert.equal(existsSync(join(spec.outputDir, '../../escape.txt')), false);
   } finally {
     spec.cleanup();

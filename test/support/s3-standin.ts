@@ -96,6 +96,24 @@ export async function startS3Standin(opts: S3StandinOptions): Promise<S3Standin>
     if (req.method === 'GET' || req.method === 'HEAD') {
       const obj = objects.get(key);
       if (!obj) return fail(404, 'NoSuchKey', `The specified key does not exist: ${key}`);
+      const range = /^bytes=(\d*)-(\d*)$/.exec(String(req.headers.range ?? ''));
+      if (range && (range[1] || range[2])) {
+        const size = obj.body.length;
+        // bytes=a-b, bytes=a- or the suffix form bytes=-n (the last n bytes).
+        const start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
+        const end = range[1] && range[2] ? Math.min(size - 1, Number(range[2])) : size - 1;
+        // As S3: a range on an empty object, or starting past its end, is not satisfiable.
+        if (start >= size) return fail(416, 'InvalidRange', 'The requested range is not satisfiable');
+        const part = obj.body.subarray(start, end + 1);
+        entry.status = 206;
+        res.writeHead(206, {
+          'content-type': obj.contentType,
+          'content-length': part.length,
+          'content-range': `bytes ${start}-${start + part.length - 1}/${size}`,
+          etag: obj.etag,
+        });
+        return res.end(req.method === 'GET' ? part : undefined);
+      }
       entry.status = 200;
       res.writeHead(200, { 'content-type': obj.contentType, 'content-length': obj.body.length, etag: obj.etag });
       return res.end(req.method === 'GET' ? obj.body : undefined);

@@ -256,20 +256,21 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
           `cannot collect exec ${spec.execId}: task ${handle.ref} is still ${task.lastStatus}`,
           'ExecCollectFailed',
         );
+      const signal = activitySignal();
       const infraErrors: string[] = [];
-      const result = await readTaskResult(s3, config, spec.execId);
+      const { result, problem } = await readTaskResult(s3, config, spec.execId, signal);
       let outputs = { outputFiles: [] as ExecCollected['outputFiles'], dropped: [] as ExecCollected['dropped'] };
       if (result) {
         infraErrors.push(...result.infraErrors);
-        outputs = await downloadOutputs(s3, config, spec, result);
+        outputs = await downloadOutputs(s3, config, spec, result, signal);
         if (result.timedOut && status.state === 'exited')
           status = { ...status, state: 'timed_out', reason: 'the program exceeded its wall-time limit' };
       } else if (status.state !== 'failed_to_start') {
-        infraErrors.push(`the task wrote no result (${status.reason ?? `state ${status.state}`})`);
+        infraErrors.push(`${problem} (${status.reason ?? `state ${status.state}`})`);
       }
       if (status.state === 'failed_to_start')
         infraErrors.push(`the task failed to start: ${status.reason ?? 'no reason given'}`);
-      const logTail = (await readLogTail(s3, config, spec.execId, spec.limits.maxLogBytes)) ?? '';
+      const logTail = (await readLogTail(s3, config, spec.execId, spec.limits.maxLogBytes, signal)) ?? '';
       const usage = fargateUsage(
         { cpuUnits: Number(task.cpu), memoryMiB: Number(task.memory) },
         ms(task.pullStartedAt ?? task.startedAt),

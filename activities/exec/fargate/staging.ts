@@ -118,29 +118,56 @@ export async function stageJob(
   return { jobUrl, inputFiles: files.length, inputBytes: files.reduce((n, f) => n + f.size, 0) };
 }
 
-async function getObject(s3: S3Client, bucket: string, key: string, what: string): Promise<Buffer | undefined> {
+/** Largest result.json read back (a forged one could be any size). */
+const RESULT_MAX_BYTES = 1024 * 1024;
+
+async function getObject(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  what: string,
+  opts: { signal?: AbortSignal; range?: string } = {},
+): Promise<Buffer | undefined> {
   try {
-    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: opts.range }), {
+      abortSignal: opts.signal,
+    });
     return Buffer.from(await res.Body!.transformToByteArray());
   } catch (err) {
     if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+    // A range on an empty object is "not satisfiable": the object is there and has no bytes.
+    if ((err as { name?: string }).name === 'InvalidRange' && opts.range) return Buffer.alloc(0);
     throw classifyAwsError(`S3 GetObject (${what})`, err);
   }
 }
 
-/** The task's result.json, or undefined when the task wrote none (it never ran, or was killed hard). */
+/**
+ * The task's result.json. `problem` says why there is none: the task wrote none (it never ran, or
+ * was killed hard), or what it wrote is not a valid result (the task is untrusted: its code can
+ * reach the manifest's URLs, so a bad result is reported, never retried).
+ */
 export async function readTaskResult(
   s3: S3Client,
   config: FargateConfig,
   execId: string,
-): Promise<TaskResult | undefined> {
-  const raw = await getObject(s3, config.bucket, jobKeys(config, execId).result, 'result');
-  if (!raw) return undefined;
-  const parsed = TaskResultSchema.safeParse(JSON.parse(raw.toString('utf8')));
-  if (!parsed.success) throw new Error(`the task's result.json is malformed: ${parsed.error.message}`);
+  signal?: AbortSignal,
+): Promise<{ result?: TaskResult; problem?: string }> {
+  const raw = await getObject(s3, config.bucket, jobKeys(config, execId).result, 'result', {
+    signal,
+    range: `bytes=0-${RESULT_MAX_BYTES - 1}`,
+  });
+  if (!raw) return { problem: 'the task wrote no result' };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    return { problem: `the task's result.json is not JSON (${(err as Error).message})` };
+  }
+  const parsed = TaskResultSchema.safeParse(json);
+  if (!parsed.success) return { problem: `the task's result.json is malformed: ${parsed.error.message}` };
   if (parsed.data.execId !== execId)
-    throw new Error(`the task's result.json belongs to exec ${parsed.data.execId}, not ${execId}`);
-  return parsed.data;
+    return { problem: `the task's result.json belongs to exec ${parsed.data.execId}, not ${execId}` };
+  return { result: parsed.data };
 }
 
 export async function readLogTail(
@@ -148,8 +175,13 @@ export async function readLogTail(
   config: FargateConfig,
   execId: string,
   maxBytes: number,
+  signal?: AbortSignal,
 ): Promise<string | undefined> {
-  const raw = await getObject(s3, config.bucket, jobKeys(config, execId).log, 'log');
+  // A suffix range: only the tail crosses the network, whatever the task uploaded.
+  const raw = await getObject(s3, config.bucket, jobKeys(config, execId).log, 'log', {
+    signal,
+    range: `bytes=-${maxBytes}`,
+  });
   return raw?.subarray(Math.max(0, raw.length - maxBytes)).toString('utf8');
 }
 
@@ -157,7 +189,13 @@ const SAFE_PATH = (p: string) =>
   !p.startsWith('/') && !p.includes('\\') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
 
 /** Downloads the reported outputs into `outputDir`, enforcing path safety and the caps again. */
-export async function downloadOutputs(s3: S3Client, config: FargateConfig, spec: ExecSpec, result: TaskResult) {
+export async function downloadOutputs(
+  s3: S3Client,
+  config: FargateConfig,
+  spec: ExecSpec,
+  result: TaskResult,
+  signal?: AbortSignal,
+) {
   const keys = jobKeys(config, spec.execId);
   const outputFiles: Array<{ path: string; sizeBytes: number }> = [];
   const dropped = [...result.dropped];
@@ -172,7 +210,7 @@ export async function downloadOutputs(s3: S3Client, config: FargateConfig, spec:
       continue;
     }
     const head = await aws(`S3 HeadObject (output ${f.path})`, () =>
-      s3.send(new HeadObjectCommand({ Bucket: config.bucket, Key: keys.slot(f.slot) })),
+      s3.send(new HeadObjectCommand({ Bucket: config.bucket, Key: keys.slot(f.slot) }), { abortSignal: signal }),
     );
     const size = head.ContentLength ?? 0;
     if (size !== f.size) {
@@ -183,7 +221,7 @@ export async function downloadOutputs(s3: S3Client, config: FargateConfig, spec:
       dropped.push({ path: f.path, reason: `over the output byte cap (${spec.limits.maxOutputBytes})` });
       continue;
     }
-    const body = await getObject(s3, config.bucket, keys.slot(f.slot), `output ${f.path}`);
+    const body = await getObject(s3, config.bucket, keys.slot(f.slot), `output ${f.path}`, { signal });
     if (!body) throw new Error(`output slot ${f.slot} (${f.path}) vanished between HEAD and GET`);
     const target = join(spec.outputDir, ...f.path.split('/'));
     await mkdir(dirname(target), { recursive: true });
