@@ -8,8 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
 import { Client, Connection } from '@temporalio/client';
 import { createWorker } from './worker';
-import { createFargateBackend } from '../activities/exec/fargate/backend';
-import { fargateConfigFromEnv } from '../activities/exec/fargate/config';
+import { fargateBackendFromEnv } from '../activities/exec/fargate/backend';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
 
 async function main(): Promise<void> {
@@ -17,7 +16,7 @@ async function main(): Promise<void> {
   const db = openDb();
   await migrate(db);
   const connection = await NativeConnection.connect({ address });
-  const fargate = process.env.DREACT_EXEC_BACKEND === 'fargate' ? createFargateBackend({ config: fargateConfigFromEnv() }) : undefined;
+  const fargate = process.env.DREACT_EXEC_BACKEND === 'fargate' ? fargateBackendFromEnv() : undefined;
   const worker = await createWorker({
     connection,
     db,
@@ -27,7 +26,10 @@ async function main(): Promise<void> {
   });
   if (fargate) {
     const clientConnection = await Connection.connect({ address });
-    const id = await ensureExecReaperSchedule(new Client({ connection: clientConnection, namespace: process.env.TEMPORAL_NAMESPACE }), { taskQueue: worker.options.taskQueue });
+    const id = await ensureExecReaperSchedule(
+      new Client({ connection: clientConnection, namespace: process.env.TEMPORAL_NAMESPACE }),
+      { taskQueue: worker.options.taskQueue },
+    );
     console.error(`[worker] exec reaper schedule ${id} is in place`);
     await clientConnection.close();
   }

@@ -95,3 +95,17 @@ test('a huge stdout: only the tail (limits.maxLogBytes) is kept and read back', 
     spec.cleanup();
   }
 });
+
+test('a retry long after the first schedule signs the manifest afresh (a URL signed then would have expired)', async () => {
+  const spec = makeSpec('conv/c1/turn/3#r5#0', 'print("fresh")');
+  const sevenHoursAgo = new Date(Date.now() - 7 * 3600_000);
+  try {
+    const backend = env.newBackend({ launchDate: () => sevenHoursAgo });
+    const handle = await backend.start(spec);
+    const status = await awaitExec(backend, handle, fast);
+    assert.deepEqual([status.state, status.exitCode], ['exited', 0]);
+    assert.match((await backend.collect(handle, spec)).logTail, /fresh/);
+  } finally {
+    spec.cleanup();
+  }
+});

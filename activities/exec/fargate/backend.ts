@@ -34,7 +34,7 @@ import {
 import { execStatusOfTask, isTerminal } from '../../../core/exec/ecs-task-status';
 import { fargateUsage, FARGATE_ON_DEMAND_US_EAST_1, type FargatePrice } from '../../../core/exec/fargate-pricing';
 import { turnWorkflowId } from '../../../core/turn/contracts';
-import type { FargateConfig } from './config';
+import { fargateConfigFromEnv, type FargateConfig } from './config';
 import { aws, classifyAwsError } from './errors';
 import { downloadOutputs, execDigest, readLogTail, readTaskResult, stageJob } from './staging';
 
@@ -86,6 +86,11 @@ const ms = (d: Date | undefined) => d?.getTime();
 /** The calling activity's cancellation signal, for the interface methods that take none. */
 const activitySignal = () => asyncLocalStorage.getStore()?.cancellationSignal;
 
+/** The backend configured from DREACT_FARGATE_* (see config.ts), with the SDK's credential chain. */
+export function fargateBackendFromEnv(env: NodeJS.ProcessEnv = process.env): FargateBackend {
+  return createFargateBackend({ config: fargateConfigFromEnv(env) });
+}
+
 export function createFargateBackend(opts: FargateBackendOptions): FargateBackend {
   const { config } = opts;
   const common = { region: config.region, credentials: opts.credentials, maxAttempts: 1 };
@@ -101,6 +106,17 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
   const launchDate = opts.launchDate ?? defaultLaunchDate;
   const workflowIdOf = opts.workflowIdOf ?? defaultWorkflowIdOf;
   const handleOf = (execId: string, taskArn: string): ExecHandle => ({ backend: 'fargate', execId, ref: taskArn });
+
+  /**
+   * The first attempt's schedule time, unless a URL signed then would expire before the task could
+   * read it (a retry hours later): then now — the RunTask parameters change, and a task launched
+   * earlier is found through the ConflictException path.
+   */
+  function signingDateFor(spec: ExecSpec): Date {
+    const first = launchDate(spec);
+    const usableUntil = first.getTime() + config.urlTtlSeconds * 1000;
+    return usableUntil - Date.now() < Math.min(config.urlTtlSeconds * 500, 30 * 60_000) ? new Date() : first;
+  }
 
   async function describe(taskArn: string, signal?: AbortSignal, withTags = false): Promise<Task | undefined> {
     const res = await aws('ECS DescribeTasks', () =>
@@ -162,7 +178,7 @@ export function createFargateBackend(opts: FargateBackendOptions): FargateBacken
 
     async launch(spec, signal) {
       const digest = execDigest(spec.execId);
-      const staged = await stageJob(s3, config, spec, launchDate(spec), signal);
+      const staged = await stageJob(s3, config, spec, signingDateFor(spec), signal);
       const overrides = {
         containerOverrides: [
           { name: config.containerName, environment: [{ name: 'DREACT_JOB_URL', value: staged.jobUrl }] },

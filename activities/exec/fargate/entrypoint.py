@@ -106,7 +106,11 @@ def main():
     if not job_url:
         print("DREACT_JOB_URL is not set", file=sys.stderr)
         return INFRA_EXIT
-    job = json.loads(http_get(job_url))
+    try:
+        job = json.loads(http_get(job_url))
+    except Exception as err:  # nowhere to report but the container log: ECS keeps the exit code
+        print("cannot read the job manifest: %s: %s" % (type(err).__name__, err), file=sys.stderr)
+        return INFRA_EXIT
     limits = job["limits"]
     result = {"execId": job["execId"], "exitCode": None, "timedOut": False, "files": [], "dropped": [], "infraErrors": []}
     base = tempfile.mkdtemp(prefix="dreact-exec-")
