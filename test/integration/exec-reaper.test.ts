@@ -37,14 +37,16 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
   const sleeper = 'import time\nprint("up", flush=True)\ntime.sleep(120)';
   const orphanSpec = makeSpec(uniqueId('exec-orphan'), sleeper);
   const liveSpec = makeSpec(uniqueId('exec-live'), sleeper);
+  const strayId = uniqueId('conv/never-existed/turn');
+  const straySpec = makeSpec(uniqueId('exec-stray'), sleeper);
   const orphan = await env.newBackend({ workflowIdOf: () => endedId }).start(orphanSpec);
   const live = await env.newBackend({ workflowIdOf: () => runningId }).start(liveSpec);
+  const stray = await env.newBackend({ workflowIdOf: () => strayId }).start(straySpec);
   try {
-    await waitFor(
-      'both tasks running',
-      async () =>
-        (await env.backend.status(orphan)).state === 'running' && (await env.backend.status(live)).state === 'running',
-    );
+    await waitFor('the tasks running', async () => {
+      const states = await Promise.all([orphan, live, stray].map(async (h) => (await env.backend.status(h)).state));
+      return states.every((s) => s === 'running');
+    });
 
     const scheduleId = uniqueId('reaper');
     assert.equal(
@@ -80,10 +82,14 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
         stopped: Array<{ taskArn: string; workflowId: string }>;
       };
       assert.deepEqual(
-        report.stopped.map((s) => [s.taskArn, s.workflowId]),
-        [[orphan.ref, endedId]],
+        report.stopped.map((s) => [s.taskArn, s.workflowId]).sort(),
+        [
+          [orphan.ref, endedId],
+          [stray.ref, strayId],
+        ].sort(),
       );
-      assert.ok(report.checked >= 2);
+      assert.equal(report.checked, 3);
+      assert.match((await env.backend.status(stray)).reason ?? '', /turn workflow .* no longer exists/);
       assert.equal((await env.backend.status(live)).state, 'running');
       const collected = await env.backend.collect(orphan, orphanSpec);
       assert.match(collected.logTail, /up/);
@@ -95,5 +101,6 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
     await client.workflow.getHandle(runningId).terminate('test over');
     orphanSpec.cleanup();
     liveSpec.cleanup();
+    straySpec.cleanup();
   }
 });
