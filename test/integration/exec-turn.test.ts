@@ -17,6 +17,8 @@ import { DockerBackend, containerName } from '../../activities/exec/docker';
 import { LocalBackend } from '../../activities/exec/local';
 import { execIdFor } from '../../core/exec';
 import { dockerUnavailable, execScratch } from '../support/exec';
+import { startFargateEnv, type FargateEnv } from '../support/fargate-env';
+import type { ExecBackend } from '../../activities/exec/backend';
 import type { Block } from '../../core/timeline/block';
 
 const root = execScratch('exec-turn');
@@ -38,16 +40,16 @@ after(async () => {
 });
 
 /** The backend the worker's exec tool uses; each describe block points it at its backend. */
-let current: LocalBackend | DockerBackend = local;
+let current: ExecBackend = local;
 const switching = {
   get name() {
     return current.name;
   },
-  start: (...a: Parameters<LocalBackend['start']>) => current.start(...a),
-  find: (...a: Parameters<LocalBackend['find']>) => current.find(...a),
-  status: (...a: Parameters<LocalBackend['status']>) => current.status(...a),
-  stop: (...a: Parameters<LocalBackend['stop']>) => current.stop(...a),
-  collect: (...a: Parameters<LocalBackend['collect']>) => current.collect(...a),
+  start: (...a: Parameters<ExecBackend['start']>) => current.start(...a),
+  find: (...a: Parameters<ExecBackend['find']>) => current.find(...a),
+  status: (...a: Parameters<ExecBackend['status']>) => current.status(...a),
+  stop: (...a: Parameters<ExecBackend['stop']>) => current.stop(...a),
+  collect: (...a: Parameters<ExecBackend['collect']>) => current.collect(...a),
 };
 
 const execCall = (code: string, contract: Array<{ filename: string; description?: string; visibility?: string }>, extra: Record<string, unknown> = {}) =>
@@ -155,6 +157,40 @@ for (const backendName of ['local', 'docker'] as const) {
     });
   });
 }
+
+describe('exec.python in a turn (fargate, through the real AWS SDKs and the loopback ECS and S3 stand-ins)', () => {
+  let env: FargateEnv;
+  before(async () => {
+    env = await startFargateEnv();
+    current = env.backend;
+  });
+  after(async () => {
+    current = local;
+    await env.close();
+  });
+
+  test('contracted outputs come back through S3 as artifacts readable with react.read; one task ran', async () => {
+    const code = [
+      'import os',
+      'nums = [int(x) for x in open("files/input.txt").read().split()]',
+      'open(os.path.join(os.environ["OUTPUT_DIR"], "sum.txt"), "w").write("sum=%d\\n" % sum(nums))',
+      'print("summed on fargate", len(nums))',
+    ].join('\n');
+    const { blocks } = await turn([
+      callTool('react.write', { path: 'files/input.txt', channel: 'internal', content: '5\n6\n31\n', kind: 'file' }),
+      execCall(code, [{ filename: 'sum.txt' }]),
+      callTool('react.read', { paths: ['fi:turn_1.outputs/sum.txt'] }),
+      complete('done'),
+    ]);
+    const [, exec, read] = results(await blocks());
+    assert.equal(exec?.meta.ok, true, exec?.text);
+    assert.equal(exec?.meta.backend, 'fargate');
+    assert.match(exec!.text!, /Succeeded:\n  - sum\.txt → fi:turn_1\.outputs\/sum\.txt/);
+    assert.match(exec!.text!, /summed on fargate 3/);
+    assert.match(read!.text!, /sum=42/);
+    assert.equal(env.ecs.stats.tasksCreated, 1, 'one task for the exec');
+  });
+});
 
 test('exec.python without code is an observation; nothing runs', async () => {
   current = local;
