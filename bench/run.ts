@@ -17,6 +17,7 @@ const BENCHES: Record<string, () => Bench> = {
   rounds: () => (require('./rounds') as typeof import('./rounds')).benchRounds,
   compaction: () => (require('./compaction') as typeof import('./compaction')).benchCompaction,
   exec: () => (require('./exec') as typeof import('./exec')).benchExec,
+  'exec-fargate': () => (require('./exec-fargate') as typeof import('./exec-fargate')).benchExecFargate,
 };
 
 async function main(): Promise<void> {

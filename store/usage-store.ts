@@ -39,3 +39,24 @@ export async function usageByPurpose(pool: Pool, conversationId: string): Promis
   );
   return res.rows.map((r) => ({ purpose: r.purpose, costUsd: r.cost ?? 0, inputTokens: r.input, cacheReadTokens: r.read, cacheWriteTokens: r.write, outputTokens: r.output, calls: r.calls }));
 }
+
+/** One exec's sandbox usage (e.g. a Fargate task's billed vCPU- and GB-seconds), keyed `exec:<execId>`. */
+export interface ExecUsageRow {
+  conversationId: string;
+  turnId: string;
+  round: number;
+  execId: string;
+  /** The exec backend (`fargate`, `docker`, `local`). */
+  backend: string;
+  vcpuSeconds: number;
+  gbSeconds: number;
+  costUsd?: number;
+}
+
+export async function recordExecUsage(pool: Pool, row: ExecUsageRow): Promise<void> {
+  await pool.query(
+    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, vcpu_seconds, gb_seconds, purpose)
+     VALUES ($1, $2, $3, $4, $5, 0, 0, 0, 0, $6, $7, $8, 'exec') ON CONFLICT (conversation_id, call_key) DO NOTHING`,
+    [row.conversationId, row.turnId, row.round, `exec:${row.execId}`, row.backend, row.costUsd ?? null, row.vcpuSeconds, row.gbSeconds],
+  );
+}

@@ -18,6 +18,8 @@ import { createAnthropicProvider } from '../activities/providers/anthropic';
 import { ProviderError, type ModelProvider } from '../core/model/provider';
 import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
+import type { FargateBackend } from '../activities/exec/fargate/backend';
+import { createReaperActivities } from '../activities/exec/fargate/reaper';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -72,6 +74,8 @@ export interface CreateWorkerOptions {
   /** Default context budget (else env DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
   contextMaxTokens?: number;
   now?: () => Date;
+  /** The Fargate exec backend, when configured: the worker then also runs the exec reaper's activity. */
+  fargate?: FargateBackend;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
 }
@@ -92,7 +96,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowBundle: await cachedWorkflowBundle(require.resolve('../workflows')),
-    activities: createWorkerActivities(deps),
+    activities: { ...createWorkerActivities(deps), ...(opts.fargate ? createReaperActivities(opts.fargate) : {}) },
     // A workflow task waits this long for the worker that last ran the turn before any worker may
     // take it: short, so a killed worker's turns move on within seconds (default 10 s).
     stickyQueueScheduleToStartTimeout: '3 seconds',

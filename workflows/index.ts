@@ -3,3 +3,4 @@ export { ConversationWorkflow } from './conversation';
 export { TurnWorkflow } from './turn';
 export { PersistTurnWorkflow } from './persist';
 export { CompactionWorkflow } from './compaction';
+export { ExecReaperWorkflow } from './exec-reaper';

@@ -76,7 +76,7 @@ export interface ExecCollected {
   /** Problems of the infrastructure itself (not of the user program). */
   infraErrors: string[];
   /** Resource usage for the usage ledger, when the backend can measure it. */
-  usage?: { vcpuSeconds?: number; gbSeconds?: number; wallMs?: number };
+  usage?: { vcpuSeconds?: number; gbSeconds?: number; wallMs?: number; costUsd?: number };
 }
 
 export interface ExecBackend {

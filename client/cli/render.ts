@@ -49,7 +49,7 @@ export function compactLine(p: Record<string, unknown>): string {
 }
 
 export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: string; sources?: SourceRef[] } = {}): LiveRenderer {
-  let mode: 'none' | 'thinking' | 'answer' | 'raw' | 'canvas' | 'followup' = 'none';
+  let mode: 'none' | 'thinking' | 'answer' | 'raw' | 'canvas' | 'followup' | 'code' = 'none';
   let done = false;
   let answered = false;
   let links = new AnswerLinks(opts.sources, cyan);
@@ -126,6 +126,9 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
         } else if (channel === 'followup') {
           enter('followup', dim('↪ suggested: '));
           write(dim(text));
+        } else if (channel === 'code') {
+          enter('code', cyan('⌨ code\n'));
+          write(text);
         } else if (channel === 'raw' && process.env.DREACT_SHOW_RAW) {
           enter('raw');
           write(dim(text));

@@ -12,8 +12,8 @@ import type { Notice } from '../../../core/decision/notice';
 import { ZERO_USAGE, type Usage } from '../../../core/model/provider';
 import type { RoundStreamArgs } from './io';
 
-/** Channels whose deltas go to clients live; ReactDecisionOutV2, code and summary stay internal. */
-const LIVE_CHANNELS = new Set(['thinking', 'answer', 'followup']);
+/** Channels whose deltas go to clients live (code: what an exec is about to run); the decision JSON and the summary stay internal. */
+const LIVE_CHANNELS = new Set(['thinking', 'answer', 'followup', 'code']);
 
 export interface DecisionStream {
   raw: string;

@@ -98,3 +98,11 @@ test('native mode: a streamed answer later discarded for tool calls is marked, a
   assert.match(text, /that text was a step, not the answer \(round 1\)/);
   assert.match(text, /The final answer\./);
 });
+
+test('the code channel streams live under a header', () => {
+  const { text } = renderAll([
+    ev('delta', { text: 'import json\n', round: 1 }, { channel: 'code' }),
+    ev('delta', { text: 'print(1)\n', round: 1 }, { channel: 'code' }),
+  ]);
+  assert.match(text, /⌨ code\nimport json\nprint\(1\)/);
+});
