@@ -16,9 +16,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { blockId } from '../../core/timeline/block';
 import { assertSafeRelPath } from '../../core/timeline/paths';
 import { stableHash } from '../../core/ids';
-import { buildEnvelope, checkCode, execIdFor, execPython, execSummary, mimeForFile, EXEC_DEFAULT_TIMEOUT_S, ExecPythonParamsSchema, type ExecPythonParams } from '../../core/exec';
+import { buildEnvelope, checkCode, declareExecPython, execIdFor, execPython, execSummary, mimeForFile, EXEC_DEFAULT_TIMEOUT_S, ExecPythonParamsSchema, type ExecPythonParams } from '../../core/exec';
 import { createToolRegistry } from '../../core/tools';
-import type { ToolRegistry } from '../../core/tools/registry';
+import type { AnyToolDeclaration, ToolRegistry } from '../../core/tools/registry';
 import { activityLog } from '../log';
 import { builtinTools } from '../tools';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
@@ -60,12 +60,13 @@ export function execBackendFromEnv(env: NodeJS.ProcessEnv = process.env, extra: 
 
 const supervisors = new Map<string, ToolSupervisor>();
 
-export function createExecTool(opts: ExecToolOptions = {}): { declaration: typeof execPython; impl: ToolImpl } {
+export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyToolDeclaration; impl: ToolImpl } {
   let backend = opts.backend;
   const getBackend = () => (backend ??= execBackendFromEnv(process.env, opts.backends));
   const workRoot = opts.workRoot ?? process.env.DREACT_EXEC_WORK_DIR ?? path.join(os.tmpdir(), 'dreact-exec-work');
   const proxy = opts.proxy === false ? undefined : { tools: opts.proxy?.tools ?? builtinTools(), registry: opts.proxy?.registry ?? createToolRegistry() };
   const pollMs = opts.pollMs ?? 100;
+  const declaration = declareExecPython(opts.backend?.name ?? process.env.DREACT_EXEC_BACKEND ?? 'local');
 
   async function specFor(ctx: ToolContext, params: ExecPythonParams): Promise<{ spec: ExecSpec; code: ReturnType<typeof checkCode> }> {
     const callBlockId = blockId(ctx.turnId, 'react.tool.call', ctx.callId);
@@ -168,7 +169,7 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: typeo
       }
     },
   };
-  return { declaration: execPython, impl };
+  return { declaration, impl };
 }
 
 async function waitTerminal(b: ExecBackend, h: ExecHandle, timeoutMs: number): Promise<void> {

@@ -43,6 +43,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
     const params = await loadCallParams(deps, input);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
+    const beat = heartbeatDetails(callId);
     let observation: ToolObservation;
     try {
       observation = await heartbeating(async () => {
@@ -52,8 +53,8 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
         if (!checked.ok) {
           return { ok: false, text: checked.text, blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices), meta: { invalid_params: true } };
         }
-        return impl.run(checked.params, toolContext(deps, input, ctx, publisher));
-      }, () => ({ callId }));
+        return impl.run(checked.params, toolContext(deps, input, ctx, publisher, beat));
+      }, beat.current);
     } catch (err) {
       // Thrown: Temporal retries (or, when non-retryable / out of attempts, the workflow records it).
       await publisher.close();
@@ -88,7 +89,8 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     try {
-      await heartbeating(() => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher)), () => ({ callId }));
+      const beat = heartbeatDetails(callId);
+      await heartbeating(() => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher, beat)), beat.current);
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`tool ${toolId} launch cancelled by steer`);
       throw err;
@@ -105,7 +107,13 @@ async function loadCallParams(deps: ActivityDeps, input: ToolInput): Promise<Rec
   return (JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> }).params;
 }
 
-function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publisher: StreamPublisher): ToolContext {
+/** The details the periodic heartbeat repeats: the tool's own latest (e.g. an exec handle), else the call id. */
+function heartbeatDetails(callId: string): { current: () => unknown; set: (d: unknown) => void } {
+  let last: unknown = { callId };
+  return { current: () => last, set: (d) => (last = d ?? { callId }) };
+}
+
+function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publisher: StreamPublisher, beat: ReturnType<typeof heartbeatDetails>): ToolContext {
   const { conversationId, turnId, callId } = input;
   const pool = deps.db.pool;
   return {
@@ -114,7 +122,10 @@ function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publish
     turnId,
     callId,
     signal: ctx.cancellationSignal,
-    heartbeat: (d) => ctx.heartbeat(d),
+    heartbeat: (d) => {
+      beat.set(d);
+      ctx.heartbeat(d);
+    },
     now: deps.now,
     stream: (kind, payload) => publisher.emit({ kind, ...(typeof payload.channel === 'string' ? { channel: payload.channel } : {}), payload: { callId, ...payload } }),
   };

@@ -46,29 +46,37 @@ export const ExecPythonParamsSchema = z.strictObject({
 });
 export type ExecPythonParams = z.output<typeof ExecPythonParamsSchema>;
 
-export const execPython = declareTool({
-  id: EXEC_TOOL_ID,
-  description:
-    'Run the Python program written in <channel:code> in an isolated sandbox (no network, read-only system, ' +
-    'working directory = the current turn workspace with files/ and outputs/). Write every contracted file to ' +
-    'os.environ["OUTPUT_DIR"]; each one becomes an artifact at fi:<turn>.outputs/<filename>. Inside the program, ' +
-    '`import dreact_tools; dreact_tools.call("react.read", {"paths": [...]})` calls web_search, web_fetch or react.read. ' +
-    'The result reports status, missing contracted outputs and the tail of the program log.',
-  params: ExecPythonParamsSchema,
-  strategy: 'exploitation',
-  bundleSafe: false,
-  consumesCode: true,
-  paramOrder: ['contract', 'timeout_s'],
-  // One attempt of the launch: it is idempotent on the exec id, a retry re-attaches.
-  timeoutMs: 120_000,
-  retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, nonRetryableErrorTypes: ['ExecRefused'] },
-  summarize: (p: ExecPythonParams) => `exec python · ${p.contract.length} contracted output${p.contract.length === 1 ? '' : 's'}`,
-  activity: {
-    name: EXEC_LAUNCH_ACTIVITY,
-    heartbeatTimeoutMs: 30_000,
-    then: { name: EXEC_AWAIT_ACTIVITY, heartbeatTimeoutMs: 15_000, startToCloseTimeoutMs: EXEC_MAX_TIMEOUT_S * 1000 + EXEC_AWAIT_MARGIN_MS },
-  },
-});
+/**
+ * The declaration; `backend` (local, docker…) names the sandbox in the Temporal UI summary, e.g.
+ * `exec python · local · 3 outputs`.
+ */
+export function declareExecPython(backend?: string) {
+  return declareTool({
+    id: EXEC_TOOL_ID,
+    description:
+      'Run the Python program written in <channel:code> in an isolated sandbox (no network, read-only system, ' +
+      'working directory = the current turn workspace with files/ and outputs/). Write every contracted file to ' +
+      'os.environ["OUTPUT_DIR"]; each one becomes an artifact at fi:<turn>.outputs/<filename>. Inside the program, ' +
+      '`import dreact_tools; dreact_tools.call("react.read", {"paths": [...]})` calls web_search, web_fetch or react.read. ' +
+      'The result reports status, missing contracted outputs and the tail of the program log.',
+    params: ExecPythonParamsSchema,
+    strategy: 'exploitation',
+    bundleSafe: false,
+    consumesCode: true,
+    paramOrder: ['contract', 'timeout_s'],
+    // Start-to-close of one launch attempt; a retried launch re-attaches (idempotent on the exec id).
+    timeoutMs: 120_000,
+    retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, nonRetryableErrorTypes: ['ExecRefused'] },
+    summarize: (p: ExecPythonParams) => `exec python${backend ? ` · ${backend}` : ''} · ${p.contract.length} output${p.contract.length === 1 ? '' : 's'}`,
+    activity: {
+      name: EXEC_LAUNCH_ACTIVITY,
+      heartbeatTimeoutMs: 30_000,
+      then: { name: EXEC_AWAIT_ACTIVITY, heartbeatTimeoutMs: 15_000, startToCloseTimeoutMs: EXEC_MAX_TIMEOUT_S * 1000 + EXEC_AWAIT_MARGIN_MS },
+    },
+  });
+}
+
+export const execPython = declareExecPython();
 
 /** Deterministic exec id of one call: the call id already derives from workflow id + round + index. */
 export function execIdFor(conversationId: string, callId: string): string {

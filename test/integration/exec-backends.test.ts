@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { ExecBackend } from '../../activities/exec/backend';
 import { LocalBackend, sessionMembers } from '../../activities/exec/local';
@@ -19,11 +20,19 @@ const stateRoot = path.join(root, 'state');
 const otherConvFile = path.join(root, 'conv-b', 'ex-other', 'out', 'secret.txt');
 process.env.DREACT_TEST_SECRET = 'worker-secret-7f3a';
 
-before(() => {
+/** A live listener on the host's loopback (the gateway's role): reachable from the host, not from a sandbox. */
+const gateway = net.createServer((s) => s.end('gateway\n'));
+let gatewayPort = 0;
+before(async () => {
   mkdirSync(path.dirname(otherConvFile), { recursive: true });
   writeFileSync(otherConvFile, 'other conversation data');
+  await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+  gatewayPort = (gateway.address() as net.AddressInfo).port;
 });
-after(() => rmSync(root, { recursive: true, force: true }));
+after(() => {
+  gateway.close();
+  rmSync(root, { recursive: true, force: true });
+});
 
 /** Host processes whose command line contains `marker`. */
 function hostProcessesWith(marker: string): number[] {
@@ -55,7 +64,7 @@ def attempt(name, fn):
 def connect(port):
     s = socket.socket(); s.settimeout(2); s.connect(("127.0.0.1", port)); return "connected"
 attempt("postgres_socket", lambda: connect(5432))
-attempt("gateway_socket", lambda: connect(8080))
+attempt("gateway_socket", lambda: connect(GATEWAY_PORT))
 attempt("dns_socket", lambda: socket.create_connection(("deb.debian.org", 80), timeout=2))
 attempt("etc_shadow", lambda: open("/etc/shadow").read())
 def environs():
@@ -98,7 +107,7 @@ print("done")
 `;
 
 function escapes(): string {
-  return `WORKER_PID = ${process.pid}\nOTHER_FILE = ${JSON.stringify(otherConvFile)}\nHOST_ROOT = ${JSON.stringify(root)}\n${ESCAPES}`;
+  return `GATEWAY_PORT = ${gatewayPort}\nWORKER_PID = ${process.pid}\nOTHER_FILE = ${JSON.stringify(otherConvFile)}\nHOST_ROOT = ${JSON.stringify(root)}\n${ESCAPES}`;
 }
 
 const backends = testBackends(stateRoot);
@@ -177,7 +186,19 @@ for (const { backend, skip } of backends) {
         if (name === 'uid' || name === 'visible_pids') continue;
         assert.match(String(result), /^blocked: /, `${name}: ${String(result)}`);
       }
+      // Both listen on the host's loopback (Postgres, and the gateway stand-in); neither is reachable.
       assert.match(String(ev.postgres_socket), /Connection refused|Network is unreachable|timed out/);
+      assert.match(String(ev.gateway_socket), /Connection refused|Network is unreachable|timed out/);
+      // …while the host reaches it.
+      const hello = await new Promise<string>((resolve, reject) => {
+        let got = '';
+        const c = net.connect(gatewayPort, '127.0.0.1');
+        c.setEncoding('utf8');
+        c.on('data', (d: string) => (got += d));
+        c.once('close', () => resolve(got));
+        c.once('error', reject);
+      });
+      assert.equal(hello, 'gateway\n');
       assert.match(String(ev.etc_shadow), /FileNotFoundError|PermissionError/);
       assert.match(String(ev['write /usr/evil']), /Read-only file system|Permission denied/);
       assert.equal(ev.uid, 65534);

@@ -13,6 +13,7 @@ import { complete, createTestStack, decision, thinking, uniqueId, waitFor, type 
 import { getArtifact, loadBlocks } from '../../store/timeline-store';
 import { execIdFor } from '../../core/exec';
 import { execScratch } from '../support/exec';
+import { turnWorkflowId } from '../../core/turn/contracts';
 
 const root = execScratch('exec-crash');
 const stateRoot = path.join(root, 'state');
@@ -52,6 +53,15 @@ test('kill -9 of the worker during an exec: the new worker re-attaches; one exec
   const call = await waitFor('the exec call', async () => (await loadBlocks(stack.db.pool, conv)).find((b) => b.type === 'react.tool.call'), 60_000);
   const execId = execIdFor(conv, call.call_id!);
   await waitFor('the sandbox to start', async () => existsSync(path.join(stateRoot, execId, 'pid')), 30_000);
+  // The await activity's heartbeats carry the sandbox handle.
+  const details = await waitFor('execAwait heartbeats with the handle', async () => {
+    const d = await stack.server.env.client.workflow.getHandle(turnWorkflowId(conv, 1)).describe();
+    const pending = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'execAwait');
+    const payload = pending?.heartbeatDetails?.payloads?.[0]?.data;
+    const parsed = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as { handle?: { execId?: string; backend?: string } }) : undefined;
+    return parsed?.handle ? parsed : undefined;
+  }, 15_000);
+  assert.deepEqual({ execId: details.handle!.execId, backend: details.handle!.backend }, { execId, backend: 'local' });
   worker.kill('SIGKILL');
   await new Promise((r) => worker.once('exit', r));
   assert.equal(existsSync(path.join(stateRoot, execId, 'exit')), false, 'the exec was still running when the worker died');

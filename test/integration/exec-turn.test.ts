@@ -66,10 +66,16 @@ async function turn(rounds: string[], opts: { wait?: boolean } = {}): Promise<{ 
 
 const results = (blocks: Block[]) => blocks.filter((b) => b.type === 'react.tool.result');
 
-async function activityTypes(conv: string): Promise<string[]> {
+/** Scheduled activities of the turn: type and Temporal UI summary. */
+async function activityTypes(conv: string): Promise<Array<{ type: string; summary: string }>> {
   const r = await stack.client.result(conv, 1);
   const history = await stack.server.env.client.workflow.getHandle(r.workflowId).fetchHistory();
-  return (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : []));
+  return (history.events ?? []).flatMap((e) => {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (!a) return [];
+    const data = e.userMetadata?.summary?.data;
+    return [{ type: a.activityType?.name ?? '', summary: data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '' }];
+  });
 }
 
 for (const backendName of ['local', 'docker'] as const) {
@@ -110,8 +116,12 @@ for (const backendName of ['local', 'docker'] as const) {
       assert.equal(proxied[0]!.meta.ok, true);
       assert.match(proxied[0]!.text!, /1\n2\n39/);
       assert.equal(proxied[0]!.call_id, exec!.call_id);
-      const types = await activityTypes(conv);
-      assert.deepEqual(types.filter((t) => t.startsWith('exec')), ['execLaunch', 'execAwait']);
+      const execActs = (await activityTypes(conv)).filter((a) => a.type.startsWith('exec'));
+      // The worker's exec tool was declared with the local backend's name (the test switches backends under it).
+      assert.deepEqual(execActs, [
+        { type: 'execLaunch', summary: 'exec python · local · 1 output' },
+        { type: 'execAwait', summary: 'await exec python · local · 1 output' },
+      ]);
       if (backendName === 'docker') assert.equal(containerGone(conv, exec!.call_id!), true);
     });
 

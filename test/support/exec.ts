@@ -15,7 +15,10 @@ export function execScratch(prefix: string): string {
   return root;
 }
 
-/** Why the docker backend cannot be tested here (no engine answers, or no image), or undefined. */
+/**
+ * Why the docker backend cannot be tested here (no engine answers), or undefined. A missing
+ * executor image is built (scripts/build-exec-image.sh) rather than skipped.
+ */
 export function dockerUnavailable(image = process.env.DREACT_EXEC_IMAGE ?? DEFAULT_EXEC_IMAGE): string | undefined {
   try {
     execFileSync('docker', ['version', '--format', '{{.Server.Version}}'], { stdio: 'pipe', timeout: 10_000 });
@@ -25,7 +28,7 @@ export function dockerUnavailable(image = process.env.DREACT_EXEC_IMAGE ?? DEFAU
   try {
     execFileSync('docker', ['image', 'inspect', image], { stdio: 'pipe', timeout: 10_000 });
   } catch {
-    return `image ${image} not found (run scripts/build-exec-image.sh)`;
+    execFileSync(path.join(__dirname, '..', '..', 'scripts', 'build-exec-image.sh'), [image], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 });
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkCode, execIdFor, execPython, EXEC_MAX_CODE_CHARS, EXEC_TOOL_ID } from '../../../core/exec/tool';
+import { checkCode, declareExecPython, execIdFor, execPython, EXEC_MAX_CODE_CHARS, EXEC_TOOL_ID } from '../../../core/exec/tool';
 import { createToolRegistry } from '../../../core/tools';
 import { scheduleToolCall, toolCallPlan } from '../../../core/tools/call-plan';
 
@@ -46,9 +46,16 @@ test('exec.python: the call plan carries the await activity; the workflow schedu
   assert.equal(s.then?.activity, 'execAwait');
   assert.equal(s.then?.options.heartbeatTimeout, 15_000);
   assert.ok(s.then!.options.startToCloseTimeout > 600_000);
-  assert.equal(s.then?.options.summary, 'await exec python · 1 contracted output');
+  assert.equal(s.then?.options.summary, 'await exec python · 1 output');
   // A plan without then (every other tool) schedules one activity.
   assert.equal(scheduleToolCall({ ...plan, then: undefined }).then, undefined);
+});
+
+test('exec.python summary names the backend for the Temporal UI', () => {
+  const reg = createToolRegistry({ extra: [declareExecPython('docker')] });
+  const two = { contract: [...good.contract, { filename: 'b.md', description: 'b', visibility: 'internal' }] };
+  assert.equal(reg.summary(EXEC_TOOL_ID, two), 'exec python · docker · 2 outputs');
+  assert.equal(registry.summary(EXEC_TOOL_ID, good), 'exec python · 1 output');
 });
 
 test('exec id: deterministic, distinct per conversation and call', () => {
