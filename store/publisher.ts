@@ -8,6 +8,7 @@
  */
 import type { Pool } from 'pg';
 import { publishEvents, type StreamEventInput } from './stream-bus';
+import type { StreamEventBody } from '../core/stream/events';
 
 export class StreamPublisher {
   private queue: StreamEventInput[] = [];
@@ -23,7 +24,8 @@ export class StreamPublisher {
     private readonly opts: { intervalMs?: number; maxBatch?: number } = {},
   ) {}
 
-  emit(event: Omit<StreamEventInput, 'turnId' | 'attempt'>): void {
+  /** Queues one protocol event (core/stream/events.ts); nothing else can be published. */
+  emit(event: StreamEventBody): void {
     if (this.failure) throw this.failure;
     this.queue.push({ ...event, turnId: this.base.turnId, attempt: this.base.attempt });
     if (this.queue.length >= (this.opts.maxBatch ?? 64)) return this.kick();

@@ -4,23 +4,13 @@
  * readers fetch rows by offset. Where NOTIFY does not deliver (PGlite), readers poll.
  */
 import type { Pool, PoolClient } from 'pg';
+import { parseStreamEvent, type StreamEvent, type StreamEventBody } from '../core/stream/events';
 
 export const STREAM_CHANNEL = 'dreact_stream';
 
-export interface StreamEventInput {
-  turnId?: string;
-  attempt?: number;
-  kind: string;
-  channel?: string;
-  instance?: number;
-  payload?: Record<string, unknown>;
-}
-
-export interface StreamEvent extends StreamEventInput {
-  conversationId: string;
-  seq: number;
-  ts: string;
-}
+/** An event as published: one of the protocol's events (core/stream/events.ts) with its turn and attempt. */
+export type StreamEventInput = StreamEventBody & { turnId?: string; attempt?: number };
+export type { StreamEvent };
 
 /**
  * Appends events atomically, allocating consecutive offsets, in one statement (one round trip;
@@ -30,7 +20,7 @@ export interface StreamEvent extends StreamEventInput {
  */
 export async function publishEvents(pool: Pool, conversationId: string, events: StreamEventInput[]): Promise<number> {
   if (events.length === 0) return -1;
-  const rows = events.map((e) => ({ turnId: e.turnId ?? null, attempt: e.attempt ?? 1, kind: e.kind, channel: e.channel ?? null, instance: e.instance ?? null, payload: e.payload ?? {} }));
+  const rows = events.map((e) => ({ turnId: e.turnId ?? null, attempt: e.attempt ?? 1, kind: e.kind, channel: 'channel' in e ? (e.channel ?? null) : null, instance: 'instance' in e ? (e.instance ?? null) : null, payload: e.payload }));
   const res = await pool.query<{ stream_seq: string }>(
     `WITH bump AS (
        UPDATE conversations SET stream_seq = stream_seq + $2, updated_at = now() WHERE id = $1 RETURNING stream_seq
@@ -48,19 +38,19 @@ export async function publishEvents(pool: Pool, conversationId: string, events: 
   return Number(row.stream_seq);
 }
 
+/** A stored row as a protocol event: parsed through the schema, so a malformed row is a clear error. */
 function rowToEvent(r: Record<string, unknown>): StreamEvent {
-  const e: StreamEvent = {
+  return parseStreamEvent({
     conversationId: r.conversation_id as string,
     seq: Number(r.seq),
-    kind: r.kind as string,
+    kind: r.kind,
     attempt: r.attempt as number,
-    payload: r.payload as Record<string, unknown>,
+    payload: r.payload,
     ts: (r.ts as Date).toISOString(),
-  };
-  if (r.turn_id !== null) e.turnId = r.turn_id as string;
-  if (r.channel !== null) e.channel = r.channel as string;
-  if (r.instance !== null) e.instance = r.instance as number;
-  return e;
+    ...(r.turn_id !== null ? { turnId: r.turn_id } : {}),
+    ...(r.channel !== null ? { channel: r.channel } : {}),
+    ...(r.instance !== null ? { instance: r.instance } : {}),
+  });
 }
 
 export async function readEvents(pool: Pool | PoolClient, conversationId: string, afterSeq: number, limit = 500): Promise<StreamEvent[]> {

@@ -14,7 +14,7 @@ export interface ToolContext {
   heartbeat(details?: unknown): void;
   now(): Date;
   /** Publishes a live delta for this call (e.g. canvas content). */
-  stream(kind: string, payload: Record<string, unknown>): void;
+  stream(kind: 'delta', payload: { channel: 'canvas'; text: string; [key: string]: unknown }): void;
 }
 
 export interface ToolObservation {

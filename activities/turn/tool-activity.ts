@@ -127,7 +127,7 @@ function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publish
       ctx.heartbeat(d);
     },
     now: deps.now,
-    stream: (kind, payload) => publisher.emit({ kind, ...(typeof payload.channel === 'string' ? { channel: payload.channel } : {}), payload: { callId, ...payload } }),
+    stream: (kind, payload) => publisher.emit({ kind, channel: payload.channel, payload: { callId, ...payload } }),
   };
 }
 

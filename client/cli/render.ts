@@ -5,6 +5,7 @@
  * and steers, retries and compaction.
  */
 import type { StreamEvent } from '../../store/stream-bus';
+import { unknownKind } from '../../core/stream/events';
 import type { SourceRef } from '../../core/channels/citations';
 import { AnswerLinks } from './render-links';
 
@@ -139,9 +140,10 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
         newline();
         write(magenta(`▤ ${e.channel ?? 'canvas'}.${String(p.key)} = ${JSON.stringify(p.value).slice(0, 120)}\n`));
         break;
-      case 'channel': // tool output streamed to a channel
+      case 'exec':
         newline();
-        write(dim(`  ↳ ${String(p.channel ?? e.channel ?? 'channel')}${p.path ? ` ${String(p.path)}` : ''}\n`));
+        if (e.payload.phase === 'output') write(String(e.payload.text ?? ''));
+        else write(dim(`⚙ exec ${e.payload.phase} (${e.payload.backend}, ${e.payload.execId})\n`));
         break;
       case 'compact':
         newline();
@@ -171,8 +173,10 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
         done = true;
         write(dim(`■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; usage ${JSON.stringify(p.usage)}\n`));
         break;
-      default:
+      case 'usage': // per-call usage: the done line sums it up
         break;
+      default:
+        unknownKind(e);
     }
   }) as LiveRenderer;
   Object.defineProperty(render, 'finished', { value: () => done });

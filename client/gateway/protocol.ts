@@ -13,15 +13,16 @@
  * channel   {channel:'thinking'|'canvas'|'followup'|'summary'|'code'|'raw', text, instance?, round?}
  *           {channel:'canvas', attribute:{key, value}, instance?, round?}     (composite JSON attribute)
  *           {channel:'usage', round, usage}
- *           {channel, source:'tool', path, text, callId}                      (tool output streamed to a channel)
  * compact   {phase, ...}
  * inject    {type:'followup'|'steer', messageId, text}
  * retry     {round, attempt}        clients drop the partial output of that round (earlier attempts)
  * done      {answer, iterations, usage, completionPath, elapsedMs?}
  * gap       {from, to}              synthetic, id-less: events (from..to) were pruned before this reader got them
- * Unknown kinds are forwarded under their own name with their payload.
+ * exec      {phase:'launched'|'running'|'output'|'finished', execId, backend, text?}
+ * Every kind of core/stream/events.ts is mapped (the switch is exhaustive).
  */
 import type { StreamEvent } from '../../store/stream-bus';
+import { parseStreamEvent, unknownKind } from '../../core/stream/events';
 
 export interface SseMessage {
   event: string;
@@ -29,7 +30,7 @@ export interface SseMessage {
   data: string;
 }
 
-export const SSE_EVENTS = ['phase', 'step', 'answer', 'channel', 'compact', 'inject', 'retry', 'done', 'gap'] as const;
+export const SSE_EVENTS = ['phase', 'step', 'answer', 'channel', 'compact', 'exec', 'inject', 'retry', 'done', 'gap'] as const;
 
 const STEP_TYPES: Record<string, { type: string; phase?: string }> = {
   'thinking.start': { type: 'thinking', phase: 'start' },
@@ -46,36 +47,38 @@ function stepData(p: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** Event name and data fields (without the envelope) of one stream event. */
+/** Event name and data fields (without the envelope) of one stream event; every kind is mapped. */
 export function protocolEvent(e: StreamEvent, extra: { elapsedMs?: number } = {}): { event: string; fields: Record<string, unknown> } {
-  const p = e.payload ?? {};
-  const inst = e.instance !== undefined ? { instance: e.instance } : {};
+  const inst = 'instance' in e && e.instance !== undefined ? { instance: e.instance } : {};
   switch (e.kind) {
     case 'step':
-      return { event: 'step', fields: stepData(p) };
+      return { event: 'step', fields: stepData(e.payload) };
     case 'delta': {
-      const channel = e.channel ?? 'raw';
-      if (channel === 'answer') return { event: 'answer', fields: { phase: 'delta', ...p, ...inst } };
-      return { event: 'channel', fields: { channel, ...p, ...inst } };
+      if (e.channel === 'answer') return { event: 'answer', fields: { ...e.payload, phase: 'delta', ...inst } };
+      return { event: 'channel', fields: { channel: e.channel, ...e.payload, ...inst } };
     }
     case 'attribute': {
-      const { key, value, ...rest } = p;
-      return { event: 'channel', fields: { channel: e.channel ?? 'canvas', attribute: { key, value }, ...rest, ...inst } };
+      const { key, value, ...rest } = e.payload;
+      return { event: 'channel', fields: { channel: e.channel, attribute: { key, value }, ...rest, ...inst } };
     }
     case 'usage':
-      return { event: 'channel', fields: { channel: 'usage', ...p } };
-    case 'channel': // tool output streamed to a channel: payload already names it
-      return { event: 'channel', fields: { channel: e.channel ?? 'canvas', source: 'tool', ...p, ...inst } };
+      return { event: 'channel', fields: { channel: 'usage', ...e.payload } };
     case 'done': {
-      const { turnId: _turnId, ...rest } = p;
+      const { turnId: _turnId, ...rest } = e.payload;
       return { event: 'done', fields: { ...rest, ...(extra.elapsedMs !== undefined ? { elapsedMs: extra.elapsedMs } : {}) } };
     }
     case 'phase': {
-      const { turnId: _turnId, ...rest } = p;
+      const { turnId: _turnId, ...rest } = e.payload;
       return { event: 'phase', fields: rest };
     }
-    default: // answer, compact, inject, retry and kinds this gateway does not know yet
-      return { event: e.kind, fields: { ...p, ...inst } };
+    case 'answer':
+    case 'compact':
+    case 'exec':
+    case 'inject':
+    case 'retry':
+      return { event: e.kind, fields: { ...e.payload } };
+    default:
+      return unknownKind(e);
   }
 }
 
@@ -103,11 +106,11 @@ export function parseOffset(raw: string | undefined, what: string): number | { e
 export function fromSseMessage(m: { event: string; id?: string; data: string }, conversationId: string): StreamEvent | undefined {
   if (m.id === undefined) return undefined;
   const { seq: _seq, ts, turnId, attempt, ...f } = JSON.parse(m.data) as Record<string, unknown>;
-  const e: StreamEvent = { conversationId, seq: Number(m.id), ts: String(ts), kind: m.event, payload: {} };
-  if (typeof turnId === 'string') e.turnId = turnId;
-  if (typeof attempt === 'number') e.attempt = attempt;
+  const raw: Record<string, unknown> = { conversationId, seq: Number(m.id), ts: String(ts), kind: m.event };
+  if (typeof turnId === 'string') raw.turnId = turnId;
+  if (typeof attempt === 'number') raw.attempt = attempt;
   const { instance, ...rest } = f;
-  if (typeof instance === 'number') e.instance = instance;
+  if (typeof instance === 'number') raw.instance = instance;
   let payload: Record<string, unknown> = rest;
   switch (m.event) {
     case 'step': {
@@ -119,21 +122,20 @@ export function fromSseMessage(m: { event: string; id?: string; data: string }, 
     case 'answer':
       if (rest.phase === 'delta') {
         const { phase: _phase, ...more } = rest;
-        Object.assign(e, { kind: 'delta', channel: 'answer' });
+        Object.assign(raw, { kind: 'delta', channel: 'answer' });
         payload = more;
       }
       break;
     case 'channel': {
-      const { channel, source, attribute, ...more } = rest;
+      const { channel, attribute, ...more } = rest;
       payload = more;
-      if (channel === 'usage') e.kind = 'usage';
+      if (channel === 'usage') raw.kind = 'usage';
       else {
-        e.channel = String(channel);
+        raw.channel = String(channel);
         if (attribute && typeof attribute === 'object') {
-          e.kind = 'attribute';
+          raw.kind = 'attribute';
           payload = { ...(attribute as Record<string, unknown>), ...more };
-        } else if (source === 'tool') payload = { channel, ...more };
-        else e.kind = 'delta';
+        } else raw.kind = 'delta';
       }
       break;
     }
@@ -147,6 +149,5 @@ export function fromSseMessage(m: { event: string; id?: string; data: string }, 
     default:
       break;
   }
-  e.payload = payload;
-  return e;
+  return parseStreamEvent({ ...raw, payload });
 }

@@ -1,18 +1,114 @@
 /**
- * Stream event kinds published on the Postgres stream bus (table stream_events) by activities.
- * Readers (CLI, SSE gateway) map them to their own protocols. `payload` shapes by kind:
- * - phase     {phase:'turn.start', turnId, turnIndex, workflowId}
- * - step      {phase:'thinking.start'|'thinking.done'|'iteration.start'|'iteration.done'|'invalid'|'interrupted'|'synthesis.start', round, ...}
- *             iteration.start: {tool, callId, summary, params}; iteration.done: {tool, callId, ok, observation}
- * - delta     channel = thinking|answer|code|followup|summary|canvas|raw; {text, instance, round}
- * - attribute channel = canvas; {key, value, instance, round}   (composite JSON top-level attribute)
- * - answer    {phase:'start'|'done'|'discarded', text?, synthesized?}  (done carries the full answer;
- *             discarded: the round's streamed answer text turned out to precede tool calls — drop it)
- * - usage     {round, usage, costUsd?, phase?:'synthesis'}
- * - inject    {type:'followup'|'steer', messageId, text}
- * - retry     {round, attempt}   (clients drop earlier partial output of that round)
- * - compact   {phase, ...}
- * - done      {turnId, answer, iterations, usage, completionPath}
+ * The stream protocol: every event the runtime publishes on the Postgres stream bus (table
+ * `stream_events`), one discriminated union on `kind`. zod is the single source of the types; the
+ * publisher accepts only these events, readers parse rows back through the schema (a bad row is a
+ * clear error), and the CLI and the gateway switch over `kind` exhaustively.
+ *
+ * Payloads name the fields each kind always carries; producers may add more (loose objects).
  */
-export const STREAM_EVENT_KINDS = ['phase', 'step', 'delta', 'attribute', 'answer', 'usage', 'inject', 'retry', 'compact', 'done'] as const;
-export type StreamEventKind = (typeof STREAM_EVENT_KINDS)[number];
+import { z } from 'zod';
+import { UsageSchema } from '../model/provider';
+
+const round = z.number().int().nonnegative();
+const Loose = <T extends z.ZodRawShape>(shape: T) => z.looseObject(shape);
+
+/** Turn lifecycle. */
+const PhaseEvent = z.object({
+  kind: z.literal('phase'),
+  payload: z.discriminatedUnion('phase', [
+    Loose({ phase: z.literal('turn.start'), turnId: z.string(), turnIndex: z.number().int(), workflowId: z.string() }),
+    Loose({ phase: z.literal('turn.failed'), turnId: z.string(), turnIndex: z.number().int(), error: z.string() }),
+  ]),
+});
+
+/** Progress of a round: thinking, tool calls (start/done), invalid decisions, interruptions, synthesis. */
+export const STEP_PHASES = ['thinking.start', 'thinking.done', 'iteration.start', 'iteration.done', 'invalid', 'interrupted', 'synthesis.start', 'subscriber.error'] as const;
+const StepEvent = z.object({
+  kind: z.literal('step'),
+  payload: Loose({ phase: z.enum(STEP_PHASES), round: round.optional() }),
+});
+
+/** Live text of a channel (thinking, answer, followup, code, canvas from tools, raw). */
+export const LIVE_DELTA_CHANNELS = ['thinking', 'answer', 'followup', 'code', 'canvas', 'raw'] as const;
+const DeltaEvent = z.object({
+  kind: z.literal('delta'),
+  channel: z.enum(LIVE_DELTA_CHANNELS),
+  instance: z.number().int().optional(),
+  payload: Loose({ text: z.string(), round: round.optional() }),
+});
+
+/** A composite JSON channel's top-level attribute (canvas). */
+const AttributeEvent = z.object({
+  kind: z.literal('attribute'),
+  channel: z.string(),
+  instance: z.number().int().optional(),
+  payload: Loose({ key: z.string(), value: z.unknown() }),
+});
+
+/** The answer: started, done (the full text), or discarded (it preceded tool calls). */
+const AnswerEvent = z.object({
+  kind: z.literal('answer'),
+  payload: Loose({ phase: z.enum(['start', 'done', 'discarded']), text: z.string().optional(), round: round.optional() }),
+});
+
+const UsageEvent = z.object({
+  kind: z.literal('usage'),
+  payload: Loose({ round, usage: UsageSchema, costUsd: z.number().optional() }),
+});
+
+/** A followup or steer folded into the turn. */
+const InjectEvent = z.object({
+  kind: z.literal('inject'),
+  payload: Loose({ type: z.enum(['followup', 'steer']), messageId: z.string(), text: z.string() }),
+});
+
+/** A retried attempt of a round: clients drop the partial output of earlier attempts. */
+const RetryEvent = z.object({
+  kind: z.literal('retry'),
+  payload: Loose({ round: round.optional(), phase: z.literal('synthesis').optional(), attempt: z.number().int().positive() }),
+});
+
+/** Compaction, phase by phase, with its token counts. */
+export const COMPACT_PHASES = ['over_budget', 'start', 'summarising', 'summarised', 'committed', 'skipped', 'failed'] as const;
+const CompactEvent = z.object({
+  kind: z.literal('compact'),
+  payload: Loose({ phase: z.enum(COMPACT_PHASES), compactionId: z.string().optional(), tokensBefore: z.number().optional(), tokensAfter: z.number().optional() }),
+});
+
+/** Code execution: launched, running, a line of output, finished. */
+export const EXEC_PHASES = ['launched', 'running', 'output', 'finished'] as const;
+const ExecEvent = z.object({
+  kind: z.literal('exec'),
+  payload: Loose({ phase: z.enum(EXEC_PHASES), execId: z.string(), backend: z.string(), callId: z.string().optional(), text: z.string().optional() }),
+});
+
+/** The turn ended. */
+const DoneEvent = z.object({
+  kind: z.literal('done'),
+  payload: Loose({ turnId: z.string(), answer: z.string(), iterations: z.number().int(), usage: UsageSchema, completionPath: z.string() }),
+});
+
+/** One event as a producer publishes it. */
+export const StreamEventBodySchema = z.discriminatedUnion('kind', [PhaseEvent, StepEvent, DeltaEvent, AttributeEvent, AnswerEvent, UsageEvent, InjectEvent, RetryEvent, CompactEvent, ExecEvent, DoneEvent]);
+export type StreamEventBody = z.infer<typeof StreamEventBodySchema>;
+export type StreamEventKind = StreamEventBody['kind'];
+export const STREAM_EVENT_KINDS = StreamEventBodySchema.options.map((o) => o.shape.kind.value) as readonly StreamEventKind[];
+
+/** An event as stored: the body plus its conversation offset, time, turn and attempt. */
+export type StreamEvent = StreamEventBody & { conversationId: string; seq: number; ts: string; turnId?: string; attempt?: number; channel?: string; instance?: number };
+
+/** Parses an event read back from Postgres or SSE; a malformed event is a clear error. */
+export function parseStreamEvent(raw: Record<string, unknown>): StreamEvent {
+  const body = StreamEventBodySchema.safeParse(raw);
+  if (!body.success) {
+    const issues = body.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`).join('; ');
+    throw new Error(`invalid stream event ${String(raw.kind)} #${String(raw.seq)} of ${String(raw.conversationId)}: ${issues}`);
+  }
+  const { conversationId, seq, ts, turnId, attempt } = raw as { conversationId: string; seq: number; ts: string; turnId?: string; attempt?: number };
+  return { ...body.data, conversationId, seq, ts, ...(turnId !== undefined ? { turnId } : {}), ...(attempt !== undefined ? { attempt } : {}) } as StreamEvent;
+}
+
+/** Compile-time exhaustiveness for switches over `kind`. */
+export function unknownKind(event: never): never {
+  throw new Error(`unhandled stream event kind ${String((event as { kind?: unknown }).kind)}`);
+}

@@ -84,7 +84,7 @@ test('a notifier wakes only the readers of the published conversation, and a wai
   const offA = notifier.subscribe(a, () => woke.push('a'));
   const offB = notifier.subscribe(b, () => woke.push('b'));
   assert.equal(notifier.size(), 2);
-  await publishEvents(db.pool, a, [{ kind: 'phase' }]);
+  await publishEvents(db.pool, a, [{ kind: 'phase', payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'w' } }]);
   await waitFor('a notice for a', async () => woke.includes('a'), 2000, 5);
   assert.deepEqual(woke, ['a']);
   offA();
@@ -124,7 +124,7 @@ test('the pruner removes events older than the retention and keeps offsets monot
   const rest = await readEvents(db.pool, conv, 0);
   assert.deepEqual(rest.map((e) => e.seq), [7, 8, 9, 10]);
   assert.ok(lines.some((l) => /pruned \d+ stream events/.test(l)), lines.join('\n'));
-  assert.equal(await publishEvents(db.pool, conv, [{ kind: 'done' }]), 11, 'offsets continue after pruning');
+  assert.equal(await publishEvents(db.pool, conv, [{ kind: 'done', payload: { turnId: 'turn_1', answer: '', iterations: 0, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, completionPath: 'complete' } }]), 11, 'offsets continue after pruning');
   await pruner.stop();
   assert.throws(() => startStreamPruner(db.pool, { retentionSeconds: 0 }), /positive number of seconds/);
 });
@@ -143,9 +143,9 @@ test('the publisher sends a lone event at once, batches a burst within the inter
   assert.equal(new Set(rows.slice(1).map((r) => r.ts)).size, 1, 'b, c, d were one transaction');
 
   const broken = new StreamPublisher(db.pool, uniqueId('missing'), { turnId: 'turn_1', attempt: 1 }, { intervalMs: 1 });
-  broken.emit({ kind: 'delta', payload: { text: 'x' } }); // background flush fails: recorded, not unhandled
+  broken.emit({ kind: 'delta', channel: 'answer', payload: { text: 'x' } }); // background flush fails: recorded, not unhandled
   await new Promise((r) => setTimeout(r, 50));
-  assert.throws(() => broken.emit({ kind: 'delta', payload: { text: 'y' } }), /unknown conversation/);
+  assert.throws(() => broken.emit({ kind: 'delta', channel: 'answer', payload: { text: 'y' } }), /unknown conversation/);
   await assert.rejects(broken.close(), /unknown conversation/);
 });
 
@@ -162,9 +162,9 @@ test('the notifier reconnects after its LISTEN connection is killed; readers pol
   })();
   await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
   await waitFor('the loss to be noticed', async () => !notifier.connected(), 5000, 10);
-  await publishEvents(db.pool, conv, [{ kind: 'delta', payload: { text: 'while down' } }]);
+  await publishEvents(db.pool, conv, [{ kind: 'delta', channel: 'answer', payload: { text: 'while down' } }]);
   await waitFor('the reconnect', async () => notifier.connected() && notifier.backendPid() !== pid, 5000, 10);
-  await publishEvents(db.pool, conv, [{ kind: 'delta', payload: { text: 'after' } }]);
+  await publishEvents(db.pool, conv, [{ kind: 'delta', channel: 'answer', payload: { text: 'after' } }]);
   await waitFor('both events', async () => seen.length === 2, 5000, 10);
   assert.deepEqual(seen, [1, 2]);
   assert.ok(lines.some((l) => /LISTEN connection lost/.test(l)), lines.join('\n'));

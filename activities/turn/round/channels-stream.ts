@@ -11,9 +11,12 @@ import { decisionPrefixViolation } from '../../../core/decision/interpret';
 import type { Notice } from '../../../core/decision/notice';
 import { ZERO_USAGE, type Usage } from '../../../core/model/provider';
 import type { RoundStreamArgs } from './io';
+import type { LIVE_DELTA_CHANNELS } from '../../../core/stream/events';
 
 /** Channels whose deltas go to clients live (code: what an exec is about to run); the decision JSON and the summary stay internal. */
-const LIVE_CHANNELS = new Set(['thinking', 'answer', 'followup', 'code']);
+const LIVE_CHANNELS: ReadonlySet<string> = new Set<LiveChannel>(['thinking', 'answer', 'followup', 'code']);
+type LiveChannel = (typeof LIVE_DELTA_CHANNELS)[number];
+const isLive = (c: string): c is LiveChannel => LIVE_CHANNELS.has(c);
 
 export interface DecisionStream {
   raw: string;
@@ -48,7 +51,7 @@ export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStr
       } else if (e.kind === 'open' && e.channel === 'answer' && !answerStarted) {
         answerStarted = true;
         publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
-      } else if (e.kind === 'delta' && LIVE_CHANNELS.has(e.channel) && e.text) {
+      } else if (e.kind === 'delta' && isLive(e.channel) && e.text) {
         publisher.emit({ kind: 'delta', channel: e.channel, instance: e.instance, payload: { text: e.text, round } });
       } else if (e.kind === 'attribute') {
         publisher.emit({

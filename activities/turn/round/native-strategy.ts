@@ -134,8 +134,8 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
         interpretation: { ok: true, actions, thinking: '', notes: text, notices: [] },
         callMeta: (index) => ({ [PROVIDER_TOOL_USE_ID]: calls[index]!.id, native: true }),
         beforeCalls: [
-          ...(!loop && text ? [{ kind: 'answer' as const, payload: { phase: 'discarded', round } }] : []),
-          ...(text ? [{ kind: 'step' as const, payload: { phase: 'thinking.done', round, notes: text } }] : []),
+          ...(!loop && text ? [{ kind: 'answer' as const, payload: { phase: 'discarded' as const, round } }] : []),
+          ...(text ? [{ kind: 'step' as const, payload: { phase: 'thinking.done' as const, round, notes: text } }] : []),
         ],
         publishAnswer: !loop,
       };

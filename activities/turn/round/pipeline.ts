@@ -48,7 +48,7 @@ export interface ActivityRound {
 export function openActivityRound(
   deps: Pick<ActivityDeps, 'db'>,
   at: { conversationId: string; turnId: string },
-  retry: Record<string, unknown>,
+  retry: { round: number } | { phase: 'synthesis' },
 ): ActivityRound {
   const ctx = Context.current();
   const attempt = ctx.info.attempt;

@@ -78,7 +78,7 @@ test('the stream offset follows publishing; the window shows the offsets pruning
   await publishEvents(
     db.pool,
     conv,
-    [1, 2, 3, 4].map((i) => ({ kind: 'delta', payload: { i } })),
+    [1, 2, 3, 4].map((i) => ({ kind: 'delta' as const, channel: 'answer' as const, payload: { text: `t${i}` } })),
   );
   assert.equal(await loadStreamSeq(db.pool, conv), 4);
   assert.deepEqual(await loadStreamWindow(db.pool, conv), { oldestSeq: 1, lastSeq: 4 });

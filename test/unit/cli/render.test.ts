@@ -13,7 +13,7 @@ const ev = (kind: string, payload: Record<string, unknown> = {}, extra: Partial<
   kind,
   payload,
   ...extra,
-});
+}) as StreamEvent;
 
 function renderAll(events: StreamEvent[], opts = {}): { text: string; finished: boolean } {
   let text = '';
@@ -29,7 +29,7 @@ test('a turn renders thinking, a timed tool step, the answer with numbered citat
     ev('delta', { text: 'let me ', round: 1 }, { channel: 'thinking' }),
     ev('delta', { text: 'look', round: 1 }, { channel: 'thinking' }),
     ev('step', { phase: 'iteration.start', round: 1, tool: 'web.fetch', callId: 'k1', summary: 'fetch the page' }),
-    ev('channel', { channel: 'canvas', path: 'notes.md', callId: 'k1' }),
+    ev('delta', { text: '# notes', path: 'notes.md', callId: 'k1' }, { channel: 'canvas' }),
     ev('step', { phase: 'iteration.done', tool: 'web.fetch', callId: 'k1', ok: true, observation: 'page text' }),
     ev('answer', { phase: 'start' }),
     ev('delta', { text: 'It is [Ex', round: 2 }, { channel: 'answer' }),
@@ -42,7 +42,7 @@ test('a turn renders thinking, a timed tool step, the answer with numbered citat
   assert.match(text, /▶ turn_1 started/);
   assert.match(text, /let me look\n/);
   assert.match(text, /⠿ \[round 1\] fetch the page\n/);
-  assert.match(text, /↳ canvas notes\.md/);
+  assert.match(text, /▤ canvas: # notes/);
   assert.match(text, /✓ web\.fetch 200 ms page text\n/);
   assert.match(text, /It is Example\[1\] Two\[2\]\.\n/);
   assert.match(text, / {2}\[1\] Example — https:\/\/ex\.com\/\n {2}\[2\] Two — https:\/\/two\.example\/\n/);
