@@ -124,6 +124,7 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
     await ensureSupervisor(ctx, spec);
     const handle = await b.start(spec, ctx.signal);
     activityLog().info('exec started', { execId: spec.execId, backend: b.name, ref: handle.ref });
+    ctx.stream('exec', { phase: 'launched', execId: spec.execId, backend: b.name });
     return handle;
   }
 
@@ -158,10 +159,12 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
           wait = Math.min(wait * 2, pollMs * 4);
         }
         const collected = await b.collect(handle, spec);
+        if (collected.logTail) ctx.stream('exec', { phase: 'output', execId: spec.execId, backend: b.name, text: collected.logTail });
         const storeErrors = await storeOutputs(ctx, spec, collected);
         const envelope = buildEnvelope({ turnId: ctx.turnId, contract: p.contract, collected, storeErrors });
         const summary = execSummary(b.name, envelope);
         activityLog().info(summary, { execId: spec.execId, state: collected.status.state, exitCode: collected.status.exitCode });
+        ctx.stream('exec', { phase: 'finished', execId: spec.execId, backend: b.name, ok: envelope.ok, state: collected.status.state, summary });
         const { report_text: reportText, ...rest } = envelope;
         return { ok: envelope.ok, text: reportText, meta: { ...rest, exec_id: spec.execId, backend: b.name, summary, usage: collected.usage ?? null } };
       } finally {

@@ -2,6 +2,7 @@
 import type { Block } from '../../core/timeline/block';
 import type { IncomingSourceRow } from '../../core/timeline/sources';
 import type { ToolStore } from '../../store/tool-store';
+import type { StreamEventBody } from '../../core/stream/events';
 
 export interface ToolContext {
   /** The conversation's timeline, files, sources pool and overlays (the only database access a tool has). */
@@ -15,6 +16,7 @@ export interface ToolContext {
   now(): Date;
   /** Publishes a live delta for this call (e.g. canvas content). */
   stream(kind: 'delta', payload: { channel: 'canvas'; text: string; [key: string]: unknown }): void;
+  stream(kind: 'exec', payload: Extract<StreamEventBody, { kind: 'exec' }>['payload']): void;
 }
 
 export interface ToolObservation {

@@ -30,6 +30,7 @@ import { checkToolParams, paramsNoticeBlocks } from '../tools';
 import { mergeToolSources } from '../../store/sources-store';
 import { heartbeating } from '../heartbeat';
 import { paths } from '../../core/timeline/paths';
+import type { StreamEventBody } from '../../core/stream/events';
 
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
@@ -127,7 +128,10 @@ function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publish
       ctx.heartbeat(d);
     },
     now: deps.now,
-    stream: (kind, payload) => publisher.emit({ kind, channel: payload.channel, payload: { callId, ...payload } }),
+    stream: ((kind: 'delta' | 'exec', payload: Record<string, unknown>) =>
+      kind === 'exec'
+        ? publisher.emit({ kind, payload: { ...(payload as Extract<StreamEventBody, { kind: 'exec' }>['payload']), callId } })
+        : publisher.emit({ kind, channel: 'canvas', payload: { ...(payload as { text: string }), callId } })) as ToolContext['stream'],
   };
 }
 

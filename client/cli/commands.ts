@@ -8,6 +8,7 @@ import { followEvents, type StreamEvent } from '../../store/stream-bus';
 import type { StartedTurn } from '../api';
 import { listTurns } from '../../store/turn-store';
 import { loadStreamSeq } from '../../store/conversation-store';
+import type { Block } from '../../core/timeline/block';
 import { loadBlocks } from '../../store/timeline-store';
 import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../core/turn/contracts';
 import { createLiveRenderer } from './render';
@@ -110,10 +111,7 @@ export async function timelineCommand(conversationId: string, opts: { json?: boo
       process.stdout.write(`${debugRender(blocks)}\n`);
       return;
     }
-    for (const b of blocks) {
-      const text = (b.hidden ? `[hidden] ${b.replacement_text ?? ''}` : b.text ?? `(${b.mime} base64)`).replace(/\s+/g, ' ');
-      process.stdout.write(`${b.turn_id.padEnd(8)} ${b.type.padEnd(22)} ${(b.path ?? '').padEnd(44)} ${text.slice(0, 100)}\n`);
-    }
+    process.stdout.write(timelineLines(blocks).join('\n') + '\n');
   });
 }
 
@@ -130,6 +128,16 @@ export async function turnsCommand(conversationId: string, opts: { json?: boolea
       const how = t.status === 'failed' ? `failed: ${t.error ?? '(no message)'}` : t.status === 'completed' ? `completed (${t.completionPath ?? '?'}, ${t.rounds ?? '?'} rounds)` : 'running';
       process.stdout.write(`turn ${String(t.turnIndex).padEnd(4)} ${t.workflowId.padEnd(40)} ${how}\n`);
     }
+  });
+}
+
+/** One line per block; an exec result also shows its whole report (the envelope's report_text), indented. */
+export function timelineLines(blocks: Block[]): string[] {
+  return blocks.flatMap((b) => {
+    const text = (b.hidden ? `[hidden] ${b.replacement_text ?? ''}` : b.text ?? `(${b.mime} base64)`).replace(/\s+/g, ' ');
+    const line = `${b.turn_id.padEnd(8)} ${b.type.padEnd(22)} ${(b.path ?? '').padEnd(44)} ${text.slice(0, 100)}`;
+    const report = b.type === 'react.tool.result' && b.meta['tool_id'] === 'exec.python' && !b.hidden && b.text ? b.text.split('\n').map((l) => `    │ ${l}`) : [];
+    return [line, ...report];
   });
 }
 

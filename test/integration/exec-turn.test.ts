@@ -12,6 +12,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { callTool, complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { loadBlocks } from '../../store/timeline-store';
+import { readEvents } from '../../store/stream-bus';
 import { createExecTool } from '../../activities/exec/exec-tool';
 import { DockerBackend, containerName } from '../../activities/exec/docker';
 import { LocalBackend } from '../../activities/exec/local';
@@ -122,6 +123,11 @@ for (const backendName of ['local', 'docker'] as const) {
         { type: 'execLaunch', summary: 'exec python · local · 1 output' },
         { type: 'execAwait', summary: 'await exec python · local · 1 output' },
       ]);
+      // The stream tells clients about the exec: launched, its output, finished.
+      const execEvents = (await readEvents(stack.db.pool, conv, 0, 5000)).flatMap((e) => (e.kind === 'exec' ? [e.payload] : []));
+      assert.deepEqual(execEvents.map((e) => e.phase), ['launched', 'output', 'finished']);
+      assert.equal(execEvents[0]!.backend, backendName);
+      assert.match(String(execEvents[1]!.text), /summed 3 numbers/);
       if (backendName === 'docker') assert.equal(containerGone(conv, exec!.call_id!), true);
     });
 

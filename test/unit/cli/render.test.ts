@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StreamEvent } from '../../../store/stream-bus';
 import { createLiveRenderer } from '../../../client/cli/render';
+import { timelineLines } from '../../../client/cli/commands';
+import { makeBlock } from '../../../core/timeline/block';
 
 let seq = 0;
 const ev = (kind: string, payload: Record<string, unknown> = {}, extra: Partial<StreamEvent> = {}): StreamEvent => ({
@@ -105,4 +107,15 @@ test('the code channel streams live under a header', () => {
     ev('delta', { text: 'print(1)\n', round: 1 }, { channel: 'code' }),
   ]);
   assert.match(text, /⌨ code\nimport json\nprint\(1\)/);
+});
+
+test('dreact timeline shows an exec result with its whole report', () => {
+  const ts = '2026-01-01T00:00:00.000Z';
+  const lines = timelineLines([
+    makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_1', ts, key: 'tc_0123456789ab', call_id: 'tc_0123456789ab', text: 'Status: success\nSucceeded:\n  - sum.txt → fi:turn_1.outputs/sum.txt', meta: { tool_id: 'exec.python', ok: true } }),
+    makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_1', ts, key: 'tc_0123456789ac', call_id: 'tc_0123456789ac', text: 'plain\nresult', meta: { tool_id: 'react.read', ok: true } }),
+  ]);
+  assert.equal(lines.length, 5);
+  assert.deepEqual(lines.slice(1, 4), ['    │ Status: success', '    │ Succeeded:', '    │   - sum.txt → fi:turn_1.outputs/sum.txt']);
+  assert.match(lines[4]!, /react\.tool\.result .* plain result$/);
 });
