@@ -8,15 +8,57 @@ export const workflowDeterminismRules = {
     {
       patterns: [
         { group: ['node:*'], message: 'workflows/ must be deterministic: no node: modules.' },
-        { group: ['fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net', 'dns', 'worker_threads', 'timers', 'timers/*'], message: 'workflows/ must be deterministic: no Node built-ins.' },
-        { group: ['pg', 'pg-*', '@anthropic-ai/*', '@aws-sdk/*', '@electric-sql/*', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '**/activities/*', '!**/activities/turn-activities', '**/store/*'], message: 'workflows/ must not import I/O libraries or activity code (type-only imports of activity signatures are allowed).', allowTypeImports: true },
+        {
+          group: [
+            'fs',
+            'fs/*',
+            'path',
+            'os',
+            'crypto',
+            'child_process',
+            'http',
+            'https',
+            'net',
+            'dns',
+            'worker_threads',
+            'timers',
+            'timers/*',
+          ],
+          message: 'workflows/ must be deterministic: no Node built-ins.',
+        },
+        {
+          group: [
+            'pg',
+            'pg-*',
+            '@anthropic-ai/*',
+            '@aws-sdk/*',
+            '@electric-sql/*',
+            '@temporalio/client',
+            '@temporalio/worker',
+            '@temporalio/activity',
+            '**/activities/*',
+            '!**/activities/turn-activities',
+            '**/store/*',
+          ],
+          message:
+            'workflows/ must not import I/O libraries or activity code (type-only imports of activity signatures are allowed).',
+          allowTypeImports: true,
+        },
       ],
     },
   ],
   'no-restricted-properties': [
     'error',
-    { object: 'Date', property: 'now', message: 'Use workflow time (the Temporal workflow API) — not Date.now — in workflows/.' },
-    { object: 'Math', property: 'random', message: 'Use uuid4() from @temporalio/workflow — not Math.random — in workflows/.' },
+    {
+      object: 'Date',
+      property: 'now',
+      message: 'Use workflow time (the Temporal workflow API) — not Date.now — in workflows/.',
+    },
+    {
+      object: 'Math',
+      property: 'random',
+      message: 'Use uuid4() from @temporalio/workflow — not Math.random — in workflows/.',
+    },
     { object: 'process', message: 'No process access in workflows/.' },
   ],
   'no-restricted-globals': [
@@ -30,7 +72,10 @@ export const workflowDeterminismRules = {
   ],
   'no-restricted-syntax': [
     'error',
-    { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'new Date() reads the wall clock: pass time in, or use workflow time.' },
+    {
+      selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+      message: 'new Date() reads the wall clock: pass time in, or use workflow time.',
+    },
   ],
 };
 
@@ -38,7 +83,11 @@ export const workflowDeterminismRules = {
 // type-only pg imports); client/ never imports activities/ (it shares core/ and store/ instead).
 const SQL_START = '/^\\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|CREATE|ALTER|DROP|BEGIN|COMMIT|ROLLBACK)\\b/';
 const SQL_MESSAGE = 'SQL belongs in store/: put the statement behind a named store function.';
-const PG_IMPORT = { group: ['pg', 'pg-*'], message: 'Only store/ uses pg at runtime: call a named store function.', allowTypeImports: true };
+const PG_IMPORT = {
+  group: ['pg', 'pg-*'],
+  message: 'Only store/ uses pg at runtime: call a named store function.',
+  allowTypeImports: true,
+};
 export const dataLayerRules = (restricted = []) => ({
   'no-restricted-imports': ['error', { patterns: [PG_IMPORT, ...restricted] }],
   'no-restricted-syntax': [
@@ -61,6 +110,12 @@ export default tseslint.config(
   { files: ['activities/**/*.ts', 'workers/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'], rules: dataLayerRules() },
   {
     files: ['client/**/*.ts'],
-    rules: dataLayerRules([{ group: ['**/activities', '**/activities/*', '**/activities/**'], message: 'client/ must not import activities/: share the code through core/ or store/.', allowTypeImports: true }]),
+    rules: dataLayerRules([
+      {
+        group: ['**/activities', '**/activities/*', '**/activities/**'],
+        message: 'client/ must not import activities/: share the code through core/ or store/.',
+        allowTypeImports: true,
+      },
+    ]),
   },
 );

@@ -7,7 +7,8 @@ import { asyncLocalStorage, type Context } from '@temporalio/activity';
 import type { Logger } from '@temporalio/common';
 
 const stderrLogger: Logger = {
-  log: (level, message, meta) => process.stderr.write(`[${level}] ${message}${meta ? ` ${JSON.stringify(meta)}` : ''}\n`),
+  log: (level, message, meta) =>
+    process.stderr.write(`[${level}] ${message}${meta ? ` ${JSON.stringify(meta)}` : ''}\n`),
   trace: (message, meta) => stderrLogger.log('TRACE', message, meta),
   debug: (message, meta) => stderrLogger.log('DEBUG', message, meta),
   info: (message, meta) => stderrLogger.log('INFO', message, meta),

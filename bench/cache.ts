@@ -30,7 +30,10 @@ const STEP_MS = 20_000;
 
 type Strategy = 'renderer' | 'tail_only' | 'last_block';
 
-const WORDS = 'cache prefix round turn tool result search durable workflow activity timeline checkpoint source model token budget latency retry'.split(' ');
+const WORDS =
+  'cache prefix round turn tool result search durable workflow activity timeline checkpoint source model token budget latency retry'.split(
+    ' ',
+  );
 
 function prose(rand: () => number, chars: number): string {
   let s = '';
@@ -40,7 +43,9 @@ function prose(rand: () => number, chars: number): string {
 
 function systemPrompt(): string {
   const rand = prng(1);
-  const sections = ['ROLE', 'TOOLS', 'PROTOCOL', 'CITATIONS', 'PLANS', 'STYLE'].map((h) => `## ${h}\n${prose(rand, 2000)}`);
+  const sections = ['ROLE', 'TOOLS', 'PROTOCOL', 'CITATIONS', 'PLANS', 'STYLE'].map(
+    (h) => `## ${h}\n${prose(rand, 2000)}`,
+  );
   return `You are a durable ReAct agent.\n\n${sections.join('\n\n')}`; // ≈ 3,000 tokens
 }
 
@@ -62,21 +67,42 @@ class Conversation {
     const ts = iso(now);
     this.blocks.push(
       makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts, text: '' }),
-      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts, path: paths.userPrompt(turnId), text: prose(this.rand, 600) }),
+      makeBlock({
+        type: 'user.prompt',
+        author: 'user',
+        turn_id: turnId,
+        ts,
+        path: paths.userPrompt(turnId),
+        text: prose(this.rand, 600),
+      }),
     );
   }
 
   startRound(t: number, r: number, now: number): void {
     const turnId = `turn_${t}`;
     const id = callId(t, r);
-    this.blocks.push(makeBlock({ type: 'react.round.start', author: 'react', turn_id: turnId, ts: iso(now), call_id: id, path: paths.roundStart(turnId, id), text: 'deciding' }));
+    this.blocks.push(
+      makeBlock({
+        type: 'react.round.start',
+        author: 'react',
+        turn_id: turnId,
+        ts: iso(now),
+        call_id: id,
+        path: paths.roundStart(turnId, id),
+        text: 'deciding',
+      }),
+    );
   }
 
   toolRound(t: number, r: number, now: number): void {
     const turnId = `turn_${t}`;
     const id = callId(t, r);
     const ts = iso(now);
-    const results = Array.from({ length: 3 + Math.floor(this.rand() * 5) }, (_, i) => ({ url: `https://example.org/${t}/${r}/${i}`, title: prose(this.rand, 60), snippet: prose(this.rand, 420) }));
+    const results = Array.from({ length: 3 + Math.floor(this.rand() * 5) }, (_, i) => ({
+      url: `https://example.org/${t}/${r}/${i}`,
+      title: prose(this.rand, 60),
+      snippet: prose(this.rand, 420),
+    }));
     this.blocks.push(
       makeBlock({
         type: 'react.tool.call',
@@ -105,7 +131,16 @@ class Conversation {
 
   finish(t: number, now: number): void {
     const turnId = `turn_${t}`;
-    this.blocks.push(makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: iso(now), path: paths.completion(turnId), text: prose(this.rand, 1500) }));
+    this.blocks.push(
+      makeBlock({
+        type: 'assistant.completion',
+        author: 'assistant',
+        turn_id: turnId,
+        ts: iso(now),
+        path: paths.completion(turnId),
+        text: prose(this.rand, 1500),
+      }),
+    );
   }
 }
 
@@ -136,9 +171,22 @@ interface RunResult {
   emulatorReadTokens: number;
 }
 
-async function run(emu: AnthropicEmulator, strategy: Strategy, setClock: (ms: number) => void, turns = BENCH_TURNS, roundsPerTurn = BENCH_ROUNDS): Promise<RunResult> {
+async function run(
+  emu: AnthropicEmulator,
+  strategy: Strategy,
+  setClock: (ms: number) => void,
+  turns = BENCH_TURNS,
+  roundsPerTurn = BENCH_ROUNDS,
+): Promise<RunResult> {
   emu.reset();
-  const provider = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'bench', model: MODEL, onWarning: (w) => { throw new Error(`unexpected warning: ${w.message}`); } });
+  const provider = createAnthropicProvider({
+    baseURL: emu.baseURL,
+    apiKey: 'bench',
+    model: MODEL,
+    onWarning: (w) => {
+      throw new Error(`unexpected warning: ${w.message}`);
+    },
+  });
   const conv = new Conversation();
   const system = systemPrompt();
   let ledger = EMPTY_LEDGER;
@@ -172,21 +220,34 @@ const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 export async function benchCache(): Promise<Record<string, number | string>> {
   let clock = T0;
   const emu = await startAnthropicEmulator({ now: () => clock });
-  const figures: Record<string, number | string> = { model: MODEL, turns: BENCH_TURNS, rounds_per_turn: BENCH_ROUNDS, calls_per_strategy: BENCH_TURNS * BENCH_ROUNDS };
+  const figures: Record<string, number | string> = {
+    model: MODEL,
+    turns: BENCH_TURNS,
+    rounds_per_turn: BENCH_ROUNDS,
+    calls_per_strategy: BENCH_TURNS * BENCH_ROUNDS,
+  };
   try {
     for (const strategy of ['renderer', 'tail_only', 'last_block'] as const) {
       const { ledger, emulatorPromptTokens, emulatorReadTokens } = await run(emu, strategy, (ms) => (clock = ms));
       const tot = ledgerTotals(ledger);
       const u = tot.usage;
-      if (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens !== emulatorPromptTokens || u.cacheReadTokens !== emulatorReadTokens) {
+      if (
+        u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens !== emulatorPromptTokens ||
+        u.cacheReadTokens !== emulatorReadTokens
+      ) {
         throw new Error(`${strategy}: ledger usage differs from the emulator's accounting`);
       }
       const steady = totalsByTurn(ledger).slice(1);
       const steadyRead = steady.reduce((a, x) => a + x.usage.cacheReadTokens, 0);
-      const steadyPrompt = steady.reduce((a, x) => a + x.usage.inputTokens + x.usage.cacheReadTokens + x.usage.cacheWriteTokens, 0);
+      const steadyPrompt = steady.reduce(
+        (a, x) => a + x.usage.inputTokens + x.usage.cacheReadTokens + x.usage.cacheWriteTokens,
+        0,
+      );
       figures[`${strategy}_cache_read_share`] = round4(tot.cacheReadRatio);
       figures[`${strategy}_cache_read_share_turns_2_10`] = round4(steadyRead / steadyPrompt);
-      figures[`${strategy}_cache_write_share`] = round4(u.cacheWriteTokens / (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens));
+      figures[`${strategy}_cache_write_share`] = round4(
+        u.cacheWriteTokens / (u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens),
+      );
       figures[`${strategy}_cost_usd`] = round4(tot.cost);
       figures[`${strategy}_cost_vs_no_cache`] = round4(tot.cost / tot.costWithoutCache);
       if (strategy === 'renderer') {

@@ -10,11 +10,21 @@ const SPECS: ChannelSpec[] = [
   { name: 'followup', format: 'json' },
 ];
 
-const SOURCES: SourceRef[] = Array.from({ length: 20 }, (_, i) => ({ sid: i + 1, title: `Source ${i + 1} | t`, url: `https://s${i + 1}.example/p` }));
+const SOURCES: SourceRef[] = Array.from({ length: 20 }, (_, i) => ({
+  sid: i + 1,
+  title: `Source ${i + 1} | t`,
+  url: `https://s${i + 1}.example/p`,
+}));
 
 function protocolRound(i: number): string {
-  const answer = `Paragraph ${i} with a citation [[S:${(i % 20) + 1}]] and \`inline <code>\` and more prose. `.repeat(8);
-  const decision = JSON.stringify({ action: 'complete', notes: '', final_answer: `Answer ${i} <channel:answer> [[S:1,2]] `.repeat(6) });
+  const answer = `Paragraph ${i} with a citation [[S:${(i % 20) + 1}]] and \`inline <code>\` and more prose. `.repeat(
+    8,
+  );
+  const decision = JSON.stringify({
+    action: 'complete',
+    notes: '',
+    final_answer: `Answer ${i} <channel:answer> [[S:1,2]] `.repeat(6),
+  });
   return (
     `<channel:thinking>Let me think about step ${i}... ${'reasoning '.repeat(30)}</channel:thinking>` +
     `<channel:ReactDecisionOutV2>\`\`\`json\n${decision}\n\`\`\`</channel:ReactDecisionOutV2>` +

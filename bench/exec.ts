@@ -13,7 +13,8 @@ import { DockerBackend } from '../activities/exec/docker';
 import { DEFAULT_EXEC_LIMITS } from '../activities/exec/sandbox-files';
 import { dockerUnavailable } from '../test/support/exec';
 
-const CODE = 'import time\nprint("FIRST", repr(time.time()), flush=True)\nimport os\nopen(os.path.join(os.environ["OUTPUT_DIR"], "o.txt"), "w").write("x")\n';
+const CODE =
+  'import time\nprint("FIRST", repr(time.time()), flush=True)\nimport os\nopen(os.path.join(os.environ["OUTPUT_DIR"], "o.txt"), "w").write("x")\n';
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -27,7 +28,17 @@ async function measure(backend: ExecBackend, root: string, runs: number): Promis
   for (let i = 0; i < runs; i++) {
     const execId = `ex-bench-${backend.name}-${process.pid}-${i}`;
     const base = path.join(root, execId);
-    const spec: ExecSpec = { execId, conversationId: 'bench', turnId: 'turn_1', language: 'python', code: CODE, workDir: `${base}/work`, outputDir: `${base}/out`, logDir: `${base}/logs`, limits: { ...DEFAULT_EXEC_LIMITS, wallTimeMs: 30_000 } };
+    const spec: ExecSpec = {
+      execId,
+      conversationId: 'bench',
+      turnId: 'turn_1',
+      language: 'python',
+      code: CODE,
+      workDir: `${base}/work`,
+      outputDir: `${base}/out`,
+      logDir: `${base}/logs`,
+      limits: { ...DEFAULT_EXEC_LIMITS, wallTimeMs: 30_000 },
+    };
     const t0 = Date.now();
     const h = await backend.start(spec);
     for (;;) {
@@ -39,7 +50,8 @@ async function measure(backend: ExecBackend, root: string, runs: number): Promis
     const c = await backend.collect(h, spec);
     const t2 = Date.now();
     const m = /FIRST ([\d.]+)/.exec(c.logTail);
-    if (!m || c.outputFiles.length !== 1) throw new Error(`bench exec ${backend.name}: unexpected result ${JSON.stringify(c)}`);
+    if (!m || c.outputFiles.length !== 1)
+      throw new Error(`bench exec ${backend.name}: unexpected result ${JSON.stringify(c)}`);
     first.push(Number(m[1]) * 1000 - t0);
     total.push(t1 - t0);
     collect.push(t2 - t1);
@@ -57,7 +69,9 @@ export async function benchExec(): Promise<Record<string, number | string>> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'bench-exec-'));
   chmodSync(root, 0o711);
   try {
-    const out: Record<string, string> = { ...(await measure(new LocalBackend({ stateRoot: path.join(root, 'state') }), root, 20)) };
+    const out: Record<string, string> = {
+      ...(await measure(new LocalBackend({ stateRoot: path.join(root, 'state') }), root, 20)),
+    };
     const why = dockerUnavailable();
     if (why) out['docker'] = `skipped: ${why}`;
     else Object.assign(out, await measure(new DockerBackend({ stateRoot: path.join(root, 'state') }), root, 10));

@@ -15,7 +15,8 @@ import { startTemporalServer } from '../client/stack/temporal-server';
 
 const KILLS = 6;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const evTime = (e: temporal.api.history.v1.IHistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+const evTime = (e: temporal.api.history.v1.IHistoryEvent) =>
+  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
 export async function benchRecovery(): Promise<Record<string, number | string>> {
   const server = await startTemporalServer();
@@ -25,7 +26,13 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
   const spawnWorker = (): { child: ChildProcess; ready: Promise<number> } => {
     const t0 = Date.now();
     const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
-      env: { ...process.env, TEMPORAL_ADDRESS: server.address, DREACT_DB_SCHEMA: db.schema, DATABASE_URL: db.databaseUrl, DREACT_TASK_QUEUE: taskQueue },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: server.address,
+        DREACT_DB_SCHEMA: db.schema,
+        DATABASE_URL: db.databaseUrl,
+        DREACT_TASK_QUEUE: taskQueue,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const ready = new Promise<number>((resolve) => {
@@ -36,15 +43,22 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
     return { child, ready };
   };
   const api = new DreactClient(server.env.client, { taskQueue });
-  const rounds = Array.from({ length: 40 }, (_, i) =>
-    `<channel:thinking>step ${i}</channel:thinking><channel:ReactDecisionOutV2>{"action":"call_tool","notes":"n","tool_call":{"tool_id":"react.write","params":{"path":"f${i}.md","channel":"internal","content":"${'x'.repeat(200)}","kind":"file"}}}</channel:ReactDecisionOutV2>`,
-  ).concat('<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"","final_answer":"survived"}</channel:ReactDecisionOutV2>');
+  const rounds = Array.from(
+    { length: 40 },
+    (_, i) =>
+      `<channel:thinking>step ${i}</channel:thinking><channel:ReactDecisionOutV2>{"action":"call_tool","notes":"n","tool_call":{"tool_id":"react.write","params":{"path":"f${i}.md","channel":"internal","content":"${'x'.repeat(200)}","kind":"file"}}}</channel:ReactDecisionOutV2>`,
+  ).concat(
+    '<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"","final_answer":"survived"}</channel:ReactDecisionOutV2>',
+  );
   const conv = `bench_recovery_${process.pid}`;
   let w = spawnWorker();
   const startups: number[] = [await w.ready];
   const kills: number[] = [];
   try {
-    const started = await api.startTurn(conv, 'a long turn', { maxIterations: 45, model: { provider: 'scripted', script: { rounds, chunkSize: 64, latencyMs: 15 } } });
+    const started = await api.startTurn(conv, 'a long turn', {
+      maxIterations: 45,
+      model: { provider: 'scripted', script: { rounds, chunkSize: 64, latencyMs: 15 } },
+    });
     for (let k = 0; k < KILLS; k++) {
       await new Promise((r) => setTimeout(r, 900 + 350 * k));
       kills.push(Date.now());

@@ -22,16 +22,65 @@ export function benchBlocks(n: number): Block[] {
     const turnId = `turn_${t}`;
     const ts = new Date(T0 + t * 60_000).toISOString();
     blocks.push(makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts }));
-    blocks.push(makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts, path: paths.userPrompt(turnId), text: `Question ${t}: ${'please look into this. '.repeat(10)}` }));
+    blocks.push(
+      makeBlock({
+        type: 'user.prompt',
+        author: 'user',
+        turn_id: turnId,
+        ts,
+        path: paths.userPrompt(turnId),
+        text: `Question ${t}: ${'please look into this. '.repeat(10)}`,
+      }),
+    );
     for (let r = 0; r < ROUNDS_PER_TURN && blocks.length < n; r++) {
       const id = `tc_${hex12(call++)}`;
       blocks.push(
-        makeBlock({ type: 'react.tool.call', author: 'react', turn_id: turnId, ts, call_id: id, path: paths.toolCall(turnId, id), mime: 'application/json', meta: { tool_id: 'web_search' }, text: JSON.stringify({ tool_id: 'web_search', tool_call_id: id, params: { q: `query ${r}` } }) }),
+        makeBlock({
+          type: 'react.tool.call',
+          author: 'react',
+          turn_id: turnId,
+          ts,
+          call_id: id,
+          path: paths.toolCall(turnId, id),
+          mime: 'application/json',
+          meta: { tool_id: 'web_search' },
+          text: JSON.stringify({ tool_id: 'web_search', tool_call_id: id, params: { q: `query ${r}` } }),
+        }),
       );
-      const body = r % 2 ? 'short result' : JSON.stringify({ hits: Array.from({ length: 12 }, (_, i) => ({ i, title: `hit ${i}`, url: `https://example.com/${t}/${i}` })) });
-      blocks.push(makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: turnId, ts, call_id: id, path: paths.toolResult(turnId, id), mime: 'application/json', text: body }));
+      const body =
+        r % 2
+          ? 'short result'
+          : JSON.stringify({
+              hits: Array.from({ length: 12 }, (_, i) => ({
+                i,
+                title: `hit ${i}`,
+                url: `https://example.com/${t}/${i}`,
+              })),
+            });
+      blocks.push(
+        makeBlock({
+          type: 'react.tool.result',
+          author: 'tool',
+          turn_id: turnId,
+          ts,
+          call_id: id,
+          path: paths.toolResult(turnId, id),
+          mime: 'application/json',
+          text: body,
+        }),
+      );
     }
-    if (blocks.length < n) blocks.push(makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts, path: paths.completion(turnId), text: `Answer ${t}. ${'Some findings. '.repeat(30)}` }));
+    if (blocks.length < n)
+      blocks.push(
+        makeBlock({
+          type: 'assistant.completion',
+          author: 'assistant',
+          turn_id: turnId,
+          ts,
+          path: paths.completion(turnId),
+          text: `Answer ${t}. ${'Some findings. '.repeat(30)}`,
+        }),
+      );
   }
   return blocks.slice(0, n);
 }
@@ -45,7 +94,14 @@ function median(xs: number[]): number {
 /** Median wall-clock ms and median process CPU ms (CPU time is steadier on a loaded machine). */
 function time(blocks: Block[], config: RenderConfig, runs: number): { wall: number; cpu: number; cpuMin: number } {
   const currentTurnId = blocks[blocks.length - 1]!.turn_id;
-  const input = { blocks, currentTurnId, systemPrompt: 'You are the agent.', sources: [{ sid: 1, title: 'A', url: 'https://a.example/' }], announce: { iteration: 3, maxIterations: 15 }, cacheState: { lastTouchAt: T0 } };
+  const input = {
+    blocks,
+    currentTurnId,
+    systemPrompt: 'You are the agent.',
+    sources: [{ sid: 1, title: 'A', url: 'https://a.example/' }],
+    announce: { iteration: 3, maxIterations: 15 },
+    cacheState: { lastTouchAt: T0 },
+  };
   for (let i = 0; i < 3; i++) renderTimeline(input, config); // warm-up
   const wall: number[] = [];
   const cpu: number[] = [];

@@ -18,10 +18,40 @@ function turnBlocks(t: number): Block[] {
   const id = `tc_${t.toString(16).padStart(12, '0')}`;
   return [
     makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts: TS, key: 'h', text: '' }),
-    makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts: TS, key: 'p', text: `question ${t} `.repeat(10) }),
-    makeBlock({ type: 'react.tool.call', author: 'assistant', turn_id: turnId, ts: TS, key: id, call_id: id, text: '{"tool_id":"react.read"}' }),
-    makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: turnId, ts: TS, key: id, call_id: id, text: 'result '.repeat(80) }),
-    makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: TS, key: 'c', text: `answer ${t}` }),
+    makeBlock({
+      type: 'user.prompt',
+      author: 'user',
+      turn_id: turnId,
+      ts: TS,
+      key: 'p',
+      text: `question ${t} `.repeat(10),
+    }),
+    makeBlock({
+      type: 'react.tool.call',
+      author: 'assistant',
+      turn_id: turnId,
+      ts: TS,
+      key: id,
+      call_id: id,
+      text: '{"tool_id":"react.read"}',
+    }),
+    makeBlock({
+      type: 'react.tool.result',
+      author: 'tool',
+      turn_id: turnId,
+      ts: TS,
+      key: id,
+      call_id: id,
+      text: 'result '.repeat(80),
+    }),
+    makeBlock({
+      type: 'assistant.completion',
+      author: 'assistant',
+      turn_id: turnId,
+      ts: TS,
+      key: 'c',
+      text: `answer ${t}`,
+    }),
   ];
 }
 
@@ -46,7 +76,18 @@ export async function benchRounds(): Promise<Record<string, number | string>> {
       const keep = 40;
       const keptFrom = history[history.length - keep]!.id;
       const covered = history.slice(0, history.length - keep);
-      const batch = compactionBatch({ compactionId: `turn_${turns + 1}/compact/1`, turnId: `turn_${turns + 1}`, ts: TS, blocks: history, coveredIds: covered.map((b) => b.id), coveredTurnIds: [...new Set(covered.map((b) => b.turn_id))], keptFromId: keptFrom, summary: 'summary '.repeat(200), tokensBefore: 1, tokensAfter: 1 });
+      const batch = compactionBatch({
+        compactionId: `turn_${turns + 1}/compact/1`,
+        turnId: `turn_${turns + 1}`,
+        ts: TS,
+        blocks: history,
+        coveredIds: covered.map((b) => b.id),
+        coveredTurnIds: [...new Set(covered.map((b) => b.turn_id))],
+        keptFromId: keptFrom,
+        summary: 'summary '.repeat(200),
+        tokensBefore: 1,
+        tokensAfter: 1,
+      });
       await appendBlocks(db.pool, conv, [...batch, ...turnBlocks(turns + 1)]);
       const current = `turn_${turns + 1}`;
       const view: number[] = [];
@@ -55,15 +96,31 @@ export async function benchRounds(): Promise<Record<string, number | string>> {
       await loadViewBlocks(db.pool, conv); // warm-up (JIT, plan cache)
       for (let k = 0; k < 20; k++) {
         loadOnly.push(await timed(() => loadViewBlocks(db.pool, conv)));
-        view.push(await timed(async () => renderTimeline({ blocks: await loadViewBlocks(db.pool, conv), currentTurnId: current, systemPrompt: 'S' }, { now: Date.parse(TS) })));
-        full.push(await timed(async () => renderTimeline({ blocks: await loadBlocks(db.pool, conv), currentTurnId: current, systemPrompt: 'S' }, { now: Date.parse(TS) })));
+        view.push(
+          await timed(async () =>
+            renderTimeline(
+              { blocks: await loadViewBlocks(db.pool, conv), currentTurnId: current, systemPrompt: 'S' },
+              { now: Date.parse(TS) },
+            ),
+          ),
+        );
+        full.push(
+          await timed(async () =>
+            renderTimeline(
+              { blocks: await loadBlocks(db.pool, conv), currentTurnId: current, systemPrompt: 'S' },
+              { now: Date.parse(TS) },
+            ),
+          ),
+        );
       }
       out[`rounds.load+render_ms at ${prior} prior blocks (from the summary)`] = Number(median(view).toFixed(2));
       out[`rounds.load+render_ms at ${prior} prior blocks (everything)`] = Number(median(full).toFixed(2));
       out[`rounds.load_ms at ${prior} prior blocks (from the summary)`] = Number(median(loadOnly).toFixed(2));
     }
     const k = (n: number) => Number(out[`rounds.load+render_ms at ${n} prior blocks (from the summary)`]);
-    out['rounds.ratio 10 000 vs 10 prior blocks (from the summary; goal ≤ 1.2)'] = Number((k(10_000) / k(10)).toFixed(2));
+    out['rounds.ratio 10 000 vs 10 prior blocks (from the summary; goal ≤ 1.2)'] = Number(
+      (k(10_000) / k(10)).toFixed(2),
+    );
     return out;
   } finally {
     await dropSchema(db);

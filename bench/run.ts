@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !(w in BENCHES));
-  if (unknown.length) throw new Error(`unknown bench ${unknown.join(', ')} (known: ${Object.keys(BENCHES).join(', ')})`);
+  if (unknown.length)
+    throw new Error(`unknown bench ${unknown.join(', ')} (known: ${Object.keys(BENCHES).join(', ')})`);
   for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
     const t0 = Date.now();
     const figures = await BENCHES[name]!()();

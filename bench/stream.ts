@@ -24,20 +24,32 @@ const DURATION_MS = 2500;
 const KEY = 'bench-key';
 const REPLAY_EVENTS = 5000;
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /** The stream route never touches Temporal: any other use is a bench bug. */
-const noTemporal = new Proxy({}, {
-  get(_t, prop) {
-    throw new Error(`bench/stream: the gateway used the Temporal client (${String(prop)})`);
+const noTemporal = new Proxy(
+  {},
+  {
+    get(_t, prop) {
+      throw new Error(`bench/stream: the gateway used the Temporal client (${String(prop)})`);
+    },
   },
-}) as DreactClient;
+) as DreactClient;
 
 export async function benchStream(): Promise<Record<string, number | string>> {
   const db = openDb({ schema: `bench_stream_${process.pid}`, max: 16 });
   await migrate(db);
-  const gw = await startGateway({ client: noTemporal, pool: db.pool, apiKeys: [KEY], port: 0, host: '127.0.0.1', pollMs: 250, log: () => undefined });
+  const gw = await startGateway({
+    client: noTemporal,
+    pool: db.pool,
+    apiKeys: [KEY],
+    port: 0,
+    host: '127.0.0.1',
+    pollMs: 250,
+    log: () => undefined,
+  });
   const latencies: number[] = [];
   /** Split at the transaction timestamp (Postgres now(), same host clock, ms resolution). */
   const toDb: number[] = [];
@@ -50,7 +62,10 @@ export async function benchStream(): Promise<Record<string, number | string>> {
     const readers = convs.map(async (c) => {
       const ids: number[] = [];
       received.set(c, ids);
-      const events = await openSse(`${gw.url}/v1/conversations/${c}/stream?after=0`, { headers: { 'x-api-key': KEY }, signal: abort.signal });
+      const events = await openSse(`${gw.url}/v1/conversations/${c}/stream?after=0`, {
+        headers: { 'x-api-key': KEY },
+        signal: abort.signal,
+      });
       try {
         for await (const e of events) {
           const now = performance.now();
@@ -79,7 +94,11 @@ export async function benchStream(): Promise<Record<string, number | string>> {
           const due = start + (i * 1000) / TOKENS_PER_SECOND;
           const wait = due - performance.now();
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-          publisher.emit({ kind: 'delta', channel: 'answer', payload: { text: ' tok', round: 1, t: performance.now(), w: Date.now(), last: i === perConv - 1 } });
+          publisher.emit({
+            kind: 'delta',
+            channel: 'answer',
+            payload: { text: ' tok', round: 1, t: performance.now(), w: Date.now(), last: i === perConv - 1 },
+          });
         }
         await publisher.close();
       }),
@@ -132,15 +151,29 @@ async function replayFigures(pool: Pool, url: string): Promise<Record<string, nu
   const conv = `bench_${process.pid}_replay`;
   await ensureConversation(pool, conv);
   for (let i = 0; i < REPLAY_EVENTS; i += 250) {
-    await publishEvents(pool, conv, Array.from({ length: Math.min(250, REPLAY_EVENTS - i) }, (_, k) => ({ kind: 'delta', channel: 'answer', payload: { text: `token ${i + k}` } })));
+    await publishEvents(
+      pool,
+      conv,
+      Array.from({ length: Math.min(250, REPLAY_EVENTS - i) }, (_, k) => ({
+        kind: 'delta',
+        channel: 'answer',
+        payload: { text: `token ${i + k}` },
+      })),
+    );
   }
   const t0 = performance.now();
   let n = 0;
-  for await (const e of await openSse(`${url}/v1/conversations/${conv}/stream?after=0`, { headers: { 'x-api-key': KEY }, signal: AbortSignal.timeout(30_000) })) {
+  for await (const e of await openSse(`${url}/v1/conversations/${conv}/stream?after=0`, {
+    headers: { 'x-api-key': KEY },
+    signal: AbortSignal.timeout(30_000),
+  })) {
     if (e.id && ++n === REPLAY_EVENTS) break;
   }
   const ms = performance.now() - t0;
-  return { [`replay of ${REPLAY_EVENTS} events (ms)`]: Math.round(ms), 'replay events/s': Math.round((REPLAY_EVENTS / ms) * 1000) };
+  return {
+    [`replay of ${REPLAY_EVENTS} events (ms)`]: Math.round(ms),
+    'replay events/s': Math.round((REPLAY_EVENTS / ms) * 1000),
+  };
 }
 
 if (require.main === module) {

@@ -15,7 +15,15 @@ import {
   type TurnState,
   type UserEvent,
 } from '../core/turn/contracts';
-import { ConversationIdKey, conversationStateQuery, followupSignal, startTurnUpdate, steerSignal, turnStateQuery, type ConversationView } from '../workflows/definitions';
+import {
+  ConversationIdKey,
+  conversationStateQuery,
+  followupSignal,
+  startTurnUpdate,
+  steerSignal,
+  turnStateQuery,
+  type ConversationView,
+} from '../workflows/definitions';
 import type { ConversationWorkflow } from '../workflows/conversation';
 import type { TurnWorkflow } from '../workflows/turn';
 import { z } from 'zod';
@@ -31,7 +39,10 @@ export class DreactError extends Error {
 }
 
 function badInput(err: z.ZodError): DreactError {
-  return new DreactError(err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '), 'bad_input');
+  return new DreactError(
+    err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '),
+    'bad_input',
+  );
 }
 
 export interface StartedTurn {
@@ -53,7 +64,12 @@ export class DreactClient {
   }
 
   /** Queues a prompt as the next turn of a conversation (creating the conversation when new). */
-  async startTurn(conversationId: string, prompt: string, options: TurnOptionsInput = {}, messageId: string = `msg_${randomUUID()}`): Promise<StartedTurn> {
+  async startTurn(
+    conversationId: string,
+    prompt: string,
+    options: TurnOptionsInput = {},
+    messageId: string = `msg_${randomUUID()}`,
+  ): Promise<StartedTurn> {
     const parsed = StartTurnRequestSchema.safeParse({ conversationId, prompt, messageId, options });
     if (!parsed.success) throw badInput(parsed.error);
     const request = parsed.data;
@@ -65,28 +81,42 @@ export class DreactClient {
       staticSummary: `conversation ${conversationId}`,
       typedSearchAttributes: [{ key: ConversationIdKey, value: conversationId }],
     });
-    const started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, { args: [request], startWorkflowOperation: startOp, updateId: messageId });
+    const started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, {
+      args: [request],
+      startWorkflowOperation: startOp,
+      updateId: messageId,
+    });
     return { conversationId, ...started, messageId };
   }
 
   private async requireRunning(conversationId: string): Promise<ConversationView> {
-    if (!z.string().min(1).safeParse(conversationId).success) throw new DreactError('conversation id is empty', 'bad_input');
+    if (!z.string().min(1).safeParse(conversationId).success)
+      throw new DreactError('conversation id is empty', 'bad_input');
     const handle = this.conversation(conversationId);
     try {
       const desc = await handle.describe();
-      if (desc.status.name !== 'RUNNING') throw new DreactError(`conversation "${conversationId}" is ${desc.status.name.toLowerCase()}`, 'not_found');
+      if (desc.status.name !== 'RUNNING')
+        throw new DreactError(`conversation "${conversationId}" is ${desc.status.name.toLowerCase()}`, 'not_found');
       return await handle.query(conversationStateQuery);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new DreactError(`unknown conversation "${conversationId}"`, 'not_found');
+      if (err instanceof WorkflowNotFoundError)
+        throw new DreactError(`unknown conversation "${conversationId}"`, 'not_found');
       throw err;
     }
   }
 
-  private async sendEvent(kind: UserEvent['kind'], conversationId: string, text: string, messageId: string, targetTurnId?: string): Promise<{ routedTo: string | null }> {
+  private async sendEvent(
+    kind: UserEvent['kind'],
+    conversationId: string,
+    text: string,
+    messageId: string,
+    targetTurnId?: string,
+  ): Promise<{ routedTo: string | null }> {
     const parsed = UserEventSchema.safeParse({ kind, messageId, text, targetTurnId });
     if (!parsed.success) throw badInput(parsed.error);
     const view = await this.requireRunning(conversationId);
-    if (kind === 'steer' && !view.activeTurn) throw new DreactError(`conversation "${conversationId}" has no running turn to steer`, 'no_active_turn');
+    if (kind === 'steer' && !view.activeTurn)
+      throw new DreactError(`conversation "${conversationId}" has no running turn to steer`, 'no_active_turn');
     await this.conversation(conversationId).signal(kind === 'steer' ? steerSignal : followupSignal, parsed.data);
     return { routedTo: view.activeTurn?.workflowId ?? null };
   }
@@ -118,7 +148,8 @@ export class DreactClient {
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         const view = await this.requireRunning(conversationId);
-        if (turnIndex >= view.nextTurnIndex) throw new DreactError(`unknown turn ${turnIndex} of conversation "${conversationId}"`, 'not_found');
+        if (turnIndex >= view.nextTurnIndex)
+          throw new DreactError(`unknown turn ${turnIndex} of conversation "${conversationId}"`, 'not_found');
         await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
       }
     }

@@ -36,5 +36,7 @@ export async function up(pgm: MigrationBuilder): Promise<void> {
 }
 
 export async function down(pgm: MigrationBuilder): Promise<void> {
-  pgm.sql(`DROP TABLE compactions; ALTER TABLE usage_ledger DROP COLUMN purpose, DROP COLUMN cut; ALTER TABLE conversations DROP COLUMN chars_per_token, DROP COLUMN compaction_failures;`);
+  pgm.sql(
+    `DROP TABLE compactions; ALTER TABLE usage_ledger DROP COLUMN purpose, DROP COLUMN cut; ALTER TABLE conversations DROP COLUMN chars_per_token, DROP COLUMN compaction_failures;`,
+  );
 }

@@ -18,43 +18,64 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const t0 = Date.now();
   const stack = await startEmbeddedStack({ publish: true, log: (l) => console.error(l) });
-  const session: Session = { api: new DreactClient(stack.client), temporal: stack.client, db: stack.db, info: stack.info, origin: 'embedded', close: () => stack.stop() };
+  const session: Session = {
+    api: new DreactClient(stack.client),
+    temporal: stack.client,
+    db: stack.db,
+    info: stack.info,
+    origin: 'embedded',
+    close: () => stack.stop(),
+  };
   try {
-    say(`\nStack up in ${((Date.now() - t0) / 1000).toFixed(1)} s — Temporal ${stack.info.temporalAddress}, UI ${stack.info.uiUrl ?? '(headless)'}, Postgres ${stack.info.pglite ? 'PGlite' : stack.info.databaseUrl}\n`);
+    say(
+      `\nStack up in ${((Date.now() - t0) / 1000).toFixed(1)} s — Temporal ${stack.info.temporalAddress}, UI ${stack.info.uiUrl ?? '(headless)'}, Postgres ${stack.info.pglite ? 'PGlite' : stack.info.databaseUrl}\n`,
+    );
     const conv = newConversationId();
 
     say(`\n━━ Turn 1: tool calls, and a followup while the turn runs ━━\n`);
     let after = await streamOffset(session, conv);
-    const t1 = await session.api.startTurn(conv, 'Plan a weekend in Lisbon for me.', { model: { provider: 'scripted', script: 'demo-trip' } });
+    const t1 = await session.api.startTurn(conv, 'Plan a weekend in Lisbon for me.', {
+      model: { provider: 'scripted', script: 'demo-trip' },
+    });
     let followupSent = false;
     const r1 = await followTurn(session, t1, after, say, (e) => {
       if (!followupSent && e.kind === 'step' && e.payload?.phase === 'iteration.done') {
         followupSent = true;
-        void session.api.followup(conv, 'Please keep Sunday evening free.').catch((err: Error) => console.error(`followup failed: ${err.message}`));
+        void session.api
+          .followup(conv, 'Please keep Sunday evening free.')
+          .catch((err: Error) => console.error(`followup failed: ${err.message}`));
       }
     });
     say(`\n✔ turn 1: ${r1.completionPath} in ${r1.rounds} rounds\n`);
 
     say(`\n━━ Turn 2: a long answer, steered mid-stream ━━\n`);
     after = await streamOffset(session, conv);
-    const t2 = await session.api.startTurn(conv, 'Now describe every neighbourhood in detail.', { model: { provider: 'scripted', script: 'demo-steer' } });
+    const t2 = await session.api.startTurn(conv, 'Now describe every neighbourhood in detail.', {
+      model: { provider: 'scripted', script: 'demo-steer' },
+    });
     let deltas = 0;
     let steered = false;
     const r2 = await followTurn(session, t2, after, say, (e) => {
       if (e.kind === 'delta' && ++deltas === 15 && !steered) {
         steered = true;
-        void session.api.steer(conv, 'too long — stop and give me the short version').catch((err: Error) => console.error(`steer failed: ${err.message}`));
+        void session.api
+          .steer(conv, 'too long — stop and give me the short version')
+          .catch((err: Error) => console.error(`steer failed: ${err.message}`));
       }
     });
     say(`\n✔ turn 2: ${r2.completionPath} in ${r2.rounds} rounds\n`);
 
     const blocks = await loadBlocks(stack.db.pool, conv);
     const count = (t: string) => blocks.filter((b) => b.type === t).length;
-    say(`\nTimeline of ${conv}: ${blocks.length} blocks (${count('react.tool.call')} tool calls, ${count('user.followup')} followup, ${count('user.steer')} steer, ${count('assistant.completion')} completions)\n`);
+    say(
+      `\nTimeline of ${conv}: ${blocks.length} blocks (${count('react.tool.call')} tool calls, ${count('user.followup')} followup, ${count('user.steer')} steer, ${count('assistant.completion')} completions)\n`,
+    );
     for (const r of [r1, r2]) say(`Temporal UI: ${workflowUrl(stack.info.uiUrl, r.workflowId) ?? r.workflowId}\n`);
     say(`Inspect: npx dreact timeline ${conv}   ·   npx dreact history ${conv} --turn 2\n`);
     if (r1.completionPath !== 'complete' || r2.completionPath !== 'steer_finalize' || count('user.followup') !== 1) {
-      throw new Error(`demo did not run as expected: turn 1 ${r1.completionPath}, turn 2 ${r2.completionPath}, followups ${count('user.followup')}`);
+      throw new Error(
+        `demo did not run as expected: turn 1 ${r1.completionPath}, turn 2 ${r2.completionPath}, followups ${count('user.followup')}`,
+      );
     }
     if (process.env.DREACT_DEMO_KEEP === '1') {
       say('\nStack kept running (DREACT_DEMO_KEEP=1). Ctrl-C to stop.\n');

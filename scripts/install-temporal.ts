@@ -2,4 +2,8 @@
 import { ensureTemporalCli } from '../client/stack/temporal-cli';
 
 const path = ensureTemporalCli((l) => console.log(l));
-console.log(path ? `temporal CLI: ${path}` : 'temporal CLI: none (no Go toolchain) — the Temporal SDK will download one on first use');
+console.log(
+  path
+    ? `temporal CLI: ${path}`
+    : 'temporal CLI: none (no Go toolchain) — the Temporal SDK will download one on first use',
+);

@@ -41,7 +41,11 @@ async function main(): Promise<number> {
     stop = server.stop;
     console.log(`# temporal dev server for this run: ${server.address}`);
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { cwd: root, env, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+    cwd: root,
+    env,
+    stdio: 'inherit',
+  });
   const code = await new Promise<number>((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   await stop();
   return code;

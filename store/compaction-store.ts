@@ -18,17 +18,46 @@ export interface CompactionRow {
   usage: Usage | null;
 }
 
-export async function loadCompaction(pool: Pool, conversationId: string, id: string): Promise<CompactionRow | undefined> {
-  const res = await pool.query<{ id: string; turn_id: string; status: CompactionRow['status']; plan: unknown; summary: string | null; prefix_summary: string | null; usage: Usage | null }>(
+export async function loadCompaction(
+  pool: Pool,
+  conversationId: string,
+  id: string,
+): Promise<CompactionRow | undefined> {
+  const res = await pool.query<{
+    id: string;
+    turn_id: string;
+    status: CompactionRow['status'];
+    plan: unknown;
+    summary: string | null;
+    prefix_summary: string | null;
+    usage: Usage | null;
+  }>(
     `SELECT id, turn_id, status, plan, summary, prefix_summary, usage FROM compactions WHERE conversation_id = $1 AND id = $2`,
     [conversationId, id],
   );
   const r = res.rows[0];
-  return r && { id: r.id, turnId: r.turn_id, status: r.status, plan: r.plan, summary: r.summary, prefixSummary: r.prefix_summary, usage: r.usage };
+  return (
+    r && {
+      id: r.id,
+      turnId: r.turn_id,
+      status: r.status,
+      plan: r.plan,
+      summary: r.summary,
+      prefixSummary: r.prefix_summary,
+      usage: r.usage,
+    }
+  );
 }
 
 /** Records a plan; a plan already recorded under this id wins (retries and replays). */
-export async function savePlan(pool: Pool, conversationId: string, id: string, turnId: string, status: 'planned' | 'skipped', plan: unknown): Promise<void> {
+export async function savePlan(
+  pool: Pool,
+  conversationId: string,
+  id: string,
+  turnId: string,
+  status: 'planned' | 'skipped',
+  plan: unknown,
+): Promise<void> {
   await pool.query(
     `INSERT INTO compactions (conversation_id, id, turn_id, status, plan) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (conversation_id, id) DO NOTHING`,
@@ -36,7 +65,12 @@ export async function savePlan(pool: Pool, conversationId: string, id: string, t
   );
 }
 
-export async function saveSummaries(pool: Pool, conversationId: string, id: string, s: { summary: string; prefixSummary: string | null; usage: Usage }): Promise<void> {
+export async function saveSummaries(
+  pool: Pool,
+  conversationId: string,
+  id: string,
+  s: { summary: string; prefixSummary: string | null; usage: Usage },
+): Promise<void> {
   await pool.query(
     `UPDATE compactions SET status = 'summarized', summary = $3, prefix_summary = $4, usage = $5
       WHERE conversation_id = $1 AND id = $2 AND status = 'planned'`,
@@ -45,12 +79,20 @@ export async function saveSummaries(pool: Pool, conversationId: string, id: stri
 }
 
 /** Appends the batch and marks the compaction committed, atomically; resets the breaker. */
-export async function commitCompactionBatch(pool: Pool, conversationId: string, id: string, batch: Block[]): Promise<{ inserted: number }> {
+export async function commitCompactionBatch(
+  pool: Pool,
+  conversationId: string,
+  id: string,
+  batch: Block[],
+): Promise<{ inserted: number }> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     const inserted = await appendBlocks(client, conversationId, batch);
-    await client.query(`UPDATE compactions SET status = 'committed', committed_at = now() WHERE conversation_id = $1 AND id = $2`, [conversationId, id]);
+    await client.query(
+      `UPDATE compactions SET status = 'committed', committed_at = now() WHERE conversation_id = $1 AND id = $2`,
+      [conversationId, id],
+    );
     await client.query(`UPDATE conversations SET compaction_failures = 0 WHERE id = $1`, [conversationId]);
     await client.query('COMMIT');
     return { inserted: inserted.length };
@@ -63,7 +105,12 @@ export async function commitCompactionBatch(pool: Pool, conversationId: string, 
 }
 
 /** A compaction that failed or could not reduce the context: counts towards the breaker. */
-export async function recordCompactionFailure(pool: Pool, conversationId: string, id: string, error: string): Promise<number> {
+export async function recordCompactionFailure(
+  pool: Pool,
+  conversationId: string,
+  id: string,
+  error: string,
+): Promise<number> {
   const res = await pool.query<{ n: number }>(
     `WITH marked AS (
        UPDATE compactions SET status = CASE WHEN status = 'skipped' THEN 'skipped' ELSE 'failed' END, error = $3
@@ -77,12 +124,16 @@ export async function recordCompactionFailure(pool: Pool, conversationId: string
 }
 
 export async function compactionFailures(pool: Pool, conversationId: string): Promise<number> {
-  const res = await pool.query<{ n: number }>(`SELECT compaction_failures AS n FROM conversations WHERE id = $1`, [conversationId]);
+  const res = await pool.query<{ n: number }>(`SELECT compaction_failures AS n FROM conversations WHERE id = $1`, [
+    conversationId,
+  ]);
   return res.rows[0]?.n ?? 0;
 }
 
 export async function loadCharsPerToken(pool: Pool, conversationId: string): Promise<number | undefined> {
-  const res = await pool.query<{ r: number | null }>(`SELECT chars_per_token AS r FROM conversations WHERE id = $1`, [conversationId]);
+  const res = await pool.query<{ r: number | null }>(`SELECT chars_per_token AS r FROM conversations WHERE id = $1`, [
+    conversationId,
+  ]);
   return res.rows[0]?.r ?? undefined;
 }
 
@@ -92,12 +143,18 @@ export async function saveCharsPerToken(pool: Pool, conversationId: string, rati
 
 /** How many compactions of a conversation ended in each status. */
 export async function compactionCounts(pool: Pool, conversationId: string): Promise<Record<string, number>> {
-  const res = await pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM compactions WHERE conversation_id = $1 GROUP BY status ORDER BY status`, [conversationId]);
+  const res = await pool.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM compactions WHERE conversation_id = $1 GROUP BY status ORDER BY status`,
+    [conversationId],
+  );
   return Object.fromEntries(res.rows.map((r) => [r.status, r.n]));
 }
 
 /** Planned tokens before and after each committed compaction of a conversation (for benches and reports). */
-export async function compactionReductions(pool: Pool, conversationId: string): Promise<Array<{ before: number; after: number }>> {
+export async function compactionReductions(
+  pool: Pool,
+  conversationId: string,
+): Promise<Array<{ before: number; after: number }>> {
   const res = await pool.query<{ before: number; after: number }>(
     `SELECT (plan->'cut'->>'tokensBefore')::int AS before, (plan->'cut'->>'tokensAfter')::int AS after
        FROM compactions WHERE conversation_id = $1 AND status = 'committed' ORDER BY created_at`,

@@ -29,7 +29,8 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 export function openDb(opts: DbOptions = {}): Db {
   const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   const schema = opts.schema ?? process.env.DREACT_DB_SCHEMA ?? 'public';
-  if (!SCHEMA_RE.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}: use lower-case letters, digits and _`);
+  if (!SCHEMA_RE.test(schema))
+    throw new Error(`invalid schema name ${JSON.stringify(schema)}: use lower-case letters, digits and _`);
   const config: PoolConfig = { connectionString: databaseUrl, max: opts.max ?? 8 };
   if (schema !== 'public') config.options = `-c search_path=${schema}`;
   const pool = new Pool(config);

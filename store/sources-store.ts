@@ -31,16 +31,25 @@ export async function loadSourcesPool(db: Queryable, conversationId: string): Pr
   if (!art) return [];
   const payload = art.payload as { sources_pool?: unknown } | undefined;
   const rows = payload?.sources_pool;
-  if (!Array.isArray(rows)) throw new Error(`sources pool of ${conversationId} is corrupt: payload.sources_pool is not a list`);
+  if (!Array.isArray(rows))
+    throw new Error(`sources pool of ${conversationId} is corrupt: payload.sources_pool is not a list`);
   return rows.map((r, i) => {
     const parsed = SourceRowSchema.safeParse(r);
-    if (!parsed.success) throw new Error(`sources pool of ${conversationId}: row #${i + 1} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`);
+    if (!parsed.success)
+      throw new Error(
+        `sources pool of ${conversationId}: row #${i + 1} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`,
+      );
     return parsed.data;
   });
 }
 
 /** Replaces the stored pool (callers normally use `mergeSourcesIntoPool`). */
-export async function saveSourcesPool(db: Queryable, conversationId: string, rows: SourceRow[], turnId?: string): Promise<void> {
+export async function saveSourcesPool(
+  db: Queryable,
+  conversationId: string,
+  rows: SourceRow[],
+  turnId?: string,
+): Promise<void> {
   await putArtifact(db, conversationId, {
     kind: SOURCES_POOL_KIND,
     key: SOURCES_POOL_KEY,
@@ -68,7 +77,8 @@ export async function mergeSourcesIntoPool(
     await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`sources_pool:${conversationId}`]);
     const current = await loadSourcesPool(client, conversationId);
     const result = remapToolSources(current, incoming);
-    if (result.added.length > 0 || result.updated.length > 0) await saveSourcesPool(client, conversationId, result.pool, opts.turnId);
+    if (result.added.length > 0 || result.updated.length > 0)
+      await saveSourcesPool(client, conversationId, result.pool, opts.turnId);
     await client.query('COMMIT');
     return result;
   } catch (err) {
@@ -107,19 +117,38 @@ export function withLocalSids(rows: IncomingSourceRow[]): Array<IncomingSourceRo
  * Merges a tool observation's `source_rows` into the pool and rewrites its text to pool SIDs.
  * Malformed rows (a tool bug) are left out and reported in `rejected`, never merged.
  */
-export async function mergeToolSources(pool: Pool, conversationId: string, rows: unknown[], text: string, opts: { turnId?: string } = {}): Promise<ToolSourcesMerge> {
+export async function mergeToolSources(
+  pool: Pool,
+  conversationId: string,
+  rows: unknown[],
+  text: string,
+  opts: { turnId?: string } = {},
+): Promise<ToolSourcesMerge> {
   if (!Array.isArray(rows)) throw new Error('source_rows must be a list of source rows');
   const rejected: ToolSourcesMerge['rejected'] = [];
   const valid: IncomingSourceRow[] = [];
   rows.forEach((row, i) => {
     const parsed = IncomingSourceRowSchema.safeParse(row);
     if (parsed.success) valid.push(row as IncomingSourceRow);
-    else rejected.push({ index: i, error: parsed.error.issues.map((x) => `${x.path.join('.') || '(row)'}: ${x.message}`).join('; ') });
+    else
+      rejected.push({
+        index: i,
+        error: parsed.error.issues.map((x) => `${x.path.join('.') || '(row)'}: ${x.message}`).join('; '),
+      });
   });
   const local = withLocalSids(valid);
-  const result = local.length > 0 ? await mergeSourcesIntoPool(pool, conversationId, local, opts) : { mapping: {} as Record<number, number>, added: [] as number[] };
+  const result =
+    local.length > 0
+      ? await mergeSourcesIntoPool(pool, conversationId, local, opts)
+      : { mapping: {} as Record<number, number>, added: [] as number[] };
   const sids = local.map((r) => result.mapping[r.sid]!);
-  return { text: rewriteToolSids(text, local, result.mapping), sids, added: result.added, mapping: result.mapping, rejected };
+  return {
+    text: rewriteToolSids(text, local, result.mapping),
+    sids,
+    added: result.added,
+    mapping: result.mapping,
+    rejected,
+  };
 }
 
 const CITE_RE = /\[\[\s*S\s*:\s*([0-9,\s\-–—]+)\]\]/g;
@@ -129,7 +158,11 @@ const CITE_RE = /\[\[\s*S\s*:\s*([0-9,\s\-–—]+)\]\]/g;
  * matches a tool row (normalised) gets that row's pool `sid` (first key); other objects with a
  * numeric `sid` are remapped. Any text: `[[S:n]]` / `[[S:1,2-3]]` tokens are remapped.
  */
-export function rewriteToolSids(text: string, rows: Array<IncomingSourceRow & { sid: number }>, mapping: Record<number, number>): string {
+export function rewriteToolSids(
+  text: string,
+  rows: Array<IncomingSourceRow & { sid: number }>,
+  mapping: Record<number, number>,
+): string {
   const byUrl = new Map<string, number>();
   for (const r of rows) {
     const k = sourceDedupKey({ url: typeof r.url === 'string' ? r.url : '' });

@@ -20,7 +20,14 @@ export type { StreamEvent };
  */
 export async function publishEvents(pool: Pool, conversationId: string, events: StreamEventInput[]): Promise<number> {
   if (events.length === 0) return -1;
-  const rows = events.map((e) => ({ turnId: e.turnId ?? null, attempt: e.attempt ?? 1, kind: e.kind, channel: 'channel' in e ? (e.channel ?? null) : null, instance: 'instance' in e ? (e.instance ?? null) : null, payload: e.payload }));
+  const rows = events.map((e) => ({
+    turnId: e.turnId ?? null,
+    attempt: e.attempt ?? 1,
+    kind: e.kind,
+    channel: 'channel' in e ? (e.channel ?? null) : null,
+    instance: 'instance' in e ? (e.instance ?? null) : null,
+    payload: e.payload,
+  }));
   const res = await pool.query<{ stream_seq: string }>(
     `WITH bump AS (
        UPDATE conversations SET stream_seq = stream_seq + $2, updated_at = now() WHERE id = $1 RETURNING stream_seq
@@ -53,7 +60,12 @@ function rowToEvent(r: Record<string, unknown>): StreamEvent {
   });
 }
 
-export async function readEvents(pool: Pool | PoolClient, conversationId: string, afterSeq: number, limit = 500): Promise<StreamEvent[]> {
+export async function readEvents(
+  pool: Pool | PoolClient,
+  conversationId: string,
+  afterSeq: number,
+  limit = 500,
+): Promise<StreamEvent[]> {
   const res = await pool.query(
     `SELECT * FROM stream_events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
     [conversationId, afterSeq, limit],
@@ -63,7 +75,9 @@ export async function readEvents(pool: Pool | PoolClient, conversationId: string
 
 /** Deletes events older than `maxAgeSeconds`. Returns the number removed. */
 export async function pruneEvents(pool: Pool, maxAgeSeconds: number): Promise<number> {
-  const res = await pool.query(`DELETE FROM stream_events WHERE ts < now() - make_interval(secs => $1)`, [maxAgeSeconds]);
+  const res = await pool.query(`DELETE FROM stream_events WHERE ts < now() - make_interval(secs => $1)`, [
+    maxAgeSeconds,
+  ]);
   return res.rowCount ?? 0;
 }
 
@@ -99,7 +113,11 @@ export function parseStreamNotice(payload: string | undefined): { conversationId
  * Follows a conversation's events from an offset: yields every event exactly once, in order.
  * Wakes on NOTIFY when available, else polls. Ends when `signal` aborts.
  */
-export async function* followEvents(pool: Pool, conversationId: string, opts: FollowOptions = {}): AsyncGenerator<StreamEvent> {
+export async function* followEvents(
+  pool: Pool,
+  conversationId: string,
+  opts: FollowOptions = {},
+): AsyncGenerator<StreamEvent> {
   let after = opts.afterSeq ?? 0;
   const pollMs = opts.pollMs ?? 250;
   // `notified` closes the lost-wakeup window: a notice that arrives while a read is in flight
@@ -148,7 +166,9 @@ export async function* followEvents(pool: Pool, conversationId: string, opts: Fo
     unsubscribe?.();
     if (listener) {
       listener.off('notification', onNotify);
-      await listener.query(`UNLISTEN ${STREAM_CHANNEL}`).catch((err: Error) => console.error(`[stream] UNLISTEN failed: ${err.message}`));
+      await listener
+        .query(`UNLISTEN ${STREAM_CHANNEL}`)
+        .catch((err: Error) => console.error(`[stream] UNLISTEN failed: ${err.message}`));
       listener.release();
     }
   }

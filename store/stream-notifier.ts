@@ -17,7 +17,10 @@ export interface PgStreamNotifier extends StreamNotifier {
   close(): Promise<void>;
 }
 
-export async function startStreamNotifier(pool: Pool, opts: { reconnectMs?: number; log?: (line: string) => void } = {}): Promise<PgStreamNotifier> {
+export async function startStreamNotifier(
+  pool: Pool,
+  opts: { reconnectMs?: number; log?: (line: string) => void } = {},
+): Promise<PgStreamNotifier> {
   const log = opts.log ?? ((line: string) => console.error(line));
   const subscribers = new Map<string, Set<() => void>>();
   let client: PoolClient | null = null;
@@ -99,7 +102,9 @@ export async function startStreamNotifier(pool: Pool, opts: { reconnectMs?: numb
       if (retry) clearTimeout(retry);
       if (client) {
         const c = client;
-        await c.query(`UNLISTEN ${STREAM_CHANNEL}`).catch((err: Error) => log(`[stream-notifier] UNLISTEN failed: ${err.message}`));
+        await c
+          .query(`UNLISTEN ${STREAM_CHANNEL}`)
+          .catch((err: Error) => log(`[stream-notifier] UNLISTEN failed: ${err.message}`));
         drop();
       }
     },

@@ -92,13 +92,19 @@ function withOverlays(res: { rows: OverlaidRow[] }): Block[] {
 }
 
 export async function loadBlock(db: Queryable, conversationId: string, id: string): Promise<Block | undefined> {
-  const res = await db.query<{ block: Block }>(`SELECT block FROM timeline_blocks WHERE conversation_id = $1 AND id = $2`, [conversationId, id]);
+  const res = await db.query<{ block: Block }>(
+    `SELECT block FROM timeline_blocks WHERE conversation_id = $1 AND id = $2`,
+    [conversationId, id],
+  );
   return res.rows[0]?.block;
 }
 
 /** Number of blocks in the conversation's timeline. */
 export async function countBlocks(db: Queryable, conversationId: string): Promise<number> {
-  const res = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`, [conversationId]);
+  const res = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`,
+    [conversationId],
+  );
   return res.rows[0]?.n ?? 0;
 }
 
@@ -113,7 +119,12 @@ export async function setOverlays(
 ): Promise<void> {
   const last = new Map(overlays.map((o) => [o.blockId, o]));
   if (last.size === 0) return;
-  const rows = [...last.values()].map((o) => ({ block_id: o.blockId, hidden: o.hidden, replacement_text: o.replacementText ?? null, reason: o.reason }));
+  const rows = [...last.values()].map((o) => ({
+    block_id: o.blockId,
+    hidden: o.hidden,
+    replacement_text: o.replacementText ?? null,
+    reason: o.reason,
+  }));
   await db.query(
     `INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
      SELECT $1, o.block_id, o.hidden, o.replacement_text, o.reason
@@ -125,7 +136,10 @@ export async function setOverlays(
 
 /** Ids of the blocks whose overlay carries `reason` (e.g. what one react.hide call touched). */
 export async function overlayBlockIds(db: Queryable, conversationId: string, reason: string): Promise<string[]> {
-  const res = await db.query<{ block_id: string }>(`SELECT block_id FROM block_overlays WHERE conversation_id = $1 AND reason = $2 ORDER BY block_id`, [conversationId, reason]);
+  const res = await db.query<{ block_id: string }>(
+    `SELECT block_id FROM block_overlays WHERE conversation_id = $1 AND reason = $2 ORDER BY block_id`,
+    [conversationId, reason],
+  );
   return res.rows.map((r) => r.block_id);
 }
 
@@ -143,7 +157,12 @@ export interface ArtifactRow {
 }
 
 /** Writes an artifact. `mode: 'once'` keeps the first write (idempotent side effects); 'upsert' replaces. */
-export async function putArtifact(db: Queryable, conversationId: string, a: ArtifactRow, mode: 'once' | 'upsert' = 'upsert'): Promise<boolean> {
+export async function putArtifact(
+  db: Queryable,
+  conversationId: string,
+  a: ArtifactRow,
+  mode: 'once' | 'upsert' = 'upsert',
+): Promise<boolean> {
   const payload = a.payload === undefined ? null : JSON.stringify(a.payload);
   const size = Buffer.byteLength(a.content ?? payload ?? '', 'utf8');
   const conflict =
@@ -154,22 +173,50 @@ export async function putArtifact(db: Queryable, conversationId: string, a: Arti
     `INSERT INTO artifacts (conversation_id, kind, key, turn_id, mime, payload, content, size_bytes, created_by)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (conversation_id, kind, key) ${conflict}`,
-    [conversationId, a.kind, a.key, a.turnId ?? null, a.mime ?? 'application/json', payload, a.content ?? null, size, a.createdBy ?? null],
+    [
+      conversationId,
+      a.kind,
+      a.key,
+      a.turnId ?? null,
+      a.mime ?? 'application/json',
+      payload,
+      a.content ?? null,
+      size,
+      a.createdBy ?? null,
+    ],
   );
   return res.rowCount === 1;
 }
 
-export async function getArtifact(db: Queryable, conversationId: string, kind: string, key: string): Promise<(ArtifactRow & { sizeBytes: number }) | undefined> {
+export async function getArtifact(
+  db: Queryable,
+  conversationId: string,
+  kind: string,
+  key: string,
+): Promise<(ArtifactRow & { sizeBytes: number }) | undefined> {
   const res = await db.query(
     `SELECT kind, key, turn_id, mime, payload, content, size_bytes, created_by FROM artifacts WHERE conversation_id = $1 AND kind = $2 AND key = $3`,
     [conversationId, kind, key],
   );
   const r = res.rows[0];
   if (!r) return undefined;
-  return { kind: r.kind, key: r.key, turnId: r.turn_id ?? undefined, mime: r.mime, payload: r.payload ?? undefined, content: r.content ?? undefined, createdBy: r.created_by ?? undefined, sizeBytes: r.size_bytes };
+  return {
+    kind: r.kind,
+    key: r.key,
+    turnId: r.turn_id ?? undefined,
+    mime: r.mime,
+    payload: r.payload ?? undefined,
+    content: r.content ?? undefined,
+    createdBy: r.created_by ?? undefined,
+    sizeBytes: r.size_bytes,
+  };
 }
 
-export async function listArtifacts(db: Queryable, conversationId: string, kind?: string): Promise<Array<{ kind: string; key: string; sizeBytes: number; turnId?: string }>> {
+export async function listArtifacts(
+  db: Queryable,
+  conversationId: string,
+  kind?: string,
+): Promise<Array<{ kind: string; key: string; sizeBytes: number; turnId?: string }>> {
   const res = await db.query(
     `SELECT kind, key, size_bytes, turn_id FROM artifacts WHERE conversation_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY created_at, key`,
     [conversationId, kind ?? null],

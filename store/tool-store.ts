@@ -62,7 +62,10 @@ export function pgToolStore(db: Pool, conversationId: string): ToolStore {
     writeFile: (file, mode) => putArtifact(db, conversationId, { ...file, kind: FILE_ARTIFACT_KIND }, mode),
     overlaidBlockIds: (reason) => overlayBlockIds(db, conversationId, reason),
     setOverlays: (overlays) => setOverlays(db, conversationId, overlays),
-    listFiles: async (prefix) => (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND)).map((a) => a.key).filter((k) => k.startsWith(prefix)),
+    listFiles: async (prefix) =>
+      (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND))
+        .map((a) => a.key)
+        .filter((k) => k.startsWith(prefix)),
     appendBlocks: async (blocks) => {
       await appendBlocks(db, conversationId, blocks);
     },

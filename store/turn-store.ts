@@ -19,7 +19,10 @@ export interface TurnRow {
   finishedAt: string | null;
 }
 
-export async function openTurn(db: Queryable, t: { conversationId: string; turnIndex: number; turnId: string; workflowId: string }): Promise<void> {
+export async function openTurn(
+  db: Queryable,
+  t: { conversationId: string; turnIndex: number; turnId: string; workflowId: string },
+): Promise<void> {
   await db.query(
     `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id) VALUES ($1, $2, $3, $4)
      ON CONFLICT (conversation_id, turn_index) DO NOTHING`,
@@ -39,7 +42,10 @@ export async function completeTurn(db: Queryable, s: TurnSummary): Promise<void>
  * Marks a turn failed with its error. A turn that already completed stays completed; the row is
  * created when the turn failed before it could open it (e.g. its first activity never ran).
  */
-export async function failTurn(db: Queryable, t: { conversationId: string; turnIndex: number; turnId: string; workflowId: string; error: string }): Promise<void> {
+export async function failTurn(
+  db: Queryable,
+  t: { conversationId: string; turnIndex: number; turnId: string; workflowId: string; error: string },
+): Promise<void> {
   await db.query(
     `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id, status, error, finished_at)
      VALUES ($1, $2, $3, $4, 'failed', $5, now())
@@ -53,8 +59,15 @@ export async function failTurn(db: Queryable, t: { conversationId: string; turnI
 /** The conversation's turns, oldest first. */
 export async function listTurns(db: Queryable, conversationId: string): Promise<TurnRow[]> {
   const res = await db.query<{
-    turn_index: number; turn_id: string; workflow_id: string; status: TurnRowStatus; completion_path: string | null;
-    rounds: number | null; error: string | null; started_at: Date; finished_at: Date | null;
+    turn_index: number;
+    turn_id: string;
+    workflow_id: string;
+    status: TurnRowStatus;
+    completion_path: string | null;
+    rounds: number | null;
+    error: string | null;
+    started_at: Date;
+    finished_at: Date | null;
   }>(
     `SELECT turn_index, turn_id, workflow_id, status, completion_path, rounds, error, started_at, finished_at
        FROM turns WHERE conversation_id = $1 ORDER BY turn_index`,
@@ -75,6 +88,9 @@ export async function listTurns(db: Queryable, conversationId: string): Promise<
 
 /** When the turn started, for stream latency figures; undefined for an unknown turn. */
 export async function turnStartedAt(db: Queryable, conversationId: string, turnId: string): Promise<Date | undefined> {
-  const res = await db.query<{ started_at: Date }>(`SELECT started_at FROM turns WHERE conversation_id = $1 AND turn_id = $2`, [conversationId, turnId]);
+  const res = await db.query<{ started_at: Date }>(
+    `SELECT started_at FROM turns WHERE conversation_id = $1 AND turn_id = $2`,
+    [conversationId, turnId],
+  );
   return res.rows[0]?.started_at;
 }

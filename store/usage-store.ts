@@ -25,19 +25,62 @@ export async function recordUsage(pool: Pool, row: UsageRow): Promise<void> {
        SET input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens,
            cache_write_tokens = EXCLUDED.cache_write_tokens, cost_usd = EXCLUDED.cost_usd, cut = EXCLUDED.cut
        WHERE usage_ledger.cut AND NOT EXCLUDED.cut`,
-    [row.conversationId, row.turnId, row.round, row.callKey, row.provider, row.model ?? null, row.usage.inputTokens, row.usage.outputTokens, row.usage.cacheReadTokens, row.usage.cacheWriteTokens, row.costUsd ?? null, row.purpose ?? 'decision', row.cut ?? false],
+    [
+      row.conversationId,
+      row.turnId,
+      row.round,
+      row.callKey,
+      row.provider,
+      row.model ?? null,
+      row.usage.inputTokens,
+      row.usage.outputTokens,
+      row.usage.cacheReadTokens,
+      row.usage.cacheWriteTokens,
+      row.costUsd ?? null,
+      row.purpose ?? 'decision',
+      row.cut ?? false,
+    ],
   );
 }
 
 /** A conversation's ledger totals by purpose (decision, compaction, …). */
-export async function usageByPurpose(pool: Pool, conversationId: string): Promise<Array<{ purpose: string; costUsd: number; inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number; calls: number }>> {
-  const res = await pool.query<{ purpose: string; cost: number | null; input: number; read: number; write: number; output: number; calls: number }>(
+export async function usageByPurpose(
+  pool: Pool,
+  conversationId: string,
+): Promise<
+  Array<{
+    purpose: string;
+    costUsd: number;
+    inputTokens: number;
+    cacheReadTokens: number;
+    cacheWriteTokens: number;
+    outputTokens: number;
+    calls: number;
+  }>
+> {
+  const res = await pool.query<{
+    purpose: string;
+    cost: number | null;
+    input: number;
+    read: number;
+    write: number;
+    output: number;
+    calls: number;
+  }>(
     `SELECT purpose, sum(cost_usd)::float AS cost, sum(input_tokens)::int AS input, sum(cache_read_tokens)::int AS read,
             sum(cache_write_tokens)::int AS write, sum(output_tokens)::int AS output, count(*)::int AS calls
        FROM usage_ledger WHERE conversation_id = $1 GROUP BY purpose ORDER BY purpose`,
     [conversationId],
   );
-  return res.rows.map((r) => ({ purpose: r.purpose, costUsd: r.cost ?? 0, inputTokens: r.input, cacheReadTokens: r.read, cacheWriteTokens: r.write, outputTokens: r.output, calls: r.calls }));
+  return res.rows.map((r) => ({
+    purpose: r.purpose,
+    costUsd: r.cost ?? 0,
+    inputTokens: r.input,
+    cacheReadTokens: r.read,
+    cacheWriteTokens: r.write,
+    outputTokens: r.output,
+    calls: r.calls,
+  }));
 }
 
 /** One exec's sandbox usage (e.g. a Fargate task's billed vCPU- and GB-seconds), keyed `exec:<execId>`. */
@@ -57,6 +100,15 @@ export async function recordExecUsage(pool: Pool, row: ExecUsageRow): Promise<vo
   await pool.query(
     `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, vcpu_seconds, gb_seconds, purpose)
      VALUES ($1, $2, $3, $4, $5, 0, 0, 0, 0, $6, $7, $8, 'exec') ON CONFLICT (conversation_id, call_key) DO NOTHING`,
-    [row.conversationId, row.turnId, row.round, `exec:${row.execId}`, row.backend, row.costUsd ?? null, row.vcpuSeconds, row.gbSeconds],
+    [
+      row.conversationId,
+      row.turnId,
+      row.round,
+      `exec:${row.execId}`,
+      row.backend,
+      row.costUsd ?? null,
+      row.vcpuSeconds,
+      row.gbSeconds,
+    ],
   );
 }

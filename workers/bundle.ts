@@ -28,7 +28,9 @@ function sourceFiles(dir: string): string[] {
 /** Hash of the code a bundle of `workflowsPath` can contain. */
 export function workflowCodeHash(): string {
   const h = createHash('sha256');
-  const sdk = JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string };
+  const sdk = JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as {
+    version: string;
+  };
   h.update(`sdk ${sdk.version}\n`);
   for (const dir of ['workflows', 'core']) {
     for (const file of sourceFiles(join(root, dir))) {
@@ -40,7 +42,10 @@ export function workflowCodeHash(): string {
 }
 
 /** The bundle's code for `workflowsPath`, from the cache when the code has not changed. */
-export async function cachedWorkflowBundle(workflowsPath: string, env: NodeJS.ProcessEnv = process.env): Promise<{ code: string }> {
+export async function cachedWorkflowBundle(
+  workflowsPath: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: string }> {
   const setting = env.DREACT_BUNDLE_CACHE;
   if (setting === 'off') return bundleWorkflowCode({ workflowsPath, logger: quiet });
   const dir = setting && setting !== '' ? setting : join(tmpdir(), 'dreact-workflow-bundles');

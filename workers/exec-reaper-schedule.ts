@@ -33,14 +33,12 @@ export async function ensureExecReaperSchedule(client: Client, opts: ReaperSched
     await client.schedule.create(options);
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule
-      .getHandle(scheduleId)
-      .update((prev) => ({
-        ...prev,
-        spec: options.spec,
-        action: options.action,
-        policies: { ...prev.policies, ...options.policies },
-      }));
+    await client.schedule.getHandle(scheduleId).update((prev) => ({
+      ...prev,
+      spec: options.spec,
+      action: options.action,
+      policies: { ...prev.policies, ...options.policies },
+    }));
   }
   return scheduleId;
 }

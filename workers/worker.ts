@@ -40,7 +40,13 @@ export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (
   return (config) => {
     if (config.provider === 'anthropic') {
       if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
-        return failingProvider('anthropic', new ProviderError('auth', 'the anthropic provider needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the worker environment'));
+        return failingProvider(
+          'anthropic',
+          new ProviderError(
+            'auth',
+            'the anthropic provider needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the worker environment',
+          ),
+        );
       }
       anthropic ??= createAnthropicProvider({});
       return anthropic;
@@ -48,7 +54,10 @@ export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (
     try {
       return createScriptedProvider(resolveScript(config.script));
     } catch (err) {
-      return failingProvider('scripted', err instanceof ProviderError ? err : new ProviderError('bad_request', (err as Error).message));
+      return failingProvider(
+        'scripted',
+        err instanceof ProviderError ? err : new ProviderError('bad_request', (err as Error).message),
+      );
     }
   };
 }
@@ -56,7 +65,8 @@ export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (
 export function envMaxIterations(env = process.env.AI_REACT_MAX_ITERATIONS): number {
   if (env === undefined || env === '') return DEFAULT_MAX_ITERATIONS;
   const n = Number(env);
-  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`AI_REACT_MAX_ITERATIONS must be an integer from 1 to 100, got ${JSON.stringify(env)}`);
+  if (!Number.isInteger(n) || n < 1 || n > 100)
+    throw new Error(`AI_REACT_MAX_ITERATIONS must be an integer from 1 to 100, got ${JSON.stringify(env)}`);
   return n;
 }
 
@@ -88,7 +98,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     registry: createToolRegistry({ extra: (opts.extraTools ?? []).map((t) => t.declaration) }),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
-    contextMaxTokens: opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
+    contextMaxTokens:
+      opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
     now: opts.now ?? (() => new Date()),
   };
   return Worker.create({

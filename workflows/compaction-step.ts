@@ -26,7 +26,14 @@ export interface CompactionStep {
   readonly usage: Usage;
 }
 
-export function compactionStep(ctx: { workflowId: string; conversationId: string; turnId: string; model: ModelConfig; onStart(line: string): void; onEnd(): void }): CompactionStep {
+export function compactionStep(ctx: {
+  workflowId: string;
+  conversationId: string;
+  turnId: string;
+  model: ModelConfig;
+  onStart(line: string): void;
+  onEnd(): void;
+}): CompactionStep {
   let count = 0;
   let usage = ZERO_USAGE;
 
@@ -36,7 +43,18 @@ export function compactionStep(ctx: { workflowId: string; conversationId: string
     ctx.onStart(`compacting (${reason}: ${over.estimate} > ${over.budget} tokens)`);
     const result = await executeChild(CompactionWorkflow, {
       workflowId: compactionId,
-      args: [{ conversationId: ctx.conversationId, turnId: ctx.turnId, compactionId, reason, budget: over.budget, estimate: over.estimate, systemTokens: over.systemTokens, model: ctx.model }],
+      args: [
+        {
+          conversationId: ctx.conversationId,
+          turnId: ctx.turnId,
+          compactionId,
+          reason,
+          budget: over.budget,
+          estimate: over.estimate,
+          systemTokens: over.systemTokens,
+          model: ctx.model,
+        },
+      ],
       staticSummary: `compact ${reason === 'context_length' ? 'after a context-limit refusal' : 'before the round'} (${over.estimate} > ${over.budget} tokens)`,
     });
     ctx.onEnd();
@@ -50,7 +68,10 @@ export function compactionStep(ctx: { workflowId: string; conversationId: string
         : result.status === 'skipped'
           ? `compaction could not reduce the context (${result.reason})`
           : `compaction failed (${result.failures} in a row): ${result.error}`;
-    throw ApplicationFailure.nonRetryable(`the conversation no longer fits the context budget of ${over.budget} tokens and ${why}`, 'ContextOverBudget');
+    throw ApplicationFailure.nonRetryable(
+      `the conversation no longer fits the context budget of ${over.budget} tokens and ${why}`,
+      'ContextOverBudget',
+    );
   };
 
   return {
@@ -75,7 +96,10 @@ export function compactionStep(ctx: { workflowId: string; conversationId: string
         }
         if (outcome?.kind !== 'over_budget') return outcome;
         if (pass >= MAX_COMPACTIONS_PER_ROUND) {
-          throw ApplicationFailure.nonRetryable(`the context is still over its budget after ${pass} compactions (${outcome.estimate} > ${outcome.budget} tokens)`, 'ContextOverBudget');
+          throw ApplicationFailure.nonRetryable(
+            `the context is still over its budget after ${pass} compactions (${outcome.estimate} > ${outcome.budget} tokens)`,
+            'ContextOverBudget',
+          );
         }
         await compact('over_budget', outcome);
       }

@@ -30,27 +30,46 @@ export function turnRange(turnIds: readonly string[]): string {
 const fmt = (n: number) => n.toLocaleString('en-US').replace(/,/g, ' ');
 
 export async function CompactionWorkflow(input: CompactionInput): Promise<CompactionResult> {
-  const plan = await planCompaction.executeWithOptions({ summary: `plan compaction (${fmt(input.estimate)} tokens, budget ${fmt(input.budget)}, ${input.reason})` }, [input]);
+  const plan = await planCompaction.executeWithOptions(
+    { summary: `plan compaction (${fmt(input.estimate)} tokens, budget ${fmt(input.budget)}, ${input.reason})` },
+    [input],
+  );
   if (plan.status === 'breaker_open') {
     setCurrentDetails(`compaction stopped: the last ${plan.failures} compactions of this conversation failed`);
     return plan;
   }
   if (plan.status === 'skipped') {
-    await recordCompactionFailure.executeWithOptions({ summary: `record skipped compaction (${plan.reason})` }, [{ ...input, error: `skipped: ${plan.reason}` }]);
+    await recordCompactionFailure.executeWithOptions({ summary: `record skipped compaction (${plan.reason})` }, [
+      { ...input, error: `skipped: ${plan.reason}` },
+    ]);
     setCurrentDetails(`compaction skipped: ${plan.reason}`);
     return { status: 'skipped', reason: plan.reason, tokensBefore: plan.tokensBefore };
   }
-  const what = plan.kind === 'mid_turn' ? `turns ${turnRange(plan.coveredTurns)} + current prefix → checkpoint` : `turns ${turnRange(plan.coveredTurns)} → summary`;
+  const what =
+    plan.kind === 'mid_turn'
+      ? `turns ${turnRange(plan.coveredTurns)} + current prefix → checkpoint`
+      : `turns ${turnRange(plan.coveredTurns)} → summary`;
   const line = `compact ${what} (${fmt(plan.tokensBefore)} → ${fmt(plan.tokensAfter)} tokens)`;
   setCurrentDetails(line);
   try {
     const summarized = await summarizeRange.executeWithOptions({ summary: `summarise ${what}` }, [input]);
     const committed = await commitCompaction.executeWithOptions({ summary: line }, [input]);
-    return { status: 'compacted', coveredTurns: plan.coveredTurns, tokensBefore: plan.tokensBefore, tokensAfter: committed.tokensAfter, usage: summarized.usage };
+    return {
+      status: 'compacted',
+      coveredTurns: plan.coveredTurns,
+      tokensBefore: plan.tokensBefore,
+      tokensAfter: committed.tokensAfter,
+      usage: summarized.usage,
+    };
   } catch (err) {
     if (isCancellation(err)) throw err;
-    const error = err instanceof Error ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}` : String(err);
-    const { failures } = await recordCompactionFailure.executeWithOptions({ summary: 'record failed compaction' }, [{ ...input, error }]);
+    const error =
+      err instanceof Error
+        ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}`
+        : String(err);
+    const { failures } = await recordCompactionFailure.executeWithOptions({ summary: 'record failed compaction' }, [
+      { ...input, error },
+    ]);
     return { status: 'failed', error, failures };
   }
 }

@@ -70,7 +70,12 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     startTurnUpdate,
     (request: StartTurnRequest) => {
       const existing = state.queue.find((q) => q.messageId === request.messageId);
-      if (existing) return { turnIndex: existing.turnIndex, turnId: turnIdFor(existing.turnIndex), workflowId: turnWorkflowId(state.conversationId, existing.turnIndex) };
+      if (existing)
+        return {
+          turnIndex: existing.turnIndex,
+          turnId: turnIdFor(existing.turnIndex),
+          workflowId: turnWorkflowId(state.conversationId, existing.turnIndex),
+        };
       remember(request.messageId);
       return enqueue(request.prompt, request.messageId, request.options);
     },
@@ -78,7 +83,8 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
       validator: (request: StartTurnRequest) => {
         const parsed = StartTurnRequestSchema.safeParse(request);
         if (!parsed.success) throw new Error(parsed.error.issues.map((i) => i.message).join('; '));
-        if (request.conversationId !== state.conversationId) throw new Error(`conversation mismatch: ${request.conversationId}`);
+        if (request.conversationId !== state.conversationId)
+          throw new Error(`conversation mismatch: ${request.conversationId}`);
       },
       description: 'Queue a prompt as the next turn; returns its turn index and workflow id.',
     },
@@ -104,7 +110,8 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
   });
   setHandler(steerSignal, async (event: UserEvent) => {
     if (!remember(event.messageId)) return;
-    if (!(await routeToTurn('steer', event))) log.info('steer with no running turn ignored', { messageId: event.messageId });
+    if (!(await routeToTurn('steer', event)))
+      log.info('steer with no running turn ignored', { messageId: event.messageId });
   });
   setHandler(conversationStateQuery, () => ({
     conversationId: state.conversationId,

@@ -18,7 +18,10 @@ export interface ConversationView {
   completedTurns: number;
 }
 export const conversationStateQuery = defineQuery<ConversationView>('state');
-export const startTurnUpdate = defineUpdate<{ turnIndex: number; turnId: string; workflowId: string }, [StartTurnRequest]>('startTurn');
+export const startTurnUpdate = defineUpdate<
+  { turnIndex: number; turnId: string; workflowId: string },
+  [StartTurnRequest]
+>('startTurn');
 
 export const ConversationIdKey = defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD);
 export const TurnIndexKey = defineSearchAttributeKey('TurnIndex', SearchAttributeType.INT);

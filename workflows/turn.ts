@@ -82,7 +82,9 @@ const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Prom
  * partial blocks land first). Histories recorded before this patch used TRY_CANCEL.
  */
 function cancelOptions(): { cancellationType?: ActivityCancellationType } {
-  return patched('steer-waits-for-cancel') ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {};
+  return patched('steer-waits-for-cancel')
+    ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+    : {};
 }
 
 /** Usage ledger of the turn for Temporal UI (current details). */
@@ -95,7 +97,8 @@ function usageLine(u: TurnState['usage']): string {
 /** The failure and its causes in one bounded line (ActivityFailure → ApplicationFailure → …). */
 function failureMessage(err: unknown): string {
   const parts: string[] = [];
-  for (let e: unknown = err; e instanceof Error && parts.length < 4; e = (e as { cause?: unknown }).cause) parts.push(e.message);
+  for (let e: unknown = err; e instanceof Error && parts.length < 4; e = (e as { cause?: unknown }).cause)
+    parts.push(e.message);
   const line = parts.filter((m) => m !== '').join(' ← ') || String(err);
   return line.length <= 2000 ? line : `${line.slice(0, 1999)}…`;
 }
@@ -110,7 +113,13 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
       upsertSearchAttributes([{ key: TurnStatusKey, value: 'failed' }]);
       if (patched('record-turn-failure')) {
         await recordTurnFailure.executeWithOptions({ summary: `record failure of ${input.turnId}` }, [
-          { conversationId: input.conversationId, turnId: input.turnId, turnIndex: input.turnIndex, workflowId: workflowInfo().workflowId, error: failureMessage(err) },
+          {
+            conversationId: input.conversationId,
+            turnId: input.turnId,
+            turnIndex: input.turnIndex,
+            workflowId: workflowInfo().workflowId,
+            error: failureMessage(err),
+          },
         ]);
       }
     }
@@ -127,10 +136,16 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
 async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
   const scheduled = scheduleToolCall(call);
   try {
-    const first = await toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...cancelOptions() }, [input]);
+    const first = await toolActivities[scheduled.activity]!.executeWithOptions(
+      { ...scheduled.options, ...cancelOptions() },
+      [input],
+    );
     // A tool with two activities (exec: launch, then await) gets the second with the same input.
     if (!scheduled.then || !patched('tool-then-activity')) return first;
-    return await toolActivities[scheduled.then.activity]!.executeWithOptions({ ...scheduled.then.options, ...cancelOptions() }, [input]);
+    return await toolActivities[scheduled.then.activity]!.executeWithOptions(
+      { ...scheduled.then.options, ...cancelOptions() },
+      [input],
+    );
   } catch (err) {
     if (isCancellation(err) || !patched('tool-failure-observation')) throw err;
     const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -158,7 +173,10 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
 
   const accept = (event: UserEvent): boolean => {
     if (event.targetTurnId && event.targetTurnId !== turnId) {
-      log.info('ignoring event addressed to another turn', { messageId: event.messageId, targetTurnId: event.targetTurnId });
+      log.info('ignoring event addressed to another turn', {
+        messageId: event.messageId,
+        targetTurnId: event.targetTurnId,
+      });
       return false;
     }
     if (seenMessages.has(event.messageId)) return false;
@@ -208,10 +226,14 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   // (Both fields are absent in histories recorded before these steps existed: nothing runs.)
   const brief = input.prompt.text.slice(0, 2000);
   if (context.needsTitle) {
-    await gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [{ conversationId, turnId, prompt: brief, model: input.options.model }]);
+    await gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [
+      { conversationId, turnId, prompt: brief, model: input.options.model },
+    ]);
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
-    await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [{ conversationId, turnId, prompt: brief, model: input.options.model, pinned: PINNED_TOOLS }]);
+    await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [
+      { conversationId, turnId, prompt: brief, model: input.options.model, pinned: PINNED_TOOLS },
+    ]);
   }
 
   const native = input.options.model.protocol === 'native';
@@ -244,7 +266,11 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
 
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
-    const step = nextRound({ steerRequested, followupQueued: followupIn(pending) || followupIn(unconfirmed), exhausted: budget.exhausted });
+    const step = nextRound({
+      steerRequested,
+      followupQueued: followupIn(pending) || followupIn(unconfirmed),
+      exhausted: budget.exhausted,
+    });
     if (step.kind === 'stop') {
       completionPath = step.completionPath;
       break;
@@ -255,7 +281,9 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     const round = budget.used + (finalize ? 1 : 0);
     unconfirmed = [...unconfirmed, ...pending.splice(0)];
     if (finalize) steerRequested = false;
-    setCurrentDetails(`**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}\n\n${usageLine(usage)}`);
+    setCurrentDetails(
+      `**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}\n\n${usageLine(usage)}`,
+    );
 
     const decideInput = {
       conversationId,
@@ -266,12 +294,14 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       events: unconfirmed,
       iteration: budget.snapshot(),
       model: input.options.model,
-        ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
+      ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
       ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
     };
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
     const decideOnce = () =>
-      finalize ? decideActivity.executeWithOptions({ summary }, [decideInput]) : cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
+      finalize
+        ? decideActivity.executeWithOptions({ summary }, [decideInput])
+        : cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
     const outcome: RoundOutcome | undefined = await withinBudget(decideOnce);
     let result: RoundResult;
     if (outcome === undefined) {
@@ -285,10 +315,16 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
         result = { kind: 'final', action: outcome.action };
       } else {
         // Tool calls run one after another, each its own activity with the tool's timeout and retries.
-        const calls: ToolCallPlan[] = outcome.kind === 'tool' ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }] : outcome.calls;
+        const calls: ToolCallPlan[] =
+          outcome.kind === 'tool'
+            ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }]
+            : outcome.calls;
         let interrupted = false;
         for (const call of calls) {
-          interrupted = (await cancellable(() => runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }))) === undefined;
+          interrupted =
+            (await cancellable(() =>
+              runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }),
+            )) === undefined;
           if (interrupted) break;
         }
         const final = outcome.kind === 'tools' ? outcome.final : undefined;
@@ -296,7 +332,12 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
         result = { kind: 'tools', interrupted, ...(final ? { final: { action: final.action } } : {}) };
       }
     }
-    const next = afterRound(result, { finalize, failures, exhausted: budget.exhausted, followupArrived: followupIn(pending) });
+    const next = afterRound(result, {
+      finalize,
+      failures,
+      exhausted: budget.exhausted,
+      followupArrived: followupIn(pending),
+    });
     failures = next.failures;
     if (next.kind === 'done') completionPath = next.completionPath;
   }
@@ -328,7 +369,14 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   upsertSearchAttributes([{ key: TurnStatusKey, value: 'completed' }]);
   setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}`);
   return {
-    conversationId, turnId, turnIndex, workflowId, answer, completionPath, rounds: budget.used, usage,
+    conversationId,
+    turnId,
+    turnIndex,
+    workflowId,
+    answer,
+    completionPath,
+    rounds: budget.used,
+    usage,
     ...(compaction.count > 0 ? { compactions: compaction.count, compactionUsage: compaction.usage } : {}),
     leftoverEvents: pending.splice(0),
   };

@@ -20,9 +20,14 @@ export function makeCommitCompaction(deps: ActivityDeps) {
     const row = await loadCompaction(pool, conversationId, compactionId);
     if (!row) throw ApplicationFailure.nonRetryable(`compaction ${compactionId} has no plan`, 'CompactionNoPlan');
     const { cut } = row.plan as StoredPlan;
-    if (cut.kind === 'none') throw ApplicationFailure.nonRetryable(`compaction ${compactionId} was skipped`, 'CompactionSkipped');
+    if (cut.kind === 'none')
+      throw ApplicationFailure.nonRetryable(`compaction ${compactionId} was skipped`, 'CompactionSkipped');
     if (row.status === 'committed') return { blocks: 0, tokensAfter: cut.tokensAfter };
-    if (row.status !== 'summarized') throw ApplicationFailure.nonRetryable(`compaction ${compactionId} is ${row.status}, not summarised`, 'CompactionNotSummarised');
+    if (row.status !== 'summarized')
+      throw ApplicationFailure.nonRetryable(
+        `compaction ${compactionId} is ${row.status}, not summarised`,
+        'CompactionNotSummarised',
+      );
     const blocks = await loadBlocks(pool, conversationId);
     const batch = compactionBatch({
       compactionId,
@@ -33,23 +38,47 @@ export function makeCommitCompaction(deps: ActivityDeps) {
       coveredTurnIds: cut.coveredTurnIds,
       keptFromId: cut.keptFromId,
       summary: row.summary ?? '',
-      ...(cut.kind === 'mid_turn' && cut.cutBeforeId && row.prefixSummary ? { checkpoint: { text: row.prefixSummary, cutBeforeId: cut.cutBeforeId, prefixIds: cut.prefixIds } } : {}),
+      ...(cut.kind === 'mid_turn' && cut.cutBeforeId && row.prefixSummary
+        ? { checkpoint: { text: row.prefixSummary, cutBeforeId: cut.cutBeforeId, prefixIds: cut.prefixIds } }
+        : {}),
       tokensBefore: cut.tokensBefore,
       tokensAfter: cut.tokensAfter,
     });
     const { inserted } = await commitCompactionBatch(pool, conversationId, compactionId, batch);
-    const publisher = new StreamPublisher(pool, conversationId, { turnId: input.turnId, attempt: Context.current().info.attempt });
-    publisher.emit({ kind: 'compact', payload: { phase: 'committed', compactionId, kind: cut.kind, coveredTurns: cut.coveredTurnIds.length, tokensBefore: cut.tokensBefore, tokensAfter: cut.tokensAfter, blocks: batch.length } });
+    const publisher = new StreamPublisher(pool, conversationId, {
+      turnId: input.turnId,
+      attempt: Context.current().info.attempt,
+    });
+    publisher.emit({
+      kind: 'compact',
+      payload: {
+        phase: 'committed',
+        compactionId,
+        kind: cut.kind,
+        coveredTurns: cut.coveredTurnIds.length,
+        tokensBefore: cut.tokensBefore,
+        tokensAfter: cut.tokensAfter,
+        blocks: batch.length,
+      },
+    });
     await publisher.close();
     return { blocks: inserted, tokensAfter: cut.tokensAfter };
   };
 }
 
 export function makeRecordCompactionFailure(deps: ActivityDeps) {
-  return async function recordCompactionFailureActivity(input: CompactionInput & { error: string }): Promise<{ failures: number }> {
+  return async function recordCompactionFailureActivity(
+    input: CompactionInput & { error: string },
+  ): Promise<{ failures: number }> {
     const failures = await recordCompactionFailure(deps.db.pool, input.conversationId, input.compactionId, input.error);
-    const publisher = new StreamPublisher(deps.db.pool, input.conversationId, { turnId: input.turnId, attempt: Context.current().info.attempt });
-    publisher.emit({ kind: 'compact', payload: { phase: 'failed', compactionId: input.compactionId, error: input.error, failures } });
+    const publisher = new StreamPublisher(deps.db.pool, input.conversationId, {
+      turnId: input.turnId,
+      attempt: Context.current().info.attempt,
+    });
+    publisher.emit({
+      kind: 'compact',
+      payload: { phase: 'failed', compactionId: input.compactionId, error: input.error, failures },
+    });
     await publisher.close();
     return { failures };
   };

@@ -28,13 +28,35 @@ export function makePlanCompaction(deps: ActivityDeps) {
     // The provider said "too long" although the estimate fit: the estimate is low, so aim under it.
     const forced = input.reason === 'context_length' && input.estimate <= input.budget;
     const budget = forced ? Math.floor(input.estimate * 0.7) : input.budget;
-    const cut = planCut({ blocks, currentTurnId: input.turnId, budget, systemTokens: input.systemTokens, estimate: Math.max(input.estimate, budget + 1), charsPerToken: ratio });
+    const cut = planCut({
+      blocks,
+      currentTurnId: input.turnId,
+      budget,
+      systemTokens: input.systemTokens,
+      estimate: Math.max(input.estimate, budget + 1),
+      charsPerToken: ratio,
+    });
     const stored: StoredPlan = { cut, reason: input.reason, budget };
     const skipped = cut.kind === 'none' || cut.tokensAfter >= cut.tokensBefore;
     await savePlan(pool, conversationId, compactionId, input.turnId, skipped ? 'skipped' : 'planned', stored);
     const outcome = outcomeOf(stored);
-    const publisher = new StreamPublisher(pool, conversationId, { turnId: input.turnId, attempt: Context.current().info.attempt });
-    publisher.emit({ kind: 'compact', payload: { phase: outcome.status === 'planned' ? 'start' : 'skipped', compactionId, reason: input.reason, tokensBefore: input.estimate, budget: input.budget, ...(outcome.status === 'planned' ? { coveredTurns: outcome.coveredTurns.length, tokensAfter: outcome.tokensAfter } : {}) } });
+    const publisher = new StreamPublisher(pool, conversationId, {
+      turnId: input.turnId,
+      attempt: Context.current().info.attempt,
+    });
+    publisher.emit({
+      kind: 'compact',
+      payload: {
+        phase: outcome.status === 'planned' ? 'start' : 'skipped',
+        compactionId,
+        reason: input.reason,
+        tokensBefore: input.estimate,
+        budget: input.budget,
+        ...(outcome.status === 'planned'
+          ? { coveredTurns: outcome.coveredTurns.length, tokensAfter: outcome.tokensAfter }
+          : {}),
+      },
+    });
     await publisher.close();
     return outcome;
   };
@@ -48,7 +70,19 @@ export interface StoredPlan {
 
 function outcomeOf(p: StoredPlan): CompactionPlanOutcome {
   const c = p.cut;
-  if (c.kind === 'none') return { status: 'skipped', reason: c.reason === 'under_budget' ? 'no_visible_token_reduction' : c.reason, tokensBefore: 0 };
-  if (c.tokensAfter >= c.tokensBefore) return { status: 'skipped', reason: 'no_visible_token_reduction', tokensBefore: c.tokensBefore };
-  return { status: 'planned', kind: c.kind, coveredTurns: c.coveredTurnIds, tokensBefore: c.tokensBefore, tokensAfter: c.tokensAfter };
+  if (c.kind === 'none')
+    return {
+      status: 'skipped',
+      reason: c.reason === 'under_budget' ? 'no_visible_token_reduction' : c.reason,
+      tokensBefore: 0,
+    };
+  if (c.tokensAfter >= c.tokensBefore)
+    return { status: 'skipped', reason: 'no_visible_token_reduction', tokensBefore: c.tokensBefore };
+  return {
+    status: 'planned',
+    kind: c.kind,
+    coveredTurns: c.coveredTurnIds,
+    tokensBefore: c.tokensBefore,
+    tokensAfter: c.tokensAfter,
+  };
 }

@@ -29,29 +29,67 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     if (!row) throw ApplicationFailure.nonRetryable(`compaction ${compactionId} has no plan`, 'CompactionNoPlan');
     if (row.status !== 'planned') return { usage: row.usage ?? ZERO_USAGE, summaryChars: (row.summary ?? '').length };
     const { cut } = row.plan as StoredPlan;
-    if (cut.kind === 'none') throw ApplicationFailure.nonRetryable(`compaction ${compactionId} was skipped`, 'CompactionSkipped');
+    if (cut.kind === 'none')
+      throw ApplicationFailure.nonRetryable(`compaction ${compactionId} was skipped`, 'CompactionSkipped');
     const blocks = await loadBlocks(pool, conversationId);
     const byId = new Map(blocks.map((b) => [b.id, b]));
     const pick = (ids: readonly string[]) => ids.map((id) => byId.get(id)).filter((b): b is Block => b !== undefined);
     const provider = deps.provider(input.model);
     const publisher = new StreamPublisher(pool, conversationId, { turnId: input.turnId, attempt: ctx.info.attempt });
-    publisher.emit({ kind: 'compact', payload: { phase: 'summarising', compactionId, coveredBlocks: cut.coveredIds.length, prefixBlocks: cut.prefixIds.length, tokensBefore: cut.tokensBefore } });
+    publisher.emit({
+      kind: 'compact',
+      payload: {
+        phase: 'summarising',
+        compactionId,
+        coveredBlocks: cut.coveredIds.length,
+        prefixBlocks: cut.prefixIds.length,
+        tokensBefore: cut.tokensBefore,
+      },
+    });
     let usage = ZERO_USAGE;
     const call = async (kind: 'history' | 'turn_prefix', range: Block[]): Promise<string> => {
       const res = await summarize(provider, kind, range, input, ctx.cancellationSignal);
       usage = addUsage(usage, res.usage);
-      await recordRoundUsage(pool, publisher, { conversationId, turnId: input.turnId, round: 0, callKey: `${compactionId}/${kind}/${ctx.info.attempt}`, provider: provider.id, model: input.model.model ?? (provider as { model?: string }).model, usage: res.usage, purpose: 'compaction' });
-      if (!res.text.trim()) throw ApplicationFailure.retryable(`the summariser returned an empty ${kind} summary`, 'CompactionEmptySummary');
+      await recordRoundUsage(pool, publisher, {
+        conversationId,
+        turnId: input.turnId,
+        round: 0,
+        callKey: `${compactionId}/${kind}/${ctx.info.attempt}`,
+        provider: provider.id,
+        model: input.model.model ?? (provider as { model?: string }).model,
+        usage: res.usage,
+        purpose: 'compaction',
+      });
+      if (!res.text.trim())
+        throw ApplicationFailure.retryable(
+          `the summariser returned an empty ${kind} summary`,
+          'CompactionEmptySummary',
+        );
       return res.text.trim();
     };
     try {
-      const summary = await heartbeating(async () => {
-        const history = cut.coveredIds.length ? await call('history', pick(cut.coveredIds)) : '';
-        const prefix = cut.prefixIds.length ? await call('turn_prefix', pick(cut.prefixIds)) : null;
-        return { history, prefix };
-      }, () => ({ compactionId, phase: 'summarising' }));
-      await saveSummaries(pool, conversationId, compactionId, { summary: summary.history, prefixSummary: summary.prefix, usage });
-      publisher.emit({ kind: 'compact', payload: { phase: 'summarised', compactionId, summaryChars: summary.history.length + (summary.prefix?.length ?? 0), usage } });
+      const summary = await heartbeating(
+        async () => {
+          const history = cut.coveredIds.length ? await call('history', pick(cut.coveredIds)) : '';
+          const prefix = cut.prefixIds.length ? await call('turn_prefix', pick(cut.prefixIds)) : null;
+          return { history, prefix };
+        },
+        () => ({ compactionId, phase: 'summarising' }),
+      );
+      await saveSummaries(pool, conversationId, compactionId, {
+        summary: summary.history,
+        prefixSummary: summary.prefix,
+        usage,
+      });
+      publisher.emit({
+        kind: 'compact',
+        payload: {
+          phase: 'summarised',
+          compactionId,
+          summaryChars: summary.history.length + (summary.prefix?.length ?? 0),
+          usage,
+        },
+      });
       await publisher.close();
       return { usage, summaryChars: summary.history.length + (summary.prefix?.length ?? 0) };
     } catch (err) {
@@ -61,7 +99,13 @@ export function makeSummarizeRange(deps: ActivityDeps) {
   };
 }
 
-async function summarize(provider: ModelProvider, kind: 'history' | 'turn_prefix', range: Block[], input: CompactionInput, signal: AbortSignal): Promise<{ text: string; usage: Usage }> {
+async function summarize(
+  provider: ModelProvider,
+  kind: 'history' | 'turn_prefix',
+  range: Block[],
+  input: CompactionInput,
+  signal: AbortSignal,
+): Promise<{ text: string; usage: Usage }> {
   const { text: body, truncated } = summarizerInput(range);
   let text = '';
   let usage = ZERO_USAGE;

@@ -17,7 +17,15 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from './backend';
 import { defaultStateRoot } from './local';
-import { listOutputs, MOUNT, PROGRAM_FILE, prepareSandboxFiles, runtimeDirOf, SANDBOX_UID, sandboxEnv } from './sandbox-files';
+import {
+  listOutputs,
+  MOUNT,
+  PROGRAM_FILE,
+  prepareSandboxFiles,
+  runtimeDirOf,
+  SANDBOX_UID,
+  sandboxEnv,
+} from './sandbox-files';
 import { claimDir, exists, readText, writeOnce } from './state-dir';
 
 export const DEFAULT_EXEC_IMAGE = 'dreact-exec:local';
@@ -29,7 +37,14 @@ export interface DockerBackendOptions {
 }
 
 interface Inspect {
-  State: { Status: string; ExitCode: number; OOMKilled: boolean; StartedAt: string; FinishedAt: string; Error?: string };
+  State: {
+    Status: string;
+    ExitCode: number;
+    OOMKilled: boolean;
+    StartedAt: string;
+    FinishedAt: string;
+    Error?: string;
+  };
 }
 
 export function containerName(execId: string): string {
@@ -50,12 +65,25 @@ export class DockerBackend implements ExecBackend {
   }
 
   /** Runs the docker CLI; rejects with its stderr. */
-  cli(args: string[], opts: { maxBuffer?: number; signal?: AbortSignal } = {}): Promise<{ stdout: string; stderr: string }> {
+  cli(
+    args: string[],
+    opts: { maxBuffer?: number; signal?: AbortSignal } = {},
+  ): Promise<{ stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      execFile(this.docker, args, { maxBuffer: opts.maxBuffer ?? 16 * 1024 * 1024, ...(opts.signal ? { signal: opts.signal } : {}) }, (err, stdout, stderr) => {
-        if (err) reject(Object.assign(new Error(`docker ${args[0]}: ${String(stderr).trim() || err.message}`), { stderr: String(stderr) }));
-        else resolve({ stdout: String(stdout), stderr: String(stderr) });
-      });
+      execFile(
+        this.docker,
+        args,
+        { maxBuffer: opts.maxBuffer ?? 16 * 1024 * 1024, ...(opts.signal ? { signal: opts.signal } : {}) },
+        (err, stdout, stderr) => {
+          if (err)
+            reject(
+              Object.assign(new Error(`docker ${args[0]}: ${String(stderr).trim() || err.message}`), {
+                stderr: String(stderr),
+              }),
+            );
+          else resolve({ stdout: String(stdout), stderr: String(stderr) });
+        },
+      );
     });
   }
 
@@ -82,35 +110,61 @@ export class DockerBackend implements ExecBackend {
     await fs.writeFile(path.join(dir, 'wall_ms'), String(l.wallTimeMs));
     const env = Object.entries(sandboxEnv(spec)).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
     const args = [
-      'run', '--detach',
-      '--name', containerName(spec.execId),
-      '--label', `dreact.exec=${spec.execId}`,
-      '--label', `dreact.conversation=${spec.conversationId}`,
-      '--label', `dreact.turn=${spec.turnId}`,
-      '--network', 'none',
+      'run',
+      '--detach',
+      '--name',
+      containerName(spec.execId),
+      '--label',
+      `dreact.exec=${spec.execId}`,
+      '--label',
+      `dreact.conversation=${spec.conversationId}`,
+      '--label',
+      `dreact.turn=${spec.turnId}`,
+      '--network',
+      'none',
       '--read-only',
-      '--user', `${SANDBOX_UID}:${SANDBOX_UID}`,
-      '--cap-drop', 'ALL',
-      '--security-opt', 'no-new-privileges',
-      '--memory', String(l.memoryBytes),
-      '--memory-swap', String(l.memoryBytes),
-      '--pids-limit', String(l.maxProcesses),
-      '--cpus', String(l.cpus),
-      '--ulimit', `fsize=${l.maxFileBytes}`,
-      '--ulimit', 'nofile=256:256',
-      '--ulimit', 'core=0',
-      '--tmpfs', '/tmp:rw,nosuid,nodev,size=64m,mode=1777',
-      '--log-driver', 'json-file',
-      '--log-opt', `max-size=${Math.max(l.maxLogBytes, 16 * 1024)}`,
-      '--log-opt', 'max-file=1',
-      '--mount', `type=bind,src=${spec.workDir},dst=${MOUNT.work}`,
-      '--mount', `type=bind,src=${spec.outputDir},dst=${MOUNT.out}`,
-      '--mount', `type=bind,src=${spec.logDir},dst=${MOUNT.logs}`,
-      '--mount', `type=bind,src=${runtimeDir},dst=${MOUNT.runtime},readonly`,
-      '--workdir', MOUNT.work,
+      '--user',
+      `${SANDBOX_UID}:${SANDBOX_UID}`,
+      '--cap-drop',
+      'ALL',
+      '--security-opt',
+      'no-new-privileges',
+      '--memory',
+      String(l.memoryBytes),
+      '--memory-swap',
+      String(l.memoryBytes),
+      '--pids-limit',
+      String(l.maxProcesses),
+      '--cpus',
+      String(l.cpus),
+      '--ulimit',
+      `fsize=${l.maxFileBytes}`,
+      '--ulimit',
+      'nofile=256:256',
+      '--ulimit',
+      'core=0',
+      '--tmpfs',
+      '/tmp:rw,nosuid,nodev,size=64m,mode=1777',
+      '--log-driver',
+      'json-file',
+      '--log-opt',
+      `max-size=${Math.max(l.maxLogBytes, 16 * 1024)}`,
+      '--log-opt',
+      'max-file=1',
+      '--mount',
+      `type=bind,src=${spec.workDir},dst=${MOUNT.work}`,
+      '--mount',
+      `type=bind,src=${spec.outputDir},dst=${MOUNT.out}`,
+      '--mount',
+      `type=bind,src=${spec.logDir},dst=${MOUNT.logs}`,
+      '--mount',
+      `type=bind,src=${runtimeDir},dst=${MOUNT.runtime},readonly`,
+      '--workdir',
+      MOUNT.work,
       ...env,
       this.image,
-      '/usr/bin/python3', `${MOUNT.runtime}/${PROGRAM_FILE}`,
+      '/usr/bin/python3',
+      `${MOUNT.runtime}/${PROGRAM_FILE}`,
     ];
     try {
       await this.cli(args, signal ? { signal } : {});
@@ -154,7 +208,8 @@ export class DockerBackend implements ExecBackend {
     }
     const endedAt = s.FinishedAt.startsWith('0001') ? undefined : s.FinishedAt;
     const base = { exitCode: s.ExitCode, ...(startedAt ? { startedAt } : {}), ...(endedAt ? { endedAt } : {}) };
-    if (stopped !== undefined) return { state: stopped.startsWith('timeout') ? 'timed_out' : 'killed', reason: stopped, ...base };
+    if (stopped !== undefined)
+      return { state: stopped.startsWith('timeout') ? 'timed_out' : 'killed', reason: stopped, ...base };
     if (s.OOMKilled) return { state: 'exited', reason: 'out of memory: the container was OOM-killed', ...base };
     return { state: 'exited', ...base };
   }
@@ -173,7 +228,8 @@ export class DockerBackend implements ExecBackend {
   async collect(handle: ExecHandle, spec: ExecSpec): Promise<ExecCollected> {
     const dir = this.dirOf(handle.execId);
     const status = await this.status(handle);
-    if (status.state === 'running' || status.state === 'starting') throw new Error(`docker exec ${handle.execId}: collect while ${status.state}`);
+    if (status.state === 'running' || status.state === 'starting')
+      throw new Error(`docker exec ${handle.execId}: collect while ${status.state}`);
     const infraErrors: string[] = [];
     if (status.state === 'failed_to_start') infraErrors.push(status.reason ?? 'failed to start');
     let logTail = await readText(path.join(dir, 'log_tail'));
@@ -183,7 +239,10 @@ export class DockerBackend implements ExecBackend {
         return { stdout: '', stderr: '' };
       });
       const combined = Buffer.from(logs.stdout + logs.stderr, 'utf8');
-      logTail = combined.subarray(Math.max(0, combined.length - spec.limits.maxLogBytes)).toString('utf8').replace(/^\uFFFD+/, '');
+      logTail = combined
+        .subarray(Math.max(0, combined.length - spec.limits.maxLogBytes))
+        .toString('utf8')
+        .replace(/^\uFFFD+/, '');
       await writeOnce(path.join(dir, 'log_tail'), logTail);
     }
     const outputs = await listOutputs(spec.outputDir, spec.limits);
@@ -192,8 +251,8 @@ export class DockerBackend implements ExecBackend {
     await this.cli(['rm', '--force', '--volumes', handle.ref]).catch((err: Error) => {
       if (!/No such container/i.test(err.message)) throw err;
     });
-    const wallMs = status.startedAt && status.endedAt ? Date.parse(status.endedAt) - Date.parse(status.startedAt) : undefined;
+    const wallMs =
+      status.startedAt && status.endedAt ? Date.parse(status.endedAt) - Date.parse(status.startedAt) : undefined;
     return { status, logTail, ...outputs, infraErrors, ...(wallMs !== undefined ? { usage: { wallMs } } : {}) };
   }
-
 }

@@ -16,7 +16,18 @@ import { ApplicationFailure } from '@temporalio/common';
 import { blockId } from '../../core/timeline/block';
 import { assertSafeRelPath } from '../../core/timeline/paths';
 import { stableHash } from '../../core/ids';
-import { buildEnvelope, checkCode, declareExecPython, execIdFor, execPython, execSummary, mimeForFile, EXEC_DEFAULT_TIMEOUT_S, ExecPythonParamsSchema, type ExecPythonParams } from '../../core/exec';
+import {
+  buildEnvelope,
+  checkCode,
+  declareExecPython,
+  execIdFor,
+  execPython,
+  execSummary,
+  mimeForFile,
+  EXEC_DEFAULT_TIMEOUT_S,
+  ExecPythonParamsSchema,
+  type ExecPythonParams,
+} from '../../core/exec';
 import { createToolRegistry } from '../../core/tools';
 import type { AnyToolDeclaration, ToolRegistry } from '../../core/tools/registry';
 import { activityLog } from '../log';
@@ -46,7 +57,10 @@ export interface ExecToolOptions {
 }
 
 /** The backend DREACT_EXEC_BACKEND names. */
-export function execBackendFromEnv(env: NodeJS.ProcessEnv = process.env, extra: Record<string, () => ExecBackend> = {}): ExecBackend {
+export function execBackendFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  extra: Record<string, () => ExecBackend> = {},
+): ExecBackend {
   const name = env.DREACT_EXEC_BACKEND ?? 'local';
   if (extra[name]) return extra[name]();
   if (name === 'local') return new LocalBackend();
@@ -54,7 +68,9 @@ export function execBackendFromEnv(env: NodeJS.ProcessEnv = process.env, extra: 
   throw ApplicationFailure.create({
     type: 'ExecRefused',
     nonRetryable: true,
-    message: `DREACT_EXEC_BACKEND=${name}: no such exec backend in this worker (local | docker${Object.keys(extra).map((k) => ` | ${k}`).join('')})`,
+    message: `DREACT_EXEC_BACKEND=${name}: no such exec backend in this worker (local | docker${Object.keys(extra)
+      .map((k) => ` | ${k}`)
+      .join('')})`,
   });
 }
 
@@ -64,19 +80,30 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
   let backend = opts.backend;
   const getBackend = () => (backend ??= execBackendFromEnv(process.env, opts.backends));
   const workRoot = opts.workRoot ?? process.env.DREACT_EXEC_WORK_DIR ?? path.join(os.tmpdir(), 'dreact-exec-work');
-  const proxy = opts.proxy === false ? undefined : { tools: opts.proxy?.tools ?? builtinTools(), registry: opts.proxy?.registry ?? createToolRegistry() };
+  const proxy =
+    opts.proxy === false
+      ? undefined
+      : { tools: opts.proxy?.tools ?? builtinTools(), registry: opts.proxy?.registry ?? createToolRegistry() };
   const pollMs = opts.pollMs ?? 100;
   const declaration = declareExecPython(opts.backend?.name ?? process.env.DREACT_EXEC_BACKEND ?? 'local');
 
-  async function specFor(ctx: ToolContext, params: ExecPythonParams): Promise<{ spec: ExecSpec; code: ReturnType<typeof checkCode> }> {
+  async function specFor(
+    ctx: ToolContext,
+    params: ExecPythonParams,
+  ): Promise<{ spec: ExecSpec; code: ReturnType<typeof checkCode> }> {
     const callBlockId = blockId(ctx.turnId, 'react.tool.call', ctx.callId);
     const call = (await ctx.store.blocks()).find((b) => b.id === callBlockId);
     const recorded = call?.text ? (JSON.parse(call.text) as { code?: unknown }) : {};
     const code = checkCode(recorded.code);
     const execId = execIdFor(ctx.conversationId, ctx.callId);
-    const convDir = /^[A-Za-z0-9_-]{1,80}$/.test(ctx.conversationId) ? ctx.conversationId : `c-${stableHash(ctx.conversationId)}`;
+    const convDir = /^[A-Za-z0-9_-]{1,80}$/.test(ctx.conversationId)
+      ? ctx.conversationId
+      : `c-${stableHash(ctx.conversationId)}`;
     const base = path.join(workRoot, convDir, execId);
-    const wallTimeMs = params.timeout_s !== undefined ? params.timeout_s * 1000 : (opts.limits?.wallTimeMs ?? EXEC_DEFAULT_TIMEOUT_S * 1000);
+    const wallTimeMs =
+      params.timeout_s !== undefined
+        ? params.timeout_s * 1000
+        : (opts.limits?.wallTimeMs ?? EXEC_DEFAULT_TIMEOUT_S * 1000);
     const limits: ExecLimits = { ...DEFAULT_EXEC_LIMITS, ...opts.limits, wallTimeMs };
     const spec: ExecSpec = {
       execId,
@@ -96,7 +123,17 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
   async function ensureSupervisor(ctx: ToolContext, spec: ExecSpec): Promise<void> {
     if (!proxy || !spec.supervisorSocket || supervisors.has(spec.execId)) return;
     await fs.mkdir(path.dirname(spec.supervisorSocket), { recursive: true, mode: 0o711 });
-    const sup = new ToolSupervisor({ socketPath: spec.supervisorSocket, store: ctx.store, conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId, execId: spec.execId, tools: proxy.tools, registry: proxy.registry, now: ctx.now });
+    const sup = new ToolSupervisor({
+      socketPath: spec.supervisorSocket,
+      store: ctx.store,
+      conversationId: ctx.conversationId,
+      turnId: ctx.turnId,
+      callId: ctx.callId,
+      execId: spec.execId,
+      tools: proxy.tools,
+      registry: proxy.registry,
+      now: ctx.now,
+    });
     supervisors.set(spec.execId, sup);
     try {
       await sup.listen();
@@ -159,14 +196,30 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
           wait = Math.min(wait * 2, pollMs * 4);
         }
         const collected = await b.collect(handle, spec);
-        if (collected.logTail) ctx.stream('exec', { phase: 'output', execId: spec.execId, backend: b.name, text: collected.logTail });
+        if (collected.logTail)
+          ctx.stream('exec', { phase: 'output', execId: spec.execId, backend: b.name, text: collected.logTail });
         const storeErrors = await storeOutputs(ctx, spec, collected);
         const envelope = buildEnvelope({ turnId: ctx.turnId, contract: p.contract, collected, storeErrors });
         const summary = execSummary(b.name, envelope);
-        activityLog().info(summary, { execId: spec.execId, state: collected.status.state, exitCode: collected.status.exitCode });
-        ctx.stream('exec', { phase: 'finished', execId: spec.execId, backend: b.name, ok: envelope.ok, state: collected.status.state, summary });
+        activityLog().info(summary, {
+          execId: spec.execId,
+          state: collected.status.state,
+          exitCode: collected.status.exitCode,
+        });
+        ctx.stream('exec', {
+          phase: 'finished',
+          execId: spec.execId,
+          backend: b.name,
+          ok: envelope.ok,
+          state: collected.status.state,
+          summary,
+        });
         const { report_text: reportText, ...rest } = envelope;
-        return { ok: envelope.ok, text: reportText, meta: { ...rest, exec_id: spec.execId, backend: b.name, summary, usage: collected.usage ?? null } };
+        return {
+          ok: envelope.ok,
+          text: reportText,
+          meta: { ...rest, exec_id: spec.execId, backend: b.name, summary, usage: collected.usage ?? null },
+        };
       } finally {
         await closeSupervisor(spec.execId);
       }
@@ -188,10 +241,14 @@ async function waitTerminal(b: ExecBackend, h: ExecHandle, timeoutMs: number): P
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -220,7 +277,11 @@ async function materialiseWorkspace(ctx: ToolContext, spec: ExecSpec): Promise<v
 }
 
 /** Stores each collected output as a `file` artifact at `<turn>/outputs/<path>`; returns the files it could not store. */
-async function storeOutputs(ctx: ToolContext, spec: ExecSpec, collected: ExecCollected): Promise<Array<{ path: string; reason: string }>> {
+async function storeOutputs(
+  ctx: ToolContext,
+  spec: ExecSpec,
+  collected: ExecCollected,
+): Promise<Array<{ path: string; reason: string }>> {
   const errors: Array<{ path: string; reason: string }> = [];
   for (const f of collected.outputFiles) {
     let rel: string;
@@ -231,7 +292,10 @@ async function storeOutputs(ctx: ToolContext, spec: ExecSpec, collected: ExecCol
       continue;
     }
     if (f.sizeBytes > EXEC_MAX_ARTIFACT_BYTES) {
-      errors.push({ path: f.path, reason: `${f.sizeBytes} bytes, over the ${EXEC_MAX_ARTIFACT_BYTES}-byte artifact cap` });
+      errors.push({
+        path: f.path,
+        reason: `${f.sizeBytes} bytes, over the ${EXEC_MAX_ARTIFACT_BYTES}-byte artifact cap`,
+      });
       continue;
     }
     let bytes: Buffer;
@@ -252,7 +316,9 @@ async function storeOutputs(ctx: ToolContext, spec: ExecSpec, collected: ExecCol
       key: `${spec.turnId}/outputs/${rel}`,
       turnId: spec.turnId,
       mime: mimeForFile(rel).mime,
-      ...(isText ? { content: text } : { payload: { encoding: 'base64', size_bytes: bytes.length, data: bytes.toString('base64') } }),
+      ...(isText
+        ? { content: text }
+        : { payload: { encoding: 'base64', size_bytes: bytes.length, data: bytes.toString('base64') } }),
       createdBy: ctx.callId,
     });
   }

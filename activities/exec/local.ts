@@ -17,7 +17,16 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from './backend';
 import { claimDir, exists, readText, writeOnce } from './state-dir';
-import { listOutputs, MOUNT, PROGRAM_FILE, prepareSandboxFiles, readTail, runtimeDirOf, SANDBOX_UID, sandboxEnv } from './sandbox-files';
+import {
+  listOutputs,
+  MOUNT,
+  PROGRAM_FILE,
+  prepareSandboxFiles,
+  readTail,
+  runtimeDirOf,
+  SANDBOX_UID,
+  sandboxEnv,
+} from './sandbox-files';
 
 /** Seconds a launched exec may go without a pid file before it counts as failed to start. */
 const START_GRACE_MS = 15_000;
@@ -105,8 +114,21 @@ export class LocalBackend implements ExecBackend {
   private limitPrefix(spec: ExecSpec): string[] {
     const l = spec.limits;
     const cpuSeconds = Math.max(1, Math.ceil((l.wallTimeMs / 1000) * Math.max(l.cpus, 0.1)) + 1);
-    const drop = process.getuid?.() === 0 ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--'] : [];
-    return [...drop, 'prlimit', `--as=${l.memoryBytes}`, `--nproc=${l.maxProcesses}`, `--fsize=${l.maxFileBytes}`, `--cpu=${cpuSeconds}`, '--nofile=256', '--core=0', '--'];
+    const drop =
+      process.getuid?.() === 0
+        ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--']
+        : [];
+    return [
+      ...drop,
+      'prlimit',
+      `--as=${l.memoryBytes}`,
+      `--nproc=${l.maxProcesses}`,
+      `--fsize=${l.maxFileBytes}`,
+      `--cpu=${cpuSeconds}`,
+      '--nofile=256',
+      '--core=0',
+      '--',
+    ];
   }
 
   private bwrapCommand(spec: ExecSpec, runtimeDir: string): string[] {
@@ -120,22 +142,42 @@ export class LocalBackend implements ExecBackend {
       '--die-with-parent',
       '--new-session',
       '--as-pid-1', // the program is PID 1: nothing else inside to signal or ptrace; its end ends the namespace
-      '--uid', String(SANDBOX_UID),
-      '--gid', String(SANDBOX_UID),
-      '--hostname', 'sandbox',
-      '--cap-drop', 'ALL',
-      '--ro-bind', '/usr', '/usr',
+      '--uid',
+      String(SANDBOX_UID),
+      '--gid',
+      String(SANDBOX_UID),
+      '--hostname',
+      'sandbox',
+      '--cap-drop',
+      'ALL',
+      '--ro-bind',
+      '/usr',
+      '/usr',
       ...sys,
-      '--proc', '/proc',
-      '--dev', '/dev',
-      '--tmpfs', '/tmp',
-      '--dir', '/workspace',
-      '--bind', spec.workDir, MOUNT.work,
-      '--bind', spec.outputDir, MOUNT.out,
-      '--bind', spec.logDir, MOUNT.logs,
-      '--ro-bind', runtimeDir, MOUNT.runtime,
-      '--remount-ro', '/',
-      '--chdir', MOUNT.work,
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--tmpfs',
+      '/tmp',
+      '--dir',
+      '/workspace',
+      '--bind',
+      spec.workDir,
+      MOUNT.work,
+      '--bind',
+      spec.outputDir,
+      MOUNT.out,
+      '--bind',
+      spec.logDir,
+      MOUNT.logs,
+      '--ro-bind',
+      runtimeDir,
+      MOUNT.runtime,
+      '--remount-ro',
+      '/',
+      '--chdir',
+      MOUNT.work,
       '--clearenv',
       ...env,
       '--',
@@ -146,9 +188,22 @@ export class LocalBackend implements ExecBackend {
 
   /** DREACT_EXEC_UNSAFE_LOCAL=1 without bubblewrap: limits and a clean environment, NO isolation. */
   private unsafeCommand(spec: ExecSpec, runtimeDir: string): string[] {
-    const env: Record<string, string> = { ...sandboxEnv(spec), OUTPUT_DIR: spec.outputDir, LOG_DIR: spec.logDir, PYTHONPATH: runtimeDir };
+    const env: Record<string, string> = {
+      ...sandboxEnv(spec),
+      OUTPUT_DIR: spec.outputDir,
+      LOG_DIR: spec.logDir,
+      PYTHONPATH: runtimeDir,
+    };
     if (spec.supervisorSocket) env.DREACT_SUPERVISOR_SOCKET = spec.supervisorSocket;
-    return [...this.limitPrefix(spec), 'env', '-i', `--chdir=${spec.workDir}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/usr/bin/python3', path.join(runtimeDir, PROGRAM_FILE)];
+    return [
+      ...this.limitPrefix(spec),
+      'env',
+      '-i',
+      `--chdir=${spec.workDir}`,
+      ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      '/usr/bin/python3',
+      path.join(runtimeDir, PROGRAM_FILE),
+    ];
   }
 
   async status(handle: ExecHandle): Promise<ExecStatus> {
@@ -161,16 +216,29 @@ export class LocalBackend implements ExecBackend {
       const code = Number(exit.trim());
       const endedAt = (await fs.stat(path.join(dir, 'exit'))).mtime.toISOString();
       if (stopped !== undefined) return { state: 'killed', exitCode: code, reason: stopped.trim(), startedAt, endedAt };
-      if (code === TIMEOUT_EXIT) return { state: 'timed_out', exitCode: code, reason: 'the program exceeded its wall-time limit and was killed', startedAt, endedAt };
+      if (code === TIMEOUT_EXIT)
+        return {
+          state: 'timed_out',
+          exitCode: code,
+          reason: 'the program exceeded its wall-time limit and was killed',
+          startedAt,
+          endedAt,
+        };
       return { state: 'exited', exitCode: code, startedAt, endedAt };
     }
     if (!started) {
       const age = Date.now() - (await fs.stat(dir)).mtimeMs;
       if (stopped !== undefined) return { state: 'killed', reason: stopped.trim() };
-      return age < START_GRACE_MS ? { state: 'starting' } : { state: 'failed_to_start', reason: 'the sandbox wrapper never started' };
+      return age < START_GRACE_MS
+        ? { state: 'starting' }
+        : { state: 'failed_to_start', reason: 'the sandbox wrapper never started' };
     }
     if (await alive(started.pid, started.ticks)) return { state: 'running', startedAt };
-    return { state: 'killed', reason: stopped?.trim() ?? 'the sandbox ended without an exit code (killed outside the runtime)', startedAt };
+    return {
+      state: 'killed',
+      reason: stopped?.trim() ?? 'the sandbox ended without an exit code (killed outside the runtime)',
+      startedAt,
+    };
   }
 
   async stop(handle: ExecHandle, reason: string): Promise<void> {
@@ -196,13 +264,16 @@ export class LocalBackend implements ExecBackend {
 
   async collect(handle: ExecHandle, spec: ExecSpec): Promise<ExecCollected> {
     const status = await this.status(handle);
-    if (status.state === 'running' || status.state === 'starting') throw new Error(`local exec ${handle.execId}: collect while ${status.state}`);
+    if (status.state === 'running' || status.state === 'starting')
+      throw new Error(`local exec ${handle.execId}: collect while ${status.state}`);
     const infraErrors: string[] = [];
     if (status.state === 'failed_to_start') infraErrors.push(status.reason ?? 'failed to start');
     const logTail = await readTail(path.join(handle.ref, 'user.log'), spec.limits.maxLogBytes);
-    if (status.state === 'exited' && status.exitCode === 1 && /^bwrap: /m.test(logTail)) infraErrors.push(`bubblewrap: ${/^bwrap: (.*)$/m.exec(logTail)![1]}`);
+    if (status.state === 'exited' && status.exitCode === 1 && /^bwrap: /m.test(logTail))
+      infraErrors.push(`bubblewrap: ${/^bwrap: (.*)$/m.exec(logTail)![1]}`);
     const outputs = await listOutputs(spec.outputDir, spec.limits);
-    const wallMs = status.startedAt && status.endedAt ? Date.parse(status.endedAt) - Date.parse(status.startedAt) : undefined;
+    const wallMs =
+      status.startedAt && status.endedAt ? Date.parse(status.endedAt) - Date.parse(status.startedAt) : undefined;
     return { status, logTail, ...outputs, infraErrors, ...(wallMs !== undefined ? { usage: { wallMs } } : {}) };
   }
 }
@@ -220,8 +291,6 @@ function systemEntry(top: string): string[] {
     throw err;
   }
 }
-
-
 
 async function readPid(dir: string): Promise<{ pid: number; ticks: string; at: string } | undefined> {
   const p = path.join(dir, 'pid');

@@ -11,7 +11,12 @@ import type { ExecCollected, ExecLimits, ExecSpec } from './backend';
 /** UID/GID the program runs as (nobody). */
 export const SANDBOX_UID = 65534;
 /** Mount points inside the sandbox (the only four: work, outputs, logs, runtime with the supervisor socket). */
-export const MOUNT = { work: '/workspace/work', out: '/workspace/out', logs: '/workspace/logs', runtime: '/runtime' } as const;
+export const MOUNT = {
+  work: '/workspace/work',
+  out: '/workspace/out',
+  logs: '/workspace/logs',
+  runtime: '/runtime',
+} as const;
 export const PROGRAM_FILE = 'main.py';
 const HELPER_SOURCE = path.join(__dirname, 'proxy', 'dreact_tools.py');
 
@@ -67,7 +72,9 @@ export function sandboxEnv(spec: ExecSpec): Record<string, string> {
     PYTHONPATH: MOUNT.runtime,
     PYTHONDONTWRITEBYTECODE: '1',
     PYTHONUNBUFFERED: '1',
-    ...(spec.supervisorSocket ? { DREACT_SUPERVISOR_SOCKET: `${MOUNT.runtime}/${path.basename(spec.supervisorSocket)}` } : {}),
+    ...(spec.supervisorSocket
+      ? { DREACT_SUPERVISOR_SOCKET: `${MOUNT.runtime}/${path.basename(spec.supervisorSocket)}` }
+      : {}),
   };
 }
 
@@ -97,7 +104,10 @@ export async function readTail(file: string, maxBytes: number): Promise<string> 
  * dropped with a reason and never opened), at most `maxOutputFiles`, `maxOutputBytes` in total,
  * none over `maxFileBytes`. Paths are relative, sorted.
  */
-export async function listOutputs(outputDir: string, limits: ExecLimits): Promise<Pick<ExecCollected, 'outputFiles' | 'dropped'>> {
+export async function listOutputs(
+  outputDir: string,
+  limits: ExecLimits,
+): Promise<Pick<ExecCollected, 'outputFiles' | 'dropped'>> {
   const found: Array<{ path: string; sizeBytes: number }> = [];
   const dropped: Array<{ path: string; reason: string }> = [];
   const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
@@ -122,9 +132,12 @@ export async function listOutputs(outputDir: string, limits: ExecLimits): Promis
   const outputFiles: Array<{ path: string; sizeBytes: number }> = [];
   let total = 0;
   for (const f of found) {
-    if (f.sizeBytes > limits.maxFileBytes) dropped.push({ path: f.path, reason: `${f.sizeBytes} bytes, over the ${limits.maxFileBytes}-byte file cap` });
-    else if (outputFiles.length >= limits.maxOutputFiles) dropped.push({ path: f.path, reason: `over the ${limits.maxOutputFiles}-file output cap` });
-    else if (total + f.sizeBytes > limits.maxOutputBytes) dropped.push({ path: f.path, reason: `over the ${limits.maxOutputBytes}-byte output cap` });
+    if (f.sizeBytes > limits.maxFileBytes)
+      dropped.push({ path: f.path, reason: `${f.sizeBytes} bytes, over the ${limits.maxFileBytes}-byte file cap` });
+    else if (outputFiles.length >= limits.maxOutputFiles)
+      dropped.push({ path: f.path, reason: `over the ${limits.maxOutputFiles}-file output cap` });
+    else if (total + f.sizeBytes > limits.maxOutputBytes)
+      dropped.push({ path: f.path, reason: `over the ${limits.maxOutputBytes}-byte output cap` });
     else {
       outputFiles.push(f);
       total += f.sizeBytes;

@@ -84,14 +84,23 @@ const HINT: Partial<Record<ProviderErrorKind, string>> = {
 
 export function classifyAnthropicError(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof APIUserAbortError) return new ProviderError('aborted', 'Anthropic request aborted', { cause: err });
-  if (err instanceof APIConnectionTimeoutError) return new ProviderError('timeout', `Anthropic request timed out: ${err.message}`, { cause: err });
-  if (err instanceof APIConnectionError) return new ProviderError('network', `Anthropic connection error: ${err.message}`, { cause: err });
+  if (err instanceof APIUserAbortError)
+    return new ProviderError('aborted', 'Anthropic request aborted', { cause: err });
+  if (err instanceof APIConnectionTimeoutError)
+    return new ProviderError('timeout', `Anthropic request timed out: ${err.message}`, { cause: err });
+  if (err instanceof APIConnectionError)
+    return new ProviderError('network', `Anthropic connection error: ${err.message}`, { cause: err });
   if (err instanceof APIError) {
     const status = typeof err.status === 'number' ? err.status : undefined;
-    const classified = status !== undefined ? kindFromStatus(status) : kindFromType(err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type);
+    const classified =
+      status !== undefined
+        ? kindFromStatus(status)
+        : kindFromType(err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type);
     // A request longer than the context window is its own kind: the turn compacts and retries.
-    const kind = (status === 400 || status === 413 || classified === 'bad_request') && isContextLengthMessage(apiDetail(err)) ? 'context_length' : classified;
+    const kind =
+      (status === 400 || status === 413 || classified === 'bad_request') && isContextLengthMessage(apiDetail(err))
+        ? 'context_length'
+        : classified;
     const where = status !== undefined ? `HTTP ${status}` : 'stream error event';
     return new ProviderError(kind, `Anthropic API ${where} ${apiDetail(err)}${HINT[kind] ?? ''}`, {
       status,
@@ -102,7 +111,8 @@ export function classifyAnthropicError(err: unknown): ProviderError {
   if (err instanceof Error && (err.name === 'AbortError' || err.name === 'APIUserAbortError')) {
     return new ProviderError('aborted', 'Anthropic request aborted', { cause: err });
   }
-  if (err instanceof SyntaxError) return new ProviderError('protocol', `Anthropic stream sent invalid JSON: ${err.message}`, { cause: err });
+  if (err instanceof SyntaxError)
+    return new ProviderError('protocol', `Anthropic stream sent invalid JSON: ${err.message}`, { cause: err });
   // undici: "terminated" / "other side closed" / ECONNRESET when the socket dies mid-body.
   const message = err instanceof Error ? err.message : String(err);
   return new ProviderError('network', `Anthropic stream failed: ${message}`, { cause: err });

@@ -39,21 +39,41 @@ function mapPart(part: ContentPart, cache: boolean): ContentBlockParam {
       return { type: 'text', text: part.text, ...cc };
     case 'image':
       if (!['image/jpeg', 'image/png', 'image/gif', 'image/webp'].includes(part.mime)) {
-        throw new Error(`Anthropic does not accept image type "${part.mime}" (expected image/jpeg, image/png, image/gif or image/webp)`);
+        throw new Error(
+          `Anthropic does not accept image type "${part.mime}" (expected image/jpeg, image/png, image/gif or image/webp)`,
+        );
       }
-      return { type: 'image', source: { type: 'base64', media_type: part.mime as 'image/png', data: part.base64 }, ...cc };
+      return {
+        type: 'image',
+        source: { type: 'base64', media_type: part.mime as 'image/png', data: part.base64 },
+        ...cc,
+      };
     case 'document':
       if (part.mime === 'application/pdf') {
-        return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: part.base64 }, ...cc };
+        return {
+          type: 'document',
+          source: { type: 'base64', media_type: 'application/pdf', data: part.base64 },
+          ...cc,
+        };
       }
       if (part.mime.startsWith('text/')) {
-        return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(part.base64, 'base64').toString('utf8') }, ...cc };
+        return {
+          type: 'document',
+          source: { type: 'text', media_type: 'text/plain', data: Buffer.from(part.base64, 'base64').toString('utf8') },
+          ...cc,
+        };
       }
       throw new Error(`Anthropic does not accept document type "${part.mime}" (expected application/pdf or text/*)`);
     case 'tool_use':
       return { type: 'tool_use', id: part.id, name: part.name, input: part.input ?? {}, ...cc };
     case 'tool_result':
-      return { type: 'tool_result', tool_use_id: part.toolUseId, content: part.content, ...(part.isError ? { is_error: true } : {}), ...cc };
+      return {
+        type: 'tool_result',
+        tool_use_id: part.toolUseId,
+        content: part.content,
+        ...(part.isError ? { is_error: true } : {}),
+        ...cc,
+      };
   }
 }
 
@@ -78,12 +98,16 @@ function requestedBreakpoints(request: ModelRequest): string[] {
 }
 
 function mapMessage(m: ModelMessage, i: number, keep: ReadonlySet<string>): Anthropic.Messages.MessageParam {
-  if (m.content.length === 0) throw new Error(`message ${i} (${m.role}) has no content parts; Anthropic rejects empty messages`);
+  if (m.content.length === 0)
+    throw new Error(`message ${i} (${m.role}) has no content parts; Anthropic rejects empty messages`);
   return { role: m.role, content: m.content.map((p, j) => mapPart(p, keep.has(`m:${i}:${j}`))) };
 }
 
 /** Maps a ModelRequest to streaming `messages.create` params. Throws a clear Error on unmappable input. */
-export function toAnthropicParams(request: ModelRequest, defaults: RequestDefaults): { params: MessageCreateParams & { temperature?: number }; warnings: ProviderWarning[] } {
+export function toAnthropicParams(
+  request: ModelRequest,
+  defaults: RequestDefaults,
+): { params: MessageCreateParams & { temperature?: number }; warnings: ProviderWarning[] } {
   const warnings: ProviderWarning[] = [];
   const requested = requestedBreakpoints(request);
   const kept = requested.slice(-MAX_CACHE_BREAKPOINTS);
@@ -96,7 +120,11 @@ export function toAnthropicParams(request: ModelRequest, defaults: RequestDefaul
     });
   }
   const keep = new Set(kept);
-  const system: TextBlockParam[] = request.system.map((s, i) => ({ type: 'text', text: s.text, ...(keep.has(`s:${i}`) ? { cache_control: EPHEMERAL } : {}) }));
+  const system: TextBlockParam[] = request.system.map((s, i) => ({
+    type: 'text',
+    text: s.text,
+    ...(keep.has(`s:${i}`) ? { cache_control: EPHEMERAL } : {}),
+  }));
   const maxTokens = request.maxTokens ?? defaults.maxTokens;
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new Error(`maxTokens must be a positive integer (got ${String(maxTokens)})`);

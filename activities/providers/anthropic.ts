@@ -17,7 +17,16 @@
  * ANTHROPIC_BASE_URL; API key ← option or ANTHROPIC_API_KEY.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { ProviderError, ZERO_USAGE, type ModelProvider, type ModelRequest, type StopReason, type StreamOptions, type StreamPart, type Usage } from '../../core/model/provider';
+import {
+  ProviderError,
+  ZERO_USAGE,
+  type ModelProvider,
+  type ModelRequest,
+  type StopReason,
+  type StreamOptions,
+  type StreamPart,
+  type Usage,
+} from '../../core/model/provider';
 import { classifyAnthropicError } from './anthropic-errors';
 import { toAnthropicParams, type ProviderWarning } from './anthropic-request';
 import { activityLog } from '../log';
@@ -88,7 +97,9 @@ function parseToolInput(json: string): { ok: true; input: unknown } | { ok: fals
   }
 }
 
-export function createAnthropicProvider(options: AnthropicProviderOptions = {}): ModelProvider & { readonly model: string; readonly client: Anthropic } {
+export function createAnthropicProvider(
+  options: AnthropicProviderOptions = {},
+): ModelProvider & { readonly model: string; readonly client: Anthropic } {
   const model = options.model ?? process.env.DREACT_MODEL ?? DEFAULT_ANTHROPIC_MODEL;
   const client =
     options.client ??
@@ -106,7 +117,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     for (const w of warnings) onWarning(w);
     const signal = opts.signal;
     let usage: Usage = ZERO_USAGE;
-    const aborted = (cause?: unknown) => new ProviderError('aborted', 'Anthropic request aborted by the caller', cause !== undefined ? { cause } : {});
+    const aborted = (cause?: unknown) =>
+      new ProviderError('aborted', 'Anthropic request aborted by the caller', cause !== undefined ? { cause } : {});
     if (signal?.aborted) throw aborted();
     let stopReason: StopReason = 'other';
     let stopped = false;
@@ -131,7 +143,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
               if (ev.delta.text !== '') yield { type: 'text-delta', text: ev.delta.text };
             } else if (ev.delta.type === 'input_json_delta') {
               const t = tools.get(ev.index);
-              if (!t) throw new ProviderError('protocol', `input_json_delta for block ${ev.index} without a tool_use start`);
+              if (!t)
+                throw new ProviderError('protocol', `input_json_delta for block ${ev.index} without a tool_use start`);
               t.json += ev.delta.partial_json;
             }
             break;

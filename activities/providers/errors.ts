@@ -23,7 +23,9 @@ export function providerFailureType(kind: ProviderErrorKind): string {
 }
 
 /** Failure types that are never retried (for RetryPolicy.nonRetryableErrorTypes). */
-export const NON_RETRYABLE_PROVIDER_FAILURE_TYPES: readonly string[] = (['bad_request', 'context_length', 'auth', 'permission', 'not_found', 'protocol', 'aborted'] as const).map(providerFailureType);
+export const NON_RETRYABLE_PROVIDER_FAILURE_TYPES: readonly string[] = (
+  ['bad_request', 'context_length', 'auth', 'permission', 'not_found', 'protocol', 'aborted'] as const
+).map(providerFailureType);
 
 export interface ProviderFailureDetails {
   kind: ProviderErrorKind;
@@ -32,7 +34,11 @@ export interface ProviderFailureDetails {
 }
 
 export function providerErrorToFailure(err: ProviderError): ApplicationFailure {
-  const details: ProviderFailureDetails = { kind: err.kind, status: err.status ?? null, retryAfterMs: err.retryAfterMs ?? null };
+  const details: ProviderFailureDetails = {
+    kind: err.kind,
+    status: err.status ?? null,
+    retryAfterMs: err.retryAfterMs ?? null,
+  };
   const message = err.retryable ? err.message : `${err.message} [non-retryable: ${err.kind}]`;
   return ApplicationFailure.create({
     message,
@@ -40,7 +46,9 @@ export function providerErrorToFailure(err: ProviderError): ApplicationFailure {
     nonRetryable: !err.retryable,
     details: [details],
     // Only a positive delay: Temporal (server 1.29.1) reads nextRetryDelay 0 as "no more retries".
-    ...(err.retryable && err.retryAfterMs !== undefined && err.retryAfterMs > 0 ? { nextRetryDelay: err.retryAfterMs } : {}),
+    ...(err.retryable && err.retryAfterMs !== undefined && err.retryAfterMs > 0
+      ? { nextRetryDelay: err.retryAfterMs }
+      : {}),
     cause: err,
   });
 }

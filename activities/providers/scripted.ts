@@ -3,7 +3,14 @@
  * failure injection. The response for a call is picked by round (1-based) from the script;
  * `{{event}}` expands to the latest followup/steer text given in the request metadata.
  */
-import { ProviderError, type ModelProvider, type ModelRequest, type StreamOptions, type StreamPart, type Usage } from '../../core/model/provider';
+import {
+  ProviderError,
+  type ModelProvider,
+  type ModelRequest,
+  type StreamOptions,
+  type StreamPart,
+  type Usage,
+} from '../../core/model/provider';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
 import { BUILTIN_SCRIPTS } from './scripts';
 import { extractiveSummary } from '../../core/compaction/prompt';
@@ -12,7 +19,11 @@ export function resolveScript(script: string | ScriptSpec | undefined): ScriptSp
   if (script === undefined) return ScriptSpecSchema.parse(BUILTIN_SCRIPTS.demo);
   if (typeof script === 'string') {
     const named = BUILTIN_SCRIPTS[script];
-    if (!named) throw new ProviderError('bad_request', `unknown scripted model script "${script}" (known: ${Object.keys(BUILTIN_SCRIPTS).join(', ')})`);
+    if (!named)
+      throw new ProviderError(
+        'bad_request',
+        `unknown scripted model script "${script}" (known: ${Object.keys(BUILTIN_SCRIPTS).join(', ')})`,
+      );
     return ScriptSpecSchema.parse(named);
   }
   return ScriptSpecSchema.parse(script);
@@ -51,24 +62,52 @@ export function createScriptedProvider(script: ScriptSpec): ModelProvider {
       }
       if (meta.purpose === 'summarize') {
         // Compaction's summariser: a deterministic summary in the layout, from the input alone.
-        const input = request.messages.flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : ''))).join('\n');
+        const input = request.messages
+          .flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : '')))
+          .join('\n');
         const text = extractiveSummary(input, request.maxTokens * 3);
-        if (script.latencyMs + script.summaryLatencyMs > 0) await sleep(script.latencyMs + script.summaryLatencyMs, options.signal);
+        if (script.latencyMs + script.summaryLatencyMs > 0)
+          await sleep(script.latencyMs + script.summaryLatencyMs, options.signal);
         yield { type: 'text-delta', text };
-        yield { type: 'finish', stopReason: 'end_turn', usage: { inputTokens: estimateTokens(request), outputTokens: Math.ceil(text.length / 4), cacheReadTokens: 0, cacheWriteTokens: 0 } };
+        yield {
+          type: 'finish',
+          stopReason: 'end_turn',
+          usage: {
+            inputTokens: estimateTokens(request),
+            outputTokens: Math.ceil(text.length / 4),
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+          },
+        };
         return;
       }
       const attempt = Number(meta.attempt ?? 1);
-      if (attempt <= script.failAttempts) throw new ProviderError('overloaded', `scripted overload (attempt ${attempt} of ${script.failAttempts} injected failures)`, { status: 529, retryAfterMs: 200 });
+      if (attempt <= script.failAttempts)
+        throw new ProviderError(
+          'overloaded',
+          `scripted overload (attempt ${attempt} of ${script.failAttempts} injected failures)`,
+          { status: 529, retryAfterMs: 200 },
+        );
       const round = Math.max(1, Number(meta.round ?? 1));
-      const template = meta.mode === 'finalize' ? script.finalize ?? DEFAULT_FINALIZE : script.rounds[Math.min(round, script.rounds.length) - 1]!;
-      const text = template.replaceAll('{{event}}', String(meta.lastEventText ?? '')).replaceAll('{{round}}', String(round)).replaceAll('{{turn}}', String(meta.turnId ?? ''));
+      const template =
+        meta.mode === 'finalize'
+          ? (script.finalize ?? DEFAULT_FINALIZE)
+          : script.rounds[Math.min(round, script.rounds.length) - 1]!;
+      const text = template
+        .replaceAll('{{event}}', String(meta.lastEventText ?? ''))
+        .replaceAll('{{round}}', String(round))
+        .replaceAll('{{turn}}', String(meta.turnId ?? ''));
       for (let i = 0; i < text.length; i += script.chunkSize) {
         if (script.latencyMs > 0) await sleep(script.latencyMs, options.signal);
         else if (options.signal?.aborted) throw new ProviderError('aborted', 'model call aborted');
         yield { type: 'text-delta', text: text.slice(i, i + script.chunkSize) };
       }
-      const usage: Usage = { inputTokens: estimateTokens(request), outputTokens: Math.ceil(text.length / 4), cacheReadTokens: 0, cacheWriteTokens: 0 };
+      const usage: Usage = {
+        inputTokens: estimateTokens(request),
+        outputTokens: Math.ceil(text.length / 4),
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      };
       yield { type: 'finish', stopReason: 'end_turn', usage };
     },
   };
@@ -79,12 +118,24 @@ export function createScriptedProvider(script: ScriptSpec): ModelProvider {
  * call when forced, else JSON text. A script with a `structured` map but no entry for the name
  * refuses (400); a script without the map answers with its first round's text (one latency step).
  */
-async function* structuredReply(script: ScriptSpec, request: ModelRequest, signal?: AbortSignal): AsyncGenerator<StreamPart> {
+async function* structuredReply(
+  script: ScriptSpec,
+  request: ModelRequest,
+  signal?: AbortSignal,
+): AsyncGenerator<StreamPart> {
   const name = String(request.metadata?.name ?? '');
   const value = script.structured?.[name];
-  const usage: Usage = { inputTokens: estimateTokens(request), outputTokens: 16, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const usage: Usage = {
+    inputTokens: estimateTokens(request),
+    outputTokens: 16,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
   if (value === undefined) {
-    if (script.structured) throw new ProviderError('bad_request', `the scripted model has no structured reply for "${name}"`, { status: 400 });
+    if (script.structured)
+      throw new ProviderError('bad_request', `the scripted model has no structured reply for "${name}"`, {
+        status: 400,
+      });
     if (script.latencyMs > 0) await sleep(script.latencyMs, signal);
     yield { type: 'text-delta', text: script.rounds[0]! };
     yield { type: 'finish', stopReason: 'end_turn', usage };

@@ -5,7 +5,8 @@ import type { ScriptSpecSchema } from '../../core/turn/contracts';
 type ScriptInput = z.input<typeof ScriptSpecSchema>;
 
 const thinking = (t: string) => `<channel:thinking>${t}</channel:thinking>`;
-const decision = (obj: unknown) => `<channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
+const decision = (obj: unknown) =>
+  `<channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
 
 export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   /** Two tool rounds (write a note, read it back), then a streamed answer. */
@@ -15,9 +16,25 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
     latencyMs: 15,
     rounds: [
       thinking('I will keep a short note of the plan in the turn workspace.') +
-        decision({ action: 'call_tool', notes: 'write the plan note', tool_call: { tool_id: 'react.write', params: { path: 'notes.md', channel: 'internal', content: '# Plan\n1. Write this note\n2. Read it back\n3. Answer\n', kind: 'file' } } }),
+        decision({
+          action: 'call_tool',
+          notes: 'write the plan note',
+          tool_call: {
+            tool_id: 'react.write',
+            params: {
+              path: 'notes.md',
+              channel: 'internal',
+              content: '# Plan\n1. Write this note\n2. Read it back\n3. Answer\n',
+              kind: 'file',
+            },
+          },
+        }),
       thinking('Reading the note back to check it was stored.') +
-        decision({ action: 'call_tool', notes: 'read the note back', tool_call: { tool_id: 'react.read', params: { paths: ['fi:{{turn}}.files/notes.md'] } } }),
+        decision({
+          action: 'call_tool',
+          notes: 'read the note back',
+          tool_call: { tool_id: 'react.read', params: { paths: ['fi:{{turn}}.files/notes.md'] } },
+        }),
       thinking('The note is stored; I can answer now.') +
         decision({ action: 'complete', notes: 'answer', suggested_followups: ['What else can you do?'] }) +
         '<channel:answer>I wrote a plan note to `files/notes.md`, read it back, and everything checks out. Round {{round}} is the last one.</channel:answer>',
@@ -29,12 +46,34 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
     chunkSize: 10,
     latencyMs: 25,
     rounds: [
-      thinking('A weekend in Lisbon: first I will jot down a short plan in the turn workspace so I can check it before answering.') +
-        decision({ action: 'call_tool', notes: 'write the plan note', tool_call: { tool_id: 'react.write', params: { path: 'trip.md', channel: 'internal', content: '# Lisbon weekend\n1. Saturday: Alfama and the castle\n2. Sunday: Belém and pastéis\n', kind: 'file' } } }),
+      thinking(
+        'A weekend in Lisbon: first I will jot down a short plan in the turn workspace so I can check it before answering.',
+      ) +
+        decision({
+          action: 'call_tool',
+          notes: 'write the plan note',
+          tool_call: {
+            tool_id: 'react.write',
+            params: {
+              path: 'trip.md',
+              channel: 'internal',
+              content: '# Lisbon weekend\n1. Saturday: Alfama and the castle\n2. Sunday: Belém and pastéis\n',
+              kind: 'file',
+            },
+          },
+        }),
       thinking('Reading the note back to make sure it was stored before I rely on it.') +
-        decision({ action: 'call_tool', notes: 'read the plan back', tool_call: { tool_id: 'react.read', params: { paths: ['fi:{{turn}}.files/trip.md'] } } }),
+        decision({
+          action: 'call_tool',
+          notes: 'read the plan back',
+          tool_call: { tool_id: 'react.read', params: { paths: ['fi:{{turn}}.files/trip.md'] } },
+        }),
       thinking('The plan is stored. I will answer and take the latest followup into account.') +
-        decision({ action: 'complete', notes: 'answer with the plan', suggested_followups: ['Book a table for Saturday?'] }) +
+        decision({
+          action: 'complete',
+          notes: 'answer with the plan',
+          suggested_followups: ['Book a table for Saturday?'],
+        }) +
         '<channel:answer>Here is your Lisbon weekend: **Saturday** Alfama and the castle, **Sunday** Belém and pastéis de nata. The plan is saved in `files/trip.md`. You also asked: _{{event}}_ — noted and folded into this turn.</channel:answer>',
     ],
   },
@@ -44,8 +83,11 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
     chunkSize: 6,
     latencyMs: 40,
     rounds: [
-      thinking('Let me think through every neighbourhood in detail: Alfama, Baixa, Chiado, Bairro Alto, Príncipe Real, Belém, Parque das Nações, Campo de Ourique, Graça, Mouraria… '.repeat(3)) +
-        decision({ action: 'complete', notes: '', final_answer: 'A very long guide.' }),
+      thinking(
+        'Let me think through every neighbourhood in detail: Alfama, Baixa, Chiado, Bairro Alto, Príncipe Real, Belém, Parque das Nações, Campo de Ourique, Graça, Mouraria… '.repeat(
+          3,
+        ),
+      ) + decision({ action: 'complete', notes: '', final_answer: 'A very long guide.' }),
     ],
     finalize:
       thinking('The user steered: stop and summarise.') +
@@ -55,6 +97,9 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   /** Answers immediately. */
   echo: {
     structured: {},
-    rounds: [thinking('Simple question; answering directly.') + decision({ action: 'complete', notes: '', final_answer: 'Done: {{event}}' })],
+    rounds: [
+      thinking('Simple question; answering directly.') +
+        decision({ action: 'complete', notes: '', final_answer: 'Done: {{event}}' }),
+    ],
   },
 };

@@ -13,7 +13,17 @@
  * StructuredOutputError (with the attempts).
  */
 import { z } from 'zod';
-import { addUsage, collectStream, ProviderError, ZERO_USAGE, type ContentPart, type ModelMessage, type ModelProvider, type ModelRequest, type Usage } from '../../core/model/provider';
+import {
+  addUsage,
+  collectStream,
+  ProviderError,
+  ZERO_USAGE,
+  type ContentPart,
+  type ModelMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type Usage,
+} from '../../core/model/provider';
 import { extractJson } from './json-extract';
 
 export type StructuredLevel = 1 | 2 | 3;
@@ -62,7 +72,9 @@ export class StructuredOutputError extends Error {
     readonly usage: Usage,
     name: string,
   ) {
-    super(`structured call "${name}" failed at every level: ${attempts.map((a) => `L${a.level}.${a.try}: ${a.error ?? 'ok'}`).join('; ')}`);
+    super(
+      `structured call "${name}" failed at every level: ${attempts.map((a) => `L${a.level}.${a.try}: ${a.error ?? 'ok'}`).join('; ')}`,
+    );
     this.name = 'StructuredOutputError';
   }
 }
@@ -79,7 +91,9 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 
 function validate<S extends z.ZodType>(schema: S, value: unknown, raw: string): Outcome<z.infer<S>> {
   const r = schema.safeParse(value);
-  return r.success ? { ok: true, value: r.data } : { ok: false, error: `does not match the schema: ${z.prettifyError(r.error).replace(/\n/g, ' ')}`, raw };
+  return r.success
+    ? { ok: true, value: r.data }
+    : { ok: false, error: `does not match the schema: ${z.prettifyError(r.error).replace(/\n/g, ' ')}`, raw };
 }
 
 function userContent(input: StructuredSpec<z.ZodType>['input']): ContentPart[] {
@@ -91,8 +105,13 @@ function userContent(input: StructuredSpec<z.ZodType>['input']): ContentPart[] {
   return input;
 }
 
-export async function structuredCall<S extends z.ZodType>(provider: ModelProvider, spec: StructuredSpec<S>, opts: StructuredOptions = {}): Promise<StructuredResult<z.infer<S>>> {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(spec.name)) throw new Error(`structuredCall: name "${spec.name}" must match ^[A-Za-z0-9_-]{1,64}$`);
+export async function structuredCall<S extends z.ZodType>(
+  provider: ModelProvider,
+  spec: StructuredSpec<S>,
+  opts: StructuredOptions = {},
+): Promise<StructuredResult<z.infer<S>>> {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(spec.name))
+    throw new Error(`structuredCall: name "${spec.name}" must match ^[A-Za-z0-9_-]{1,64}$`);
   const schemaJson = jsonSchemaOf(spec.schema);
   const schemaText = JSON.stringify(schemaJson);
   const baseMessages: ModelMessage[] = [{ role: 'user', content: userContent(spec.input) }];
@@ -120,7 +139,13 @@ export async function structuredCall<S extends z.ZodType>(provider: ModelProvide
     return out;
   };
   const note = (level: StructuredLevel, tryNo: number, outcome: Outcome<unknown>, u: Usage): void => {
-    const a: StructuredAttempt = { level, try: tryNo, ok: outcome.ok, usage: u, ...(outcome.ok ? {} : { error: outcome.error }) };
+    const a: StructuredAttempt = {
+      level,
+      try: tryNo,
+      ok: outcome.ok,
+      usage: u,
+      ...(outcome.ok ? {} : { error: outcome.error }),
+    };
     attempts.push(a);
     opts.onAttempt?.(a);
   };
@@ -131,10 +156,20 @@ export async function structuredCall<S extends z.ZodType>(provider: ModelProvide
     }
     return false;
   };
-  const done = (value: z.infer<S>, level: StructuredLevel): StructuredResult<z.infer<S>> => ({ value, level, usage, attempts });
+  const done = (value: z.infer<S>, level: StructuredLevel): StructuredResult<z.infer<S>> => ({
+    value,
+    level,
+    usage,
+    attempts,
+  });
   const reformat = (raw: string, error: string): ModelMessage[] => [
     { role: 'assistant', content: [{ type: 'text', text: raw.trim() === '' ? '(empty response)' : raw }] },
-    { role: 'user', content: [{ type: 'text', text: `${REFORMAT_PROMPT} (${error}). Reply with only the corrected JSON value, no prose.` }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: `${REFORMAT_PROMPT} (${error}). Reply with only the corrected JSON value, no prose.` },
+      ],
+    },
   ];
 
   // Level 1: native tool forcing (tool input must be a JSON object).
@@ -144,11 +179,19 @@ export async function structuredCall<S extends z.ZodType>(provider: ModelProvide
       const out = await call({
         systemText: spec.instructions,
         messages: baseMessages,
-        tools: [{ name: spec.name, description: `Record the ${spec.name} result. ${spec.instructions}`, inputSchema: schemaJson }],
+        tools: [
+          {
+            name: spec.name,
+            description: `Record the ${spec.name} result. ${spec.instructions}`,
+            inputSchema: schemaJson,
+          },
+        ],
         toolChoice: { type: 'tool', name: spec.name },
       });
       const tc = out.toolCalls.find((t) => t.name === spec.name);
-      const outcome: Outcome<z.infer<S>> = tc ? validate(spec.schema, tc.input, JSON.stringify(tc.input)) : { ok: false, error: `no ${spec.name} tool call in the response`, raw: out.text };
+      const outcome: Outcome<z.infer<S>> = tc
+        ? validate(spec.schema, tc.input, JSON.stringify(tc.input))
+        : { ok: false, error: `no ${spec.name} tool call in the response`, raw: out.text };
       note(1, 1, outcome, subtract(usage, before));
       if (outcome.ok) return done(outcome.value, 1);
     } catch (e) {
@@ -159,7 +202,11 @@ export async function structuredCall<S extends z.ZodType>(provider: ModelProvide
   // Level 2 (JSON mode) and level 3 (plain text), each with one reformat retry.
   const levels: Array<{ level: StructuredLevel; system: string; json: boolean }> = [];
   if (caps.jsonMode) {
-    levels.push({ level: 2, json: true, system: `${spec.instructions}\n\nRespond with only a JSON value matching this JSON schema — no prose, no code fences:\n${schemaText}` });
+    levels.push({
+      level: 2,
+      json: true,
+      system: `${spec.instructions}\n\nRespond with only a JSON value matching this JSON schema — no prose, no code fences:\n${schemaText}`,
+    });
   }
   levels.push({
     level: 3,
@@ -172,9 +219,15 @@ export async function structuredCall<S extends z.ZodType>(provider: ModelProvide
       const before = usage;
       let outcome: Outcome<z.infer<S>>;
       try {
-        const out = await call({ systemText: system, messages, ...(json ? { responseFormat: { type: 'json' as const, schema: schemaJson } } : {}) });
+        const out = await call({
+          systemText: system,
+          messages,
+          ...(json ? { responseFormat: { type: 'json' as const, schema: schemaJson } } : {}),
+        });
         const parsed = json ? parseWhole(out.text) : extractJson(out.text);
-        outcome = parsed ? validate(spec.schema, parsed.value, out.text) : { ok: false, error: json ? 'not valid JSON' : 'no JSON found', raw: out.text };
+        outcome = parsed
+          ? validate(spec.schema, parsed.value, out.text)
+          : { ok: false, error: json ? 'not valid JSON' : 'no JSON found', raw: out.text };
       } catch (e) {
         if (fallsThrough(e, level, tryNo)) break;
         throw e;

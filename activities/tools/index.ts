@@ -23,13 +23,20 @@ export interface BuiltinToolOptions {
 
 /** Every built-in tool (react.read/write/plan/hide, web_fetch, web_search) plus `extra`; extras replace built-ins with the same id. */
 export function builtinTools(extra: ToolImpl[] = [], opts: BuiltinToolOptions = {}): Map<string, ToolImpl> {
-  const all = [reactReadImpl, reactWriteImpl, reactPlanImpl, reactHideImpl, createWebFetchImpl(opts.webFetch), createWebSearchImpl(opts.webSearch), ...extra];
+  const all = [
+    reactReadImpl,
+    reactWriteImpl,
+    reactPlanImpl,
+    reactHideImpl,
+    createWebFetchImpl(opts.webFetch),
+    createWebSearchImpl(opts.webSearch),
+    ...extra,
+  ];
   return new Map(all.map((t) => [t.id, t]));
 }
 
 export type ToolParamsCheck =
-  | { ok: true; params: Record<string, unknown> }
-  | { ok: false; text: string; notices: Notice[] };
+  { ok: true; params: Record<string, unknown> } | { ok: false; text: string; notices: Notice[] };
 
 /**
  * Validates a recorded call's params against the tool's declaration: parameter order (react.write:
@@ -51,11 +58,19 @@ export function checkToolParams(registry: ToolRegistry | undefined, toolId: stri
   const parsed = registry.parseParams(toolId, params);
   if (!parsed.ok) {
     const issues = parsed.issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ');
-    notices.push(notice('invalid_params', `${toolId}: invalid params: ${issues}`, { details: { tool_id: toolId, issues: parsed.issues } }));
+    notices.push(
+      notice('invalid_params', `${toolId}: invalid params: ${issues}`, {
+        details: { tool_id: toolId, issues: parsed.issues },
+      }),
+    );
   }
   if (notices.length > 0) {
     const schema = JSON.stringify(registry.jsonSchema(toolId));
-    return { ok: false, text: `${notices.map((n) => n.message).join('\n')}\nNothing was run. Expected params (JSON schema): ${schema}`, notices };
+    return {
+      ok: false,
+      text: `${notices.map((n) => n.message).join('\n')}\nNothing was run. Expected params (JSON schema): ${schema}`,
+      notices,
+    };
   }
   return { ok: true, params: parsed.ok ? parsed.params : params };
 }

@@ -29,16 +29,32 @@ export const reactHideImpl: ToolImpl = {
     // A retried attempt judges the timeline as its first attempt saw it (before its own overlays).
     const mine = new Set(await ctx.store.overlaidBlockIds(reason));
     const blocks = (await ctx.store.blocks()).map((b) => (mine.has(b.id) ? unhidden(b) : b));
-    const res = checkHide(blocks, path, { currentTurnId: ctx.turnId, ...(replacement !== undefined ? { replacement } : {}) });
+    const res = checkHide(blocks, path, {
+      currentTurnId: ctx.turnId,
+      ...(replacement !== undefined ? { replacement } : {}),
+    });
     if (!res.ok) {
       const status = res.code === 'not_found' ? 'not_found' : 'too_old';
       const call = blocks.find((b) => b.type === 'react.tool.call' && b.call_id === ctx.callId);
       const notice = hideRefusalNotice(res, ctx.turnId, call?.ts ?? ctx.now().toISOString(), ctx.callId);
-      const body: Record<string, unknown> = { path, status, code: res.code, message: res.message, blocks_hidden: 0, tokens_hidden: 0 };
+      const body: Record<string, unknown> = {
+        path,
+        status,
+        code: res.code,
+        message: res.message,
+        blocks_hidden: 0,
+        tokens_hidden: 0,
+      };
       if (res.tail_tokens !== undefined) body.tail_tokens = res.tail_tokens;
       if (res.tail_limit !== undefined) body.tail_limit = res.tail_limit;
       if (res.code === 'hide_before_cache') body.before_cache = true;
-      return { ok: false, text: JSON.stringify(body), mime: 'application/json', blocks: [notice], meta: { hide_refused: res.code } };
+      return {
+        ok: false,
+        text: JSON.stringify(body),
+        mime: 'application/json',
+        blocks: [notice],
+        meta: { hide_refused: res.code },
+      };
     }
     await ctx.store.setOverlays(
       res.updates.map((u) => ({ blockId: u.blockId, hidden: true, replacementText: u.replacement_text, reason })),

@@ -27,9 +27,21 @@ export const reactPlanImpl: ToolImpl = {
     if (Array.isArray(params.steps)) command.steps = params.steps.map(String);
     let result: ReturnType<typeof applyPlanCommand>;
     try {
-      result = applyPlanCommand(latestPlanSnapshots(prior), command, { turnId: ctx.turnId, ts, newId: planIdEntropy(ctx.conversationId, ctx.callId) });
+      result = applyPlanCommand(latestPlanSnapshots(prior), command, {
+        turnId: ctx.turnId,
+        ts,
+        newId: planIdEntropy(ctx.conversationId, ctx.callId),
+      });
     } catch (err) {
-      return { ok: false, text: JSON.stringify({ status: 'error', mode: params.mode, code: 'invalid_command', message: (err as Error).message }) };
+      return {
+        ok: false,
+        text: JSON.stringify({
+          status: 'error',
+          mode: params.mode,
+          code: 'invalid_command',
+          message: (err as Error).message,
+        }),
+      };
     }
     const open = renderOpenPlans(result.snapshots);
     if (!result.ok) {

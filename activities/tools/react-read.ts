@@ -26,7 +26,15 @@ export const READ_SOURCE_FIELD_SYMBOLS = 4_000;
 /** Files larger than this are never materialized. */
 export const READ_MAX_BYTES = 10 * 1024 * 1024;
 
-export type ReadStatus = 'ok' | 'missing' | 'error' | 'already_visible' | 'truncated_for_visible_context' | 'too_large_for_visible_context_bytes' | 'range_out_of_bounds' | 'binary';
+export type ReadStatus =
+  | 'ok'
+  | 'missing'
+  | 'error'
+  | 'already_visible'
+  | 'truncated_for_visible_context'
+  | 'too_large_for_visible_context_bytes'
+  | 'range_out_of_bounds'
+  | 'binary';
 
 export interface ReadItem {
   path: string;
@@ -80,8 +88,12 @@ function capOf(...caps: Array<number | undefined>): number {
 }
 
 /** Sources-pool rows with text fields capped at `maxText` chars, plus per-row stats. */
-export function sourcesReadPayload(rows: SourceRow[], maxText: number): { rows: SourceRow[]; items_stats: Array<Record<string, number | string>> } {
-  const cap = (s: string | undefined) => (s !== undefined && s.length > maxText ? `${s.slice(0, maxText)}…[capped: ${s.length} chars]` : s);
+export function sourcesReadPayload(
+  rows: SourceRow[],
+  maxText: number,
+): { rows: SourceRow[]; items_stats: Array<Record<string, number | string>> } {
+  const cap = (s: string | undefined) =>
+    s !== undefined && s.length > maxText ? `${s.slice(0, maxText)}…[capped: ${s.length} chars]` : s;
   return {
     rows: rows.map((r) => {
       const out: SourceRow = { ...r };
@@ -89,7 +101,13 @@ export function sourcesReadPayload(rows: SourceRow[], maxText: number): { rows: 
       if (r.content !== undefined) out.content = cap(r.content)!;
       return out;
     }),
-    items_stats: rows.map((r) => ({ sid: r.sid, url: r.url, title_chars: r.title.length, text_chars: r.text?.length ?? 0, content_chars: r.content?.length ?? 0 })),
+    items_stats: rows.map((r) => ({
+      sid: r.sid,
+      url: r.url,
+      title_chars: r.title.length,
+      text_chars: r.text?.length ?? 0,
+      content_chars: r.content?.length ?? 0,
+    })),
   };
 }
 
@@ -131,7 +149,9 @@ class Reader {
     const { canonical } = res;
     const fromBlocks = (blocks: Block[]): Loaded => {
       const binary = blocks.every((b) => b.text === undefined && b.base64 !== undefined);
-      const text = blocks.map((b) => b.text ?? `[${b.mime} payload: ${b.base64?.length ?? 0} base64 chars; not readable as text]`).join('\n\n');
+      const text = blocks
+        .map((b) => b.text ?? `[${b.mime} payload: ${b.base64?.length ?? 0} base64 chars; not readable as text]`)
+        .join('\n\n');
       return { canonical, text, bytes: Buffer.byteLength(text), mime: blocks[0]!.mime, blocks, binary };
     };
     switch (res.source) {
@@ -142,23 +162,44 @@ class Reader {
           return { canonical, text, bytes: file.sizeBytes, mime: file.mime ?? 'text/plain', blocks: [] };
         }
         if (res.blocks.length > 0) return fromBlocks(res.blocks);
-        return { status: 'missing', canonical, error: `no file at ${canonical} (react.write stores files under fi:<turn>.files/<rel>)` };
+        return {
+          status: 'missing',
+          canonical,
+          error: `no file at ${canonical} (react.write stores files under fi:<turn>.files/<rel>)`,
+        };
       }
       case 'timeline':
         if (res.blocks.length === 0) return { status: 'missing', canonical, error: `nothing recorded at ${canonical}` };
         return fromBlocks(res.blocks);
       case 'sources_pool': {
         if (res.foreignConversation !== undefined) {
-          return { status: 'missing', canonical, error: `${canonical} names another conversation (${res.foreignConversation}); only this conversation's sources pool is readable` };
+          return {
+            status: 'missing',
+            canonical,
+            error: `${canonical} names another conversation (${res.foreignConversation}); only this conversation's sources pool is readable`,
+          };
         }
         this.sourcesPool ??= await this.ctx.store.sourcesPool();
         const rows = selectSources(this.sourcesPool, res.sids);
-        if (rows.length === 0) return { status: 'missing', canonical, error: this.sourcesPool.length === 0 ? 'the sources pool is empty' : `no source rows match ${canonical}` };
+        if (rows.length === 0)
+          return {
+            status: 'missing',
+            canonical,
+            error: this.sourcesPool.length === 0 ? 'the sources pool is empty' : `no source rows match ${canonical}`,
+          };
         const text = JSON.stringify(sourcesReadPayload(rows, this.maxText ?? READ_SOURCE_FIELD_SYMBOLS), null, 1);
-        return { canonical, text, bytes: Buffer.byteLength(text), mime: 'application/json', blocks: [], fieldCapped: true };
+        return {
+          canonical,
+          text,
+          bytes: Buffer.byteLength(text),
+          mime: 'application/json',
+          blocks: [],
+          fieldCapped: true,
+        };
       }
       case 'turn_index': {
-        if (!this.blocks.some((b) => b.turn_id === res.turnId)) return { status: 'missing', canonical, error: `unknown turn ${res.turnId}` };
+        if (!this.blocks.some((b) => b.turn_id === res.turnId))
+          return { status: 'missing', canonical, error: `unknown turn ${res.turnId}` };
         const text = renderTurnIndex(buildTurnIndex(this.blocks, res.turnId));
         return { canonical, text, bytes: Buffer.byteLength(text), mime: 'text/plain', blocks: [] };
       }
@@ -171,8 +212,22 @@ class Reader {
 }
 
 /** Full read: the content, a bounded preview, or nothing when already visible. */
-function fullSection(path: string, doc: Loaded, cap: number, lineNumbers: boolean, visible: boolean): { result: ReadResult; section?: string } {
-  const base: ReadResult = { path, status: 'ok', canonical: doc.canonical, chars: doc.text.length, lines: lineCount(doc.text), bytes: doc.bytes, mime: doc.mime };
+function fullSection(
+  path: string,
+  doc: Loaded,
+  cap: number,
+  lineNumbers: boolean,
+  visible: boolean,
+): { result: ReadResult; section?: string } {
+  const base: ReadResult = {
+    path,
+    status: 'ok',
+    canonical: doc.canonical,
+    chars: doc.text.length,
+    lines: lineCount(doc.text),
+    bytes: doc.bytes,
+    mime: doc.mime,
+  };
   if (doc.binary) return { result: { ...base, status: 'binary', error: 'binary payload; not readable as text' } };
   if (doc.bytes > READ_MAX_BYTES) {
     return {
@@ -181,8 +236,16 @@ function fullSection(path: string, doc: Loaded, cap: number, lineNumbers: boolea
     };
   }
   if (visible) return { result: { ...base, status: 'already_visible' } };
-  const body = lineNumbers ? splitLines(doc.text).map((l, i) => numbered(i + 1, l)).join('\n') : doc.text;
-  if (body.length <= cap) return { result: base, section: `[READ] ${doc.canonical} (${doc.text.length} chars, ${base.lines} lines)\n${body}` };
+  const body = lineNumbers
+    ? splitLines(doc.text)
+        .map((l, i) => numbered(i + 1, l))
+        .join('\n')
+    : doc.text;
+  if (body.length <= cap)
+    return {
+      result: base,
+      section: `[READ] ${doc.canonical} (${doc.text.length} chars, ${base.lines} lines)\n${body}`,
+    };
   const head = body.slice(0, cap);
   const shownLines = lineCount(doc.text.slice(0, cap));
   const hint = `read more with items: [{"path": ${JSON.stringify(doc.canonical)}, "line_start": ${Math.max(1, shownLines)}, "line_count": 200}]`;
@@ -195,31 +258,61 @@ function fullSection(path: string, doc: Loaded, cap: number, lineNumbers: boolea
 /** Ranged read: lines [s-e] (always numbered) or a character window. */
 function rangeSection(item: ReadItem, doc: Loaded, cap: number): { result: ReadResult; section?: string } {
   const lines = splitLines(doc.text);
-  const base: ReadResult = { path: item.path, status: 'ok', canonical: doc.canonical, chars: doc.text.length, lines: lines.length, bytes: doc.bytes, mime: doc.mime };
+  const base: ReadResult = {
+    path: item.path,
+    status: 'ok',
+    canonical: doc.canonical,
+    chars: doc.text.length,
+    lines: lines.length,
+    bytes: doc.bytes,
+    mime: doc.mime,
+  };
   if (doc.binary) return { result: { ...base, status: 'binary', error: 'binary payload; not readable as text' } };
   if (item.line_start !== undefined || item.line_count !== undefined) {
     const start = item.line_start ?? 1;
     if (start > lines.length) {
-      return { result: { ...base, status: 'range_out_of_bounds', error: `line_start ${start} is past the end (${lines.length} lines)` } };
+      return {
+        result: {
+          ...base,
+          status: 'range_out_of_bounds',
+          error: `line_start ${start} is past the end (${lines.length} lines)`,
+        },
+      };
     }
     const end = Math.min(lines.length, item.line_count === undefined ? lines.length : start + item.line_count - 1);
-    let body = lines.slice(start - 1, end).map((l, i) => numbered(start + i, l)).join('\n');
+    let body = lines
+      .slice(start - 1, end)
+      .map((l, i) => numbered(start + i, l))
+      .join('\n');
     let status: ReadStatus = 'ok';
     if (body.length > cap) {
       body = `${body.slice(0, cap)}\n[READ RANGE TRUNCATED at ${cap} chars; ask for fewer lines]`;
       status = 'truncated_for_visible_context';
     }
     const range = `${start}-${end}`;
-    return { result: { ...base, status, range }, section: `[READ RANGE] ${doc.canonical} lines: [${range}]/${lines.length}\n${body}` };
+    return {
+      result: { ...base, status, range },
+      section: `[READ RANGE] ${doc.canonical} lines: [${range}]/${lines.length}\n${body}`,
+    };
   }
   const offset = item.offset_text_symbols ?? 0;
   if (offset > doc.text.length) {
-    return { result: { ...base, status: 'range_out_of_bounds', error: `offset_text_symbols ${offset} is past the end (${doc.text.length} chars)` } };
+    return {
+      result: {
+        ...base,
+        status: 'range_out_of_bounds',
+        error: `offset_text_symbols ${offset} is past the end (${doc.text.length} chars)`,
+      },
+    };
   }
   const end = Math.min(doc.text.length, offset + cap);
   const slice = doc.text.slice(offset, end);
   const firstLine = lineCount(doc.text.slice(0, offset)) + (offset === 0 || doc.text[offset - 1] === '\n' ? 1 : 0);
-  const body = item.line_numbers ? splitLines(slice).map((l, i) => numbered(firstLine + i, l)).join('\n') : slice;
+  const body = item.line_numbers
+    ? splitLines(slice)
+        .map((l, i) => numbered(firstLine + i, l))
+        .join('\n')
+    : slice;
   const range = `${offset}-${end}`;
   return {
     result: { ...base, status: end < doc.text.length ? 'truncated_for_visible_context' : 'ok', range },
@@ -233,42 +326,75 @@ export const reactReadImpl: ToolImpl = {
     const paths = Array.isArray(params.paths) ? params.paths.map(String) : [];
     const items = (Array.isArray(params.items) ? params.items : []) as ReadItem[];
     if (paths.length + items.length === 0) {
-      return { ok: false, text: 'react.read needs paths (e.g. ["fi:<turn>.files/notes.md", "tc:<turn>.<call>.result", "so:sources_pool[1-3]"]) or items' };
+      return {
+        ok: false,
+        text: 'react.read needs paths (e.g. ["fi:<turn>.files/notes.md", "tc:<turn>.<call>.result", "so:sources_pool[1-3]"]) or items',
+      };
     }
     const maxText = typeof params.max_text_symbols === 'number' ? params.max_text_symbols : undefined;
     const lineNumbers = params.line_numbers === true;
     const statsOnly = params.stats_only === true;
     const blocks = await ctx.store.blocks();
-    const reader = new Reader(ctx, blocks, maxText === undefined ? undefined : Math.min(maxText, READ_MAX_TEXT_SYMBOLS_CEILING));
+    const reader = new Reader(
+      ctx,
+      blocks,
+      maxText === undefined ? undefined : Math.min(maxText, READ_MAX_TEXT_SYMBOLS_CEILING),
+    );
     const visible = visiblePaths(blocks, ctx.turnId);
     const results: ReadResult[] = [];
     const sections: string[] = [];
-    const requests: Array<{ path: string; item?: ReadItem }> = [...paths.map((path) => ({ path })), ...items.map((item) => ({ path: String(item.path), item }))];
+    const requests: Array<{ path: string; item?: ReadItem }> = [
+      ...paths.map((path) => ({ path })),
+      ...items.map((item) => ({ path: String(item.path), item })),
+    ];
     for (const req of requests) {
       ctx.heartbeat({ path: req.path });
       const doc = await reader.load(req.path);
       if ('status' in doc) {
-        results.push({ path: req.path, status: doc.status, ...(doc.canonical ? { canonical: doc.canonical } : {}), error: doc.error });
+        results.push({
+          path: req.path,
+          status: doc.status,
+          ...(doc.canonical ? { canonical: doc.canonical } : {}),
+          error: doc.error,
+        });
         continue;
       }
       if (statsOnly) {
-        results.push({ path: req.path, status: doc.binary ? 'binary' : 'ok', canonical: doc.canonical, chars: doc.text.length, lines: lineCount(doc.text), bytes: doc.bytes, mime: doc.mime });
+        results.push({
+          path: req.path,
+          status: doc.binary ? 'binary' : 'ok',
+          canonical: doc.canonical,
+          chars: doc.text.length,
+          lines: lineCount(doc.text),
+          bytes: doc.bytes,
+          mime: doc.mime,
+        });
         continue;
       }
       const out = req.item
         ? rangeSection(req.item, doc, capOf(req.item.max_text_symbols, maxText))
-        : fullSection(req.path, doc, doc.fieldCapped ? READ_MAX_TEXT_SYMBOLS_CEILING : capOf(maxText), lineNumbers, visible.full.has(doc.canonical) && doc.blocks.length > 0);
+        : fullSection(
+            req.path,
+            doc,
+            doc.fieldCapped ? READ_MAX_TEXT_SYMBOLS_CEILING : capOf(maxText),
+            lineNumbers,
+            visible.full.has(doc.canonical) && doc.blocks.length > 0,
+          );
       results.push(out.result);
       if (out.section) sections.push(out.section);
     }
     const missing = results.filter((r) => r.status === 'missing' || r.status === 'error').map((r) => r.path);
-    const inContext = results.filter((r) => r.canonical !== undefined && visible.present.has(r.canonical)).map((r) => r.path);
+    const inContext = results
+      .filter((r) => r.canonical !== undefined && visible.present.has(r.canonical))
+      .map((r) => r.path);
     const errors = results.filter((r) => r.status === 'error').map((r) => ({ path: r.path, error: r.error }));
     const status = {
       paths: requests.map((r) => r.path),
       missing,
       exists_in_visible_context: [...new Set(inContext)],
-      results: results.map(({ error, ...r }) => (error !== undefined && r.status !== 'error' ? { ...r, reason: error } : r)),
+      results: results.map(({ error, ...r }) =>
+        error !== undefined && r.status !== 'error' ? { ...r, reason: error } : r,
+      ),
       ...(errors.length > 0 ? { errors } : {}),
       ...(statsOnly ? { stats_only: true } : {}),
     };

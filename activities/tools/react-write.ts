@@ -15,12 +15,62 @@ export const WRITE_STREAM_CHUNK = 1024;
 export const MAX_WRITE_CHARS = 2_000_000;
 
 const TEXT_MIME: Record<string, string> = {
-  md: 'text/markdown', markdown: 'text/markdown', txt: 'text/plain', log: 'text/plain', csv: 'text/csv', tsv: 'text/tab-separated-values',
-  json: 'application/json', jsonl: 'application/x-ndjson', yaml: 'application/yaml', yml: 'application/yaml', xml: 'application/xml',
-  html: 'text/html', htm: 'text/html', css: 'text/css', svg: 'image/svg+xml', mmd: 'text/plain', js: 'text/javascript', ts: 'text/plain',
-  py: 'text/x-python', sh: 'text/x-shellscript', sql: 'text/plain', toml: 'text/plain', ini: 'text/plain',
+  md: 'text/markdown',
+  markdown: 'text/markdown',
+  txt: 'text/plain',
+  log: 'text/plain',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  json: 'application/json',
+  jsonl: 'application/x-ndjson',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+  xml: 'application/xml',
+  html: 'text/html',
+  htm: 'text/html',
+  css: 'text/css',
+  svg: 'image/svg+xml',
+  mmd: 'text/plain',
+  js: 'text/javascript',
+  ts: 'text/plain',
+  py: 'text/x-python',
+  sh: 'text/x-shellscript',
+  sql: 'text/plain',
+  toml: 'text/plain',
+  ini: 'text/plain',
 };
-const BINARY_EXT = new Set(['png', 'jpg', 'jpeg', 'gif', 'webp', 'bmp', 'ico', 'pdf', 'zip', 'gz', 'tgz', 'tar', '7z', 'docx', 'xlsx', 'pptx', 'doc', 'xls', 'ppt', 'mp3', 'mp4', 'wav', 'mov', 'exe', 'bin', 'so', 'dll', 'woff', 'woff2', 'ttf']);
+const BINARY_EXT = new Set([
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'webp',
+  'bmp',
+  'ico',
+  'pdf',
+  'zip',
+  'gz',
+  'tgz',
+  'tar',
+  '7z',
+  'docx',
+  'xlsx',
+  'pptx',
+  'doc',
+  'xls',
+  'ppt',
+  'mp3',
+  'mp4',
+  'wav',
+  'mov',
+  'exe',
+  'bin',
+  'so',
+  'dll',
+  'woff',
+  'woff2',
+  'ttf',
+]);
 
 export interface WriteTarget {
   area: 'files' | 'outputs';
@@ -46,9 +96,14 @@ export function resolveWriteTarget(turnId: string, rawPath: string): WriteTarget
   if (/^(conv:)?[a-z]{2}:/.test(raw)) {
     const p = parsePath(raw);
     if (p.kind !== 'fi.files' && p.kind !== 'fi.outputs') {
-      throw new Error(`react.write: cannot write "${raw}": only current-turn files (fi:${turnId}.files/<rel> or .outputs/<rel>) are writable`);
+      throw new Error(
+        `react.write: cannot write "${raw}": only current-turn files (fi:${turnId}.files/<rel> or .outputs/<rel>) are writable`,
+      );
     }
-    if (p.turnId !== turnId) throw new Error(`react.write: cannot write "${raw}": it belongs to turn ${p.turnId}; only the current turn (${turnId}) is writable`);
+    if (p.turnId !== turnId)
+      throw new Error(
+        `react.write: cannot write "${raw}": it belongs to turn ${p.turnId}; only the current turn (${turnId}) is writable`,
+      );
     area = p.kind === 'fi.files' ? 'files' : 'outputs';
     rel = p.rel;
   } else {
@@ -61,7 +116,8 @@ export function resolveWriteTarget(turnId: string, rawPath: string): WriteTarget
   const logical = area === 'files' ? paths.files(turnId, rel) : paths.outputs(turnId, rel);
   const key = physicalPath(parsePath(logical))!;
   const ext = /\.([A-Za-z0-9]+)$/.exec(rel)?.[1]?.toLowerCase();
-  if (ext && BINARY_EXT.has(ext)) throw new Error(`react.write: "${rel}" is a binary format (.${ext}); react.write writes text files only`);
+  if (ext && BINARY_EXT.has(ext))
+    throw new Error(`react.write: "${rel}" is a binary format (.${ext}); react.write writes text files only`);
   return { area, rel, logical, key, mime: (ext && TEXT_MIME[ext]) || 'text/markdown' };
 }
 
@@ -72,10 +128,16 @@ export const reactWriteImpl: ToolImpl = {
     const channel = String(params.channel ?? 'internal') as WriteChannel;
     const kind = params.kind === 'file' ? 'file' : 'display';
     if (!(WRITE_CHANNELS as readonly string[]).includes(channel)) {
-      return { ok: false, text: `react.write: channel must be one of ${WRITE_CHANNELS.join(', ')} (got ${JSON.stringify(params.channel)})` };
+      return {
+        ok: false,
+        text: `react.write: channel must be one of ${WRITE_CHANNELS.join(', ')} (got ${JSON.stringify(params.channel)})`,
+      };
     }
     if (content.length > MAX_WRITE_CHARS) {
-      return { ok: false, text: `react.write: content has ${content.length} characters; the limit is ${MAX_WRITE_CHARS}. Split it into several files.` };
+      return {
+        ok: false,
+        text: `react.write: content has ${content.length} characters; the limit is ${MAX_WRITE_CHARS}. Split it into several files.`,
+      };
     }
     let target: WriteTarget;
     try {
@@ -99,9 +161,19 @@ export const reactWriteImpl: ToolImpl = {
     if (channel === 'canvas' || channel === 'timeline_text') {
       // Both stream on the canvas channel; `target` tells the widget panel from the chat text.
       const delta = (index: number, text: string, completed = false) =>
-        ctx.stream('delta', { channel: 'canvas', target: channel, path: target.logical, kind, mime: target.mime, index, text, ...(completed ? { completed } : {}) });
+        ctx.stream('delta', {
+          channel: 'canvas',
+          target: channel,
+          path: target.logical,
+          kind,
+          mime: target.mime,
+          index,
+          text,
+          ...(completed ? { completed } : {}),
+        });
       let index = 0;
-      for (let i = 0; i < content.length; i += WRITE_STREAM_CHUNK) delta(index++, content.slice(i, i + WRITE_STREAM_CHUNK));
+      for (let i = 0; i < content.length; i += WRITE_STREAM_CHUNK)
+        delta(index++, content.slice(i, i + WRITE_STREAM_CHUNK));
       delta(index, '', true);
     }
     const bytes = Buffer.byteLength(content, 'utf8');

@@ -9,7 +9,18 @@ import { convert } from 'html-to-text';
 import { WebFetchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
 import type { ToolImpl } from './types';
 
-export type WebToolErrorCode = 'bad_input' | 'bad_url' | 'blocked_address' | 'too_many_redirects' | 'http_status' | 'too_large' | 'unsupported_content_type' | 'timeout' | 'network' | 'bad_response' | 'not_configured';
+export type WebToolErrorCode =
+  | 'bad_input'
+  | 'bad_url'
+  | 'blocked_address'
+  | 'too_many_redirects'
+  | 'http_status'
+  | 'too_large'
+  | 'unsupported_content_type'
+  | 'timeout'
+  | 'network'
+  | 'bad_response'
+  | 'not_configured';
 
 /**
  * A classified web tool failure. `name` is `WebToolInputError` for failures that retrying
@@ -20,7 +31,11 @@ export class WebToolError extends Error {
   readonly retryable: boolean;
   readonly status?: number;
 
-  constructor(code: WebToolErrorCode, message: string, opts: { retryable?: boolean; status?: number; cause?: unknown } = {}) {
+  constructor(
+    code: WebToolErrorCode,
+    message: string,
+    opts: { retryable?: boolean; status?: number; cause?: unknown } = {},
+  ) {
     super(message, opts.cause !== undefined ? { cause: opts.cause } : undefined);
     this.code = code;
     this.retryable = opts.retryable ?? false;
@@ -53,10 +68,23 @@ export interface WebFetchOptions {
 const DEFAULTS = { timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024, maxContentChars: 100_000, snippetChars: 400 };
 const DEFAULT_UA = 'durable-react/0.1 (+web_fetch)';
 const HTML_MIMES = new Set(['text/html', 'application/xhtml+xml']);
-const TEXT_MIMES = new Set(['application/json', 'application/xml', 'application/ld+json', 'application/javascript', 'application/x-yaml', 'application/yaml']);
+const TEXT_MIMES = new Set([
+  'application/json',
+  'application/xml',
+  'application/ld+json',
+  'application/javascript',
+  'application/x-yaml',
+  'application/yaml',
+]);
 
 export function isTextMime(mime: string): boolean {
-  return mime.startsWith('text/') || HTML_MIMES.has(mime) || TEXT_MIMES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml');
+  return (
+    mime.startsWith('text/') ||
+    HTML_MIMES.has(mime) ||
+    TEXT_MIMES.has(mime) ||
+    mime.endsWith('+json') ||
+    mime.endsWith('+xml')
+  );
 }
 
 /** Validates an http(s) URL; throws a non-retryable error with a readable message. */
@@ -68,7 +96,10 @@ export function parseHttpUrl(raw: string): URL {
     throw new WebToolError('bad_url', `web_fetch: not a valid URL: ${JSON.stringify(raw)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new WebToolError('bad_url', `web_fetch: only http and https URLs are supported, got ${url.protocol} in ${JSON.stringify(raw)}`);
+    throw new WebToolError(
+      'bad_url',
+      `web_fetch: only http and https URLs are supported, got ${url.protocol} in ${JSON.stringify(raw)}`,
+    );
   }
   return url;
 }
@@ -163,7 +194,10 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 function ipv4Private(ip: string): boolean {
   const [a = 0, b = 0] = ip.split('.').map(Number);
   return (
-    a === 0 || a === 10 || a === 127 || a >= 224 ||
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    a >= 224 ||
     (a === 100 && b >= 64 && b <= 127) ||
     (a === 169 && b === 254) ||
     (a === 172 && b >= 16 && b <= 31) ||
@@ -191,12 +225,19 @@ async function assertPublicHost(url: URL): Promise<void> {
     try {
       addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
     } catch (err) {
-      throw new WebToolError('network', `web_fetch: cannot resolve host ${host}: ${err instanceof Error ? err.message : String(err)}`, { retryable: true, cause: err });
+      throw new WebToolError(
+        'network',
+        `web_fetch: cannot resolve host ${host}: ${err instanceof Error ? err.message : String(err)}`,
+        { retryable: true, cause: err },
+      );
     }
   }
   const blocked = addresses.find(isNonPublicAddress);
   if (blocked !== undefined) {
-    throw new WebToolError('blocked_address', `web_fetch: ${url.href} resolves to a non-public address (${blocked}); internal networks are not reachable`);
+    throw new WebToolError(
+      'blocked_address',
+      `web_fetch: ${url.href} resolves to a non-public address (${blocked}); internal networks are not reachable`,
+    );
   }
 }
 
@@ -217,27 +258,38 @@ export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}
         method: 'GET',
         redirect: 'manual',
         signal,
-        headers: { 'user-agent': options.userAgent ?? DEFAULT_UA, accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5' },
+        headers: {
+          'user-agent': options.userAgent ?? DEFAULT_UA,
+          accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5',
+        },
       });
       const location = res.headers.get('location');
       if (!REDIRECT_STATUSES.has(res.status) || !location) break;
       await res.body?.cancel().catch(() => undefined);
-      if (hop >= MAX_REDIRECTS) throw new WebToolError('too_many_redirects', `web_fetch: ${href} redirected more than ${MAX_REDIRECTS} times`);
+      if (hop >= MAX_REDIRECTS)
+        throw new WebToolError('too_many_redirects', `web_fetch: ${href} redirected more than ${MAX_REDIRECTS} times`);
       current = parseHttpUrl(new URL(location, current).href);
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
-      throw new WebToolError('http_status', `web_fetch: ${href} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, {
-        retryable,
-        status: res.status,
-      });
+      throw new WebToolError(
+        'http_status',
+        `web_fetch: ${href} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`,
+        {
+          retryable,
+          status: res.status,
+        },
+      );
     }
     const contentType = res.headers.get('content-type') ?? '';
     const mime = (contentType.split(';')[0] ?? '').trim().toLowerCase() || 'application/octet-stream';
     if (!isTextMime(mime)) {
       await res.body?.cancel().catch(() => undefined);
-      throw new WebToolError('unsupported_content_type', `web_fetch: ${href} returned ${mime}, which is not text (only HTML, text, JSON and XML are supported)`);
+      throw new WebToolError(
+        'unsupported_content_type',
+        `web_fetch: ${href} returned ${mime}, which is not text (only HTML, text, JSON and XML are supported)`,
+      );
     }
     const bytes = await readCapped(res, opts.maxBytes, href);
     const body = decode(bytes, charsetOf(contentType));
@@ -257,7 +309,11 @@ export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}
     };
   } catch (err) {
     if (err instanceof WebToolError) throw err;
-    if (timeout.aborted) throw new WebToolError('timeout', `web_fetch: ${href} did not answer within ${opts.timeoutMs} ms`, { retryable: true, cause: err });
+    if (timeout.aborted)
+      throw new WebToolError('timeout', `web_fetch: ${href} did not answer within ${opts.timeoutMs} ms`, {
+        retryable: true,
+        cause: err,
+      });
     if (options.signal?.aborted) throw new WebToolError('network', `web_fetch: ${href} was cancelled`, { cause: err });
     const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
     throw new WebToolError('network', `web_fetch: could not fetch ${href}: ${reason}`, { retryable: true, cause: err });
@@ -295,7 +351,11 @@ export async function webFetch(rawParams: unknown, options: WebFetchOptions = {}
   if (result.rows.length === 0 && lastError) {
     if (urls.length === 1) throw lastError;
     const retryable = result.errors.some((e) => e.code === 'timeout' || e.code === 'network');
-    throw new WebToolError(lastError.code, `web_fetch: every URL failed: ${result.errors.map((e) => e.error).join(' | ')}`, { retryable });
+    throw new WebToolError(
+      lastError.code,
+      `web_fetch: every URL failed: ${result.errors.map((e) => e.error).join(' | ')}`,
+      { retryable },
+    );
   }
   return result;
 }
@@ -310,17 +370,26 @@ export function createWebFetchImpl(options?: Omit<WebFetchOptions, 'signal'>): T
   return {
     id: 'web_fetch',
     async run(params, ctx) {
-      const opts: WebFetchOptions = { allowPrivateNetwork: process.env.DREACT_WEB_ALLOW_PRIVATE === '1', ...options, signal: ctx.signal };
+      const opts: WebFetchOptions = {
+        allowPrivateNetwork: process.env.DREACT_WEB_ALLOW_PRIVATE === '1',
+        ...options,
+        signal: ctx.signal,
+      };
       try {
         const res = await webFetch(params, opts);
         return {
           ok: true,
-          text: JSON.stringify({ status: 'fetched', pages: res.rows.map((r) => ({ url: r.url, title: r.title, content: r.content })), errors: res.errors }),
+          text: JSON.stringify({
+            status: 'fetched',
+            pages: res.rows.map((r) => ({ url: r.url, title: r.title, content: r.content })),
+            errors: res.errors,
+          }),
           mime: 'application/json',
           meta: { source_rows: res.rows, errors: res.errors },
         };
       } catch (err) {
-        if (err instanceof WebToolError && !err.retryable) return { ok: false, text: err.message, meta: { code: err.code } };
+        if (err instanceof WebToolError && !err.retryable)
+          return { ok: false, text: err.message, meta: { code: err.code } };
         throw err;
       }
     },

@@ -24,22 +24,42 @@ interface HttpOptions {
   fetchImpl?: typeof fetch;
 }
 
-async function getJson(provider: string, url: URL, headers: Record<string, string>, opts: HttpOptions, signal?: AbortSignal): Promise<unknown> {
+async function getJson(
+  provider: string,
+  url: URL,
+  headers: Record<string, string>,
+  opts: HttpOptions,
+  signal?: AbortSignal,
+): Promise<unknown> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const timeout = AbortSignal.timeout(timeoutMs);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let res: Response;
   try {
-    res = await (opts.fetchImpl ?? fetch)(url.href, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal: combined });
+    res = await (opts.fetchImpl ?? fetch)(url.href, {
+      method: 'GET',
+      headers: { accept: 'application/json', ...headers },
+      signal: combined,
+    });
   } catch (err) {
-    if (timeout.aborted) throw new WebToolError('timeout', `web_search (${provider}): no answer within ${timeoutMs} ms`, { retryable: true, cause: err });
+    if (timeout.aborted)
+      throw new WebToolError('timeout', `web_search (${provider}): no answer within ${timeoutMs} ms`, {
+        retryable: true,
+        cause: err,
+      });
     const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-    throw new WebToolError('network', `web_search (${provider}): request failed: ${reason}`, { retryable: !signal?.aborted, cause: err });
+    throw new WebToolError('network', `web_search (${provider}): request failed: ${reason}`, {
+      retryable: !signal?.aborted,
+      cause: err,
+    });
   }
   const body = await res.text();
   if (!res.ok) {
     const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
-    throw new WebToolError('http_status', `web_search (${provider}): HTTP ${res.status}: ${body.slice(0, 200)}`, { retryable, status: res.status });
+    throw new WebToolError('http_status', `web_search (${provider}): HTTP ${res.status}: ${body.slice(0, 200)}`, {
+      retryable,
+      status: res.status,
+    });
   }
   try {
     return JSON.parse(body);
@@ -123,10 +143,17 @@ export class SearxngSearchProvider implements WebSearchProvider {
  * The provider configured by the environment: SearXNG when `DREACT_SEARXNG_URL` is set,
  * else Brave when `BRAVE_API_KEY` is set; otherwise a clear error.
  */
-export function searchProviderFromEnv(env: Record<string, string | undefined> = process.env, http: HttpOptions = {}): WebSearchProvider {
+export function searchProviderFromEnv(
+  env: Record<string, string | undefined> = process.env,
+  http: HttpOptions = {},
+): WebSearchProvider {
   if (env.DREACT_SEARXNG_URL) return new SearxngSearchProvider({ baseUrl: env.DREACT_SEARXNG_URL, ...http });
   if (env.BRAVE_API_KEY) {
-    return new BraveSearchProvider({ apiKey: env.BRAVE_API_KEY, ...http, ...(env.DREACT_BRAVE_ENDPOINT ? { endpoint: env.DREACT_BRAVE_ENDPOINT } : {}) });
+    return new BraveSearchProvider({
+      apiKey: env.BRAVE_API_KEY,
+      ...http,
+      ...(env.DREACT_BRAVE_ENDPOINT ? { endpoint: env.DREACT_BRAVE_ENDPOINT } : {}),
+    });
   }
   throw new WebToolError(
     'not_configured',
@@ -135,7 +162,11 @@ export function searchProviderFromEnv(env: Record<string, string | undefined> = 
 }
 
 /** The web_search tool: validates params, queries the provider, returns source rows in rank order. */
-export async function webSearch(rawParams: unknown, provider: WebSearchProvider, signal?: AbortSignal): Promise<{ rows: WebSourceRow[]; provider: string }> {
+export async function webSearch(
+  rawParams: unknown,
+  provider: WebSearchProvider,
+  signal?: AbortSignal,
+): Promise<{ rows: WebSourceRow[]; provider: string }> {
   const parsed = WebSearchParamsSchema.safeParse(rawParams);
   if (!parsed.success) {
     const msg = parsed.error.issues.map((i) => `${i.path.join('.') || '(params)'}: ${i.message}`).join('; ');
@@ -148,7 +179,14 @@ export async function webSearch(rawParams: unknown, provider: WebSearchProvider,
   for (const h of hits) {
     if (seen.has(h.url)) continue;
     seen.add(h.url);
-    const row: WebSourceRow = { url: h.url, title: h.title, text: h.snippet, content: h.snippet, mime: 'text/html', source_type: 'web' };
+    const row: WebSourceRow = {
+      url: h.url,
+      title: h.title,
+      text: h.snippet,
+      content: h.snippet,
+      mime: 'text/html',
+      source_type: 'web',
+    };
     if (h.published_time_iso) row.published_time_iso = h.published_time_iso;
     rows.push(row);
   }
@@ -169,12 +207,17 @@ export function createWebSearchImpl(provider?: WebSearchProvider): ToolImpl {
         const res = await webSearch(params, resolved, ctx.signal);
         return {
           ok: true,
-          text: JSON.stringify({ status: 'searched', provider: res.provider, results: res.rows.map((r) => ({ url: r.url, title: r.title, snippet: r.text })) }),
+          text: JSON.stringify({
+            status: 'searched',
+            provider: res.provider,
+            results: res.rows.map((r) => ({ url: r.url, title: r.title, snippet: r.text })),
+          }),
           mime: 'application/json',
           meta: { source_rows: res.rows },
         };
       } catch (err) {
-        if (err instanceof WebToolError && !err.retryable) return { ok: false, text: err.message, meta: { code: err.code } };
+        if (err instanceof WebToolError && !err.retryable)
+          return { ok: false, text: err.message, meta: { code: err.code } };
         throw err;
       }
     },

@@ -24,22 +24,45 @@ export interface BudgetCheck {
   budget: number;
 }
 
-export async function checkBudget(pool: Pool, conversationId: string, request: { system: unknown; messages: unknown; tools?: unknown }, budget: number): Promise<BudgetCheck> {
+export async function checkBudget(
+  pool: Pool,
+  conversationId: string,
+  request: { system: unknown; messages: unknown; tools?: unknown },
+  budget: number,
+): Promise<BudgetCheck> {
   const calibrated = await loadCharsPerToken(pool, conversationId);
   const ratio = calibrated ?? DEFAULT_CHARS_PER_TOKEN;
   const chars = requestChars(request);
   const systemChars = requestChars({ system: request.system, tools: request.tools, messages: [] });
-  return { chars, ratio, calibrated, estimate: estimateTokens(chars, ratio), systemTokens: estimateTokens(systemChars, ratio), budget };
+  return {
+    chars,
+    ratio,
+    calibrated,
+    estimate: estimateTokens(chars, ratio),
+    systemTokens: estimateTokens(systemChars, ratio),
+    budget,
+  };
 }
 
 /** The round's verdict when the request does not fit: no model call, the workflow compacts. */
 export function overBudget(check: BudgetCheck): OverBudget | undefined {
   if (check.estimate <= check.budget) return undefined;
-  return { kind: 'over_budget', estimate: check.estimate, budget: check.budget, systemTokens: check.systemTokens, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } };
+  return {
+    kind: 'over_budget',
+    estimate: check.estimate,
+    budget: check.budget,
+    systemTokens: check.systemTokens,
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+  };
 }
 
 /** Calibrates the conversation's ratio with the input tokens the provider billed for this request. */
-export async function calibrateRatio(pool: Pool, conversationId: string, check: BudgetCheck, usage: Usage): Promise<void> {
+export async function calibrateRatio(
+  pool: Pool,
+  conversationId: string,
+  check: BudgetCheck,
+  usage: Usage,
+): Promise<void> {
   const reported = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
   if (reported <= 0) return;
   await saveCharsPerToken(pool, conversationId, calibrate(check.calibrated, check.chars, reported));
@@ -52,7 +75,15 @@ export function contextLengthFailure(err: unknown, check: BudgetCheck): Applicat
     message: `${err.message} (estimate ${check.estimate} tokens, budget ${check.budget})`,
     type: providerFailureType('context_length'),
     nonRetryable: true,
-    details: [{ kind: 'context_length', status: err.status ?? null, estimate: check.estimate, budget: check.budget, systemTokens: check.systemTokens }],
+    details: [
+      {
+        kind: 'context_length',
+        status: err.status ?? null,
+        estimate: check.estimate,
+        budget: check.budget,
+        systemTokens: check.systemTokens,
+      },
+    ],
     cause: err,
   });
 }

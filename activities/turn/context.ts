@@ -23,36 +23,78 @@ export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
   const ts = () => deps.now().toISOString();
 
-  async function loadContext(input: LoadContextInput): Promise<{ blocks: number; maxIterations: number; needsTitle: boolean; toolCount: number }> {
+  async function loadContext(
+    input: LoadContextInput,
+  ): Promise<{ blocks: number; maxIterations: number; needsTitle: boolean; toolCount: number }> {
     const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
     await ensureConversation(pool, conversationId);
     await openTurn(pool, { conversationId, turnIndex, turnId, workflowId });
     const now = ts();
     await appendBlocks(pool, conversationId, [
-      makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts: now, key: 'header', text: '', meta: { turn_index: turnIndex, started_at: now } }),
-      makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts: now, key: prompt.messageId, path: paths.userPrompt(turnId), text: prompt.text, meta: { message_id: prompt.messageId } }),
+      makeBlock({
+        type: 'turn.header',
+        author: 'system',
+        turn_id: turnId,
+        ts: now,
+        key: 'header',
+        text: '',
+        meta: { turn_index: turnIndex, started_at: now },
+      }),
+      makeBlock({
+        type: 'user.prompt',
+        author: 'user',
+        turn_id: turnId,
+        ts: now,
+        key: prompt.messageId,
+        path: paths.userPrompt(turnId),
+        text: prompt.text,
+        meta: { message_id: prompt.messageId },
+      }),
     ]);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
     await publisher.close();
-    const [blockCount, conversation] = await Promise.all([countBlocks(pool, conversationId), loadConversation(pool, conversationId)]);
-    return { blocks: blockCount, maxIterations: input.maxIterations ?? deps.maxIterations, needsTitle: conversation !== undefined && conversation.title === null, toolCount: deps.registry.ids().length };
+    const [blockCount, conversation] = await Promise.all([
+      countBlocks(pool, conversationId),
+      loadConversation(pool, conversationId),
+    ]);
+    return {
+      blocks: blockCount,
+      maxIterations: input.maxIterations ?? deps.maxIterations,
+      needsTitle: conversation !== undefined && conversation.title === null,
+      toolCount: deps.registry.ids().length,
+    };
   }
 
   /** Ends a turn that the model did not close itself (iteration cap, repeated invalid decisions). */
   async function finalizeTurn(input: TurnSummary): Promise<{ answer: string }> {
     const { conversationId, turnId } = input;
     const blocks = await loadBlocks(pool, conversationId);
-    const answer = fallbackAnswer(blocks.filter((b) => b.turn_id === turnId), input);
+    const answer = fallbackAnswer(
+      blocks.filter((b) => b.turn_id === turnId),
+      input,
+    );
     await appendBlocks(pool, conversationId, [
-      makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts: ts(), key: `fallback.${input.completionPath}`, path: paths.completion(turnId), text: answer, meta: { completion_path: input.completionPath, fallback: true } }),
+      makeBlock({
+        type: 'assistant.completion',
+        author: 'assistant',
+        turn_id: turnId,
+        ts: ts(),
+        key: `fallback.${input.completionPath}`,
+        path: paths.completion(turnId),
+        text: answer,
+        meta: { completion_path: input.completionPath, fallback: true },
+      }),
     ]);
     return { answer };
   }
 
   /** Heartbeats while it builds the payloads (a long conversation's timeline can be large). */
   function persistTurn(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
-    return heartbeating(() => persistTurnNow(input), () => ({ step: 'persist', turnId: input.turnId }));
+    return heartbeating(
+      () => persistTurnNow(input),
+      () => ({ step: 'persist', turnId: input.turnId }),
+    );
   }
 
   async function persistTurnNow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
@@ -74,7 +116,17 @@ export function makeContextActivities(deps: ActivityDeps) {
     await putArtifact(pool, conversationId, { kind: TURN_LOG_ARTIFACT_KIND, key: turnId, turnId, payload: turnLog });
     await completeTurn(pool, input);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
-    publisher.emit({ kind: 'done', payload: { turnId, answer: input.answer, iterations: input.rounds, usage: input.usage, cacheReadRatio: cacheReadRatio(input.usage), completionPath: input.completionPath } });
+    publisher.emit({
+      kind: 'done',
+      payload: {
+        turnId,
+        answer: input.answer,
+        iterations: input.rounds,
+        usage: input.usage,
+        cacheReadRatio: cacheReadRatio(input.usage),
+        completionPath: input.completionPath,
+      },
+    });
     await publisher.close();
     return { blocks: blocks.length, bytes: Buffer.byteLength(JSON.stringify(payload)) };
   }
@@ -82,8 +134,14 @@ export function makeContextActivities(deps: ActivityDeps) {
   /** A turn that failed records it (turns row `failed` with the error) and tells its stream. */
   async function recordTurnFailure(input: TurnFailure): Promise<void> {
     await failTurn(pool, input);
-    const publisher = new StreamPublisher(pool, input.conversationId, { turnId: input.turnId, attempt: Context.current().info.attempt });
-    publisher.emit({ kind: 'phase', payload: { phase: 'turn.failed', turnId: input.turnId, turnIndex: input.turnIndex, error: input.error } });
+    const publisher = new StreamPublisher(pool, input.conversationId, {
+      turnId: input.turnId,
+      attempt: Context.current().info.attempt,
+    });
+    publisher.emit({
+      kind: 'phase',
+      payload: { phase: 'turn.failed', turnId: input.turnId, turnIndex: input.turnIndex, error: input.error },
+    });
     await publisher.close();
   }
 

@@ -38,7 +38,11 @@ export interface GateResult {
 type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'>;
 
 /** Runs the gate for a conversation turn (see the module comment). */
-export async function gateConversation(deps: GateDeps, input: GateInput, opts: { signal?: AbortSignal; attempt?: number } = {}): Promise<GateResult> {
+export async function gateConversation(
+  deps: GateDeps,
+  input: GateInput,
+  opts: { signal?: AbortSignal; attempt?: number } = {},
+): Promise<GateResult> {
   const pool = deps.db.pool;
   const { conversationId, turnId } = input;
   await ensureConversation(pool, conversationId);
@@ -57,16 +61,31 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
       {
         schema: GateOutputSchema,
         name: 'conversation_title',
-        instructions: 'Write a short, specific title (3-8 words) for a conversation that starts with the user message below. Same language as the message.',
+        instructions:
+          'Write a short, specific title (3-8 words) for a conversation that starts with the user message below. Same language as the message.',
         input: input.prompt.slice(0, 4000),
       },
-      { maxTokens: 100, temperature: 0, ...(input.model.model !== undefined ? { model: input.model.model } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+      {
+        maxTokens: 100,
+        temperature: 0,
+        ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      },
     );
     title = cleanTitle(res.value.title);
     meta.level = res.level;
     meta.usage = res.usage;
     if (res.usage.inputTokens + res.usage.outputTokens > 0) {
-      await recordUsage(pool, { conversationId, turnId, round: 0, callKey: `${turnId}/gate/${opts.attempt ?? 1}`, provider: provider.id, model: input.model.model, usage: res.usage, purpose: 'title' });
+      await recordUsage(pool, {
+        conversationId,
+        turnId,
+        round: 0,
+        callKey: `${turnId}/gate/${opts.attempt ?? 1}`,
+        provider: provider.id,
+        model: input.model.model,
+        usage: res.usage,
+        purpose: 'title',
+      });
     }
     if (!title) throw new StructuredOutputError(res.attempts, res.usage, 'conversation_title');
   } catch (err) {
@@ -78,7 +97,17 @@ export async function gateConversation(deps: GateDeps, input: GateInput, opts: {
   }
   const source: GateResult['source'] = meta.fallback ? 'heuristic' : 'model';
   await appendBlocks(pool, conversationId, [
-    makeBlock({ id, type: GATE_BLOCK, author: 'system', turn_id: turnId, ts: deps.now().toISOString(), text: title, meta: { ...meta, title, source }, hidden: true, replacement_text: '' }),
+    makeBlock({
+      id,
+      type: GATE_BLOCK,
+      author: 'system',
+      turn_id: turnId,
+      ts: deps.now().toISOString(),
+      text: title,
+      meta: { ...meta, title, source },
+      hidden: true,
+      replacement_text: '',
+    }),
   ]);
   await setTitleIfUnset(pool, conversationId, title);
   const stored = await loadBlock(pool, conversationId, id);
@@ -96,6 +125,13 @@ function resultOf(block: Block, title: string | null): GateResult {
 /** The gate as a Temporal activity (cancellation aborts the model call). */
 export function makeGate(deps: GateDeps) {
   return async function gate(input: GateInput): Promise<GateResult> {
-    return heartbeating(() => gateConversation(deps, input, { signal: Context.current().cancellationSignal, attempt: Context.current().info.attempt }), () => ({ step: 'gate' }));
+    return heartbeating(
+      () =>
+        gateConversation(deps, input, {
+          signal: Context.current().cancellationSignal,
+          attempt: Context.current().info.attempt,
+        }),
+      () => ({ step: 'gate' }),
+    );
   };
 }

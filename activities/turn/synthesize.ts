@@ -48,7 +48,10 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     const done = own.find((b) => b.id === blockId(turnId, 'assistant.completion', 'synthesis'));
     if (done) {
       // An earlier attempt synthesized and recorded the answer: that answer stands.
-      if (loopBlock) await setOverlays(pool, conversationId, [{ blockId: loopBlock.id, hidden: true, replacementText: '', reason: SUPERSEDED_REASON }]);
+      if (loopBlock)
+        await setOverlays(pool, conversationId, [
+          { blockId: loopBlock.id, hidden: true, replacementText: '', reason: SUPERSEDED_REASON },
+        ]);
       publisher.emit({ kind: 'answer', payload: { phase: 'done', text: done.text ?? '', synthesized: true } });
       await publisher.close();
       return { answer: done.text ?? '', synthesized: true, usage: ZERO_USAGE };
@@ -57,7 +60,17 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     const provider = deps.provider(input.model);
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
     const callKey = `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`;
-    const recordSynthesisUsage = (usage: Usage) => recordUsage(pool, { conversationId, turnId, round: 0, callKey, provider: provider.id, model: input.model.model, usage, purpose: 'synthesis' });
+    const recordSynthesisUsage = (usage: Usage) =>
+      recordUsage(pool, {
+        conversationId,
+        turnId,
+        round: 0,
+        callKey,
+        provider: provider.id,
+        model: input.model.model,
+        usage,
+        purpose: 'synthesis',
+      });
 
     let text: string;
     let usage: Usage = ZERO_USAGE;
@@ -89,9 +102,14 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         throw new CancelledFailure('synthesizeAnswer cancelled');
       }
       const reason = err instanceof Error ? err.message : String(err);
-      activityLog().warn(`synthesizeAnswer ${conversationId}/${turnId}: synthesis failed, keeping the loop's answer: ${reason}`);
+      activityLog().warn(
+        `synthesizeAnswer ${conversationId}/${turnId}: synthesis failed, keeping the loop's answer: ${reason}`,
+      );
       if (usage !== ZERO_USAGE) await recordSynthesisUsage(usage);
-      publisher.emit({ kind: 'answer', payload: { phase: 'done', text: loopAnswer, synthesized: false, error: reason } });
+      publisher.emit({
+        kind: 'answer',
+        payload: { phase: 'done', text: loopAnswer, synthesized: false, error: reason },
+      });
       await publisher.close();
       return { answer: loopAnswer, synthesized: false, usage };
     }
@@ -108,10 +126,18 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         key: 'synthesis',
         path: paths.completion(turnId),
         text,
-        meta: { synthesized: true, ordinal: own.length + 1, completion_path: loopBlock?.meta['completion_path'] ?? 'complete', ...(loopBlock ? { supersedes: loopBlock.id } : {}) },
+        meta: {
+          synthesized: true,
+          ordinal: own.length + 1,
+          completion_path: loopBlock?.meta['completion_path'] ?? 'complete',
+          ...(loopBlock ? { supersedes: loopBlock.id } : {}),
+        },
       }),
     ]);
-    if (loopBlock) await setOverlays(pool, conversationId, [{ blockId: loopBlock.id, hidden: true, replacementText: '', reason: SUPERSEDED_REASON }]);
+    if (loopBlock)
+      await setOverlays(pool, conversationId, [
+        { blockId: loopBlock.id, hidden: true, replacementText: '', reason: SUPERSEDED_REASON },
+      ]);
     publisher.emit({ kind: 'answer', payload: { phase: 'done', text, synthesized: true } });
     await publisher.close();
     return { answer: text, synthesized: true, usage };

@@ -49,10 +49,16 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     try {
       observation = await heartbeating(async () => {
         const impl = implFor(toolId);
-        if (!impl) return { ok: false, text: `unknown tool "${toolId}". Available: ${[...deps.tools.keys()].join(', ')}` };
+        if (!impl)
+          return { ok: false, text: `unknown tool "${toolId}". Available: ${[...deps.tools.keys()].join(', ')}` };
         const checked = checkToolParams(deps.registry, toolId, params ?? {});
         if (!checked.ok) {
-          return { ok: false, text: checked.text, blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices), meta: { invalid_params: true } };
+          return {
+            ok: false,
+            text: checked.text,
+            blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices),
+            meta: { invalid_params: true },
+          };
         }
         return impl.run(checked.params, toolContext(deps, input, ctx, publisher, beat));
       }, beat.current);
@@ -67,7 +73,16 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
       // Web rows join the conversation's pool; the model only ever sees pool SIDs.
       const { source_rows: _rows, ...meta } = observation.meta ?? {};
       const merged = await mergeToolSources(pool, conversationId, sourceRows, observation.text, { turnId });
-      observation = { ...observation, text: merged.text, meta: { ...meta, sources_used: merged.sids, sources_added: merged.added, ...(merged.rejected.length ? { sources_rejected: merged.rejected } : {}) } };
+      observation = {
+        ...observation,
+        text: merged.text,
+        meta: {
+          ...meta,
+          sources_used: merged.sids,
+          sources_added: merged.added,
+          ...(merged.rejected.length ? { sources_rejected: merged.rejected } : {}),
+        },
+      };
     }
     await appendResult(deps, input, observation, publisher);
     return outcomeOf(observation.text, observation.ok);
@@ -91,7 +106,10 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     try {
       const beat = heartbeatDetails(callId);
-      await heartbeating(() => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher, beat)), beat.current);
+      await heartbeating(
+        () => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher, beat)),
+        beat.current,
+      );
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`tool ${toolId} launch cancelled by steer`);
       throw err;
@@ -103,8 +121,15 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
 }
 
 async function loadCallParams(deps: ActivityDeps, input: ToolInput): Promise<Record<string, unknown> | undefined> {
-  const call = await loadBlock(deps.db.pool, input.conversationId, blockId(input.turnId, 'react.tool.call', input.callId));
-  if (!call) throw new Error(`tool activity: no react.tool.call block for ${input.callId} in ${input.conversationId}/${input.turnId}`);
+  const call = await loadBlock(
+    deps.db.pool,
+    input.conversationId,
+    blockId(input.turnId, 'react.tool.call', input.callId),
+  );
+  if (!call)
+    throw new Error(
+      `tool activity: no react.tool.call block for ${input.callId} in ${input.conversationId}/${input.turnId}`,
+    );
   return (JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> }).params;
 }
 
@@ -114,7 +139,13 @@ function heartbeatDetails(callId: string): { current: () => unknown; set: (d: un
   return { current: () => last, set: (d) => (last = d ?? { callId }) };
 }
 
-function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publisher: StreamPublisher, beat: ReturnType<typeof heartbeatDetails>): ToolContext {
+function toolContext(
+  deps: ActivityDeps,
+  input: ToolInput,
+  ctx: Context,
+  publisher: StreamPublisher,
+  beat: ReturnType<typeof heartbeatDetails>,
+): ToolContext {
   const { conversationId, turnId, callId } = input;
   const pool = deps.db.pool;
   return {
@@ -130,8 +161,15 @@ function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publish
     now: deps.now,
     stream: ((kind: 'delta' | 'exec', payload: Record<string, unknown>) =>
       kind === 'exec'
-        ? publisher.emit({ kind, payload: { ...(payload as Extract<StreamEventBody, { kind: 'exec' }>['payload']), callId } })
-        : publisher.emit({ kind, channel: 'canvas', payload: { ...(payload as { text: string }), callId } })) as ToolContext['stream'],
+        ? publisher.emit({
+            kind,
+            payload: { ...(payload as Extract<StreamEventBody, { kind: 'exec' }>['payload']), callId },
+          })
+        : publisher.emit({
+            kind,
+            channel: 'canvas',
+            payload: { ...(payload as { text: string }), callId },
+          })) as ToolContext['stream'],
   };
 }
 
@@ -143,10 +181,21 @@ function toolContext(deps: ActivityDeps, input: ToolInput, ctx: Context, publish
 export function makeRecordToolFailure(deps: ActivityDeps) {
   return async function recordToolFailure(input: ToolFailureInput): Promise<ToolOutcome> {
     const pool = deps.db.pool;
-    const existing = await loadBlock(pool, input.conversationId, blockId(input.turnId, 'react.tool.result', input.callId));
+    const existing = await loadBlock(
+      pool,
+      input.conversationId,
+      blockId(input.turnId, 'react.tool.result', input.callId),
+    );
     if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
-    const publisher = new StreamPublisher(pool, input.conversationId, { turnId: input.turnId, attempt: Context.current().info.attempt });
-    const observation: ToolObservation = { ok: false, text: `tool ${input.toolId} failed: ${input.error}`, meta: { failure_type: input.failureType ?? null, retry_state: input.retryState ?? null } };
+    const publisher = new StreamPublisher(pool, input.conversationId, {
+      turnId: input.turnId,
+      attempt: Context.current().info.attempt,
+    });
+    const observation: ToolObservation = {
+      ok: false,
+      text: `tool ${input.toolId} failed: ${input.error}`,
+      meta: { failure_type: input.failureType ?? null, retry_state: input.retryState ?? null },
+    };
     await appendResult(deps, input, observation, publisher);
     return outcomeOf(observation.text, false);
   };
@@ -157,7 +206,8 @@ export function toolActivities(deps: ActivityDeps): Record<string, (input: ToolI
   const out: Record<string, (input: ToolInput) => Promise<ToolOutcome>> = {};
   for (const { toolId, activity } of deps.registry.ownActivities()) {
     const impl = deps.tools.get(toolId);
-    if (!impl) throw new Error(`tool ${toolId} declares activity ${activity.name} but the worker has no implementation for it`);
+    if (!impl)
+      throw new Error(`tool ${toolId} declares activity ${activity.name} but the worker has no implementation for it`);
     if (out[activity.name]) throw new Error(`activity ${activity.name} is declared by two tools`);
     if (activity.then) {
       // Two activities: the launch, then the tool activity that records the result.
@@ -172,7 +222,12 @@ export function toolActivities(deps: ActivityDeps): Record<string, (input: ToolI
   return out;
 }
 
-async function appendResult(deps: ActivityDeps, input: ToolInput, observation: ToolObservation, publisher: StreamPublisher): Promise<void> {
+async function appendResult(
+  deps: ActivityDeps,
+  input: ToolInput,
+  observation: ToolObservation,
+  publisher: StreamPublisher,
+): Promise<void> {
   const { conversationId, turnId, callId, toolId } = input;
   await appendBlocks(deps.db.pool, conversationId, [
     ...(observation.blocks ?? []),
@@ -186,10 +241,24 @@ async function appendResult(deps: ActivityDeps, input: ToolInput, observation: T
       path: paths.toolResult(turnId, callId),
       mime: observation.mime ?? 'text/plain',
       text: observation.text,
-      meta: { tool_id: toolId, ok: observation.ok, size_bytes: Buffer.byteLength(observation.text), ...(observation.meta ?? {}) },
+      meta: {
+        tool_id: toolId,
+        ok: observation.ok,
+        size_bytes: Buffer.byteLength(observation.text),
+        ...(observation.meta ?? {}),
+      },
     }),
   ]);
-  publisher.emit({ kind: 'step', payload: { phase: 'iteration.done', callId, tool: toolId, ok: observation.ok, observation: preview(observation.text) } });
+  publisher.emit({
+    kind: 'step',
+    payload: {
+      phase: 'iteration.done',
+      callId,
+      tool: toolId,
+      ok: observation.ok,
+      observation: preview(observation.text),
+    },
+  });
   await publisher.close();
 }
 

@@ -10,7 +10,14 @@
  */
 import { Context } from '@temporalio/activity';
 import { makeBlock, blockId, type Block } from '../../core/timeline/block';
-import { pickTools, TOOL_SELECTION_BLOCK, TOOL_SELECTION_MAX, TOOL_SELECTION_THRESHOLD, ToolSelectionSchema, toolCatalogue } from '../../core/tools/selection';
+import {
+  pickTools,
+  TOOL_SELECTION_BLOCK,
+  TOOL_SELECTION_MAX,
+  TOOL_SELECTION_THRESHOLD,
+  ToolSelectionSchema,
+  toolCatalogue,
+} from '../../core/tools/selection';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../../core/model/provider';
 import type { ToolRegistry } from '../../core/tools/registry';
 import type { ModelConfig } from '../../core/turn/contracts';
@@ -48,14 +55,26 @@ export interface SelectToolsOptions {
 }
 
 /** Picks the tools relevant to `userPrompt`; never throws except on cancellation / bad options. */
-export async function selectTools(provider: ModelProvider, registry: ToolRegistry, userPrompt: string, opts: SelectToolsOptions = {}): Promise<ToolSelection> {
+export async function selectTools(
+  provider: ModelProvider,
+  registry: ToolRegistry,
+  userPrompt: string,
+  opts: SelectToolsOptions = {},
+): Promise<ToolSelection> {
   const threshold = opts.threshold ?? TOOL_SELECTION_THRESHOLD;
   const max = opts.max ?? TOOL_SELECTION_MAX;
   if (!(max >= 1)) throw new Error(`selectTools: max must be >= 1, got ${max}`);
   const all = registry.ids();
   const pinned = new Set(opts.pinned ?? []);
-  for (const id of pinned) if (!registry.has(id)) throw new Error(`selectTools: pinned tool ${JSON.stringify(id)} is not registered`);
-  if (all.length <= threshold) return { toolIds: all, fallback: 'below_threshold', reason: `${all.length} tools (threshold ${threshold})`, usage: ZERO_USAGE };
+  for (const id of pinned)
+    if (!registry.has(id)) throw new Error(`selectTools: pinned tool ${JSON.stringify(id)} is not registered`);
+  if (all.length <= threshold)
+    return {
+      toolIds: all,
+      fallback: 'below_threshold',
+      reason: `${all.length} tools (threshold ${threshold})`,
+      usage: ZERO_USAGE,
+    };
   const candidates = all.filter((id) => !pinned.has(id));
   const instructions = [
     `You choose tools for an AI agent. From the catalogue, pick the tools (at most ${max}) the agent most likely needs to handle the user's request.`,
@@ -63,23 +82,44 @@ export async function selectTools(provider: ModelProvider, registry: ToolRegistr
   ].join(' ');
   const input = `TOOL CATALOGUE\n${toolCatalogue(registry, candidates)}\n\nUSER REQUEST\n${userPrompt.trim() || '(empty)'}`;
   try {
-    const res = await structuredCall(provider, { schema: ToolSelectionSchema, name: 'select_tools', instructions, input }, {
-      maxTokens: 300,
-      temperature: 0,
-      ...(opts.model !== undefined ? { model: opts.model } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(opts.capabilities ? { capabilities: opts.capabilities } : {}),
-    });
+    const res = await structuredCall(
+      provider,
+      { schema: ToolSelectionSchema, name: 'select_tools', instructions, input },
+      {
+        maxTokens: 300,
+        temperature: 0,
+        ...(opts.model !== undefined ? { model: opts.model } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.capabilities ? { capabilities: opts.capabilities } : {}),
+      },
+    );
     const { picked, ignored } = pickTools(res.value.tools, candidates, pinned, max);
     if (picked.length === 0) {
-      return { toolIds: all, fallback: 'no_valid_tools', reason: `no registered tool among ${JSON.stringify(res.value.tools)}`, ignored, usage: res.usage };
+      return {
+        toolIds: all,
+        fallback: 'no_valid_tools',
+        reason: `no registered tool among ${JSON.stringify(res.value.tools)}`,
+        ignored,
+        usage: res.usage,
+      };
     }
     const chosen = new Set([...pinned, ...picked]);
-    return { toolIds: all.filter((id) => chosen.has(id)), level: res.level, ...(ignored.length ? { ignored } : {}), usage: res.usage };
+    return {
+      toolIds: all.filter((id) => chosen.has(id)),
+      level: res.level,
+      ...(ignored.length ? { ignored } : {}),
+      usage: res.usage,
+    };
   } catch (err) {
     if (opts.signal?.aborted || (err instanceof ProviderError && err.kind === 'aborted')) throw err;
-    if (err instanceof StructuredOutputError) return { toolIds: all, fallback: 'structured_call_failed', reason: err.message, usage: err.usage };
-    return { toolIds: all, fallback: 'provider_error', reason: err instanceof Error ? err.message : String(err), usage: ZERO_USAGE };
+    if (err instanceof StructuredOutputError)
+      return { toolIds: all, fallback: 'structured_call_failed', reason: err.message, usage: err.usage };
+    return {
+      toolIds: all,
+      fallback: 'provider_error',
+      reason: err instanceof Error ? err.message : String(err),
+      usage: ZERO_USAGE,
+    };
   }
 }
 
@@ -99,7 +139,11 @@ export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fall
  * recorded choice. Below the threshold nothing is called and nothing is recorded.
  */
 export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 'registry' | 'now'>) {
-  return (input: SelectToolsInput): Promise<SelectToolsOutcome> => heartbeating(() => selectToolsActivity(input), () => ({ step: 'select tools' }));
+  return (input: SelectToolsInput): Promise<SelectToolsOutcome> =>
+    heartbeating(
+      () => selectToolsActivity(input),
+      () => ({ step: 'select tools' }),
+    );
 
   async function selectToolsActivity(input: SelectToolsInput): Promise<SelectToolsOutcome> {
     const signal = Context.current().cancellationSignal;
@@ -107,7 +151,8 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
     const id = blockId(input.turnId, TOOL_SELECTION_BLOCK, 'select');
     const existing = await loadBlock(pool, input.conversationId, id);
     if (existing) return outcomeOf(existing);
-    if (deps.registry.ids().length <= TOOL_SELECTION_THRESHOLD) return { toolIds: deps.registry.ids(), fallback: 'below_threshold' };
+    if (deps.registry.ids().length <= TOOL_SELECTION_THRESHOLD)
+      return { toolIds: deps.registry.ids(), fallback: 'below_threshold' };
     const provider = deps.provider(input.model);
     const sel = await selectTools(provider, deps.registry, input.prompt, {
       ...(input.pinned ? { pinned: input.pinned } : {}),
@@ -133,7 +178,16 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
     });
     await appendBlocks(pool, input.conversationId, [block]);
     if (sel.usage.inputTokens + sel.usage.outputTokens > 0) {
-      await recordUsage(pool, { conversationId: input.conversationId, turnId: input.turnId, round: 0, callKey: `${input.turnId}/tool_selection/${Context.current().info.attempt}`, provider: provider.id, model: input.model.model, usage: sel.usage, purpose: 'tool_selection' });
+      await recordUsage(pool, {
+        conversationId: input.conversationId,
+        turnId: input.turnId,
+        round: 0,
+        callKey: `${input.turnId}/tool_selection/${Context.current().info.attempt}`,
+        provider: provider.id,
+        model: input.model.model,
+        usage: sel.usage,
+        purpose: 'tool_selection',
+      });
     }
     return outcomeOf((await loadBlock(pool, input.conversationId, id)) ?? block);
   }

@@ -43,7 +43,11 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
   const conversationId = opts.conversation ?? newConversationId();
   await withSession(async (s) => {
     const options: TurnOptionsInput = {
-      model: { provider: opts.provider, ...(opts.script ? { script: opts.script } : {}), ...(opts.model ? { model: opts.model } : {}) },
+      model: {
+        provider: opts.provider,
+        ...(opts.script ? { script: opts.script } : {}),
+        ...(opts.model ? { model: opts.model } : {}),
+      },
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
     };
     const afterSeq = await streamOffset(s, conversationId);
@@ -71,11 +75,22 @@ export async function streamOffset(s: Session, conversationId: string): Promise<
 }
 
 /** Renders a turn's stream live until its `done` event, and returns the turn's result. */
-export async function followTurn(s: Session, started: StartedTurn, afterSeq: number, out: (t: string) => void, onEvent?: (e: StreamEvent) => void): Promise<TurnResult> {
+export async function followTurn(
+  s: Session,
+  started: StartedTurn,
+  afterSeq: number,
+  out: (t: string) => void,
+  onEvent?: (e: StreamEvent) => void,
+): Promise<TurnResult> {
   const render = createLiveRenderer((t) => out(t), { turnId: started.turnId });
   const abort = new AbortController();
   const following = (async () => {
-    for await (const event of followEvents(s.db.pool, started.conversationId, { afterSeq, signal: abort.signal, listen: !s.info.pglite, pollMs: s.info.pglite ? 100 : 250 })) {
+    for await (const event of followEvents(s.db.pool, started.conversationId, {
+      afterSeq,
+      signal: abort.signal,
+      listen: !s.info.pglite,
+      pollMs: s.info.pglite ? 100 : 250,
+    })) {
       render(event);
       onEvent?.(event);
       if (render.finished()) break;
@@ -99,7 +114,10 @@ export async function eventCommand(kind: 'steer' | 'followup', conversationId: s
   });
 }
 
-export async function timelineCommand(conversationId: string, opts: { json?: boolean; debug?: boolean }): Promise<void> {
+export async function timelineCommand(
+  conversationId: string,
+  opts: { json?: boolean; debug?: boolean },
+): Promise<void> {
   await withSession(async (s) => {
     const blocks = await loadBlocks(s.db.pool, conversationId);
     if (blocks.length === 0) throw new Error(`no timeline for conversation "${conversationId}"`);
@@ -125,7 +143,12 @@ export async function turnsCommand(conversationId: string, opts: { json?: boolea
       return;
     }
     for (const t of turns) {
-      const how = t.status === 'failed' ? `failed: ${t.error ?? '(no message)'}` : t.status === 'completed' ? `completed (${t.completionPath ?? '?'}, ${t.rounds ?? '?'} rounds)` : 'running';
+      const how =
+        t.status === 'failed'
+          ? `failed: ${t.error ?? '(no message)'}`
+          : t.status === 'completed'
+            ? `completed (${t.completionPath ?? '?'}, ${t.rounds ?? '?'} rounds)`
+            : 'running';
       process.stdout.write(`turn ${String(t.turnIndex).padEnd(4)} ${t.workflowId.padEnd(40)} ${how}\n`);
     }
   });
@@ -134,9 +157,15 @@ export async function turnsCommand(conversationId: string, opts: { json?: boolea
 /** One line per block; an exec result also shows its whole report (the envelope's report_text), indented. */
 export function timelineLines(blocks: Block[]): string[] {
   return blocks.flatMap((b) => {
-    const text = (b.hidden ? `[hidden] ${b.replacement_text ?? ''}` : b.text ?? `(${b.mime} base64)`).replace(/\s+/g, ' ');
+    const text = (b.hidden ? `[hidden] ${b.replacement_text ?? ''}` : (b.text ?? `(${b.mime} base64)`)).replace(
+      /\s+/g,
+      ' ',
+    );
     const line = `${b.turn_id.padEnd(8)} ${b.type.padEnd(22)} ${(b.path ?? '').padEnd(44)} ${text.slice(0, 100)}`;
-    const report = b.type === 'react.tool.result' && b.meta['tool_id'] === 'exec.python' && !b.hidden && b.text ? b.text.split('\n').map((l) => `    │ ${l}`) : [];
+    const report =
+      b.type === 'react.tool.result' && b.meta['tool_id'] === 'exec.python' && !b.hidden && b.text
+        ? b.text.split('\n').map((l) => `    │ ${l}`)
+        : [];
     return [line, ...report];
   });
 }

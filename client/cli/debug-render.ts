@@ -8,7 +8,12 @@ export function debugRender(blocks: Block[], now = Date.now()): string {
   const last = blocks[blocks.length - 1];
   if (!last) return '(empty timeline)';
   const out = renderTimeline(
-    { blocks, currentTurnId: last.turn_id, systemPrompt: systemPromptFor(createToolRegistry(), 'off'), announce: { iteration: 1, maxIterations: 1 } },
+    {
+      blocks,
+      currentTurnId: last.turn_id,
+      systemPrompt: systemPromptFor(createToolRegistry(), 'off'),
+      announce: { iteration: 1, maxIterations: 1 },
+    },
     { now, debug: true },
   );
   return `${out.debugText ?? ''}\n\n(${out.breakpoints} cache breakpoints: ${out.checkpoints.map((c) => `${c.kind}@${c.blockId}`).join(', ')})`;

@@ -24,8 +24,11 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       pollMs: s.info.pglite ? 100 : 250,
       log: err,
     });
-    if (config.apiKeys.length === 0) err('[gateway] INSECURE: no API keys; anonymous reads are allowed, writes are refused');
-    console.log(`gateway: ${gw.url} (${config.apiKeys.length} API key${config.apiKeys.length === 1 ? '' : 's'}; stream events kept ${config.retentionSeconds} s)`);
+    if (config.apiKeys.length === 0)
+      err('[gateway] INSECURE: no API keys; anonymous reads are allowed, writes are refused');
+    console.log(
+      `gateway: ${gw.url} (${config.apiKeys.length} API key${config.apiKeys.length === 1 ? '' : 's'}; stream events kept ${config.retentionSeconds} s)`,
+    );
     console.log('Ready. Ctrl-C stops the gateway.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

@@ -3,8 +3,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { eventCommand, historyCommand, timelineCommand,
-  turnsCommand, turnCommand } from './commands';
+import { eventCommand, historyCommand, timelineCommand, turnsCommand, turnCommand } from './commands';
 import { startEmbeddedStack, stackHome } from '../stack/embedded';
 import { DreactError } from '../api';
 import { gatewayCommand } from './gateway-command';
@@ -17,7 +16,9 @@ const int = (v: string) => {
 };
 
 export function buildProgram(): Command {
-  const program = new Command('dreact').description('durable-react: a timeline-native ReAct agent runtime on Temporal').showHelpAfterError();
+  const program = new Command('dreact')
+    .description('durable-react: a timeline-native ReAct agent runtime on Temporal')
+    .showHelpAfterError();
 
   program
     .command('dev')
@@ -48,12 +49,30 @@ export function buildProgram(): Command {
     .option('--max-iterations <n>', 'iteration budget of the turn', int)
     .option('--json', 'print one final JSON object on stdout')
     .action(async (prompt: string, o) => {
-      if (o.provider !== 'scripted' && o.provider !== 'anthropic') throw new InvalidArgumentError(`unknown provider "${o.provider}" (scripted | anthropic)`);
-      await turnCommand(prompt, { conversation: o.conversation, provider: o.provider, script: o.script, model: o.model, maxIterations: o.maxIterations, json: o.json });
+      if (o.provider !== 'scripted' && o.provider !== 'anthropic')
+        throw new InvalidArgumentError(`unknown provider "${o.provider}" (scripted | anthropic)`);
+      await turnCommand(prompt, {
+        conversation: o.conversation,
+        provider: o.provider,
+        script: o.script,
+        model: o.model,
+        maxIterations: o.maxIterations,
+        json: o.json,
+      });
     });
 
-  program.command('steer').description('steer the running turn of a conversation').argument('<conversationId>').argument('<text>').action((c: string, t: string) => eventCommand('steer', c, t));
-  program.command('followup').description('send a followup (into the running turn, or as the next turn)').argument('<conversationId>').argument('<text>').action((c: string, t: string) => eventCommand('followup', c, t));
+  program
+    .command('steer')
+    .description('steer the running turn of a conversation')
+    .argument('<conversationId>')
+    .argument('<text>')
+    .action((c: string, t: string) => eventCommand('steer', c, t));
+  program
+    .command('followup')
+    .description('send a followup (into the running turn, or as the next turn)')
+    .argument('<conversationId>')
+    .argument('<text>')
+    .action((c: string, t: string) => eventCommand('followup', c, t));
 
   program
     .command('timeline')
@@ -103,7 +122,14 @@ export async function main(argv: string[]): Promise<number> {
     await buildProgram().parseAsync(argv);
     return 0;
   } catch (e) {
-    const message = e instanceof DreactError || e instanceof InvalidArgumentError ? e.message : e instanceof Error ? (process.env.DREACT_DEBUG ? e.stack ?? e.message : e.message) : String(e);
+    const message =
+      e instanceof DreactError || e instanceof InvalidArgumentError
+        ? e.message
+        : e instanceof Error
+          ? process.env.DREACT_DEBUG
+            ? (e.stack ?? e.message)
+            : e.message
+          : String(e);
     process.stderr.write(`dreact: ${message}\n`);
     return e instanceof DreactError && e.code === 'bad_input' ? 2 : 1;
   }

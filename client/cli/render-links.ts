@@ -65,7 +65,11 @@ export class AnswerLinks {
     if (!final) {
       // Hold from the leftmost `[` that may still start a link, as the whole-text match would
       // (e.g. `[\[` must stay together: the second `[` is escaped inside the first's title).
-      for (let open = rest.indexOf('[', Math.max(0, rest.length - MAX_HELD)); open >= 0; open = rest.indexOf('[', open + 1)) {
+      for (
+        let open = rest.indexOf('[', Math.max(0, rest.length - MAX_HELD));
+        open >= 0;
+        open = rest.indexOf('[', open + 1)
+      ) {
         if (PARTIAL_RE.test(rest.slice(open))) {
           this.held = rest.slice(open);
           rest = rest.slice(0, open);

@@ -49,7 +49,10 @@ export function compactLine(p: Record<string, unknown>): string {
   }
 }
 
-export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: string; sources?: SourceRef[] } = {}): LiveRenderer {
+export function createLiveRenderer(
+  write: (s: string) => void,
+  opts: { turnId?: string; sources?: SourceRef[] } = {},
+): LiveRenderer {
   let mode: 'none' | 'thinking' | 'answer' | 'raw' | 'canvas' | 'followup' | 'code' = 'none';
   let done = false;
   let answered = false;
@@ -88,7 +91,9 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
         break;
       case 'retry':
         newline();
-        write(yellow(`↻ round ${String(p.round)} retried (attempt ${String(p.attempt)}): discarding its partial output\n`));
+        write(
+          yellow(`↻ round ${String(p.round)} retried (attempt ${String(p.attempt)}): discarding its partial output\n`),
+        );
         break;
       case 'step':
         if (p.phase === 'thinking.start') {
@@ -161,7 +166,9 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
           // Native mode: text streamed as the answer turned out to precede tool calls.
           newline();
           answered = false;
-          write(yellow(`↺ that text was a step, not the answer (round ${String(p.round)}): the agent is calling tools\n`));
+          write(
+            yellow(`↺ that text was a step, not the answer (round ${String(p.round)}): the agent is calling tools\n`),
+          );
         }
         break;
       case 'inject':
@@ -171,7 +178,11 @@ export function createLiveRenderer(write: (s: string) => void, opts: { turnId?: 
       case 'done':
         newline();
         done = true;
-        write(dim(`■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; usage ${JSON.stringify(p.usage)}\n`));
+        write(
+          dim(
+            `■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; usage ${JSON.stringify(p.usage)}\n`,
+          ),
+        );
         break;
       case 'usage': // per-call usage: the done line sums it up
         break;

@@ -21,7 +21,14 @@ export interface Session {
 export async function openSession(log: (line: string) => void): Promise<Session> {
   const running = await connectToRunningStack();
   if (running) {
-    return { api: new DreactClient(running.client), temporal: running.client, db: running.db, info: running.info, origin: 'running-stack', close: running.close };
+    return {
+      api: new DreactClient(running.client),
+      temporal: running.client,
+      db: running.db,
+      info: running.info,
+      origin: 'running-stack',
+      close: running.close,
+    };
   }
   if (process.env.TEMPORAL_ADDRESS && process.env.DATABASE_URL) {
     const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
@@ -31,7 +38,12 @@ export async function openSession(log: (line: string) => void): Promise<Session>
       api: new DreactClient(temporal, { taskQueue: process.env.DREACT_TASK_QUEUE }),
       temporal,
       db,
-      info: { temporalAddress: process.env.TEMPORAL_ADDRESS, databaseUrl: db.databaseUrl, pglite: false, uiUrl: process.env.DREACT_TEMPORAL_UI_URL },
+      info: {
+        temporalAddress: process.env.TEMPORAL_ADDRESS,
+        databaseUrl: db.databaseUrl,
+        pglite: false,
+        uiUrl: process.env.DREACT_TEMPORAL_UI_URL,
+      },
       origin: 'external',
       async close() {
         await connection.close();
@@ -41,9 +53,18 @@ export async function openSession(log: (line: string) => void): Promise<Session>
   }
   log('[dreact] no running stack: starting the embedded one (Temporal dev server + Postgres/PGlite + worker)…');
   const stack = await startEmbeddedStack({ publish: true, log });
-  return { api: new DreactClient(stack.client), temporal: stack.client, db: stack.db, info: stack.info, origin: 'embedded', close: () => stack.stop() };
+  return {
+    api: new DreactClient(stack.client),
+    temporal: stack.client,
+    db: stack.db,
+    info: stack.info,
+    origin: 'embedded',
+    close: () => stack.stop(),
+  };
 }
 
 export function workflowUrl(uiUrl: string | undefined, workflowId: string): string | undefined {
-  return uiUrl ? `${uiUrl}/namespaces/${process.env.TEMPORAL_NAMESPACE ?? 'default'}/workflows/${encodeURIComponent(workflowId)}` : undefined;
+  return uiUrl
+    ? `${uiUrl}/namespaces/${process.env.TEMPORAL_NAMESPACE ?? 'default'}/workflows/${encodeURIComponent(workflowId)}`
+    : undefined;
 }

@@ -32,23 +32,42 @@ export function offsetArg(v: string): number {
 
 export async function tailCommand(conversationId: string, opts: TailOptions): Promise<void> {
   const id = ConversationIdSchema.safeParse(conversationId);
-  if (!id.success) throw new DreactError(`conversation id ${JSON.stringify(conversationId)}: ${id.error.issues.map((i) => i.message).join('; ')}`, 'bad_input');
+  if (!id.success)
+    throw new DreactError(
+      `conversation id ${JSON.stringify(conversationId)}: ${id.error.issues.map((i) => i.message).join('; ')}`,
+      'bad_input',
+    );
   const abort = new AbortController();
   const stop = () => abort.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const render = createLiveRenderer((t) => process.stdout.write(t));
   const after = opts.after ?? 0;
-  err(`following ${conversationId}${opts.url ? ` on ${opts.url}` : ''} after offset ${after}${opts.untilDone ? ' until a turn ends' : ' (Ctrl-C stops)'}`);
+  err(
+    `following ${conversationId}${opts.url ? ` on ${opts.url}` : ''} after offset ${after}${opts.untilDone ? ' until a turn ends' : ' (Ctrl-C stops)'}`,
+  );
   /** Renders one event; true when tailing should stop. */
   const show = (e: StreamEvent) => {
     render(e);
     return Boolean(opts.untilDone && e.kind === 'done');
   };
   try {
-    if (opts.url) return await tailGateway(opts.url, conversationId, after, opts.apiKey ?? process.env.DREACT_API_KEY, show, abort.signal);
+    if (opts.url)
+      return await tailGateway(
+        opts.url,
+        conversationId,
+        after,
+        opts.apiKey ?? process.env.DREACT_API_KEY,
+        show,
+        abort.signal,
+      );
     await withSession(async (s) => {
-      for await (const e of followEvents(s.db.pool, conversationId, { afterSeq: after, signal: abort.signal, listen: !s.info.pglite, pollMs: s.info.pglite ? 100 : 250 })) {
+      for await (const e of followEvents(s.db.pool, conversationId, {
+        afterSeq: after,
+        signal: abort.signal,
+        listen: !s.info.pglite,
+        pollMs: s.info.pglite ? 100 : 250,
+      })) {
         if (show(e)) break;
       }
     });
@@ -58,12 +77,22 @@ export async function tailCommand(conversationId: string, opts: TailOptions): Pr
   }
 }
 
-async function tailGateway(base: string, conversationId: string, after: number, apiKey: string | undefined, show: (e: StreamEvent) => boolean, signal: AbortSignal): Promise<void> {
+async function tailGateway(
+  base: string,
+  conversationId: string,
+  after: number,
+  apiKey: string | undefined,
+  show: (e: StreamEvent) => boolean,
+  signal: AbortSignal,
+): Promise<void> {
   let last = after;
   const url = `${base.replace(/\/+$/, '')}/v1/conversations/${encodeURIComponent(conversationId)}/stream?after=${after}`;
   while (!signal.aborted) {
     try {
-      const headers: Record<string, string> = { 'last-event-id': String(last), ...(apiKey ? { 'x-api-key': apiKey } : {}) };
+      const headers: Record<string, string> = {
+        'last-event-id': String(last),
+        ...(apiKey ? { 'x-api-key': apiKey } : {}),
+      };
       for await (const m of await openSse(url, { headers, signal })) {
         if (m.event === 'gap') err(`[tail] events ${m.data} were pruned before they could be shown`);
         if (m.event === 'error') throw new Error(`stream error: ${m.data}`);

@@ -47,7 +47,15 @@ export interface GatewayApp {
 
 type ErrorCode = DreactError['code'] | 'unauthorized' | 'too_large' | 'internal';
 
-const STATUS: Record<ErrorCode, ContentfulStatusCode> = { bad_input: 400, unauthorized: 401, not_found: 404, no_active_turn: 409, too_large: 413, failed: 500, internal: 500 };
+const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
+  bad_input: 400,
+  unauthorized: 401,
+  not_found: 404,
+  no_active_turn: 409,
+  too_large: 413,
+  failed: 500,
+  internal: 500,
+};
 
 /** Default limit of request bodies, refused (413) before parsing; prompts are ≤ 64k characters. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -56,7 +64,8 @@ function fail(c: Context, code: ErrorCode, message: string): Response {
   return c.json({ error: { code, message } }, STATUS[code]);
 }
 
-const zodMessage = (err: z.ZodError) => err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+const zodMessage = (err: z.ZodError) =>
+  err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
 
 const TurnBodySchema = z.strictObject({
   prompt: z.string({ error: 'prompt is required (a string)' }),
@@ -83,7 +92,8 @@ async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
 function conversationId(c: Context): string {
   const id = c.req.param('id') ?? '';
   const parsed = ConversationIdSchema.safeParse(id);
-  if (!parsed.success) throw new DreactError(`conversation id ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
+  if (!parsed.success)
+    throw new DreactError(`conversation id ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
   return parsed.data;
 }
 
@@ -101,7 +111,10 @@ function keyChecker(keys: readonly string[]): (key: string) => boolean {
 
 export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp> {
   const keys = opts.apiKeys.map((k) => k.trim()).filter(Boolean);
-  if (keys.length === 0 && !opts.insecure) throw new Error('the gateway needs at least one API key (DREACT_API_KEYS); for local development set DREACT_GATEWAY_INSECURE=1');
+  if (keys.length === 0 && !opts.insecure)
+    throw new Error(
+      'the gateway needs at least one API key (DREACT_API_KEYS); for local development set DREACT_GATEWAY_INSECURE=1',
+    );
   const validKey = keyChecker(keys);
   const { client, pool } = opts;
   const listen = opts.listen ?? true;
@@ -133,7 +146,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     if (key !== undefined && !validKey(key)) return fail(c, 'unauthorized', 'invalid API key (x-api-key)');
     if (key === undefined) {
       if (!opts.insecure) return fail(c, 'unauthorized', 'missing API key: send it in the x-api-key header');
-      if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return fail(c, 'unauthorized', 'anonymous writes are refused: send an API key in the x-api-key header');
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD')
+        return fail(c, 'unauthorized', 'anonymous writes are refused: send an API key in the x-api-key header');
     }
     await next();
   });
@@ -145,14 +159,20 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     const body = await jsonBody(c, TurnBodySchema);
     const streamAfter = await loadStreamSeq(pool, id);
     const started = await client.startTurn(id, body.prompt, (body.options ?? {}) as TurnOptionsInput, body.messageId);
-    return c.json({ ...started, streamAfter, stream: `/v1/conversations/${encodeURIComponent(id)}/stream?after=${streamAfter}` }, 202);
+    return c.json(
+      { ...started, streamAfter, stream: `/v1/conversations/${encodeURIComponent(id)}/stream?after=${streamAfter}` },
+      202,
+    );
   });
 
   for (const kind of ['steer', 'followup'] as const) {
     app.post(`/v1/conversations/:id/${kind}`, async (c) => {
       const id = conversationId(c);
       const body = await jsonBody(c, EventBodySchema);
-      const r = kind === 'steer' ? await client.steer(id, body.text, body.messageId) : await client.followup(id, body.text, body.messageId);
+      const r =
+        kind === 'steer'
+          ? await client.steer(id, body.text, body.messageId)
+          : await client.followup(id, body.text, body.messageId);
       return c.json({ conversationId: id, kind, ...r }, 202);
     });
   }

@@ -30,7 +30,18 @@ export interface SseMessage {
   data: string;
 }
 
-export const SSE_EVENTS = ['phase', 'step', 'answer', 'channel', 'compact', 'exec', 'inject', 'retry', 'done', 'gap'] as const;
+export const SSE_EVENTS = [
+  'phase',
+  'step',
+  'answer',
+  'channel',
+  'compact',
+  'exec',
+  'inject',
+  'retry',
+  'done',
+  'gap',
+] as const;
 
 const STEP_TYPES: Record<string, { type: string; phase?: string }> = {
   'thinking.start': { type: 'thinking', phase: 'start' },
@@ -48,7 +59,10 @@ function stepData(p: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Event name and data fields (without the envelope) of one stream event; every kind is mapped. */
-export function protocolEvent(e: StreamEvent, extra: { elapsedMs?: number } = {}): { event: string; fields: Record<string, unknown> } {
+export function protocolEvent(
+  e: StreamEvent,
+  extra: { elapsedMs?: number } = {},
+): { event: string; fields: Record<string, unknown> } {
   const inst = 'instance' in e && e.instance !== undefined ? { instance: e.instance } : {};
   switch (e.kind) {
     case 'step':
@@ -65,7 +79,10 @@ export function protocolEvent(e: StreamEvent, extra: { elapsedMs?: number } = {}
       return { event: 'channel', fields: { channel: 'usage', ...e.payload } };
     case 'done': {
       const { turnId: _turnId, ...rest } = e.payload;
-      return { event: 'done', fields: { ...rest, ...(extra.elapsedMs !== undefined ? { elapsedMs: extra.elapsedMs } : {}) } };
+      return {
+        event: 'done',
+        fields: { ...rest, ...(extra.elapsedMs !== undefined ? { elapsedMs: extra.elapsedMs } : {}) },
+      };
     }
     case 'phase': {
       const { turnId: _turnId, ...rest } = e.payload;
@@ -95,7 +112,8 @@ export function toSseMessage(e: StreamEvent, extra: { elapsedMs?: number } = {})
 export function parseOffset(raw: string | undefined, what: string): number | { error: string } {
   if (raw === undefined || raw.trim() === '') return 0;
   const n = Number(raw.trim());
-  if (!Number.isSafeInteger(n) || n < 0) return { error: `${what} must be a non-negative integer event offset, got ${JSON.stringify(raw)}` };
+  if (!Number.isSafeInteger(n) || n < 0)
+    return { error: `${what} must be a non-negative integer event offset, got ${JSON.stringify(raw)}` };
   return n;
 }
 
@@ -103,7 +121,10 @@ export function parseOffset(raw: string | undefined, what: string): number | { e
  * The inverse of toSseMessage: a stream event rebuilt from an SSE message (for clients that render
  * stream events, e.g. `dreact tail --url`). Undefined for id-less messages (gap, error).
  */
-export function fromSseMessage(m: { event: string; id?: string; data: string }, conversationId: string): StreamEvent | undefined {
+export function fromSseMessage(
+  m: { event: string; id?: string; data: string },
+  conversationId: string,
+): StreamEvent | undefined {
   if (m.id === undefined) return undefined;
   const { seq: _seq, ts, turnId, attempt, ...f } = JSON.parse(m.data) as Record<string, unknown>;
   const raw: Record<string, unknown> = { conversationId, seq: Number(m.id), ts: String(ts), kind: m.event };
@@ -115,7 +136,10 @@ export function fromSseMessage(m: { event: string; id?: string; data: string }, 
   switch (m.event) {
     case 'step': {
       const { type, phase, arguments: args, ...more } = rest;
-      payload = { phase: type === 'thinking' || type === 'iteration' ? `${String(type)}.${String(phase)}` : type, ...more };
+      payload = {
+        phase: type === 'thinking' || type === 'iteration' ? `${String(type)}.${String(phase)}` : type,
+        ...more,
+      };
       if (args !== undefined) payload.params = args;
       break;
     }

@@ -19,8 +19,12 @@ export function pruneIntervalMs(retentionSeconds: number): number {
   return Math.min(3600_000, Math.max(1000, Math.round((retentionSeconds * 1000) / 10)));
 }
 
-export function startStreamPruner(pool: Pool, opts: { retentionSeconds: number; intervalMs?: number; log?: (line: string) => void }): StreamPruner {
-  if (!Number.isFinite(opts.retentionSeconds) || opts.retentionSeconds <= 0) throw new Error(`stream retention must be a positive number of seconds, got ${opts.retentionSeconds}`);
+export function startStreamPruner(
+  pool: Pool,
+  opts: { retentionSeconds: number; intervalMs?: number; log?: (line: string) => void },
+): StreamPruner {
+  if (!Number.isFinite(opts.retentionSeconds) || opts.retentionSeconds <= 0)
+    throw new Error(`stream retention must be a positive number of seconds, got ${opts.retentionSeconds}`);
   const log = opts.log ?? ((line: string) => console.error(line));
   let running: Promise<number> = Promise.resolve(0);
   let stopped = false;

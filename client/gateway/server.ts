@@ -26,18 +26,29 @@ export interface GatewayEnvConfig {
 function positiveInt(raw: string | undefined, name: string, fallback: number, min = 1): number {
   if (raw === undefined || raw.trim() === '') return fallback;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
   return n;
 }
 
 export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayEnvConfig {
-  const apiKeys = (env.DREACT_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const apiKeys = (env.DREACT_API_KEYS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   const insecure = env.DREACT_GATEWAY_INSECURE === '1' || env.DREACT_GATEWAY_INSECURE === 'true';
-  if (apiKeys.length === 0 && !insecure) throw new Error('no API keys: set DREACT_API_KEYS (comma-separated), or DREACT_GATEWAY_INSECURE=1 for local development (anonymous reads only)');
+  if (apiKeys.length === 0 && !insecure)
+    throw new Error(
+      'no API keys: set DREACT_API_KEYS (comma-separated), or DREACT_GATEWAY_INSECURE=1 for local development (anonymous reads only)',
+    );
   return {
     apiKeys,
     insecure,
-    retentionSeconds: positiveInt(env.DREACT_STREAM_RETENTION_SECONDS, 'DREACT_STREAM_RETENTION_SECONDS', DEFAULT_STREAM_RETENTION_SECONDS),
+    retentionSeconds: positiveInt(
+      env.DREACT_STREAM_RETENTION_SECONDS,
+      'DREACT_STREAM_RETENTION_SECONDS',
+      DEFAULT_STREAM_RETENTION_SECONDS,
+    ),
     host: env.DREACT_GATEWAY_HOST?.trim() || (apiKeys.length === 0 ? '127.0.0.1' : '0.0.0.0'),
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
   };
@@ -65,13 +76,20 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   const host = opts.host ?? '127.0.0.1';
   let server: Server;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: gateway.fetch, port: opts.port ?? DEFAULT_GATEWAY_PORT, hostname: host }, resolve) as Server;
+    server = serve(
+      { fetch: gateway.fetch, port: opts.port ?? DEFAULT_GATEWAY_PORT, hostname: host },
+      resolve,
+    ) as Server;
     server.once('error', reject);
   }).catch(async (err: Error) => {
     await gateway.close();
     throw new Error(`gateway could not listen on ${host}:${opts.port ?? DEFAULT_GATEWAY_PORT}: ${err.message}`);
   });
-  const pruner = startStreamPruner(opts.pool, { retentionSeconds: opts.retentionSeconds ?? DEFAULT_STREAM_RETENTION_SECONDS, intervalMs: opts.pruneIntervalMs, log });
+  const pruner = startStreamPruner(opts.pool, {
+    retentionSeconds: opts.retentionSeconds ?? DEFAULT_STREAM_RETENTION_SECONDS,
+    intervalMs: opts.pruneIntervalMs,
+    log,
+  });
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${shownHost}:${address.port}`,

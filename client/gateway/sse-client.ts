@@ -27,7 +27,8 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + (buffer.startsWith('\r\n', nl) ? 2 : 1));
         if (line === '') {
-          if (data.length > 0) yield { event: event || 'message', ...(id !== undefined ? { id } : {}), data: data.join('\n') };
+          if (data.length > 0)
+            yield { event: event || 'message', ...(id !== undefined ? { id } : {}), data: data.join('\n') };
           event = '';
           id = undefined;
           data = [];
@@ -60,7 +61,10 @@ export class SseHttpError extends Error {
 }
 
 /** Opens an SSE stream with fetch; rejects with an SseHttpError carrying the error body on a non-2xx answer. */
-export async function openSse(url: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<AsyncGenerator<SseEvent>> {
+export async function openSse(
+  url: string,
+  init: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<AsyncGenerator<SseEvent>> {
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...init.headers }, signal: init.signal });
   if (!res.ok || !res.body) throw new SseHttpError(`SSE ${url}: HTTP ${res.status} ${await res.text()}`, res.status);
   return parseSse(res.body);

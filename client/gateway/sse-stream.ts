@@ -26,7 +26,11 @@ export interface SseStreamOptions {
 }
 
 /** Events older than the retained window were pruned: tell the reader which offsets it missed. */
-async function prunedGap(pool: Pool, conversationId: string, after: number): Promise<{ from: number; to: number } | undefined> {
+async function prunedGap(
+  pool: Pool,
+  conversationId: string,
+  after: number,
+): Promise<{ from: number; to: number } | undefined> {
   const window = await loadStreamWindow(pool, conversationId);
   if (!window) return undefined;
   const firstKept = window.oldestSeq ?? window.lastSeq + 1;
@@ -41,34 +45,40 @@ async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined
 
 export function sseStream(c: Context, opts: SseStreamOptions, conversationId: string, after: number): Response {
   c.header('X-Accel-Buffering', 'no');
-  return streamSSE(
-    c,
-    async (stream) => {
-      const abort = new AbortController();
-      stream.onAbort(() => abort.abort());
-      opts.onOpen?.();
-      const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
-      try {
-        await stream.write(`retry: ${opts.retryMs}\n\n`);
-        const gap = await prunedGap(opts.pool, conversationId, after);
-        if (gap) await stream.writeSSE({ event: 'gap', data: JSON.stringify(gap) });
-        const events = followEvents(opts.pool, conversationId, { afterSeq: after, pollMs: opts.pollMs, listen: opts.listen, notifier: opts.notifier, signal: abort.signal });
-        for await (const e of events) {
-          const extra = e.kind === 'done' ? { elapsedMs: await elapsedMs(opts.pool, e) } : {};
-          await stream.writeSSE(toSseMessage(e, extra));
-          if (stream.aborted) break;
-        }
-      } catch (err) {
-        // Reported in-band (the status line is long gone); the client reconnects with Last-Event-ID.
-        const message = err instanceof Error ? err.message : String(err);
-        console.error(`[gateway] stream of ${conversationId} failed: ${message}`);
-        const reply = 'reading the stream failed (the gateway log has the details); reconnect with Last-Event-ID';
-        await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: { code: 'stream_failed', message: reply } }) });
-      } finally {
-        clearInterval(keepAlive);
-        abort.abort();
-        opts.onClose?.();
+  return streamSSE(c, async (stream) => {
+    const abort = new AbortController();
+    stream.onAbort(() => abort.abort());
+    opts.onOpen?.();
+    const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
+    try {
+      await stream.write(`retry: ${opts.retryMs}\n\n`);
+      const gap = await prunedGap(opts.pool, conversationId, after);
+      if (gap) await stream.writeSSE({ event: 'gap', data: JSON.stringify(gap) });
+      const events = followEvents(opts.pool, conversationId, {
+        afterSeq: after,
+        pollMs: opts.pollMs,
+        listen: opts.listen,
+        notifier: opts.notifier,
+        signal: abort.signal,
+      });
+      for await (const e of events) {
+        const extra = e.kind === 'done' ? { elapsedMs: await elapsedMs(opts.pool, e) } : {};
+        await stream.writeSSE(toSseMessage(e, extra));
+        if (stream.aborted) break;
       }
-    },
-  );
+    } catch (err) {
+      // Reported in-band (the status line is long gone); the client reconnects with Last-Event-ID.
+      const message = err instanceof Error ? err.message : String(err);
+      console.error(`[gateway] stream of ${conversationId} failed: ${message}`);
+      const reply = 'reading the stream failed (the gateway log has the details); reconnect with Last-Event-ID';
+      await stream.writeSSE({
+        event: 'error',
+        data: JSON.stringify({ error: { code: 'stream_failed', message: reply } }),
+      });
+    } finally {
+      clearInterval(keepAlive);
+      abort.abort();
+      opts.onClose?.();
+    }
+  });
 }

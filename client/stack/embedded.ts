@@ -121,7 +121,13 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     const port = await freePort(Number(process.env.DREACT_TEMPORAL_PORT ?? 7233));
     const uiPort = ui ? await freePort(Number(process.env.DREACT_TEMPORAL_UI_PORT ?? port + 1000)) : undefined;
     log(`[stack] starting Temporal dev server on 127.0.0.1:${port} (state in ${join(home, 'temporal.db')})`);
-    const temporal = await startTemporalServer({ dbFilename: join(home, 'temporal.db'), port, ui, uiPort, logFile: join(home, 'temporal.log') });
+    const temporal = await startTemporalServer({
+      dbFilename: join(home, 'temporal.db'),
+      port,
+      ui,
+      uiPort,
+      logFile: join(home, 'temporal.log'),
+    });
     cleanups.unshift(() => temporal.stop());
 
     const nativeConnection = await NativeConnection.connect({ address: temporal.address });
@@ -136,7 +142,14 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     cleanups.unshift(() => connection.close());
     const client = new Client({ connection });
 
-    const info: StackInfo = { pid: process.pid, temporalAddress: temporal.address, uiUrl: temporal.uiUrl, databaseUrl, pglite, startedAt: new Date().toISOString() };
+    const info: StackInfo = {
+      pid: process.pid,
+      temporalAddress: temporal.address,
+      uiUrl: temporal.uiUrl,
+      databaseUrl,
+      pglite,
+      startedAt: new Date().toISOString(),
+    };
     if (opts.publish) {
       writeFileSync(infoFile(home), `${JSON.stringify(info, null, 2)}\n`);
       cleanups.unshift(async () => rmSync(infoFile(home), { force: true }));
@@ -161,7 +174,9 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
 }
 
 /** Connects to a running `dreact dev` stack (stack.json), or returns undefined. */
-export async function connectToRunningStack(home = stackHome()): Promise<{ info: StackInfo; client: Client; db: Db; close(): Promise<void> } | undefined> {
+export async function connectToRunningStack(
+  home = stackHome(),
+): Promise<{ info: StackInfo; client: Client; db: Db; close(): Promise<void> } | undefined> {
   const info = readStackInfo(home);
   if (!info) return undefined;
   const connection = await Connection.connect({ address: info.temporalAddress, connectTimeout: '3 seconds' });

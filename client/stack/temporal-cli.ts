@@ -48,7 +48,9 @@ export function findTemporalCli(): string | undefined {
   }
   const onPath = findOnPath('temporal');
   if (onPath) return onPath;
-  return goBinDirs().map((d) => join(d, 'temporal')).find((p) => existsSync(p));
+  return goBinDirs()
+    .map((d) => join(d, 'temporal'))
+    .find((p) => existsSync(p));
 }
 
 /**
@@ -70,7 +72,10 @@ export function ensureTemporalCli(log: (line: string) => void = (l) => console.e
     throw new Error(`go install ${TEMPORAL_CLI_MODULE} failed: ${(err as Error).message}`);
   }
   const installed = findTemporalCli();
-  if (!installed) throw new Error(`go install ${TEMPORAL_CLI_MODULE} succeeded but no temporal binary was found in ${goBinDirs().join(', ')}`);
+  if (!installed)
+    throw new Error(
+      `go install ${TEMPORAL_CLI_MODULE} succeeded but no temporal binary was found in ${goBinDirs().join(', ')}`,
+    );
   log(`[temporal] installed ${installed}`);
   return installed;
 }

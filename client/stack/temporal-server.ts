@@ -66,7 +66,10 @@ function tuningArgs(dbFilename: string | undefined): string[] {
 export async function startTemporalServer(opts: TemporalServerOptions = {}): Promise<TemporalServer> {
   const address = opts.address ?? (opts.extraArgs ? undefined : process.env.TEMPORAL_ADDRESS);
   if (address) {
-    const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+    const env = await TestWorkflowEnvironment.createFromExistingServer({
+      address,
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    });
     return { env, address, uiUrl: process.env.DREACT_TEMPORAL_UI_URL, owned: false, stop: () => env.teardown() };
   }
   const path = ensureTemporalCli();
@@ -84,19 +87,41 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
       extraArgs: [...tuningArgs(opts.dbFilename), ...(opts.extraArgs ?? [])],
     },
   });
-  const uiUrl = opts.ui ? `http://127.0.0.1:${opts.uiPort ?? (Number(env.address.split(':').pop()) + 1000)}` : undefined;
+  const uiUrl = opts.ui ? `http://127.0.0.1:${opts.uiPort ?? Number(env.address.split(':').pop()) + 1000}` : undefined;
   return { env, address: env.address, uiUrl, owned: true, stop: () => env.teardown() };
 }
 
 /** Spawns `temporal server start-dev` with the same settings createLocal uses, output to a log file. */
-async function spawnDevServer(path: string, opts: TemporalServerOptions & { logFile: string }): Promise<TemporalServer> {
+async function spawnDevServer(
+  path: string,
+  opts: TemporalServerOptions & { logFile: string },
+): Promise<TemporalServer> {
   if (!opts.port) throw new Error('spawnDevServer needs a port');
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', 'default', '--log-format', 'pretty', '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--namespace',
+    'default',
+    '--log-format',
+    'pretty',
+    '--log-level',
+    'warn',
+  ];
   if (opts.dbFilename) args.push('--db-filename', opts.dbFilename);
   if (opts.ui) args.push('--ui-port', String(opts.uiPort ?? opts.port + 1000));
   else args.push('--headless');
-  for (const a of SEARCH_ATTRIBUTE_KEYS) args.push('--search-attribute', `${a.name}=${a.type === 'INT' ? 'Int' : 'Keyword'}`);
-  for (const kv of ['frontend.enableServerVersionCheck=false', 'frontend.enableUpdateWorkflowExecution=true', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true', 'frontend.enableExecuteMultiOperation=true']) {
+  for (const a of SEARCH_ATTRIBUTE_KEYS)
+    args.push('--search-attribute', `${a.name}=${a.type === 'INT' ? 'Int' : 'Keyword'}`);
+  for (const kv of [
+    'frontend.enableServerVersionCheck=false',
+    'frontend.enableUpdateWorkflowExecution=true',
+    'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+    'frontend.enableExecuteMultiOperation=true',
+  ]) {
     args.push('--dynamic-config-value', kv);
   }
   args.push(...tuningArgs(opts.dbFilename), ...(opts.extraArgs ?? []));
@@ -117,7 +142,9 @@ async function spawnDevServer(path: string, opts: TemporalServerOptions & { logF
     } catch (err) {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`temporal server did not become ready on ${address} within 60 s (${(err as Error).message}); see ${opts.logFile}`);
+        throw new Error(
+          `temporal server did not become ready on ${address} within 60 s (${(err as Error).message}); see ${opts.logFile}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }

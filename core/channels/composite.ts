@@ -10,8 +10,7 @@
 import { escapeControlsInStrings } from './json';
 
 export type CompositeOut =
-  | { kind: 'attribute'; key: string; value: unknown }
-  | { kind: 'attribute-delta'; key: string; text: string };
+  { kind: 'attribute'; key: string; value: unknown } | { kind: 'attribute-delta'; key: string; text: string };
 
 type Phase = 'start' | 'key' | 'keystr' | 'colon' | 'value' | 'vstr' | 'vnest' | 'vprim' | 'done' | 'off';
 
@@ -242,6 +241,7 @@ export class CompositeJsonStreamer {
     const piece = u.slice(0, end);
     this.undecoded = u.slice(end);
     const p = parseToken(`"${piece}"`);
-    if (p.ok && typeof p.value === 'string' && p.value) out.push({ kind: 'attribute-delta', key: this.key, text: p.value });
+    if (p.ok && typeof p.value === 'string' && p.value)
+      out.push({ kind: 'attribute-delta', key: this.key, text: p.value });
   }
 }

@@ -97,7 +97,13 @@ export class ChannelInstance {
   }
 }
 
-export function summarise(spec: ChannelSpec, raw: string, sources: SourceIndex, closedBy?: ClosedBy, memo?: SidMemo): InstanceRecord {
+export function summarise(
+  spec: ChannelSpec,
+  raw: string,
+  sources: SourceIndex,
+  closedBy?: ClosedBy,
+  memo?: SidMemo,
+): InstanceRecord {
   const json = spec.format === 'json';
   const rec: InstanceRecord = { raw, text: json ? stripFence(raw) : raw, used: [], cited: [] };
   if (closedBy) rec.closedBy = closedBy;

@@ -66,7 +66,14 @@ export function escapeControlsInStrings(text: string): string {
       else if (c === '\\') escape = true;
       else if (c === '"') inString = false;
       else if (c < ' ') {
-        out += c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+        out +=
+          c === '\n'
+            ? '\\n'
+            : c === '\r'
+              ? '\\r'
+              : c === '\t'
+                ? '\\t'
+                : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
         continue;
       }
     } else if (c === '"') inString = true;

@@ -66,7 +66,9 @@ export function validateSpecs(specs: ChannelSpec[], ignoreCase: boolean): Map<st
       throw new Error(`invalid channel name ${JSON.stringify(s?.name)}: use 1-64 chars of [A-Za-z0-9_-]`);
     }
     if (!(CHANNEL_FORMATS as readonly string[]).includes(s.format)) {
-      throw new Error(`channel "${s.name}": unknown format ${JSON.stringify(s.format)} (expected ${CHANNEL_FORMATS.join(', ')})`);
+      throw new Error(
+        `channel "${s.name}": unknown format ${JSON.stringify(s.format)} (expected ${CHANNEL_FORMATS.join(', ')})`,
+      );
     }
     if (s.marker !== undefined && (typeof s.marker !== 'string' || s.marker === '')) {
       throw new Error(`channel "${s.name}": marker must be a non-empty string`);
@@ -74,7 +76,10 @@ export function validateSpecs(specs: ChannelSpec[], ignoreCase: boolean): Map<st
     if (s.schema && s.format !== 'json') throw new Error(`channel "${s.name}": a schema needs format json`);
     if (s.composite && s.format !== 'json') throw new Error(`channel "${s.name}": composite needs format json`);
     const key = ignoreCase ? s.name.toLowerCase() : s.name;
-    if (map.has(key)) throw new Error(`channel "${s.name}" is declared twice${ignoreCase ? ' (names compared case-insensitively)' : ''}`);
+    if (map.has(key))
+      throw new Error(
+        `channel "${s.name}" is declared twice${ignoreCase ? ' (names compared case-insensitively)' : ''}`,
+      );
     map.set(key, s);
   }
   return map;
@@ -206,7 +211,10 @@ export class ChannelStreamParser {
       this.scanner = new RawScanner();
       return;
     }
-    if (mode.kind === 'ignored' && (this.options.ignoreCase ? mode.name.toLowerCase() === name.toLowerCase() : mode.name === name)) {
+    if (
+      mode.kind === 'ignored' &&
+      (this.options.ignoreCase ? mode.name.toLowerCase() === name.toLowerCase() : mode.name === name)
+    ) {
       this.mode = { kind: 'outside' };
       this.scanner = new RawScanner();
     }
@@ -268,7 +276,14 @@ export class ChannelStreamParser {
         events.push(ev);
         this.notify(inst, events, (s) => s.onAttribute?.(a.key, a.value, ev));
       } else {
-        const ev = { kind: 'attribute-delta' as const, channel, instance, marker: CANVAS_MARKER, key: a.key, text: a.text };
+        const ev = {
+          kind: 'attribute-delta' as const,
+          channel,
+          instance,
+          marker: CANVAS_MARKER,
+          key: a.key,
+          text: a.text,
+        };
         events.push(ev);
         this.notify(inst, events, (s) => s.onAttributeDelta?.(a.key, a.text, ev));
       }
@@ -339,9 +354,13 @@ export function parseChannels(
   specs: ChannelSpec[],
   options?: ChannelParserOptions,
   subscribers?: ChannelSubscribers,
-): { events: ChannelEvent[]; results: Record<string, ChannelResult>; preamble: string; order: Array<{ channel: string; instance: number }> } {
+): {
+  events: ChannelEvent[];
+  results: Record<string, ChannelResult>;
+  preamble: string;
+  order: Array<{ channel: string; instance: number }>;
+} {
   const p = new ChannelStreamParser(specs, options, subscribers);
   const events = [...p.push(text), ...p.end()];
   return { events, results: p.results(), preamble: p.preamble, order: [...p.order] };
 }
-

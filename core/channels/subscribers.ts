@@ -11,7 +11,8 @@ export class ChannelSubscribers {
 
   /** Register a factory called on each open of `channel` (the exact declared name). */
   subscribe(channel: string, factory: ChannelSubscriberFactory): this {
-    if (typeof factory !== 'function') throw new Error(`subscriber for channel "${channel}" must be a factory function`);
+    if (typeof factory !== 'function')
+      throw new Error(`subscriber for channel "${channel}" must be a factory function`);
     const list = this.byChannel.get(channel) ?? [];
     list.push(factory);
     this.byChannel.set(channel, list);

@@ -7,9 +7,7 @@
 import { MAX_CHANNEL_NAME } from './types';
 
 export type TagMatch =
-  | { kind: 'open' | 'close'; name: string; length: number }
-  | { kind: 'none' }
-  | { kind: 'partial' };
+  { kind: 'open' | 'close'; name: string; length: number } | { kind: 'none' } | { kind: 'partial' };
 
 const OPEN = '<channel:';
 const CLOSE = '</channel:';

@@ -97,7 +97,8 @@ class TriggerFinder {
     private readonly text: string,
     triggers: string,
   ) {
-    if (triggers.length < 1 || triggers.length > 2) throw new Error(`token triggers must be 1 or 2 chars, got ${JSON.stringify(triggers)}`);
+    if (triggers.length < 1 || triggers.length > 2)
+      throw new Error(`token triggers must be 1 or 2 chars, got ${JSON.stringify(triggers)}`);
     this.ta = triggers[0]!;
     this.tb = triggers[1] ?? '';
     if (!this.tb) this.b = -1;

@@ -26,7 +26,13 @@ export const KEEP_RECENT_TURNS = 6;
 export const SUMMARY_MAX_TOKENS = 800;
 export const PREFIX_SUMMARY_MAX_TOKENS = 900;
 
-const ALWAYS = new Set(['user.prompt', 'assistant.completion', 'assistant.completion.attempt', 'react.tool.call', 'turn.header']);
+const ALWAYS = new Set([
+  'user.prompt',
+  'assistant.completion',
+  'assistant.completion.attempt',
+  'react.tool.call',
+  'turn.header',
+]);
 const NEVER = new Set(['react.tool.result', 'conv.range.summary']);
 
 export function isCutCandidate(b: Block): boolean {
@@ -84,7 +90,10 @@ export function planCut(input: CutInput): CutPlan {
   const contextBudget = Math.max(0, input.budget - fixed);
   let keep = KEEP_RECENT_SHARE * contextBudget;
   const recentTurns = lastTurns(view, input.keepRecentTurns ?? KEEP_RECENT_TURNS);
-  const recentTokens = view.reduce((s, b, i) => s + (recentTurns.has(b.turn_id) && b.type !== 'conv.range.summary' ? tok[i]! : 0), 0);
+  const recentTokens = view.reduce(
+    (s, b, i) => s + (recentTurns.has(b.turn_id) && b.type !== 'conv.range.summary' ? tok[i]! : 0),
+    0,
+  );
   if (recentTokens <= contextBudget) keep = Math.max(keep, recentTokens);
 
   // 1. Walk back until the kept message tokens reach keep_recent_tokens.
@@ -144,17 +153,27 @@ function protect(view: readonly Block[], input: CutInput, at: number, fixed: num
   }
   const historyEnd = midTurn ? (currentStart >= 0 ? currentStart : cut) : cut;
   const covered = view.slice(0, historyEnd);
-  const prefix = midTurn ? view.slice(historyEnd, cut).filter((b) => b.type !== 'turn.header' && b.type !== 'user.prompt') : [];
+  const prefix = midTurn
+    ? view.slice(historyEnd, cut).filter((b) => b.type !== 'turn.header' && b.type !== 'user.prompt')
+    : [];
   const coversSomething = covered.some((b) => isMessageBlock(b));
   if (!coversSomething && prefix.length === 0) return undefined;
 
   const prefixSet = new Set(prefix);
-  const keptTokens = view.slice(historyEnd).reduce((s, b) => s + (prefixSet.has(b) ? 0 : blockTokens(b, input.charsPerToken)), 0);
-  const tokensAfter = fixed + (coversSomething ? SUMMARY_MAX_TOKENS : 0) + (prefix.length ? PREFIX_SUMMARY_MAX_TOKENS : 0) + keptTokens;
+  const keptTokens = view
+    .slice(historyEnd)
+    .reduce((s, b) => s + (prefixSet.has(b) ? 0 : blockTokens(b, input.charsPerToken)), 0);
+  const tokensAfter =
+    fixed + (coversSomething ? SUMMARY_MAX_TOKENS : 0) + (prefix.length ? PREFIX_SUMMARY_MAX_TOKENS : 0) + keptTokens;
   return {
     kind: midTurn ? 'mid_turn' : 'history',
     coveredIds: coversSomething ? covered.map((b) => b.id) : [],
-    coveredTurnIds: coversSomething ? distinct(covered.filter((b) => b.type !== 'conv.range.summary').map((b) => b.turn_id), coveredTurnsOf(covered)) : [],
+    coveredTurnIds: coversSomething
+      ? distinct(
+          covered.filter((b) => b.type !== 'conv.range.summary').map((b) => b.turn_id),
+          coveredTurnsOf(covered),
+        )
+      : [],
     keptFromId: view[historyEnd]?.id,
     prefixIds: prefix.map((b) => b.id),
     cutBeforeId: midTurn ? view[cut]?.id : undefined,
@@ -165,7 +184,7 @@ function protect(view: readonly Block[], input: CutInput, at: number, fixed: num
 
 function keepCallsWithResults(view: readonly Block[], cut: number): number {
   let c = cut;
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (let i = c; i < view.length; i++) {
       const b = view[i]!;
@@ -191,7 +210,11 @@ function lastTurns(view: readonly Block[], n: number): Set<string> {
 
 /** Turn ids a previous summary in the range already covered. */
 function coveredTurnsOf(blocks: readonly Block[]): string[] {
-  return blocks.flatMap((b) => (b.type === 'conv.range.summary' && Array.isArray(b.meta['covered_turn_ids']) ? (b.meta['covered_turn_ids'] as unknown[]).map(String) : []));
+  return blocks.flatMap((b) =>
+    b.type === 'conv.range.summary' && Array.isArray(b.meta['covered_turn_ids'])
+      ? (b.meta['covered_turn_ids'] as unknown[]).map(String)
+      : [],
+  );
 }
 
 function distinct(own: string[], earlier: string[]): string[] {

@@ -38,6 +38,7 @@ export function resolveContextMaxTokens(option: number | undefined, env: string 
   if (option !== undefined) return option;
   if (env === undefined || env === '') return DEFAULT_CONTEXT_MAX_TOKENS;
   const n = Number(env);
-  if (!Number.isInteger(n) || n < 1_000 || n > 2_000_000) throw new Error(`DREACT_CONTEXT_MAX_TOKENS must be an integer from 1000 to 2000000, got ${JSON.stringify(env)}`);
+  if (!Number.isInteger(n) || n < 1_000 || n > 2_000_000)
+    throw new Error(`DREACT_CONTEXT_MAX_TOKENS must be an integer from 1000 to 2000000, got ${JSON.stringify(env)}`);
   return n;
 }

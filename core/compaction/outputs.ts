@@ -65,16 +65,43 @@ export function compactionBatch(input: CompactionBatchInput): Block[] {
     const notes = covered.filter((b) => b.type === 'react.note').slice(-MAX_PRESERVED_NOTES);
     for (const n of notes) out.push(copyAs(n, 'react.note.preserved', turnId, ts, meta));
     for (const e of covered.filter((b) => b.type === 'user.followup' || b.type === 'user.steer')) {
-      out.push(copyAs(e, e.type === 'user.followup' ? 'user.followup.preserved' : 'user.steer.preserved', turnId, ts, meta));
+      out.push(
+        copyAs(e, e.type === 'user.followup' ? 'user.followup.preserved' : 'user.steer.preserved', turnId, ts, meta),
+      );
     }
     const plans = latestPlanSnapshots(covered.filter((b) => b.type === 'react.plan'));
     const active = currentOpenPlan(plans);
-    const planBlock = active ? [...covered].reverse().find((b) => b.type === 'react.plan' && b.meta['plan_id'] === active.plan_id) : undefined;
+    const planBlock = active
+      ? [...covered].reverse().find((b) => b.type === 'react.plan' && b.meta['plan_id'] === active.plan_id)
+      : undefined;
     if (planBlock) {
-      out.push(makeBlock({ type: 'react.plan', author: 'react', turn_id: turnId, ts, mime: planBlock.mime, path: paths.plan(turnId, active!.plan_id, true), text: planBlock.text ?? '', key: `${input.compactionId}/carry/${active!.plan_id}`, meta: { ...planBlock.meta, ...meta, carried_from: planBlock.id } }));
+      out.push(
+        makeBlock({
+          type: 'react.plan',
+          author: 'react',
+          turn_id: turnId,
+          ts,
+          mime: planBlock.mime,
+          path: paths.plan(turnId, active!.plan_id, true),
+          text: planBlock.text ?? '',
+          key: `${input.compactionId}/carry/${active!.plan_id}`,
+          meta: { ...planBlock.meta, ...meta, carried_from: planBlock.id },
+        }),
+      );
     }
     const history = renderPlanHistory(plans);
-    if (history) out.push(makeBlock({ type: 'react.plan.history', author: 'system', turn_id: turnId, ts, key: `${input.compactionId}/plan-history`, text: history, meta }));
+    if (history)
+      out.push(
+        makeBlock({
+          type: 'react.plan.history',
+          author: 'system',
+          turn_id: turnId,
+          ts,
+          key: `${input.compactionId}/plan-history`,
+          text: history,
+          meta,
+        }),
+      );
   }
   if (input.checkpoint) {
     out.push(
@@ -85,14 +112,25 @@ export function compactionBatch(input: CompactionBatchInput): Block[] {
         ts,
         key: input.compactionId,
         text: input.checkpoint.text,
-        meta: { ...meta, n: compactionIndex(input.compactionId), cut_before_block_id: input.checkpoint.cutBeforeId, hidden_blocks: input.checkpoint.prefixIds.length },
+        meta: {
+          ...meta,
+          n: compactionIndex(input.compactionId),
+          cut_before_block_id: input.checkpoint.cutBeforeId,
+          hidden_blocks: input.checkpoint.prefixIds.length,
+        },
       }),
     );
   }
   return out;
 }
 
-function copyAs(b: Block, type: 'react.note.preserved' | 'user.followup.preserved' | 'user.steer.preserved', turnId: string, ts: string, meta: Record<string, unknown>): Block {
+function copyAs(
+  b: Block,
+  type: 'react.note.preserved' | 'user.followup.preserved' | 'user.steer.preserved',
+  turnId: string,
+  ts: string,
+  meta: Record<string, unknown>,
+): Block {
   return makeBlock({
     type,
     author: b.author,
@@ -100,7 +138,13 @@ function copyAs(b: Block, type: 'react.note.preserved' | 'user.followup.preserve
     ts,
     key: `${String(meta['compaction_id'])}/${b.id}`,
     text: b.text ?? '',
-    meta: { ...b.meta, ...meta, preserved_from: b.id, original_turn_id: b.turn_id, ...(b.path ? { original_path: b.path } : {}) },
+    meta: {
+      ...b.meta,
+      ...meta,
+      preserved_from: b.id,
+      original_turn_id: b.turn_id,
+      ...(b.path ? { original_path: b.path } : {}),
+    },
   });
 }
 

@@ -10,8 +10,23 @@ import { blockText } from '../timeline/render';
 export const SUMMARIZER_INPUT_MAX_CHARS = 512_000;
 export const SUMMARIZER_MARKER = 'You are the conversation compactor of a ReAct agent runtime.';
 
-export const SUMMARY_SECTIONS = ['GOAL AND PREFERENCES', 'DECISIONS', 'FACTS (with [[S:n]] source ids)', 'OPEN QUESTIONS', 'REFERENCES (logical paths)', 'ACTIVE WORK'] as const;
-export const ACTIVE_WORK_FIELDS = ['active request', 'retrieval anchors', 'read refs', 'done', 'open', 'next', 'recovery plan'] as const;
+export const SUMMARY_SECTIONS = [
+  'GOAL AND PREFERENCES',
+  'DECISIONS',
+  'FACTS (with [[S:n]] source ids)',
+  'OPEN QUESTIONS',
+  'REFERENCES (logical paths)',
+  'ACTIVE WORK',
+] as const;
+export const ACTIVE_WORK_FIELDS = [
+  'active request',
+  'retrieval anchors',
+  'read refs',
+  'done',
+  'open',
+  'next',
+  'recovery plan',
+] as const;
 
 export function summarizerSystemPrompt(kind: 'history' | 'turn_prefix'): string {
   const what =
@@ -37,7 +52,8 @@ export function summarizerInput(blocks: readonly Block[]): { text: string; trunc
   });
   let text = parts.filter((p) => p !== '').join('\n\n');
   const truncated = text.length > SUMMARIZER_INPUT_MAX_CHARS;
-  if (truncated) text = `[… older content dropped to fit the summariser's input …]\n${text.slice(text.length - SUMMARIZER_INPUT_MAX_CHARS)}`;
+  if (truncated)
+    text = `[… older content dropped to fit the summariser's input …]\n${text.slice(text.length - SUMMARIZER_INPUT_MAX_CHARS)}`;
   return { text, truncated };
 }
 
@@ -55,10 +71,18 @@ export function extractiveSummary(input: string, maxChars = 2400): string {
   const requests = [...input.matchAll(/\[USER MESSAGE\][^\n]*\n([^\n]+)/g)].map((m) => m[1]!.trim()).filter(Boolean);
   const refs = [...new Set(input.match(/\b(?:fi|tc|ar|so|ws):[A-Za-z0-9_./[\]:-]+/g) ?? [])];
   const sids = [...new Set(input.match(/\[\[S:\d+\]\]/g) ?? [])];
-  const clip = (xs: string[], n: number) => (xs.length > n ? [...xs.slice(0, Math.ceil(n / 2)), `… (${xs.length - n} more)`, ...xs.slice(-Math.floor(n / 2))] : xs);
+  const clip = (xs: string[], n: number) =>
+    xs.length > n
+      ? [...xs.slice(0, Math.ceil(n / 2)), `… (${xs.length - n} more)`, ...xs.slice(-Math.floor(n / 2))]
+      : xs;
   const lines = [
     '## GOAL AND PREFERENCES',
-    ...(requests.length ? clip(requests.map((r) => `- ${r.slice(0, 160)}`), 6) : ['none']),
+    ...(requests.length
+      ? clip(
+          requests.map((r) => `- ${r.slice(0, 160)}`),
+          6,
+        )
+      : ['none']),
     '## DECISIONS',
     'none',
     '## FACTS (with [[S:n]] source ids)',
@@ -66,10 +90,20 @@ export function extractiveSummary(input: string, maxChars = 2400): string {
     '## OPEN QUESTIONS',
     'none',
     '## REFERENCES (logical paths)',
-    ...(refs.length ? clip(refs.map((r) => `- ${r}`), 16) : ['none']),
+    ...(refs.length
+      ? clip(
+          refs.map((r) => `- ${r}`),
+          16,
+        )
+      : ['none']),
     '## ACTIVE WORK',
     `active request: ${requests.at(-1)?.slice(0, 160) ?? 'none'}`,
-    `retrieval anchors: ${requests.slice(-3).map((r) => `"${r.slice(0, 40)}"`).join(', ') || 'none'}`,
+    `retrieval anchors: ${
+      requests
+        .slice(-3)
+        .map((r) => `"${r.slice(0, 40)}"`)
+        .join(', ') || 'none'
+    }`,
     `read refs: ${refs.slice(-5).join(', ') || 'none'}`,
     'done: the earlier turns summarised here',
     'open: none',

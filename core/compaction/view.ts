@@ -36,7 +36,10 @@ export function viewIndices(blocks: readonly Block[]): number[] {
     while (cid !== undefined && end + 1 < blocks.length && blocks[end + 1]!.meta['compaction_id'] === cid) end++;
     const ki = typeof keptFrom === 'string' ? blocks.findIndex((b) => b.id === keptFrom) : -1;
     const range = (a: number, b: number) => Array.from({ length: Math.max(0, b - a) }, (_, k) => a + k);
-    order = ki >= 0 && ki < si ? [...range(si, end + 1), ...range(ki, si), ...range(end + 1, blocks.length)] : range(si, blocks.length);
+    order =
+      ki >= 0 && ki < si
+        ? [...range(si, end + 1), ...range(ki, si), ...range(end + 1, blocks.length)]
+        : range(si, blocks.length);
   }
   return applyCheckpoint(blocks, order);
 }
@@ -64,7 +67,12 @@ function applyCheckpoint(blocks: readonly Block[], order: number[]): number[] {
   let placed = false;
   withoutCheckpoints.forEach((i, k) => {
     const b = blocks[i]!;
-    const hidden = k < cutAt && b.turn_id === cp.turn_id && b.meta['compaction_id'] === undefined && b.type !== 'turn.header' && b.type !== 'user.prompt';
+    const hidden =
+      k < cutAt &&
+      b.turn_id === cp.turn_id &&
+      b.meta['compaction_id'] === undefined &&
+      b.type !== 'turn.header' &&
+      b.type !== 'user.prompt';
     if (hidden) {
       if (!placed) out.push(ci);
       placed = true;

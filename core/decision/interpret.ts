@@ -54,7 +54,11 @@ export type DecisionInterpretation =
   | { ok: false; notices: Notice[]; notes?: string; raw: string };
 
 /** Parses and interprets a complete decision response. */
-export function interpretDecision(rawText: string, registry: ToolRegistry, opts: InterpretOptions = {}): DecisionInterpretation {
+export function interpretDecision(
+  rawText: string,
+  registry: ToolRegistry,
+  opts: InterpretOptions = {},
+): DecisionInterpretation {
   return interpretChannels(parseChannels(rawText, [...DECISION_CHANNEL_SPECS]), rawText, registry, opts);
 }
 
@@ -78,16 +82,24 @@ export function checkProtocolShape(parse: ChannelParse): Notice[] {
   const first = parse.order[0];
   if (first && parse.preamble.trim() !== '') {
     out.push(
-      notice('decision_preamble_before_first_channel', `found text before <channel:${THINKING_CHANNEL}>; start the response with the thinking channel`, {
-        details: { preamble: parse.preamble.trim().slice(0, 200) },
-      }),
+      notice(
+        'decision_preamble_before_first_channel',
+        `found text before <channel:${THINKING_CHANNEL}>; start the response with the thinking channel`,
+        {
+          details: { preamble: parse.preamble.trim().slice(0, 200) },
+        },
+      ),
     );
   }
   if (first && first.channel !== THINKING_CHANNEL) {
     out.push(
-      notice('decision_first_channel_not_thinking', `the first channel must be <channel:${THINKING_CHANNEL}>, got <channel:${first.channel}>`, {
-        details: { first_channel: first.channel },
-      }),
+      notice(
+        'decision_first_channel_not_thinking',
+        `the first channel must be <channel:${THINKING_CHANNEL}>, got <channel:${first.channel}>`,
+        {
+          details: { first_channel: first.channel },
+        },
+      ),
     );
   }
   const missing = [THINKING_CHANNEL, DECISION_CHANNEL].filter((c) => instancesOf(parse, c).length === 0);
@@ -108,11 +120,19 @@ export function checkProtocolShape(parse: ChannelParse): Notice[] {
  * first channel, or a first channel other than thinking), so the caller can stop early.
  */
 export function decisionPrefixViolation(partial: Pick<ChannelParse, 'preamble' | 'order'>): Notice | undefined {
-  return checkProtocolShape({ ...partial, results: { [THINKING_CHANNEL]: { instances: [''] }, [DECISION_CHANNEL]: { instances: [''] } } })[0];
+  return checkProtocolShape({
+    ...partial,
+    results: { [THINKING_CHANNEL]: { instances: [''] }, [DECISION_CHANNEL]: { instances: [''] } },
+  })[0];
 }
 
 /** Interprets an existing channel parse (e.g. the one the live stream already produced). */
-export function interpretChannels(parse: ChannelParse, rawText: string, registry: ToolRegistry, opts: InterpretOptions = {}): DecisionInterpretation {
+export function interpretChannels(
+  parse: ChannelParse,
+  rawText: string,
+  registry: ToolRegistry,
+  opts: InterpretOptions = {},
+): DecisionInterpretation {
   const shape = checkProtocolShape(parse);
   const notices: Notice[] = [...shape];
   const valid: Decision[] = [];
@@ -125,12 +145,18 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
       notices.push(json.notice);
       return;
     }
-    const v = validateDecisionObject(json.value, instance, registry, { suppressToolCallAnswer: opts.multiAction === 'safe_fanout' });
+    const v = validateDecisionObject(json.value, instance, registry, {
+      suppressToolCallAnswer: opts.multiAction === 'safe_fanout',
+    });
     if (firstNotes === undefined && v.notes) firstNotes = v.notes;
     notices.push(...v.notices);
     if (v.decision?.action === 'complete' && v.decision.final_answer === undefined && !hasAnswerChannel) {
       notices.push(
-        notice('final_answer_required', `action "complete" needs the answer: write <channel:${ANSWER_CHANNEL}> or a non-empty final_answer`, { instance }),
+        notice(
+          'final_answer_required',
+          `action "complete" needs the answer: write <channel:${ANSWER_CHANNEL}> or a non-empty final_answer`,
+          { instance },
+        ),
       );
     } else if (v.decision) valid.push(v.decision);
   });
@@ -159,7 +185,9 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
 
   const code = instancesOf(parse, CODE_CHANNEL).find((c) => c.trim() !== '');
   if (code !== undefined) {
-    const usesCode = actions.some((a) => a.action === 'call_tool' && registry.get(a.tool_call.tool_id).consumesCode === true);
+    const usesCode = actions.some(
+      (a) => a.action === 'call_tool' && registry.get(a.tool_call.tool_id).consumesCode === true,
+    );
     if (usesCode) result.code = code;
     else if (valid.length === 1) {
       // One action that does not run code: the code was meant for something else; nothing runs.
@@ -169,7 +197,12 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
         notice(
           'code_channel_without_single_exec',
           `<channel:code> holds code but the action is ${what}, which does not run code; no action ran: clear <channel:code>, or call a tool that executes code`,
-          { details: { action: only.action, ...(only.action === 'call_tool' ? { tool_id: only.tool_call.tool_id } : {}) } },
+          {
+            details: {
+              action: only.action,
+              ...(only.action === 'call_tool' ? { tool_id: only.tool_call.tool_id } : {}),
+            },
+          },
         ),
       );
       const failed: DecisionInterpretation = { ok: false, notices, raw: rawText };
@@ -177,9 +210,13 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
       return failed;
     } else {
       notices.push(
-        notice('code_channel_without_single_exec', '<channel:code> was ignored: no action in this round runs a tool that consumes code', {
-          severity: 'warning',
-        }),
+        notice(
+          'code_channel_without_single_exec',
+          '<channel:code> was ignored: no action in this round runs a tool that consumes code',
+          {
+            severity: 'warning',
+          },
+        ),
       );
     }
   }
@@ -189,22 +226,31 @@ export function interpretChannels(parse: ChannelParse, rawText: string, registry
   if (final) {
     const answer = answerChannel ?? final.final_answer;
     if (answer !== undefined) result.answer = answer;
-    const followups = readFollowups(parse, notices) ?? (final.action === 'complete' ? final.suggested_followups : undefined);
+    const followups =
+      readFollowups(parse, notices) ?? (final.action === 'complete' ? final.suggested_followups : undefined);
     if (followups !== undefined) result.followups = followups;
     if (summary !== undefined) result.summary = summary;
   } else {
     if (answerChannel !== undefined) {
       notices.push(
-        notice('answer_channel_without_completion', '<channel:answer> was ignored: write the answer only with action "complete" or "exit"', {
-          severity: 'warning',
-        }),
+        notice(
+          'answer_channel_without_completion',
+          '<channel:answer> was ignored: write the answer only with action "complete" or "exit"',
+          {
+            severity: 'warning',
+          },
+        ),
       );
     }
     if (summary !== undefined) {
       notices.push(
-        notice('summary_without_completion', '<channel:summary> was ignored: write the summary only with action "complete" or "exit"', {
-          severity: 'warning',
-        }),
+        notice(
+          'summary_without_completion',
+          '<channel:summary> was ignored: write the summary only with action "complete" or "exit"',
+          {
+            severity: 'warning',
+          },
+        ),
       );
     }
   }
@@ -219,15 +265,23 @@ function readFollowups(parse: ChannelParse, notices: Notice[]): string[] | undef
     value = JSON.parse(stripJsonFence(text));
   } catch (err) {
     notices.push(
-      notice('invalid_followup_channel', `<channel:followup> must hold {"followups": [...]}: ${err instanceof Error ? err.message : String(err)}`, {
-        severity: 'warning',
-      }),
+      notice(
+        'invalid_followup_channel',
+        `<channel:followup> must hold {"followups": [...]}: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          severity: 'warning',
+        },
+      ),
     );
     return undefined;
   }
   const parsed = FollowupChannelSchema.safeParse(value);
   if (!parsed.success) {
-    notices.push(notice('invalid_followup_channel', '<channel:followup> must hold {"followups": ["...", ...]}', { severity: 'warning' }));
+    notices.push(
+      notice('invalid_followup_channel', '<channel:followup> must hold {"followups": ["...", ...]}', {
+        severity: 'warning',
+      }),
+    );
     return undefined;
   }
   return parsed.data.followups.map((f) => f.trim()).filter((f) => f !== '');

@@ -37,7 +37,10 @@ export function strategyAllows(first: StrategyTrait, then: StrategyTrait): boole
 
 /** Canonical form of a workspace path for collision checks. */
 export function canonicalPath(path: string): string {
-  let p = path.trim().replace(/\\/g, '/').replace(/\/{2,}/g, '/');
+  let p = path
+    .trim()
+    .replace(/\\/g, '/')
+    .replace(/\/{2,}/g, '/');
   while (p.startsWith('./')) p = p.slice(2);
   p = p
     .split('/')
@@ -66,7 +69,11 @@ export interface BundleResult {
  * actions with the strategy matrix; no two writes to one canonical path; complete/exit only
  * after neutral tools and only neutral tools after it; one final action per round.
  */
-export function selectBundle(candidates: readonly Decision[], registry: ToolRegistry, mode: MultiActionMode): BundleResult {
+export function selectBundle(
+  candidates: readonly Decision[],
+  registry: ToolRegistry,
+  mode: MultiActionMode,
+): BundleResult {
   const accepted: Decision[] = [];
   const notices: Notice[] = [];
   if (candidates.length === 0) return { accepted, notices };
@@ -75,16 +82,22 @@ export function selectBundle(candidates: readonly Decision[], registry: ToolRegi
     accepted.push(candidates[0]!);
     for (const extra of candidates.slice(1)) {
       notices.push(
-        notice('multi_action_disabled', `only one ReactDecisionOutV2 per response is allowed; ignored extra action ${label(extra)}`, {
-          instance: extra.instance,
-        }),
+        notice(
+          'multi_action_disabled',
+          `only one ReactDecisionOutV2 per response is allowed; ignored extra action ${label(extra)}`,
+          {
+            instance: extra.instance,
+          },
+        ),
       );
     }
     return { accepted, notices };
   }
 
-  const traitOf = (d: Decision): StrategyTrait => (d.action === 'call_tool' ? registry.get(d.tool_call.tool_id).strategy : 'neutral');
-  const bundleSafe = (d: Decision): boolean => d.action !== 'call_tool' || registry.get(d.tool_call.tool_id).bundleSafe !== false;
+  const traitOf = (d: Decision): StrategyTrait =>
+    d.action === 'call_tool' ? registry.get(d.tool_call.tool_id).strategy : 'neutral';
+  const bundleSafe = (d: Decision): boolean =>
+    d.action !== 'call_tool' || registry.get(d.tool_call.tool_id).bundleSafe !== false;
   const writtenPaths = new Map<string, number>();
   const recordPath = (d: Decision): void => {
     if (d.action !== 'call_tool') return;
@@ -94,7 +107,12 @@ export function selectBundle(candidates: readonly Decision[], registry: ToolRegi
 
   for (const cand of candidates) {
     const reject = (code: Parameters<typeof notice>[0], message: string, details?: Record<string, unknown>): void => {
-      notices.push(notice(code, `rejected action ${label(cand)}: ${message}`, { instance: cand.instance, ...(details ? { details } : {}) }));
+      notices.push(
+        notice(code, `rejected action ${label(cand)}: ${message}`, {
+          instance: cand.instance,
+          ...(details ? { details } : {}),
+        }),
+      );
     };
     if (accepted.length === 0) {
       accepted.push(cand);
@@ -116,7 +134,10 @@ export function selectBundle(candidates: readonly Decision[], registry: ToolRegi
     }
     const trait = traitOf(cand);
     if (trait === 'unknown') {
-      reject('multi_action_bundle_unsafe_tool', 'tools without a strategy trait may only run as a single action', { tool_id: label(cand), strategy: trait });
+      reject('multi_action_bundle_unsafe_tool', 'tools without a strategy trait may only run as a single action', {
+        tool_id: label(cand),
+        strategy: trait,
+      });
       continue;
     }
     if (isFinal(cand)) {
@@ -141,14 +162,23 @@ export function selectBundle(candidates: readonly Decision[], registry: ToolRegi
       reject(
         'multi_action_bundle_strategy_incompatible',
         `${trait} after ${traitOf(conflict)} (${label(conflict)}) is not allowed in one round; it could not use the earlier result`,
-        { tool_id: label(cand), strategy: trait, first_index: conflict.instance, first_tool_id: label(conflict), first_strategy: traitOf(conflict) },
+        {
+          tool_id: label(cand),
+          strategy: trait,
+          first_index: conflict.instance,
+          first_tool_id: label(conflict),
+          first_strategy: traitOf(conflict),
+        },
       );
       continue;
     }
     if (cand.action === 'call_tool') {
       const p = registry.writesPath(cand.tool_call.tool_id, cand.tool_call.params);
       if (p !== undefined && writtenPaths.has(canonicalPath(p))) {
-        reject('multi_action_bundle_same_file_collision', `another action in this round already writes ${canonicalPath(p)}`);
+        reject(
+          'multi_action_bundle_same_file_collision',
+          `another action in this round already writes ${canonicalPath(p)}`,
+        );
         continue;
       }
     }

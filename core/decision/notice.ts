@@ -53,7 +53,11 @@ export interface Notice {
   details?: Record<string, unknown>;
 }
 
-export function notice(code: NoticeCode, message: string, extra: Partial<Omit<Notice, 'code' | 'message'>> = {}): Notice {
+export function notice(
+  code: NoticeCode,
+  message: string,
+  extra: Partial<Omit<Notice, 'code' | 'message'>> = {},
+): Notice {
   const n: Notice = { code, message, severity: extra.severity ?? 'error' };
   if (extra.instance !== undefined) n.instance = extra.instance;
   if (extra.details !== undefined) n.details = extra.details;
@@ -71,7 +75,11 @@ export function noticeText(n: Notice): string {
   // invalid_action names the action it got, as the reference's `invalid_action:<x>`.
   const action = n.code === 'invalid_action' ? n.details?.action : undefined;
   const code = typeof action === 'string' ? `${n.code}:${action}` : n.code;
-  const body: Record<string, unknown> = { code: `${PROTOCOL_VIOLATION_PREFIX}${code}`, message: n.message, severity: n.severity };
+  const body: Record<string, unknown> = {
+    code: `${PROTOCOL_VIOLATION_PREFIX}${code}`,
+    message: n.message,
+    severity: n.severity,
+  };
   if (n.instance !== undefined) body.instance = n.instance;
   for (const [k, v] of Object.entries(n.details ?? {})) if (!(k in body)) body[k] = v;
   return JSON.stringify(body);
@@ -101,7 +109,14 @@ export function noticeBlock(args: NoticeBlockArgs): Block {
     mime: 'application/json',
     text: noticeText(n),
     key: `${round}.${index}`,
-    meta: { rel: 'call', iteration: round, failed_round: failedRound, code: n.code, severity: n.severity, ...(failedRound ? { reason: n.code } : {}) },
+    meta: {
+      rel: 'call',
+      iteration: round,
+      failed_round: failedRound,
+      code: n.code,
+      severity: n.severity,
+      ...(failedRound ? { reason: n.code } : {}),
+    },
   });
 }
 
@@ -123,7 +138,15 @@ export function failedDecisionBlocks(args: {
   const blocks: Block[] = [];
   if (args.notes && args.notes.trim()) {
     blocks.push(
-      makeBlock({ type: 'react.notes', author: 'react', turn_id: turnId, ts, text: args.notes, key: round, meta: { iteration: round, failed_round: true } }),
+      makeBlock({
+        type: 'react.notes',
+        author: 'react',
+        turn_id: turnId,
+        ts,
+        text: args.notes,
+        key: round,
+        meta: { iteration: round, failed_round: true },
+      }),
     );
   }
   blocks.push(
@@ -138,6 +161,8 @@ export function failedDecisionBlocks(args: {
       meta: { iteration: round, failed_round: true },
     }),
   );
-  args.notices.forEach((n, index) => blocks.push(noticeBlock({ turnId, ts, round, notice: n, index, failedRound: true })));
+  args.notices.forEach((n, index) =>
+    blocks.push(noticeBlock({ turnId, ts, round, notice: n, index, failedRound: true })),
+  );
   return blocks;
 }

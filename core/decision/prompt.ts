@@ -5,7 +5,14 @@
  * never put timestamps, ids, turn or round data in here — those go in the timeline/ANNOUNCE.
  */
 import type { ToolRegistry } from '../tools/registry';
-import { ANSWER_CHANNEL, CODE_CHANNEL, DECISION_CHANNEL, FOLLOWUP_CHANNEL, SUMMARY_CHANNEL, THINKING_CHANNEL } from './schema';
+import {
+  ANSWER_CHANNEL,
+  CODE_CHANNEL,
+  DECISION_CHANNEL,
+  FOLLOWUP_CHANNEL,
+  SUMMARY_CHANNEL,
+  THINKING_CHANNEL,
+} from './schema';
 import { MAX_ACTIONS_PER_ROUND, type MultiActionMode } from './multi-action';
 
 export interface SystemPromptOptions {
@@ -42,7 +49,7 @@ function protocolSection(): string {
     '- "call_tool" never carries final_answer; "complete"/"exit" never carry tool_call.',
     `- The answer is taken from <channel:${ANSWER_CHANNEL}> when present, otherwise from final_answer; "complete" needs one of them.`,
     '- notes are progress notes for tool rounds: a decision with a final_answer leaves notes empty.',
-    '- params must match the tool\'s JSON schema; write the keys in the order the schema lists them.',
+    "- params must match the tool's JSON schema; write the keys in the order the schema lists them.",
     '- react.write params MUST be written in the order path, channel, content, kind.',
     '- Tool results, notices about invalid decisions (react.notice) and the plan appear in the timeline on the next round; fix what a notice reports.',
     '- Cite sources from the SOURCES POOL as [[S:n]] (several: [[S:1,3]]).',
@@ -76,7 +83,7 @@ function multiActionSection(mode: MultiActionMode): string {
   return [
     '# Multi-action rounds',
     `You may repeat the <channel:${DECISION_CHANNEL}> block (one JSON object each) to request up to ${MAX_ACTIONS_PER_ROUND} actions in one round.`,
-    'They run sequentially and a later action cannot see an earlier action\'s result, so:',
+    "They run sequentially and a later action cannot see an earlier action's result, so:",
     '- do not follow an exploration tool (reading, searching) with an exploitation tool (writing) that depends on it;',
     '- an exploitation tool may be followed by exploration; neutral tools combine with anything;',
     '- "complete"/"exit" may only follow neutral tools, and only neutral tools may follow them;',

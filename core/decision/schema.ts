@@ -54,7 +54,10 @@ export const ReactDecisionOutV2Schema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('exit'),
     notes: z.string(),
-    final_answer: z.string().optional().describe('Why the turn stops, for the user, when no <channel:answer> is written.'),
+    final_answer: z
+      .string()
+      .optional()
+      .describe('Why the turn stops, for the user, when no <channel:answer> is written.'),
   }),
 ]);
 
@@ -74,6 +77,11 @@ export const FollowupChannelSchema = z.object({ followups: z.array(z.string()) }
 
 /** A validated decision (one action). `instance` is its ReactDecisionOutV2 instance index. */
 export type Decision =
-  | { action: 'call_tool'; notes: string; instance: number; tool_call: { tool_id: string; params: Record<string, unknown> } }
+  | {
+      action: 'call_tool';
+      notes: string;
+      instance: number;
+      tool_call: { tool_id: string; params: Record<string, unknown> };
+    }
   | { action: 'complete'; notes: string; instance: number; final_answer?: string; suggested_followups?: string[] }
   | { action: 'exit'; notes: string; instance: number; final_answer?: string };

@@ -24,10 +24,16 @@ export function stripJsonFence(text: string): string {
 }
 
 /** Parses the JSON text of one instance; a readable notice on failure. */
-export function parseDecisionJson(text: string, instance: number): { ok: true; value: unknown } | { ok: false; notice: Notice } {
+export function parseDecisionJson(
+  text: string,
+  instance: number,
+): { ok: true; value: unknown } | { ok: false; notice: Notice } {
   const body = stripJsonFence(text);
   if (!body) {
-    return { ok: false, notice: notice('invalid_json', 'the ReactDecisionOutV2 channel is empty; write one JSON object', { instance }) };
+    return {
+      ok: false,
+      notice: notice('invalid_json', 'the ReactDecisionOutV2 channel is empty; write one JSON object', { instance }),
+    };
   }
   try {
     return { ok: true, value: JSON.parse(body) };
@@ -45,7 +51,12 @@ export function parseDecisionJson(text: string, instance: number): { ok: true; v
 }
 
 /** Codes for react.write params written out of the order path → channel → content → kind. */
-export const WRITE_PARAM_ORDER_CODES: readonly NoticeCode[] = ['path_not_first', 'channel_not_second', 'content_not_third', 'kind_not_fourth'];
+export const WRITE_PARAM_ORDER_CODES: readonly NoticeCode[] = [
+  'path_not_first',
+  'channel_not_second',
+  'content_not_third',
+  'kind_not_fourth',
+];
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth'];
 
 /**
@@ -65,7 +76,8 @@ export function checkParamOrder(
   for (let i = 0; i < Math.min(order.length, keys.length); i++) {
     const name = order[i]!;
     if (keys[i] === name) continue;
-    const code: NoticeCode = i < WRITE_PARAM_ORDER_CODES.length && toolId === 'react.write' ? WRITE_PARAM_ORDER_CODES[i]! : 'invalid_params';
+    const code: NoticeCode =
+      i < WRITE_PARAM_ORDER_CODES.length && toolId === 'react.write' ? WRITE_PARAM_ORDER_CODES[i]! : 'invalid_params';
     return notice(
       code,
       `${toolId}: parameter "${name}" must be written ${ORDINALS[i] ?? `#${i + 1}`}; write params in the order ${order.join(' → ')} (got ${keys.join(', ')})`,
@@ -88,16 +100,28 @@ export interface ValidateOptions {
 }
 
 /** Validates one parsed decision object against the protocol and the registry. */
-export function validateDecisionObject(value: unknown, instance: number, registry: ToolRegistry, opts: ValidateOptions = {}): InstanceValidation {
+export function validateDecisionObject(
+  value: unknown,
+  instance: number,
+  registry: ToolRegistry,
+  opts: ValidateOptions = {},
+): InstanceValidation {
   const env = DecisionEnvelopeSchema.safeParse(value);
   if (!env.success) {
-    const issues = env.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(decision)', message: i.message }));
+    const issues = env.error.issues.map((i) => ({
+      path: i.path.map(String).join('.') || '(decision)',
+      message: i.message,
+    }));
     return {
       notices: [
-        notice('invalid_decision_schema', `the decision must be a JSON object {"action", "notes", ...}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-          instance,
-          details: { issues },
-        }),
+        notice(
+          'invalid_decision_schema',
+          `the decision must be a JSON object {"action", "notes", ...}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+          {
+            instance,
+            details: { issues },
+          },
+        ),
       ],
     };
   }
@@ -107,10 +131,14 @@ export function validateDecisionObject(value: unknown, instance: number, registr
 
   if (typeof d.action !== 'string' || !(DECISION_ACTIONS as readonly string[]).includes(d.action)) {
     return fail(
-      notice('invalid_action', `invalid action ${JSON.stringify(d.action)}; use one of ${DECISION_ACTIONS.join(', ')}`, {
-        instance,
-        details: { action: d.action ?? null },
-      }),
+      notice(
+        'invalid_action',
+        `invalid action ${JSON.stringify(d.action)}; use one of ${DECISION_ACTIONS.join(', ')}`,
+        {
+          instance,
+          details: { action: d.action ?? null },
+        },
+      ),
     );
   }
   const action = d.action as DecisionAction;
@@ -120,7 +148,11 @@ export function validateDecisionObject(value: unknown, instance: number, registr
   if (action !== 'call_tool') {
     if (hasToolCall) {
       return fail(
-        notice('tool_call_with_final_answer', `action "${action}" must not carry a tool_call; use action "call_tool" to call a tool`, { instance }),
+        notice(
+          'tool_call_with_final_answer',
+          `action "${action}" must not carry a tool_call; use action "call_tool" to call a tool`,
+          { instance },
+        ),
       );
     }
     const hasAnswer = finalAnswer !== undefined && finalAnswer.trim() !== '';
@@ -148,16 +180,24 @@ export function validateDecisionObject(value: unknown, instance: number, registr
   if (finalAnswer !== undefined && finalAnswer.trim() !== '') {
     if (!opts.suppressToolCallAnswer) {
       return fail(
-        notice('final_answer_with_tool_call', 'action "call_tool" must not carry a final_answer; answer with action "complete" after the tool ran', {
-          instance,
-        }),
+        notice(
+          'final_answer_with_tool_call',
+          'action "call_tool" must not carry a final_answer; answer with action "complete" after the tool ran',
+          {
+            instance,
+          },
+        ),
       );
     }
     warnings.push(
       notice(
         'final_answer_with_tool_call',
         'action "call_tool" carried a final_answer: the tool runs, the final_answer text was dropped and not shown; answer with action "complete" once the tool result is visible',
-        { instance, severity: 'warning', details: { suppressed_field: 'final_answer', suppressed_text_symbols: finalAnswer.length } },
+        {
+          instance,
+          severity: 'warning',
+          details: { suppressed_field: 'final_answer', suppressed_text_symbols: finalAnswer.length },
+        },
       ),
     );
   }
@@ -196,12 +236,20 @@ export function validateDecisionObject(value: unknown, instance: number, registr
   const parsed = registry.parseParams(toolId, rawParams);
   if (!parsed.ok) {
     problems.push(
-      notice('invalid_params', `${toolId}: invalid params: ${parsed.issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ')}`, {
-        instance,
-        details: { tool_id: toolId, issues: parsed.issues },
-      }),
+      notice(
+        'invalid_params',
+        `${toolId}: invalid params: ${parsed.issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ')}`,
+        {
+          instance,
+          details: { tool_id: toolId, issues: parsed.issues },
+        },
+      ),
     );
   }
   if (!parsed.ok || problems.length > 0) return { notices: problems, notes };
-  return { decision: { action, notes, instance, tool_call: { tool_id: toolId, params: parsed.params } }, notices: warnings, notes };
+  return {
+    decision: { action, notes, instance, tool_call: { tool_id: toolId, params: parsed.params } },
+    notices: warnings,
+    notes,
+  };
 }

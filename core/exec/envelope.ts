@@ -30,7 +30,9 @@ export const ExecCollectedSchema = z.object({
   outputFiles: z.array(z.object({ path: z.string(), sizeBytes: z.number().int().nonnegative() })),
   dropped: z.array(z.object({ path: z.string(), reason: z.string() })),
   infraErrors: z.array(z.string()),
-  usage: z.object({ vcpuSeconds: z.number().optional(), gbSeconds: z.number().optional(), wallMs: z.number().optional() }).optional(),
+  usage: z
+    .object({ vcpuSeconds: z.number().optional(), gbSeconds: z.number().optional(), wallMs: z.number().optional() })
+    .optional(),
 });
 export type ExecCollectedInput = z.input<typeof ExecCollectedSchema>;
 
@@ -69,10 +71,26 @@ export const ExecEnvelopeSchema = z.object({
 export type ExecEnvelope = z.output<typeof ExecEnvelopeSchema>;
 
 const MIME_BY_EXT: Record<string, string> = {
-  md: 'text/markdown', txt: 'text/plain', csv: 'text/csv', tsv: 'text/tab-separated-values', json: 'application/json',
-  jsonl: 'application/x-ndjson', html: 'text/html', htm: 'text/html', xml: 'application/xml', yaml: 'application/yaml', yml: 'application/yaml',
-  py: 'text/x-python', svg: 'image/svg+xml', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', pdf: 'application/pdf',
-  log: 'text/plain', zip: 'application/zip',
+  md: 'text/markdown',
+  txt: 'text/plain',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  json: 'application/json',
+  jsonl: 'application/x-ndjson',
+  html: 'text/html',
+  htm: 'text/html',
+  xml: 'application/xml',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+  py: 'text/x-python',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  pdf: 'application/pdf',
+  log: 'text/plain',
+  zip: 'application/zip',
 };
 
 export function mimeForFile(filename: string): { mime: string; format: string } {
@@ -93,10 +111,16 @@ export function tail(text: string, maxChars: number): string {
 
 /** Removes a leading `./` and collapses slashes, so `./a//b.csv` matches a contracted `a/b.csv`. */
 export function normalizeOutputPath(p: string): string {
-  return p.replace(/\\/g, '/').replace(/^(\.\/)+/, '').replace(/\/{2,}/g, '/');
+  return p
+    .replace(/\\/g, '/')
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/{2,}/g, '/');
 }
 
-function statusError(c: z.output<typeof ExecCollectedSchema>, runtimeTrace: string): { code: string; message: string } | null {
+function statusError(
+  c: z.output<typeof ExecCollectedSchema>,
+  runtimeTrace: string,
+): { code: string; message: string } | null {
   const s = c.status;
   switch (s.state) {
     case 'timed_out':
@@ -112,7 +136,10 @@ function statusError(c: z.output<typeof ExecCollectedSchema>, runtimeTrace: stri
       if (s.exitCode === 0) return null;
       const last = runtimeTrace.trim().split('\n').pop()?.trim();
       const signal = s.exitCode !== undefined && s.exitCode > 128 ? ` (signal ${s.exitCode - 128})` : '';
-      return { code: 'runtime_error', message: `${last || 'the program failed'} — exit code ${s.exitCode ?? 'unknown'}${signal}` };
+      return {
+        code: 'runtime_error',
+        message: `${last || 'the program failed'} — exit code ${s.exitCode ?? 'unknown'}${signal}`,
+      };
     }
   }
 }
@@ -130,14 +157,21 @@ export function buildEnvelope(input: EnvelopeInput): ExecEnvelope {
   const collected = ExecCollectedSchema.parse(input.collected);
   const written = new Map(collected.outputFiles.map((f) => [normalizeOutputPath(f.path), f]));
   const problems = new Map<string, string>();
-  for (const d of [...collected.dropped, ...(input.storeErrors ?? [])]) problems.set(normalizeOutputPath(d.path), d.reason);
+  for (const d of [...collected.dropped, ...(input.storeErrors ?? [])])
+    problems.set(normalizeOutputPath(d.path), d.reason);
   const contracted = new Set(input.contract.map((c) => normalizeOutputPath(c.filename)));
 
   const artifacts: ExecArtifact[] = [];
   const succeeded: string[] = [];
   const missing: string[] = [];
   const fileErrors: Array<{ filename: string; reason: string }> = [];
-  const artifactOf = (filename: string, size: number, description: string, visibility: 'external' | 'internal', autoKept: boolean): ExecArtifact => ({
+  const artifactOf = (
+    filename: string,
+    size: number,
+    description: string,
+    visibility: 'external' | 'internal',
+    autoKept: boolean,
+  ): ExecArtifact => ({
     resource_id: `artifact:${filename}`,
     output: paths.outputs(input.turnId, filename),
     type: 'file',
@@ -168,28 +202,36 @@ export function buildEnvelope(input: EnvelopeInput): ExecEnvelope {
     autoKept.push(name);
     artifacts.push(artifactOf(name, file.sizeBytes, 'written by the program outside its contract', 'internal', true));
   }
-  const extraProblems = [...problems].filter(([name]) => !contracted.has(name)).map(([filename, reason]) => ({ filename, reason }));
+  const extraProblems = [...problems]
+    .filter(([name]) => !contracted.has(name))
+    .map(([filename, reason]) => ({ filename, reason }));
   fileErrors.push(...extraProblems);
 
   const runtimeTrace = tracebackTail(collected.logTail);
   const statusErr = statusError(collected, runtimeTrace);
   const infra = collected.infraErrors;
   let error = statusErr;
-  if (!error && missing.length > 0) error = { code: 'missing_outputs', message: `contracted outputs not written: ${missing.join(', ')}` };
-  if (!error && fileErrors.length > 0) error = { code: 'file_errors', message: fileErrors.map((f) => `${f.filename}: ${f.reason}`).join('; ') };
+  if (!error && missing.length > 0)
+    error = { code: 'missing_outputs', message: `contracted outputs not written: ${missing.join(', ')}` };
+  if (!error && fileErrors.length > 0)
+    error = { code: 'file_errors', message: fileErrors.map((f) => `${f.filename}: ${f.reason}`).join('; ') };
   if (!error && infra.length > 0) error = { code: 'infra_error', message: infra[0]! };
   const ok = error === null;
 
   const logTail = tail(collected.logTail, USER_LOG_TAIL_CHARS);
   const lines: string[] = [];
   lines.push(ok ? 'Status: success' : `Status: error — ${error!.code}: ${error!.message}`);
-  if (statusErr) lines.push(`Runtime failure: ${statusErr.code}: ${statusErr.message}${runtimeTrace ? `\n${runtimeTrace}` : ''}`);
-  if (fileErrors.length > 0) lines.push(`File errors:\n${fileErrors.map((f) => `  - ${f.filename}: ${f.reason}`).join('\n')}`);
+  if (statusErr)
+    lines.push(`Runtime failure: ${statusErr.code}: ${statusErr.message}${runtimeTrace ? `\n${runtimeTrace}` : ''}`);
+  if (fileErrors.length > 0)
+    lines.push(`File errors:\n${fileErrors.map((f) => `  - ${f.filename}: ${f.reason}`).join('\n')}`);
   if (missing.length > 0) lines.push(`Missing contracted outputs:\n${missing.map((m) => `  - ${m}`).join('\n')}`);
-  if (succeeded.length > 0) lines.push(`Succeeded:\n${succeeded.map((m) => `  - ${m} → ${paths.outputs(input.turnId, m)}`).join('\n')}`);
+  if (succeeded.length > 0)
+    lines.push(`Succeeded:\n${succeeded.map((m) => `  - ${m} → ${paths.outputs(input.turnId, m)}`).join('\n')}`);
   if (infra.length > 0) lines.push(`Infra errors (infra.log):\n${infra.map((m) => `  - ${m}`).join('\n')}`);
   lines.push(`Program log (tail):\n${logTail === '' ? '(empty)' : logTail}`);
-  if (autoKept.length > 0) lines.push(`Auto-kept (NOT in your contract): ${autoKept.map((m) => paths.outputs(input.turnId, m)).join(', ')}`);
+  if (autoKept.length > 0)
+    lines.push(`Auto-kept (NOT in your contract): ${autoKept.map((m) => paths.outputs(input.turnId, m)).join(', ')}`);
 
   return {
     ok,

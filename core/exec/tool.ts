@@ -28,10 +28,15 @@ export const ContractEntrySchema = z.strictObject({
   filename: z
     .string()
     .trim()
-    .regex(FILENAME_RE, { message: 'must be a relative file name under OUTPUT_DIR (letters, digits, _ . - / and spaces; no "..", no leading "/" or ".")' })
+    .regex(FILENAME_RE, {
+      message:
+        'must be a relative file name under OUTPUT_DIR (letters, digits, _ . - / and spaces; no "..", no leading "/" or ".")',
+    })
     .describe('File the program writes under OUTPUT_DIR, e.g. "report.md" or "charts/sales.csv".'),
   description: z.string().trim().min(1).max(500).describe('What the file contains.'),
-  visibility: z.enum(['external', 'internal']).describe('external: shown to the user; internal: for your own later reads.'),
+  visibility: z
+    .enum(['external', 'internal'])
+    .describe('external: shown to the user; internal: for your own later reads.'),
 });
 export type ContractEntry = z.output<typeof ContractEntrySchema>;
 
@@ -40,9 +45,19 @@ export const ExecPythonParamsSchema = z.strictObject({
     .array(ContractEntrySchema)
     .min(1, { message: 'the contract must name at least one output file' })
     .max(32)
-    .refine((c) => new Set(c.map((e) => e.filename)).size === c.length, { message: 'contract file names must be unique' })
-    .describe('Files the program must write to OUTPUT_DIR; each comes back as an artifact at fi:<turn>.outputs/<filename>.'),
-  timeout_s: z.number().int().min(1).max(EXEC_MAX_TIMEOUT_S).optional().describe(`Wall-time limit of the program in seconds (default ${EXEC_DEFAULT_TIMEOUT_S}).`),
+    .refine((c) => new Set(c.map((e) => e.filename)).size === c.length, {
+      message: 'contract file names must be unique',
+    })
+    .describe(
+      'Files the program must write to OUTPUT_DIR; each comes back as an artifact at fi:<turn>.outputs/<filename>.',
+    ),
+  timeout_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(EXEC_MAX_TIMEOUT_S)
+    .optional()
+    .describe(`Wall-time limit of the program in seconds (default ${EXEC_DEFAULT_TIMEOUT_S}).`),
 });
 export type ExecPythonParams = z.output<typeof ExecPythonParamsSchema>;
 
@@ -66,12 +81,22 @@ export function declareExecPython(backend?: string) {
     paramOrder: ['contract', 'timeout_s'],
     // Start-to-close of one launch attempt; a retried launch re-attaches (idempotent on the exec id).
     timeoutMs: 120_000,
-    retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, nonRetryableErrorTypes: ['ExecRefused'] },
-    summarize: (p: ExecPythonParams) => `exec python${backend ? ` · ${backend}` : ''} · ${p.contract.length} output${p.contract.length === 1 ? '' : 's'}`,
+    retry: {
+      maximumAttempts: 3,
+      initialInterval: 1_000,
+      backoffCoefficient: 2,
+      nonRetryableErrorTypes: ['ExecRefused'],
+    },
+    summarize: (p: ExecPythonParams) =>
+      `exec python${backend ? ` · ${backend}` : ''} · ${p.contract.length} output${p.contract.length === 1 ? '' : 's'}`,
     activity: {
       name: EXEC_LAUNCH_ACTIVITY,
       heartbeatTimeoutMs: 30_000,
-      then: { name: EXEC_AWAIT_ACTIVITY, heartbeatTimeoutMs: 15_000, startToCloseTimeoutMs: EXEC_MAX_TIMEOUT_S * 1000 + EXEC_AWAIT_MARGIN_MS },
+      then: {
+        name: EXEC_AWAIT_ACTIVITY,
+        heartbeatTimeoutMs: 15_000,
+        startToCloseTimeoutMs: EXEC_MAX_TIMEOUT_S * 1000 + EXEC_AWAIT_MARGIN_MS,
+      },
     },
   });
 }
@@ -86,11 +111,18 @@ export function execIdFor(conversationId: string, callId: string): string {
 /** Checks the program text; a readable reason when it cannot run. */
 export function checkCode(code: unknown): { ok: true; code: string } | { ok: false; reason: string } {
   if (typeof code !== 'string' || code.trim() === '') {
-    return { ok: false, reason: 'exec.python needs the program in <channel:code>; the round had no code. Nothing was run.' };
+    return {
+      ok: false,
+      reason: 'exec.python needs the program in <channel:code>; the round had no code. Nothing was run.',
+    };
   }
   if (code.length > EXEC_MAX_CODE_CHARS) {
-    return { ok: false, reason: `exec.python: the program has ${code.length} characters; the limit is ${EXEC_MAX_CODE_CHARS}. Nothing was run.` };
+    return {
+      ok: false,
+      reason: `exec.python: the program has ${code.length} characters; the limit is ${EXEC_MAX_CODE_CHARS}. Nothing was run.`,
+    };
   }
-  if (code.includes('\u0000')) return { ok: false, reason: 'exec.python: the program contains a NUL character. Nothing was run.' };
+  if (code.includes('\u0000'))
+    return { ok: false, reason: 'exec.python: the program contains a NUL character. Nothing was run.' };
   return { ok: true, code };
 }

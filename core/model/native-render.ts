@@ -19,7 +19,17 @@
  */
 import type { ContentPart, ModelMessage, ToolSpec } from './provider';
 import type { Block } from '../timeline/block';
-import { blockText, EMPTY_ROUND_HINT, MAX_BREAKPOINTS, ROUND_CLOSE, roundOpen, visibleItems, type RenderConfig, type RenderInput, type VisibleItem } from '../timeline/render';
+import {
+  blockText,
+  EMPTY_ROUND_HINT,
+  MAX_BREAKPOINTS,
+  ROUND_CLOSE,
+  roundOpen,
+  visibleItems,
+  type RenderConfig,
+  type RenderInput,
+  type VisibleItem,
+} from '../timeline/render';
 import { cacheCheckpoints, rounds } from '../timeline/checkpoints';
 import { applyUpdates, ttlPrune, type PruneResult } from '../timeline/prune';
 import { renderSourcesPool } from '../timeline/sources';
@@ -41,9 +51,15 @@ export class NativeToolNames {
   constructor(ids: readonly string[]) {
     for (const id of ids) {
       const name = id.replace(/\./g, '_');
-      if (!NATIVE_NAME_RE.test(name)) throw new Error(`native tools: tool id ${JSON.stringify(id)} does not map to a valid provider tool name (${JSON.stringify(name)})`);
+      if (!NATIVE_NAME_RE.test(name))
+        throw new Error(
+          `native tools: tool id ${JSON.stringify(id)} does not map to a valid provider tool name (${JSON.stringify(name)})`,
+        );
       const taken = this.toId.get(name);
-      if (taken !== undefined) throw new Error(`native tools: tool ids ${JSON.stringify(taken)} and ${JSON.stringify(id)} both map to the provider name ${JSON.stringify(name)}`);
+      if (taken !== undefined)
+        throw new Error(
+          `native tools: tool ids ${JSON.stringify(taken)} and ${JSON.stringify(id)} both map to the provider name ${JSON.stringify(name)}`,
+        );
       this.toName.set(id, name);
       this.toId.set(name, id);
     }
@@ -79,7 +95,8 @@ export function unframe(text: string): string {
   let s = text;
   if (s.startsWith(`${OPEN_HEAD} `)) {
     const end = s.indexOf(OPEN_TAIL);
-    if (end > 0 && /^\d+ $/.test(s.slice(OPEN_HEAD.length + 1, end))) s = s.slice(end + OPEN_TAIL.length).replace(/^\n/, '');
+    if (end > 0 && /^\d+ $/.test(s.slice(OPEN_HEAD.length + 1, end)))
+      s = s.slice(end + OPEN_TAIL.length).replace(/^\n/, '');
   }
   if (s.endsWith(ROUND_CLOSE)) {
     s = s.slice(0, -ROUND_CLOSE.length).replace(/\n$/, '');
@@ -88,7 +105,10 @@ export function unframe(text: string): string {
   return s;
 }
 
-const ASSISTANT_LABELS: Readonly<Record<string, string>> = { 'react.notes': '[AI Agent say]: ', 'assistant.completion': '[ASSISTANT]' };
+const ASSISTANT_LABELS: Readonly<Record<string, string>> = {
+  'react.notes': '[AI Agent say]: ',
+  'assistant.completion': '[ASSISTANT]',
+};
 
 /** The model's own words without the render label, or undefined when shown abridged/hidden. */
 function assistantText(it: VisibleItem, shown: string): string | undefined {
@@ -102,7 +122,9 @@ function assistantText(it: VisibleItem, shown: string): string | undefined {
 function callParams(b: Block): Record<string, unknown> | undefined {
   try {
     const v = JSON.parse(b.text ?? '') as { params?: unknown };
-    return v && typeof v.params === 'object' && v.params !== null && !Array.isArray(v.params) ? (v.params as Record<string, unknown>) : undefined;
+    return v && typeof v.params === 'object' && v.params !== null && !Array.isArray(v.params)
+      ? (v.params as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined; // not a JSON call record: rendered as text
   }
@@ -160,7 +182,9 @@ export function layoutNative(
   const startUser = () => {
     if (role === 'user') return;
     if (assistant.length > 0) messages.push({ role: 'assistant', content: assistant });
-    open = assistant.flatMap((p, i) => (p.type === 'tool_use' ? [{ callId: useCalls[i]!, useId: p.id, answered: false }] : []));
+    open = assistant.flatMap((p, i) =>
+      p.type === 'tool_use' ? [{ callId: useCalls[i]!, useId: p.id, answered: false }] : [],
+    );
     assistant = [];
     useCalls = [];
     role = 'user';
@@ -170,7 +194,13 @@ export function layoutNative(
     for (const u of open) {
       if (u.answered) continue;
       const stored = storedResults.get(u.callId);
-      results.push({ type: 'tool_result', toolUseId: u.useId, ...(stored === undefined ? { content: STEER_CANCELLED_RESULT, isError: true } : { content: `(result not shown; retrieve it with react.read ${stored})` }) });
+      results.push({
+        type: 'tool_result',
+        toolUseId: u.useId,
+        ...(stored === undefined
+          ? { content: STEER_CANCELLED_RESULT, isError: true }
+          : { content: `(result not shown; retrieve it with react.read ${stored})` }),
+      });
       if (stored === undefined) synthetic.push(u.callId);
     }
     const content = [...results, ...texts]; // tool_results first: the providers require it
@@ -210,7 +240,12 @@ export function layoutNative(
       const use = role === 'user' ? open.find((u) => u.callId === b.call_id && !u.answered) : undefined;
       if (use) {
         use.answered = true;
-        const part: ContentPart = { type: 'tool_result', toolUseId: use.useId, content: shown || '(empty result)', ...(b.meta['ok'] === false ? { isError: true } : {}) };
+        const part: ContentPart = {
+          type: 'tool_result',
+          toolUseId: use.useId,
+          content: shown || '(empty result)',
+          ...(b.meta['ok'] === false ? { isError: true } : {}),
+        };
         results.push(part);
         mark(k, part);
         return;
@@ -229,7 +264,9 @@ export function layoutNative(
     }
     let last: ContentPart | undefined;
     if (shown.trim() !== '') last = { type: 'text', text: shown };
-    const bin: ContentPart | undefined = it.binary ? { type: it.binary.kind, mime: it.binary.mime, base64: it.binary.base64 } : undefined;
+    const bin: ContentPart | undefined = it.binary
+      ? { type: it.binary.kind, mime: it.binary.mime, base64: it.binary.base64 }
+      : undefined;
     if (!last && !bin) return;
     startUser();
     if (last) texts.push(last);
@@ -240,13 +277,25 @@ export function layoutNative(
   startUser();
   for (const t of tail) if (t.trim() !== '') texts.push({ type: 'text', text: t });
   startAssistant(); // flushes the last user message (with synthetic results for unanswered calls)
-  if (messages[0]?.role === 'assistant') messages.unshift({ role: 'user', content: [{ type: 'text', text: '(conversation continues)' }] });
+  if (messages[0]?.role === 'assistant')
+    messages.unshift({ role: 'user', content: [{ type: 'text', text: '(conversation continues)' }] });
   return { messages, synthetic, paired };
 }
 
 // ---- full render ----------------------------------------------------------------------------
 
-export type NativeRenderConfig = Pick<RenderConfig, 'now' | 'cacheOffsetRounds' | 'cacheMinRounds' | 'suppressPrevTurnCache' | 'ttl' | 'truncation' | 'preview' | 'includeSources' | 'includeAnnounce'>;
+export type NativeRenderConfig = Pick<
+  RenderConfig,
+  | 'now'
+  | 'cacheOffsetRounds'
+  | 'cacheMinRounds'
+  | 'suppressPrevTurnCache'
+  | 'ttl'
+  | 'truncation'
+  | 'preview'
+  | 'includeSources'
+  | 'includeAnnounce'
+>;
 
 export interface NativeRenderOutput extends NativeLayout {
   system: Array<{ text: string; cache?: boolean }>;
@@ -256,7 +305,10 @@ export interface NativeRenderOutput extends NativeLayout {
   cacheTouchAt: number;
 }
 
-export function renderNative(input: RenderInput & { tools: readonly ToolSpec[]; names: NativeToolNames }, config: NativeRenderConfig): NativeRenderOutput {
+export function renderNative(
+  input: RenderInput & { tools: readonly ToolSpec[]; names: NativeToolNames },
+  config: NativeRenderConfig,
+): NativeRenderOutput {
   if (!Number.isFinite(config.now)) throw new Error('renderNative: config.now must be epoch milliseconds');
   if (!input.currentTurnId) throw new Error('renderNative: currentTurnId is required');
   let blocks: Block[] = input.blocks;
@@ -267,16 +319,38 @@ export function renderNative(input: RenderInput & { tools: readonly ToolSpec[]; 
   }
   const items = visibleItems(blocks, input.currentTurnId, { truncation: config.truncation, preview: config.preview });
   const visible = items.map((it) => it.block);
-  const cps = cacheCheckpoints(visible, input.currentTurnId, { offsetRounds: config.cacheOffsetRounds, minRounds: config.cacheMinRounds, suppressPrevTurn: config.suppressPrevTurnCache }, rounds(visible));
+  const cps = cacheCheckpoints(
+    visible,
+    input.currentTurnId,
+    {
+      offsetRounds: config.cacheOffsetRounds,
+      minRounds: config.cacheMinRounds,
+      suppressPrevTurn: config.suppressPrevTurnCache,
+    },
+    rounds(visible),
+  );
   const tail: string[] = [];
   if (config.includeSources !== false && input.sources) tail.push(renderSourcesPool(input.sources));
-  if (config.includeAnnounce !== false && (input.announce || input.announceBlocks?.length)) tail.push(renderAnnounce(input.announce, blocks, input.announceBlocks ?? []));
-  const stored = new Map(blocks.flatMap((b) => (b.type === 'react.tool.result' && b.call_id ? [[b.call_id, b.path ?? b.call_id] as const] : [])));
+  if (config.includeAnnounce !== false && (input.announce || input.announceBlocks?.length))
+    tail.push(renderAnnounce(input.announce, blocks, input.announceBlocks ?? []));
+  const stored = new Map(
+    blocks.flatMap((b) =>
+      b.type === 'react.tool.result' && b.call_id ? [[b.call_id, b.path ?? b.call_id] as const] : [],
+    ),
+  );
   const layout = layoutNative(items, input.names, new Set(cps.map((c) => c.index)), tail, stored);
   const system = input.systemPrompt ? [{ text: input.systemPrompt, cache: true }] : [];
   const breakpoints = system.length + layout.messages.reduce((n, m) => n + m.content.filter((p) => p.cache).length, 0);
-  if (breakpoints > MAX_BREAKPOINTS) throw new Error(`renderNative: ${breakpoints} cache breakpoints exceed the maximum of ${MAX_BREAKPOINTS}`);
-  return { ...layout, system, tools: input.names.specs(input.tools), breakpoints, ...(pruning ? { pruning } : {}), cacheTouchAt: config.now };
+  if (breakpoints > MAX_BREAKPOINTS)
+    throw new Error(`renderNative: ${breakpoints} cache breakpoints exceed the maximum of ${MAX_BREAKPOINTS}`);
+  return {
+    ...layout,
+    system,
+    tools: input.names.specs(input.tools),
+    breakpoints,
+    ...(pruning ? { pruning } : {}),
+    cacheTouchAt: config.now,
+  };
 }
 
 /** The native-mode system prompt: byte-identical across rounds and turns (tools travel in `tools`). */

@@ -55,7 +55,10 @@ export function priceFor(model: string, table: PriceTable = DEFAULT_PRICE_TABLE)
     const family = ['opus', 'sonnet', 'haiku'].find((f) => model.includes(f));
     if (family) p = table[family];
   }
-  if (!p) throw new Error(`no price for model "${model}" (known: ${Object.keys(table).join(', ')}); pass a price table that covers it`);
+  if (!p)
+    throw new Error(
+      `no price for model "${model}" (known: ${Object.keys(table).join(', ')}); pass a price table that covers it`,
+    );
   return {
     inputPerMTok: p.inputPerMTok,
     outputPerMTok: p.outputPerMTok,
@@ -85,7 +88,11 @@ export function estimateCost(usage: Usage, model: string, table: PriceTable = DE
 /** What the same usage would cost with no caching (every prompt token billed as plain input). */
 export function costWithoutCache(usage: Usage, model: string, table: PriceTable = DEFAULT_PRICE_TABLE): number {
   const p = priceFor(model, table);
-  return ((usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens) * p.inputPerMTok + usage.outputTokens * p.outputPerMTok) / 1e6;
+  return (
+    ((usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens) * p.inputPerMTok +
+      usage.outputTokens * p.outputPerMTok) /
+    1e6
+  );
 }
 
 /** Total prompt tokens: uncached input + cache reads + cache writes. */
@@ -124,7 +131,8 @@ export const EMPTY_LEDGER: UsageLedger = Object.freeze({ rounds: Object.freeze([
 function checkUsage(u: Usage, where: string): void {
   for (const k of ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const) {
     const v = u[k];
-    if (!Number.isInteger(v) || v < 0) throw new Error(`${where}: usage.${k} must be a non-negative integer (got ${String(v)})`);
+    if (!Number.isInteger(v) || v < 0)
+      throw new Error(`${where}: usage.${k} must be a non-negative integer (got ${String(v)})`);
   }
 }
 
@@ -134,7 +142,9 @@ function checkUsage(u: Usage, where: string): void {
  */
 export function recordRound(ledger: UsageLedger, entry: RoundUsage): UsageLedger {
   checkUsage(entry.usage, `round ${entry.turnId}#${entry.round}`);
-  const i = ledger.rounds.findIndex((r) => r.turnId === entry.turnId && r.round === entry.round && r.model === entry.model);
+  const i = ledger.rounds.findIndex(
+    (r) => r.turnId === entry.turnId && r.round === entry.round && r.model === entry.model,
+  );
   if (i < 0) return { rounds: [...ledger.rounds, { ...entry, usage: { ...entry.usage } }] };
   const rounds = ledger.rounds.slice();
   const prev = rounds[i]!;
@@ -154,7 +164,12 @@ export function totalsOf(rounds: readonly RoundUsage[], table: PriceTable = DEFA
   return { usage, cost, costWithoutCache: noCache, cacheReadRatio: cacheReadRatio(usage), rounds: rounds.length };
 }
 
-export function roundTotals(ledger: UsageLedger, turnId: string, round: number, table: PriceTable = DEFAULT_PRICE_TABLE): UsageTotals {
+export function roundTotals(
+  ledger: UsageLedger,
+  turnId: string,
+  round: number,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+): UsageTotals {
   return totalsOf(
     ledger.rounds.filter((r) => r.turnId === turnId && r.round === round),
     table,
@@ -173,7 +188,10 @@ export function ledgerTotals(ledger: UsageLedger, table: PriceTable = DEFAULT_PR
 }
 
 /** Totals per turn, in first-seen order. */
-export function totalsByTurn(ledger: UsageLedger, table: PriceTable = DEFAULT_PRICE_TABLE): Array<{ turnId: string } & UsageTotals> {
+export function totalsByTurn(
+  ledger: UsageLedger,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+): Array<{ turnId: string } & UsageTotals> {
   const order: string[] = [];
   for (const r of ledger.rounds) if (!order.includes(r.turnId)) order.push(r.turnId);
   return order.map((turnId) => ({ turnId, ...turnTotals(ledger, turnId, table) }));

@@ -54,7 +54,12 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
-export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+export const ZERO_USAGE: Usage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
 
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
@@ -107,7 +112,11 @@ export class ProviderError extends Error {
   readonly status?: number;
   readonly retryAfterMs?: number;
 
-  constructor(kind: ProviderErrorKind, message: string, opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+  constructor(
+    kind: ProviderErrorKind,
+    message: string,
+    opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
     super(message, opts.cause !== undefined ? { cause: opts.cause } : undefined);
     this.name = 'ProviderError';
     this.kind = kind;
@@ -118,14 +127,22 @@ export class ProviderError extends Error {
 }
 
 /** Provider wordings of "the request is longer than the context window" (Anthropic 400s and 413). */
-const CONTEXT_LENGTH_RE = /prompt is too long|exceed(s|ed)? (the )?context (limit|window)|context[ _]length|input length and `?max_tokens`? exceed|too many (input )?tokens|request_too_large/i;
+const CONTEXT_LENGTH_RE =
+  /prompt is too long|exceed(s|ed)? (the )?context (limit|window)|context[ _]length|input length and `?max_tokens`? exceed|too many (input )?tokens|request_too_large/i;
 
 export function isContextLengthMessage(message: string): boolean {
   return CONTEXT_LENGTH_RE.test(message);
 }
 
 /** Collects a whole stream (for non-streaming callers and tests). */
-export async function collectStream(parts: AsyncIterable<StreamPart>): Promise<{ text: string; toolCalls: Array<{ id: string; name: string; input: unknown }>; usage: Usage; stopReason: StopReason }> {
+export async function collectStream(
+  parts: AsyncIterable<StreamPart>,
+): Promise<{
+  text: string;
+  toolCalls: Array<{ id: string; name: string; input: unknown }>;
+  usage: Usage;
+  stopReason: StopReason;
+}> {
   let text = '';
   const toolCalls: Array<{ id: string; name: string; input: unknown }> = [];
   let usage: Usage = ZERO_USAGE;

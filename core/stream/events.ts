@@ -22,7 +22,16 @@ const PhaseEvent = z.object({
 });
 
 /** Progress of a round: thinking, tool calls (start/done), invalid decisions, interruptions, synthesis. */
-export const STEP_PHASES = ['thinking.start', 'thinking.done', 'iteration.start', 'iteration.done', 'invalid', 'interrupted', 'synthesis.start', 'subscriber.error'] as const;
+export const STEP_PHASES = [
+  'thinking.start',
+  'thinking.done',
+  'iteration.start',
+  'iteration.done',
+  'invalid',
+  'interrupted',
+  'synthesis.start',
+  'subscriber.error',
+] as const;
 const StepEvent = z.object({
   kind: z.literal('step'),
   payload: Loose({ phase: z.enum(STEP_PHASES), round: round.optional() }),
@@ -48,7 +57,11 @@ const AttributeEvent = z.object({
 /** The answer: started, done (the full text), or discarded (it preceded tool calls). */
 const AnswerEvent = z.object({
   kind: z.literal('answer'),
-  payload: Loose({ phase: z.enum(['start', 'done', 'discarded']), text: z.string().optional(), round: round.optional() }),
+  payload: Loose({
+    phase: z.enum(['start', 'done', 'discarded']),
+    text: z.string().optional(),
+    round: round.optional(),
+  }),
 });
 
 const UsageEvent = z.object({
@@ -65,47 +78,113 @@ const InjectEvent = z.object({
 /** A retried attempt of a round: clients drop the partial output of earlier attempts. */
 const RetryEvent = z.object({
   kind: z.literal('retry'),
-  payload: Loose({ round: round.optional(), phase: z.literal('synthesis').optional(), attempt: z.number().int().positive() }),
+  payload: Loose({
+    round: round.optional(),
+    phase: z.literal('synthesis').optional(),
+    attempt: z.number().int().positive(),
+  }),
 });
 
 /** Compaction, phase by phase, with its token counts. */
-export const COMPACT_PHASES = ['over_budget', 'start', 'summarising', 'summarised', 'committed', 'skipped', 'failed'] as const;
+export const COMPACT_PHASES = [
+  'over_budget',
+  'start',
+  'summarising',
+  'summarised',
+  'committed',
+  'skipped',
+  'failed',
+] as const;
 const CompactEvent = z.object({
   kind: z.literal('compact'),
-  payload: Loose({ phase: z.enum(COMPACT_PHASES), compactionId: z.string().optional(), tokensBefore: z.number().optional(), tokensAfter: z.number().optional() }),
+  payload: Loose({
+    phase: z.enum(COMPACT_PHASES),
+    compactionId: z.string().optional(),
+    tokensBefore: z.number().optional(),
+    tokensAfter: z.number().optional(),
+  }),
 });
 
 /** Code execution: launched, running, a line of output, finished. */
 export const EXEC_PHASES = ['launched', 'running', 'output', 'finished'] as const;
 const ExecEvent = z.object({
   kind: z.literal('exec'),
-  payload: Loose({ phase: z.enum(EXEC_PHASES), execId: z.string(), backend: z.string(), callId: z.string().optional(), text: z.string().optional() }),
+  payload: Loose({
+    phase: z.enum(EXEC_PHASES),
+    execId: z.string(),
+    backend: z.string(),
+    callId: z.string().optional(),
+    text: z.string().optional(),
+  }),
 });
 
 /** The turn ended. */
 const DoneEvent = z.object({
   kind: z.literal('done'),
-  payload: Loose({ turnId: z.string(), answer: z.string(), iterations: z.number().int(), usage: UsageSchema, completionPath: z.string() }),
+  payload: Loose({
+    turnId: z.string(),
+    answer: z.string(),
+    iterations: z.number().int(),
+    usage: UsageSchema,
+    completionPath: z.string(),
+  }),
 });
 
 /** One event as a producer publishes it. */
-export const StreamEventBodySchema = z.discriminatedUnion('kind', [PhaseEvent, StepEvent, DeltaEvent, AttributeEvent, AnswerEvent, UsageEvent, InjectEvent, RetryEvent, CompactEvent, ExecEvent, DoneEvent]);
+export const StreamEventBodySchema = z.discriminatedUnion('kind', [
+  PhaseEvent,
+  StepEvent,
+  DeltaEvent,
+  AttributeEvent,
+  AnswerEvent,
+  UsageEvent,
+  InjectEvent,
+  RetryEvent,
+  CompactEvent,
+  ExecEvent,
+  DoneEvent,
+]);
 export type StreamEventBody = z.infer<typeof StreamEventBodySchema>;
 export type StreamEventKind = StreamEventBody['kind'];
-export const STREAM_EVENT_KINDS = StreamEventBodySchema.options.map((o) => o.shape.kind.value) as readonly StreamEventKind[];
+export const STREAM_EVENT_KINDS = StreamEventBodySchema.options.map(
+  (o) => o.shape.kind.value,
+) as readonly StreamEventKind[];
 
 /** An event as stored: the body plus its conversation offset, time, turn and attempt. */
-export type StreamEvent = StreamEventBody & { conversationId: string; seq: number; ts: string; turnId?: string; attempt?: number; channel?: string; instance?: number };
+export type StreamEvent = StreamEventBody & {
+  conversationId: string;
+  seq: number;
+  ts: string;
+  turnId?: string;
+  attempt?: number;
+  channel?: string;
+  instance?: number;
+};
 
 /** Parses an event read back from Postgres or SSE; a malformed event is a clear error. */
 export function parseStreamEvent(raw: Record<string, unknown>): StreamEvent {
   const body = StreamEventBodySchema.safeParse(raw);
   if (!body.success) {
     const issues = body.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`).join('; ');
-    throw new Error(`invalid stream event ${String(raw.kind)} #${String(raw.seq)} of ${String(raw.conversationId)}: ${issues}`);
+    throw new Error(
+      `invalid stream event ${String(raw.kind)} #${String(raw.seq)} of ${String(raw.conversationId)}: ${issues}`,
+    );
   }
-  const { conversationId, seq, ts, turnId, attempt } = raw as { conversationId: string; seq: number; ts: string; turnId?: string; attempt?: number };
-  return { ...body.data, conversationId, seq, ts, ...(turnId !== undefined ? { turnId } : {}), ...(attempt !== undefined ? { attempt } : {}) } as StreamEvent;
+  const { conversationId, seq, ts, turnId, attempt } = raw as {
+    conversationId: string;
+    seq: number;
+    ts: string;
+    turnId?: string;
+    attempt?: number;
+  };
+  return {
+    ...body.data,
+    conversationId,
+    seq,
+    ts,
+    ...(turnId !== undefined ? { turnId } : {}),
+    ...(attempt !== undefined ? { attempt } : {}),
+  } as StreamEvent;
 }
 
 /** Compile-time exhaustiveness for switches over `kind`. */

@@ -28,7 +28,8 @@ export interface AnnounceState {
 }
 
 function checkCount(name: string, v: number | undefined, min: number): void {
-  if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new Error(`announce: ${name} must be an integer >= ${min}, got ${String(v)}`);
+  if (v !== undefined && (!Number.isInteger(v) || v < min))
+    throw new Error(`announce: ${name} must be an integer >= ${min}, got ${String(v)}`);
 }
 
 /** `Iteration i/N` or `Iteration i/N (B + k reactive bonus)`. */
@@ -40,7 +41,9 @@ export function iterationLabel(state: AnnounceState): string {
   const bonus = state.bonusIterations ?? 0;
   const base = state.baseIterations ?? state.maxIterations - bonus;
   if (base + bonus !== state.maxIterations) {
-    throw new Error(`announce: maxIterations (${state.maxIterations}) must equal baseIterations (${base}) + bonusIterations (${bonus})`);
+    throw new Error(
+      `announce: maxIterations (${state.maxIterations}) must equal baseIterations (${base}) + bonusIterations (${bonus})`,
+    );
   }
   const head = `Iteration ${state.iteration}/${state.maxIterations}`;
   return bonus > 0 ? `${head} (${base} + ${bonus} reactive bonus)` : head;
@@ -61,7 +64,11 @@ function announceBlockText(b: Block): string {
  * The ANNOUNCE text (only the announce blocks when there is no state). `blocks` are the timeline blocks (plans are derived from their react.plan
  * snapshots); `announceBlocks` are this round's ephemeral blocks.
  */
-export function renderAnnounce(state: AnnounceState | undefined, blocks: readonly Block[], announceBlocks: readonly Block[] = []): string {
+export function renderAnnounce(
+  state: AnnounceState | undefined,
+  blocks: readonly Block[],
+  announceBlocks: readonly Block[] = [],
+): string {
   if (!state) return ['[ANNOUNCE]', ...announceBlocks.map(announceBlockText).filter((t) => t.length > 0)].join('\n');
   const header = `[ANNOUNCE — ${iterationLabel(state)}${state.nowIso ? ` — now ${state.nowIso}` : ''}]`;
   const budget = state.budget === undefined ? undefined : Array.isArray(state.budget) ? state.budget : [state.budget];

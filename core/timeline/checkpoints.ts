@@ -108,7 +108,15 @@ export function rounds(blocks: readonly Block[]): RoundInfo[] {
     if (!calls) byTurn.set(b.turn_id, (calls = new Map()));
     let r = calls.get(call);
     if (!r) {
-      r = { key: keyOf(b.turn_id, call), turnId: b.turn_id, start: i, end: i, complete: false, started: false, produced: false };
+      r = {
+        key: keyOf(b.turn_id, call),
+        turnId: b.turn_id,
+        start: i,
+        end: i,
+        complete: false,
+        started: false,
+        produced: false,
+      };
       calls.set(call, r);
       order.push(r);
     }
@@ -118,7 +126,13 @@ export function rounds(blocks: readonly Block[]): RoundInfo[] {
   }
   // Only the most recently started round can still be open; an abandoned earlier round counts as done.
   const last = order.length - 1;
-  return order.map((r, i) => ({ key: r.key, turnId: r.turnId, start: r.start, end: r.end, complete: r.produced || !r.started || i !== last }));
+  return order.map((r, i) => ({
+    key: r.key,
+    turnId: r.turnId,
+    start: r.start,
+    end: r.end,
+    complete: r.produced || !r.started || i !== last,
+  }));
 }
 
 /** Indices of the last block of each complete round, ascending. */
@@ -143,7 +157,8 @@ export function groupEnd(blocks: readonly Block[], index: number): number {
 }
 
 function checkInt(name: string, v: number, min: number): number {
-  if (!Number.isInteger(v) || v < min) throw new Error(`cache checkpoints: ${name} must be an integer >= ${min}, got ${v}`);
+  if (!Number.isInteger(v) || v < min)
+    throw new Error(`cache checkpoints: ${name} must be an integer >= ${min}, got ${v}`);
   return v;
 }
 
@@ -219,7 +234,11 @@ export function cacheCheckpoints(
 }
 
 /** The pre-tail checkpoint index (as placed by cacheCheckpoints), or null when there is none. */
-export function preTailIndex(blocks: readonly Block[], currentTurnId: string, opts: CheckpointOptions = {}): number | null {
+export function preTailIndex(
+  blocks: readonly Block[],
+  currentTurnId: string,
+  opts: CheckpointOptions = {},
+): number | null {
   const cps = cacheCheckpoints(blocks, currentTurnId, { ...opts, suppressPrevTurn: false });
   return cps.find((c) => c.kind === 'pre_tail')?.index ?? null;
 }

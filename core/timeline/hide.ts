@@ -85,10 +85,16 @@ export function checkHide(blocks: readonly Block[], path: string, opts: HideOpti
   for (let k = 0; k < items.length; k++) {
     const it = items[k]!;
     const src = it.index >= 0 ? blocks[it.index]! : undefined;
-    if (src && src.hidden !== true && src.meta['hidden'] !== true && barePath(it.block.path) === wanted) matches.push(k);
+    if (src && src.hidden !== true && src.meta['hidden'] !== true && barePath(it.block.path) === wanted)
+      matches.push(k);
   }
   if (matches.length === 0) {
-    return { ok: false, path, code: 'not_found', message: `no visible block at ${wanted} (already hidden, never written, or before the last compaction)` };
+    return {
+      ok: false,
+      path,
+      code: 'not_found',
+      message: `no visible block at ${wanted} (already hidden, never written, or before the last compaction)`,
+    };
   }
   const first = matches[0]!;
   const preTail = preTailIndex(
@@ -97,7 +103,12 @@ export function checkHide(blocks: readonly Block[], path: string, opts: HideOpti
     { offsetRounds: opts.offsetRounds, minRounds: opts.minRounds },
   );
   if (preTail !== null && first <= preTail) {
-    return { ok: false, path, code: 'hide_before_cache', message: 'hide only supports paths after the intermediate (pre-tail) cache point.' };
+    return {
+      ok: false,
+      path,
+      code: 'hide_before_cache',
+      message: 'hide only supports paths after the intermediate (pre-tail) cache point.',
+    };
   }
   let tail = 0;
   for (let k = first; k < items.length; k++) tail += itemTokens(items[k]!);
@@ -112,7 +123,11 @@ export function checkHide(blocks: readonly Block[], path: string, opts: HideOpti
     };
   }
   const replacementText = hideReplacement(wanted, opts.replacement);
-  const updates = matches.map((k, j) => ({ blockId: items[k]!.block.id, hidden: true as const, replacement_text: j === 0 ? replacementText : '' }));
+  const updates = matches.map((k, j) => ({
+    blockId: items[k]!.block.id,
+    hidden: true as const,
+    replacement_text: j === 0 ? replacementText : '',
+  }));
   const tokensHidden = matches.reduce((s, k) => s + itemTokens(items[k]!), 0);
   return {
     ok: true,
@@ -128,9 +143,22 @@ export function checkHide(blocks: readonly Block[], path: string, opts: HideOpti
 }
 
 /** The `react.notice` block for a refused hide (`{code, message, path, tail_tokens?, tail_limit?}`). */
-export function hideRefusalNotice(result: Extract<HideResult, { ok: false }>, turnId: string, ts: string, key: string | number): Block {
+export function hideRefusalNotice(
+  result: Extract<HideResult, { ok: false }>,
+  turnId: string,
+  ts: string,
+  key: string | number,
+): Block {
   const { ok: _ok, ...body } = result;
-  return makeBlock({ type: 'react.notice', author: 'react', turn_id: turnId, ts, key: `hide.${key}`, mime: 'application/json', text: JSON.stringify(body) });
+  return makeBlock({
+    type: 'react.notice',
+    author: 'react',
+    turn_id: turnId,
+    ts,
+    key: `hide.${key}`,
+    mime: 'application/json',
+    text: JSON.stringify(body),
+  });
 }
 
 /**
@@ -138,5 +166,7 @@ export function hideRefusalNotice(result: Extract<HideResult, { ok: false }>, tu
  * protocol, uses `suppressPrevTurnCache` (the edit broke the previous-turn cached prefix).
  */
 export function hideSuppressesPrevTurnCache(blocks: readonly Block[], turnId: string): boolean {
-  return blocks.some((b) => b.type === 'react.tool.result' && b.turn_id === turnId && b.meta[SUPPRESS_PREV_TURN_CACHE] === true);
+  return blocks.some(
+    (b) => b.type === 'react.tool.result' && b.turn_id === turnId && b.meta[SUPPRESS_PREV_TURN_CACHE] === true,
+  );
 }

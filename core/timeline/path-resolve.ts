@@ -14,7 +14,13 @@ export type PathResolution =
   | { source: 'timeline'; path: LogicalPath; canonical: string; blocks: Block[] }
   | { source: 'workspace'; path: LogicalPath; canonical: string; physical: string; blocks: Block[] }
   /** `foreignConversation`: the selector names another conversation; `sids` is then `[]` (no rows here). */
-  | { source: 'sources_pool'; path: LogicalPath; canonical: string; sids: number[] | null; foreignConversation?: string }
+  | {
+      source: 'sources_pool';
+      path: LogicalPath;
+      canonical: string;
+      sids: number[] | null;
+      foreignConversation?: string;
+    }
   | { source: 'turn_index'; path: LogicalPath; canonical: string; turnId: string }
   | { source: 'skill'; path: LogicalPath; canonical: string; name: string }
   | { source: 'knowledge'; path: LogicalPath; canonical: string; rel: string };
@@ -81,12 +87,14 @@ export function resolvePath(blocks: Block[], input: string | LogicalPath, opts: 
     }
     case 'su.range.summary': {
       const exact = byPath(blocks, canonical);
-      const found = exact.length > 0 ? exact : blocks.filter((b) => b.type === 'conv.range.summary' && b.turn_id === path.turnId);
+      const found =
+        exact.length > 0 ? exact : blocks.filter((b) => b.type === 'conv.range.summary' && b.turn_id === path.turnId);
       return { source: 'timeline', path, canonical, blocks: found };
     }
     case 'ar.user.prompt': {
       const exact = byPath(blocks, canonical);
-      const found = exact.length > 0 ? exact : blocks.filter((b) => b.type === 'user.prompt' && b.turn_id === path.turnId);
+      const found =
+        exact.length > 0 ? exact : blocks.filter((b) => b.type === 'user.prompt' && b.turn_id === path.turnId);
       return { source: 'timeline', path, canonical, blocks: found };
     }
     default:

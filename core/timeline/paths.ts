@@ -130,7 +130,9 @@ export function parsePath(input: string): LogicalPath {
   const ns = m[1]!;
   const body = m[2]!;
   if (ns !== 'so' && splitOwner(body)) {
-    throw new Error(`path "${raw}" names another conversation (conv_<id>. owner segments are readable only for the current conversation)`);
+    throw new Error(
+      `path "${raw}" names another conversation (conv_<id>. owner segments are readable only for the current conversation)`,
+    );
   }
   switch (ns) {
     case 'fi':
@@ -154,7 +156,10 @@ export function parsePath(input: string): LogicalPath {
       const own = owner === undefined ? {} : { conversationId: owner };
       if (rest === 'sources_pool') return { ns: 'so', kind: 'so.pool', sids: null, ...own };
       const sel = /^sources_pool\[(.*)\]$/s.exec(rest);
-      if (!sel) throw new Error(`invalid so: path "${raw}" (expected so:sources_pool[1,3-5] or so:conv_<id>.sources_pool[1,3-5])`);
+      if (!sel)
+        throw new Error(
+          `invalid so: path "${raw}" (expected so:sources_pool[1,3-5] or so:conv_<id>.sources_pool[1,3-5])`,
+        );
       return { ns: 'so', kind: 'so.pool', sids: parseSidSelector(sel[1]!, raw), ...own };
     }
     case 'su': {
@@ -222,7 +227,11 @@ function parseFi(body: string, raw: string): LogicalPath {
 
 function parseAr(body: string, raw: string): LogicalPath {
   if (body.startsWith('plan.latest:')) {
-    return { ns: 'ar', kind: 'ar.plan.latest', planId: need(PLAN_ID_RE, body.slice('plan.latest:'.length), 'plan id', raw) };
+    return {
+      ns: 'ar',
+      kind: 'ar.plan.latest',
+      planId: need(PLAN_ID_RE, body.slice('plan.latest:'.length), 'plan id', raw),
+    };
   }
   const dot = body.indexOf('.');
   if (dot <= 0) throw new Error(`invalid ar: path "${raw}" (expected ar:<turn>.<artifact>)`);
@@ -246,7 +255,12 @@ function parseAr(body: string, raw: string): LogicalPath {
     };
   }
   if ((t = /^react\.(notes|round\.start)\.([^.]+)$/.exec(rest))) {
-    return { ns: 'ar', kind: t[1] === 'notes' ? 'ar.notes' : 'ar.round.start', turnId, callId: need(TOKEN_RE, t[2], 'call id', raw) };
+    return {
+      ns: 'ar',
+      kind: t[1] === 'notes' ? 'ar.notes' : 'ar.round.start',
+      turnId,
+      callId: need(TOKEN_RE, t[2], 'call id', raw),
+    };
   }
   if ((t = /^react\.plan\.ack\.([0-9]+)$/.exec(rest))) {
     return { ns: 'ar', kind: 'ar.plan.ack', turnId, iter: posInt(t[1]!, 'iteration', raw) };
@@ -262,7 +276,12 @@ function parseAr(body: string, raw: string): LogicalPath {
     return p;
   }
   if ((t = /^system\.message\.([^.]+)$/.exec(rest))) {
-    return { ns: 'ar', kind: 'ar.system.message', turnId, name: need(SYSTEM_NAME_RE, t[1], 'system message name', raw) };
+    return {
+      ns: 'ar',
+      kind: 'ar.system.message',
+      turnId,
+      name: need(SYSTEM_NAME_RE, t[1], 'system message name', raw),
+    };
   }
   throw new Error(`unknown ar: path "${raw}"`);
 }
@@ -335,7 +354,7 @@ export function formatSidSelector(sids: number[]): string {
   if (sids.length === 0) throw new Error('a sources selector needs at least one SID');
   const sorted = [...new Set(sids)].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
     parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : `${sorted[i]}`);
@@ -348,7 +367,8 @@ export function formatSidSelector(sids: number[]): string {
 export const paths = {
   files: (turnId: string, rel: string) => formatPath({ ns: 'fi', kind: 'fi.files', turnId, rel }),
   outputs: (turnId: string, rel: string) => formatPath({ ns: 'fi', kind: 'fi.outputs', turnId, rel }),
-  git: (turnId: string, area: 'projects' | 'snapshots', rel: string) => formatPath({ ns: 'fi', kind: 'fi.git', turnId, area, rel }),
+  git: (turnId: string, area: 'projects' | 'snapshots', rel: string) =>
+    formatPath({ ns: 'fi', kind: 'fi.git', turnId, area, rel }),
   userAttachment: (turnId: string, name: string) => formatPath({ ns: 'fi', kind: 'fi.user.attachment', turnId, name }),
   externalAttachment: (turnId: string, eventKind: string, messageId: string, name: string) =>
     formatPath({ ns: 'fi', kind: 'fi.external.attachment', turnId, eventKind, messageId, name }),
@@ -360,23 +380,39 @@ export const paths = {
     formatPath({ ns: 'ar', kind: 'ar.external', turnId, eventKind, messageId }),
   /** `n` omitted: the latest completion of the turn; `n` >= 1: the n-th (1-based). */
   completion: (turnId: string, n?: number) =>
-    formatPath(n === undefined ? { ns: 'ar', kind: 'ar.completion', turnId } : { ns: 'ar', kind: 'ar.completion', turnId, n }),
+    formatPath(
+      n === undefined ? { ns: 'ar', kind: 'ar.completion', turnId } : { ns: 'ar', kind: 'ar.completion', turnId, n },
+    ),
   planLatest: (planId: string) => formatPath({ ns: 'ar', kind: 'ar.plan.latest', planId }),
   turnIndex: (turnId: string) => formatPath({ ns: 'ar', kind: 'ar.turn.index', turnId }),
   notes: (turnId: string, callId: string) => formatPath({ ns: 'ar', kind: 'ar.notes', turnId, callId }),
   roundStart: (turnId: string, callId: string) => formatPath({ ns: 'ar', kind: 'ar.round.start', turnId, callId }),
   plan: (turnId: string, planId: string, carry = false) =>
-    formatPath(carry ? { ns: 'ar', kind: 'ar.plan', turnId, planId, carry } : { ns: 'ar', kind: 'ar.plan', turnId, planId }),
+    formatPath(
+      carry ? { ns: 'ar', kind: 'ar.plan', turnId, planId, carry } : { ns: 'ar', kind: 'ar.plan', turnId, planId },
+    ),
   planAck: (turnId: string, iter: number) => formatPath({ ns: 'ar', kind: 'ar.plan.ack', turnId, iter }),
   decisionRaw: (turnId: string, iter: number, interrupted = false) =>
-    formatPath(interrupted ? { ns: 'ar', kind: 'ar.decision.raw', turnId, iter, interrupted } : { ns: 'ar', kind: 'ar.decision.raw', turnId, iter }),
+    formatPath(
+      interrupted
+        ? { ns: 'ar', kind: 'ar.decision.raw', turnId, iter, interrupted }
+        : { ns: 'ar', kind: 'ar.decision.raw', turnId, iter },
+    ),
   systemMessage: (turnId: string, name: string) => formatPath({ ns: 'ar', kind: 'ar.system.message', turnId, name }),
   /** `conversationId`: the owner segment, for a selector naming another conversation. */
   sourcesPool: (sids: number[] | null = null, conversationId?: string) =>
-    formatPath(conversationId === undefined ? { ns: 'so', kind: 'so.pool', sids } : { ns: 'so', kind: 'so.pool', sids, conversationId }),
+    formatPath(
+      conversationId === undefined
+        ? { ns: 'so', kind: 'so.pool', sids }
+        : { ns: 'so', kind: 'so.pool', sids, conversationId },
+    ),
   rangeSummary: (turnId: string) => formatPath({ ns: 'su', kind: 'su.range.summary', turnId }),
   workingSummary: (turnId: string, attempt?: number) =>
-    formatPath(attempt === undefined ? { ns: 'ws', kind: 'ws.working.summary', turnId } : { ns: 'ws', kind: 'ws.working.summary', turnId, attempt }),
+    formatPath(
+      attempt === undefined
+        ? { ns: 'ws', kind: 'ws.working.summary', turnId }
+        : { ns: 'ws', kind: 'ws.working.summary', turnId, attempt },
+    ),
   skill: (name: string) => formatPath({ ns: 'sk', kind: 'sk.skill', name }),
   knowledge: (rel: string) => formatPath({ ns: 'ks', kind: 'ks.knowledge', rel }),
 } as const;

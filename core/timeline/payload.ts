@@ -152,16 +152,16 @@ export function isExternalEventApplied(
   cursor: Pick<TimelinePayload, 'last_external_event_id' | 'last_external_event_seq'>,
   event: ExternalEventRef,
 ): boolean {
-  if (event.id) return cursor.last_external_event_id ? compareStreamIds(event.id, cursor.last_external_event_id) <= 0 : false;
+  if (event.id)
+    return cursor.last_external_event_id ? compareStreamIds(event.id, cursor.last_external_event_id) <= 0 : false;
   if (event.seq != null) return cursor.last_external_event_seq != null && event.seq <= cursor.last_external_event_seq;
   throw new Error('external event has neither a stream id nor a sequence number');
 }
 
 /** Moves the cursor forward (never backward) past a consumed event, even one that made no blocks. */
-export function advanceExternalCursor<T extends Pick<TimelinePayload, 'last_external_event_id' | 'last_external_event_seq'>>(
-  cursor: T,
-  event: ExternalEventRef,
-): T {
+export function advanceExternalCursor<
+  T extends Pick<TimelinePayload, 'last_external_event_id' | 'last_external_event_seq'>,
+>(cursor: T, event: ExternalEventRef): T {
   const next = { ...cursor };
   if (event.id && (!cursor.last_external_event_id || compareStreamIds(event.id, cursor.last_external_event_id) > 0)) {
     next.last_external_event_id = event.id;

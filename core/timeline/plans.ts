@@ -118,7 +118,9 @@ export function currentOpenPlan(snapshots: PlanSnapshot[]): PlanSnapshot | undef
 
 /** `✓ [1] step` lines, one per step. */
 export function renderPlanSteps(snapshot: PlanSnapshot, indent = ''): string[] {
-  return snapshot.steps.map((step, i) => `${indent}${STEP_MARKERS[stepStatus(snapshot, i + 1)]} [${i + 1}] ${oneLine(step)}`);
+  return snapshot.steps.map(
+    (step, i) => `${indent}${STEP_MARKERS[stepStatus(snapshot, i + 1)]} [${i + 1}] ${oneLine(step)}`,
+  );
 }
 
 /** Stable re-read handle of a plan lineage's newest snapshot. */
@@ -163,7 +165,13 @@ export function renderPlanHistory(snapshots: PlanSnapshot[]): string {
   if (snapshots.length === 0) return '';
   const lines = ['[COMPACTED PLAN HISTORY]'];
   snapshots.forEach((s, i) => {
-    const state = isPlanClosed(s) ? 'closed' : isPlanSuperseded(s) ? 'superseded' : isPlanComplete(s) ? 'complete' : 'unfinished';
+    const state = isPlanClosed(s)
+      ? 'closed'
+      : isPlanSuperseded(s)
+        ? 'superseded'
+        : isPlanComplete(s)
+          ? 'complete'
+          : 'unfinished';
     lines.push(`- plan #${i + 1} id=${s.plan_id} (${state}) last=${s.last_ts}`);
     lines.push(...renderPlanSteps(s, '  '));
     lines.push(`  snapshot_ref: ${planLatestPath(s.plan_id)}`);
@@ -197,15 +205,31 @@ export interface PlanCommandContext {
   newId: string;
 }
 
-export type PlanErrorCode = 'missing_steps' | 'too_many_steps' | 'missing_plan_id' | 'unknown_plan' | 'plan_not_open' | 'no_current_plan';
+export type PlanErrorCode =
+  'missing_steps' | 'too_many_steps' | 'missing_plan_id' | 'unknown_plan' | 'plan_not_open' | 'no_current_plan';
 
 export type PlanCommandResult =
-  | { ok: true; mode: PlanCommand['mode']; plan_id: string; message: string; blocks: Block[]; snapshots: PlanSnapshot[] }
-  | { ok: false; mode: PlanCommand['mode']; code: PlanErrorCode; message: string; blocks: Block[]; snapshots: PlanSnapshot[] };
+  | {
+      ok: true;
+      mode: PlanCommand['mode'];
+      plan_id: string;
+      message: string;
+      blocks: Block[];
+      snapshots: PlanSnapshot[];
+    }
+  | {
+      ok: false;
+      mode: PlanCommand['mode'];
+      code: PlanErrorCode;
+      message: string;
+      blocks: Block[];
+      snapshots: PlanSnapshot[];
+    };
 
 /** New plan ids: `plan:<turn_id>:<8 hex>`. */
 export function newPlanId(turnId: string, random8hex: string): string {
-  if (!/^[0-9a-f]{8}$/.test(random8hex)) throw new Error(`plan id random part must be 8 lower-case hex chars, got "${random8hex}"`);
+  if (!/^[0-9a-f]{8}$/.test(random8hex))
+    throw new Error(`plan id random part must be 8 lower-case hex chars, got "${random8hex}"`);
   if (!/^[A-Za-z0-9_-]+$/.test(turnId)) throw new Error(`invalid turn id "${turnId}"`);
   return `plan:${turnId}:${random8hex}`;
 }
@@ -239,14 +263,30 @@ function cleanSteps(steps: string[] | undefined): string[] | PlanErrorCode {
  * latest snapshots, or a model-facing error (no blocks). At most one open plan is current;
  * closing or completing the current plan never activates another one.
  */
-export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ctx: PlanCommandContext): PlanCommandResult {
+export function applyPlanCommand(
+  state: PlanSnapshot[],
+  command: PlanCommand,
+  ctx: PlanCommandContext,
+): PlanCommandResult {
   const cmd = PlanCommandSchema.parse(command);
   const { mode } = cmd;
-  const fail = (code: PlanErrorCode, message: string): PlanCommandResult => ({ ok: false, mode, code, message, blocks: [], snapshots: state });
+  const fail = (code: PlanErrorCode, message: string): PlanCommandResult => ({
+    ok: false,
+    mode,
+    code,
+    message,
+    blocks: [],
+    snapshots: state,
+  });
   const byId = new Map(state.map((s) => [s.plan_id, s]));
   const current = currentOpenPlan(state);
   const updated: PlanSnapshot[] = [];
-  const touch = (s: PlanSnapshot): PlanSnapshot => ({ ...s, last_ts: ctx.ts, last_turn_id: ctx.turnId, rev: s.rev + 1 });
+  const touch = (s: PlanSnapshot): PlanSnapshot => ({
+    ...s,
+    last_ts: ctx.ts,
+    last_turn_id: ctx.turnId,
+    rev: s.rev + 1,
+  });
   const demoteCurrent = (exceptId?: string) => {
     for (const s of state) {
       if (s.current && isPlanOpen(s) && s.plan_id !== exceptId) updated.push({ ...s, current: false, rev: s.rev + 1 });
@@ -255,7 +295,9 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
   const target = (required: boolean): PlanSnapshot | PlanCommandResult => {
     if (cmd.plan_id === undefined) {
       if (required) return fail('missing_plan_id', `mode=${mode} needs plan_id`);
-      return current ?? fail('no_current_plan', `mode=${mode} without plan_id needs a current open plan; there is none`);
+      return (
+        current ?? fail('no_current_plan', `mode=${mode} without plan_id needs a current open plan; there is none`)
+      );
     }
     const found = byId.get(cmd.plan_id);
     if (!found) return fail('unknown_plan', `unknown plan_id "${cmd.plan_id}"`);
@@ -265,8 +307,15 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
     const plan_id = newPlanId(ctx.turnId, ctx.newId);
     if (byId.has(plan_id)) throw new Error(`plan id collision: ${plan_id} already exists`);
     return {
-      plan_id, steps, status: {}, current: true, rev: 1,
-      created_ts: ctx.ts, last_ts: ctx.ts, origin_turn_id: ctx.turnId, last_turn_id: ctx.turnId,
+      plan_id,
+      steps,
+      status: {},
+      current: true,
+      rev: 1,
+      created_ts: ctx.ts,
+      last_ts: ctx.ts,
+      origin_turn_id: ctx.turnId,
+      last_turn_id: ctx.turnId,
     };
   };
 
@@ -292,8 +341,11 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
       demoteCurrent(old.plan_id);
       const plan = create(steps);
       updated.push({
-        ...touch(old), current: false,
-        superseded_ts: ctx.ts, superseded_turn_id: ctx.turnId, superseded_by_plan_id: plan.plan_id,
+        ...touch(old),
+        current: false,
+        superseded_ts: ctx.ts,
+        superseded_turn_id: ctx.turnId,
+        superseded_by_plan_id: plan.plan_id,
       });
       updated.push(plan);
       planId = plan.plan_id;
@@ -303,9 +355,18 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
     case 'activate': {
       const t = target(true);
       if ('ok' in t) return t;
-      if (!isPlanOpen(t)) return fail('plan_not_open', `plan ${t.plan_id} is not open (closed, superseded or complete)`);
+      if (!isPlanOpen(t))
+        return fail('plan_not_open', `plan ${t.plan_id} is not open (closed, superseded or complete)`);
       planId = t.plan_id;
-      if (t.current) return { ok: true, mode, plan_id: planId, message: `plan ${planId} is already current`, blocks: [], snapshots: state };
+      if (t.current)
+        return {
+          ok: true,
+          mode,
+          plan_id: planId,
+          message: `plan ${planId} is already current`,
+          blocks: [],
+          snapshots: state,
+        };
       demoteCurrent(t.plan_id);
       updated.push({ ...touch(t), current: true });
       message = `plan ${planId} is now current`;
@@ -314,7 +375,8 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
     case 'close': {
       const t = target(false);
       if ('ok' in t) return t;
-      if (isPlanClosed(t) || isPlanSuperseded(t)) return fail('plan_not_open', `plan ${t.plan_id} is already ${isPlanClosed(t) ? 'closed' : 'superseded'}`);
+      if (isPlanClosed(t) || isPlanSuperseded(t))
+        return fail('plan_not_open', `plan ${t.plan_id} is already ${isPlanClosed(t) ? 'closed' : 'superseded'}`);
       updated.push({ ...touch(t), current: false, closed_ts: ctx.ts, closed_turn_id: ctx.turnId });
       planId = t.plan_id;
       message = `plan ${planId} closed`;
@@ -326,7 +388,9 @@ export function applyPlanCommand(state: PlanSnapshot[], command: PlanCommand, ct
 }
 
 function stepsMessage(code: PlanErrorCode): string {
-  return code === 'too_many_steps' ? `a plan has at most ${MAX_PLAN_STEPS} steps` : 'steps must be a non-empty list of non-empty strings';
+  return code === 'too_many_steps'
+    ? `a plan has at most ${MAX_PLAN_STEPS} steps`
+    : 'steps must be a non-empty list of non-empty strings';
 }
 
 /** Replaces snapshots by plan_id; updated ones move to the end (latest-appearance order). */
@@ -346,7 +410,12 @@ export interface PlanAck {
   line: string;
 }
 
-const MARKER_STATUS: Record<string, PlanStepStatus> = { '✓': 'done', '✗': 'failed', '…': 'in_progress', '□': 'pending' };
+const MARKER_STATUS: Record<string, PlanStepStatus> = {
+  '✓': 'done',
+  '✗': 'failed',
+  '…': 'in_progress',
+  '□': 'pending',
+};
 const ACK_RE = /^\s*(✓|✗|…|□)\s*(?:\[(\d+)\][.:]?|(\d+)[.:]?(?=\s|$))/u;
 
 /** Ack lines: lines that start with ✓ ✗ … □ followed by `[n]` or `n` (optionally `.` or `:`). */
@@ -392,7 +461,13 @@ export function applyAcks(notes: string, snapshots: PlanSnapshot[], ctx: PlanAck
   const status = { ...plan.status };
   for (const a of applied) status[String(a.n)] = a.status;
   const merged: PlanSnapshot = {
-    ...plan, status, last_ts: ctx.ts, last_turn_id: ctx.turnId, last_ack_ts: ctx.ts, last_ack_turn_id: ctx.turnId, rev: plan.rev + 1,
+    ...plan,
+    status,
+    last_ts: ctx.ts,
+    last_turn_id: ctx.turnId,
+    last_ack_ts: ctx.ts,
+    last_ack_turn_id: ctx.turnId,
+    rev: plan.rev + 1,
   };
   const ackPath = paths.planAck(ctx.turnId, ctx.iter);
   const blocks = applied.map((a, i) =>

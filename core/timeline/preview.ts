@@ -17,7 +17,11 @@ export interface PreviewConfig {
   shapeDepth: number;
 }
 
-export const DEFAULT_PREVIEW: Readonly<PreviewConfig> = Object.freeze({ thresholdChars: 12_000, headChars: 2_000, shapeDepth: 3 });
+export const DEFAULT_PREVIEW: Readonly<PreviewConfig> = Object.freeze({
+  thresholdChars: 12_000,
+  headChars: 2_000,
+  shapeDepth: 3,
+});
 
 export function resolvePreview(partial?: Partial<PreviewConfig>): PreviewConfig {
   const cfg = { ...DEFAULT_PREVIEW, ...(partial ?? {}) };
@@ -41,7 +45,9 @@ export function jsonShape(value: unknown, depth: number): string {
   if (typeof value === 'object') {
     const keys = Object.keys(value as Record<string, unknown>);
     if (depth <= 0) return `object{${keys.length} keys}`;
-    const shown = keys.slice(0, MAX_SHAPE_KEYS).map((k) => `${JSON.stringify(k)}: ${jsonShape((value as Record<string, unknown>)[k], depth - 1)}`);
+    const shown = keys
+      .slice(0, MAX_SHAPE_KEYS)
+      .map((k) => `${JSON.stringify(k)}: ${jsonShape((value as Record<string, unknown>)[k], depth - 1)}`);
     if (keys.length > MAX_SHAPE_KEYS) shown.push(`… ${keys.length - MAX_SHAPE_KEYS} more keys`);
     return `{${shown.join(', ')}}`;
   }
@@ -63,7 +69,12 @@ function isReadResult(block: Block): boolean {
 
 /** Whether a current-turn block needs a preview instead of its full text. */
 export function needsPreview(block: Block, cfg: PreviewConfig): boolean {
-  return block.type === 'react.tool.result' && block.text !== undefined && block.text.length > cfg.thresholdChars && !isReadResult(block);
+  return (
+    block.type === 'react.tool.result' &&
+    block.text !== undefined &&
+    block.text.length > cfg.thresholdChars &&
+    !isReadResult(block)
+  );
 }
 
 /** The preview text shown in place of a large tool result. */

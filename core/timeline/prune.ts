@@ -57,7 +57,8 @@ export interface PruneResult {
 export function resolveTtl(partial: Partial<TtlConfig>): TtlConfig {
   const cfg = { ...DEFAULT_TTL, ...partial };
   for (const [k, v] of Object.entries(cfg)) {
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`ttl.${k} must be a non-negative number, got ${String(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      throw new Error(`ttl.${k} must be a non-negative number, got ${String(v)}`);
   }
   if (cfg.cacheTtlSeconds <= 0) throw new Error('ttl.cacheTtlSeconds must be > 0');
   return cfg;
@@ -187,7 +188,13 @@ export function ttlPrune(
   if (!Number.isFinite(now)) throw new Error('ttlPrune: now must be epoch milliseconds');
   const ttl = resolveTtl(ttlPartial);
   const ttlSeconds = cacheState?.ttlSeconds ?? ttl.cacheTtlSeconds;
-  const base = { ttlSeconds, prunedTurnIds: [] as string[], updates: [] as BlockUpdate[], contribute: [] as Block[], touchAt: now };
+  const base = {
+    ttlSeconds,
+    prunedTurnIds: [] as string[],
+    updates: [] as BlockUpdate[],
+    contribute: [] as Block[],
+    touchAt: now,
+  };
   const last = cacheState?.lastTouchAt ?? null;
   if (last === null) return { ...base, status: 'armed', elapsedSeconds: null };
   const elapsedSeconds = (now - last) / 1000;

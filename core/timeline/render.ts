@@ -80,7 +80,8 @@ export interface VisibleItem {
 export const MAX_BREAKPOINTS = 4;
 const RULE = '━'.repeat(38);
 export const ROUND_CLOSE = '└────────────────────────┘';
-export const EMPTY_ROUND_HINT = '(this round has not produced anything yet: the decision you are making now will fill it)';
+export const EMPTY_ROUND_HINT =
+  '(this round has not produced anything yet: the decision you are making now will fill it)';
 
 export function roundOpen(n: number): string {
   return `┌──────── ROUND ${n} ────────┐`;
@@ -105,7 +106,8 @@ function isHidden(b: Block): boolean {
 function noticeCode(b: Block): string | undefined {
   try {
     const v = JSON.parse(b.text ?? '') as unknown;
-    if (v && typeof v === 'object' && typeof (v as { code?: unknown }).code === 'string') return (v as { code: string }).code;
+    if (v && typeof v === 'object' && typeof (v as { code?: unknown }).code === 'string')
+      return (v as { code: string }).code;
   } catch {
     return undefined; // free-text notice: no code
   }
@@ -171,8 +173,16 @@ export function blockText(b: Block): string {
     case 'conv.range.summary': {
       const covered = b.meta['covered_turn_ids'];
       const list = Array.isArray(covered) ? covered.map(String) : [];
-      const line = list.length > 8 ? `${list.slice(0, 2).join(', ')}, ... ${list.slice(-2).join(', ')} (count=${list.length})` : list.join(', ');
-      return ['[COMPACTED PRIOR CONVERSATION MEMORY]', ...(list.length ? [`covered_turns: ${line}`] : []), b.text ?? '', '[END COMPACTED PRIOR CONVERSATION MEMORY]'].join('\n');
+      const line =
+        list.length > 8
+          ? `${list.slice(0, 2).join(', ')}, ... ${list.slice(-2).join(', ')} (count=${list.length})`
+          : list.join(', ');
+      return [
+        '[COMPACTED PRIOR CONVERSATION MEMORY]',
+        ...(list.length ? [`covered_turns: ${line}`] : []),
+        b.text ?? '',
+        '[END COMPACTED PRIOR CONVERSATION MEMORY]',
+      ].join('\n');
     }
     case 'conv.turn.checkpoint':
       return `[MID-TURN COMPACTION ${String(b.meta['n'] ?? 1)}]\n${b.text ?? ''}\n[END MID-TURN COMPACTION]`;
@@ -197,7 +207,6 @@ function replacementOf(b: Block, overrides: ReadonlyMap<string, string> | undefi
   if (!isHidden(b)) return undefined;
   return b.replacement_text ?? `[HIDDEN] retrieve back with ${recoveryHandle(b.path)}`;
 }
-
 
 /**
  * The visible projection: the compacted view (core/compaction/view.ts), synthetic headers where the slice starts
@@ -252,7 +261,8 @@ function project(
       const b = current ? previewBlock(src, prev) : truncateBlock(src, trunc);
       binary = binaryOf(b);
       text = blockText(b);
-      if (b.base64 !== undefined && !binary) text += `\n[${b.mime} payload (${b.base64.length} base64 chars) cannot be shown; ${recoveryHandle(b.path)}]`;
+      if (b.base64 !== undefined && !binary)
+        text += `\n[${b.mime} payload (${b.base64.length} base64 chars) cannot be shown; ${recoveryHandle(b.path)}]`;
     }
     // Blocks that render to nothing are dropped, except current-turn round starts (they carry the frame).
     if (!text && !binary && !(current && src.type === 'react.round.start')) continue;
@@ -304,11 +314,20 @@ export function renderTimeline(input: RenderInput, config: RenderConfig): Render
     if (pruning.contribute.length > 0) blocks = [...input.blocks, ...pruning.contribute];
   }
 
-  const { items, rounds: rs } = project(blocks, input.currentTurnId, { truncation: config.truncation, preview: config.preview }, overrides);
+  const { items, rounds: rs } = project(
+    blocks,
+    input.currentTurnId,
+    { truncation: config.truncation, preview: config.preview },
+    overrides,
+  );
   const cps = cacheCheckpoints(
     items.map((it) => it.block),
     input.currentTurnId,
-    { offsetRounds: config.cacheOffsetRounds, minRounds: config.cacheMinRounds, suppressPrevTurn: config.suppressPrevTurnCache },
+    {
+      offsetRounds: config.cacheOffsetRounds,
+      minRounds: config.cacheMinRounds,
+      suppressPrevTurn: config.suppressPrevTurnCache,
+    },
     rs,
   );
   const ordinal = new Map(cps.map((c, k) => [c.index, k + 1]));
@@ -337,11 +356,16 @@ export function renderTimeline(input: RenderInput, config: RenderConfig): Render
   }
 
   const breakpoints = system.length + cps.length;
-  if (breakpoints > MAX_BREAKPOINTS) throw new Error(`renderTimeline: ${breakpoints} cache breakpoints exceed the maximum of ${MAX_BREAKPOINTS}`);
+  if (breakpoints > MAX_BREAKPOINTS)
+    throw new Error(`renderTimeline: ${breakpoints} cache breakpoints exceed the maximum of ${MAX_BREAKPOINTS}`);
   const out: RenderOutput = {
     system,
     messages: content.length > 0 ? [{ role: 'user', content }] : [],
-    checkpoints: cps.map((c) => ({ kind: c.kind, blockIndex: items[c.index]!.index, blockId: items[c.index]!.block.id })),
+    checkpoints: cps.map((c) => ({
+      kind: c.kind,
+      blockIndex: items[c.index]!.index,
+      blockId: items[c.index]!.block.id,
+    })),
     breakpoints,
     cacheTouchAt: config.now,
   };

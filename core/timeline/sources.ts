@@ -26,27 +26,27 @@ const optStr = z.string().optional();
 const score = z.number().finite().optional();
 
 const SourceRowObject = z.looseObject({
-    sid: z.number().int().positive(),
-    title: z.string().default(''),
-    url: z.string().default(''),
-    /** Short snippet. */
-    text: optStr,
-    /** Full content (fetched page, extracted text...). */
-    content: optStr,
-    /** web | file | attachment | manual | skill ... */
-    source_type: optStr,
-    mime: optStr,
-    size_bytes: z.number().int().nonnegative().optional(),
-    artifact_path: optStr,
-    physical_path: optStr,
-    published_time_iso: optStr,
-    objective_relevance: score,
-    query_relevance: score,
-    favicon_url: optStr,
-    rn: optStr,
-    hosted_uri: optStr,
-    key: optStr,
-    base64: optStr,
+  sid: z.number().int().positive(),
+  title: z.string().default(''),
+  url: z.string().default(''),
+  /** Short snippet. */
+  text: optStr,
+  /** Full content (fetched page, extracted text...). */
+  content: optStr,
+  /** web | file | attachment | manual | skill ... */
+  source_type: optStr,
+  mime: optStr,
+  size_bytes: z.number().int().nonnegative().optional(),
+  artifact_path: optStr,
+  physical_path: optStr,
+  published_time_iso: optStr,
+  objective_relevance: score,
+  query_relevance: score,
+  favicon_url: optStr,
+  rn: optStr,
+  hosted_uri: optStr,
+  key: optStr,
+  base64: optStr,
 });
 export const SourceRowSchema = z.preprocess(liftLegacyLocalPath, SourceRowObject);
 export type SourceRow = z.infer<typeof SourceRowSchema>;
@@ -56,9 +56,10 @@ export const IncomingSourceRowSchema = z.preprocess(
   liftLegacyLocalPath,
   SourceRowObject.extend({ sid: z.number().int().nullable().optional() }),
 );
-export type IncomingSourceRow = z.input<typeof SourceRowObject> extends infer T
-  ? Omit<T, 'sid'> & { sid?: number | null; local_path?: string }
-  : never;
+export type IncomingSourceRow =
+  z.input<typeof SourceRowObject> extends infer T
+    ? Omit<T, 'sid'> & { sid?: number | null; local_path?: string }
+    : never;
 
 /** Snippet length in the compact SOURCES POOL snapshot. */
 export const SOURCES_POOL_SNIPPET_CHARS = 160;
@@ -215,7 +216,11 @@ function mergeRow(into: SourceRow, from: Record<string, unknown>): SourceRow {
  * a new row keeps its SID if positive and unused (unless `keepIncomingSids` is false), otherwise
  * gets max_sid + 1. The output is sorted by SID.
  */
-export function mergeSources(pool: SourceRow[], incoming: IncomingSourceRow[], options: MergeSourcesOptions = {}): MergeSourcesResult {
+export function mergeSources(
+  pool: SourceRow[],
+  incoming: IncomingSourceRow[],
+  options: MergeSourcesOptions = {},
+): MergeSourcesResult {
   const keep = options.keepIncomingSids ?? true;
   const rows: SourceRow[] = pool.map((r) => dropBigBase64(SourceRowSchema.parse(r)));
   const used = new Set<number>();
@@ -270,7 +275,11 @@ export function remapToolSources(pool: SourceRow[], toolRows: IncomingSourceRow[
  * segment names a conversation other than `conversationId` selects no rows: the pool is this
  * conversation's.
  */
-export function selectSources(pool: SourceRow[], selector: string | number[] | null, conversationId?: string): SourceRow[] {
+export function selectSources(
+  pool: SourceRow[],
+  selector: string | number[] | null,
+  conversationId?: string,
+): SourceRow[] {
   let sids: number[] | null;
   if (typeof selector === 'string') {
     const p = parsePath(selector);

@@ -66,7 +66,8 @@ export interface WorkingSummarySections {
   other: string[];
 }
 
-const SECTION_RE = /^\s*(?:#+\s*|\*\*)?(goal|outcome|key facts|facts|refs|references|retrieval[- ]anchors|anchors)(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$/i;
+const SECTION_RE =
+  /^\s*(?:#+\s*|\*\*)?(goal|outcome|key facts|facts|refs|references|retrieval[- ]anchors|anchors)(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$/i;
 
 /** Splits a working summary into its Goal / Outcome / Key facts / Refs / Retrieval anchors. */
 export function parseWorkingSummary(text: string): WorkingSummarySections {
@@ -76,7 +77,16 @@ export function parseWorkingSummary(text: string): WorkingSummarySections {
     const m = SECTION_RE.exec(rawLine);
     if (m) {
       const name = m[1]!.toLowerCase();
-      section = name === 'goal' ? 'goal' : name === 'outcome' ? 'outcome' : /facts/.test(name) ? 'facts' : /ref/.test(name) ? 'refs' : 'anchors';
+      section =
+        name === 'goal'
+          ? 'goal'
+          : name === 'outcome'
+            ? 'outcome'
+            : /facts/.test(name)
+              ? 'facts'
+              : /ref/.test(name)
+                ? 'refs'
+                : 'anchors';
       const rest = m[2]!.trim();
       if (rest) addTo(out, section, rest);
       continue;
@@ -89,7 +99,11 @@ export function parseWorkingSummary(text: string): WorkingSummarySections {
   return out;
 }
 
-function addTo(out: WorkingSummarySections, section: 'goal' | 'outcome' | 'facts' | 'refs' | 'anchors', line: string): void {
+function addTo(
+  out: WorkingSummarySections,
+  section: 'goal' | 'outcome' | 'facts' | 'refs' | 'anchors',
+  line: string,
+): void {
   if (section === 'goal' || section === 'outcome') out[section] = out[section] ? `${out[section]} ${line}` : line;
   else if (section === 'refs') out.refs.push(...extractRefs(line));
   else out[section].push(line);
@@ -205,7 +219,9 @@ export function buildTurnIndex(blocks: Block[], turnId: string): TurnIndex {
         break;
       case 'assistant.completion': {
         const n = completions.indexOf(b) + 1;
-        index.messages.push(entry(b, n === completions.length ? paths.completion(turnId) : paths.completion(turnId, n)));
+        index.messages.push(
+          entry(b, n === completions.length ? paths.completion(turnId) : paths.completion(turnId, n)),
+        );
         break;
       }
       case 'user.followup':

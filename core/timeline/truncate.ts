@@ -125,7 +125,12 @@ export function truncateBlock(block: Block, cfg: TruncationConfig): Block {
   if (block.base64 !== undefined) {
     if (block.base64.length <= cfg.base64Chars) return block;
     const { base64: _dropped, ...rest } = block;
-    return { ...rest, mime: 'text/markdown', text: base64Placeholder(block), meta: { ...block.meta, truncated_base64_mime: block.mime } };
+    return {
+      ...rest,
+      mime: 'text/markdown',
+      text: base64Placeholder(block),
+      meta: { ...block.meta, truncated_base64_mime: block.mime },
+    };
   }
   const text = block.text;
   if (text === undefined) return block;
@@ -139,4 +144,9 @@ export function truncateBlock(block: Block, cfg: TruncationConfig): Block {
   return t === text ? block : { ...block, text: t };
 }
 
-const NEVER_TRUNCATED: ReadonlySet<string> = new Set(['conv.range.summary', 'conv.working.summary', 'turn.header', 'system.message']);
+const NEVER_TRUNCATED: ReadonlySet<string> = new Set([
+  'conv.range.summary',
+  'conv.working.summary',
+  'turn.header',
+  'system.message',
+]);

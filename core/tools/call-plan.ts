@@ -42,16 +42,40 @@ export function invalidCallOptions(registry: Pick<ToolRegistry, 'find'>, toolId:
 
 export interface ScheduledToolCall {
   activity: string;
-  options: { summary: string; startToCloseTimeout: number; heartbeatTimeout?: number; taskQueue?: string; retry?: RetryPolicy };
+  options: {
+    summary: string;
+    startToCloseTimeout: number;
+    heartbeatTimeout?: number;
+    taskQueue?: string;
+    retry?: RetryPolicy;
+  };
   /** The activity scheduled after the first one, with the same input (ToolActivitySpec.then). */
-  then?: { activity: string; options: { summary: string; startToCloseTimeout: number; heartbeatTimeout?: number; taskQueue?: string; retry?: RetryPolicy } };
+  then?: {
+    activity: string;
+    options: {
+      summary: string;
+      startToCloseTimeout: number;
+      heartbeatTimeout?: number;
+      taskQueue?: string;
+      retry?: RetryPolicy;
+    };
+  };
 }
 
 /** How the workflow schedules a plan; plans from older builds map to what those builds did. */
 export function scheduleToolCall(call: ToolCallPlan): ScheduledToolCall {
   if (call.activity === undefined && call.retry === undefined && call.startToCloseTimeout === undefined) {
-    const retry: RetryPolicy | undefined = call.maximumAttempts ? { initialInterval: call.initialIntervalMs ?? 1000, maximumAttempts: call.maximumAttempts } : undefined;
-    return { activity: RUN_TOOL_ACTIVITY, options: { summary: call.summary, startToCloseTimeout: call.startToCloseMs ?? 5 * 60_000, ...(retry ? { retry } : {}) } };
+    const retry: RetryPolicy | undefined = call.maximumAttempts
+      ? { initialInterval: call.initialIntervalMs ?? 1000, maximumAttempts: call.maximumAttempts }
+      : undefined;
+    return {
+      activity: RUN_TOOL_ACTIVITY,
+      options: {
+        summary: call.summary,
+        startToCloseTimeout: call.startToCloseMs ?? 5 * 60_000,
+        ...(retry ? { retry } : {}),
+      },
+    };
   }
   return {
     activity: call.activity ?? RUN_TOOL_ACTIVITY,

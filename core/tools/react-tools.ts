@@ -32,7 +32,10 @@ export const ReadItemSchema = z.strictObject({
 
 export const ReactReadParamsSchema = z
   .strictObject({
-    paths: z.array(z.string().min(1)).default([]).describe('Logical paths to load in full (fi:, ar:, tc:, so:, su:, ks:, sk:).'),
+    paths: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Logical paths to load in full (fi:, ar:, tc:, so:, su:, ks:, sk:).'),
     items: z.array(ReadItemSchema).default([]).describe('Ranged reads, one per item.'),
     max_text_symbols: z.number().int().min(1).optional().describe('Cap on characters returned per path.'),
     line_numbers: z.boolean().default(false).describe('Prefix returned lines with their numbers.'),
@@ -61,9 +64,14 @@ export const ReactWriteParamsSchema = z.strictObject({
   path: z.string().min(1).describe('Current-turn path, e.g. files/<scope>/notes.md or outputs/<scope>/report.md.'),
   channel: z
     .enum(['canvas', 'timeline_text', 'internal'])
-    .describe('canvas: large content for the widget panel; timeline_text: short text in the chat; internal: hidden note file.'),
+    .describe(
+      'canvas: large content for the widget panel; timeline_text: short text in the chat; internal: hidden note file.',
+    ),
   content: z.string().describe('Full text content of the file.'),
-  kind: z.enum(['display', 'file']).default('display').describe('display: show only; file: also deliver as a user-visible file.'),
+  kind: z
+    .enum(['display', 'file'])
+    .default('display')
+    .describe('display: show only; file: also deliver as a user-visible file.'),
 });
 export type ReactWriteParams = z.output<typeof ReactWriteParamsSchema>;
 
@@ -78,7 +86,8 @@ export const reactWrite = declareTool({
   retry: LOCAL_RETRY,
   paramOrder: WRITE_PARAM_ORDER,
   // Unqualified paths land under files/ of the current turn: say so in Temporal UI.
-  summarize: (p: ReactWriteParams) => `tool react.write ${/^(files|outputs)\/|^fi:/.test(p.path) ? p.path : `files/${p.path}`}`,
+  summarize: (p: ReactWriteParams) =>
+    `tool react.write ${/^(files|outputs)\/|^fi:/.test(p.path) ? p.path : `files/${p.path}`}`,
   writesPath: (p: ReactWriteParams) => p.path,
 });
 
@@ -88,7 +97,9 @@ export const ReactPlanParamsSchema = z
   .strictObject({
     mode: z
       .enum(['new', 'replace', 'activate', 'close'])
-      .describe('new: start a plan; replace: supersede plan_id (default: current) with steps; activate: make plan_id current; close: end plan_id (default: current).'),
+      .describe(
+        'new: start a plan; replace: supersede plan_id (default: current) with steps; activate: make plan_id current; close: end plan_id (default: current).',
+      ),
     plan_id: z.string().min(1).optional().describe('Plan lineage id (required for activate).'),
     steps: z.array(z.string().min(1)).optional().describe('Ordered step descriptions (required for new and replace).'),
   })
@@ -121,7 +132,10 @@ export const reactPlan = declareTool({
 
 export const ReactHideParamsSchema = z.strictObject({
   path: z.string().min(1).describe('Logical path of a block in the editable tail window.'),
-  replacement: z.string().min(1).describe('Short placeholder text shown instead; the original stays readable via react.read.'),
+  replacement: z
+    .string()
+    .min(1)
+    .describe('Short placeholder text shown instead; the original stays readable via react.read.'),
 });
 export type ReactHideParams = z.output<typeof ReactHideParamsSchema>;
 

@@ -99,8 +99,7 @@ export interface ToolActivityOptions {
 export const RUN_TOOL_ACTIVITY = 'runTool';
 
 export type ParamsResult =
-  | { ok: true; params: Record<string, unknown> }
-  | { ok: false; issues: Array<{ path: string; message: string }> };
+  { ok: true; params: Record<string, unknown> } | { ok: false; issues: Array<{ path: string; message: string }> };
 
 const ACTIVITY_NAME_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
 const TOOL_ID_RE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
@@ -121,8 +120,12 @@ export class ToolRegistry {
       }
       if (!(d.timeoutMs > 0)) throw new Error(`tool registry: ${d.id} needs a positive timeoutMs`);
       if (!(d.retry.maximumAttempts >= 1)) throw new Error(`tool registry: ${d.id} needs retry.maximumAttempts >= 1`);
-      if (d.activity && !ACTIVITY_NAME_RE.test(d.activity.name)) throw new Error(`tool registry: ${d.id} has an invalid activity name ${JSON.stringify(d.activity.name)}`);
-      if (d.activity?.then && !ACTIVITY_NAME_RE.test(d.activity.then.name)) throw new Error(`tool registry: ${d.id} has an invalid then-activity name ${JSON.stringify(d.activity.then.name)}`);
+      if (d.activity && !ACTIVITY_NAME_RE.test(d.activity.name))
+        throw new Error(`tool registry: ${d.id} has an invalid activity name ${JSON.stringify(d.activity.name)}`);
+      if (d.activity?.then && !ACTIVITY_NAME_RE.test(d.activity.then.name))
+        throw new Error(
+          `tool registry: ${d.id} has an invalid then-activity name ${JSON.stringify(d.activity.then.name)}`,
+        );
       map.set(d.id, d);
     }
     this.byId = map;
@@ -161,14 +164,21 @@ export class ToolRegistry {
 
   /** Provider-neutral tool specs (for callers that want them, e.g. docs or harnesses). */
   specs(): ToolSpec[] {
-    return this.list().map((d) => ({ name: d.id, description: d.description, inputSchema: paramsJsonSchema(d.params) }));
+    return this.list().map((d) => ({
+      name: d.id,
+      description: d.description,
+      inputSchema: paramsJsonSchema(d.params),
+    }));
   }
 
   /** Validates raw params against the tool's zod schema (defaults applied on success). */
   parseParams(id: string, raw: unknown): ParamsResult {
     const parsed = this.get(id).params.safeParse(raw);
     if (parsed.success) return { ok: true, params: parsed.data as Record<string, unknown> };
-    return { ok: false, issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })) };
+    return {
+      ok: false,
+      issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+    };
   }
 
   /** The Temporal UI summary for a call with already-validated params. */
@@ -187,14 +197,19 @@ export class ToolRegistry {
       startToCloseTimeout: d.timeoutMs,
       ...(d.activity?.heartbeatTimeoutMs !== undefined ? { heartbeatTimeout: d.activity.heartbeatTimeoutMs } : {}),
       ...(d.activity?.taskQueue !== undefined ? { taskQueue: d.activity.taskQueue } : {}),
-      retry: { ...d.retry, ...(d.retry.nonRetryableErrorTypes ? { nonRetryableErrorTypes: [...d.retry.nonRetryableErrorTypes] } : {}) },
+      retry: {
+        ...d.retry,
+        ...(d.retry.nonRetryableErrorTypes ? { nonRetryableErrorTypes: [...d.retry.nonRetryableErrorTypes] } : {}),
+      },
       summary: this.summary(id, params),
       ...(d.activity?.then
         ? {
             then: {
               activity: d.activity.then.name,
               startToCloseTimeout: d.activity.then.startToCloseTimeoutMs ?? d.timeoutMs,
-              ...(d.activity.then.heartbeatTimeoutMs !== undefined ? { heartbeatTimeout: d.activity.then.heartbeatTimeoutMs } : {}),
+              ...(d.activity.then.heartbeatTimeoutMs !== undefined
+                ? { heartbeatTimeout: d.activity.then.heartbeatTimeoutMs }
+                : {}),
             },
           }
         : {}),

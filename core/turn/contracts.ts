@@ -13,7 +13,11 @@ export const DEFAULT_MAX_ITERATIONS = 15;
 /** Bounded previews that may travel through history. */
 export const PREVIEW_CHARS = 240;
 
-const Id = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'ids use letters, digits, _ . : - and start with a letter or digit');
+const Id = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'ids use letters, digits, _ . : - and start with a letter or digit');
 export const ConversationIdSchema = Id;
 
 export const TextInputSchema = (max: number, what: string) =>
@@ -275,7 +279,13 @@ export interface CompactionInput {
 }
 
 export type CompactionPlanOutcome =
-  | { status: 'planned'; kind: 'history' | 'mid_turn'; coveredTurns: string[]; tokensBefore: number; tokensAfter: number }
+  | {
+      status: 'planned';
+      kind: 'history' | 'mid_turn';
+      coveredTurns: string[];
+      tokensBefore: number;
+      tokensAfter: number;
+    }
   | { status: 'skipped'; reason: 'no_visible_token_reduction' | 'nothing_to_compact'; tokensBefore: number }
   | { status: 'breaker_open'; failures: number };
 

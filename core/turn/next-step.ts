@@ -52,11 +52,16 @@ export interface AfterRound {
   followupArrived: boolean;
 }
 
-export type AfterStep = { kind: 'continue'; failures: number } | { kind: 'done'; completionPath: CompletionPath; failures: number };
+export type AfterStep =
+  { kind: 'continue'; failures: number } | { kind: 'done'; completionPath: CompletionPath; failures: number };
 
 export function afterRound(result: RoundResult, s: AfterRound): AfterStep {
   const go = (failures = s.failures): AfterStep => ({ kind: 'continue', failures });
-  const done = (completionPath: CompletionPath, failures = s.failures): AfterStep => ({ kind: 'done', completionPath, failures });
+  const done = (completionPath: CompletionPath, failures = s.failures): AfterStep => ({
+    kind: 'done',
+    completionPath,
+    failures,
+  });
   switch (result.kind) {
     case 'steered':
       return go();

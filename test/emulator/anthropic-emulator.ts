@@ -14,8 +14,25 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { extractiveSummary, SUMMARIZER_MARKER } from '../../core/compaction/prompt';
-import { breakpointCount, requestTokens, PromptCache, TooManyBreakpointsError, type CacheAccounting, type CacheConfig } from './prompt-cache';
-import { defaultStopReason, encodeEvent, messageBody, outputTokensOf, streamEvents, unevenChunks, wireUsage, type ReplyBlock, type WireUsage } from './sse';
+import {
+  breakpointCount,
+  requestTokens,
+  PromptCache,
+  TooManyBreakpointsError,
+  type CacheAccounting,
+  type CacheConfig,
+} from './prompt-cache';
+import {
+  defaultStopReason,
+  encodeEvent,
+  messageBody,
+  outputTokensOf,
+  streamEvents,
+  unevenChunks,
+  wireUsage,
+  type ReplyBlock,
+  type WireUsage,
+} from './sse';
 
 export type { ReplyBlock } from './sse';
 
@@ -79,18 +96,34 @@ export interface EmulatorOptions extends CacheConfig {
 }
 
 export const reply = {
-  text: (text: string, extra: Partial<MessageReply> = {}): MessageReply => ({ kind: 'message', content: [{ type: 'text', text }], ...extra }),
+  text: (text: string, extra: Partial<MessageReply> = {}): MessageReply => ({
+    kind: 'message',
+    content: [{ type: 'text', text }],
+    ...extra,
+  }),
   toolUse: (name: string, input: unknown, opts: { id?: string; text?: string } = {}): MessageReply => ({
     kind: 'message',
-    content: [...(opts.text ? [{ type: 'text' as const, text: opts.text }] : []), { type: 'tool_use', id: opts.id, name, input }],
+    content: [
+      ...(opts.text ? [{ type: 'text' as const, text: opts.text }] : []),
+      { type: 'tool_use', id: opts.id, name, input },
+    ],
   }),
-  error: (status: number, type: string, message: string, headers?: Record<string, string>): ErrorReply => ({ kind: 'error', status, type, message, headers }),
+  error: (status: number, type: string, message: string, headers?: Record<string, string>): ErrorReply => ({
+    kind: 'error',
+    status,
+    type,
+    message,
+    headers,
+  }),
   rateLimited: (retryAfterSeconds: number, retryAfterMs?: number): ErrorReply => ({
     kind: 'error',
     status: 429,
     type: 'rate_limit_error',
     message: 'Number of request tokens has exceeded your per-minute rate limit',
-    headers: { 'retry-after': String(retryAfterSeconds), ...(retryAfterMs !== undefined ? { 'retry-after-ms': String(retryAfterMs) } : {}) },
+    headers: {
+      'retry-after': String(retryAfterSeconds),
+      ...(retryAfterMs !== undefined ? { 'retry-after-ms': String(retryAfterMs) } : {}),
+    },
   }),
   overloaded: (): ErrorReply => ({ kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded' }),
   serverError: (): ErrorReply => ({ kind: 'error', status: 500, type: 'api_error', message: 'Internal server error' }),
@@ -111,7 +144,8 @@ function lastUserText(body: Record<string, unknown>): string {
 }
 
 /** Answers a summariser call with a deterministic summary in the layout, from its input. */
-export const summaryResponder: Responder = (req) => reply.text(extractiveSummary(lastUserText(req.body), Number(req.body.max_tokens ?? 800) * 3));
+export const summaryResponder: Responder = (req) =>
+  reply.text(extractiveSummary(lastUserText(req.body), Number(req.body.max_tokens ?? 800) * 3));
 
 export const echoResponder: Responder = (req) => reply.text(`echo: ${lastUserText(req.body)}`);
 
@@ -192,7 +226,14 @@ export class AnthropicEmulator {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `Not found: ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            type: 'error',
+            error: { type: 'not_found_error', message: `Not found: ${req.method} ${req.url}` },
+          }),
+        );
       return;
     }
     let body: Record<string, unknown>;
@@ -202,7 +243,18 @@ export class AnthropicEmulator {
       body = {};
     }
     const summarizer = JSON.stringify(body.system ?? '').includes(SUMMARIZER_MARKER);
-    const rec: RecordedRequest = { index: this.requests.length, body, headers: req.headers, stream: body.stream === true, inputTokens: requestTokens(body), summarizer, completed: false, clientClosed: false, serverCut: false, closed };
+    const rec: RecordedRequest = {
+      index: this.requests.length,
+      body,
+      headers: req.headers,
+      stream: body.stream === true,
+      inputTokens: requestTokens(body),
+      summarizer,
+      completed: false,
+      clientClosed: false,
+      serverCut: false,
+      closed,
+    };
     this.requests.push(rec);
     res.on('close', () => {
       if (!rec.completed && !rec.serverCut && !this.stopping) rec.clientClosed = true;
@@ -230,7 +282,11 @@ export class AnthropicEmulator {
 
     const window = this.options.contextWindowTokens;
     if (window !== undefined && rec.inputTokens > window) {
-      return sendError(400, 'invalid_request_error', `prompt is too long: ${rec.inputTokens} tokens > ${window} maximum`);
+      return sendError(
+        400,
+        'invalid_request_error',
+        `prompt is too long: ${rec.inputTokens} tokens > ${window} maximum`,
+      );
     }
     // Compaction's summariser calls are answered here (a summary in the layout), before the queue.
     const next = summarizer ? summaryResponder : (this.queue.shift() ?? this.responder);
@@ -255,7 +311,9 @@ export class AnthropicEmulator {
 
     if (!rec.stream) {
       rec.completed = true;
-      res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId }).end(JSON.stringify(messageBody(id, model, r.content, stopReason, usage)));
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'request-id': requestId })
+        .end(JSON.stringify(messageBody(id, model, r.content, stopReason, usage)));
       return;
     }
 
@@ -272,7 +330,11 @@ export class AnthropicEmulator {
       const { after, type, message } = r.streamErrorAfterEvents;
       events = [...events.slice(0, after), { event: 'error', data: { type: 'error', error: { type, message } } }];
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'request-id': requestId,
+    });
     res.flushHeaders();
     for (const chunk of unevenChunks(events.map(encodeEvent).join(''), seed)) {
       if (rec.clientClosed || res.destroyed) return;

@@ -47,7 +47,8 @@ function splitUneven(s: string, rand: () => number, min: number, max: number): s
 
 export function outputTokensOf(blocks: ReplyBlock[]): number {
   let chars = 0;
-  for (const b of blocks) chars += b.type === 'text' ? b.text.length : b.name.length + JSON.stringify(b.input ?? {}).length;
+  for (const b of blocks)
+    chars += b.type === 'text' ? b.text.length : b.name.length + JSON.stringify(b.input ?? {}).length;
   return Math.max(1, approxTokens(chars));
 }
 
@@ -60,10 +61,15 @@ export function wireUsage(acc: CacheAccounting, outputTokens: number): WireUsage
   };
 }
 
-type WireBlock = Exclude<ReplyBlock, { type: 'tool_use' }> | { type: 'tool_use'; id: string; name: string; input: unknown };
+type WireBlock =
+  Exclude<ReplyBlock, { type: 'tool_use' }> | { type: 'tool_use'; id: string; name: string; input: unknown };
 
 function withIds(blocks: ReplyBlock[], messageId: string): WireBlock[] {
-  return blocks.map((b, i) => (b.type === 'tool_use' ? { type: 'tool_use', id: b.id ?? `toolu_${messageId.slice(4)}_${i}`, name: b.name, input: b.input } : b));
+  return blocks.map((b, i) =>
+    b.type === 'tool_use'
+      ? { type: 'tool_use', id: b.id ?? `toolu_${messageId.slice(4)}_${i}`, name: b.name, input: b.input }
+      : b,
+  );
 }
 
 export function defaultStopReason(blocks: ReplyBlock[]): string {
@@ -71,7 +77,13 @@ export function defaultStopReason(blocks: ReplyBlock[]): string {
 }
 
 /** The non-streaming response body. */
-export function messageBody(id: string, model: string, blocks: ReplyBlock[], stopReason: string, usage: WireUsage): Record<string, unknown> {
+export function messageBody(
+  id: string,
+  model: string,
+  blocks: ReplyBlock[],
+  stopReason: string,
+  usage: WireUsage,
+): Record<string, unknown> {
   return {
     id,
     type: 'message',
@@ -80,12 +92,22 @@ export function messageBody(id: string, model: string, blocks: ReplyBlock[], sto
     content: withIds(blocks, id),
     stop_reason: stopReason,
     stop_sequence: null,
-    usage: { ...usage, cache_creation: { ephemeral_5m_input_tokens: usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 } },
+    usage: {
+      ...usage,
+      cache_creation: { ephemeral_5m_input_tokens: usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 },
+    },
   };
 }
 
 /** The streaming event sequence (message_start … message_stop). */
-export function streamEvents(id: string, model: string, blocks: ReplyBlock[], stopReason: string, usage: WireUsage, seed: number): SseEvent[] {
+export function streamEvents(
+  id: string,
+  model: string,
+  blocks: ReplyBlock[],
+  stopReason: string,
+  usage: WireUsage,
+  seed: number,
+): SseEvent[] {
   const rand = prng(seed);
   const events: SseEvent[] = [];
   events.push({
@@ -108,17 +130,30 @@ export function streamEvents(id: string, model: string, blocks: ReplyBlock[], st
   const raw = blocks.map((b) => (b.type === 'tool_use' ? b.rawJson : undefined));
   withIds(blocks, id).forEach((b, index) => {
     if (b.type === 'text') {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
+      events.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+      });
       for (const piece of splitUneven(b.text, rand, 1, 12)) {
-        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } } });
+        events.push({
+          event: 'content_block_delta',
+          data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } },
+        });
       }
     } else {
       events.push({
         event: 'content_block_start',
-        data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } },
+        data: {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} },
+        },
       });
       for (const piece of splitUneven(raw[index] ?? JSON.stringify(b.input ?? {}), rand, 1, 9)) {
-        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } } });
+        events.push({
+          event: 'content_block_delta',
+          data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } },
+        });
       }
     }
     events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });

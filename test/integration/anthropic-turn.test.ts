@@ -21,7 +21,9 @@ before(async () => {
   emu = await startAnthropicEmulator({ minCacheableTokens: 64, chunkDelayMs: 1 });
   stack = await createTestStack('anthropic');
   const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: 'claude-sonnet-5-5' });
-  await stack.startWorker({ provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))) });
+  await stack.startWorker({
+    provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
+  });
 });
 after(async () => {
   await stack.teardown();
@@ -40,7 +42,9 @@ test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2
   emu.reset();
   emu.enqueue(
     title,
-    reply.text(callTool('react.write', { path: 'a.md', channel: 'internal', content: 'alpha '.repeat(200), kind: 'file' })),
+    reply.text(
+      callTool('react.write', { path: 'a.md', channel: 'internal', content: 'alpha '.repeat(200), kind: 'file' }),
+    ),
     reply.text(callTool('react.read', { paths: ['fi:turn_1.files/a.md'] })),
     reply.text(complete('all done')),
   );
@@ -52,7 +56,11 @@ test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2
   const rounds = emu.requests.slice(1);
   for (const req of rounds) {
     assert.ok(breakpoints(req.body) <= 4, `request ${req.index} has ${breakpoints(req.body)} breakpoints`);
-    assert.equal((req.body.system as Array<{ cache_control?: unknown }>)[0]?.cache_control !== undefined, true, 'system prompt cached');
+    assert.equal(
+      (req.body.system as Array<{ cache_control?: unknown }>)[0]?.cache_control !== undefined,
+      true,
+      'system prompt cached',
+    );
   }
   // ANNOUNCE (last, never cached) carries the iteration and the turn's workspace.
   const announce = (req: (typeof rounds)[number]) => JSON.stringify((req.body.messages as unknown[]).at(-1));
@@ -62,23 +70,40 @@ test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2
   assert.equal(rounds[0]!.accounting!.cacheReadTokens, 0);
   assert.ok(rounds[1]!.accounting!.cacheReadTokens > 0, 'round 2 reads the cache');
   assert.ok(rounds[2]!.accounting!.cacheReadTokens > rounds[1]!.accounting!.cacheReadTokens, 'round 3 reads more');
-  const sum = (reqs: typeof rounds) => reqs.reduce(
-    (a, q) => ({ i: a.i + q.accounting!.inputTokens, r: a.r + q.accounting!.cacheReadTokens, w: a.w + q.accounting!.cacheWriteTokens }),
-    { i: 0, r: 0, w: 0 },
+  const sum = (reqs: typeof rounds) =>
+    reqs.reduce(
+      (a, q) => ({
+        i: a.i + q.accounting!.inputTokens,
+        r: a.r + q.accounting!.cacheReadTokens,
+        w: a.w + q.accounting!.cacheWriteTokens,
+      }),
+      { i: 0, r: 0, w: 0 },
+    );
+  assert.deepEqual(
+    { i: r.usage.inputTokens, r: r.usage.cacheReadTokens, w: r.usage.cacheWriteTokens },
+    sum(rounds),
+    'turn usage = its decision rounds',
   );
-  assert.deepEqual({ i: r.usage.inputTokens, r: r.usage.cacheReadTokens, w: r.usage.cacheWriteTokens }, sum(rounds), 'turn usage = its decision rounds');
   const ledger = await stack.db.pool.query(
     `SELECT sum(input_tokens)::int AS i, sum(cache_read_tokens)::int AS r, sum(cache_write_tokens)::int AS w, sum(cost_usd) AS cost, count(*)::int AS n FROM usage_ledger WHERE conversation_id = $1`,
     [conv],
   );
-  assert.deepEqual({ i: ledger.rows[0].i, r: ledger.rows[0].r, w: ledger.rows[0].w }, sum(emu.requests), 'ledger = every call, the gate included');
+  assert.deepEqual(
+    { i: ledger.rows[0].i, r: ledger.rows[0].r, w: ledger.rows[0].w },
+    sum(emu.requests),
+    'ledger = every call, the gate included',
+  );
   assert.equal(ledger.rows[0].n, 4);
   assert.ok(Number(ledger.rows[0].cost) > 0, 'estimated cost recorded');
 });
 
 test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactly one visible answer', async () => {
   emu.reset();
-  const text = thinking('thinking about it') + '<channel:ReactDecisionOutV2>{"action":"complete","notes":"n"}</channel:ReactDecisionOutV2><channel:answer>' + 'The answer is forty-two. '.repeat(20) + '</channel:answer>';
+  const text =
+    thinking('thinking about it') +
+    '<channel:ReactDecisionOutV2>{"action":"complete","notes":"n"}</channel:ReactDecisionOutV2><channel:answer>' +
+    'The answer is forty-two. '.repeat(20) +
+    '</channel:answer>';
   emu.enqueue(title, { ...reply.text(text), cutAfterEvents: 12 }, reply.text(text));
   const conv = uniqueId('conv');
   await stack.client.startTurn(conv, 'what is the answer', { model: { provider: 'anthropic' } });
@@ -89,14 +114,27 @@ test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactl
   assert.equal(events.filter((e) => e.kind === 'retry').length, 1);
   assert.equal(events.filter((e) => e.kind === 'answer' && e.payload?.phase === 'done').length, 1);
   const afterRetry = events.slice(events.findIndex((e) => e.kind === 'retry'));
-  const visible = afterRetry.filter((e) => e.kind === 'delta' && e.channel === 'answer').map((e) => String(e.payload?.text)).join('');
+  const visible = afterRetry
+    .filter((e) => e.kind === 'delta' && e.channel === 'answer')
+    .map((e) => String(e.payload?.text))
+    .join('');
   assert.equal(visible.trim(), r.answer, 'what a client shows after dropping the cut attempt is exactly the answer');
   const completions = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'assistant.completion');
   assert.equal(completions.length, 1);
   // The cut call is in the ledger (recorded when the provider reported its input), marked cut;
   // the retried call is complete: one row per call the provider served.
-  const ledger = await stack.db.pool.query(`SELECT purpose, cut, input_tokens + cache_read_tokens + cache_write_tokens AS prompt FROM usage_ledger WHERE conversation_id = $1 ORDER BY created_at`, [conv]);
-  assert.deepEqual(ledger.rows.map((row) => [row.purpose, row.cut]), [['title', false], ['decision', true], ['decision', false]]);
+  const ledger = await stack.db.pool.query(
+    `SELECT purpose, cut, input_tokens + cache_read_tokens + cache_write_tokens AS prompt FROM usage_ledger WHERE conversation_id = $1 ORDER BY created_at`,
+    [conv],
+  );
+  assert.deepEqual(
+    ledger.rows.map((row) => [row.purpose, row.cut]),
+    [
+      ['title', false],
+      ['decision', true],
+      ['decision', false],
+    ],
+  );
   assert.ok(ledger.rows[1].prompt > 0, 'the cut call counts its input tokens');
 });
 
@@ -108,7 +146,10 @@ test('a non-retryable 400 fails the turn with a clear message and TurnStatus=fai
   await assert.rejects(stack.client.result(conv, 1), (err: Error) => {
     const chain: string[] = [];
     for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) chain.push(e.message);
-    assert.ok(chain.some((m) => /bad block/.test(m)), chain.join(' <- '));
+    assert.ok(
+      chain.some((m) => /bad block/.test(m)),
+      chain.join(' <- '),
+    );
     return true;
   });
   assert.equal(emu.requests.length, 2, 'gate + one decision call: not retried');

@@ -19,7 +19,10 @@ function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr:
   delete env.DATABASE_URL; // PGlite
   env.DREACT_TEMPORAL_PORT = '17233';
   env.DREACT_PGLITE_PORT = '15432';
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -31,10 +34,23 @@ test('dreact turn --json starts the embedded stack; a second invocation continue
   const first = await dreact(['turn', 'hello there', '--script', 'echo', '--json']);
   assert.equal(first.code, 0, first.stderr);
   const out1 = JSON.parse(first.stdout.trim()) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(out1).sort(), ['answer', 'completionPath', 'conversationId', 'rounds', 'turnId', 'usage', 'workflowId']);
+  assert.deepEqual(Object.keys(out1).sort(), [
+    'answer',
+    'completionPath',
+    'conversationId',
+    'rounds',
+    'turnId',
+    'usage',
+    'workflowId',
+  ]);
   assert.equal(out1.turnId, 'turn_1');
   assert.equal(out1.workflowId, `conv/${String(out1.conversationId)}/turn/1`);
-  assert.deepEqual(Object.keys(out1.usage as object).sort(), ['cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens']);
+  assert.deepEqual(Object.keys(out1.usage as object).sort(), [
+    'cacheReadTokens',
+    'cacheWriteTokens',
+    'inputTokens',
+    'outputTokens',
+  ]);
 
   const second = await dreact(['turn', 'and again', '--conversation', String(out1.conversationId), '--script', 'demo']);
   assert.equal(second.code, 0, second.stderr);

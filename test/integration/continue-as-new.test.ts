@@ -14,7 +14,9 @@ let worker: Worker;
 let running: Promise<void>;
 let client: DreactClient;
 before(async () => {
-  server = await startTemporalServer({ extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=30'] });
+  server = await startTemporalServer({
+    extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=30'],
+  });
   db = openDb({ schema: uniqueId('t_can') });
   await migrate(db);
   const taskQueue = uniqueId('tq-can');
@@ -33,7 +35,9 @@ after(async () => {
 test('the conversation workflow continues as new when Temporal suggests it, keeping turn numbering and dedup state', async () => {
   const conv = uniqueId('conv');
   const handle = server.env.client.workflow.getHandle(`conv/${conv}`);
-  const firstRun = (await client.startTurn(conv, 'turn one', { model: { provider: 'scripted', script: 'echo' } }), (await handle.describe()).runId);
+  const firstRun =
+    (await client.startTurn(conv, 'turn one', { model: { provider: 'scripted', script: 'echo' } }),
+    (await handle.describe()).runId);
   for (let i = 1; i <= 5; i++) {
     if (i > 1) await client.startTurn(conv, `turn ${i}`, { model: { provider: 'scripted', script: 'echo' } });
     const r = await client.result(conv, i);

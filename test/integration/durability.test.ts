@@ -17,7 +17,13 @@ after(async () => stack.teardown());
 
 function spawnWorker(): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'workers', 'main.ts')], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.server.address, DREACT_DB_SCHEMA: stack.db.schema, DATABASE_URL: stack.db.databaseUrl, DREACT_TASK_QUEUE: stack.taskQueue },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: stack.server.address,
+      DREACT_DB_SCHEMA: stack.db.schema,
+      DATABASE_URL: stack.db.databaseUrl,
+      DREACT_TASK_QUEUE: stack.taskQueue,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr!.on('data', () => undefined);
@@ -41,9 +47,16 @@ test('kill -9 of the worker mid-turn, then restart: the turn completes with no d
     },
   });
   // Wait until round 1's tool ran and round 2 is streaming, then kill the worker hard.
-  await waitFor('the write tool to finish', async () => (await loadBlocks(stack.db.pool, conv)).some((b) => b.type === 'react.tool.result'), 60_000);
+  await waitFor(
+    'the write tool to finish',
+    async () => (await loadBlocks(stack.db.pool, conv)).some((b) => b.type === 'react.tool.result'),
+    60_000,
+  );
   await waitFor('round 2 to start streaming', async () => {
-    const r = await stack.db.pool.query(`SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'delta' AND (payload->>'round')::int = 2`, [conv]);
+    const r = await stack.db.pool.query(
+      `SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'delta' AND (payload->>'round')::int = 2`,
+      [conv],
+    );
     return r.rows[0].n > 3;
   });
   worker.kill('SIGKILL');
@@ -61,11 +74,17 @@ test('kill -9 of the worker mid-turn, then restart: the turn completes with no d
   assert.equal(new Set(blocks.map((b) => b.id)).size, blocks.length);
   assert.equal(blocks.filter((b) => b.type === 'react.tool.call').length, 1);
   assert.equal(blocks.filter((b) => b.type === 'assistant.completion').length, 1);
-  const files = await stack.db.pool.query(`SELECT content, created_at = updated_at AS untouched FROM artifacts WHERE conversation_id = $1 AND kind = 'file'`, [conv]);
+  const files = await stack.db.pool.query(
+    `SELECT content, created_at = updated_at AS untouched FROM artifacts WHERE conversation_id = $1 AND kind = 'file'`,
+    [conv],
+  );
   assert.equal(files.rowCount, 1);
   assert.equal(files.rows[0].content, 'side effect');
   assert.equal(files.rows[0].untouched, true, 'the write ran once');
-  const retries = await stack.db.pool.query(`SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'retry'`, [conv]);
+  const retries = await stack.db.pool.query(
+    `SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'retry'`,
+    [conv],
+  );
   assert.ok(retries.rows[0].n >= 1, 'the retried decide attempt published a retry marker');
 });
 
@@ -87,12 +106,21 @@ test('history hygiene: a tool returning 1 MB grows Temporal history by under 4 K
   try {
     const conv = uniqueId('conv');
     await stack.client.startTurn(conv, 'produce big outputs', {
-      model: { provider: 'scripted', script: { rounds: [callTool('test.blob', {}), callTool('test.blob', {}), callTool('test.blob', {}), complete('ok')] } },
+      model: {
+        provider: 'scripted',
+        script: {
+          rounds: [callTool('test.blob', {}), callTool('test.blob', {}), callTool('test.blob', {}), complete('ok')],
+        },
+      },
     });
     const result = await stack.client.result(conv, 1);
     assert.equal(result.rounds, 4);
     const blocks = await loadBlocks(stack.db.pool, conv);
-    assert.equal(blocks.filter((b) => b.type === 'react.tool.result' && (b.text?.length ?? 0) === 1024 * 1024).length, 3, 'full results stored in Postgres');
+    assert.equal(
+      blocks.filter((b) => b.type === 'react.tool.result' && (b.text?.length ?? 0) === 1024 * 1024).length,
+      3,
+      'full results stored in Postgres',
+    );
 
     const history = await stack.server.env.client.workflow.getHandle(result.workflowId).fetchHistory();
     // Encoded protobuf size: what the server stores.
@@ -101,7 +129,9 @@ test('history hygiene: a tool returning 1 MB grows Temporal history by under 4 K
     const biggest = Math.max(...sizes);
     assert.ok(biggest < 4096, `largest history event is ${biggest} bytes`);
     // Per round: everything between consecutive decide schedules (decide + tool activities).
-    const scheduled = (history.events ?? []).map((e, i) => ({ i, e })).filter(({ e }) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'decide');
+    const scheduled = (history.events ?? [])
+      .map((e, i) => ({ i, e }))
+      .filter(({ e }) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'decide');
     for (let r = 0; r + 1 < scheduled.length; r++) {
       const bytes = sizes.slice(scheduled[r]!.i, scheduled[r + 1]!.i).reduce((a, b) => a + b, 0);
       assert.ok(bytes < 4096, `round ${r + 1} added ${bytes} bytes of history`);
@@ -115,13 +145,36 @@ test('history hygiene: a tool returning 1 MB grows Temporal history by under 4 K
 test('kill -9 of the worker during the compaction summariser, then restart: exactly one summary, the turn completes', async () => {
   const conv = uniqueId('conv');
   let worker = spawnWorker();
-  const big = (n: number) => callTool('react.write', { path: `big/${n}.md`, channel: 'internal', content: `section ${n} `.repeat(450), kind: 'file' });
+  const big = (n: number) =>
+    callTool('react.write', {
+      path: `big/${n}.md`,
+      channel: 'internal',
+      content: `section ${n} `.repeat(450),
+      kind: 'file',
+    });
   await stack.client.startTurn(conv, 'one long task that outgrows its budget', {
     contextMaxTokens: 6_000,
-    model: { provider: 'scripted', script: { rounds: [big(1), big(2), big(3), big(4), big(5), big(6), big(7), big(8), complete('done after the crash')], chunkSize: 4096, summaryLatencyMs: 4_000 } },
+    model: {
+      provider: 'scripted',
+      script: {
+        rounds: [big(1), big(2), big(3), big(4), big(5), big(6), big(7), big(8), complete('done after the crash')],
+        chunkSize: 4096,
+        summaryLatencyMs: 4_000,
+      },
+    },
   });
   // The summariser is running once its compaction is planned; kill the worker then.
-  await waitFor('a compaction to be planned', async () => (await stack.db.pool.query(`SELECT count(*)::int AS n FROM compactions WHERE conversation_id = $1 AND status = 'planned'`, [conv])).rows[0].n > 0, 60_000);
+  await waitFor(
+    'a compaction to be planned',
+    async () =>
+      (
+        await stack.db.pool.query(
+          `SELECT count(*)::int AS n FROM compactions WHERE conversation_id = $1 AND status = 'planned'`,
+          [conv],
+        )
+      ).rows[0].n > 0,
+    60_000,
+  );
   await new Promise((r) => setTimeout(r, 500));
   worker.kill('SIGKILL');
   await new Promise((r) => worker.once('exit', r));
@@ -138,7 +191,12 @@ test('kill -9 of the worker during the compaction summariser, then restart: exac
   const batches = blocks.filter((b) => b.type === 'conv.turn.checkpoint' || b.type === 'conv.range.summary');
   const ids = batches.map((b) => String(b.meta['compaction_id']));
   assert.equal(new Set(ids).size, ids.length, `one summary/checkpoint per compaction: ${ids.join(', ')}`);
-  const rows = await stack.db.pool.query(`SELECT id, status FROM compactions WHERE conversation_id = $1 ORDER BY id`, [conv]);
-  assert.ok(rows.rows.every((r) => r.status === 'committed'), JSON.stringify(rows.rows));
+  const rows = await stack.db.pool.query(`SELECT id, status FROM compactions WHERE conversation_id = $1 ORDER BY id`, [
+    conv,
+  ]);
+  assert.ok(
+    rows.rows.every((r) => r.status === 'committed'),
+    JSON.stringify(rows.rows),
+  );
   assert.equal(rows.rowCount, new Set(ids).size);
 });

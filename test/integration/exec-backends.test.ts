@@ -50,7 +50,11 @@ function hostProcessesWith(marker: string): number[] {
 
 function containerExists(backend: ExecBackend, execId: string): boolean {
   if (backend.name !== 'docker') return false;
-  return execFileSync('docker', ['ps', '-a', '--filter', `name=^${containerName(execId)}$`, '--format', '{{.Names}}'], { encoding: 'utf8' }).trim() !== '';
+  return (
+    execFileSync('docker', ['ps', '-a', '--filter', `name=^${containerName(execId)}$`, '--format', '{{.Names}}'], {
+      encoding: 'utf8',
+    }).trim() !== ''
+  );
 }
 
 const ESCAPES = String.raw`
@@ -115,12 +119,18 @@ const backends = testBackends(stateRoot);
 for (const { backend, skip } of backends) {
   describe(`exec backend ${backend.name}`, { ...(skip ? { skip } : {}) }, () => {
     test('contracted outputs come back; the program runs as nobody in the work dir', async () => {
-      const spec = makeSpec(root, 'import os\nprint("uid", os.getuid(), os.getcwd())\nopen(os.path.join(os.environ["OUTPUT_DIR"], "r.csv"), "w").write("a,b\\n1,2\\n")\nos.makedirs(os.environ["OUTPUT_DIR"] + "/sub")\nopen(os.environ["OUTPUT_DIR"] + "/sub/x.md", "w").write("# x")\n');
+      const spec = makeSpec(
+        root,
+        'import os\nprint("uid", os.getuid(), os.getcwd())\nopen(os.path.join(os.environ["OUTPUT_DIR"], "r.csv"), "w").write("a,b\\n1,2\\n")\nos.makedirs(os.environ["OUTPUT_DIR"] + "/sub")\nopen(os.environ["OUTPUT_DIR"] + "/sub/x.md", "w").write("# x")\n',
+      );
       const c = await runToEnd(backend, spec);
       assert.equal(c.status.state, 'exited');
       assert.equal(c.status.exitCode, 0);
       assert.match(c.logTail, /uid 65534 \/workspace\/work/);
-      assert.deepEqual(c.outputFiles, [{ path: 'r.csv', sizeBytes: 8 }, { path: 'sub/x.md', sizeBytes: 3 }]);
+      assert.deepEqual(c.outputFiles, [
+        { path: 'r.csv', sizeBytes: 8 },
+        { path: 'sub/x.md', sizeBytes: 3 },
+      ]);
       assert.equal(containerExists(backend, spec.execId), false, 'container removed after collect');
     });
 
@@ -134,7 +144,11 @@ for (const { backend, skip } of backends) {
 
     test('timeout kills the sandbox and everything in it', async () => {
       const marker = `61.${Date.now() % 100000}`;
-      const spec = makeSpec(root, `import subprocess\nsubprocess.Popen(["sleep", "${marker}"])\nwhile True:\n    pass\n`, { wallTimeMs: 1500 });
+      const spec = makeSpec(
+        root,
+        `import subprocess\nsubprocess.Popen(["sleep", "${marker}"])\nwhile True:\n    pass\n`,
+        { wallTimeMs: 1500 },
+      );
       const t0 = Date.now();
       const c = await runToEnd(backend, spec);
       assert.equal(c.status.state, 'timed_out', JSON.stringify(c.status));
@@ -144,9 +158,13 @@ for (const { backend, skip } of backends) {
 
     test('stop (steer) kills a running exec: no orphan process or container', async () => {
       const marker = `62.${Date.now() % 100000}`;
-      const spec = makeSpec(root, `import subprocess, time\nsubprocess.Popen(["sleep", "${marker}"], start_new_session=True)\nprint("started", flush=True)\ntime.sleep(60)\n`);
+      const spec = makeSpec(
+        root,
+        `import subprocess, time\nsubprocess.Popen(["sleep", "${marker}"], start_new_session=True)\nprint("started", flush=True)\ntime.sleep(60)\n`,
+      );
       const handle = await backend.start(spec);
-      for (let i = 0; i < 200 && hostProcessesWith(marker).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 200 && hostProcessesWith(marker).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 25));
       assert.ok(hostProcessesWith(marker).length > 0, 'the program is running');
       await backend.stop(handle, 'steer: the user changed course');
       await waitEnd(backend, handle, 15_000);
@@ -161,9 +179,13 @@ for (const { backend, skip } of backends) {
     });
 
     test('re-attach after a lost worker: a new backend instance finds the exec; it ran once', async () => {
-      const spec = makeSpec(root, 'import os, time\ntime.sleep(1)\nopen(os.path.join(os.environ["OUTPUT_DIR"], "runs.txt"), "a").write("run\\n")\n');
+      const spec = makeSpec(
+        root,
+        'import os, time\ntime.sleep(1)\nopen(os.path.join(os.environ["OUTPUT_DIR"], "runs.txt"), "a").write("run\\n")\n',
+      );
       const first = await backend.start(spec);
-      const fresh: ExecBackend = backend.name === 'docker' ? new DockerBackend({ stateRoot }) : new LocalBackend({ stateRoot });
+      const fresh: ExecBackend =
+        backend.name === 'docker' ? new DockerBackend({ stateRoot }) : new LocalBackend({ stateRoot });
       const found = await fresh.find(spec);
       assert.deepEqual(found, first);
       const again = await fresh.start(spec); // a retried launch never starts a second one
@@ -181,7 +203,10 @@ for (const { backend, skip } of backends) {
       const spec = makeSpec(root, escapes());
       const c = await runToEnd(backend, spec);
       assert.equal(c.status.exitCode, 0, c.logTail);
-      const ev = JSON.parse(readFileSync(path.join(spec.outputDir, 'evidence.json'), 'utf8')) as Record<string, unknown>;
+      const ev = JSON.parse(readFileSync(path.join(spec.outputDir, 'evidence.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
       for (const [name, result] of Object.entries(ev)) {
         if (name === 'uid' || name === 'visible_pids') continue;
         assert.match(String(result), /^blocked: /, `${name}: ${String(result)}`);
@@ -202,16 +227,26 @@ for (const { backend, skip } of backends) {
       assert.match(String(ev.etc_shadow), /FileNotFoundError|PermissionError/);
       assert.match(String(ev['write /usr/evil']), /Read-only file system|Permission denied/);
       assert.equal(ev.uid, 65534);
-      assert.ok(!(ev.visible_pids as number[]).includes(process.pid) || backend.name === 'docker', 'the worker pid is not visible');
-      assert.ok((ev.visible_pids as number[]).length < 10, `only the sandbox's own processes are visible: ${JSON.stringify(ev.visible_pids)}`);
+      assert.ok(
+        !(ev.visible_pids as number[]).includes(process.pid) || backend.name === 'docker',
+        'the worker pid is not visible',
+      );
+      assert.ok(
+        (ev.visible_pids as number[]).length < 10,
+        `only the sandbox's own processes are visible: ${JSON.stringify(ev.visible_pids)}`,
+      );
       assert.equal(existsSync(path.join(root, 'evil')), false);
       // The collector never follows the symlink the program left in OUTPUT_DIR.
-      assert.deepEqual(c.dropped.find((d) => d.path === 'leak.txt'), { path: 'leak.txt', reason: 'is a symbolic link (not collected)' });
+      assert.deepEqual(
+        c.dropped.find((d) => d.path === 'leak.txt'),
+        { path: 'leak.txt', reason: 'is a symbolic link (not collected)' },
+      );
       assert.ok(!c.outputFiles.some((f) => f.path === 'leak.txt'));
     });
 
     test('fork bomb is capped by the process limit', async () => {
-      const code = 'import os, time\nn = 0\nerr = None\ntry:\n    for i in range(5000):\n        if os.fork() == 0:\n            time.sleep(3)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n    err = repr(e)\nprint("forked", n, "then", err)\n';
+      const code =
+        'import os, time\nn = 0\nerr = None\ntry:\n    for i in range(5000):\n        if os.fork() == 0:\n            time.sleep(3)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n    err = repr(e)\nprint("forked", n, "then", err)\n';
       const c = await runToEnd(backend, makeSpec(root, code, { maxProcesses: 32, wallTimeMs: 15_000 }));
       const m = /forked (\d+) then (.*)/.exec(c.logTail);
       assert.ok(m, c.logTail);
@@ -220,16 +255,21 @@ for (const { backend, skip } of backends) {
     });
 
     test('memory bomb is stopped by the memory limit', async () => {
-      const code = 'blocks = []\nfor i in range(64):\n    blocks.append(b"x" * (64 * 1024 * 1024))\n    print("allocated", (i + 1) * 64, "MB", flush=True)\nprint("ALL ALLOCATED")\n';
+      const code =
+        'blocks = []\nfor i in range(64):\n    blocks.append(b"x" * (64 * 1024 * 1024))\n    print("allocated", (i + 1) * 64, "MB", flush=True)\nprint("ALL ALLOCATED")\n';
       const c = await runToEnd(backend, makeSpec(root, code, { memoryBytes: 256 * 1024 * 1024 }));
       assert.doesNotMatch(c.logTail, /ALL ALLOCATED/);
       const last = [...c.logTail.matchAll(/allocated (\d+) MB/g)].pop();
       assert.ok(!last || Number(last[1]) <= 256, `allocated at most the limit: ${last?.[1]}`);
-      assert.ok(/MemoryError/.test(c.logTail) || c.status.exitCode === 137 || /out of memory/.test(c.status.reason ?? ''), JSON.stringify(c.status) + c.logTail.slice(-300));
+      assert.ok(
+        /MemoryError/.test(c.logTail) || c.status.exitCode === 137 || /out of memory/.test(c.status.reason ?? ''),
+        JSON.stringify(c.status) + c.logTail.slice(-300),
+      );
     });
 
     test('huge stdout: the log kept is bounded and the worker is unaffected', async () => {
-      const code = 'import sys\nline = "y" * 1023 + "\\n"\nfor i in range(200000):\n    sys.stdout.write(line)\nprint("END OF FLOOD")\n';
+      const code =
+        'import sys\nline = "y" * 1023 + "\\n"\nfor i in range(200000):\n    sys.stdout.write(line)\nprint("END OF FLOOD")\n';
       const spec = makeSpec(root, code, { maxFileBytes: 4 * 1024 * 1024, maxLogBytes: 8 * 1024, wallTimeMs: 20_000 });
       const c = await runToEnd(backend, spec);
       assert.ok(Buffer.byteLength(c.logTail) <= 8 * 1024, `tail ${Buffer.byteLength(c.logTail)} bytes`);
@@ -254,14 +294,20 @@ for (const { backend, skip } of backends) {
 
 test('local: without bubblewrap the backend refuses with a clear error (unless DREACT_EXEC_UNSAFE_LOCAL=1)', async () => {
   const b = new LocalBackend({ stateRoot, bwrapPath: '/nonexistent/bwrap', unsafe: false });
-  await assert.rejects(b.start(makeSpec(root, 'print(1)')), (err: Error & { type?: string; nonRetryable?: boolean }) => {
-    assert.match(err.message, /bubblewrap .* is not installed.*DREACT_EXEC_UNSAFE_LOCAL=1/);
-    assert.equal(err.type, 'ExecRefused');
-    assert.equal(err.nonRetryable, true);
-    return true;
-  });
+  await assert.rejects(
+    b.start(makeSpec(root, 'print(1)')),
+    (err: Error & { type?: string; nonRetryable?: boolean }) => {
+      assert.match(err.message, /bubblewrap .* is not installed.*DREACT_EXEC_UNSAFE_LOCAL=1/);
+      assert.equal(err.type, 'ExecRefused');
+      assert.equal(err.nonRetryable, true);
+      return true;
+    },
+  );
   const unsafe = new LocalBackend({ stateRoot, bwrapPath: '/nonexistent/bwrap', unsafe: true });
-  const c = await runToEnd(unsafe, makeSpec(root, 'import os\nprint("unsafe ran", "DREACT_TEST_SECRET" in os.environ)\n'));
+  const c = await runToEnd(
+    unsafe,
+    makeSpec(root, 'import os\nprint("unsafe ran", "DREACT_TEST_SECRET" in os.environ)\n'),
+  );
   assert.match(c.logTail, /unsafe ran False/);
 });
 

@@ -46,25 +46,52 @@ function spawnWorker(): ChildProcess {
 
 test('kill -9 of the worker during an exec: the new worker re-attaches; one execution, outputs written once', async () => {
   const conv = uniqueId('conv');
-  const code = 'import os, time\nprint("started", flush=True)\ntime.sleep(4)\nopen(os.path.join(os.environ["OUTPUT_DIR"], "runs.txt"), "a").write("run\\n")\nprint("finished")\n';
-  const exec = thinking('run') + decision({ action: 'call_tool', notes: 'exec', tool_call: { tool_id: 'exec.python', params: { contract: [{ filename: 'runs.txt', description: 'one line per run', visibility: 'internal' }] } } }) + `<channel:code>${code}</channel:code>`;
+  const code =
+    'import os, time\nprint("started", flush=True)\ntime.sleep(4)\nopen(os.path.join(os.environ["OUTPUT_DIR"], "runs.txt"), "a").write("run\\n")\nprint("finished")\n';
+  const exec =
+    thinking('run') +
+    decision({
+      action: 'call_tool',
+      notes: 'exec',
+      tool_call: {
+        tool_id: 'exec.python',
+        params: { contract: [{ filename: 'runs.txt', description: 'one line per run', visibility: 'internal' }] },
+      },
+    }) +
+    `<channel:code>${code}</channel:code>`;
   let worker = spawnWorker();
-  await stack.client.startTurn(conv, 'run it', { model: { provider: 'scripted', script: { rounds: [exec, complete('survived')] } } });
-  const call = await waitFor('the exec call', async () => (await loadBlocks(stack.db.pool, conv)).find((b) => b.type === 'react.tool.call'), 60_000);
+  await stack.client.startTurn(conv, 'run it', {
+    model: { provider: 'scripted', script: { rounds: [exec, complete('survived')] } },
+  });
+  const call = await waitFor(
+    'the exec call',
+    async () => (await loadBlocks(stack.db.pool, conv)).find((b) => b.type === 'react.tool.call'),
+    60_000,
+  );
   const execId = execIdFor(conv, call.call_id!);
   await waitFor('the sandbox to start', async () => existsSync(path.join(stateRoot, execId, 'pid')), 30_000);
   // The await activity's heartbeats carry the sandbox handle.
-  const details = await waitFor('execAwait heartbeats with the handle', async () => {
-    const d = await stack.server.env.client.workflow.getHandle(turnWorkflowId(conv, 1)).describe();
-    const pending = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'execAwait');
-    const payload = pending?.heartbeatDetails?.payloads?.[0]?.data;
-    const parsed = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as { handle?: { execId?: string; backend?: string } }) : undefined;
-    return parsed?.handle ? parsed : undefined;
-  }, 15_000);
+  const details = await waitFor(
+    'execAwait heartbeats with the handle',
+    async () => {
+      const d = await stack.server.env.client.workflow.getHandle(turnWorkflowId(conv, 1)).describe();
+      const pending = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'execAwait');
+      const payload = pending?.heartbeatDetails?.payloads?.[0]?.data;
+      const parsed = payload
+        ? (JSON.parse(Buffer.from(payload).toString('utf8')) as { handle?: { execId?: string; backend?: string } })
+        : undefined;
+      return parsed?.handle ? parsed : undefined;
+    },
+    15_000,
+  );
   assert.deepEqual({ execId: details.handle!.execId, backend: details.handle!.backend }, { execId, backend: 'local' });
   worker.kill('SIGKILL');
   await new Promise((r) => worker.once('exit', r));
-  assert.equal(existsSync(path.join(stateRoot, execId, 'exit')), false, 'the exec was still running when the worker died');
+  assert.equal(
+    existsSync(path.join(stateRoot, execId, 'exit')),
+    false,
+    'the exec was still running when the worker died',
+  );
   worker = spawnWorker();
   try {
     const result = await stack.client.result(conv, 1);
@@ -80,5 +107,9 @@ test('kill -9 of the worker during an exec: the new worker re-attaches; one exec
   assert.match(res[0]!.text!, /started\nfinished/);
   const artifact = await getArtifact(stack.db.pool, conv, 'file', 'turn_1/outputs/runs.txt');
   assert.equal(artifact?.content, 'run\n', 'the program ran once');
-  assert.deepEqual(readdirSync(stateRoot).filter((d) => d.startsWith('ex-')), [execId], 'one sandbox for the exec id');
+  assert.deepEqual(
+    readdirSync(stateRoot).filter((d) => d.startsWith('ex-')),
+    [execId],
+    'one sandbox for the exec id',
+  );
 });

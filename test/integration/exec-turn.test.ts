@@ -10,7 +10,16 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { callTool, complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import {
+  callTool,
+  complete,
+  createTestStack,
+  decision,
+  thinking,
+  uniqueId,
+  waitFor,
+  type TestStack,
+} from '../support/stack';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { createExecTool } from '../../activities/exec/exec-tool';
@@ -33,7 +42,11 @@ let stack: TestStack;
 before(async () => {
   stack = await createTestStack('exec');
   // One worker, one exec tool; the backend is switched per describe block through `switching`.
-  await stack.startWorker({ extraTools: [createExecTool({ backend: switching, workRoot, pollMs: 50, limits: { memoryBytes: 512 * 1024 * 1024 } })] });
+  await stack.startWorker({
+    extraTools: [
+      createExecTool({ backend: switching, workRoot, pollMs: 50, limits: { memoryBytes: 512 * 1024 * 1024 } }),
+    ],
+  });
 });
 after(async () => {
   await stack.teardown();
@@ -53,14 +66,30 @@ const switching = {
   collect: (...a: Parameters<ExecBackend['collect']>) => current.collect(...a),
 };
 
-const execCall = (code: string, contract: Array<{ filename: string; description?: string; visibility?: string }>, extra: Record<string, unknown> = {}) =>
+const execCall = (
+  code: string,
+  contract: Array<{ filename: string; description?: string; visibility?: string }>,
+  extra: Record<string, unknown> = {},
+) =>
   thinking('run code') +
-  decision({ action: 'call_tool', notes: 'exec', tool_call: { tool_id: 'exec.python', params: { contract: contract.map((c) => ({ description: 'out', visibility: 'external', ...c })), ...extra } } }) +
+  decision({
+    action: 'call_tool',
+    notes: 'exec',
+    tool_call: {
+      tool_id: 'exec.python',
+      params: { contract: contract.map((c) => ({ description: 'out', visibility: 'external', ...c })), ...extra },
+    },
+  }) +
   `<channel:code>${code}</channel:code>`;
 
-async function turn(rounds: string[], opts: { wait?: boolean } = {}): Promise<{ conv: string; blocks: () => Promise<Block[]> }> {
+async function turn(
+  rounds: string[],
+  opts: { wait?: boolean } = {},
+): Promise<{ conv: string; blocks: () => Promise<Block[]> }> {
   const conv = uniqueId('conv');
-  await stack.client.startTurn(conv, 'compute', { model: { provider: 'scripted', script: { rounds, finalize: complete('Stopped: {{event}}') } } });
+  await stack.client.startTurn(conv, 'compute', {
+    model: { provider: 'scripted', script: { rounds, finalize: complete('Stopped: {{event}}') } },
+  });
   if (opts.wait !== false) await stack.client.result(conv, 1);
   return { conv, blocks: () => loadBlocks(stack.db.pool, conv) };
 }
@@ -75,103 +104,141 @@ async function activityTypes(conv: string): Promise<Array<{ type: string; summar
     const a = e.activityTaskScheduledEventAttributes;
     if (!a) return [];
     const data = e.userMetadata?.summary?.data;
-    return [{ type: a.activityType?.name ?? '', summary: data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '' }];
+    return [
+      {
+        type: a.activityType?.name ?? '',
+        summary: data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '',
+      },
+    ];
   });
 }
 
 for (const backendName of ['local', 'docker'] as const) {
-  describe(`exec.python in a turn (${backendName})`, { ...(backendName === 'docker' && dockerWhy ? { skip: dockerWhy } : {}) }, () => {
-    before(() => {
-      current = backendName === 'docker' ? docker : local;
-    });
+  describe(
+    `exec.python in a turn (${backendName})`,
+    { ...(backendName === 'docker' && dockerWhy ? { skip: dockerWhy } : {}) },
+    () => {
+      before(() => {
+        current = backendName === 'docker' ? docker : local;
+      });
 
-    test('contracted outputs become artifacts readable with react.read; a proxied react.read is recorded', async () => {
-      const code = [
-        'import os, json, dreact_tools',
-        'nums = [int(x) for x in open("files/input.txt").read().split()]',
-        'r = dreact_tools.call("react.read", {"paths": ["fi:turn_1.files/input.txt"]})',
-        'open(os.path.join(os.environ["OUTPUT_DIR"], "sum.txt"), "w").write("sum=%d proxy_ok=%s\\n" % (sum(nums), r["ok"]))',
-        'open(os.path.join(os.environ["OUTPUT_DIR"], "extra.log"), "w").write("not contracted")',
-        'print("summed", len(nums), "numbers")',
-      ].join('\n');
-      const { conv, blocks } = await turn([
-        callTool('react.write', { path: 'files/input.txt', channel: 'internal', content: '1\n2\n39\n', kind: 'file' }),
-        execCall(code, [{ filename: 'sum.txt' }]),
-        callTool('react.read', { paths: ['fi:turn_1.outputs/sum.txt'] }),
-        complete('done'),
-      ]);
-      const all = await blocks();
-      const [, exec, read] = results(all);
-      assert.equal(exec?.meta.tool_id, 'exec.python');
-      assert.equal(exec?.meta.ok, true, exec?.text);
-      assert.match(exec!.text!, /^Status: success/);
-      assert.match(exec!.text!, /Succeeded:\n  - sum\.txt → fi:turn_1\.outputs\/sum\.txt/);
-      assert.match(exec!.text!, /Program log \(tail\):\nsummed 3 numbers/);
-      assert.match(exec!.text!, /Auto-kept \(NOT in your contract\): fi:turn_1\.outputs\/extra\.log/);
-      assert.equal(exec?.meta.backend, backendName);
-      assert.equal(exec?.meta.summary, `exec python · ${backendName} · 2 outputs`);
-      assert.match(read!.text!, /sum=42 proxy_ok=True/);
-      const proxied = all.filter((b) => b.type === 'stage.exec.tool');
-      assert.equal(proxied.length, 1);
-      assert.equal(proxied[0]!.meta.tool_id, 'react.read');
-      assert.equal(proxied[0]!.meta.ok, true);
-      assert.match(proxied[0]!.text!, /1\n2\n39/);
-      assert.equal(proxied[0]!.call_id, exec!.call_id);
-      const execActs = (await activityTypes(conv)).filter((a) => a.type.startsWith('exec'));
-      // The worker's exec tool was declared with the local backend's name (the test switches backends under it).
-      assert.deepEqual(execActs, [
-        { type: 'execLaunch', summary: 'exec python · local · 1 output' },
-        { type: 'execAwait', summary: 'await exec python · local · 1 output' },
-      ]);
-      // The stream tells clients about the exec: launched, its output, finished.
-      const execEvents = (await readEvents(stack.db.pool, conv, 0, 5000)).flatMap((e) => (e.kind === 'exec' ? [e.payload] : []));
-      assert.deepEqual(execEvents.map((e) => e.phase), ['launched', 'output', 'finished']);
-      assert.equal(execEvents[0]!.backend, backendName);
-      assert.match(String(execEvents[1]!.text), /summed 3 numbers/);
-      if (backendName === 'docker') assert.equal(containerGone(conv, exec!.call_id!), true);
-    });
+      test('contracted outputs become artifacts readable with react.read; a proxied react.read is recorded', async () => {
+        const code = [
+          'import os, json, dreact_tools',
+          'nums = [int(x) for x in open("files/input.txt").read().split()]',
+          'r = dreact_tools.call("react.read", {"paths": ["fi:turn_1.files/input.txt"]})',
+          'open(os.path.join(os.environ["OUTPUT_DIR"], "sum.txt"), "w").write("sum=%d proxy_ok=%s\\n" % (sum(nums), r["ok"]))',
+          'open(os.path.join(os.environ["OUTPUT_DIR"], "extra.log"), "w").write("not contracted")',
+          'print("summed", len(nums), "numbers")',
+        ].join('\n');
+        const { conv, blocks } = await turn([
+          callTool('react.write', {
+            path: 'files/input.txt',
+            channel: 'internal',
+            content: '1\n2\n39\n',
+            kind: 'file',
+          }),
+          execCall(code, [{ filename: 'sum.txt' }]),
+          callTool('react.read', { paths: ['fi:turn_1.outputs/sum.txt'] }),
+          complete('done'),
+        ]);
+        const all = await blocks();
+        const [, exec, read] = results(all);
+        assert.equal(exec?.meta.tool_id, 'exec.python');
+        assert.equal(exec?.meta.ok, true, exec?.text);
+        assert.match(exec!.text!, /^Status: success/);
+        assert.match(exec!.text!, /Succeeded:\n  - sum\.txt → fi:turn_1\.outputs\/sum\.txt/);
+        assert.match(exec!.text!, /Program log \(tail\):\nsummed 3 numbers/);
+        assert.match(exec!.text!, /Auto-kept \(NOT in your contract\): fi:turn_1\.outputs\/extra\.log/);
+        assert.equal(exec?.meta.backend, backendName);
+        assert.equal(exec?.meta.summary, `exec python · ${backendName} · 2 outputs`);
+        assert.match(read!.text!, /sum=42 proxy_ok=True/);
+        const proxied = all.filter((b) => b.type === 'stage.exec.tool');
+        assert.equal(proxied.length, 1);
+        assert.equal(proxied[0]!.meta.tool_id, 'react.read');
+        assert.equal(proxied[0]!.meta.ok, true);
+        assert.match(proxied[0]!.text!, /1\n2\n39/);
+        assert.equal(proxied[0]!.call_id, exec!.call_id);
+        const execActs = (await activityTypes(conv)).filter((a) => a.type.startsWith('exec'));
+        // The worker's exec tool was declared with the local backend's name (the test switches backends under it).
+        assert.deepEqual(execActs, [
+          { type: 'execLaunch', summary: 'exec python · local · 1 output' },
+          { type: 'execAwait', summary: 'await exec python · local · 1 output' },
+        ]);
+        // The stream tells clients about the exec: launched, its output, finished.
+        const execEvents = (await readEvents(stack.db.pool, conv, 0, 5000)).flatMap((e) =>
+          e.kind === 'exec' ? [e.payload] : [],
+        );
+        assert.deepEqual(
+          execEvents.map((e) => e.phase),
+          ['launched', 'output', 'finished'],
+        );
+        assert.equal(execEvents[0]!.backend, backendName);
+        assert.match(String(execEvents[1]!.text), /summed 3 numbers/);
+        if (backendName === 'docker') assert.equal(containerGone(conv, exec!.call_id!), true);
+      });
 
-    test('a missing contracted output and a runtime error with its traceback', async () => {
-      const { blocks } = await turn([
-        execCall('print("no file written")', [{ filename: 'missing.csv' }]),
-        execCall('def f():\n    return {}["nope"]\nf()\n', [{ filename: 'x.txt' }]),
-        complete('done'),
-      ]);
-      const [missing, failed] = results(await blocks());
-      assert.equal(missing?.meta.ok, false);
-      assert.match(missing!.text!, /^Status: error — missing_outputs/);
-      assert.match(missing!.text!, /Missing contracted outputs:\n  - missing\.csv/);
-      assert.equal(failed?.meta.ok, false);
-      assert.match(failed!.text!, /Runtime failure: runtime_error: KeyError: 'nope' — exit code 1/);
-      assert.match(failed!.text!, /Traceback \(most recent call last\):[\s\S]*in f[\s\S]*KeyError: 'nope'/);
-    });
+      test('a missing contracted output and a runtime error with its traceback', async () => {
+        const { blocks } = await turn([
+          execCall('print("no file written")', [{ filename: 'missing.csv' }]),
+          execCall('def f():\n    return {}["nope"]\nf()\n', [{ filename: 'x.txt' }]),
+          complete('done'),
+        ]);
+        const [missing, failed] = results(await blocks());
+        assert.equal(missing?.meta.ok, false);
+        assert.match(missing!.text!, /^Status: error — missing_outputs/);
+        assert.match(missing!.text!, /Missing contracted outputs:\n  - missing\.csv/);
+        assert.equal(failed?.meta.ok, false);
+        assert.match(failed!.text!, /Runtime failure: runtime_error: KeyError: 'nope' — exit code 1/);
+        assert.match(failed!.text!, /Traceback \(most recent call last\):[\s\S]*in f[\s\S]*KeyError: 'nope'/);
+      });
 
-    test('timeout_s kills the program; the report says so', async () => {
-      const t0 = Date.now();
-      const { blocks } = await turn([execCall('import time\nprint("sleeping")\ntime.sleep(30)\n', [{ filename: 'x.txt' }], { timeout_s: 2 }), complete('done')]);
-      const [r] = results(await blocks());
-      assert.equal(r?.meta.ok, false);
-      assert.match(r!.text!, /^Status: error — timeout/);
-      assert.match(r!.text!, /sleeping/);
-      assert.ok(Date.now() - t0 < 25_000);
-    });
+      test('timeout_s kills the program; the report says so', async () => {
+        const t0 = Date.now();
+        const { blocks } = await turn([
+          execCall('import time\nprint("sleeping")\ntime.sleep(30)\n', [{ filename: 'x.txt' }], { timeout_s: 2 }),
+          complete('done'),
+        ]);
+        const [r] = results(await blocks());
+        assert.equal(r?.meta.ok, false);
+        assert.match(r!.text!, /^Status: error — timeout/);
+        assert.match(r!.text!, /sleeping/);
+        assert.ok(Date.now() - t0 < 25_000);
+      });
 
-    test('a steer during the exec stops the sandbox: no orphan process or container', async () => {
-      const marker = `64.${Date.now() % 100000}`;
-      const { conv } = await turn([execCall(`import subprocess, time\nsubprocess.Popen(["sleep", "${marker}"])\ntime.sleep(60)\n`, [{ filename: 'x.txt' }]), complete('not reached')], { wait: false });
-      await waitFor('the sandbox to run', async () => hostProcessesWith(marker).length > 0, 30_000);
-      await stack.client.steer(conv, 'stop that');
-      const r = await stack.client.result(conv, 1);
-      assert.equal(r.completionPath, 'steer_finalize');
-      await waitFor('the sandbox processes to end', async () => hostProcessesWith(marker).length === 0, 10_000);
-      const blocks = await loadBlocks(stack.db.pool, conv);
-      const call = blocks.find((b) => b.type === 'react.tool.call');
-      if (backendName === 'docker') await waitFor('the container to be removed', async () => containerGone(conv, call!.call_id!), 10_000);
-      const status = await current.status({ backend: current.name, execId: execIdFor(conv, call!.call_id!), ref: backendName === 'docker' ? containerName(execIdFor(conv, call!.call_id!)) : path.join(stateRoot, execIdFor(conv, call!.call_id!)) });
-      assert.equal(status.state, 'killed');
-      assert.match(status.reason ?? '', /steer/);
-    });
-  });
+      test('a steer during the exec stops the sandbox: no orphan process or container', async () => {
+        const marker = `64.${Date.now() % 100000}`;
+        const { conv } = await turn(
+          [
+            execCall(`import subprocess, time\nsubprocess.Popen(["sleep", "${marker}"])\ntime.sleep(60)\n`, [
+              { filename: 'x.txt' },
+            ]),
+            complete('not reached'),
+          ],
+          { wait: false },
+        );
+        await waitFor('the sandbox to run', async () => hostProcessesWith(marker).length > 0, 30_000);
+        await stack.client.steer(conv, 'stop that');
+        const r = await stack.client.result(conv, 1);
+        assert.equal(r.completionPath, 'steer_finalize');
+        await waitFor('the sandbox processes to end', async () => hostProcessesWith(marker).length === 0, 10_000);
+        const blocks = await loadBlocks(stack.db.pool, conv);
+        const call = blocks.find((b) => b.type === 'react.tool.call');
+        if (backendName === 'docker')
+          await waitFor('the container to be removed', async () => containerGone(conv, call!.call_id!), 10_000);
+        const status = await current.status({
+          backend: current.name,
+          execId: execIdFor(conv, call!.call_id!),
+          ref:
+            backendName === 'docker'
+              ? containerName(execIdFor(conv, call!.call_id!))
+              : path.join(stateRoot, execIdFor(conv, call!.call_id!)),
+        });
+        assert.equal(status.state, 'killed');
+        assert.match(status.reason ?? '', /steer/);
+      });
+    },
+  );
 }
 
 describe('exec.python in a turn (fargate, through the real AWS SDKs and the loopback ECS and S3 stand-ins)', () => {
@@ -211,7 +278,15 @@ describe('exec.python in a turn (fargate, through the real AWS SDKs and the loop
 test('exec.python without code is an observation; nothing runs', async () => {
   current = local;
   const { blocks } = await turn([
-    thinking('x') + decision({ action: 'call_tool', notes: 'exec', tool_call: { tool_id: 'exec.python', params: { contract: [{ filename: 'a.txt', description: 'a', visibility: 'internal' }] } } }),
+    thinking('x') +
+      decision({
+        action: 'call_tool',
+        notes: 'exec',
+        tool_call: {
+          tool_id: 'exec.python',
+          params: { contract: [{ filename: 'a.txt', description: 'a', visibility: 'internal' }] },
+        },
+      }),
     complete('done'),
   ]);
   const [r] = results(await blocks());
@@ -221,7 +296,11 @@ test('exec.python without code is an observation; nothing runs', async () => {
 
 function containerGone(conv: string, callId: string): boolean {
   const name = containerName(execIdFor(conv, callId));
-  return execFileSync('docker', ['ps', '-a', '--filter', `name=^${name}$`, '--format', '{{.Names}}'], { encoding: 'utf8' }).trim() === '';
+  return (
+    execFileSync('docker', ['ps', '-a', '--filter', `name=^${name}$`, '--format', '{{.Names}}'], {
+      encoding: 'utf8',
+    }).trim() === ''
+  );
 }
 
 function hostProcessesWith(marker: string): number[] {

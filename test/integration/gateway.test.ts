@@ -5,7 +5,16 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callTool, complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import {
+  callTool,
+  complete,
+  createTestStack,
+  decision,
+  thinking,
+  uniqueId,
+  waitFor,
+  type TestStack,
+} from '../support/stack';
 import { publishEvents, readEvents, type StreamEvent } from '../../store/stream-bus';
 import { ensureConversation } from '../../store/timeline-store';
 import { createGatewayApp } from '../../client/gateway/app';
@@ -20,23 +29,45 @@ let gw: RunningGateway;
 before(async () => {
   stack = await createTestStack('gateway');
   await stack.startWorker();
-  gw = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY, 'test-key-2'], port: 0, pollMs: 200, log: () => undefined });
+  gw = await startGateway({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [KEY, 'test-key-2'],
+    port: 0,
+    pollMs: 200,
+    log: () => undefined,
+  });
 });
 after(async () => {
   await gw?.close();
   await stack.teardown();
 });
 
-const headers = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', 'x-api-key': KEY, ...extra });
-const post = (path: string, body: unknown, h: Record<string, string> = headers()) => fetch(`${gw.url}${path}`, { method: 'POST', headers: h, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const headers = (extra: Record<string, string> = {}) => ({
+  'content-type': 'application/json',
+  'x-api-key': KEY,
+  ...extra,
+});
+const post = (path: string, body: unknown, h: Record<string, string> = headers()) =>
+  fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: h,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 const get = (path: string, h: Record<string, string> = headers()) => fetch(`${gw.url}${path}`, { headers: h });
 
 /** Reads SSE messages until `stop` says so (or the turn's `done`). */
-async function readStream(path: string, opts: { headers?: Record<string, string>; stop?: (e: SseEvent, all: SseEvent[]) => boolean } = {}): Promise<SseEvent[]> {
+async function readStream(
+  path: string,
+  opts: { headers?: Record<string, string>; stop?: (e: SseEvent, all: SseEvent[]) => boolean } = {},
+): Promise<SseEvent[]> {
   const out: SseEvent[] = [];
   const stop = opts.stop ?? ((e) => e.event === 'done');
   const deadline = AbortSignal.timeout(30_000);
-  for await (const e of await openSse(`${gw.url}${path}`, { headers: { 'x-api-key': KEY, ...opts.headers }, signal: deadline })) {
+  for await (const e of await openSse(`${gw.url}${path}`, {
+    headers: { 'x-api-key': KEY, ...opts.headers },
+    signal: deadline,
+  })) {
     out.push(e);
     if (stop(e, out)) break;
   }
@@ -47,11 +78,24 @@ const data = (e: SseEvent) => JSON.parse(e.data) as Record<string, unknown>;
 const ids = (events: SseEvent[]) => events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
 
 function assertMatchesRows(events: SseEvent[], rows: StreamEvent[]): void {
-  assert.deepEqual(ids(events), rows.map((r) => r.seq), 'every stored event exactly once, in order');
-  for (const [i, row] of rows.entries()) assert.equal(events.filter((e) => e.id !== undefined)[i]!.event, protocolEvent(row).event, `event ${row.seq} (${row.kind})`);
+  assert.deepEqual(
+    ids(events),
+    rows.map((r) => r.seq),
+    'every stored event exactly once, in order',
+  );
+  for (const [i, row] of rows.entries())
+    assert.equal(
+      events.filter((e) => e.id !== undefined)[i]!.event,
+      protocolEvent(row).event,
+      `event ${row.seq} (${row.kind})`,
+    );
 }
 
-async function startTurn(conv: string, options: unknown, prompt = 'go'): Promise<{ streamAfter: number; turnId: string; turnIndex: number }> {
+async function startTurn(
+  conv: string,
+  options: unknown,
+  prompt = 'go',
+): Promise<{ streamAfter: number; turnId: string; turnIndex: number }> {
   const res = await post(`/v1/conversations/${conv}/turns`, { prompt, options });
   assert.equal(res.status, 202, await res.clone().text());
   return (await res.json()) as { streamAfter: number; turnId: string; turnIndex: number };
@@ -60,7 +104,17 @@ async function startTurn(conv: string, options: unknown, prompt = 'go'): Promise
 test('a turn started through the gateway streams as SSE end to end: steps, answer, done; ids are the stored offsets', async () => {
   const conv = uniqueId('conv');
   const started = await startTurn(conv, {
-    model: { provider: 'scripted', script: { rounds: [callTool('react.write', { path: 'a.md', channel: 'internal', content: 'alpha', kind: 'file' }), complete('All done.')], chunkSize: 16, latencyMs: 2 } },
+    model: {
+      provider: 'scripted',
+      script: {
+        rounds: [
+          callTool('react.write', { path: 'a.md', channel: 'internal', content: 'alpha', kind: 'file' }),
+          complete('All done.'),
+        ],
+        chunkSize: 16,
+        latencyMs: 2,
+      },
+    },
   });
   assert.equal(started.streamAfter, 0);
   const events = await readStream(`/v1/conversations/${conv}/stream?after=${started.streamAfter}`);
@@ -78,7 +132,10 @@ test('a turn started through the gateway streams as SSE end to end: steps, answe
   const obs = steps.find((s) => s.type === 'iteration' && s.phase === 'done');
   assert.equal(obs?.ok, true);
   assert.equal(typeof obs?.observation, 'string');
-  const answer = events.filter((e) => e.event === 'answer').map(data).find((a) => a.phase === 'done');
+  const answer = events
+    .filter((e) => e.event === 'answer')
+    .map(data)
+    .find((a) => a.phase === 'done');
   assert.equal(answer?.text, 'All done.');
   const done = data(events.at(-1)!);
   assert.equal(done.answer, 'All done.');
@@ -97,20 +154,39 @@ test('a turn started through the gateway streams as SSE end to end: steps, answe
   assert.equal(st.status, 200);
   const state = (await st.json()) as { streamSeq: number; turns: Array<{ turnIndex: number; status: string }> };
   assert.equal(state.streamSeq, rows.at(-1)!.seq);
-  assert.deepEqual(state.turns.map((t) => [t.turnIndex, t.status]), [[1, 'completed']]);
+  assert.deepEqual(
+    state.turns.map((t) => [t.turnIndex, t.status]),
+    [[1, 'completed']],
+  );
 });
 
 test('a client that disconnects mid-turn resumes with Last-Event-ID: no lost and no duplicated events', async () => {
   const conv = uniqueId('conv');
   // ~100 thinking chunks over ~1.5 s: plenty of events to cut the connection in the middle of.
-  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(400)) + decision({ action: 'complete', notes: '', final_answer: 'long thought' })], chunkSize: 4, latencyMs: 15 } } });
-  const first = await readStream(`/v1/conversations/${conv}/stream`, { stop: (e, all) => all.length >= 12 || e.event === 'done' });
+  await startTurn(conv, {
+    model: {
+      provider: 'scripted',
+      script: {
+        rounds: [thinking('y'.repeat(400)) + decision({ action: 'complete', notes: '', final_answer: 'long thought' })],
+        chunkSize: 4,
+        latencyMs: 15,
+      },
+    },
+  });
+  const first = await readStream(`/v1/conversations/${conv}/stream`, {
+    stop: (e, all) => all.length >= 12 || e.event === 'done',
+  });
   assert.ok(!first.some((e) => e.event === 'done'), 'disconnected before the turn ended');
   await waitFor('the server to drop the stream', async () => gw.gateway.activeStreams() === 0, 5000);
   const lastId = ids(first).at(-1)!;
-  await waitFor('events published while disconnected', async () => (await readEvents(stack.db.pool, conv, lastId + 5)).length > 0);
+  await waitFor(
+    'events published while disconnected',
+    async () => (await readEvents(stack.db.pool, conv, lastId + 5)).length > 0,
+  );
   // `after=0` in the URL (EventSource keeps its URL): the Last-Event-ID header wins.
-  const second = await readStream(`/v1/conversations/${conv}/stream?after=0`, { headers: { 'last-event-id': String(lastId) } });
+  const second = await readStream(`/v1/conversations/${conv}/stream?after=0`, {
+    headers: { 'last-event-id': String(lastId) },
+  });
   assert.equal(ids(second)[0], lastId + 1);
   const rows = await readEvents(stack.db.pool, conv, 0, 10_000);
   assertMatchesRows([...first, ...second], rows);
@@ -119,7 +195,9 @@ test('a client that disconnects mid-turn resumes with Last-Event-ID: no lost and
 
 test('a retried decide round reaches clients as a retry marker', async () => {
   const conv = uniqueId('conv');
-  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [complete('after a retry')], failAttempts: 1 } } });
+  await startTurn(conv, {
+    model: { provider: 'scripted', script: { rounds: [complete('after a retry')], failAttempts: 1 } },
+  });
   const events = await readStream(`/v1/conversations/${conv}/stream`);
   const retry = events.find((e) => e.event === 'retry');
   assert.ok(retry, `events: ${events.map((e) => e.event).join(',')}`);
@@ -129,15 +207,30 @@ test('a retried decide round reaches clients as a retry marker', async () => {
 
 test('steer and followup go through the gateway; an idle conversation cannot be steered (409)', async () => {
   const conv = uniqueId('conv');
-  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [complete('z'.repeat(2000))], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}') } } });
-  await waitFor('round 1 to stream', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
+  await startTurn(conv, {
+    model: {
+      provider: 'scripted',
+      script: {
+        rounds: [complete('z'.repeat(2000))],
+        chunkSize: 4,
+        latencyMs: 50,
+        finalize: complete('Stopped: {{event}}'),
+      },
+    },
+  });
+  await waitFor('round 1 to stream', async () =>
+    (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'),
+  );
   const steer = await post(`/v1/conversations/${conv}/steer`, { text: 'stop now' });
   assert.equal(steer.status, 202, await steer.clone().text());
   const events = await readStream(`/v1/conversations/${conv}/stream`);
   const inject = events.find((e) => e.event === 'inject');
   assert.equal(inject && data(inject).type, 'steer');
   assert.equal(data(events.at(-1)!).answer, 'Stopped: stop now');
-  await waitFor('the turn to be released', async () => (await stack.client.conversationState(conv)).activeTurn === null);
+  await waitFor(
+    'the turn to be released',
+    async () => (await stack.client.conversationState(conv)).activeTurn === null,
+  );
   const idle = await post(`/v1/conversations/${conv}/steer`, { text: 'again' });
   assert.equal(idle.status, 409);
   assert.equal(((await idle.json()) as { error: { code: string } }).error.code, 'no_active_turn');
@@ -161,13 +254,32 @@ test('requests without a valid API key are refused (401); anonymous writes are r
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'unauthorized');
   }
   assert.equal((await get('/healthz', noKey)).status, 200);
-  assert.equal((await get(`/v1/conversations/${conv}/state`, { 'x-api-key': 'test-key-2' })).status, 404, 'the second key works');
+  assert.equal(
+    (await get(`/v1/conversations/${conv}/state`, { 'x-api-key': 'test-key-2' })).status,
+    404,
+    'the second key works',
+  );
 
-  await assert.rejects(createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [' '] }), /needs at least one API key/);
-  const insecure = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [], insecure: true, listen: false });
+  await assert.rejects(
+    createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [' '] }),
+    /needs at least one API key/,
+  );
+  const insecure = await createGatewayApp({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [],
+    insecure: true,
+    listen: false,
+  });
   const read = await insecure.fetch(new Request(`http://gw/v1/conversations/${conv}/state`));
   assert.equal(read.status, 404, 'anonymous read allowed (unknown conversation)');
-  const write = await insecure.fetch(new Request(`http://gw/v1/conversations/${conv}/turns`, { method: 'POST', headers: noKey, body: JSON.stringify({ prompt: 'hi' }) }));
+  const write = await insecure.fetch(
+    new Request(`http://gw/v1/conversations/${conv}/turns`, {
+      method: 'POST',
+      headers: noKey,
+      body: JSON.stringify({ prompt: 'hi' }),
+    }),
+  );
   assert.equal(write.status, 401);
   assert.match(((await write.json()) as { error: { message: string } }).error.message, /anonymous writes are refused/);
   await insecure.close();
@@ -180,7 +292,10 @@ test('requests without a valid API key are refused (401); anonymous writes are r
   assert.deepEqual(gatewayConfigFromEnv({ DREACT_API_KEYS: 'a, b,,' }).apiKeys, ['a', 'b']);
   assert.equal(gatewayConfigFromEnv({ DREACT_GATEWAY_INSECURE: '1' }).insecure, true);
   assert.equal(gatewayConfigFromEnv({ DREACT_GATEWAY_INSECURE: '1' }).retentionSeconds, 7 * 24 * 3600);
-  assert.throws(() => gatewayConfigFromEnv({ DREACT_API_KEYS: 'a', DREACT_STREAM_RETENTION_SECONDS: '-5' }), /DREACT_STREAM_RETENTION_SECONDS/);
+  assert.throws(
+    () => gatewayConfigFromEnv({ DREACT_API_KEYS: 'a', DREACT_STREAM_RETENTION_SECONDS: '-5' }),
+    /DREACT_STREAM_RETENTION_SECONDS/,
+  );
 });
 
 test('bad input gets 400 with a clear JSON error and writes nothing', async () => {
@@ -192,7 +307,10 @@ test('bad input gets 400 with a clear JSON error and writes nothing', async () =
     [post(`/v1/conversations/${conv}/turns`, { promt: 'typo' }), /prompt is required/],
     [post(`/v1/conversations/${conv}/turns`, { prompt: 'hi', extra: 1 }), /extra/],
     [post(`/v1/conversations/${conv}/turns`, { prompt: 'hi', options: { maxIterations: -1 } }), /maxIterations/],
-    [post(`/v1/conversations/${conv}/turns`, { prompt: 'hi', options: { model: { provider: 'nope' } } }), /model\.provider/],
+    [
+      post(`/v1/conversations/${conv}/turns`, { prompt: 'hi', options: { model: { provider: 'nope' } } }),
+      /model\.provider/,
+    ],
     [post(`/v1/conversations/${encodeURIComponent('bad id!')}/turns`, { prompt: 'hi' }), /ids use letters/],
     [post(`/v1/conversations/${conv}/followup`, { text: '' }), /message is empty/],
     [post(`/v1/conversations/${conv}/steer`, { text: 42 }), /text/],
@@ -206,8 +324,20 @@ test('bad input gets 400 with a clear JSON error and writes nothing', async () =
     assert.equal(body.error.code, 'bad_input');
     assert.match(body.error.message, message);
   }
-  const small = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], listen: false, maxBodyBytes: 1000 });
-  const huge = await small.fetch(new Request(`http://gw/v1/conversations/${conv}/turns`, { method: 'POST', headers: headers(), body: JSON.stringify({ prompt: 'x'.repeat(2000) }) }));
+  const small = await createGatewayApp({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [KEY],
+    listen: false,
+    maxBodyBytes: 1000,
+  });
+  const huge = await small.fetch(
+    new Request(`http://gw/v1/conversations/${conv}/turns`, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ prompt: 'x'.repeat(2000) }),
+    }),
+  );
   assert.equal(huge.status, 413);
   assert.equal(((await huge.json()) as { error: { code: string } }).error.code, 'too_large');
   await small.close();
@@ -222,11 +352,21 @@ test('bad input gets 400 with a clear JSON error and writes nothing', async () =
 test('a reader that resumes behind the retention window gets a gap marker, then the retained events', async () => {
   const conv = uniqueId('conv');
   await ensureConversation(stack.db.pool, conv);
-  await publishEvents(stack.db.pool, conv, Array.from({ length: 6 }, (_, i) => ({ kind: 'delta', channel: 'thinking', payload: { text: `t${i}` } })));
-  await stack.db.pool.query(`UPDATE stream_events SET ts = now() - interval '30 days' WHERE conversation_id = $1 AND seq <= 4`, [conv]);
+  await publishEvents(
+    stack.db.pool,
+    conv,
+    Array.from({ length: 6 }, (_, i) => ({ kind: 'delta', channel: 'thinking', payload: { text: `t${i}` } })),
+  );
+  await stack.db.pool.query(
+    `UPDATE stream_events SET ts = now() - interval '30 days' WHERE conversation_id = $1 AND seq <= 4`,
+    [conv],
+  );
   await gw.pruner.runOnce();
   const events = await readStream(`/v1/conversations/${conv}/stream?after=1`, { stop: (_e, all) => all.length >= 3 });
-  assert.deepEqual(events.map((e) => e.event), ['gap', 'channel', 'channel']);
+  assert.deepEqual(
+    events.map((e) => e.event),
+    ['gap', 'channel', 'channel'],
+  );
   assert.deepEqual(data(events[0]!), { from: 2, to: 4 });
   assert.deepEqual(ids(events), [5, 6]);
   assert.equal(data(events[1]!).channel, 'thinking');
@@ -274,10 +414,18 @@ test('the CLI: `dreact gateway` refuses to start without keys and serves with th
   const port = await freePort();
   const served = dreact(['gateway', '--port', String(port), '--host', '127.0.0.1'], { DREACT_API_KEYS: 'cli-key' });
   try {
-    await waitFor('the gateway to listen', async () => served.out().includes(`gateway: http://127.0.0.1:${port}`) || served.child.exitCode !== null, 30_000);
+    await waitFor(
+      'the gateway to listen',
+      async () => served.out().includes(`gateway: http://127.0.0.1:${port}`) || served.child.exitCode !== null,
+      30_000,
+    );
     assert.equal(served.child.exitCode, null, served.err());
     const conv = uniqueId('conv');
-    const started = await fetch(`http://127.0.0.1:${port}/v1/conversations/${conv}/turns`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'cli-key' }, body: JSON.stringify({ prompt: 'hi', options: { model: { provider: 'scripted', script: 'echo' } } }) });
+    const started = await fetch(`http://127.0.0.1:${port}/v1/conversations/${conv}/turns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'cli-key' },
+      body: JSON.stringify({ prompt: 'hi', options: { model: { provider: 'scripted', script: 'echo' } } }),
+    });
     assert.equal(started.status, 202, await started.clone().text());
     assert.equal((await fetch(`http://127.0.0.1:${port}/v1/conversations/${conv}/state`)).status, 401);
 
@@ -306,8 +454,18 @@ test('the CLI: `dreact gateway` refuses to start without keys and serves with th
 });
 
 test('an idle stream sends retry and keepalive comments; cancelling the response body ends the server-side follow', async () => {
-  const app = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], keepAliveMs: 50, retryMs: 1500, listen: false, pollMs: 50 });
-  const res = await app.fetch(new Request(`http://gw/v1/conversations/${uniqueId('quiet')}/stream`, { headers: { 'x-api-key': KEY } }));
+  const app = await createGatewayApp({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [KEY],
+    keepAliveMs: 50,
+    retryMs: 1500,
+    listen: false,
+    pollMs: 50,
+  });
+  const res = await app.fetch(
+    new Request(`http://gw/v1/conversations/${uniqueId('quiet')}/stream`, { headers: { 'x-api-key': KEY } }),
+  );
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
   const reader = res.body!.getReader();
@@ -322,8 +480,15 @@ test('an idle stream sends retry and keepalive comments; cancelling the response
 
 test('a retried POST with the same messageId starts one turn', async () => {
   const conv = uniqueId('conv');
-  const body = { prompt: 'once', messageId: 'msg_retry_1', options: { model: { provider: 'scripted', script: 'echo' } } };
-  const [a, b] = [await post(`/v1/conversations/${conv}/turns`, body), await post(`/v1/conversations/${conv}/turns`, body)];
+  const body = {
+    prompt: 'once',
+    messageId: 'msg_retry_1',
+    options: { model: { provider: 'scripted', script: 'echo' } },
+  };
+  const [a, b] = [
+    await post(`/v1/conversations/${conv}/turns`, body),
+    await post(`/v1/conversations/${conv}/turns`, body),
+  ];
   assert.equal(a.status, 202);
   assert.equal(b.status, 202);
   const [ra, rb] = [(await a.json()) as { turnIndex: number }, (await b.json()) as { turnIndex: number }];
@@ -337,22 +502,47 @@ test('a retried POST with the same messageId starts one turn', async () => {
 });
 
 test('`dreact tail --url` survives a gateway restart mid-turn: it reconnects with Last-Event-ID and shows every event once', async () => {
-  const first = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port: 0, log: () => undefined });
+  const first = await startGateway({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [KEY],
+    port: 0,
+    log: () => undefined,
+  });
   const port = first.port;
   const conv = uniqueId('conv');
-  await startTurn(conv, { model: { provider: 'scripted', script: { rounds: [thinking('y'.repeat(600)) + decision({ action: 'complete', notes: '', final_answer: 'survived' })], chunkSize: 3, latencyMs: 30 } } });
+  await startTurn(conv, {
+    model: {
+      provider: 'scripted',
+      script: {
+        rounds: [thinking('y'.repeat(600)) + decision({ action: 'complete', notes: '', final_answer: 'survived' })],
+        chunkSize: 3,
+        latencyMs: 30,
+      },
+    },
+  });
   const tail = dreact(['tail', conv, '--url', first.url, '--api-key', KEY, '--until-done']);
   let second: RunningGateway | undefined;
   try {
     await waitFor('some thinking on screen', async () => /y{10}/.test(tail.out()), 30_000);
     await first.close();
-    second = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port, log: () => undefined });
+    second = await startGateway({
+      client: stack.client,
+      pool: stack.db.pool,
+      apiKeys: [KEY],
+      port,
+      log: () => undefined,
+    });
     assert.equal(await tail.exited, 0, tail.err());
   } finally {
     await second?.close();
     if (tail.child.exitCode === null) tail.child.kill('SIGTERM');
   }
   assert.match(tail.err(), /reconnecting after offset \d+/);
-  assert.match(tail.out(), new RegExp(`(^|[^y])y{600}([^y]|$)`), 'the thinking text exactly once, nothing lost or repeated');
+  assert.match(
+    tail.out(),
+    new RegExp(`(^|[^y])y{600}([^y]|$)`),
+    'the thinking text exactly once, nothing lost or repeated',
+  );
   assert.match(tail.out(), /■ done: complete/);
 });

@@ -10,15 +10,21 @@ import { loadBlocks } from '../../store/timeline-store';
 import { recordHistory } from '../support/fixtures';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import type { TurnOptionsInput } from '../../core/turn/contracts';
-import { reply, startAnthropicEmulator, type AnthropicEmulator, type MessageReply } from '../emulator/anthropic-emulator';
-
+import {
+  reply,
+  startAnthropicEmulator,
+  type AnthropicEmulator,
+  type MessageReply,
+} from '../emulator/anthropic-emulator';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
 before(async () => {
   emu = await startAnthropicEmulator();
   stack = await createTestStack('native_turn');
-  await stack.startWorker({ provider: () => createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test', model: 'claude-test' }) });
+  await stack.startWorker({
+    provider: () => createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test', model: 'claude-test' }),
+  });
 });
 after(async () => {
   await stack.teardown();
@@ -32,11 +38,24 @@ const twoWrites: MessageReply = {
   kind: 'message',
   content: [
     { type: 'text', text: 'Writing both notes.' },
-    { type: 'tool_use', id: 'toolu_a', name: 'react_write', input: { path: 'files/a.md', channel: 'internal', content: 'alpha' } },
-    { type: 'tool_use', id: 'toolu_b', name: 'react_write', input: { path: 'files/b.md', channel: 'internal', content: 'beta' } },
+    {
+      type: 'tool_use',
+      id: 'toolu_a',
+      name: 'react_write',
+      input: { path: 'files/a.md', channel: 'internal', content: 'alpha' },
+    },
+    {
+      type: 'tool_use',
+      id: 'toolu_b',
+      name: 'react_write',
+      input: { path: 'files/b.md', channel: 'internal', content: 'beta' },
+    },
   ],
 };
-const native = (extra: Record<string, unknown> = {}) => ({ model: { provider: 'anthropic', model: 'claude-test', protocol: 'native', ...extra } }) as unknown as TurnOptionsInput;
+const native = (extra: Record<string, unknown> = {}) =>
+  ({
+    model: { provider: 'anthropic', model: 'claude-test', protocol: 'native', ...extra },
+  }) as unknown as TurnOptionsInput;
 
 test('native turn: two parallel tool calls, then the final answer', async () => {
   const conv = uniqueId('conv');
@@ -49,11 +68,28 @@ test('native turn: two parallel tool calls, then the final answer', async () => 
   const blocks = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.turn_id === 'turn_1');
   assert.deepEqual(
     blocks.map((b) => b.type),
-    ['turn.header', 'user.prompt', 'stage.gate', 'react.notes', 'react.round.start', 'react.tool.call', 'react.round.start', 'react.tool.call', 'react.tool.result', 'react.tool.result', 'assistant.completion'],
+    [
+      'turn.header',
+      'user.prompt',
+      'stage.gate',
+      'react.notes',
+      'react.round.start',
+      'react.tool.call',
+      'react.round.start',
+      'react.tool.call',
+      'react.tool.result',
+      'react.tool.result',
+      'assistant.completion',
+    ],
   );
-  const msgs = (emu.requests.at(-1)!.body as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> }).messages;
+  const msgs = (
+    emu.requests.at(-1)!.body as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> }
+  ).messages;
   const a = msgs.findIndex((m) => m.role === 'assistant');
-  assert.deepEqual(msgs[a + 1]!.content.slice(0, 2).map((p) => p.tool_use_id), ['toolu_a', 'toolu_b']);
+  assert.deepEqual(
+    msgs[a + 1]!.content.slice(0, 2).map((p) => p.tool_use_id),
+    ['toolu_a', 'toolu_b'],
+  );
   await recordHistory(stack.server.address, result.workflowId, 'native-turn-parallel-calls');
 });
 
@@ -64,16 +100,29 @@ test('two-phase turn: the loop answer is replaced by the streamed synthesis', as
   const result = await stack.client.result(conv, 1);
   assert.equal(result.answer, 'I wrote a.md and b.md.');
   const completions = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'assistant.completion');
-  assert.deepEqual(completions.map((b) => [b.text, b.hidden === true]), [['draft', true], ['I wrote a.md and b.md.', false]]);
+  assert.deepEqual(
+    completions.map((b) => [b.text, b.hidden === true]),
+    [
+      ['draft', true],
+      ['I wrote a.md and b.md.', false],
+    ],
+  );
   await recordHistory(stack.server.address, result.workflowId, 'native-two-phase');
 });
 
 test('native turn: a steer during the model call cancels it and the finalize round answers', async () => {
   const conv = uniqueId('conv');
-  emu.enqueue(title, { ...reply.text('a long answer that never finishes'), holdAfterEvents: 4 }, reply.text('Stopped, as you asked.'));
+  emu.enqueue(
+    title,
+    { ...reply.text('a long answer that never finishes'), holdAfterEvents: 4 },
+    reply.text('Stopped, as you asked.'),
+  );
   const from = emu.requests.length + 1; // after the gate's title call
   await stack.client.startTurn(conv, 'Write an essay', native());
-  await waitFor('the model call to stream', async () => emu.requests.length > from && emu.requests[from]!.status === 200);
+  await waitFor(
+    'the model call to stream',
+    async () => emu.requests.length > from && emu.requests[from]!.status === 200,
+  );
   await stack.client.steer(conv, 'stop now');
   const result = await stack.client.result(conv, 1);
   assert.equal(result.completionPath, 'steer_finalize');

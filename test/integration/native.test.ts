@@ -26,7 +26,12 @@ import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selecti
 import { NativeToolNames, renderNative, STEER_CANCELLED_RESULT } from '../../core/model/native-render';
 import type { ActivityDeps } from '../../activities/deps';
 import type { DecideOutcome, UserEvent } from '../../core/turn/contracts';
-import { reply, startAnthropicEmulator, type AnthropicEmulator, type MessageReply } from '../emulator/anthropic-emulator';
+import {
+  reply,
+  startAnthropicEmulator,
+  type AnthropicEmulator,
+  type MessageReply,
+} from '../emulator/anthropic-emulator';
 
 let db: Db;
 let emu: AnthropicEmulator;
@@ -57,9 +62,14 @@ after(async () => {
 const wfId = (conv: string) => `conv/${conv}/turn/1`;
 /** A mock activity environment (real Context) with a typed `run`. */
 function env(conv: string, activityId: string, attempt = 1) {
-  const mock = new MockActivityEnvironment({ workflowExecution: { workflowId: wfId(conv), runId: 'run-1' }, activityId, attempt } as Partial<Info>);
+  const mock = new MockActivityEnvironment({
+    workflowExecution: { workflowId: wfId(conv), runId: 'run-1' },
+    activityId,
+    attempt,
+  } as Partial<Info>);
   return {
-    run: <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> => mock.run(fn, ...args) as Promise<R>,
+    run: <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> =>
+      mock.run(fn, ...args) as Promise<R>,
     cancel: () => mock.cancel(),
   };
 }
@@ -67,20 +77,46 @@ function env(conv: string, activityId: string, attempt = 1) {
 async function startTurn(prompt: string): Promise<string> {
   const conv = `native_${randomBytes(4).toString('hex')}`;
   const { loadContext } = makeContextActivities(deps);
-  await env(conv, 'load').run(loadContext, { conversationId: conv, turnId: 'turn_1', turnIndex: 1, workflowId: wfId(conv), prompt: { text: prompt, messageId: 'm1' } });
+  await env(conv, 'load').run(loadContext, {
+    conversationId: conv,
+    turnId: 'turn_1',
+    turnIndex: 1,
+    workflowId: wfId(conv),
+    prompt: { text: prompt, messageId: 'm1' },
+  });
   return conv;
 }
 
 function decideInput(conv: string, round: number, extra: Partial<NativeDecideInput> = {}): NativeDecideInput {
-  return { conversationId: conv, turnId: 'turn_1', turnIndex: 1, round, mode: 'normal', events: [], iteration: { index: round, max: 5, base: 5, bonus: 0 }, model, ...extra };
+  return {
+    conversationId: conv,
+    turnId: 'turn_1',
+    turnIndex: 1,
+    round,
+    mode: 'normal',
+    events: [],
+    iteration: { index: round, max: 5, base: 5, bonus: 0 },
+    model,
+    ...extra,
+  };
 }
 
 const twoWrites = (text = 'Writing both notes.'): MessageReply => ({
   kind: 'message',
   content: [
     { type: 'text', text },
-    { type: 'tool_use', id: 'toolu_a', name: 'react_write', input: { path: 'files/a.md', channel: 'internal', content: 'alpha' } },
-    { type: 'tool_use', id: 'toolu_b', name: 'react_write', input: { path: 'files/b.md', channel: 'internal', content: 'beta' } },
+    {
+      type: 'tool_use',
+      id: 'toolu_a',
+      name: 'react_write',
+      input: { path: 'files/a.md', channel: 'internal', content: 'alpha' },
+    },
+    {
+      type: 'tool_use',
+      id: 'toolu_b',
+      name: 'react_write',
+      input: { path: 'files/b.md', channel: 'internal', content: 'beta' },
+    },
   ],
 });
 
@@ -89,13 +125,19 @@ async function runCalls(conv: string, outcome: DecideOutcome, only?: number): Pr
   if (outcome.kind !== 'tools') return;
   const runTool = makeRunTool(deps);
   for (const c of outcome.calls.slice(0, only ?? outcome.calls.length)) {
-    const res = await env(conv, `tool-${c.callId}`).run(runTool, { conversationId: conv, turnId: 'turn_1', callId: c.callId, toolId: c.toolId });
+    const res = await env(conv, `tool-${c.callId}`).run(runTool, {
+      conversationId: conv,
+      turnId: 'turn_1',
+      callId: c.callId,
+      toolId: c.toolId,
+    });
     assert.equal(res.ok, true, res.preview);
   }
 }
 
 type WireMessage = { role: string; content: Array<Record<string, unknown>> };
-const lastBody = () => emu.requests.at(-1)!.body as { messages: WireMessage[]; tools?: Array<{ name: string }>; tool_choice?: unknown };
+const lastBody = () =>
+  emu.requests.at(-1)!.body as { messages: WireMessage[]; tools?: Array<{ name: string }>; tool_choice?: unknown };
 
 test('native turn: two tool calls in one response, both run, then a streamed final answer', async () => {
   const conv = await startTurn('Write two notes, a and b');
@@ -104,7 +146,13 @@ test('native turn: two tool calls in one response, both run, then a streamed fin
   const first = await env(conv, 'decide-1').run(decide, decideInput(conv, 1));
   assert.equal(first.kind, 'tools');
   const calls = first.kind === 'tools' ? first.calls : [];
-  assert.deepEqual(calls.map((c) => [c.callId, c.toolId]), [[callIdFor(`${wfId(conv)}/round/1/0`), 'react.write'], [callIdFor(`${wfId(conv)}/round/1/1`), 'react.write']]);
+  assert.deepEqual(
+    calls.map((c) => [c.callId, c.toolId]),
+    [
+      [callIdFor(`${wfId(conv)}/round/1/0`), 'react.write'],
+      [callIdFor(`${wfId(conv)}/round/1/1`), 'react.write'],
+    ],
+  );
   assert.match(calls[0]!.summary, /react\.write files\/a\.md/);
   const req1 = lastBody();
   assert.ok(req1.tools?.some((t) => t.name === 'react_write'));
@@ -112,20 +160,41 @@ test('native turn: two tool calls in one response, both run, then a streamed fin
 
   let blocks = await loadBlocks(db.pool, conv);
   const callBlocks = blocks.filter((b) => b.type === 'react.tool.call');
-  assert.deepEqual(callBlocks.map((b) => b.meta.provider_tool_use_id), ['toolu_a', 'toolu_b']);
+  assert.deepEqual(
+    callBlocks.map((b) => b.meta.provider_tool_use_id),
+    ['toolu_a', 'toolu_b'],
+  );
   assert.equal(blocks.find((b) => b.type === 'react.notes')?.text, 'Writing both notes.');
 
   await runCalls(conv, first);
   emu.enqueue(reply.text('Both notes are written: a and b.'));
   const second = await env(conv, 'decide-2').run(decide, decideInput(conv, 2));
-  assert.deepEqual(second, { kind: 'final', action: 'complete', answer: 'Both notes are written: a and b.', completionPath: 'complete', usage: second.usage });
+  assert.deepEqual(second, {
+    kind: 'final',
+    action: 'complete',
+    answer: 'Both notes are written: a and b.',
+    completionPath: 'complete',
+    usage: second.usage,
+  });
   assert.ok(second.usage.inputTokens > 0);
 
   const msgs = lastBody().messages;
   const a = msgs.findIndex((m) => m.role === 'assistant');
-  assert.deepEqual(msgs[a]!.content.map((p) => p.type), ['text', 'tool_use', 'tool_use']);
-  assert.deepEqual(msgs[a]!.content.slice(1).map((p) => p.id), ['toolu_a', 'toolu_b']);
-  assert.deepEqual(msgs[a + 1]!.content.slice(0, 2).map((p) => [p.type, p.tool_use_id]), [['tool_result', 'toolu_a'], ['tool_result', 'toolu_b']]);
+  assert.deepEqual(
+    msgs[a]!.content.map((p) => p.type),
+    ['text', 'tool_use', 'tool_use'],
+  );
+  assert.deepEqual(
+    msgs[a]!.content.slice(1).map((p) => p.id),
+    ['toolu_a', 'toolu_b'],
+  );
+  assert.deepEqual(
+    msgs[a + 1]!.content.slice(0, 2).map((p) => [p.type, p.tool_use_id]),
+    [
+      ['tool_result', 'toolu_a'],
+      ['tool_result', 'toolu_b'],
+    ],
+  );
   assert.equal(msgs.at(-1)!.role, 'user');
 
   blocks = await loadBlocks(db.pool, conv);
@@ -135,9 +204,17 @@ test('native turn: two tool calls in one response, both run, then a streamed fin
 
   const events = await readEvents(db.pool, conv, 0);
   assert.ok(events.some((e) => e.kind === 'answer' && e.payload?.phase === 'discarded' && e.payload?.round === 1));
-  const deltas = events.filter((e) => e.kind === 'delta' && e.channel === 'answer' && e.payload?.round === 2).map((e) => String(e.payload?.text)).join('');
+  const deltas = events
+    .filter((e) => e.kind === 'delta' && e.channel === 'answer' && e.payload?.round === 2)
+    .map((e) => String(e.payload?.text))
+    .join('');
   assert.equal(deltas, 'Both notes are written: a and b.');
-  assert.ok(events.some((e) => e.kind === 'answer' && e.payload?.phase === 'done' && e.payload?.text === 'Both notes are written: a and b.'));
+  assert.ok(
+    events.some(
+      (e) =>
+        e.kind === 'answer' && e.payload?.phase === 'done' && e.payload?.text === 'Both notes are written: a and b.',
+    ),
+  );
 });
 
 test('a steer that cancels the second tool: finalize round sends a synthetic tool_result, then the steer', async () => {
@@ -155,9 +232,19 @@ test('a steer that cancels the second tool: finalize round sends a synthetic too
   const msgs = lastBody().messages;
   const a = msgs.findIndex((m) => m.role === 'assistant');
   const user = msgs[a + 1]!.content;
-  assert.deepEqual(user.slice(0, 2).map((p) => p.type), ['tool_result', 'tool_result']);
-  assert.deepEqual(user[1], { type: 'tool_result', tool_use_id: 'toolu_b', content: STEER_CANCELLED_RESULT, is_error: true });
-  assert.ok(user.slice(2).some((p) => p.type === 'text' && /STEER DURING TURN[\s\S]*one note is enough/.test(String(p.text))));
+  assert.deepEqual(
+    user.slice(0, 2).map((p) => p.type),
+    ['tool_result', 'tool_result'],
+  );
+  assert.deepEqual(user[1], {
+    type: 'tool_result',
+    tool_use_id: 'toolu_b',
+    content: STEER_CANCELLED_RESULT,
+    is_error: true,
+  });
+  assert.ok(
+    user.slice(2).some((p) => p.type === 'text' && /STEER DURING TURN[\s\S]*one note is enough/.test(String(p.text))),
+  );
   assert.match(JSON.stringify(msgs.at(-1)), /FINALIZE/);
 });
 
@@ -197,7 +284,11 @@ async function loopTurn(): Promise<{ conv: string; loopAnswer: string }> {
   const second = await env(conv, 'decide-2').run(decide, decideInput(conv, 2, { answerPhase: 'loop' }));
   assert.equal(second.kind, 'final');
   const events = await readEvents(db.pool, conv, 0);
-  assert.equal(events.filter((e) => e.kind === 'delta' && e.channel === 'answer').length, 0, 'the loop streams no answer');
+  assert.equal(
+    events.filter((e) => e.kind === 'delta' && e.channel === 'answer').length,
+    0,
+    'the loop streams no answer',
+  );
   assert.ok(events.some((e) => e.kind === 'delta' && e.channel === 'thinking'));
   return { conv, loopAnswer: second.kind === 'final' ? second.answer : '' };
 }
@@ -206,7 +297,13 @@ test('two-phase: synthesis streams the answer over the trace and supersedes the 
   const { conv, loopAnswer } = await loopTurn();
   const before = (await readEvents(db.pool, conv, 0)).at(-1)!.seq;
   emu.enqueue(reply.text('I wrote **a.md** (alpha) and **b.md** (beta).'));
-  const out = await env(conv, 'synth').run(makeSynthesizeAnswer(deps), { conversationId: conv, turnId: 'turn_1', turnIndex: 1, loopAnswer, model });
+  const out = await env(conv, 'synth').run(makeSynthesizeAnswer(deps), {
+    conversationId: conv,
+    turnId: 'turn_1',
+    turnIndex: 1,
+    loopAnswer,
+    model,
+  });
   assert.equal(out.synthesized, true);
   assert.equal(out.answer, 'I wrote **a.md** (alpha) and **b.md** (beta).');
   assert.ok(out.usage.outputTokens > 0);
@@ -226,25 +323,55 @@ test('two-phase: synthesis streams the answer over the trace and supersedes the 
   assert.equal(completions[0]!.replacement_text, '');
   assert.equal(completions[1]!.meta.synthesized, true);
   const events = await readEvents(db.pool, conv, before);
-  assert.equal(events.filter((e) => e.kind === 'delta' && e.channel === 'answer').map((e) => e.payload?.text).join(''), out.answer);
+  assert.equal(
+    events
+      .filter((e) => e.kind === 'delta' && e.channel === 'answer')
+      .map((e) => e.payload?.text)
+      .join(''),
+    out.answer,
+  );
   assert.ok(events.some((e) => e.kind === 'answer' && e.payload?.phase === 'done' && e.payload?.synthesized === true));
 
   const calls = emu.requests.length;
-  const retried = await env(conv, 'synth', 2).run(makeSynthesizeAnswer(deps), { conversationId: conv, turnId: 'turn_1', turnIndex: 1, loopAnswer, model });
-  assert.deepEqual([retried.answer, retried.synthesized, emu.requests.length], [out.answer, true, calls], 'a retry returns the recorded synthesis');
+  const retried = await env(conv, 'synth', 2).run(makeSynthesizeAnswer(deps), {
+    conversationId: conv,
+    turnId: 'turn_1',
+    turnIndex: 1,
+    loopAnswer,
+    model,
+  });
+  assert.deepEqual(
+    [retried.answer, retried.synthesized, emu.requests.length],
+    [out.answer, true, calls],
+    'a retry returns the recorded synthesis',
+  );
 });
 
 test('two-phase: a failed synthesis falls back to the loop answer', async () => {
   const { conv, loopAnswer } = await loopTurn();
   emu.enqueue(reply.serverError());
-  const out = await env(conv, 'synth').run(makeSynthesizeAnswer(deps), { conversationId: conv, turnId: 'turn_1', turnIndex: 1, loopAnswer, model });
+  const out = await env(conv, 'synth').run(makeSynthesizeAnswer(deps), {
+    conversationId: conv,
+    turnId: 'turn_1',
+    turnIndex: 1,
+    loopAnswer,
+    model,
+  });
   assert.deepEqual(out, { answer: 'draft: wrote a and b', synthesized: false, usage: out.usage });
   const blocks = await loadBlocks(db.pool, conv);
   const completions = blocks.filter((b) => b.type === 'assistant.completion');
   assert.equal(completions.length, 1);
   assert.notEqual(completions[0]!.hidden, true);
   const events = await readEvents(db.pool, conv, 0);
-  assert.ok(events.some((e) => e.kind === 'answer' && e.payload?.phase === 'done' && e.payload?.synthesized === false && e.payload?.text === loopAnswer));
+  assert.ok(
+    events.some(
+      (e) =>
+        e.kind === 'answer' &&
+        e.payload?.phase === 'done' &&
+        e.payload?.synthesized === false &&
+        e.payload?.text === loopAnswer,
+    ),
+  );
 });
 
 test('self-healing: a made-up tool and invalid params are recorded as calls and answered with errors', async () => {
@@ -260,12 +387,20 @@ test('self-healing: a made-up tool and invalid params are recorded as calls and 
   const first = await env(conv, 'decide-1').run(decide, decideInput(conv, 1));
   assert.equal(first.kind, 'tools');
   const calls = first.kind === 'tools' ? first.calls : [];
-  assert.deepEqual(calls.map((c) => c.toolId), ['made_up', 'react.write']);
+  assert.deepEqual(
+    calls.map((c) => c.toolId),
+    ['made_up', 'react.write'],
+  );
   assert.equal(calls[0]!.retry?.maximumAttempts, 1);
   assert.equal(calls[0]!.activity, 'runTool');
   const runTool = makeRunTool(deps);
   for (const c of calls) {
-    const res = await env(conv, `tool-${c.callId}`).run(runTool, { conversationId: conv, turnId: 'turn_1', callId: c.callId, toolId: c.toolId });
+    const res = await env(conv, `tool-${c.callId}`).run(runTool, {
+      conversationId: conv,
+      turnId: 'turn_1',
+      callId: c.callId,
+      toolId: c.toolId,
+    });
     assert.equal(res.ok, false);
   }
   emu.enqueue({ kind: 'message', content: [] }, reply.text('Sorry, I could not do that.'));
@@ -273,7 +408,11 @@ test('self-healing: a made-up tool and invalid params are recorded as calls and 
   assert.equal(empty.kind, 'invalid');
   const msgs = lastBody().messages;
   const a = msgs.findIndex((m) => m.role === 'assistant');
-  assert.deepEqual(msgs[a]!.content.map((p) => [p.type, p.id]), [['tool_use', 'toolu_y']], 'only the known tool is replayed natively');
+  assert.deepEqual(
+    msgs[a]!.content.map((p) => [p.type, p.id]),
+    [['tool_use', 'toolu_y']],
+    'only the known tool is replayed natively',
+  );
   assert.deepEqual(msgs[a + 1]!.content[0]!.is_error, true);
   assert.match(JSON.stringify(msgs), /unknown tool \\"made_up\\"/);
   const last = await env(conv, 'decide-3').run(decide, decideInput(conv, 3));
@@ -313,13 +452,27 @@ test('native rounds offer only the turn’s selected tools (more than 12 registe
   const wide: ActivityDeps = { ...deps, registry: createToolRegistry({ extra }) };
   assert.ok(wide.registry.ids().length > TOOL_SELECTION_THRESHOLD);
   const conv = await startTurn('use connector 3');
-  emu.enqueue({ kind: 'message', content: [{ type: 'tool_use', id: 'toolu_s', name: 'select_tools', input: { tools: ['hub.tool3'] } }] });
-  const selection = await env(conv, 'select').run(makeSelectTools(wide), { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model, pinned: [...PINNED_TOOLS] });
+  emu.enqueue({
+    kind: 'message',
+    content: [{ type: 'tool_use', id: 'toolu_s', name: 'select_tools', input: { tools: ['hub.tool3'] } }],
+  });
+  const selection = await env(conv, 'select').run(makeSelectTools(wide), {
+    conversationId: conv,
+    turnId: 'turn_1',
+    prompt: 'use connector 3',
+    model,
+    pinned: [...PINNED_TOOLS],
+  });
   assert.deepEqual(selection.toolIds, [...PINNED_TOOLS, 'hub.tool3']);
 
   emu.enqueue({ kind: 'message', content: [{ type: 'tool_use', id: 'toolu_h', name: 'hub_tool3', input: {} }] });
   const out = await env(conv, 'decide-1').run(makeDecideNative(wide), decideInput(conv, 1));
-  assert.deepEqual(lastBody().tools?.map((t) => t.name).sort(), ['hub_tool3', 'react_hide', 'react_plan', 'react_read', 'react_write']);
+  assert.deepEqual(
+    lastBody()
+      .tools?.map((t) => t.name)
+      .sort(),
+    ['hub_tool3', 'react_hide', 'react_plan', 'react_read', 'react_write'],
+  );
   assert.equal(out.kind, 'tools');
   assert.deepEqual(out.kind === 'tools' && out.calls.map((c) => c.toolId), ['hub.tool3']);
 });
@@ -331,25 +484,49 @@ test('after a react.hide in the turn, native rounds drop the previous-turn cache
   const conv = `native_${randomBytes(4).toString('hex')}`;
   const { loadContext } = makeContextActivities(deps);
   const open = (turnId: string, turnIndex: number, text: string) =>
-    env(conv, `load-${turnId}`).run(loadContext, { conversationId: conv, turnId, turnIndex, workflowId: wfId(conv), prompt: { text, messageId: `m_${turnId}` } });
+    env(conv, `load-${turnId}`).run(loadContext, {
+      conversationId: conv,
+      turnId,
+      turnIndex,
+      workflowId: wfId(conv),
+      prompt: { text, messageId: `m_${turnId}` },
+    });
   await open('turn_0', 1, 'Hello');
   emu.enqueue(reply.text('Hello! How can I help?'));
   await env(conv, 'decide-0').run(makeDecideNative(deps), decideInput(conv, 1, { turnId: 'turn_0' }));
   await open('turn_1', 2, 'Write notes a and b, then hide b');
   const decide = makeDecideNative(deps);
-  const write = (id: string, path: string): MessageReply => ({ kind: 'message', content: [{ type: 'tool_use', id, name: 'react_write', input: { path, channel: 'internal', content: 'x' } }] });
+  const write = (id: string, path: string): MessageReply => ({
+    kind: 'message',
+    content: [{ type: 'tool_use', id, name: 'react_write', input: { path, channel: 'internal', content: 'x' } }],
+  });
   const input = (round: number) => decideInput(conv, round, { turnIndex: 2 });
-  for (const [round, r] of [[1, write('toolu_1', 'files/a.md')], [2, write('toolu_2', 'files/b.md')]] as const) {
+  for (const [round, r] of [
+    [1, write('toolu_1', 'files/a.md')],
+    [2, write('toolu_2', 'files/b.md')],
+  ] as const) {
     emu.enqueue(r);
     await runCalls(conv, await env(conv, `decide-${round}`).run(decide, input(round)));
   }
   const hidden = `tc:turn_1.${callIdFor(`${wfId(conv)}/round/2/0`)}.result`;
-  emu.enqueue({ kind: 'message', content: [{ type: 'tool_use', id: 'toolu_3', name: 'react_hide', input: { path: hidden, replacement: 'note b (hidden)' } }] });
+  emu.enqueue({
+    kind: 'message',
+    content: [
+      { type: 'tool_use', id: 'toolu_3', name: 'react_hide', input: { path: hidden, replacement: 'note b (hidden)' } },
+    ],
+  });
   await runCalls(conv, await env(conv, 'decide-3').run(decide, input(3)));
   const blocks = await loadBlocks(db.pool, conv);
   assert.ok(blocks.some((b) => b.type === 'react.tool.result' && b.meta.suppress_prev_turn_cache === true));
-  const unsuppressed = renderNative({ blocks, currentTurnId: 'turn_1', systemPrompt: '', tools: [], names: new NativeToolNames([]) }, { now: Date.now() });
-  assert.equal(unsuppressed.messages.flatMap((m) => m.content).filter((p) => p.cache).length, 3, 'without the hide: previous turn, pre-tail and tail checkpoints');
+  const unsuppressed = renderNative(
+    { blocks, currentTurnId: 'turn_1', systemPrompt: '', tools: [], names: new NativeToolNames([]) },
+    { now: Date.now() },
+  );
+  assert.equal(
+    unsuppressed.messages.flatMap((m) => m.content).filter((p) => p.cache).length,
+    3,
+    'without the hide: previous turn, pre-tail and tail checkpoints',
+  );
 
   emu.enqueue(reply.text('Done.'));
   await env(conv, 'decide-4').run(decide, input(4));

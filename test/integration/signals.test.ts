@@ -17,12 +17,19 @@ test('a steer during a slow decide round cancels it within the heartbeat timeout
   // Round 1 streams ~100 s of output: only a cancellation can end it early.
   const slow = complete('x'.repeat(2000));
   await stack.client.startTurn(conv, 'write a long essay', {
-    model: { provider: 'scripted', script: { rounds: [slow], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}') } },
+    model: {
+      provider: 'scripted',
+      script: { rounds: [slow], chunkSize: 4, latencyMs: 50, finalize: complete('Stopped: {{event}}') },
+    },
   });
-  await waitFor('round 1 to stream', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
+  await waitFor('round 1 to stream', async () =>
+    (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'),
+  );
   const t0 = Date.now();
   await stack.client.steer(conv, 'stop and summarise now');
-  await waitFor('the decide round to be interrupted', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.payload?.phase === 'interrupted'));
+  await waitFor('the decide round to be interrupted', async () =>
+    (await readEvents(stack.db.pool, conv, 0)).some((e) => e.payload?.phase === 'interrupted'),
+  );
   const elapsed = Date.now() - t0;
   assert.ok(elapsed < 5_000, `cancellation took ${elapsed} ms (heartbeat timeout 5 s)`);
   const result = await stack.client.result(conv, 1);
@@ -46,10 +53,19 @@ test('a followup during a turn is folded in at the next decision boundary and gr
     maxIterations: 3,
     model: {
       provider: 'scripted',
-      script: { rounds: [callTool('react.write', { path: 'a.md', channel: 'internal', content: 'a', kind: 'file' }), complete('saw followup: {{event}}')], chunkSize: 8, latencyMs: 60 },
+      script: {
+        rounds: [
+          callTool('react.write', { path: 'a.md', channel: 'internal', content: 'a', kind: 'file' }),
+          complete('saw followup: {{event}}'),
+        ],
+        chunkSize: 8,
+        latencyMs: 60,
+      },
     },
   });
-  await waitFor('round 1 to stream', async () => (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'));
+  await waitFor('round 1 to stream', async () =>
+    (await readEvents(stack.db.pool, conv, 0)).some((e) => e.kind === 'delta'),
+  );
   await stack.client.followup(conv, 'also mention B');
   const result = await stack.client.result(conv, 1);
   assert.equal(result.answer, 'saw followup: also mention B');
@@ -80,7 +96,13 @@ test('a followup between turns starts exactly one new turn, even when sent twice
   assert.equal(view.nextTurnIndex, 3, 'exactly one new turn');
   assert.equal(view.completedTurns, 2);
   const prompts = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'user.prompt');
-  assert.deepEqual(prompts.map((b) => [b.turn_id, b.text]), [['turn_1', 'first'], ['turn_2', 'second question']]);
+  assert.deepEqual(
+    prompts.map((b) => [b.turn_id, b.text]),
+    [
+      ['turn_1', 'first'],
+      ['turn_2', 'second question'],
+    ],
+  );
   await recordHistory(stack.server.address, `conv/${conv}`, 'conversation-two-turns-v3');
 });
 

@@ -25,7 +25,12 @@ async function newConversation(): Promise<string> {
 }
 
 /** Reads until `total` events arrived; `restartEvery` makes the reader drop its follow and resume from its last offset. */
-async function readAll(conv: string, total: number, opts: Omit<FollowOptions, 'afterSeq' | 'signal'>, restartEvery = Infinity): Promise<number[]> {
+async function readAll(
+  conv: string,
+  total: number,
+  opts: Omit<FollowOptions, 'afterSeq' | 'signal'>,
+  restartEvery = Infinity,
+): Promise<number[]> {
   const seen: number[] = [];
   let afterSeq = 0;
   while (seen.length < total) {
@@ -58,20 +63,35 @@ test('readers resume from any offset with no lost or duplicated events while sev
     Array.from({ length: publishers }, async (_, p) => {
       for (let b = 0; b < batches; b++) {
         const n = sizes[p * batches + b]!;
-        await publishEvents(db.pool, conv, Array.from({ length: n }, (_, i) => ({ kind: 'delta', channel: 'answer', payload: { text: `p${p}b${b}i${i}` } })));
+        await publishEvents(
+          db.pool,
+          conv,
+          Array.from({ length: n }, (_, i) => ({
+            kind: 'delta',
+            channel: 'answer',
+            payload: { text: `p${p}b${b}i${i}` },
+          })),
+        );
         if (b % 8 === 0) await new Promise((r) => setTimeout(r, 2));
       }
     }),
   );
   const expected = Array.from({ length: total }, (_, i) => i + 1);
-  for (const [i, seen] of (await Promise.all(readers)).entries()) assert.deepEqual(seen, expected, `reader ${i} got every offset exactly once, in order`);
+  for (const [i, seen] of (await Promise.all(readers)).entries())
+    assert.deepEqual(seen, expected, `reader ${i} got every offset exactly once, in order`);
   const rows = await readEvents(db.pool, conv, 0, 100_000);
-  assert.deepEqual(rows.map((r) => r.seq), expected);
+  assert.deepEqual(
+    rows.map((r) => r.seq),
+    expected,
+  );
   // Each publisher's events stay in its own order (a batch is atomic and consecutive).
   const texts = rows.map((r) => String(r.payload?.text));
   for (let p = 0; p < publishers; p++) {
     const mine = texts.filter((t) => t.startsWith(`p${p}b`)).map((t) => Number(/b(\d+)/.exec(t)![1]));
-    assert.deepEqual(mine, [...mine].sort((a, b) => a - b));
+    assert.deepEqual(
+      mine,
+      [...mine].sort((a, b) => a - b),
+    );
   }
   await waitFor('subscriptions to be released', async () => notifier.size() === 0, 2000);
   await notifier.close();
@@ -84,7 +104,9 @@ test('a notifier wakes only the readers of the published conversation, and a wai
   const offA = notifier.subscribe(a, () => woke.push('a'));
   const offB = notifier.subscribe(b, () => woke.push('b'));
   assert.equal(notifier.size(), 2);
-  await publishEvents(db.pool, a, [{ kind: 'phase', payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'w' } }]);
+  await publishEvents(db.pool, a, [
+    { kind: 'phase', payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'w' } },
+  ]);
   await waitFor('a notice for a', async () => woke.includes('a'), 2000, 5);
   assert.deepEqual(woke, ['a']);
   offA();
@@ -95,7 +117,8 @@ test('a notifier wakes only the readers of the published conversation, and a wai
   // Poll interval 10 s: only the notice can deliver this event quickly.
   const abort = new AbortController();
   const first = (async () => {
-    for await (const e of followEvents(db.pool, a, { afterSeq: 1, notifier, pollMs: 10_000, signal: abort.signal })) return { e, at: Date.now() };
+    for await (const e of followEvents(db.pool, a, { afterSeq: 1, notifier, pollMs: 10_000, signal: abort.signal }))
+      return { e, at: Date.now() };
     return undefined;
   })();
   await new Promise((r) => setTimeout(r, 100));
@@ -116,15 +139,43 @@ test('NOTIFY payloads parse with conversation ids that contain colons', () => {
 
 test('the pruner removes events older than the retention and keeps offsets monotonic', async () => {
   const conv = await newConversation();
-  await publishEvents(db.pool, conv, Array.from({ length: 10 }, () => ({ kind: 'delta', channel: 'answer', payload: { text: 'x' } })));
-  await db.pool.query(`UPDATE stream_events SET ts = now() - interval '2 hours' WHERE conversation_id = $1 AND seq <= 6`, [conv]);
+  await publishEvents(
+    db.pool,
+    conv,
+    Array.from({ length: 10 }, () => ({ kind: 'delta', channel: 'answer', payload: { text: 'x' } })),
+  );
+  await db.pool.query(
+    `UPDATE stream_events SET ts = now() - interval '2 hours' WHERE conversation_id = $1 AND seq <= 6`,
+    [conv],
+  );
   const lines: string[] = [];
   const pruner = startStreamPruner(db.pool, { retentionSeconds: 3600, intervalMs: 60_000, log: (l) => lines.push(l) });
   await pruner.runOnce();
   const rest = await readEvents(db.pool, conv, 0);
-  assert.deepEqual(rest.map((e) => e.seq), [7, 8, 9, 10]);
-  assert.ok(lines.some((l) => /pruned \d+ stream events/.test(l)), lines.join('\n'));
-  assert.equal(await publishEvents(db.pool, conv, [{ kind: 'done', payload: { turnId: 'turn_1', answer: '', iterations: 0, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, completionPath: 'complete' } }]), 11, 'offsets continue after pruning');
+  assert.deepEqual(
+    rest.map((e) => e.seq),
+    [7, 8, 9, 10],
+  );
+  assert.ok(
+    lines.some((l) => /pruned \d+ stream events/.test(l)),
+    lines.join('\n'),
+  );
+  assert.equal(
+    await publishEvents(db.pool, conv, [
+      {
+        kind: 'done',
+        payload: {
+          turnId: 'turn_1',
+          answer: '',
+          iterations: 0,
+          usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+          completionPath: 'complete',
+        },
+      },
+    ]),
+    11,
+    'offsets continue after pruning',
+  );
   await pruner.stop();
   assert.throws(() => startStreamPruner(db.pool, { retentionSeconds: 0 }), /positive number of seconds/);
 });
@@ -133,19 +184,30 @@ test('the publisher sends a lone event at once, batches a burst within the inter
   const conv = await newConversation();
   const publisher = new StreamPublisher(db.pool, conv, { turnId: 'turn_1', attempt: 1 }, { intervalMs: 400 });
   publisher.emit({ kind: 'delta', channel: 'answer', payload: { text: 'a' } });
-  await waitFor('the first event (no interval wait)', async () => (await readEvents(db.pool, conv, 0)).length === 1, 300, 5);
+  await waitFor(
+    'the first event (no interval wait)',
+    async () => (await readEvents(db.pool, conv, 0)).length === 1,
+    300,
+    5,
+  );
   for (const text of ['b', 'c', 'd']) publisher.emit({ kind: 'delta', channel: 'answer', payload: { text } });
   await new Promise((r) => setTimeout(r, 100));
   assert.equal((await readEvents(db.pool, conv, 0)).length, 1, 'the burst waits for the interval');
   await publisher.close();
   const rows = await readEvents(db.pool, conv, 0);
-  assert.deepEqual(rows.map((r) => r.payload?.text), ['a', 'b', 'c', 'd']);
+  assert.deepEqual(
+    rows.map((r) => r.payload?.text),
+    ['a', 'b', 'c', 'd'],
+  );
   assert.equal(new Set(rows.slice(1).map((r) => r.ts)).size, 1, 'b, c, d were one transaction');
 
   const broken = new StreamPublisher(db.pool, uniqueId('missing'), { turnId: 'turn_1', attempt: 1 }, { intervalMs: 1 });
   broken.emit({ kind: 'delta', channel: 'answer', payload: { text: 'x' } }); // background flush fails: recorded, not unhandled
   await new Promise((r) => setTimeout(r, 50));
-  assert.throws(() => broken.emit({ kind: 'delta', channel: 'answer', payload: { text: 'y' } }), /unknown conversation/);
+  assert.throws(
+    () => broken.emit({ kind: 'delta', channel: 'answer', payload: { text: 'y' } }),
+    /unknown conversation/,
+  );
   await assert.rejects(broken.close(), /unknown conversation/);
 });
 
@@ -158,7 +220,8 @@ test('the notifier reconnects after its LISTEN connection is killed; readers pol
   const abort = new AbortController();
   const seen: number[] = [];
   const reading = (async () => {
-    for await (const e of followEvents(db.pool, conv, { notifier, pollMs: 300, signal: abort.signal })) seen.push(e.seq);
+    for await (const e of followEvents(db.pool, conv, { notifier, pollMs: 300, signal: abort.signal }))
+      seen.push(e.seq);
   })();
   await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
   await waitFor('the loss to be noticed', async () => !notifier.connected(), 5000, 10);
@@ -167,7 +230,10 @@ test('the notifier reconnects after its LISTEN connection is killed; readers pol
   await publishEvents(db.pool, conv, [{ kind: 'delta', channel: 'answer', payload: { text: 'after' } }]);
   await waitFor('both events', async () => seen.length === 2, 5000, 10);
   assert.deepEqual(seen, [1, 2]);
-  assert.ok(lines.some((l) => /LISTEN connection lost/.test(l)), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => /LISTEN connection lost/.test(l)),
+    lines.join('\n'),
+  );
   abort.abort();
   await reading;
   await notifier.close();

@@ -30,7 +30,12 @@ const flaky: { declaration: AnyToolDeclaration; impl: ToolImpl } = {
     params: z.object({ fail: z.number().int().min(0), bad: z.boolean().default(false) }),
     strategy: 'exploration',
     timeoutMs: 10_000,
-    retry: { maximumAttempts: 3, initialInterval: 50, backoffCoefficient: 1, nonRetryableErrorTypes: ['FlakyInputError'] },
+    retry: {
+      maximumAttempts: 3,
+      initialInterval: 50,
+      backoffCoefficient: 1,
+      nonRetryableErrorTypes: ['FlakyInputError'],
+    },
     summarize: (p) => `tool test.flaky fail=${p.fail}`,
     activity: { name: 'flakyTool', heartbeatTimeoutMs: 5_000 },
   }),
@@ -60,13 +65,22 @@ async function runTurn(rounds: string[]): Promise<{ conv: string; workflowId: st
   return { conv, workflowId: r.workflowId };
 }
 
-async function scheduled(workflowId: string): Promise<Array<{ type: string; maximumAttempts: number | null; initialIntervalMs: number | null }>> {
+async function scheduled(
+  workflowId: string,
+): Promise<Array<{ type: string; maximumAttempts: number | null; initialIntervalMs: number | null }>> {
   const history = await stack.server.env.client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).flatMap((e) => {
     const a = e.activityTaskScheduledEventAttributes;
     if (!a) return [];
-    const ms = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) => (d ? Number(d.seconds ?? 0) * 1000 + Math.round((d.nanos ?? 0) / 1e6) : null);
-    return [{ type: a.activityType?.name ?? '', maximumAttempts: a.retryPolicy?.maximumAttempts ?? null, initialIntervalMs: ms(a.retryPolicy?.initialInterval) }];
+    const ms = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+      d ? Number(d.seconds ?? 0) * 1000 + Math.round((d.nanos ?? 0) / 1e6) : null;
+    return [
+      {
+        type: a.activityType?.name ?? '',
+        maximumAttempts: a.retryPolicy?.maximumAttempts ?? null,
+        initialIntervalMs: ms(a.retryPolicy?.initialInterval),
+      },
+    ];
   });
 }
 

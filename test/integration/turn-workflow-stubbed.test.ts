@@ -15,7 +15,16 @@ import type { temporal } from '@temporalio/proto';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
 import type { TurnActivities } from '../../activities/turn-activities';
 import { ZERO_USAGE } from '../../core/model/provider';
-import type { DecideInput, DecideOutcome, ToolCallPlan, ToolFailureInput, ToolInput, ToolOutcome, TurnInput, TurnResult } from '../../core/turn/contracts';
+import type {
+  DecideInput,
+  DecideOutcome,
+  ToolCallPlan,
+  ToolFailureInput,
+  ToolInput,
+  ToolOutcome,
+  TurnInput,
+  TurnResult,
+} from '../../core/turn/contracts';
 import { followupSignal, steerSignal, turnStateQuery } from '../../workflows/definitions';
 import { TurnWorkflow } from '../../workflows/turn';
 import { uniqueId, waitFor } from '../support/stack';
@@ -123,13 +132,28 @@ function start(decide: Scenario['decide'], opts: { maxIterations?: number; tool?
     prompt: { text: 'do the thing', messageId: 'm1' },
     options: { model: { provider: 'scripted' }, ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}) },
   };
-  const handle = server.env.client.workflow.start(TurnWorkflow, { taskQueue, workflowId: `conv/${conversationId}/turn/1`, args: [input] });
+  const handle = server.env.client.workflow.start(TurnWorkflow, {
+    taskQueue,
+    workflowId: `conv/${conversationId}/turn/1`,
+    args: [input],
+  });
   return { s, conversationId, handle };
 }
 
-const final = (answer: string, action: 'complete' | 'exit' = 'complete'): DecideOutcome => ({ kind: 'final', action, answer, completionPath: action, usage });
+const final = (answer: string, action: 'complete' | 'exit' = 'complete'): DecideOutcome => ({
+  kind: 'final',
+  action,
+  answer,
+  completionPath: action,
+  usage,
+});
 const tools = (calls: ToolCallPlan[]): DecideOutcome => ({ kind: 'tools', calls, usage });
-const plan = (callId: string, extra: Partial<ToolCallPlan> = {}): ToolCallPlan => ({ callId, toolId: 'react.read', summary: `tool react.read ${callId}`, ...extra });
+const plan = (callId: string, extra: Partial<ToolCallPlan> = {}): ToolCallPlan => ({
+  callId,
+  toolId: 'react.read',
+  summary: `tool react.read ${callId}`,
+  ...extra,
+});
 const calls = (s: Scenario, activity: string) => s.log.filter((l) => l.activity === activity);
 
 /** A decide call that waits (heartbeating) until a steer cancels it. */
@@ -145,7 +169,9 @@ async function untilCancelled(started: () => void): Promise<never> {
 test('steer mid-round: the decide call is cancelled, one finalize round ends the turn with steer_finalize', async () => {
   let started!: () => void;
   const inRound = new Promise<void>((r) => (started = r));
-  const { s, handle } = start(async (input) => (input.mode === 'finalize' ? final('stopped as asked') : untilCancelled(started)));
+  const { s, handle } = start(async (input) =>
+    input.mode === 'finalize' ? final('stopped as asked') : untilCancelled(started),
+  );
   const h = await handle;
   await inRound;
   await h.signal(steerSignal, { kind: 'steer', messageId: 'steer1', text: 'stop now' });
@@ -153,8 +179,18 @@ test('steer mid-round: the decide call is cancelled, one finalize round ends the
   assert.equal(result.completionPath, 'steer_finalize');
   assert.equal(result.answer, 'stopped as asked');
   const decides = calls(s, 'decide').map((c) => c.input as DecideInput);
-  assert.deepEqual(decides.map((d) => [d.mode, d.round]), [['normal', 1], ['finalize', 2]]);
-  assert.deepEqual(decides[1]!.events.map((e) => e.messageId), ['steer1'], 'the steer reaches the finalize round');
+  assert.deepEqual(
+    decides.map((d) => [d.mode, d.round]),
+    [
+      ['normal', 1],
+      ['finalize', 2],
+    ],
+  );
+  assert.deepEqual(
+    decides[1]!.events.map((e) => e.messageId),
+    ['steer1'],
+    'the steer reaches the finalize round',
+  );
   assert.equal(calls(s, 'finalizeTurn').length, 0, 'the model closed the turn itself');
   assert.equal(calls(s, 'persistTurn').length, 1);
 });
@@ -189,7 +225,10 @@ test('a followup during a round that answered: the answer is a draft, the turn g
 });
 
 test('iteration cap: a model that only calls tools stops at the budget and the turn gets a fallback answer', async () => {
-  const { s, handle } = start(async (input) => tools([plan(`tc_r${input.round}`)]), { maxIterations: 2, tool: async () => toolOk('read') });
+  const { s, handle } = start(async (input) => tools([plan(`tc_r${input.round}`)]), {
+    maxIterations: 2,
+    tool: async () => toolOk('read'),
+  });
   const result: TurnResult = await (await handle).result();
   assert.equal(result.completionPath, 'iteration_cap');
   assert.equal(result.rounds, 2);
@@ -199,7 +238,9 @@ test('iteration cap: a model that only calls tools stops at the budget and the t
 });
 
 test('repeated invalid decisions end the turn with decision_failure after MAX_DECISION_RETRIES retries', async () => {
-  const { s, handle } = start(async () => ({ kind: 'invalid', code: 'bad_json', message: 'not JSON', usage }), { maxIterations: 10 });
+  const { s, handle } = start(async () => ({ kind: 'invalid', code: 'bad_json', message: 'not JSON', usage }), {
+    maxIterations: 10,
+  });
   const result: TurnResult = await (await handle).result();
   assert.equal(result.completionPath, 'decision_failure');
   assert.equal(calls(s, 'decide').length, 3);
@@ -214,8 +255,16 @@ test('tool retries follow each plan: retried to success, exhausted into a failed
       input.round === 1
         ? tools([
             plan('tc_flaky', { startToCloseTimeout: 5_000, retry: { ...fast, maximumAttempts: 3 } }),
-            plan('tc_own', { activity: 'fakeOwn', heartbeatTimeout: 3_000, startToCloseTimeout: 5_000, retry: { ...fast, maximumAttempts: 2 } }),
-            plan('tc_bad', { startToCloseTimeout: 5_000, retry: { ...fast, maximumAttempts: 5, nonRetryableErrorTypes: ['BadInput'] } }),
+            plan('tc_own', {
+              activity: 'fakeOwn',
+              heartbeatTimeout: 3_000,
+              startToCloseTimeout: 5_000,
+              retry: { ...fast, maximumAttempts: 2 },
+            }),
+            plan('tc_bad', {
+              startToCloseTimeout: 5_000,
+              retry: { ...fast, maximumAttempts: 5, nonRetryableErrorTypes: ['BadInput'] },
+            }),
           ])
         : final('went on'),
     {
@@ -231,32 +280,49 @@ test('tool retries follow each plan: retried to success, exhausted into a failed
   const result: TurnResult = await h.result();
   assert.equal(result.completionPath, 'complete');
   assert.equal(result.answer, 'went on');
-  const attemptsOf = (activity: string, callId: string) => s.log.filter((l) => l.activity === activity && (l.input as ToolInput).callId === callId).map((l) => l.attempt);
+  const attemptsOf = (activity: string, callId: string) =>
+    s.log.filter((l) => l.activity === activity && (l.input as ToolInput).callId === callId).map((l) => l.attempt);
   assert.deepEqual(attemptsOf('runTool', 'tc_flaky'), [1, 2, 3]);
   assert.deepEqual(attemptsOf('fakeOwn', 'tc_own'), [1, 2]);
   assert.deepEqual(attemptsOf('runTool', 'tc_bad'), [1]);
   const failures = calls(s, 'recordToolFailure').map((c) => c.input as ToolFailureInput);
-  assert.deepEqual(failures.map((f) => [f.callId, f.retryState]), [['tc_own', 'MAXIMUM_ATTEMPTS_REACHED'], ['tc_bad', 'NON_RETRYABLE_FAILURE']]);
+  assert.deepEqual(
+    failures.map((f) => [f.callId, f.retryState]),
+    [
+      ['tc_own', 'MAXIMUM_ATTEMPTS_REACHED'],
+      ['tc_bad', 'NON_RETRYABLE_FAILURE'],
+    ],
+  );
   assert.match(failures[0]!.error, /own 2/);
   assert.match(failures[1]!.error, /bad params/);
   assert.equal(failures[1]!.failureType, 'BadInput');
 
   // The schedules carry each plan's options; the short steps have timeouts that fit their work.
   const events = (await h.fetchHistory()).events ?? [];
-  const sched = (type: string) => events.map((e) => e.activityTaskScheduledEventAttributes).filter((a): a is temporal.api.history.v1.IActivityTaskScheduledEventAttributes => a?.activityType?.name === type);
+  const sched = (type: string) =>
+    events
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter(
+        (a): a is temporal.api.history.v1.IActivityTaskScheduledEventAttributes => a?.activityType?.name === type,
+      );
   const own = sched('fakeOwn')[0]!;
   assert.equal(tsToMs(own.heartbeatTimeout), 3_000);
   assert.equal(tsToMs(own.startToCloseTimeout), 5_000);
-  for (const [type, max] of [['loadContext', 15_000], ['recordToolFailure', 15_000]] as const) {
+  for (const [type, max] of [
+    ['loadContext', 15_000],
+    ['recordToolFailure', 15_000],
+  ] as const) {
     const a = sched(type);
     assert.ok(a.length > 0, `${type} ran`);
-    for (const x of a) assert.ok(tsToMs(x.startToCloseTimeout) <= max, `${type} start-to-close ${tsToMs(x.startToCloseTimeout)} ms`);
+    for (const x of a)
+      assert.ok(tsToMs(x.startToCloseTimeout) <= max, `${type} start-to-close ${tsToMs(x.startToCloseTimeout)} ms`);
   }
   // The model-calling short steps heartbeat, so a dead worker is noticed within seconds.
   for (const type of ['gate', 'selectTools']) {
     const a = sched(type);
     assert.ok(a.length > 0, `${type} ran`);
-    for (const x of a) assert.ok(tsToMs(x.heartbeatTimeout) <= 5_000, `${type} heartbeat timeout ${tsToMs(x.heartbeatTimeout)} ms`);
+    for (const x of a)
+      assert.ok(tsToMs(x.heartbeatTimeout) <= 5_000, `${type} heartbeat timeout ${tsToMs(x.heartbeatTimeout)} ms`);
   }
 });
 

@@ -13,7 +13,9 @@ after(async () => stack.teardown());
 
 test('a turn with two tool rounds completes and persists its timeline in order, each block once', async () => {
   const conv = uniqueId('conv');
-  const started = await stack.client.startTurn(conv, 'Make a plan note and check it', { model: { provider: 'scripted', script: 'demo' } });
+  const started = await stack.client.startTurn(conv, 'Make a plan note and check it', {
+    model: { provider: 'scripted', script: 'demo' },
+  });
   assert.equal(started.turnIndex, 1);
   assert.equal(started.workflowId, `conv/${conv}/turn/1`);
   const result = await stack.client.result(conv, 1);
@@ -28,9 +30,17 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     'turn.header',
     'user.prompt',
     'stage.gate',
-    'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
-    'react.notes', 'react.round.start', 'react.tool.call', 'react.tool.result',
-    'react.notes', 'assistant.completion', 'stage.suggested_followups',
+    'react.notes',
+    'react.round.start',
+    'react.tool.call',
+    'react.tool.result',
+    'react.notes',
+    'react.round.start',
+    'react.tool.call',
+    'react.tool.result',
+    'react.notes',
+    'assistant.completion',
+    'stage.suggested_followups',
   ]);
   assert.equal(new Set(blocks.map((b) => b.id)).size, blocks.length, 'no duplicate block ids');
   const read = blocks.filter((b) => b.type === 'react.tool.result')[1]!;
@@ -43,7 +53,11 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
   assert.equal(payload.version, 1);
   assert.equal(payload.blocks.length, blocks.length);
   assert.deepEqual(payload.turn_ids, ['turn_1']);
-  assert.equal((payload as unknown as { conversation_title: string }).conversation_title, 'Plan note check', 'the gate titled the new conversation');
+  assert.equal(
+    (payload as unknown as { conversation_title: string }).conversation_title,
+    'Plan note check',
+    'the gate titled the new conversation',
+  );
   await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v3-gate');
   await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v3');
 });

@@ -8,12 +8,20 @@ import { FIXTURE_DIR, readFixtureIndex } from '../support/fixtures';
 
 test('committed workflow histories replay against the current workflow code without nondeterminism', async () => {
   const index = readFixtureIndex();
-  const files = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json') && f !== 'index.json').sort();
+  const files = readdirSync(FIXTURE_DIR)
+    .filter((f) => f.endsWith('.json') && f !== 'index.json')
+    .sort();
   assert.ok(files.length >= 5, `expected committed fixtures in ${FIXTURE_DIR}, found ${files.length}`);
-  const histories = files.map((f) => ({ workflowId: index[f.replace(/\.json$/, '')] ?? assert.fail(`${f} is missing from index.json`), history: historyFromJSON(JSON.parse(readFileSync(join(FIXTURE_DIR, f), 'utf8'))) }));
+  const histories = files.map((f) => ({
+    workflowId: index[f.replace(/\.json$/, '')] ?? assert.fail(`${f} is missing from index.json`),
+    history: historyFromJSON(JSON.parse(readFileSync(join(FIXTURE_DIR, f), 'utf8'))),
+  }));
   const failures: string[] = [];
   let replayed = 0;
-  for await (const r of Worker.runReplayHistories({ workflowsPath: require.resolve('../../workflows'), replayName: 'fixtures' }, histories)) {
+  for await (const r of Worker.runReplayHistories(
+    { workflowsPath: require.resolve('../../workflows'), replayName: 'fixtures' },
+    histories,
+  )) {
     replayed += 1;
     if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
   }

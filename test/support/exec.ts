@@ -28,7 +28,10 @@ export function dockerUnavailable(image = process.env.DREACT_EXEC_IMAGE ?? DEFAU
   try {
     execFileSync('docker', ['image', 'inspect', image], { stdio: 'pipe', timeout: 10_000 });
   } catch {
-    execFileSync(path.join(__dirname, '..', '..', 'scripts', 'build-exec-image.sh'), [image], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 });
+    execFileSync(path.join(__dirname, '..', '..', 'scripts', 'build-exec-image.sh'), [image], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      timeout: 600_000,
+    });
   }
   return undefined;
 }
@@ -37,7 +40,10 @@ export function dockerUnavailable(image = process.env.DREACT_EXEC_IMAGE ?? DEFAU
 export function testBackends(stateRoot: string): Array<{ backend: ExecBackend; skip?: string }> {
   const why = dockerUnavailable();
   if (why) process.stderr.write(`exec tests: docker backend skipped: ${why}\n`);
-  return [{ backend: new LocalBackend({ stateRoot }) }, { backend: new DockerBackend({ stateRoot }), ...(why ? { skip: why } : {}) }];
+  return [
+    { backend: new LocalBackend({ stateRoot }) },
+    { backend: new DockerBackend({ stateRoot }), ...(why ? { skip: why } : {}) },
+  ];
 }
 
 let n = 0;
@@ -53,7 +59,14 @@ export function makeSpec(root: string, code: string, limits: Partial<ExecLimits>
     workDir: path.join(base, 'work'),
     outputDir: path.join(base, 'out'),
     logDir: path.join(base, 'logs'),
-    limits: { ...DEFAULT_EXEC_LIMITS, wallTimeMs: 20_000, memoryBytes: 512 * 1024 * 1024, maxFileBytes: 2 * 1024 * 1024, maxLogBytes: 16 * 1024, ...limits },
+    limits: {
+      ...DEFAULT_EXEC_LIMITS,
+      wallTimeMs: 20_000,
+      memoryBytes: 512 * 1024 * 1024,
+      maxFileBytes: 2 * 1024 * 1024,
+      maxLogBytes: 16 * 1024,
+      ...limits,
+    },
   };
 }
 

@@ -15,7 +15,11 @@ export async function recordHistory(address: string, workflowId: string, name: s
   if (process.env.DREACT_RECORD_FIXTURES !== '1') return;
   const cli = findTemporalCli();
   if (!cli) throw new Error('recording fixtures needs the Temporal CLI (npm run temporal:install)');
-  const json = execFileSync(cli, ['workflow', 'show', '--address', address, '--workflow-id', workflowId, '--output', 'json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const json = execFileSync(
+    cli,
+    ['workflow', 'show', '--address', address, '--workflow-id', workflowId, '--output', 'json'],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
   writeFileSync(join(FIXTURE_DIR, `${name}.json`), json);
   const index = readFixtureIndex();
   index[name] = workflowId;

@@ -61,7 +61,12 @@ export async function createTestStack(name: string): Promise<TestStack> {
 }
 
 /** Polls `fn` until it returns a truthy value (or throws after `timeoutMs`). */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -72,7 +77,10 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 }
 
 export const thinking = (t: string) => `<channel:thinking>${t}</channel:thinking>`;
-export const decision = (obj: unknown) => `<channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
-export const callTool = (toolId: string, params: Record<string, unknown>, notes = `call ${toolId}`) => thinking(`next: ${toolId}`) + decision({ action: 'call_tool', notes, tool_call: { tool_id: toolId, params } });
+export const decision = (obj: unknown) =>
+  `<channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
+export const callTool = (toolId: string, params: Record<string, unknown>, notes = `call ${toolId}`) =>
+  thinking(`next: ${toolId}`) + decision({ action: 'call_tool', notes, tool_call: { tool_id: toolId, params } });
 /** A final round: a decision with a final_answer leaves notes empty (else final_answer_with_notes). */
-export const complete = (answer: string) => thinking('answering') + decision({ action: 'complete', notes: '', final_answer: answer });
+export const complete = (answer: string) =>
+  thinking('answering') + decision({ action: 'complete', notes: '', final_answer: answer });

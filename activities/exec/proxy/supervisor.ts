@@ -73,7 +73,8 @@ export class ToolSupervisor {
   }
 
   private async serve(socket: net.Socket): Promise<void> {
-    const answer = (body: Record<string, unknown>) => new Promise<void>((resolve) => socket.end(`${JSON.stringify(body)}\n`, () => resolve()));
+    const answer = (body: Record<string, unknown>) =>
+      new Promise<void>((resolve) => socket.end(`${JSON.stringify(body)}\n`, () => resolve()));
     let raw: string;
     try {
       raw = await readLine(socket);
@@ -92,13 +93,19 @@ export class ToolSupervisor {
     const allowed = this.opts.allowed ?? PROXY_ALLOWED_TOOLS;
     let observation: ToolObservation;
     if (!allowed.includes(toolId)) {
-      observation = { ok: false, text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${allowed.join(', ')})` };
+      observation = {
+        ok: false,
+        text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${allowed.join(', ')})`,
+      };
     } else {
       observation = await this.run(toolId, req.params ?? {});
     }
     const seq = this.seq++;
     await this.record(seq, toolId, req.params, observation);
-    const text = observation.text.length > MAX_ANSWER_CHARS ? `${observation.text.slice(0, MAX_ANSWER_CHARS)}…[truncated]` : observation.text;
+    const text =
+      observation.text.length > MAX_ANSWER_CHARS
+        ? `${observation.text.slice(0, MAX_ANSWER_CHARS)}…[truncated]`
+        : observation.text;
     await answer({ ok: observation.ok, text });
   }
 
@@ -144,7 +151,15 @@ export class ToolSupervisor {
       call_id: o.callId,
       mime: obs.mime ?? 'text/plain',
       text: obs.text,
-      meta: { tool_id: toolId, params: params ?? {}, ok: obs.ok, exec_id: o.execId, seq, via: 'exec.tool_proxy', size_bytes: Buffer.byteLength(obs.text) },
+      meta: {
+        tool_id: toolId,
+        params: params ?? {},
+        ok: obs.ok,
+        exec_id: o.execId,
+        seq,
+        via: 'exec.tool_proxy',
+        size_bytes: Buffer.byteLength(obs.text),
+      },
     });
     await o.store.appendBlocks([block]);
   }

@@ -135,7 +135,9 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
         callMeta: (index) => ({ [PROVIDER_TOOL_USE_ID]: calls[index]!.id, native: true }),
         beforeCalls: [
           ...(!loop && text ? [{ kind: 'answer' as const, payload: { phase: 'discarded' as const, round } }] : []),
-          ...(text ? [{ kind: 'step' as const, payload: { phase: 'thinking.done' as const, round, notes: text } }] : []),
+          ...(text
+            ? [{ kind: 'step' as const, payload: { phase: 'thinking.done' as const, round, notes: text } }]
+            : []),
         ],
         publishAnswer: !loop,
       };

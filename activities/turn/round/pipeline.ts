@@ -123,9 +123,18 @@ export function roundPipeline<S>(
     // Usage reaches the ledger when the provider first reports it (a cut call keeps its row).
     const baseProvider = deps.provider(input.model);
     const model = input.model.model ?? (baseProvider as { model?: string }).model;
-    const usageRow = { conversationId, turnId, round, callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`, provider: baseProvider.id, model };
+    const usageRow = {
+      conversationId,
+      turnId,
+      round,
+      callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`,
+      provider: baseProvider.id,
+      model,
+    };
     const provider = meteredProvider(baseProvider, (usage, final) =>
-      final ? recordRoundUsage(pool, publisher, { ...usageRow, usage }) : recordRoundUsage(pool, undefined, { ...usageRow, usage, cut: true }),
+      final
+        ? recordRoundUsage(pool, publisher, { ...usageRow, usage })
+        : recordRoundUsage(pool, undefined, { ...usageRow, usage, cut: true }),
     );
     const request = {
       ...parts,

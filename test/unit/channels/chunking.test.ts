@@ -8,7 +8,19 @@ import fc from 'fast-check';
 import { ChannelStreamParser } from '../../../core/channels';
 import { PROTOCOL_SPECS, SOURCES, chunk, comparable, run } from './helpers';
 
-const NAMES = ['thinking', 'ReactDecisionOutV2', 'code', 'answer', 'followup', 'summary', 'page', 'notes', 'usage', 'Answer', 'x'];
+const NAMES = [
+  'thinking',
+  'ReactDecisionOutV2',
+  'code',
+  'answer',
+  'followup',
+  'summary',
+  'page',
+  'notes',
+  'usage',
+  'Answer',
+  'x',
+];
 
 const fragment = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...NAMES).map((n) => `<channel:${n}>`) },
@@ -16,12 +28,55 @@ const fragment = fc.oneof(
   {
     weight: 10,
     arbitrary: fc.constantFrom(
-      'hello ', 'world', '\n', '`', '``', '```', '```json\n', '\n```\n', '\\', '\\`', '"', '\\"', '{', '}', '[', ']',
+      'hello ',
+      'world',
+      '\n',
+      '`',
+      '``',
+      '```',
+      '```json\n',
+      '\n```\n',
+      '\\',
+      '\\`',
+      '"',
+      '\\"',
+      '{',
+      '}',
+      '[',
+      ']',
       '{"action":"complete","final_answer":"hi [[S:1]] <channel:answer> `x`"}',
-      '{"followups":["a","b <channel:x>"]}', '{"a":1,"b":[1,{"c":"}"}],"d":null,"e":true}', ': ', ', ',
-      '[[S:1]]', '[[S:1,3]]', '[[ S : 2-4 ]]', '[[S:3–1]]', '［［S：2］］', '[[S:99]]', '[[S:', '[[', '[[S:1', '[[USAGE:1,2]]', '[[USAGE:',
-      '<', '</', '<channel:', '</channel:', '<channel:answer', '< channel:answer>', '<b>', '<Channel:answer>',
-      '\u200B', '\uFEFF', '\u202E', '\u200D', '😀', 'é', '\u00A0', '\t', '   ',
+      '{"followups":["a","b <channel:x>"]}',
+      '{"a":1,"b":[1,{"c":"}"}],"d":null,"e":true}',
+      ': ',
+      ', ',
+      '[[S:1]]',
+      '[[S:1,3]]',
+      '[[ S : 2-4 ]]',
+      '[[S:3–1]]',
+      '［［S：2］］',
+      '[[S:99]]',
+      '[[S:',
+      '[[',
+      '[[S:1',
+      '[[USAGE:1,2]]',
+      '[[USAGE:',
+      '<',
+      '</',
+      '<channel:',
+      '</channel:',
+      '<channel:answer',
+      '< channel:answer>',
+      '<b>',
+      '<Channel:answer>',
+      '\u200B',
+      '\uFEFF',
+      '\u202E',
+      '\u200D',
+      '😀',
+      'é',
+      '\u00A0',
+      '\t',
+      '   ',
     ),
   },
   { weight: 3, arbitrary: fc.string({ maxLength: 12 }) },
@@ -33,13 +88,29 @@ const protocolText = fc.array(fragment, { maxLength: 40 }).map((parts) => parts.
 const decisionText = fc
   .record({
     thinking: fc.string({ maxLength: 30 }),
-    answer: fc.array(fc.constantFrom('text ', '[[S:1]]', '[[S:2,3]]', '`code <channel:x>`', '\n```\n<channel:a>\n```\n', '[[S:9]]', '😀'), { maxLength: 10 }),
+    answer: fc.array(
+      fc.constantFrom(
+        'text ',
+        '[[S:1]]',
+        '[[S:2,3]]',
+        '`code <channel:x>`',
+        '\n```\n<channel:a>\n```\n',
+        '[[S:9]]',
+        '😀',
+      ),
+      { maxLength: 10 },
+    ),
     finalAnswer: fc.string({ maxLength: 30 }),
     code: fc.string({ maxLength: 30 }),
     fenced: fc.boolean(),
   })
   .map(({ thinking, answer, finalAnswer, code, fenced }) => {
-    const json = JSON.stringify({ action: 'complete', final_answer: finalAnswer, notes: 'n', tool_call: { tool_id: 'x', params: { a: [1, 2] } } });
+    const json = JSON.stringify({
+      action: 'complete',
+      final_answer: finalAnswer,
+      notes: 'n',
+      tool_call: { tool_id: 'x', params: { a: [1, 2] } },
+    });
     const body = fenced ? `\`\`\`json\n${json}\n\`\`\`` : json;
     return (
       `<channel:thinking>${thinking.replace(/[<`]/g, '')}</channel:thinking>` +
@@ -76,7 +147,10 @@ describe('chunk invariance (property)', () => {
         const r = run([text], PROTOCOL_SPECS, { sources: SOURCES, stripUsage });
         assert.equal(r.results.ReactDecisionOutV2!.error, undefined);
         assert.deepEqual(r.results.followup!.obj, { followups: ['a', 'b'] });
-        assert.deepEqual(r.order.map((o) => o.channel), ['thinking', 'ReactDecisionOutV2', 'code', 'answer', 'followup']);
+        assert.deepEqual(
+          r.order.map((o) => o.channel),
+          ['thinking', 'ReactDecisionOutV2', 'code', 'answer', 'followup'],
+        );
         const attrs = r.structure.filter((s) => s.startsWith('attribute')).map((s) => s.split(' ')[2]!.split('=')[0]);
         assert.deepEqual(attrs, ['action', 'final_answer', 'notes', 'tool_call']);
       }),
@@ -109,14 +183,22 @@ describe('chunk invariance (exhaustive 2-way splits)', () => {
       const options = { sources: SOURCES, stripUsage };
       const whole = comparable(run([text], PROTOCOL_SPECS, options));
       for (let i = 0; i <= text.length; i++) {
-        assert.deepEqual(comparable(run([text.slice(0, i), text.slice(i)], PROTOCOL_SPECS, options)), whole, `split at ${i}`);
+        assert.deepEqual(
+          comparable(run([text.slice(0, i), text.slice(i)], PROTOCOL_SPECS, options)),
+          whole,
+          `split at ${i}`,
+        );
       }
     }
   });
 });
 
 describe('minimal hold-back (property)', () => {
-  const safe = fc.string({ unit: fc.constantFrom(...'abc xyz.,;:!?()\n\t-_=+*#é'.split('')), minLength: 1, maxLength: 30 });
+  const safe = fc.string({
+    unit: fc.constantFrom(...'abc xyz.,;:!?()\n\t-_=+*#é'.split('')),
+    minLength: 1,
+    maxLength: 30,
+  });
   it('plain content is emitted in full on every push', () => {
     fc.assert(
       fc.property(fc.array(safe, { minLength: 1, maxLength: 15 }), (pieces) => {

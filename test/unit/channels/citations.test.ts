@@ -47,12 +47,24 @@ describe('replaceCitations: markdown', () => {
   const cases: Array<[string, string, number[]]> = [
     ['a [[S:1]] b', 'a [One](https://one.example/) b', [1]],
     ['[[S:1,3]]', '[One](https://one.example/) [Three](https://three.example)', [1, 3]],
-    ['[[S:1-3]]', '[One](https://one.example/) [Two \\| pipes \\[and\\] brackets\\\\](https://two.example/a%20%28b%29) [Three](https://three.example)', [1, 2, 3]],
-    ['[[S:3-1]]', '[One](https://one.example/) [Two \\| pipes \\[and\\] brackets\\\\](https://two.example/a%20%28b%29) [Three](https://three.example)', [1, 2, 3]],
+    [
+      '[[S:1-3]]',
+      '[One](https://one.example/) [Two \\| pipes \\[and\\] brackets\\\\](https://two.example/a%20%28b%29) [Three](https://three.example)',
+      [1, 2, 3],
+    ],
+    [
+      '[[S:3-1]]',
+      '[One](https://one.example/) [Two \\| pipes \\[and\\] brackets\\\\](https://two.example/a%20%28b%29) [Three](https://three.example)',
+      [1, 2, 3],
+    ],
     ['[[ S : 1 , 3 ]]', '[One](https://one.example/) [Three](https://three.example)', [1, 3]],
     ['[[s:1]]', '[One](https://one.example/)', [1]],
     ['［［S：1］］', '[One](https://one.example/)', [1]],
-    ['[[S:1–3]]', '[One](https://one.example/) [Two \\| pipes \\[and\\] brackets\\\\](https://two.example/a%20%28b%29) [Three](https://three.example)', [1, 2, 3]],
+    [
+      '[[S:1–3]]',
+      '[One](https://one.example/) [Two \\| pipes \\[and\\] brackets\\\\](https://two.example/a%20%28b%29) [Three](https://three.example)',
+      [1, 2, 3],
+    ],
     ['[[S:1,99]]', '[One](https://one.example/) [S:99]', [1]],
     ['[[S:99]]', '[[S:99]]', []],
     ['[[S:99-100]]', '[[S:99-100]]', []],
@@ -143,7 +155,20 @@ describe('CitationStream', () => {
   });
 
   it('holds back each partial prefix and then replaces', () => {
-    const prefixes = ['[', '[[', '[[ ', '[[S', '[[S ', '[[S:', '[[S:1', '[[S:1,', '[[S:1,2-', '[[S:1]', '［', '［［S：'];
+    const prefixes = [
+      '[',
+      '[[',
+      '[[ ',
+      '[[S',
+      '[[S ',
+      '[[S:',
+      '[[S:1',
+      '[[S:1,',
+      '[[S:1,2-',
+      '[[S:1]',
+      '［',
+      '［［S：',
+    ];
     for (const p of prefixes) {
       const s = new CitationStream(SOURCES, 'markdown');
       assert.equal(s.push(`x${p}`), 'x', p);
@@ -177,7 +202,10 @@ describe('CitationStream', () => {
 
 describe('collectCitations', () => {
   it('reports resolvable and all cited SIDs without rendering', () => {
-    assert.deepEqual(collectCitations('a [[S:3,1]] b [[S:99]] [[S:2-1]] [[S:1', SOURCES), { used: [1, 2, 3], cited: [1, 2, 3, 99] });
+    assert.deepEqual(collectCitations('a [[S:3,1]] b [[S:99]] [[S:2-1]] [[S:1', SOURCES), {
+      used: [1, 2, 3],
+      cited: [1, 2, 3, 99],
+    });
     assert.deepEqual(collectCitations('none', SOURCES), { used: [], cited: [] });
   });
 });

@@ -27,12 +27,49 @@ function streamAll(text: string, size: number): CompositeOut[] {
 
 describe('CompositeJsonStreamer', () => {
   const cases: Array<[string, string, Array<[string, unknown]>]> = [
-    ['flat object', '{"a":"x","b":2,"c":true,"d":null}', [['a', 'x'], ['b', 2], ['c', true], ['d', null]]],
-    ['nested values arrive whole', '{"t":{"id":"x","p":{"q":[1,"}"]}},"l":[{"a":"]"}]}', [['t', { id: 'x', p: { q: [1, '}'] } }], ['l', [{ a: ']' }]]]],
-    ['fenced with info word', '```json\n{ "a" : 1 ,\n "b" : "two" }\n```', [['a', 1], ['b', 'two']]],
-    ['escapes in keys and values', '{"k\\"q":"v\\n\\u00e9\\"","n":-1.5e3}', [['k"q', 'v\né"'], ['n', -1500]]],
+    [
+      'flat object',
+      '{"a":"x","b":2,"c":true,"d":null}',
+      [
+        ['a', 'x'],
+        ['b', 2],
+        ['c', true],
+        ['d', null],
+      ],
+    ],
+    [
+      'nested values arrive whole',
+      '{"t":{"id":"x","p":{"q":[1,"}"]}},"l":[{"a":"]"}]}',
+      [
+        ['t', { id: 'x', p: { q: [1, '}'] } }],
+        ['l', [{ a: ']' }]],
+      ],
+    ],
+    [
+      'fenced with info word',
+      '```json\n{ "a" : 1 ,\n "b" : "two" }\n```',
+      [
+        ['a', 1],
+        ['b', 'two'],
+      ],
+    ],
+    [
+      'escapes in keys and values',
+      '{"k\\"q":"v\\n\\u00e9\\"","n":-1.5e3}',
+      [
+        ['k"q', 'v\né"'],
+        ['n', -1500],
+      ],
+    ],
     ['raw newline inside a string is tolerated', '{"a":"l1\nl2"}', [['a', 'l1\nl2']]],
-    ['trailing primitive completes at finish', '{"a":1,"b":42', [['a', 1], ['b', 42]]],
+    [
+      'trailing primitive completes at finish',
+      '{"a":1,"b":42',
+      [
+        ['a', 1],
+        ['b', 42],
+      ],
+    ],
     ['unterminated string is not emitted', '{"a":1,"b":"open', [['a', 1]]],
     ['not an object', '["a","b"]', []],
     ['prose before the object turns it off', 'Sure: {"a":1}', []],
@@ -60,7 +97,9 @@ describe('CompositeJsonStreamer', () => {
     const text = `{"final_answer":${JSON.stringify(value)},"x":1}`;
     for (const size of [1, 2, 3, 5, 7, 50]) {
       const outs = streamAll(text, size);
-      const pieces = outs.filter((o) => o.kind === 'attribute-delta' && o.key === 'final_answer').map((o) => (o as { text: string }).text);
+      const pieces = outs
+        .filter((o) => o.kind === 'attribute-delta' && o.key === 'final_answer')
+        .map((o) => (o as { text: string }).text);
       assert.equal(pieces.join(''), value, `size ${size}`);
       if (size === 1) assert.ok(pieces.length > 10, 'streamed, not only at the end');
     }
@@ -81,11 +120,16 @@ describe('composite json through the parser', () => {
     const seen: ChannelEvent[] = [];
     seen.push(...p.push('<channel:decision>```json\n{"action":"complete",'));
     const first = seen.filter((e) => e.kind === 'attribute');
-    assert.deepEqual(first, [{ kind: 'attribute', channel: 'decision', instance: 0, marker: 'canvas', key: 'action', value: 'complete' }]);
+    assert.deepEqual(first, [
+      { kind: 'attribute', channel: 'decision', instance: 0, marker: 'canvas', key: 'action', value: 'complete' },
+    ]);
     assert.ok(!seen.some((e) => e.kind === 'complete'));
     seen.push(...p.push('"final_answer":"Done"}\n```</channel:decision>'));
     const kinds = seen.map((e) => (e.kind === 'attribute' ? `attribute:${e.key}` : e.kind));
-    assert.deepEqual(kinds.filter((k) => k !== 'delta' && k !== 'attribute-delta'), ['open', 'attribute:action', 'attribute:final_answer', 'complete']);
+    assert.deepEqual(
+      kinds.filter((k) => k !== 'delta' && k !== 'attribute-delta'),
+      ['open', 'attribute:action', 'attribute:final_answer', 'complete'],
+    );
     assert.deepEqual(p.results().decision!.obj, { action: 'complete', final_answer: 'Done' });
   });
 
@@ -99,7 +143,9 @@ describe('composite json through the parser', () => {
   it('each instance gets its own composite streamer', () => {
     const p = new ChannelStreamParser(SPECS);
     const events = [...p.push('<channel:decision>{"a":1}</channel:decision><channel:decision>{"a":2,"b":'), ...p.end()];
-    const attrs = events.flatMap((e) => (e.kind === 'attribute' ? [`${e.instance}:${e.key}=${JSON.stringify(e.value)}`] : []));
+    const attrs = events.flatMap((e) =>
+      e.kind === 'attribute' ? [`${e.instance}:${e.key}=${JSON.stringify(e.value)}`] : [],
+    );
     assert.deepEqual(attrs, ['0:a=1', '1:a=2']);
   });
 
@@ -119,7 +165,8 @@ describe('json helpers', () => {
     ['```json\n{"a":1}', '{"a":1}'],
     ['````json\n{"a":"```"}\n````', '{"a":"```"}'],
   ];
-  for (const [input, want] of fences) it(`stripFence ${JSON.stringify(input)}`, () => assert.equal(stripFence(input), want));
+  for (const [input, want] of fences)
+    it(`stripFence ${JSON.stringify(input)}`, () => assert.equal(stripFence(input), want));
 
   it('parseJsonLenient', () => {
     assert.deepEqual(parseJsonLenient('{"a":1}'), { ok: true, value: { a: 1 } });

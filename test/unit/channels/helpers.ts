@@ -98,7 +98,9 @@ export function comparable(o: Outcome): Omit<Outcome, 'events'> {
 
 export function deltaText(events: ChannelEvent[], channel?: string): string {
   return events
-    .filter((e): e is Extract<ChannelEvent, { kind: 'delta' }> => e.kind === 'delta' && (!channel || e.channel === channel))
+    .filter(
+      (e): e is Extract<ChannelEvent, { kind: 'delta' }> => e.kind === 'delta' && (!channel || e.channel === channel),
+    )
     .map((e) => e.text)
     .join('');
 }

@@ -83,10 +83,21 @@ const CASES: Case[] = [
   {
     name: 'repeated instances are numbered per channel',
     text: '<channel:thinking>a</channel:thinking><channel:answer>x</channel:answer><channel:thinking>b</channel:thinking><channel:thinking>c</channel:thinking>',
-    deltas: { [D('thinking', 'thinking')]: 'a', [D('answer', 'answer')]: 'x', [D('thinking', 'thinking', 1)]: 'b', [D('thinking', 'thinking', 2)]: 'c' },
+    deltas: {
+      [D('thinking', 'thinking')]: 'a',
+      [D('answer', 'answer')]: 'x',
+      [D('thinking', 'thinking', 1)]: 'b',
+      [D('thinking', 'thinking', 2)]: 'c',
+    },
     structure: [
-      'open thinking#0', 'complete thinking#0 tag', 'open answer#0', 'complete answer#0 tag',
-      'open thinking#1', 'complete thinking#1 tag', 'open thinking#2', 'complete thinking#2 tag',
+      'open thinking#0',
+      'complete thinking#0 tag',
+      'open answer#0',
+      'complete answer#0 tag',
+      'open thinking#1',
+      'complete thinking#1 tag',
+      'open thinking#2',
+      'complete thinking#2 tag',
     ],
   },
   {
@@ -170,8 +181,14 @@ const CASES: Case[] = [
   {
     name: 'json: tag inside a fenced string is content',
     text: '<channel:ReactDecisionOutV2>```json\n{"a":"x <channel:answer> y </channel:ReactDecisionOutV2>"}\n```</channel:ReactDecisionOutV2>',
-    deltas: { [D('ReactDecisionOutV2', 'decision')]: '```json\n{"a":"x <channel:answer> y </channel:ReactDecisionOutV2>"}\n```' },
-    structure: ['open ReactDecisionOutV2#0', 'attribute ReactDecisionOutV2#0 a="x <channel:answer> y </channel:ReactDecisionOutV2>"', 'complete ReactDecisionOutV2#0 tag'],
+    deltas: {
+      [D('ReactDecisionOutV2', 'decision')]: '```json\n{"a":"x <channel:answer> y </channel:ReactDecisionOutV2>"}\n```',
+    },
+    structure: [
+      'open ReactDecisionOutV2#0',
+      'attribute ReactDecisionOutV2#0 a="x <channel:answer> y </channel:ReactDecisionOutV2>"',
+      'complete ReactDecisionOutV2#0 tag',
+    ],
   },
   {
     name: 'json: tag inside the fence but outside strings is content',
@@ -196,7 +213,10 @@ const CASES: Case[] = [
   {
     name: 'json: an unbalanced quote in prose around unfenced JSON does not swallow the next channel',
     text: '<channel:followup>I\'d say "maybe {"a":"<channel:x>"} and "so</channel:followup><channel:summary>s</channel:summary>',
-    deltas: { [D('followup', 'followup')]: 'I\'d say "maybe {"a":"<channel:x>"} and "so', [D('summary', 'subsystem')]: 's' },
+    deltas: {
+      [D('followup', 'followup')]: 'I\'d say "maybe {"a":"<channel:x>"} and "so',
+      [D('summary', 'subsystem')]: 's',
+    },
   },
   {
     name: 'json: escaped quote keeps the string open',
@@ -223,7 +243,10 @@ const CASES: Case[] = [
   {
     name: 'whitespace-padded and malformed tags are text',
     text: '<channel:answer>a < channel:x> <channel: x> <channel:> <channel:a b> </ channel:answer> <Channel:answer></channel:answer>',
-    deltas: { [D('answer', 'answer')]: 'a < channel:x> <channel: x> <channel:> <channel:a b> </ channel:answer> <Channel:answer>' },
+    deltas: {
+      [D('answer', 'answer')]:
+        'a < channel:x> <channel: x> <channel:> <channel:a b> </ channel:answer> <Channel:answer>',
+    },
   },
   {
     name: 'a name longer than 64 chars is text',
@@ -259,7 +282,11 @@ const SIZES: Array<number | number[]> = [1, 2, 3, 7, 50, 100000, [1, 5, 2, 11]];
 describe('channel parser rules', () => {
   for (const c of CASES) {
     it(c.name, () => {
-      const opts = { sources: [{ sid: 1, title: 'Alpha | report', url: 'https://alpha.example/r' }], ignoreCase: c.ignoreCase, stripUsage: c.stripUsage };
+      const opts = {
+        sources: [{ sid: 1, title: 'Alpha | report', url: 'https://alpha.example/r' }],
+        ignoreCase: c.ignoreCase,
+        stripUsage: c.stripUsage,
+      };
       const whole = run([c.text], c.specs ?? PROTOCOL_SPECS, opts);
       assert.deepEqual(whole.deltas, c.deltas);
       if (c.structure) assert.deepEqual(whole.structure, c.structure);
@@ -286,7 +313,12 @@ describe('channel parser results', () => {
     const text =
       '<channel:thinking>t1</channel:thinking><channel:ReactDecisionOutV2>```json\n{"action":"complete","final_answer":"A [[S:2]]"}\n```</channel:ReactDecisionOutV2>' +
       '<channel:answer>x [[S:1,9]] y [[S:3-2]]</channel:answer><channel:thinking>t2</channel:thinking><channel:followup>{"followups":["a"]}</channel:followup>';
-    const { results, order, preamble } = parseChannels(text, specs, { sources: [{ sid: 1, url: 'https://a' }, { sid: 2, url: 'https://b' }] });
+    const { results, order, preamble } = parseChannels(text, specs, {
+      sources: [
+        { sid: 1, url: 'https://a' },
+        { sid: 2, url: 'https://b' },
+      ],
+    });
     assert.equal(preamble, '');
     assert.deepEqual(order, [
       { channel: 'thinking', instance: 0 },
@@ -307,26 +339,42 @@ describe('channel parser results', () => {
     assert.deepEqual(results.answer!.citedSources, [1, 2, 3, 9]);
     assert.deepEqual(results.followup!.objs, [{ followups: ['a'] }]);
     assert.deepEqual(results.code, {
-      channel: 'code', raw: '', instances: [], objs: [], usedSources: [], citedSources: [], closedBy: [], subscriberErrors: [],
+      channel: 'code',
+      raw: '',
+      instances: [],
+      objs: [],
+      usedSources: [],
+      citedSources: [],
+      closedBy: [],
+      subscriberErrors: [],
     });
   });
 
   it('zod validation failure is reported with the instance number', () => {
-    const { results } = parseChannels('<channel:ReactDecisionOutV2>{"action":"dance"}</channel:ReactDecisionOutV2>', specs);
+    const { results } = parseChannels(
+      '<channel:ReactDecisionOutV2>{"action":"dance"}</channel:ReactDecisionOutV2>',
+      specs,
+    );
     assert.equal(results.ReactDecisionOutV2!.obj, undefined);
     assert.deepEqual(results.ReactDecisionOutV2!.objs, [undefined]);
     assert.match(results.ReactDecisionOutV2!.error!, /^instance 0: schema validation failed: action: /);
   });
 
   it('invalid JSON is reported; later valid instances still parse', () => {
-    const { results } = parseChannels('<channel:followup>{"a":</channel:followup><channel:followup>{"b":2}</channel:followup>', specs);
+    const { results } = parseChannels(
+      '<channel:followup>{"a":</channel:followup><channel:followup>{"b":2}</channel:followup>',
+      specs,
+    );
     assert.match(results.followup!.error!, /^instance 0: invalid JSON/);
     assert.deepEqual(results.followup!.objs, [undefined, { b: 2 }]);
     assert.equal(results.followup!.obj, undefined);
   });
 
   it('json tolerates raw newlines in strings and trailing text', () => {
-    const { results } = parseChannels('<channel:followup>```json\n{"a":"line1\nline2"} trailing\n```</channel:followup>', specs);
+    const { results } = parseChannels(
+      '<channel:followup>```json\n{"a":"line1\nline2"} trailing\n```</channel:followup>',
+      specs,
+    );
     assert.deepEqual(results.followup!.obj, { a: 'line1\nline2' });
   });
 
@@ -343,13 +391,20 @@ describe('channel parser results', () => {
     const p = new ChannelStreamParser(specs);
     assert.equal(deltaText(p.push('<channel:answer>Hello wor')), 'Hello wor');
     assert.equal(deltaText(p.push('ld </chan')), 'ld ', 'a tag prefix is held back');
-    assert.equal(deltaText(p.push('nel:x> and <')), '</channel:x> and '.replace('</channel:x>', ''), 'stray close tag dropped');
+    assert.equal(
+      deltaText(p.push('nel:x> and <')),
+      '</channel:x> and '.replace('</channel:x>', ''),
+      'stray close tag dropped',
+    );
     assert.equal(deltaText(p.push('b> [[S')), '<b> ', 'non-tag released; citation prefix held');
     assert.equal(deltaText(p.push(':7]] done')), '[[S:7]] done', 'unknown SID kept as written');
     assert.equal(deltaText(p.push('\uD83D')), '', 'lone high surrogate held');
     assert.equal(deltaText(p.push('\uDE00')), '\uD83D\uDE00');
     const end = p.end();
-    assert.deepEqual(end.map((e) => e.kind), ['complete']);
+    assert.deepEqual(
+      end.map((e) => e.kind),
+      ['complete'],
+    );
   });
 
   it('preamble keeps text before the first recognised open tag only', () => {
@@ -367,11 +422,37 @@ describe('channel parser results', () => {
   it('bad specs fail with readable errors', () => {
     assert.throws(() => new ChannelStreamParser([{ name: 'a b', format: 'text' }]), /invalid channel name "a b"/);
     assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'yaml' as never }]), /unknown format "yaml"/);
-    assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text' }, { name: 'a', format: 'json' }]), /declared twice/);
-    assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text' }, { name: 'A', format: 'json' }], { ignoreCase: true }), /declared twice/);
-    assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text', composite: true }]), /composite needs format json/);
-    assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text', marker: '' }]), /marker must be a non-empty string/);
-    assert.throws(() => new ChannelStreamParser([{ name: 'a', format: 'text', schema: z.string() }]), /schema needs format json/);
+    assert.throws(
+      () =>
+        new ChannelStreamParser([
+          { name: 'a', format: 'text' },
+          { name: 'a', format: 'json' },
+        ]),
+      /declared twice/,
+    );
+    assert.throws(
+      () =>
+        new ChannelStreamParser(
+          [
+            { name: 'a', format: 'text' },
+            { name: 'A', format: 'json' },
+          ],
+          { ignoreCase: true },
+        ),
+      /declared twice/,
+    );
+    assert.throws(
+      () => new ChannelStreamParser([{ name: 'a', format: 'text', composite: true }]),
+      /composite needs format json/,
+    );
+    assert.throws(
+      () => new ChannelStreamParser([{ name: 'a', format: 'text', marker: '' }]),
+      /marker must be a non-empty string/,
+    );
+    assert.throws(
+      () => new ChannelStreamParser([{ name: 'a', format: 'text', schema: z.string() }]),
+      /schema needs format json/,
+    );
   });
 
   it('html citations in html channels, markdown elsewhere unless configured', () => {
@@ -382,7 +463,10 @@ describe('channel parser results', () => {
     const sources = [{ sid: 1, title: 'T', url: 'https://t' }];
     const text = '<channel:page>a[[S:1]]</channel:page><channel:answer>b[[S:1]]</channel:answer>';
     const md = parseChannels(text, specs2, { sources });
-    assert.equal(deltaText(md.events, 'page'), 'a<sup class="cite" data-sids="1"><a href="https://t" title="T" target="_blank" rel="noopener noreferrer">[S:1]</a></sup>');
+    assert.equal(
+      deltaText(md.events, 'page'),
+      'a<sup class="cite" data-sids="1"><a href="https://t" title="T" target="_blank" rel="noopener noreferrer">[S:1]</a></sup>',
+    );
     assert.equal(deltaText(md.events, 'answer'), 'b[T](https://t)');
     const html = parseChannels(text, specs2, { sources, citationFormat: 'html' });
     assert.match(deltaText(html.events, 'answer'), /^b<sup class="cite" data-sids="1">/);

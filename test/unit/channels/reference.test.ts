@@ -70,21 +70,39 @@ function reference(text: string): { deltas: Record<string, string>; structure: s
 const piece = fc.oneof(
   fc.constantFrom(...NAMES).map((n) => `<channel:${n}>`),
   fc.constantFrom(...NAMES).map((n) => `</channel:${n}>`),
-  fc.constantFrom('<', '</', '<channel', '</channel:', '>', '`', '```', 'text', ' ', '\n', '<<channel:code>', '<channel:code', 'é😀'),
+  fc.constantFrom(
+    '<',
+    '</',
+    '<channel',
+    '</channel:',
+    '>',
+    '`',
+    '```',
+    'text',
+    ' ',
+    '\n',
+    '<<channel:code>',
+    '<channel:code',
+    'é😀',
+  ),
   fc.string({ maxLength: 8 }),
 );
 
 describe('raw formats agree with the reference model', () => {
   it('random inputs and chunkings', () => {
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 8 }), (parts, sizes) => {
-        const text = parts.join('');
-        const want = reference(text);
-        const got = run(chunk(text, sizes), SPECS);
-        assert.deepEqual(got.deltas, want.deltas);
-        assert.deepEqual(got.structure, want.structure);
-        assert.equal(got.preamble, want.preamble);
-      }),
+      fc.property(
+        fc.array(piece, { maxLength: 40 }),
+        fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 8 }),
+        (parts, sizes) => {
+          const text = parts.join('');
+          const want = reference(text);
+          const got = run(chunk(text, sizes), SPECS);
+          assert.deepEqual(got.deltas, want.deltas);
+          assert.deepEqual(got.structure, want.structure);
+          assert.equal(got.preamble, want.preamble);
+        },
+      ),
       { numRuns: 1000 },
     );
   });

@@ -61,13 +61,24 @@ describe('subscribers', () => {
     assert.deepEqual(got, ['0:a', '1:b', '2:c']);
     const errs = o.events.filter((e) => e.kind === 'subscriber-error');
     assert.equal(errs.length, 3);
-    assert.deepEqual(errs[0], { kind: 'subscriber-error', channel: 'thinking', instance: 0, error: 'subscriber factory failed: factory boom' });
+    assert.deepEqual(errs[0], {
+      kind: 'subscriber-error',
+      channel: 'thinking',
+      instance: 0,
+      error: 'subscriber factory failed: factory boom',
+    });
     assert.deepEqual(o.results.thinking!.subscriberErrors, [
       'instance 0: subscriber factory failed: factory boom',
       'instance 1: subscriber factory failed: factory boom',
       'instance 2: subscriber factory failed: factory boom',
     ]);
-    assert.deepEqual(o.deltas, { 'thinking#0@thinking': 'a', 'answer#0@answer': 'x [[S:1]]', 'thinking#1@thinking': 'b', 'usage#0@answer': '{"sids":[1]}', 'thinking#2@thinking': 'c' });
+    assert.deepEqual(o.deltas, {
+      'thinking#0@thinking': 'a',
+      'answer#0@answer': 'x [[S:1]]',
+      'thinking#1@thinking': 'b',
+      'usage#0@answer': '{"sids":[1]}',
+      'thinking#2@thinking': 'c',
+    });
   });
 
   it('a throwing handler is reported once, disabled for its instance, others keep running', () => {
@@ -100,7 +111,9 @@ describe('subscribers', () => {
   });
 
   it('rejected promises from handlers are collected as asyncErrors', async () => {
-    const subs = new ChannelSubscribers().subscribe('answer', () => ({ onComplete: () => Promise.reject(new Error('async boom')) }));
+    const subs = new ChannelSubscribers().subscribe('answer', () => ({
+      onComplete: () => Promise.reject(new Error('async boom')),
+    }));
     const p = new ChannelStreamParser(SPECS, {}, subs);
     p.push('<channel:answer>x</channel:answer>');
     p.end();

@@ -3,11 +3,15 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { AnswerLinks } from '../../../client/cli/render-links';
 
-const whole = (chunks: string[], links = new AnswerLinks()) => chunks.map((c) => links.push(c)).join('') + links.flush();
+const whole = (chunks: string[], links = new AnswerLinks()) =>
+  chunks.map((c) => links.push(c)).join('') + links.flush();
 
 test('markdown links become numbered references listed at the end', () => {
   const links = new AnswerLinks();
-  const out = whole(['See [Node docs](https://nodejs.org/api) and [Node docs](https://nodejs.org/api), also [x\\]y](http://e.com/a).'], links);
+  const out = whole(
+    ['See [Node docs](https://nodejs.org/api) and [Node docs](https://nodejs.org/api), also [x\\]y](http://e.com/a).'],
+    links,
+  );
   assert.equal(out, 'See Node docs[1] and Node docs[1], also x]y[2].');
   assert.deepEqual(links.sources(), ['[1] Node docs — https://nodejs.org/api', '[2] x]y — http://e.com/a']);
 });
@@ -33,7 +37,11 @@ test('an escaped bracket in a title split across chunks (found by the property b
 });
 
 test('chunking never changes the rendered text', () => {
-  const text = fc.array(fc.constantFrom('a', ' ', '[', ']', '(', ')', 'https://x.io', '\\', '\n', '[T](https://u.io/p)'), { maxLength: 40 }).map((xs) => xs.join(''));
+  const text = fc
+    .array(fc.constantFrom('a', ' ', '[', ']', '(', ')', 'https://x.io', '\\', '\n', '[T](https://u.io/p)'), {
+      maxLength: 40,
+    })
+    .map((xs) => xs.join(''));
   fc.assert(
     fc.property(text, fc.array(fc.nat(50), { maxLength: 8 }), (t, cuts) => {
       const points = [...new Set(cuts.map((c) => c % (t.length + 1)))].sort((a, b) => a - b);

@@ -6,16 +6,17 @@ import { timelineLines } from '../../../client/cli/commands';
 import { makeBlock } from '../../../core/timeline/block';
 
 let seq = 0;
-const ev = (kind: string, payload: Record<string, unknown> = {}, extra: Partial<StreamEvent> = {}): StreamEvent => ({
-  conversationId: 'c',
-  seq: ++seq,
-  ts: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, seq * 100)).toISOString(),
-  turnId: 'turn_1',
-  attempt: 1,
-  kind,
-  payload,
-  ...extra,
-}) as StreamEvent;
+const ev = (kind: string, payload: Record<string, unknown> = {}, extra: Partial<StreamEvent> = {}): StreamEvent =>
+  ({
+    conversationId: 'c',
+    seq: ++seq,
+    ts: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, seq * 100)).toISOString(),
+    turnId: 'turn_1',
+    attempt: 1,
+    kind,
+    payload,
+    ...extra,
+  }) as StreamEvent;
 
 function renderAll(events: StreamEvent[], opts = {}): { text: string; finished: boolean } {
   let text = '';
@@ -25,21 +26,24 @@ function renderAll(events: StreamEvent[], opts = {}): { text: string; finished: 
 }
 
 test('a turn renders thinking, a timed tool step, the answer with numbered citations and the end', () => {
-  const { text, finished } = renderAll([
-    ev('phase', { phase: 'turn.start', turnId: 'turn_1', workflowId: 'conv/c/turn/1' }),
-    ev('step', { phase: 'thinking.start', round: 1 }),
-    ev('delta', { text: 'let me ', round: 1 }, { channel: 'thinking' }),
-    ev('delta', { text: 'look', round: 1 }, { channel: 'thinking' }),
-    ev('step', { phase: 'iteration.start', round: 1, tool: 'web.fetch', callId: 'k1', summary: 'fetch the page' }),
-    ev('delta', { text: '# notes', path: 'notes.md', callId: 'k1' }, { channel: 'canvas' }),
-    ev('step', { phase: 'iteration.done', tool: 'web.fetch', callId: 'k1', ok: true, observation: 'page text' }),
-    ev('answer', { phase: 'start' }),
-    ev('delta', { text: 'It is [Ex', round: 2 }, { channel: 'answer' }),
-    ev('delta', { text: 'ample](https://ex.com/) [[S:2]].', round: 2 }, { channel: 'answer' }),
-    ev('answer', { phase: 'done', text: 'It is …' }),
-    ev('delta', { text: 'Want more?' }, { channel: 'followup' }),
-    ev('done', { completionPath: 'complete', iterations: 2, usage: {} }),
-  ], { sources: [{ sid: 2, title: 'Two', url: 'https://two.example/' }] });
+  const { text, finished } = renderAll(
+    [
+      ev('phase', { phase: 'turn.start', turnId: 'turn_1', workflowId: 'conv/c/turn/1' }),
+      ev('step', { phase: 'thinking.start', round: 1 }),
+      ev('delta', { text: 'let me ', round: 1 }, { channel: 'thinking' }),
+      ev('delta', { text: 'look', round: 1 }, { channel: 'thinking' }),
+      ev('step', { phase: 'iteration.start', round: 1, tool: 'web.fetch', callId: 'k1', summary: 'fetch the page' }),
+      ev('delta', { text: '# notes', path: 'notes.md', callId: 'k1' }, { channel: 'canvas' }),
+      ev('step', { phase: 'iteration.done', tool: 'web.fetch', callId: 'k1', ok: true, observation: 'page text' }),
+      ev('answer', { phase: 'start' }),
+      ev('delta', { text: 'It is [Ex', round: 2 }, { channel: 'answer' }),
+      ev('delta', { text: 'ample](https://ex.com/) [[S:2]].', round: 2 }, { channel: 'answer' }),
+      ev('answer', { phase: 'done', text: 'It is …' }),
+      ev('delta', { text: 'Want more?' }, { channel: 'followup' }),
+      ev('done', { completionPath: 'complete', iterations: 2, usage: {} }),
+    ],
+    { sources: [{ sid: 2, title: 'Two', url: 'https://two.example/' }] },
+  );
   assert.ok(finished);
   assert.match(text, /▶ turn_1 started/);
   assert.match(text, /let me look\n/);
@@ -53,7 +57,13 @@ test('a turn renders thinking, a timed tool step, the answer with numbered citat
 });
 
 test('an answer that only arrives complete is printed whole; other turns are skipped when filtered', () => {
-  const { text } = renderAll([ev('answer', { phase: 'done', text: 'see [A](https://a.io)' }), ev('answer', { phase: 'done', text: 'other' }, { turnId: 'turn_2' })], { turnId: 'turn_1' });
+  const { text } = renderAll(
+    [
+      ev('answer', { phase: 'done', text: 'see [A](https://a.io)' }),
+      ev('answer', { phase: 'done', text: 'other' }, { turnId: 'turn_2' }),
+    ],
+    { turnId: 'turn_1' },
+  );
   assert.equal(text, 'see A[1]\n  [1] A — https://a.io\n');
 });
 
@@ -112,10 +122,32 @@ test('the code channel streams live under a header', () => {
 test('dreact timeline shows an exec result with its whole report', () => {
   const ts = '2026-01-01T00:00:00.000Z';
   const lines = timelineLines([
-    makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_1', ts, key: 'tc_0123456789ab', call_id: 'tc_0123456789ab', text: 'Status: success\nSucceeded:\n  - sum.txt → fi:turn_1.outputs/sum.txt', meta: { tool_id: 'exec.python', ok: true } }),
-    makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 'turn_1', ts, key: 'tc_0123456789ac', call_id: 'tc_0123456789ac', text: 'plain\nresult', meta: { tool_id: 'react.read', ok: true } }),
+    makeBlock({
+      type: 'react.tool.result',
+      author: 'tool',
+      turn_id: 'turn_1',
+      ts,
+      key: 'tc_0123456789ab',
+      call_id: 'tc_0123456789ab',
+      text: 'Status: success\nSucceeded:\n  - sum.txt → fi:turn_1.outputs/sum.txt',
+      meta: { tool_id: 'exec.python', ok: true },
+    }),
+    makeBlock({
+      type: 'react.tool.result',
+      author: 'tool',
+      turn_id: 'turn_1',
+      ts,
+      key: 'tc_0123456789ac',
+      call_id: 'tc_0123456789ac',
+      text: 'plain\nresult',
+      meta: { tool_id: 'react.read', ok: true },
+    }),
   ]);
   assert.equal(lines.length, 5);
-  assert.deepEqual(lines.slice(1, 4), ['    │ Status: success', '    │ Succeeded:', '    │   - sum.txt → fi:turn_1.outputs/sum.txt']);
+  assert.deepEqual(lines.slice(1, 4), [
+    '    │ Status: success',
+    '    │ Succeeded:',
+    '    │   - sum.txt → fi:turn_1.outputs/sum.txt',
+  ]);
   assert.match(lines[4]!, /react\.tool\.result .* plain result$/);
 });

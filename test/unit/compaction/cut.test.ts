@@ -14,19 +14,61 @@ function turn(n: number, calls = 1, size = 400, extra: (t: string) => Block[] = 
   const t = `turn_${n}`;
   const out: Block[] = [
     makeBlock({ type: 'turn.header', author: 'system', turn_id: t, ts: TS, key: 'header', text: '' }),
-    makeBlock({ type: 'user.prompt', author: 'user', turn_id: t, ts: TS, key: 'p', path: `ar:${t}.user.prompt`, text: `question ${n} `.repeat(10) }),
+    makeBlock({
+      type: 'user.prompt',
+      author: 'user',
+      turn_id: t,
+      ts: TS,
+      key: 'p',
+      path: `ar:${t}.user.prompt`,
+      text: `question ${n} `.repeat(10),
+    }),
   ];
   for (let c = 0; c < calls; c++) {
     const id = `tc_${hex(n * 100 + c)}`;
-    out.push(makeBlock({ type: 'react.tool.call', author: 'assistant', turn_id: t, ts: TS, key: id, call_id: id, path: `tc:${t}.${id}.call`, text: '{"tool_id":"react.read"}' }));
-    out.push(makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: t, ts: TS, key: id, call_id: id, path: `tc:${t}.${id}.result`, text: 'r'.repeat(size) }));
+    out.push(
+      makeBlock({
+        type: 'react.tool.call',
+        author: 'assistant',
+        turn_id: t,
+        ts: TS,
+        key: id,
+        call_id: id,
+        path: `tc:${t}.${id}.call`,
+        text: '{"tool_id":"react.read"}',
+      }),
+    );
+    out.push(
+      makeBlock({
+        type: 'react.tool.result',
+        author: 'tool',
+        turn_id: t,
+        ts: TS,
+        key: id,
+        call_id: id,
+        path: `tc:${t}.${id}.result`,
+        text: 'r'.repeat(size),
+      }),
+    );
   }
   out.push(...extra(t));
-  out.push(makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: t, ts: TS, key: 'c', path: `ar:${t}.assistant.completion`, text: `answer ${n}` }));
+  out.push(
+    makeBlock({
+      type: 'assistant.completion',
+      author: 'assistant',
+      turn_id: t,
+      ts: TS,
+      key: 'c',
+      path: `ar:${t}.assistant.completion`,
+      text: `answer ${n}`,
+    }),
+  );
   return out;
 }
-const conversation = (turns: number, calls = 1, size = 400) => Array.from({ length: turns }, (_, i) => turn(i + 1, calls, size)).flat();
-const plan = (blocks: Block[], current: string, budget: number, estimate = budget + 1) => planCut({ blocks, currentTurnId: current, budget, systemTokens: 200, estimate, charsPerToken: 4 });
+const conversation = (turns: number, calls = 1, size = 400) =>
+  Array.from({ length: turns }, (_, i) => turn(i + 1, calls, size)).flat();
+const plan = (blocks: Block[], current: string, budget: number, estimate = budget + 1) =>
+  planCut({ blocks, currentTurnId: current, budget, systemTokens: 200, estimate, charsPerToken: 4 });
 
 test('under the budget nothing happens, whatever the block count', () => {
   const blocks = conversation(200, 3, 10);
@@ -43,7 +85,10 @@ test('the cut never lands on a tool result or a summary: the first kept block is
       assert.ok(kept, `size ${size} budget ${budget}`);
       assert.notEqual(kept.type, 'react.tool.result');
       assert.notEqual(kept.type, 'conv.range.summary');
-      assert.ok(['turn.header', 'user.prompt', 'assistant.completion', 'react.tool.call'].includes(kept.type), kept.type);
+      assert.ok(
+        ['turn.header', 'user.prompt', 'assistant.completion', 'react.tool.call'].includes(kept.type),
+        kept.type,
+      );
     }
   }
 });
@@ -57,7 +102,10 @@ test('a split historical turn is compacted whole: the kept range starts at a tur
   const coveredTurns = new Set(blocks.filter((b) => p.coveredIds.includes(b.id)).map((b) => b.turn_id));
   for (const t of coveredTurns) {
     const all = blocks.filter((b) => b.turn_id === t).map((b) => b.id);
-    assert.ok(all.every((id) => p.coveredIds.includes(id)), `turn ${t} covered whole`);
+    assert.ok(
+      all.every((id) => p.coveredIds.includes(id)),
+      `turn ${t} covered whole`,
+    );
   }
   assert.deepEqual(p.coveredTurnIds, [...coveredTurns]);
   assert.ok(p.tokensAfter < p.tokensBefore);
@@ -67,22 +115,55 @@ test('a cut inside the current turn summarises prior history only and checkpoint
   const blocks = [...conversation(3, 1, 100), ...turn(4, 12, 900)];
   const p = plan(blocks, 'turn_4', 3000);
   assert.ok(p.kind === 'mid_turn', p.kind);
-  assert.ok(p.coveredIds.every((id) => !id.includes('turn_4')), 'the current turn is not summarised');
+  assert.ok(
+    p.coveredIds.every((id) => !id.includes('turn_4')),
+    'the current turn is not summarised',
+  );
   assert.deepEqual(p.coveredTurnIds, ['turn_1', 'turn_2', 'turn_3']);
   assert.ok(p.prefixIds.length > 0 && p.prefixIds.every((id) => id.startsWith('turn_4')));
   assert.ok(!p.prefixIds.some((id) => /turn\.header|user\.prompt/.test(id)), 'header and prompt stay in view');
-  const batch = compactionBatch({ compactionId: 'turn_4/compact/2', turnId: 'turn_4', ts: TS, blocks, coveredIds: p.coveredIds, coveredTurnIds: p.coveredTurnIds, keptFromId: p.keptFromId, summary: 'S', checkpoint: { text: 'prefix summary', cutBeforeId: p.cutBeforeId!, prefixIds: p.prefixIds }, tokensBefore: p.tokensBefore, tokensAfter: p.tokensAfter });
+  const batch = compactionBatch({
+    compactionId: 'turn_4/compact/2',
+    turnId: 'turn_4',
+    ts: TS,
+    blocks,
+    coveredIds: p.coveredIds,
+    coveredTurnIds: p.coveredTurnIds,
+    keptFromId: p.keptFromId,
+    summary: 'S',
+    checkpoint: { text: 'prefix summary', cutBeforeId: p.cutBeforeId!, prefixIds: p.prefixIds },
+    tokensBefore: p.tokensBefore,
+    tokensAfter: p.tokensAfter,
+  });
   const view = compactedView([...blocks, ...batch]);
   assert.equal(view[0]!.type, 'conv.range.summary');
   assert.ok(!view.some((b) => p.prefixIds.includes(b.id)), 'the prefix is out of view');
   const cp = view.filter((b) => b.type === 'conv.turn.checkpoint');
   assert.equal(cp.length, 1);
   assert.match(blockText(cp[0]!), /^\[MID-TURN COMPACTION 2\]/);
-  assert.deepEqual(view.slice(1, 4).map((b) => b.type), ['turn.header', 'user.prompt', 'conv.turn.checkpoint']);
+  assert.deepEqual(
+    view.slice(1, 4).map((b) => b.type),
+    ['turn.header', 'user.prompt', 'conv.turn.checkpoint'],
+  );
   // A later checkpoint replaces the earlier one in view (only the latest is rendered).
-  const later = compactionBatch({ compactionId: 'turn_4/compact/3', turnId: 'turn_4', ts: TS, blocks, coveredIds: [], coveredTurnIds: [], keptFromId: undefined, summary: '', checkpoint: { text: 'later', cutBeforeId: p.cutBeforeId!, prefixIds: p.prefixIds }, tokensBefore: 1, tokensAfter: 1 });
+  const later = compactionBatch({
+    compactionId: 'turn_4/compact/3',
+    turnId: 'turn_4',
+    ts: TS,
+    blocks,
+    coveredIds: [],
+    coveredTurnIds: [],
+    keptFromId: undefined,
+    summary: '',
+    checkpoint: { text: 'later', cutBeforeId: p.cutBeforeId!, prefixIds: p.prefixIds },
+    tokensBefore: 1,
+    tokensAfter: 1,
+  });
   const view2 = compactedView([...blocks, ...batch, ...later]);
-  assert.deepEqual(view2.filter((b) => b.type === 'conv.turn.checkpoint').map((b) => b.text), ['later']);
+  assert.deepEqual(
+    view2.filter((b) => b.type === 'conv.turn.checkpoint').map((b) => b.text),
+    ['later'],
+  );
 });
 
 test('a tool call is never separated from its result', () => {
@@ -99,24 +180,77 @@ test('a tool call is never separated from its result', () => {
 });
 
 test('45 notes in the compacted range leave exactly the 32 newest preserved; followups and steers are copied', () => {
-  const notes = (t: string) => Array.from({ length: 45 }, (_, i) => makeBlock({ type: 'react.note', author: 'react', turn_id: t, ts: TS, key: `n${i}`, text: `note ${i}` }));
-  const blocks = [...turn(1, 1, 100, notes), makeBlock({ type: 'user.followup', author: 'user', turn_id: 'turn_1', ts: TS, key: 'f', text: 'also this' }), ...conversation(1).map((b) => b)];
+  const notes = (t: string) =>
+    Array.from({ length: 45 }, (_, i) =>
+      makeBlock({ type: 'react.note', author: 'react', turn_id: t, ts: TS, key: `n${i}`, text: `note ${i}` }),
+    );
+  const blocks = [
+    ...turn(1, 1, 100, notes),
+    makeBlock({ type: 'user.followup', author: 'user', turn_id: 'turn_1', ts: TS, key: 'f', text: 'also this' }),
+    ...conversation(1).map((b) => b),
+  ];
   const covered = blocks.filter((b) => b.turn_id === 'turn_1');
-  const batch = compactionBatch({ compactionId: 'turn_9/compact/1', turnId: 'turn_9', ts: TS, blocks, coveredIds: covered.map((b) => b.id), coveredTurnIds: ['turn_1'], keptFromId: undefined, summary: 'S', tokensBefore: 10, tokensAfter: 2 });
+  const batch = compactionBatch({
+    compactionId: 'turn_9/compact/1',
+    turnId: 'turn_9',
+    ts: TS,
+    blocks,
+    coveredIds: covered.map((b) => b.id),
+    coveredTurnIds: ['turn_1'],
+    keptFromId: undefined,
+    summary: 'S',
+    tokensBefore: 10,
+    tokensAfter: 2,
+  });
   const preserved = batch.filter((b) => b.type === 'react.note.preserved');
   assert.equal(preserved.length, MAX_PRESERVED_NOTES);
-  assert.deepEqual(preserved.map((b) => b.text), Array.from({ length: 32 }, (_, i) => `note ${i + 13}`));
+  assert.deepEqual(
+    preserved.map((b) => b.text),
+    Array.from({ length: 32 }, (_, i) => `note ${i + 13}`),
+  );
   assert.equal(batch.filter((b) => b.type === 'user.followup.preserved').length, 1);
   assert.ok(batch.every((b) => b.meta['compaction_id'] === 'turn_9/compact/1'));
   // Deterministic: the same input gives the same ids (a retried commit writes nothing twice).
-  assert.deepEqual(compactionBatch({ compactionId: 'turn_9/compact/1', turnId: 'turn_9', ts: TS, blocks, coveredIds: covered.map((b) => b.id), coveredTurnIds: ['turn_1'], keptFromId: undefined, summary: 'S', tokensBefore: 10, tokensAfter: 2 }).map((b) => b.id), batch.map((b) => b.id));
+  assert.deepEqual(
+    compactionBatch({
+      compactionId: 'turn_9/compact/1',
+      turnId: 'turn_9',
+      ts: TS,
+      blocks,
+      coveredIds: covered.map((b) => b.id),
+      coveredTurnIds: ['turn_1'],
+      keptFromId: undefined,
+      summary: 'S',
+      tokensBefore: 10,
+      tokensAfter: 2,
+    }).map((b) => b.id),
+    batch.map((b) => b.id),
+  );
 });
 
 test('the covered_turns line: 8 turns listed, 9 turns abbreviated with the count', () => {
-  const summary = (n: number) => compactionBatch({ compactionId: 'turn_99/compact/1', turnId: 'turn_99', ts: TS, blocks: conversation(n), coveredIds: conversation(n).map((b) => b.id), coveredTurnIds: Array.from({ length: n }, (_, i) => `turn_${i + 1}`), keptFromId: undefined, summary: 'S', tokensBefore: 1, tokensAfter: 1 })[0]!;
-  assert.match(blockText(summary(8)), /covered_turns: turn_1, turn_2, turn_3, turn_4, turn_5, turn_6, turn_7, turn_8\n/);
+  const summary = (n: number) =>
+    compactionBatch({
+      compactionId: 'turn_99/compact/1',
+      turnId: 'turn_99',
+      ts: TS,
+      blocks: conversation(n),
+      coveredIds: conversation(n).map((b) => b.id),
+      coveredTurnIds: Array.from({ length: n }, (_, i) => `turn_${i + 1}`),
+      keptFromId: undefined,
+      summary: 'S',
+      tokensBefore: 1,
+      tokensAfter: 1,
+    })[0]!;
+  assert.match(
+    blockText(summary(8)),
+    /covered_turns: turn_1, turn_2, turn_3, turn_4, turn_5, turn_6, turn_7, turn_8\n/,
+  );
   assert.match(blockText(summary(9)), /covered_turns: turn_1, turn_2, \.\.\. turn_8, turn_9 \(count=9\)\n/);
-  assert.match(blockText(summary(9)), /^\[COMPACTED PRIOR CONVERSATION MEMORY\][\s\S]*\[END COMPACTED PRIOR CONVERSATION MEMORY\]$/);
+  assert.match(
+    blockText(summary(9)),
+    /^\[COMPACTED PRIOR CONVERSATION MEMORY\][\s\S]*\[END COMPACTED PRIOR CONVERSATION MEMORY\]$/,
+  );
 });
 
 test('after a compaction the view starts with the summary, then the kept blocks, then later blocks', () => {
@@ -124,8 +258,26 @@ test('after a compaction the view starts with the summary, then the kept blocks,
   const p = plan(blocks, 'turn_10', 3000);
   assert.notEqual(p.kind, 'none');
   if (p.kind === 'none') return;
-  const batch = compactionBatch({ compactionId: 'turn_10/compact/1', turnId: 'turn_10', ts: TS, blocks, coveredIds: p.coveredIds, coveredTurnIds: p.coveredTurnIds, keptFromId: p.keptFromId, summary: 'SUMMARY', tokensBefore: p.tokensBefore, tokensAfter: p.tokensAfter });
-  const later = makeBlock({ type: 'react.notes', author: 'react', turn_id: 'turn_10', ts: TS, key: 'later', text: 'after' });
+  const batch = compactionBatch({
+    compactionId: 'turn_10/compact/1',
+    turnId: 'turn_10',
+    ts: TS,
+    blocks,
+    coveredIds: p.coveredIds,
+    coveredTurnIds: p.coveredTurnIds,
+    keptFromId: p.keptFromId,
+    summary: 'SUMMARY',
+    tokensBefore: p.tokensBefore,
+    tokensAfter: p.tokensAfter,
+  });
+  const later = makeBlock({
+    type: 'react.notes',
+    author: 'react',
+    turn_id: 'turn_10',
+    ts: TS,
+    key: 'later',
+    text: 'after',
+  });
   const all = [...blocks, ...batch, later];
   const view = compactedView(all);
   assert.equal(view[0]!.type, 'conv.range.summary');

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { interpretDecision, decisionPrefixViolation, type DecisionInterpretation, type NoticeCode } from '../../../core/decision';
+import {
+  interpretDecision,
+  decisionPrefixViolation,
+  type DecisionInterpretation,
+  type NoticeCode,
+} from '../../../core/decision';
 import { COMPLETE, EXIT, THINK, call, decisionChannel, extendedRegistry, fenced, registry, response } from './helpers';
 
 function fails(raw: string, ...codes: NoticeCode[]): Extract<DecisionInterpretation, { ok: false }> {
@@ -26,7 +31,12 @@ function succeeds(raw: string, reg = registry): Extract<DecisionInterpretation, 
 test('call_tool: fenced JSON, params validated with defaults, thinking and notes kept', () => {
   const r = succeeds(`${THINK}\n${fenced(call('web_search', { query: 'temporal' }, 'searching'))}`);
   assert.deepEqual(r.actions, [
-    { action: 'call_tool', notes: 'searching', instance: 0, tool_call: { tool_id: 'web_search', params: { query: 'temporal', top_k: 5 } } },
+    {
+      action: 'call_tool',
+      notes: 'searching',
+      instance: 0,
+      tool_call: { tool_id: 'web_search', params: { query: 'temporal', top_k: 5 } },
+    },
   ]);
   assert.equal(r.thinking, 'Working on it.');
   assert.equal(r.notes, 'searching');
@@ -35,7 +45,11 @@ test('call_tool: fenced JSON, params validated with defaults, thinking and notes
 });
 
 test('a channel tag inside a fenced JSON string stays payload', () => {
-  const json = call('react.write', { path: 'files/a.md', channel: 'canvas', content: 'x <channel:answer> y </channel:ReactDecisionOutV2> z' });
+  const json = call('react.write', {
+    path: 'files/a.md',
+    channel: 'canvas',
+    content: 'x <channel:answer> y </channel:ReactDecisionOutV2> z',
+  });
   const r = succeeds(`${THINK}${fenced(json)}`);
   const a = r.actions[0];
   assert.ok(a?.action === 'call_tool');
@@ -44,12 +58,19 @@ test('a channel tag inside a fenced JSON string stays payload', () => {
 
 test('complete: answer comes from <channel:answer> when present, else from final_answer', () => {
   const withChannel = succeeds(
-    response([COMPLETE], '\n<channel:answer>Live answer [[S:1]].</channel:answer>\n<channel:followup>{"followups":["More?"," "]}</channel:followup>\n<channel:summary>Goal: x</channel:summary>'),
+    response(
+      [COMPLETE],
+      '\n<channel:answer>Live answer [[S:1]].</channel:answer>\n<channel:followup>{"followups":["More?"," "]}</channel:followup>\n<channel:summary>Goal: x</channel:summary>',
+    ),
   );
   assert.equal(withChannel.answer, 'Live answer [[S:1]].');
   assert.deepEqual(withChannel.followups, ['More?']);
   assert.equal(withChannel.summary, 'Goal: x');
-  const fromField = succeeds(response([JSON.stringify({ action: 'complete', notes: '', final_answer: 'From field.', suggested_followups: ['Next'] })]));
+  const fromField = succeeds(
+    response([
+      JSON.stringify({ action: 'complete', notes: '', final_answer: 'From field.', suggested_followups: ['Next'] }),
+    ]),
+  );
   assert.equal(fromField.answer, 'From field.');
   assert.deepEqual(fromField.followups, ['Next']);
   fails(response([JSON.stringify({ action: 'complete', notes: 'n' })]), 'final_answer_required');
@@ -60,20 +81,39 @@ test('exit: answer from the answer channel, else from final_answer, else none', 
   const r = succeeds(response([EXIT], '<channel:answer>Cannot help with that.</channel:answer>'));
   assert.deepEqual(r.actions, [{ action: 'exit', notes: 'nothing to do', instance: 0 }]);
   assert.equal(r.answer, 'Cannot help with that.');
-  assert.equal(succeeds(response([JSON.stringify({ action: 'exit', notes: '', final_answer: 'Out of scope.' })])).answer, 'Out of scope.');
+  assert.equal(
+    succeeds(response([JSON.stringify({ action: 'exit', notes: '', final_answer: 'Out of scope.' })])).answer,
+    'Out of scope.',
+  );
 });
 
 test('invalid followup JSON is a warning; suggested_followups is the fallback', () => {
-  const r = succeeds(response([JSON.stringify({ action: 'complete', notes: '', final_answer: 'a', suggested_followups: ['A'] })], '<channel:followup>["x"]</channel:followup>'));
+  const r = succeeds(
+    response(
+      [JSON.stringify({ action: 'complete', notes: '', final_answer: 'a', suggested_followups: ['A'] })],
+      '<channel:followup>["x"]</channel:followup>',
+    ),
+  );
   assert.deepEqual(r.followups, ['A']);
-  assert.deepEqual(r.notices.map((n) => [n.code, n.severity]), [['invalid_followup_channel', 'warning']]);
+  assert.deepEqual(
+    r.notices.map((n) => [n.code, n.severity]),
+    [['invalid_followup_channel', 'warning']],
+  );
 });
 
 test('answer and summary channels on a call_tool round are ignored with warnings', () => {
-  const r = succeeds(response([call('react.read', { paths: ['fi:a'] })], '<channel:answer>early</channel:answer><channel:summary>s</channel:summary>'));
+  const r = succeeds(
+    response(
+      [call('react.read', { paths: ['fi:a'] })],
+      '<channel:answer>early</channel:answer><channel:summary>s</channel:summary>',
+    ),
+  );
   assert.equal(r.answer, undefined);
   assert.equal(r.summary, undefined);
-  assert.deepEqual(r.notices.map((n) => n.code), ['answer_channel_without_completion', 'summary_without_completion']);
+  assert.deepEqual(
+    r.notices.map((n) => n.code),
+    ['answer_channel_without_completion', 'summary_without_completion'],
+  );
 });
 
 test('code channel: passed through for a code-consuming tool, else code_channel_without_single_exec', () => {
@@ -82,13 +122,23 @@ test('code channel: passed through for a code-consuming tool, else code_channel_
   assert.equal(ok.code?.trim(), 'print(f"`{x}`")');
   const single = interpretDecision(response([call('react.read', { paths: ['fi:a'] })], code), extendedRegistry);
   assert.equal(single.ok, false, 'one action that does not run code: nothing runs');
-  assert.deepEqual(single.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'error']]);
-  const bundle = interpretDecision(response([call('react.read', { paths: ['fi:a'] }), call('react.plan', { mode: 'new', steps: ['a'] })], code), extendedRegistry, {
-    multiAction: 'safe_fanout',
-  });
+  assert.deepEqual(
+    single.notices.map((n) => [n.code, n.severity]),
+    [['code_channel_without_single_exec', 'error']],
+  );
+  const bundle = interpretDecision(
+    response([call('react.read', { paths: ['fi:a'] }), call('react.plan', { mode: 'new', steps: ['a'] })], code),
+    extendedRegistry,
+    {
+      multiAction: 'safe_fanout',
+    },
+  );
   assert.equal(bundle.ok, true, 'in a multi-action round the code is ignored and the actions run');
   assert.equal(bundle.ok && bundle.code, undefined);
-  assert.deepEqual(bundle.notices.map((n) => [n.code, n.severity]), [['code_channel_without_single_exec', 'warning']]);
+  assert.deepEqual(
+    bundle.notices.map((n) => [n.code, n.severity]),
+    [['code_channel_without_single_exec', 'warning']],
+  );
 });
 
 test('invalid_action', () => {
@@ -101,31 +151,65 @@ test('invalid_action', () => {
 test('missing_tool_id', () => {
   fails(response([JSON.stringify({ action: 'call_tool', notes: 'n' })]), 'missing_tool_id');
   fails(response([JSON.stringify({ action: 'call_tool', notes: 'n', tool_call: { params: {} } })]), 'missing_tool_id');
-  fails(response([JSON.stringify({ action: 'call_tool', notes: 'n', tool_call: { tool_id: ' ', params: {} } })]), 'missing_tool_id');
+  fails(
+    response([JSON.stringify({ action: 'call_tool', notes: 'n', tool_call: { tool_id: ' ', params: {} } })]),
+    'missing_tool_id',
+  );
 });
 
 test('unknown_tool lists the available tools', () => {
   const r = fails(response([call('web.search', { query: 'x' })]), 'unknown_tool');
-  assert.match(r.notices[0]!.message, /unknown tool "web\.search"; available tools: react\.read, react\.write, react\.plan, react\.hide, web_fetch, web_search/);
+  assert.match(
+    r.notices[0]!.message,
+    /unknown tool "web\.search"; available tools: react\.read, react\.write, react\.plan, react\.hide, web_fetch, web_search/,
+  );
   assert.deepEqual(r.notices[0]!.details?.known_tools, registry.ids());
 });
 
 test('invalid_params carries the zod issues', () => {
   const r = fails(response([call('react.plan', { mode: 'new' })]), 'invalid_params');
-  assert.deepEqual(r.notices[0]!.details?.issues, [{ path: 'steps', message: 'mode=new needs a non-empty steps list' }]);
+  assert.deepEqual(r.notices[0]!.details?.issues, [
+    { path: 'steps', message: 'mode=new needs a non-empty steps list' },
+  ]);
   assert.match(r.notices[0]!.message, /react\.plan: invalid params: steps: mode=new needs a non-empty steps list/);
-  fails(response([JSON.stringify({ action: 'call_tool', notes: 'n', tool_call: { tool_id: 'react.read', params: ['x'] } })]), 'invalid_params');
+  fails(
+    response([
+      JSON.stringify({ action: 'call_tool', notes: 'n', tool_call: { tool_id: 'react.read', params: ['x'] } }),
+    ]),
+    'invalid_params',
+  );
   fails(response([call('web_search', { query: 'x', top_k: 'five' })]), 'invalid_params');
 });
 
 test('final_answer_with_tool_call and tool_call_with_final_answer', () => {
   fails(
-    response([JSON.stringify({ action: 'call_tool', notes: 'n', final_answer: 'done!', tool_call: { tool_id: 'web_search', params: { query: 'x' } } })]),
+    response([
+      JSON.stringify({
+        action: 'call_tool',
+        notes: 'n',
+        final_answer: 'done!',
+        tool_call: { tool_id: 'web_search', params: { query: 'x' } },
+      }),
+    ]),
     'final_answer_with_tool_call',
   );
-  fails(response([JSON.stringify({ action: 'complete', notes: 'n', tool_call: { tool_id: 'web_search', params: { query: 'x' } } })]), 'tool_call_with_final_answer');
+  fails(
+    response([
+      JSON.stringify({ action: 'complete', notes: 'n', tool_call: { tool_id: 'web_search', params: { query: 'x' } } }),
+    ]),
+    'tool_call_with_final_answer',
+  );
   // an empty final_answer on call_tool is harmless
-  succeeds(response([JSON.stringify({ action: 'call_tool', notes: 'n', final_answer: '', tool_call: { tool_id: 'web_search', params: { query: 'x' } } })]));
+  succeeds(
+    response([
+      JSON.stringify({
+        action: 'call_tool',
+        notes: 'n',
+        final_answer: '',
+        tool_call: { tool_id: 'web_search', params: { query: 'x' } },
+      }),
+    ]),
+  );
 });
 
 test('invalid_json and invalid_decision_schema', () => {
@@ -161,15 +245,30 @@ test('shape failures still report problems of the decision object', () => {
 test('decisionPrefixViolation flags a bad prefix early (live guard)', () => {
   assert.equal(decisionPrefixViolation({ preamble: '', order: [] }), undefined);
   assert.equal(decisionPrefixViolation({ preamble: '', order: [{ channel: 'thinking', instance: 0 }] }), undefined);
-  assert.equal(decisionPrefixViolation({ preamble: 'hi', order: [{ channel: 'thinking', instance: 0 }] })?.code, 'decision_preamble_before_first_channel');
-  assert.equal(decisionPrefixViolation({ preamble: '', order: [{ channel: 'ReactDecisionOutV2', instance: 0 }] })?.code, 'decision_first_channel_not_thinking');
+  assert.equal(
+    decisionPrefixViolation({ preamble: 'hi', order: [{ channel: 'thinking', instance: 0 }] })?.code,
+    'decision_preamble_before_first_channel',
+  );
+  assert.equal(
+    decisionPrefixViolation({ preamble: '', order: [{ channel: 'ReactDecisionOutV2', instance: 0 }] })?.code,
+    'decision_first_channel_not_thinking',
+  );
 });
 
 test('single-action mode: extra decision instances are ignored with multi_action_disabled', () => {
   const r = succeeds(response([call('react.read', { paths: ['fi:a'] }), COMPLETE]));
-  assert.deepEqual(r.actions.map((a) => a.action), ['call_tool']);
-  assert.deepEqual(r.notices.map((n) => [n.code, n.instance]), [['multi_action_disabled', 1]]);
+  assert.deepEqual(
+    r.actions.map((a) => a.action),
+    ['call_tool'],
+  );
+  assert.deepEqual(
+    r.notices.map((n) => [n.code, n.instance]),
+    [['multi_action_disabled', 1]],
+  );
   const firstInvalid = succeeds(response([call('nope', {}), EXIT]));
   assert.deepEqual(firstInvalid.actions, [{ action: 'exit', notes: 'nothing to do', instance: 1 }]);
-  assert.deepEqual(firstInvalid.notices.map((n) => n.code), ['unknown_tool']);
+  assert.deepEqual(
+    firstInvalid.notices.map((n) => n.code),
+    ['unknown_tool'],
+  );
 });

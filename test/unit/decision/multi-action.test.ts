@@ -81,9 +81,19 @@ const TABLE: Row[] = [
   ['complete → exit', ['complete', 'exit'], 1, 'multi_action_bundle_mixed_actions'],
   // count limit: the third action is rejected whatever it is
   ['three neutral actions', ['neutral', 'neutral', 'neutral'], 2, 'multi_action_bundle_too_many_actions'],
-  ['exploitation, exploration, complete', ['exploitation', 'exploration', 'complete'], 2, 'multi_action_bundle_too_many_actions'],
+  [
+    'exploitation, exploration, complete',
+    ['exploitation', 'exploration', 'complete'],
+    2,
+    'multi_action_bundle_too_many_actions',
+  ],
   // a rejected action does not count against the limit
-  ['exploration, exploitation, neutral', ['exploration', 'exploitation', 'neutral'], 2, 'multi_action_bundle_strategy_incompatible'],
+  [
+    'exploration, exploitation, neutral',
+    ['exploration', 'exploitation', 'neutral'],
+    2,
+    'multi_action_bundle_strategy_incompatible',
+  ],
 ];
 
 for (const [name, kinds, acceptedCount, code] of TABLE) {
@@ -95,21 +105,37 @@ for (const [name, kinds, acceptedCount, code] of TABLE) {
 }
 
 test('accepted actions keep response order and their instance numbers', () => {
-  const r = interpretDecision(response([ACTION.exploitation, ACTION.exploration]), extendedRegistry, { multiAction: 'safe_fanout' });
+  const r = interpretDecision(response([ACTION.exploitation, ACTION.exploration]), extendedRegistry, {
+    multiAction: 'safe_fanout',
+  });
   assert.ok(r.ok);
-  assert.deepEqual(r.actions.map((a) => a.instance), [0, 1]);
+  assert.deepEqual(
+    r.actions.map((a) => a.instance),
+    [0, 1],
+  );
   assert.equal(r.notes, 'call react.write\ncall react.read');
 });
 
 test('two writes to one canonical path are rejected; different paths are fine', () => {
-  assert.deepEqual(bundle([write('files/a.md'), write('./files//a.md', 'y')]).codes, ['multi_action_bundle_same_file_collision']);
-  assert.deepEqual(bundle([write('files/a.md'), write('files/b.md')]), { accepted: ['react.write', 'react.write'], codes: [] });
+  assert.deepEqual(bundle([write('files/a.md'), write('./files//a.md', 'y')]).codes, [
+    'multi_action_bundle_same_file_collision',
+  ]);
+  assert.deepEqual(bundle([write('files/a.md'), write('files/b.md')]), {
+    accepted: ['react.write', 'react.write'],
+    codes: [],
+  });
 });
 
 test('tools that must run alone are rejected in bundles', () => {
   const exec = call('exec.python', {});
-  assert.deepEqual(bundle([exec, ACTION.neutral]), { accepted: ['exec.python'], codes: ['multi_action_bundle_unsafe_tool'] });
-  assert.deepEqual(bundle([ACTION.neutral, exec]), { accepted: ['react.plan'], codes: ['multi_action_bundle_unsafe_tool'] });
+  assert.deepEqual(bundle([exec, ACTION.neutral]), {
+    accepted: ['exec.python'],
+    codes: ['multi_action_bundle_unsafe_tool'],
+  });
+  assert.deepEqual(bundle([ACTION.neutral, exec]), {
+    accepted: ['react.plan'],
+    codes: ['multi_action_bundle_unsafe_tool'],
+  });
 });
 
 test('a lone unknown-strategy tool is accepted', () => {
@@ -117,14 +143,23 @@ test('a lone unknown-strategy tool is accepted', () => {
 });
 
 test('invalid actions in a bundle get notices; the valid ones still run', () => {
-  assert.deepEqual(bundle([call('nope', {}), ACTION.exploration]), { accepted: ['react.read'], codes: ['unknown_tool'] });
+  assert.deepEqual(bundle([call('nope', {}), ACTION.exploration]), {
+    accepted: ['react.read'],
+    codes: ['unknown_tool'],
+  });
   const allBad = interpretDecision(response([call('nope', {}), '{']), extendedRegistry, { multiAction: 'safe_fanout' });
   assert.equal(allBad.ok, false);
-  if (!allBad.ok) assert.deepEqual(allBad.notices.map((n) => n.code), ['unknown_tool', 'invalid_json']);
+  if (!allBad.ok)
+    assert.deepEqual(
+      allBad.notices.map((n) => n.code),
+      ['unknown_tool', 'invalid_json'],
+    );
 });
 
 test('rejection notices name the action and carry its instance', () => {
-  const r = interpretDecision(response([ACTION.exploration, ACTION.exploitation]), extendedRegistry, { multiAction: 'safe_fanout' });
+  const r = interpretDecision(response([ACTION.exploration, ACTION.exploitation]), extendedRegistry, {
+    multiAction: 'safe_fanout',
+  });
   assert.ok(r.ok);
   assert.equal(r.notices[0]?.instance, 1);
   assert.match(r.notices[0]!.message, /rejected action react\.write: exploitation after exploration \(react\.read\)/);
@@ -132,8 +167,10 @@ test('rejection notices name the action and carry its instance', () => {
 
 test('MAX_ACTIONS_PER_ROUND is 2 and the mode parser follows the env vocabulary', () => {
   assert.equal(MAX_ACTIONS_PER_ROUND, 2);
-  for (const v of ['safe_fanout', 'fanout', 'on', 'TRUE', '1', 'yes']) assert.equal(parseMultiActionMode(v), 'safe_fanout', v);
-  for (const v of [undefined, null, '', 'off', 'false', '0', 'no']) assert.equal(parseMultiActionMode(v), 'off', String(v));
+  for (const v of ['safe_fanout', 'fanout', 'on', 'TRUE', '1', 'yes'])
+    assert.equal(parseMultiActionMode(v), 'safe_fanout', v);
+  for (const v of [undefined, null, '', 'off', 'false', '0', 'no'])
+    assert.equal(parseMultiActionMode(v), 'off', String(v));
   assert.throws(() => parseMultiActionMode('parallel'), /unknown multi-action mode "parallel"/);
 });
 

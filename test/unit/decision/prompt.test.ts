@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildDecisionSystemPrompt, DECISION_CHANNEL, interpretDecision, ReactDecisionOutV2Schema } from '../../../core/decision';
+import {
+  buildDecisionSystemPrompt,
+  DECISION_CHANNEL,
+  interpretDecision,
+  ReactDecisionOutV2Schema,
+} from '../../../core/decision';
 import { createToolRegistry, restrictRegistry } from '../../../core/tools';
 
 test('system prompt is byte-identical across calls, registries and turns', () => {
@@ -41,8 +46,13 @@ test('system prompt teaches the wire format', () => {
   ]) {
     assert.ok(p.includes(needle), `prompt lacks ${needle}`);
   }
-  const order = ['<channel:thinking>', `<channel:${DECISION_CHANNEL}>`, '<channel:code>', '<channel:answer>'].map((s) => p.indexOf(s));
-  assert.deepEqual([...order].sort((x, y) => x - y), order);
+  const order = ['<channel:thinking>', `<channel:${DECISION_CHANNEL}>`, '<channel:code>', '<channel:answer>'].map((s) =>
+    p.indexOf(s),
+  );
+  assert.deepEqual(
+    [...order].sort((x, y) => x - y),
+    order,
+  );
 });
 
 test('system prompt lists every tool with its JSON schema generated from zod', () => {
@@ -68,8 +78,17 @@ test('multi-action section depends only on the mode', () => {
 });
 
 test('the canonical decision schema accepts the three documented shapes', () => {
-  assert.ok(ReactDecisionOutV2Schema.safeParse({ action: 'call_tool', notes: '', tool_call: { tool_id: 'web_search', params: { query: 'x' } } }).success);
-  assert.ok(ReactDecisionOutV2Schema.safeParse({ action: 'complete', notes: '', final_answer: 'a', suggested_followups: ['b'] }).success);
+  assert.ok(
+    ReactDecisionOutV2Schema.safeParse({
+      action: 'call_tool',
+      notes: '',
+      tool_call: { tool_id: 'web_search', params: { query: 'x' } },
+    }).success,
+  );
+  assert.ok(
+    ReactDecisionOutV2Schema.safeParse({ action: 'complete', notes: '', final_answer: 'a', suggested_followups: ['b'] })
+      .success,
+  );
   assert.ok(ReactDecisionOutV2Schema.safeParse({ action: 'exit', notes: '' }).success);
   assert.ok(!ReactDecisionOutV2Schema.safeParse({ action: 'answer', notes: '' }).success);
 });

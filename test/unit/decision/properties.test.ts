@@ -57,13 +57,16 @@ test('interpretation is deterministic', () => {
 
 test('any valid web_search query survives the round trip unchanged', () => {
   fc.assert(
-    fc.property(fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim().length > 0), (query) => {
-      const r = interpretDecision(response([`\n\`\`\`json\n${call('web_search', { query })}\n\`\`\`\n`]), registry);
-      assert.ok(r.ok, JSON.stringify(r));
-      const a = r.actions[0];
-      assert.ok(a?.action === 'call_tool');
-      assert.equal(a.tool_call.params.query, query.trim());
-    }),
+    fc.property(
+      fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim().length > 0),
+      (query) => {
+        const r = interpretDecision(response([`\n\`\`\`json\n${call('web_search', { query })}\n\`\`\`\n`]), registry);
+        assert.ok(r.ok, JSON.stringify(r));
+        const a = r.actions[0];
+        assert.ok(a?.action === 'call_tool');
+        assert.equal(a.tool_call.params.query, query.trim());
+      },
+    ),
     { numRuns: 300 },
   );
 });

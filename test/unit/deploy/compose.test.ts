@@ -20,8 +20,12 @@ test('docker-compose.yml validates and defines the whole stack', (t) => {
     return;
   }
   const [bin, ...pre] = cmd as [string, ...string[]];
-  const res = spawnSync(bin, [...pre, '-f', join(root, 'docker-compose.yml'), 'config', '--services'], { encoding: 'utf8', env: { ...process.env, DREACT_API_KEYS: 'k' } });
+  const res = spawnSync(bin, [...pre, '-f', join(root, 'docker-compose.yml'), 'config', '--services'], {
+    encoding: 'utf8',
+    env: { ...process.env, DREACT_API_KEYS: 'k' },
+  });
   assert.equal(res.status, 0, res.stderr);
   const services = res.stdout.trim().split('\n').sort();
-  for (const s of ['postgres', 'temporal', 'temporal-db', 'temporal-ui', 'worker', 'gateway']) assert.ok(services.includes(s), `service ${s} missing: ${services.join(', ')}`);
+  for (const s of ['postgres', 'temporal', 'temporal-db', 'temporal-ui', 'worker', 'gateway'])
+    assert.ok(services.includes(s), `service ${s} missing: ${services.join(', ')}`);
 });

@@ -1,7 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { buildEnvelope, execSummary, normalizeOutputPath, tail, tracebackTail, USER_LOG_TAIL_CHARS, type ExecCollectedInput } from '../../../core/exec/envelope';
+import {
+  buildEnvelope,
+  execSummary,
+  normalizeOutputPath,
+  tail,
+  tracebackTail,
+  USER_LOG_TAIL_CHARS,
+  type ExecCollectedInput,
+} from '../../../core/exec/envelope';
 import type { ContractEntry } from '../../../core/exec/tool';
 
 const contract: ContractEntry[] = [
@@ -18,14 +26,30 @@ const exited = (exitCode: number, extra: Partial<ExecCollectedInput> = {}): Exec
 });
 
 test('success: every contracted file present → ok, artifacts at fi:<turn>.outputs/<file>, Succeeded lines', () => {
-  const env = buildEnvelope({ turnId: 't1', contract, collected: exited(0, { logTail: 'hello\n', outputFiles: [{ path: 'report.md', sizeBytes: 10 }, { path: './data/table.csv', sizeBytes: 5 }] }) });
+  const env = buildEnvelope({
+    turnId: 't1',
+    contract,
+    collected: exited(0, {
+      logTail: 'hello\n',
+      outputFiles: [
+        { path: 'report.md', sizeBytes: 10 },
+        { path: './data/table.csv', sizeBytes: 5 },
+      ],
+    }),
+  });
   assert.equal(env.ok, true);
   assert.equal(env.error, null);
-  assert.deepEqual(env.artifacts.map((a) => a.output), ['fi:t1.outputs/report.md', 'fi:t1.outputs/data/table.csv']);
-  assert.deepEqual(env.artifacts.map((a) => [a.resource_id, a.mime, a.format, a.visibility, a.auto_kept]), [
-    ['artifact:report.md', 'text/markdown', 'md', 'external', false],
-    ['artifact:data/table.csv', 'text/csv', 'csv', 'internal', false],
-  ]);
+  assert.deepEqual(
+    env.artifacts.map((a) => a.output),
+    ['fi:t1.outputs/report.md', 'fi:t1.outputs/data/table.csv'],
+  );
+  assert.deepEqual(
+    env.artifacts.map((a) => [a.resource_id, a.mime, a.format, a.visibility, a.auto_kept]),
+    [
+      ['artifact:report.md', 'text/markdown', 'md', 'external', false],
+      ['artifact:data/table.csv', 'text/csv', 'csv', 'internal', false],
+    ],
+  );
   const lines = env.report_text.split('\n');
   assert.equal(lines[0], 'Status: success');
   assert.ok(env.report_text.includes('Succeeded:\n  - report.md → fi:t1.outputs/report.md'));
@@ -36,7 +60,11 @@ test('success: every contracted file present → ok, artifacts at fi:<turn>.outp
 });
 
 test('a missing contracted file makes ok false with its own line', () => {
-  const env = buildEnvelope({ turnId: 't1', contract, collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 3 }] }) });
+  const env = buildEnvelope({
+    turnId: 't1',
+    contract,
+    collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 3 }] }),
+  });
   assert.equal(env.ok, false);
   assert.deepEqual(env.missing, ['data/table.csv']);
   assert.equal(env.error?.code, 'missing_outputs');
@@ -46,7 +74,8 @@ test('a missing contracted file makes ok false with its own line', () => {
 });
 
 test('runtime error: non-zero exit, traceback tail in Runtime failure, last line in the status', () => {
-  const log = 'start\nTraceback (most recent call last):\n  File "main.py", line 2, in <module>\n    1/0\nZeroDivisionError: division by zero\n';
+  const log =
+    'start\nTraceback (most recent call last):\n  File "main.py", line 2, in <module>\n    1/0\nZeroDivisionError: division by zero\n';
   const env = buildEnvelope({ turnId: 't1', contract, collected: exited(1, { logTail: log }) });
   assert.equal(env.ok, false);
   assert.equal(env.error?.code, 'runtime_error');
@@ -57,8 +86,16 @@ test('runtime error: non-zero exit, traceback tail in Runtime failure, last line
 });
 
 test('timeout, killed and failed_to_start are runtime failures with the backend reason', () => {
-  for (const [state, code] of [['timed_out', 'timeout'], ['killed', 'killed'], ['failed_to_start', 'failed_to_start']] as const) {
-    const env = buildEnvelope({ turnId: 't1', contract, collected: { ...exited(0), status: { state, reason: `why ${state}` } } });
+  for (const [state, code] of [
+    ['timed_out', 'timeout'],
+    ['killed', 'killed'],
+    ['failed_to_start', 'failed_to_start'],
+  ] as const) {
+    const env = buildEnvelope({
+      turnId: 't1',
+      contract,
+      collected: { ...exited(0), status: { state, reason: `why ${state}` } },
+    });
     assert.equal(env.ok, false);
     assert.equal(env.error?.code, code);
     assert.ok(env.report_text.startsWith(`Status: error — ${code}: why ${state}`));
@@ -71,22 +108,49 @@ test('file errors: dropped, empty and unstorable files; infra errors are reporte
   const env = buildEnvelope({
     turnId: 't1',
     contract,
-    collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 0 }], dropped: [{ path: 'data/table.csv', reason: 'over the 1 MB output cap' }, { path: 'junk.bin', reason: 'over the file count cap' }] }),
+    collected: exited(0, {
+      outputFiles: [{ path: 'report.md', sizeBytes: 0 }],
+      dropped: [
+        { path: 'data/table.csv', reason: 'over the 1 MB output cap' },
+        { path: 'junk.bin', reason: 'over the file count cap' },
+      ],
+    }),
   });
   assert.equal(env.ok, false);
   assert.equal(env.error?.code, 'file_errors');
-  assert.deepEqual(env.file_errors.map((f) => f.filename), ['report.md', 'data/table.csv', 'junk.bin']);
+  assert.deepEqual(
+    env.file_errors.map((f) => f.filename),
+    ['report.md', 'data/table.csv', 'junk.bin'],
+  );
   assert.ok(env.report_text.includes('File errors:\n  - report.md: the file is empty'));
-  const infra = buildEnvelope({ turnId: 't1', contract: contract.slice(0, 1), collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 1 }], infraErrors: ['log unreadable'] }) });
+  const infra = buildEnvelope({
+    turnId: 't1',
+    contract: contract.slice(0, 1),
+    collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 1 }], infraErrors: ['log unreadable'] }),
+  });
   assert.equal(infra.ok, false);
   assert.ok(infra.report_text.includes('Infra errors (infra.log):\n  - log unreadable'));
-  const store = buildEnvelope({ turnId: 't1', contract: contract.slice(0, 1), collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 1 }] }), storeErrors: [{ path: 'report.md', reason: 'too large' }] });
+  const store = buildEnvelope({
+    turnId: 't1',
+    contract: contract.slice(0, 1),
+    collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 1 }] }),
+    storeErrors: [{ path: 'report.md', reason: 'too large' }],
+  });
   assert.equal(store.ok, false);
   assert.deepEqual(store.succeeded, []);
 });
 
 test('files outside the contract are auto-kept, flagged, and do not fail ok', () => {
-  const env = buildEnvelope({ turnId: 't1', contract: contract.slice(0, 1), collected: exited(0, { outputFiles: [{ path: 'report.md', sizeBytes: 1 }, { path: 'extra.png', sizeBytes: 9 }] }) });
+  const env = buildEnvelope({
+    turnId: 't1',
+    contract: contract.slice(0, 1),
+    collected: exited(0, {
+      outputFiles: [
+        { path: 'report.md', sizeBytes: 1 },
+        { path: 'extra.png', sizeBytes: 9 },
+      ],
+    }),
+  });
   assert.equal(env.ok, true);
   assert.deepEqual(env.auto_kept, ['extra.png']);
   assert.equal(env.artifacts[1]!.auto_kept, true);
@@ -98,12 +162,35 @@ test('report line order is fixed', () => {
   const env = buildEnvelope({
     turnId: 't1',
     contract,
-    collected: exited(2, { logTail: 'Traceback (most recent call last):\nX: y\n', outputFiles: [{ path: 'report.md', sizeBytes: 1 }, { path: 'z.txt', sizeBytes: 1 }], dropped: [{ path: 'q', reason: 'r' }], infraErrors: ['i'] }),
+    collected: exited(2, {
+      logTail: 'Traceback (most recent call last):\nX: y\n',
+      outputFiles: [
+        { path: 'report.md', sizeBytes: 1 },
+        { path: 'z.txt', sizeBytes: 1 },
+      ],
+      dropped: [{ path: 'q', reason: 'r' }],
+      infraErrors: ['i'],
+    }),
   });
-  const heads = ['Status:', 'Runtime failure:', 'File errors:', 'Missing contracted outputs:', 'Succeeded:', 'Infra errors (infra.log):', 'Program log (tail):', 'Auto-kept (NOT in your contract):'];
+  const heads = [
+    'Status:',
+    'Runtime failure:',
+    'File errors:',
+    'Missing contracted outputs:',
+    'Succeeded:',
+    'Infra errors (infra.log):',
+    'Program log (tail):',
+    'Auto-kept (NOT in your contract):',
+  ];
   const at = heads.map((h) => env.report_text.indexOf(h));
-  assert.ok(at.every((i) => i >= 0), JSON.stringify(at));
-  assert.deepEqual([...at].sort((a, b) => a - b), at);
+  assert.ok(
+    at.every((i) => i >= 0),
+    JSON.stringify(at),
+  );
+  assert.deepEqual(
+    [...at].sort((a, b) => a - b),
+    at,
+  );
 });
 
 test('program log tail is capped at 4 000 characters keeping the end', () => {
@@ -133,9 +220,17 @@ test('ok iff exited 0, nothing missing, no file or infra errors (property)', () 
         const env = buildEnvelope({
           turnId: 'tx',
           contract: c,
-          collected: exited(exit, { outputFiles: written.map((path) => ({ path, sizeBytes: 1 })), dropped: dropped.map((path) => ({ path, reason: 'cap' })), infraErrors: infra ? ['x'] : [] }),
+          collected: exited(exit, {
+            outputFiles: written.map((path) => ({ path, sizeBytes: 1 })),
+            dropped: dropped.map((path) => ({ path, reason: 'cap' })),
+            infraErrors: infra ? ['x'] : [],
+          }),
         });
-        const expected = exit === 0 && !infra && contracted.every((n) => written.includes(n) && !dropped.includes(n)) && dropped.length === 0;
+        const expected =
+          exit === 0 &&
+          !infra &&
+          contracted.every((n) => written.includes(n) && !dropped.includes(n)) &&
+          dropped.length === 0;
         assert.equal(env.ok, expected);
         assert.equal(env.report_text.startsWith('Status: success'), expected);
         for (const a of env.artifacts) assert.ok(written.includes(a.resource_id.slice('artifact:'.length)));

@@ -18,10 +18,21 @@ test('listOutputs: regular files only, never following symlinks; count, total an
   writeFileSync(path.join(out, 'z.bin'), 'z'.repeat(100));
   symlinkSync('/etc/passwd', path.join(out, 'link'));
   const all = await listOutputs(out, DEFAULT_EXEC_LIMITS);
-  assert.deepEqual(all.outputFiles.map((f) => f.path), ['a.txt', 'b.txt', 'd/c.txt', 'z.bin']);
+  assert.deepEqual(
+    all.outputFiles.map((f) => f.path),
+    ['a.txt', 'b.txt', 'd/c.txt', 'z.bin'],
+  );
   assert.deepEqual(all.dropped, [{ path: 'link', reason: 'is a symbolic link (not collected)' }]);
-  const capped = await listOutputs(out, { ...DEFAULT_EXEC_LIMITS, maxFileBytes: 50, maxOutputFiles: 2, maxOutputBytes: 10 });
-  assert.deepEqual(capped.outputFiles.map((f) => f.path), ['a.txt', 'd/c.txt']); // b.txt would pass the 10-byte total
+  const capped = await listOutputs(out, {
+    ...DEFAULT_EXEC_LIMITS,
+    maxFileBytes: 50,
+    maxOutputFiles: 2,
+    maxOutputBytes: 10,
+  });
+  assert.deepEqual(
+    capped.outputFiles.map((f) => f.path),
+    ['a.txt', 'd/c.txt'],
+  ); // b.txt would pass the 10-byte total
   const reasons = Object.fromEntries(capped.dropped.map((d) => [d.path, d.reason]));
   assert.match(reasons['b.txt']!, /over the 10-byte output cap/);
   assert.match(reasons['z.bin']!, /over the 50-byte file cap/);
@@ -43,7 +54,18 @@ test('sandboxEnv holds no secret and nothing of the worker environment', () => {
   process.env.DATABASE_URL ??= 'postgres://x';
   const spec = { execId: 'ex-1', supervisorSocket: '/h/runtime/s.sock' } as ExecSpec;
   const env = sandboxEnv(spec);
-  assert.deepEqual(Object.keys(env).sort(), ['DREACT_SUPERVISOR_SOCKET', 'EXECUTION_ID', 'HOME', 'LANG', 'LOG_DIR', 'OUTPUT_DIR', 'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONPATH', 'PYTHONUNBUFFERED']);
+  assert.deepEqual(Object.keys(env).sort(), [
+    'DREACT_SUPERVISOR_SOCKET',
+    'EXECUTION_ID',
+    'HOME',
+    'LANG',
+    'LOG_DIR',
+    'OUTPUT_DIR',
+    'PATH',
+    'PYTHONDONTWRITEBYTECODE',
+    'PYTHONPATH',
+    'PYTHONUNBUFFERED',
+  ]);
   assert.equal(env.DREACT_SUPERVISOR_SOCKET, '/runtime/s.sock');
   assert.equal(env.OUTPUT_DIR, '/workspace/out');
 });

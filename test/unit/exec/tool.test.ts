@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkCode, declareExecPython, execIdFor, execPython, EXEC_MAX_CODE_CHARS, EXEC_TOOL_ID } from '../../../core/exec/tool';
+import {
+  checkCode,
+  declareExecPython,
+  execIdFor,
+  execPython,
+  EXEC_MAX_CODE_CHARS,
+  EXEC_TOOL_ID,
+} from '../../../core/exec/tool';
 import { createToolRegistry } from '../../../core/tools';
 import { scheduleToolCall, toolCallPlan } from '../../../core/tools/call-plan';
 
@@ -38,7 +45,14 @@ test('exec.python params: contract non-empty, entries complete, names safe and u
 });
 
 test('exec.python: the call plan carries the await activity; the workflow schedules it second', () => {
-  const plan = toolCallPlan('tc_1', EXEC_TOOL_ID, registry.activityOptions(EXEC_TOOL_ID, registry.parseParams(EXEC_TOOL_ID, good).ok ? (good as Record<string, unknown>) : {}));
+  const plan = toolCallPlan(
+    'tc_1',
+    EXEC_TOOL_ID,
+    registry.activityOptions(
+      EXEC_TOOL_ID,
+      registry.parseParams(EXEC_TOOL_ID, good).ok ? (good as Record<string, unknown>) : {},
+    ),
+  );
   assert.equal(plan.activity, 'execLaunch');
   assert.equal(plan.then?.activity, 'execAwait');
   const s = scheduleToolCall(plan);

@@ -4,8 +4,13 @@ import { makeBlock } from '../../../core/timeline/block';
 import { capText, SYNTHESIS_RESULT_CHARS, synthesisMessages } from '../../../core/turn/synthesis';
 
 const TS = '2026-11-21T10:00:00.000Z';
-const b = (turn: string, type: Parameters<typeof makeBlock>[0]['type'], key: string, text: string, extra: Partial<Parameters<typeof makeBlock>[0]> = {}) =>
-  makeBlock({ type, author: 'user', turn_id: turn, ts: TS, key, text, ...extra });
+const b = (
+  turn: string,
+  type: Parameters<typeof makeBlock>[0]['type'],
+  key: string,
+  text: string,
+  extra: Partial<Parameters<typeof makeBlock>[0]> = {},
+) => makeBlock({ type, author: 'user', turn_id: turn, ts: TS, key, text, ...extra });
 
 test('capText keeps short text and cuts long text at the cap with a marker', () => {
   assert.equal(capText('short'), 'short');
@@ -22,10 +27,30 @@ test('synthesisMessages: earlier turns, question, steer, numbered calls with cap
     b('turn_1', 'assistant.completion', 'c1', 'X is a letter.', { author: 'assistant' }),
     b('turn_2', 'user.prompt', 'p2', 'And Y?'),
     b('turn_2', 'react.notes', 'n1', 'Searching', { author: 'assistant' }),
-    b('turn_2', 'react.tool.call', 'tc_000000000001', JSON.stringify({ tool_id: 'web_search', params: { query: 'Y' } }), { call_id: 'tc_000000000001', author: 'assistant' }),
-    b('turn_2', 'react.tool.call', 'tc_000000000002', JSON.stringify({ tool_id: 'react.read', params: { paths: ['a'] } }), { call_id: 'tc_000000000002', author: 'assistant' }),
-    b('turn_2', 'react.tool.result', 'tc_000000000002', 'not found', { call_id: 'tc_000000000002', author: 'tool', meta: { ok: false } }),
-    b('turn_2', 'react.tool.result', 'tc_000000000001', big, { call_id: 'tc_000000000001', author: 'tool', meta: { ok: true } }),
+    b(
+      'turn_2',
+      'react.tool.call',
+      'tc_000000000001',
+      JSON.stringify({ tool_id: 'web_search', params: { query: 'Y' } }),
+      { call_id: 'tc_000000000001', author: 'assistant' },
+    ),
+    b(
+      'turn_2',
+      'react.tool.call',
+      'tc_000000000002',
+      JSON.stringify({ tool_id: 'react.read', params: { paths: ['a'] } }),
+      { call_id: 'tc_000000000002', author: 'assistant' },
+    ),
+    b('turn_2', 'react.tool.result', 'tc_000000000002', 'not found', {
+      call_id: 'tc_000000000002',
+      author: 'tool',
+      meta: { ok: false },
+    }),
+    b('turn_2', 'react.tool.result', 'tc_000000000001', big, {
+      call_id: 'tc_000000000001',
+      author: 'tool',
+      meta: { ok: true },
+    }),
     b('turn_2', 'user.steer', 'm3', 'only the short version'),
     b('turn_3', 'user.prompt', 'p3', 'not yet'),
   ];
@@ -45,7 +70,9 @@ test('synthesisMessages: earlier turns, question, steer, numbered calls with cap
 });
 
 test('synthesisMessages: a turn without tools says so; hidden blocks show their replacement', () => {
-  const blocks = [{ ...b('turn_1', 'user.prompt', 'p1', 'secret question'), hidden: true, replacement_text: '[HIDDEN] q' }];
+  const blocks = [
+    { ...b('turn_1', 'user.prompt', 'p1', 'secret question'), hidden: true, replacement_text: '[HIDDEN] q' },
+  ];
   const text = JSON.stringify(synthesisMessages(blocks, 'turn_1', ''));
   assert.match(text, /\[HIDDEN\] q/);
   assert.match(text, /\(no tool calls\)/);

@@ -2,7 +2,11 @@
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collectStream, ProviderError, type ModelRequest, type StreamPart } from '../../../core/model/provider';
-import { createAnthropicProvider, DEFAULT_ANTHROPIC_MODEL, type ProviderWarning } from '../../../activities/providers/anthropic';
+import {
+  createAnthropicProvider,
+  DEFAULT_ANTHROPIC_MODEL,
+  type ProviderWarning,
+} from '../../../activities/providers/anthropic';
 import { EMPTY_LEDGER, recordRound, roundTotals, turnTotals } from '../../../core/model/pricing';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
 
@@ -45,7 +49,10 @@ test('streams text deltas, usage parts and exactly one finish; sends model/max_t
   const ps = await parts(provider({ temperature: 0.2 }).stream(request()));
   const deltas = ps.filter((p) => p.type === 'text-delta');
   assert.ok(deltas.length > 3, 'several deltas');
-  assert.equal(deltas.map((p) => (p.type === 'text-delta' ? p.text : '')).join(''), 'The quick brown fox jumps over the lazy dog, twice over.');
+  assert.equal(
+    deltas.map((p) => (p.type === 'text-delta' ? p.text : '')).join(''),
+    'The quick brown fox jumps over the lazy dog, twice over.',
+  );
   assert.equal(ps.filter((p) => p.type === 'finish').length, 1);
   assert.equal(ps.at(-1)!.type, 'finish');
   assert.ok(ps.some((p) => p.type === 'usage'));
@@ -77,7 +84,9 @@ test('final usage equals the emulator accounting (write, then read)', async () =
 test('a growing 4-round conversation: ledger per-round and turn totals equal the emulator accounting', async () => {
   const p = provider();
   let ledger = EMPTY_LEDGER;
-  const messages: ModelRequest['messages'] = [{ role: 'user', content: [{ type: 'text', text: 'question '.repeat(50) }] }];
+  const messages: ModelRequest['messages'] = [
+    { role: 'user', content: [{ type: 'text', text: 'question '.repeat(50) }] },
+  ];
   for (let round = 1; round <= 4; round++) {
     emu.enqueue(reply.toolUse('search', { round }, { id: `toolu_${round}` }));
     const content = messages.map((m) => ({ ...m, content: m.content.map((c) => ({ ...c })) }));
@@ -85,13 +94,24 @@ test('a growing 4-round conversation: ledger per-round and turn totals equal the
     const out = await collectStream(p.stream(request({ messages: content })));
     ledger = recordRound(ledger, { turnId: 't1', round, model: 'claude-sonnet-4-5', usage: out.usage });
     const wire = emu.requests[round - 1]!.usage!;
-    assert.deepEqual(roundTotals(ledger, 't1', round).usage, { inputTokens: wire.input_tokens, outputTokens: wire.output_tokens, cacheReadTokens: wire.cache_read_input_tokens, cacheWriteTokens: wire.cache_creation_input_tokens });
+    assert.deepEqual(roundTotals(ledger, 't1', round).usage, {
+      inputTokens: wire.input_tokens,
+      outputTokens: wire.output_tokens,
+      cacheReadTokens: wire.cache_read_input_tokens,
+      cacheWriteTokens: wire.cache_creation_input_tokens,
+    });
     messages.push(
       { role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${round}`, name: 'search', input: { round } }] },
-      { role: 'user', content: [{ type: 'tool_result', toolUseId: `toolu_${round}`, content: `result ${round} `.repeat(200) }] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', toolUseId: `toolu_${round}`, content: `result ${round} `.repeat(200) }],
+      },
     );
   }
-  const sum = emu.requests.reduce((a, r) => ({ read: a.read + r.accounting!.cacheReadTokens, prompt: a.prompt + r.accounting!.totalPromptTokens }), { read: 0, prompt: 0 });
+  const sum = emu.requests.reduce(
+    (a, r) => ({ read: a.read + r.accounting!.cacheReadTokens, prompt: a.prompt + r.accounting!.totalPromptTokens }),
+    { read: 0, prompt: 0 },
+  );
   const t = turnTotals(ledger, 't1');
   assert.equal(t.usage.cacheReadTokens, sum.read);
   assert.equal(t.usage.inputTokens + t.usage.cacheReadTokens + t.usage.cacheWriteTokens, sum.prompt);
@@ -106,14 +126,23 @@ test('cache flags become cache_control on exactly those blocks; no flag, no brea
       request({
         system: [{ text: 'a', cache: true }, { text: 'b' }],
         messages: [
-          { role: 'user', content: [{ type: 'text', text: 'q1' }, { type: 'text', text: 'q2', cache: true }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'q1' },
+              { type: 'text', text: 'q2', cache: true },
+            ],
+          },
           { role: 'assistant', content: [{ type: 'text', text: 'r1' }] },
           { role: 'user', content: [{ type: 'text', text: 'q3', cache: true }] },
         ],
       }),
     ),
   );
-  const b = emu.requests[0]!.body as { system: Array<Record<string, unknown>>; messages: Array<{ content: Array<Record<string, unknown>> }> };
+  const b = emu.requests[0]!.body as {
+    system: Array<Record<string, unknown>>;
+    messages: Array<{ content: Array<Record<string, unknown>> }>;
+  };
   assert.deepEqual(b.system[0]!.cache_control, { type: 'ephemeral' });
   assert.equal(b.system[1]!.cache_control, undefined);
   assert.equal(b.messages[0]!.content[0]!.cache_control, undefined);
@@ -131,7 +160,10 @@ test('more than 4 requested breakpoints: the last 4 are kept, the drop is report
   }));
   const out = await collectStream(provider({ onWarning: (w) => warnings.push(w) }).stream(request({ messages: msgs })));
   assert.equal(out.stopReason, 'end_turn');
-  const b = emu.requests[0]!.body as { system: Array<Record<string, unknown>>; messages: Array<{ content: Array<Record<string, unknown>> }> };
+  const b = emu.requests[0]!.body as {
+    system: Array<Record<string, unknown>>;
+    messages: Array<{ content: Array<Record<string, unknown>> }>;
+  };
   assert.equal(b.system[0]!.cache_control, undefined, 'system breakpoint (earliest) dropped');
   assert.equal(b.messages[0]!.content[0]!.cache_control, undefined, 'first message breakpoint dropped');
   for (let i = 1; i < 5; i++) assert.deepEqual(b.messages[i]!.content[0]!.cache_control, { type: 'ephemeral' });
@@ -142,15 +174,37 @@ test('more than 4 requested breakpoints: the last 4 are kept, the drop is report
 });
 
 test('tool use round trip: tools/toolChoice out, tool-call parsed from input_json_delta, tool_result back', async () => {
-  emu.enqueue(reply.toolUse('web_search', { query: 'temporal durable execution', limit: 5, filters: { lang: ['en', 'de'] } }, { id: 'toolu_1', text: 'Let me search.' }));
-  const tools = [{ name: 'web_search', description: 'Search the web', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
+  emu.enqueue(
+    reply.toolUse(
+      'web_search',
+      { query: 'temporal durable execution', limit: 5, filters: { lang: ['en', 'de'] } },
+      { id: 'toolu_1', text: 'Let me search.' },
+    ),
+  );
+  const tools = [
+    {
+      name: 'web_search',
+      description: 'Search the web',
+      inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    },
+  ];
   const p = provider();
   const first = await collectStream(p.stream(request({ tools, toolChoice: { type: 'auto' } })));
   assert.equal(first.stopReason, 'tool_use');
   assert.equal(first.text, 'Let me search.');
-  assert.deepEqual(first.toolCalls, [{ id: 'toolu_1', name: 'web_search', input: { query: 'temporal durable execution', limit: 5, filters: { lang: ['en', 'de'] } } }]);
+  assert.deepEqual(first.toolCalls, [
+    {
+      id: 'toolu_1',
+      name: 'web_search',
+      input: { query: 'temporal durable execution', limit: 5, filters: { lang: ['en', 'de'] } },
+    },
+  ]);
   const sent = emu.requests[0]!.body as { tools: Array<Record<string, unknown>>; tool_choice: unknown };
-  assert.deepEqual(sent.tools[0], { name: 'web_search', description: 'Search the web', input_schema: tools[0]!.inputSchema });
+  assert.deepEqual(sent.tools[0], {
+    name: 'web_search',
+    description: 'Search the web',
+    input_schema: tools[0]!.inputSchema,
+  });
   assert.deepEqual(sent.tool_choice, { type: 'auto' });
 
   emu.enqueue(reply.text('Found it.'));
@@ -160,20 +214,47 @@ test('tool use round trip: tools/toolChoice out, tool-call parsed from input_jso
         tools,
         messages: [
           { role: 'user', content: [{ type: 'text', text: 'search please' }] },
-          { role: 'assistant', content: [{ type: 'text', text: 'Let me search.' }, { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: first.toolCalls[0]!.input }] },
-          { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: 'result text', isError: true, cache: true }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'Let me search.' },
+              { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: first.toolCalls[0]!.input },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', toolUseId: 'toolu_1', content: 'result text', isError: true, cache: true },
+            ],
+          },
         ],
       }),
     ),
   );
   assert.equal(second.text, 'Found it.');
   const msgs = (emu.requests[1]!.body as { messages: Array<{ content: unknown[] }> }).messages;
-  assert.deepEqual(msgs[1]!.content[1], { type: 'tool_use', id: 'toolu_1', name: 'web_search', input: first.toolCalls[0]!.input });
-  assert.deepEqual(msgs[2]!.content[0], { type: 'tool_result', tool_use_id: 'toolu_1', content: 'result text', is_error: true, cache_control: { type: 'ephemeral' } });
+  assert.deepEqual(msgs[1]!.content[1], {
+    type: 'tool_use',
+    id: 'toolu_1',
+    name: 'web_search',
+    input: first.toolCalls[0]!.input,
+  });
+  assert.deepEqual(msgs[2]!.content[0], {
+    type: 'tool_result',
+    tool_use_id: 'toolu_1',
+    content: 'result text',
+    is_error: true,
+    cache_control: { type: 'ephemeral' },
+  });
 });
 
 test('a tool_use cut by max_tokens is dropped (finish says max_tokens); bad JSON otherwise is a protocol error', async () => {
-  const cut = { type: 'tool_use' as const, name: 'write', input: {}, rawJson: '{"path": "a.md", "content": "Once upon a ti' };
+  const cut = {
+    type: 'tool_use' as const,
+    name: 'write',
+    input: {},
+    rawJson: '{"path": "a.md", "content": "Once upon a ti',
+  };
   emu.enqueue({ kind: 'message', content: [{ type: 'text', text: 'Writing.' }, cut], stopReason: 'max_tokens' });
   const out = await collectStream(provider().stream(request()));
   assert.deepEqual([out.stopReason, out.text, out.toolCalls.length], ['max_tokens', 'Writing.', 0]);
@@ -188,7 +269,10 @@ test('toolChoice tool is passed through; naming an unknown tool is a clear error
   emu.enqueue(reply.toolUse('plan', { steps: [] }));
   await collectStream(provider().stream(request({ tools, toolChoice: { type: 'tool', name: 'plan' } })));
   assert.deepEqual((emu.requests[0]!.body as { tool_choice: unknown }).tool_choice, { type: 'tool', name: 'plan' });
-  await assert.rejects(collectStream(provider().stream(request({ tools, toolChoice: { type: 'tool', name: 'nope' } }))), /toolChoice names tool "nope"/);
+  await assert.rejects(
+    collectStream(provider().stream(request({ tools, toolChoice: { type: 'tool', name: 'nope' } }))),
+    /toolChoice names tool "nope"/,
+  );
 });
 
 test('429 is retryable with retry-after-ms / retry-after honoured', async () => {
@@ -222,7 +306,10 @@ test('400 and 401 are non-retryable with a clear message', async () => {
 });
 
 test('an overloaded SSE error event mid-stream is retryable; a stream cut mid-way is a retryable network error', async () => {
-  emu.enqueue({ ...reply.text('partial answer here'), streamErrorAfterEvents: { after: 4, type: 'overloaded_error', message: 'Overloaded' } });
+  emu.enqueue({
+    ...reply.text('partial answer here'),
+    streamErrorAfterEvents: { after: 4, type: 'overloaded_error', message: 'Overloaded' },
+  });
   const e1 = await failure(provider().stream(request()));
   assert.deepEqual([e1.kind, e1.retryable], ['overloaded', true]);
   emu.enqueue({ ...reply.text('a much longer answer that will be cut '.repeat(5)), cutAfterEvents: 6 });
@@ -298,6 +385,10 @@ test('model from option, env DREACT_MODEL, else the default; ANTHROPIC_BASE_URL 
 });
 
 test('responseFormat with a schema becomes output_config.format', async () => {
-  await collectStream(provider().stream(request({ responseFormat: { type: 'json', schema: { type: 'object', properties: {} } } })));
-  assert.deepEqual((emu.requests[0]!.body as { output_config: unknown }).output_config, { format: { type: 'json_schema', schema: { type: 'object', properties: {} } } });
+  await collectStream(
+    provider().stream(request({ responseFormat: { type: 'json', schema: { type: 'object', properties: {} } } })),
+  );
+  assert.deepEqual((emu.requests[0]!.body as { output_config: unknown }).output_config, {
+    format: { type: 'json_schema', schema: { type: 'object', properties: {} } },
+  });
 });

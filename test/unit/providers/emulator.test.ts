@@ -28,9 +28,17 @@ test('non-streaming: a Message with content, stop_reason and usage (default echo
 test('streaming events accumulate in the SDK MessageStream helper to the scripted message', async () => {
   emu.enqueue(reply.toolUse('lookup', { ids: [1, 2, 3], deep: { k: 'v' } }, { id: 'toolu_x', text: 'Looking up.' }));
   const final = await client.messages.stream(params).finalMessage();
-  assert.deepEqual(final.content.map((b) => b.type), ['text', 'tool_use']);
+  assert.deepEqual(
+    final.content.map((b) => b.type),
+    ['text', 'tool_use'],
+  );
   assert.equal((final.content[0] as { text: string }).text, 'Looking up.');
-  assert.deepEqual(final.content[1], { type: 'tool_use', id: 'toolu_x', name: 'lookup', input: { ids: [1, 2, 3], deep: { k: 'v' } } });
+  assert.deepEqual(final.content[1], {
+    type: 'tool_use',
+    id: 'toolu_x',
+    name: 'lookup',
+    input: { ids: [1, 2, 3], deep: { k: 'v' } },
+  });
   assert.equal(final.stop_reason, 'tool_use');
   assert.equal(final.usage.output_tokens, emu.requests[0]!.usage!.output_tokens);
 });
@@ -38,19 +46,30 @@ test('streaming events accumulate in the SDK MessageStream helper to the scripte
 test('SSE arrives in uneven chunks that cut through events', async () => {
   emu.enqueue(reply.text('a fairly long streamed answer '.repeat(10)));
   const chunks = await new Promise<string[]>((resolve, reject) => {
-    const req = httpRequest(`${emu.baseURL}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      const out: string[] = [];
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => out.push(c));
-      res.on('end', () => resolve(out));
-    });
+    const req = httpRequest(
+      `${emu.baseURL}/v1/messages`,
+      { method: 'POST', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const out: string[] = [];
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => out.push(c));
+        res.on('end', () => resolve(out));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ ...params, stream: true }));
   });
   assert.ok(chunks.length > 5, `${chunks.length} chunks`);
   assert.ok(new Set(chunks.map((c) => c.length)).size > 2, 'chunk sizes vary');
-  assert.ok(chunks.some((c) => !c.endsWith('\n\n')), 'some chunk ends mid-event');
-  const events = chunks.join('').split('\n\n').filter(Boolean).map((e) => /^event: (\S+)/.exec(e)![1]);
+  assert.ok(
+    chunks.some((c) => !c.endsWith('\n\n')),
+    'some chunk ends mid-event',
+  );
+  const events = chunks
+    .join('')
+    .split('\n\n')
+    .filter(Boolean)
+    .map((e) => /^event: (\S+)/.exec(e)![1]);
   assert.equal(events[0], 'message_start');
   assert.equal(events.at(-1), 'message_stop');
   assert.ok(events.includes('message_delta') && events.includes('content_block_stop'));
@@ -67,6 +86,9 @@ test('responders see the request; queue first, then the default responder', asyn
 });
 
 test('invalid requests and unknown paths get Anthropic-shaped errors', async () => {
-  await assert.rejects(client.messages.create({ ...params, max_tokens: 0 }), (e: unknown) => e instanceof Anthropic.BadRequestError && /max_tokens/.test(e.message));
+  await assert.rejects(
+    client.messages.create({ ...params, max_tokens: 0 }),
+    (e: unknown) => e instanceof Anthropic.BadRequestError && /max_tokens/.test(e.message),
+  );
   await assert.rejects(client.models.list(), (e: unknown) => e instanceof Anthropic.NotFoundError);
 });

@@ -4,7 +4,11 @@ import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { ProviderError } from '../../../core/model/provider';
 import { classifyAnthropicError, retryAfterMsFrom } from '../../../activities/providers/anthropic-errors';
-import { NON_RETRYABLE_PROVIDER_FAILURE_TYPES, providerErrorToFailure, toActivityFailure } from '../../../activities/providers/errors';
+import {
+  NON_RETRYABLE_PROVIDER_FAILURE_TYPES,
+  providerErrorToFailure,
+  toActivityFailure,
+} from '../../../activities/providers/errors';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
 
 let emu: AnthropicEmulator;
@@ -24,11 +28,19 @@ test('retryable ProviderError → retryable ApplicationFailure with nextRetryDel
   assert.equal(noDelay.nextRetryDelay, undefined);
   assert.equal(noDelay.nonRetryable, false);
   // retry-after: 0 (or a date in the past) must not become nextRetryDelay 0, which ends retries.
-  assert.equal(providerErrorToFailure(new ProviderError('rate_limit', 'now', { status: 429, retryAfterMs: 0 })).nextRetryDelay, undefined);
+  assert.equal(
+    providerErrorToFailure(new ProviderError('rate_limit', 'now', { status: 429, retryAfterMs: 0 })).nextRetryDelay,
+    undefined,
+  );
 });
 
 test('non-retryable ProviderError → non-retryable ApplicationFailure with a clear message and type', () => {
-  const f = providerErrorToFailure(new ProviderError('bad_request', 'Anthropic API HTTP 400 invalid_request_error: bad', { status: 400, retryAfterMs: 10 }));
+  const f = providerErrorToFailure(
+    new ProviderError('bad_request', 'Anthropic API HTTP 400 invalid_request_error: bad', {
+      status: 400,
+      retryAfterMs: 10,
+    }),
+  );
   assert.equal(f.nonRetryable, true);
   assert.equal(f.type, 'Provider.bad_request');
   assert.match(f.message, /HTTP 400 invalid_request_error: bad \[non-retryable: bad_request\]/);
@@ -46,7 +58,13 @@ test('retry-after parsing: retry-after-ms wins, seconds, HTTP date, garbage', ()
   const h = (o: Record<string, string>) => new Headers(o);
   assert.equal(retryAfterMsFrom(h({ 'retry-after-ms': '250.4', 'retry-after': '9' })), 251);
   assert.equal(retryAfterMsFrom(h({ 'retry-after': '2' })), 2000);
-  assert.equal(retryAfterMsFrom(h({ 'retry-after': 'Sat, 21 Nov 2026 22:00:10 GMT' }), Date.parse('Sat, 21 Nov 2026 22:00:00 GMT')), 10_000);
+  assert.equal(
+    retryAfterMsFrom(
+      h({ 'retry-after': 'Sat, 21 Nov 2026 22:00:10 GMT' }),
+      Date.parse('Sat, 21 Nov 2026 22:00:00 GMT'),
+    ),
+    10_000,
+  );
   assert.equal(retryAfterMsFrom(h({ 'retry-after': 'soon' })), undefined);
   assert.equal(retryAfterMsFrom(undefined), undefined);
 });
@@ -59,7 +77,17 @@ test('classification of SDK errors by status, SSE error type and transport', () 
     [APIError.generate(403, undefined, 'forbidden', new Headers()), 'permission', false],
     [APIError.generate(404, undefined, 'no model', new Headers()), 'not_found', false],
     [APIError.generate(413, undefined, 'too big', new Headers()), 'bad_request', false],
-    [new APIError(undefined, { type: 'error', error: { type: 'rate_limit_error', message: 'x' } }, undefined, new Headers(), 'rate_limit_error'), 'rate_limit', true],
+    [
+      new APIError(
+        undefined,
+        { type: 'error', error: { type: 'rate_limit_error', message: 'x' } },
+        undefined,
+        new Headers(),
+        'rate_limit_error',
+      ),
+      'rate_limit',
+      true,
+    ],
     [new APIConnectionError({ message: 'ECONNREFUSED' }), 'network', true],
     [new SyntaxError('Unexpected token'), 'protocol', false],
     [new TypeError('terminated'), 'network', true],
@@ -75,7 +103,11 @@ test('the emulator rejects more than 4 cache_control blocks with a 400 the adapt
   const client = new Anthropic({ baseURL: emu.baseURL, apiKey: 'k', maxRetries: 0 });
   const block = (t: string) => ({ type: 'text' as const, text: t, cache_control: { type: 'ephemeral' as const } });
   try {
-    await client.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: ['a', 'b', 'c', 'd', 'e'].map(block) }] });
+    await client.messages.create({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: ['a', 'b', 'c', 'd', 'e'].map(block) }],
+    });
     assert.fail('expected a 400');
   } catch (e) {
     const pe = classifyAnthropicError(e);

@@ -16,7 +16,12 @@ import {
   type PriceTable,
 } from '../../../core/model/pricing';
 
-const u = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({ inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens });
+const u = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({
+  inputTokens,
+  outputTokens,
+  cacheReadTokens,
+  cacheWriteTokens,
+});
 const close = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-12, `${a} ≈ ${b}`);
 
 test('price lookup: exact, dated prefix, family fallback, unknown is a clear error; cache multipliers default to 1.25× / 0.1×', () => {
@@ -29,7 +34,12 @@ test('price lookup: exact, dated prefix, family fallback, unknown is a clear err
   assert.equal(priceFor('claude-haiku-9').inputPerMTok, 1);
   assert.throws(() => priceFor('gpt-x'), /no price for model "gpt-x"/);
   const custom: PriceTable = { m: { inputPerMTok: 2, outputPerMTok: 4, cacheWritePerMTok: 5, cacheReadPerMTok: 0.5 } };
-  assert.deepEqual(priceFor('m', custom), { inputPerMTok: 2, outputPerMTok: 4, cacheWritePerMTok: 5, cacheReadPerMTok: 0.5 });
+  assert.deepEqual(priceFor('m', custom), {
+    inputPerMTok: 2,
+    outputPerMTok: 4,
+    cacheWritePerMTok: 5,
+    cacheReadPerMTok: 0.5,
+  });
 });
 
 test('estimateCost and costWithoutCache', () => {
@@ -63,16 +73,28 @@ test('ledger: per-round and per-turn totals; repeated round records add up; inpu
   close(t1.cacheReadRatio, 2100 / (155 + 2100 + 2000));
   const all = ledgerTotals(l);
   close(all.cost, turnTotals(l, 't1').cost + turnTotals(l, 't2').cost);
-  assert.deepEqual(totalsByTurn(l).map((t) => t.turnId), ['t1', 't2']);
-  assert.throws(() => recordRound(l, { turnId: 't', round: 0, model: 'm', usage: u(-1, 0) }), /usage\.inputTokens must be a non-negative integer/);
+  assert.deepEqual(
+    totalsByTurn(l).map((t) => t.turnId),
+    ['t1', 't2'],
+  );
+  assert.throws(
+    () => recordRound(l, { turnId: 't', round: 0, model: 'm', usage: u(-1, 0) }),
+    /usage\.inputTokens must be a non-negative integer/,
+  );
 });
 
 test('property: ledger totals equal the sum of the records; cost ≤ no-cache cost when reads dominate writes', () => {
-  const usageArb = fc.record({ inputTokens: fc.nat(1e6), outputTokens: fc.nat(1e5), cacheReadTokens: fc.nat(1e6), cacheWriteTokens: fc.nat(1e6) });
+  const usageArb = fc.record({
+    inputTokens: fc.nat(1e6),
+    outputTokens: fc.nat(1e5),
+    cacheReadTokens: fc.nat(1e6),
+    cacheWriteTokens: fc.nat(1e6),
+  });
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b'), fc.nat(5), usageArb), { maxLength: 30 }), (rows) => {
       let l = EMPTY_LEDGER;
-      for (const [turnId, round, usage] of rows) l = recordRound(l, { turnId, round, model: 'claude-sonnet-4-5', usage });
+      for (const [turnId, round, usage] of rows)
+        l = recordRound(l, { turnId, round, model: 'claude-sonnet-4-5', usage });
       const tot = ledgerTotals(l).usage;
       const sum = rows.reduce((acc, [, , x]) => acc + x.inputTokens + x.cacheReadTokens, 0);
       assert.equal(tot.inputTokens + tot.cacheReadTokens, sum);

@@ -5,11 +5,18 @@ import { PromptCache, TooManyBreakpointsError } from '../../emulator/prompt-cach
 const big = (c: string, tokens: number): string => c.repeat(tokens * 4);
 const cc = { type: 'ephemeral' };
 
-function body(system: Array<{ text: string; bp?: boolean }>, msgs: Array<{ text: string; bp?: boolean }>, model = 'm'): Record<string, unknown> {
+function body(
+  system: Array<{ text: string; bp?: boolean }>,
+  msgs: Array<{ text: string; bp?: boolean }>,
+  model = 'm',
+): Record<string, unknown> {
   return {
     model,
     system: system.map((s) => ({ type: 'text', text: s.text, ...(s.bp ? { cache_control: cc } : {}) })),
-    messages: msgs.map((m, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: [{ type: 'text', text: m.text, ...(m.bp ? { cache_control: cc } : {}) }] })),
+    messages: msgs.map((m, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: [{ type: 'text', text: m.text, ...(m.bp ? { cache_control: cc } : {}) }],
+    })),
   };
 }
 
@@ -55,12 +62,18 @@ test('look-back is limited to 20 blocks', () => {
   const cache = new PromptCache({ minCacheableTokens: 10 });
   const first = [{ text: big('a', 50), bp: true }];
   cache.account(body([], first));
-  const many: Array<{ text: string; bp?: boolean }> = [{ text: big('a', 50) }, ...Array.from({ length: 20 }, (_, i) => ({ text: `m${i}` }))];
+  const many: Array<{ text: string; bp?: boolean }> = [
+    { text: big('a', 50) },
+    ...Array.from({ length: 20 }, (_, i) => ({ text: `m${i}` })),
+  ];
   many[many.length - 1]!.bp = true;
   assert.equal(cache.account(body([], many)).cacheReadTokens, 0, '21 blocks back: no hit');
   const cache2 = new PromptCache({ minCacheableTokens: 10 });
   cache2.account(body([], first));
-  const fewer: Array<{ text: string; bp?: boolean }> = [{ text: big('a', 50) }, ...Array.from({ length: 19 }, (_, i) => ({ text: `m${i}` }))];
+  const fewer: Array<{ text: string; bp?: boolean }> = [
+    { text: big('a', 50) },
+    ...Array.from({ length: 19 }, (_, i) => ({ text: `m${i}` })),
+  ];
   fewer[fewer.length - 1]!.bp = true;
   assert.equal(cache2.account(body([], fewer)).cacheReadTokens, 50, '20 blocks back: hit');
 });
@@ -82,14 +95,27 @@ test('entries expire after the TTL on the injected clock; hits refresh the TTL',
 
 test('more than 4 breakpoints is rejected', () => {
   const cache = new PromptCache();
-  const b = body([{ text: 'a', bp: true }, { text: 'b', bp: true }], [{ text: 'c', bp: true }, { text: 'd', bp: true }, { text: 'e', bp: true }]);
+  const b = body(
+    [
+      { text: 'a', bp: true },
+      { text: 'b', bp: true },
+    ],
+    [
+      { text: 'c', bp: true },
+      { text: 'd', bp: true },
+      { text: 'e', bp: true },
+    ],
+  );
   assert.throws(() => cache.account(b), TooManyBreakpointsError);
   assert.throws(() => cache.account(b), /maximum of 4 blocks with cache_control/);
 });
 
 test('tools are part of the prefix (tools → system → messages)', () => {
   const cache = new PromptCache();
-  const withTools = (desc: string) => ({ ...body([{ text: big('s', 2000), bp: true }], [{ text: 'x' }]), tools: [{ name: 't', description: desc, input_schema: { type: 'object' } }] });
+  const withTools = (desc: string) => ({
+    ...body([{ text: big('s', 2000), bp: true }], [{ text: 'x' }]),
+    tools: [{ name: 't', description: desc, input_schema: { type: 'object' } }],
+  });
   cache.account(withTools('one'));
   assert.ok(cache.account(withTools('one')).cacheReadTokens > 2000);
   assert.equal(cache.account(withTools('two')).cacheReadTokens, 0);
@@ -98,7 +124,11 @@ test('tools are part of the prefix (tools → system → messages)', () => {
 test("cache_control ttl '1h' keeps the entry for an hour", () => {
   let now = 0;
   const cache = new PromptCache({ now: () => now });
-  const b = { model: 'm', system: [{ type: 'text', text: big('s', 2000), cache_control: { type: 'ephemeral', ttl: '1h' } }], messages: [{ role: 'user', content: 'x' }] };
+  const b = {
+    model: 'm',
+    system: [{ type: 'text', text: big('s', 2000), cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    messages: [{ role: 'user', content: 'x' }],
+  };
   cache.account(b);
   now = 50 * 60_000;
   assert.equal(cache.account(b).cacheReadTokens, 2000);

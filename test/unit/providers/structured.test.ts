@@ -6,7 +6,12 @@ import { createAnthropicProvider } from '../../../activities/providers/anthropic
 import { extractJson } from '../../../activities/providers/json-extract';
 import { REFORMAT_PROMPT, StructuredOutputError, structuredCall } from '../../../activities/providers/structured';
 import { ProviderError } from '../../../core/model/provider';
-import { reply, startAnthropicEmulator, type AnthropicEmulator, type RecordedRequest } from '../../emulator/anthropic-emulator';
+import {
+  reply,
+  startAnthropicEmulator,
+  type AnthropicEmulator,
+  type RecordedRequest,
+} from '../../emulator/anthropic-emulator';
 
 let emu: AnthropicEmulator;
 before(async () => {
@@ -24,7 +29,12 @@ const isL1 = (r: RecordedRequest) => (r.body.tool_choice as { type?: string } | 
 const isL2 = (r: RecordedRequest) => r.body.output_config !== undefined;
 const sumUsage = () =>
   emu.requests.reduce(
-    (a, r) => ({ inputTokens: a.inputTokens + r.usage!.input_tokens, outputTokens: a.outputTokens + r.usage!.output_tokens, cacheReadTokens: a.cacheReadTokens + r.usage!.cache_read_input_tokens, cacheWriteTokens: a.cacheWriteTokens + r.usage!.cache_creation_input_tokens }),
+    (a, r) => ({
+      inputTokens: a.inputTokens + r.usage!.input_tokens,
+      outputTokens: a.outputTokens + r.usage!.output_tokens,
+      cacheReadTokens: a.cacheReadTokens + r.usage!.cache_read_input_tokens,
+      cacheWriteTokens: a.cacheWriteTokens + r.usage!.cache_creation_input_tokens,
+    }),
     { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
   );
 
@@ -34,7 +44,10 @@ test('level 1: native tool forcing with the zod-derived schema', async () => {
   assert.deepEqual(res.value, good);
   assert.equal(res.level, 1);
   assert.equal(emu.requests.length, 1);
-  const body = emu.requests[0]!.body as { tools: Array<{ name: string; input_schema: Record<string, unknown> }>; tool_choice: unknown };
+  const body = emu.requests[0]!.body as {
+    tools: Array<{ name: string; input_schema: Record<string, unknown> }>;
+    tool_choice: unknown;
+  };
   assert.deepEqual(body.tool_choice, { type: 'tool', name: 'plan' });
   assert.equal(body.tools[0]!.name, 'plan');
   assert.equal(body.tools[0]!.input_schema.type, 'object');
@@ -44,9 +57,13 @@ test('level 1: native tool forcing with the zod-derived schema', async () => {
 });
 
 test('level 2: tool input fails validation → JSON mode answer parses', async () => {
-  emu.respond((r) => (isL1(r) ? reply.toolUse('plan', { steps: [] }) : isL2(r) ? reply.text(JSON.stringify(good)) : reply.text('no')));
+  emu.respond((r) =>
+    isL1(r) ? reply.toolUse('plan', { steps: [] }) : isL2(r) ? reply.text(JSON.stringify(good)) : reply.text('no'),
+  );
   const attempts: string[] = [];
-  const res = await structuredCall(provider(), spec, { onAttempt: (a) => attempts.push(`${a.level}.${a.try}:${a.ok}`) });
+  const res = await structuredCall(provider(), spec, {
+    onAttempt: (a) => attempts.push(`${a.level}.${a.try}:${a.ok}`),
+  });
   assert.deepEqual([res.value, res.level], [good, 2]);
   assert.deepEqual(attempts, ['1.1:false', '2.1:true']);
   assert.equal((emu.requests[1]!.body.output_config as { format: { type: string } }).format.type, 'json_schema');
@@ -57,11 +74,16 @@ test('level 2 reformat retry: invalid JSON, then the reformat prompt fixes it', 
   emu.respond((r) => {
     if (isL1(r)) return reply.text('I refuse to call tools');
     const msgs = r.body.messages as unknown[];
-    return msgs.length === 1 ? reply.text('{"steps": ["a"], done: yes}') : reply.text(JSON.stringify({ steps: ['a'], done: true }));
+    return msgs.length === 1
+      ? reply.text('{"steps": ["a"], done: yes}')
+      : reply.text(JSON.stringify({ steps: ['a'], done: true }));
   });
   const res = await structuredCall(provider(), spec);
   assert.deepEqual([res.value, res.level], [{ steps: ['a'], done: true }, 2]);
-  assert.deepEqual(res.attempts.map((a) => `${a.level}.${a.try}`), ['1.1', '2.1', '2.2']);
+  assert.deepEqual(
+    res.attempts.map((a) => `${a.level}.${a.try}`),
+    ['1.1', '2.1', '2.2'],
+  );
   const retry = emu.requests[2]!.body.messages as Array<{ role: string; content: Array<{ text: string }> }>;
   assert.equal(retry[1]!.role, 'assistant');
   assert.equal(retry[1]!.content[0]!.text, '{"steps": ["a"], done: yes}');
@@ -79,19 +101,28 @@ test('level 3: plain text extraction after levels 1 and 2 fail (with its own ret
   });
   const res = await structuredCall(provider(), spec);
   assert.deepEqual([res.value, res.level], [good, 3]);
-  assert.deepEqual(res.attempts.map((a) => `${a.level}.${a.try}:${a.ok}`), ['1.1:false', '2.1:false', '2.2:false', '3.1:false', '3.2:true']);
+  assert.deepEqual(
+    res.attempts.map((a) => `${a.level}.${a.try}:${a.ok}`),
+    ['1.1:false', '2.1:false', '2.2:false', '3.1:false', '3.2:true'],
+  );
   assert.equal(emu.requests.length, 5, 'worst case is 5 calls');
   assert.deepEqual(res.usage, sumUsage());
 });
 
 test('capabilities skip levels; total failure throws StructuredOutputError with every attempt', async () => {
   emu.respond(() => reply.text('nothing useful'));
-  await assert.rejects(structuredCall(provider(), spec, { capabilities: { toolCall: false, jsonMode: false } }), (e: unknown) => {
-    assert.ok(e instanceof StructuredOutputError);
-    assert.deepEqual(e.attempts.map((a) => a.level), [3, 3]);
-    assert.match(e.message, /structured call "plan" failed at every level: L3\.1: no JSON found/);
-    return true;
-  });
+  await assert.rejects(
+    structuredCall(provider(), spec, { capabilities: { toolCall: false, jsonMode: false } }),
+    (e: unknown) => {
+      assert.ok(e instanceof StructuredOutputError);
+      assert.deepEqual(
+        e.attempts.map((a) => a.level),
+        [3, 3],
+      );
+      assert.match(e.message, /structured call "plan" failed at every level: L3\.1: no JSON found/);
+      return true;
+    },
+  );
   assert.equal(emu.requests.length, 2);
 });
 
@@ -101,7 +132,10 @@ test('a 400 at level 1 falls through (capability unsupported); a 429 propagates 
   assert.equal(res.level, 2);
   emu.reset();
   emu.enqueue(reply.rateLimited(1));
-  await assert.rejects(structuredCall(provider(), spec), (e: unknown) => e instanceof ProviderError && e.kind === 'rate_limit' && e.retryable);
+  await assert.rejects(
+    structuredCall(provider(), spec),
+    (e: unknown) => e instanceof ProviderError && e.kind === 'rate_limit' && e.retryable,
+  );
 });
 
 test('bad input is a clear error', async () => {
@@ -112,7 +146,9 @@ test('bad input is a clear error', async () => {
 test('extractJson: whole text, fenced block, first balanced span with braces in strings, nothing', () => {
   assert.deepEqual(extractJson(' {"a":1} '), { value: { a: 1 } });
   assert.deepEqual(extractJson('x ```json\n[1,2]\n``` y'), { value: [1, 2] });
-  assert.deepEqual(extractJson('Answer: {"s": "a } b", "n": {"m": [1]}} trailing }'), { value: { s: 'a } b', n: { m: [1] } } });
+  assert.deepEqual(extractJson('Answer: {"s": "a } b", "n": {"m": [1]}} trailing }'), {
+    value: { s: 'a } b', n: { m: [1] } },
+  });
   assert.deepEqual(extractJson('{bad} then {"ok": true}'), { value: { ok: true } });
   assert.equal(extractJson('no json here'), undefined);
 });

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseStreamEvent, STREAM_EVENT_KINDS, StreamEventBodySchema, type StreamEventBody } from '../../../core/stream/events';
+import {
+  parseStreamEvent,
+  STREAM_EVENT_KINDS,
+  StreamEventBodySchema,
+  type StreamEventBody,
+} from '../../../core/stream/events';
 import { createLiveRenderer } from '../../../client/cli/render';
 import { fromSseMessage, protocolEvent, toSseMessage } from '../../../client/gateway/protocol';
 
@@ -16,7 +21,10 @@ const SAMPLES: StreamEventBody[] = [
   { kind: 'usage', payload: { round: 1, usage, costUsd: 0.001 } },
   { kind: 'inject', payload: { type: 'steer', messageId: 'm1', text: 'stop' } },
   { kind: 'retry', payload: { round: 2, attempt: 2 } },
-  { kind: 'compact', payload: { phase: 'committed', compactionId: 'x/compact/1', tokensBefore: 9000, tokensAfter: 4000 } },
+  {
+    kind: 'compact',
+    payload: { phase: 'committed', compactionId: 'x/compact/1', tokensBefore: 9000, tokensAfter: 4000 },
+  },
   { kind: 'exec', payload: { phase: 'output', execId: 'e1', backend: 'local', text: 'line\n' } },
   { kind: 'done', payload: { turnId: 'turn_1', answer: 'a', iterations: 1, usage, completionPath: 'complete' } },
 ];
@@ -24,7 +32,14 @@ const SAMPLES: StreamEventBody[] = [
 test('every kind of the protocol has a sample, and every sample parses back', () => {
   assert.deepEqual([...new Set(SAMPLES.map((s) => s.kind))].sort(), [...STREAM_EVENT_KINDS].sort());
   for (const s of SAMPLES) {
-    const e = parseStreamEvent({ ...s, conversationId: 'c', seq: 3, ts: '2026-01-01T00:00:00.000Z', turnId: 'turn_1', attempt: 1 });
+    const e = parseStreamEvent({
+      ...s,
+      conversationId: 'c',
+      seq: 3,
+      ts: '2026-01-01T00:00:00.000Z',
+      turnId: 'turn_1',
+      attempt: 1,
+    });
     assert.equal(e.kind, s.kind);
     assert.deepEqual(e.payload, s.payload);
   }
@@ -40,7 +55,10 @@ test('malformed events are refused with a clear error naming the event and the f
   ];
   for (const b of bad) {
     assert.equal(StreamEventBodySchema.safeParse(b).success, false, JSON.stringify(b));
-    assert.throws(() => parseStreamEvent({ ...b, conversationId: 'c', seq: 9, ts: 't' }), /invalid stream event .* #9 of c: /);
+    assert.throws(
+      () => parseStreamEvent({ ...b, conversationId: 'c', seq: 9, ts: 't' }),
+      /invalid stream event .* #9 of c: /,
+    );
   }
 });
 

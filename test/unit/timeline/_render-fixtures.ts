@@ -33,12 +33,29 @@ export function turn(turnId: string, spec: TurnSpec): Block[] {
   const ts = iso(spec.ts ?? T0);
   const out: Block[] = [
     makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts, text: '' }),
-    makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts, path: paths.userPrompt(turnId), text: spec.prompt ?? `question of ${turnId}` }),
+    makeBlock({
+      type: 'user.prompt',
+      author: 'user',
+      turn_id: turnId,
+      ts,
+      path: paths.userPrompt(turnId),
+      text: spec.prompt ?? `question of ${turnId}`,
+    }),
   ];
   for (let r = 1; r <= spec.rounds; r++) {
     const id = callId(turnId, r);
     if (spec.roundStart || (spec.openRound && r === spec.rounds)) {
-      out.push(makeBlock({ type: 'react.round.start', author: 'react', turn_id: turnId, ts, call_id: id, path: paths.roundStart(turnId, id), text: 'thinking' }));
+      out.push(
+        makeBlock({
+          type: 'react.round.start',
+          author: 'react',
+          turn_id: turnId,
+          ts,
+          call_id: id,
+          path: paths.roundStart(turnId, id),
+          text: 'thinking',
+        }),
+      );
     }
     if (spec.openRound && r === spec.rounds) break;
     out.push(
@@ -67,7 +84,16 @@ export function turn(turnId: string, spec: TurnSpec): Block[] {
     );
   }
   if (spec.final) {
-    out.push(makeBlock({ type: 'assistant.completion', author: 'assistant', turn_id: turnId, ts, path: paths.completion(turnId), text: `answer of ${turnId}` }));
+    out.push(
+      makeBlock({
+        type: 'assistant.completion',
+        author: 'assistant',
+        turn_id: turnId,
+        ts,
+        path: paths.completion(turnId),
+        text: `answer of ${turnId}`,
+      }),
+    );
   }
   return out;
 }

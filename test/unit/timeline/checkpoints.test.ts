@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBlock, type Block } from '../../../core/timeline/block';
-import { cacheCheckpoints, groupEnd, preTailIndex, roundEnds, roundKey, rounds } from '../../../core/timeline/checkpoints';
+import {
+  cacheCheckpoints,
+  groupEnd,
+  preTailIndex,
+  roundEnds,
+  roundKey,
+  rounds,
+} from '../../../core/timeline/checkpoints';
 import { paths } from '../../../core/timeline/paths';
 import { callId, iso, T0, turn } from './_render-fixtures';
 
@@ -31,7 +38,11 @@ test('worked example with the project defaults (offset 2, min rounds 2): pre-tai
 });
 
 test('multi-turn: previous-turn, pre-tail and tail all present, previous turn = last block before the header', () => {
-  const blocks = [...turn('t1', { rounds: 2, final: true }), ...turn('t2', { rounds: 2, final: true }), ...turn('t3', { rounds: 4, roundStart: true })];
+  const blocks = [
+    ...turn('t1', { rounds: 2, final: true }),
+    ...turn('t2', { rounds: 2, final: true }),
+    ...turn('t3', { rounds: 4, roundStart: true }),
+  ];
   const cps = cacheCheckpoints(blocks, 't3');
   assert.deepEqual(kinds(cps), ['previous_turn', 'pre_tail', 'tail']);
   const header = blocks.findIndex((b) => b.turn_id === 't3' && b.type === 'turn.header');
@@ -77,9 +88,34 @@ test('same-path grouping: a checkpoint moves to the end of a run of blocks shari
   const blocks = [
     makeBlock({ type: 'turn.header', author: 'system', turn_id: 't1', ts }),
     makeBlock({ type: 'user.prompt', author: 'user', turn_id: 't1', ts, path: paths.userPrompt('t1'), text: 'hi' }),
-    makeBlock({ type: 'user.attachment.meta', author: 'user', turn_id: 't1', ts, path: att, text: 'report.pdf, 2 pages' }),
-    makeBlock({ type: 'user.attachment', author: 'user', turn_id: 't1', ts, path: att, key: 'bin', mime: 'application/pdf', base64: 'JVBERi0=' }),
-    makeBlock({ type: 'user.attachment', author: 'user', turn_id: 't1', ts, path: att, key: 'bin2', mime: 'text/plain', text: 'extracted text' }),
+    makeBlock({
+      type: 'user.attachment.meta',
+      author: 'user',
+      turn_id: 't1',
+      ts,
+      path: att,
+      text: 'report.pdf, 2 pages',
+    }),
+    makeBlock({
+      type: 'user.attachment',
+      author: 'user',
+      turn_id: 't1',
+      ts,
+      path: att,
+      key: 'bin',
+      mime: 'application/pdf',
+      base64: 'JVBERi0=',
+    }),
+    makeBlock({
+      type: 'user.attachment',
+      author: 'user',
+      turn_id: 't1',
+      ts,
+      path: att,
+      key: 'bin2',
+      mime: 'text/plain',
+      text: 'extracted text',
+    }),
     makeBlock({ type: 'react.note', author: 'react', turn_id: 't1', ts, path: 'ar:t1.react.note.1', text: 'note' }),
   ];
   assert.equal(groupEnd(blocks, 2), 4);
@@ -94,7 +130,15 @@ test('same-path grouping: a checkpoint moves to the end of a run of blocks shari
 test('same-path grouping on a round end: react.read content blocks sharing the result path', () => {
   const blocks = turn('t1', { rounds: 3 });
   const id = callId('t1', 1);
-  const extra = makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 't1', ts: iso(T0), key: 'content', path: paths.toolResult('t1', id), text: 'more' });
+  const extra = makeBlock({
+    type: 'react.tool.result',
+    author: 'tool',
+    turn_id: 't1',
+    ts: iso(T0),
+    key: 'content',
+    path: paths.toolResult('t1', id),
+    text: 'more',
+  });
   // round 1's result followed by a second block with the same path (and no call id of its own)
   blocks.splice(4, 0, { ...extra, call_id: undefined });
   const cps = cacheCheckpoints(blocks, 't1', { minRounds: 1, offsetRounds: 2 });
@@ -105,14 +149,29 @@ test('same-path grouping on a round end: react.read content blocks sharing the r
 test('round keys: call_id, meta.tool_call_id, tc: path segment, final-round types', () => {
   const ts = iso(T0);
   const base = { author: 'react' as const, turn_id: 't9', ts };
-  assert.equal(roundKey(makeBlock({ ...base, type: 'react.notes', call_id: 'tc_aaaaaaaaaaaa', text: 'x' })), 't9:tc_aaaaaaaaaaaa');
-  assert.equal(roundKey(makeBlock({ ...base, type: 'react.notice', meta: { tool_call_id: 'tc_bbbbbbbbbbbb' }, text: '{}' })), 't9:tc_bbbbbbbbbbbb');
-  assert.equal(roundKey(makeBlock({ ...base, type: 'react.tool.result', path: 'tc:t9.tc_cccccccccccc.result', text: '' })), 't9:tc_cccccccccccc');
+  assert.equal(
+    roundKey(makeBlock({ ...base, type: 'react.notes', call_id: 'tc_aaaaaaaaaaaa', text: 'x' })),
+    't9:tc_aaaaaaaaaaaa',
+  );
+  assert.equal(
+    roundKey(makeBlock({ ...base, type: 'react.notice', meta: { tool_call_id: 'tc_bbbbbbbbbbbb' }, text: '{}' })),
+    't9:tc_bbbbbbbbbbbb',
+  );
+  assert.equal(
+    roundKey(makeBlock({ ...base, type: 'react.tool.result', path: 'tc:t9.tc_cccccccccccc.result', text: '' })),
+    't9:tc_cccccccccccc',
+  );
   assert.equal(roundKey(makeBlock({ ...base, type: 'assistant.completion', text: 'a' })), '__final__:t9');
   assert.equal(roundKey(makeBlock({ ...base, type: 'user.prompt', path: 'ar:t9.user.prompt', text: 'q' })), null);
 });
 
 test('bad options are rejected with a readable error', () => {
-  assert.throws(() => cacheCheckpoints(turn('t1', { rounds: 1 }), 't1', { offsetRounds: -1 }), /offsetRounds must be an integer/);
-  assert.throws(() => cacheCheckpoints(turn('t1', { rounds: 1 }), 't1', { minRounds: 1.5 }), /minRounds must be an integer/);
+  assert.throws(
+    () => cacheCheckpoints(turn('t1', { rounds: 1 }), 't1', { offsetRounds: -1 }),
+    /offsetRounds must be an integer/,
+  );
+  assert.throws(
+    () => cacheCheckpoints(turn('t1', { rounds: 1 }), 't1', { minRounds: 1.5 }),
+    /minRounds must be an integer/,
+  );
 });

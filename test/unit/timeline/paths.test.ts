@@ -25,8 +25,14 @@ const ROUND_TRIPS: Array<[string, Partial<LogicalPath>]> = [
   [`fi:${T}.git/projects/app/src/x.ts`, { kind: 'fi.git', area: 'projects', rel: 'app/src/x.ts' }],
   [`fi:${T}.git/snapshots/s1/readme`, { kind: 'fi.git', area: 'snapshots' }],
   [`fi:${T}.user.attachments/photo 1.png`, { kind: 'fi.user.attachment', name: 'photo 1.png' }],
-  [`fi:${T}.external.followup.attachments/msg_1/a.pdf`, { kind: 'fi.external.attachment', eventKind: 'followup', messageId: 'msg_1', name: 'a.pdf' }],
-  [`fi:${T}.external.form.attachments/3-0/b.csv`, { kind: 'fi.external.attachment', eventKind: 'form', messageId: '3-0' }],
+  [
+    `fi:${T}.external.followup.attachments/msg_1/a.pdf`,
+    { kind: 'fi.external.attachment', eventKind: 'followup', messageId: 'msg_1', name: 'a.pdf' },
+  ],
+  [
+    `fi:${T}.external.form.attachments/3-0/b.csv`,
+    { kind: 'fi.external.attachment', eventKind: 'form', messageId: '3-0' },
+  ],
   [`fi:${T}.code.${TC}`, { kind: 'fi.code', callId: TC }],
   [`tc:${T}.${TC}.call`, { kind: 'tc.call', turnId: T, callId: TC }],
   [`tc:${T}.${TC}.result`, { kind: 'tc.result', callId: TC }],
@@ -116,7 +122,8 @@ for (const [input, message] of REJECTED) {
 }
 
 test('assertSafeRelPath accepts nested relative paths and dotted names', () => {
-  for (const ok of ['a', 'a/b', 'a.b/c..d', '.hidden', 'x/...', 'v1.2/notes.md']) assert.equal(assertSafeRelPath(ok), ok);
+  for (const ok of ['a', 'a/b', 'a.b/c..d', '.hidden', 'x/...', 'v1.2/notes.md'])
+    assert.equal(assertSafeRelPath(ok), ok);
 });
 
 test('sid selectors: lists, ranges with - and :, reversed ranges, duplicates', () => {
@@ -187,7 +194,9 @@ test('property: every builder output parses back to the same parts and re-format
     fc.tuple(id, kind, id, seg).map(([t, k, m, n]) => paths.externalAttachment(t, k, m, n)),
     fc.tuple(id, id).map(([t, c]) => paths.toolResult(t, c)),
     fc.tuple(id, kind, id).map(([t, k, m]) => paths.external(t, k, m)),
-    fc.tuple(id, fc.option(fc.integer({ min: 1, max: 99 }), { nil: undefined })).map(([t, n]) => paths.completion(t, n)),
+    fc
+      .tuple(id, fc.option(fc.integer({ min: 1, max: 99 }), { nil: undefined }))
+      .map(([t, n]) => paths.completion(t, n)),
     fc.tuple(id, fc.integer({ min: 0, max: 99 })).map(([t, i]) => paths.planAck(t, i)),
     fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }).map((sids) => paths.sourcesPool(sids)),
   );
@@ -202,11 +211,16 @@ test('property: every builder output parses back to the same parts and re-format
 test('property: paths with a traversal segment anywhere are rejected', () => {
   const seg = fc.stringMatching(/^[a-z0-9]{1,6}$/);
   fc.assert(
-    fc.property(fc.array(seg, { maxLength: 3 }), fc.array(seg, { maxLength: 3 }), fc.constantFrom('..', '.', '%2E%2e'), (before, after, bad) => {
-      const rel = [...before, bad, ...after].join('/');
-      assert.throws(() => parsePath(`fi:turn_1.files/${rel}`), /traversal/);
-      assert.throws(() => parsePath(`ks:${rel}`), /traversal/);
-    }),
+    fc.property(
+      fc.array(seg, { maxLength: 3 }),
+      fc.array(seg, { maxLength: 3 }),
+      fc.constantFrom('..', '.', '%2E%2e'),
+      (before, after, bad) => {
+        const rel = [...before, bad, ...after].join('/');
+        assert.throws(() => parsePath(`fi:turn_1.files/${rel}`), /traversal/);
+        assert.throws(() => parsePath(`ks:${rel}`), /traversal/);
+      },
+    ),
   );
 });
 
@@ -217,11 +231,27 @@ test('property: paths with a traversal segment anywhere are rejected', () => {
 let seq = 0;
 function blk(type: string, turn: string, extra: Partial<Block> = {}): Block {
   seq++;
-  return makeBlock({ type, author: 'react', turn_id: turn, ts: `2026-01-01T00:00:${String(seq).padStart(2, '0')}Z`, key: seq, ...extra } as never);
+  return makeBlock({
+    type,
+    author: 'react',
+    turn_id: turn,
+    ts: `2026-01-01T00:00:${String(seq).padStart(2, '0')}Z`,
+    key: seq,
+    ...extra,
+  } as never);
 }
 
 const planText = (id: string, steps: string[]) =>
-  JSON.stringify({ plan_id: id, steps, status: {}, current: true, created_ts: 't', last_ts: 't', origin_turn_id: T, last_turn_id: T });
+  JSON.stringify({
+    plan_id: id,
+    steps,
+    status: {},
+    current: true,
+    created_ts: 't',
+    last_ts: 't',
+    origin_turn_id: T,
+    last_turn_id: T,
+  });
 
 const BLOCKS: Block[] = [
   blk('turn.header', T),

@@ -42,13 +42,23 @@ const ACK_CASES: Array<[string, Array<[string, number]>]> = [
   ['✓ 1a glued text', []],
   ['v [1] ascii v', []],
   ['... [1] ascii dots', []],
-  ['done\n✓ [1] a\nnoise\n✗ 2: b\r\n… [3] c', [['done', 1], ['failed', 2], ['in_progress', 3]]],
+  [
+    'done\n✓ [1] a\nnoise\n✗ 2: b\r\n… [3] c',
+    [
+      ['done', 1],
+      ['failed', 2],
+      ['in_progress', 3],
+    ],
+  ],
   ['', []],
 ];
 
 for (const [notes, want] of ACK_CASES) {
   test(`parseAckLines(${JSON.stringify(notes)})`, () => {
-    assert.deepEqual(parseAckLines(notes).map((a) => [a.status, a.n]), want);
+    assert.deepEqual(
+      parseAckLines(notes).map((a) => [a.status, a.n]),
+      want,
+    );
   });
 }
 
@@ -93,7 +103,12 @@ test('newPlanId: plan:<turn>:<8 hex>, validated', () => {
 
 test('new plan: current, pending steps, JSON snapshot at ar:<turn>.react.plan.<id>', () => {
   const tl = new Timeline();
-  const r = tl.cmd({ mode: 'new', steps: ['collect', ' compare \n trends ', '', 'draft'] }, 'turn_1', ts(0), 'aaaaaaaa');
+  const r = tl.cmd(
+    { mode: 'new', steps: ['collect', ' compare \n trends ', '', 'draft'] },
+    'turn_1',
+    ts(0),
+    'aaaaaaaa',
+  );
   assert.equal(r.ok, true);
   assert.equal(r.plan_id, 'plan:turn_1:aaaaaaaa');
   assert.equal(r.blocks.length, 1);
@@ -129,7 +144,9 @@ test('command errors are model-facing results with no blocks', () => {
     assert.deepEqual(r.blocks, []);
     assert.ok(r.message.length > 0);
   }
-  assert.throws(() => applyPlanCommand([], { mode: 'explode' } as never, { turnId: 't', ts: ts(0), newId: '00000000' }));
+  assert.throws(() =>
+    applyPlanCommand([], { mode: 'explode' } as never, { turnId: 't', ts: ts(0), newId: '00000000' }),
+  );
 });
 
 test('lifecycle across turns: new, acks, new (demotes), activate, replace, close, complete', () => {
@@ -140,7 +157,10 @@ test('lifecycle across turns: new, acks, new (demotes), activate, replace, close
   assert.equal(r.plan_id, a);
   assert.equal(r.blocks.filter((b) => b.type === 'react.plan.ack').length, 2);
   assert.equal(r.blocks.at(-1)!.type, 'react.plan');
-  assert.deepEqual(r.blocks.filter((b) => b.type === 'react.plan.ack').map((b) => b.text), ['✓ 1. s1', '… 2. s2']);
+  assert.deepEqual(
+    r.blocks.filter((b) => b.type === 'react.plan.ack').map((b) => b.text),
+    ['✓ 1. s1', '… 2. s2'],
+  );
   assert.equal(r.blocks[0]!.path, 'ar:turn_1.react.plan.ack.2');
   assert.deepEqual(tl.get(a).status, { '1': 'done', '2': 'in_progress' });
   assert.equal(tl.get(a).last_ack_turn_id, 'turn_1');
@@ -160,7 +180,11 @@ test('lifecycle across turns: new, acks, new (demotes), activate, replace, close
   assert.equal(tl.get(a).current, true);
   assert.equal(tl.get(b).current, false);
   assert.equal(tl.get(a).last_turn_id, 'turn_3');
-  const again = applyPlanCommand(tl.plans, { mode: 'activate', plan_id: a }, { turnId: 'turn_3', ts: ts(21), newId: '00000000' });
+  const again = applyPlanCommand(
+    tl.plans,
+    { mode: 'activate', plan_id: a },
+    { turnId: 'turn_3', ts: ts(21), newId: '00000000' },
+  );
   assert.equal(again.ok, true);
   assert.equal(again.blocks.length, 0);
   tl.ack('✓ [2]\n✗ [3] gave up', 'turn_3', ts(22), 3);
@@ -169,7 +193,11 @@ test('lifecycle across turns: new, acks, new (demotes), activate, replace, close
   // completing the current plan does not auto-activate B
   assert.equal(currentOpenPlan(tl.plans), undefined);
   assert.equal(tl.ack('✓ [1]', 'turn_3', ts(23), 4).blocks.length, 0);
-  const notOpen = applyPlanCommand(tl.plans, { mode: 'activate', plan_id: a }, { turnId: 'turn_3', ts: ts(24), newId: '00000000' });
+  const notOpen = applyPlanCommand(
+    tl.plans,
+    { mode: 'activate', plan_id: a },
+    { turnId: 'turn_3', ts: ts(24), newId: '00000000' },
+  );
   assert.equal(!notOpen.ok && notOpen.code, 'plan_not_open');
 
   // turn 4: activate B, replace it with C
@@ -181,14 +209,22 @@ test('lifecycle across turns: new, acks, new (demotes), activate, replace, close
   assert.equal(tl.get(b).superseded_turn_id, 'turn_4');
   assert.equal(tl.get(b).current, false);
   assert.equal(currentOpenPlan(tl.plans)?.plan_id, c);
-  const rep2 = applyPlanCommand(tl.plans, { mode: 'replace', plan_id: b, steps: ['x'] }, { turnId: 'turn_4', ts: ts(32), newId: 'dddddddd' });
+  const rep2 = applyPlanCommand(
+    tl.plans,
+    { mode: 'replace', plan_id: b, steps: ['x'] },
+    { turnId: 'turn_4', ts: ts(32), newId: 'dddddddd' },
+  );
   assert.equal(!rep2.ok && rep2.code, 'plan_not_open');
 
   // turn 5: close C; nothing becomes current
   tl.cmd({ mode: 'close' }, 'turn_5', ts(40));
   assert.equal(tl.get(c).closed_turn_id, 'turn_5');
   assert.equal(currentOpenPlan(tl.plans), undefined);
-  const closeAgain = applyPlanCommand(tl.plans, { mode: 'close', plan_id: c }, { turnId: 'turn_5', ts: ts(41), newId: '00000000' });
+  const closeAgain = applyPlanCommand(
+    tl.plans,
+    { mode: 'close', plan_id: c },
+    { turnId: 'turn_5', ts: ts(41), newId: '00000000' },
+  );
   assert.equal(!closeAgain.ok && closeAgain.code, 'plan_not_open');
   assert.equal(renderOpenPlans(tl.plans), '[OPEN PLANS]\n  - plans: none');
 
@@ -207,8 +243,16 @@ test('lifecycle across turns: new, acks, new (demotes), activate, replace, close
   assert.equal(new Set(same.blocks.map((q) => q.id)).size, same.blocks.length);
   assert.equal(currentOpenPlan(same.plans)?.plan_id, y);
   // retries with the same inputs give the same ids (idempotent appends)
-  const retry1 = applyPlanCommand([], { mode: 'new', steps: ['a'] }, { turnId: 'turn_9', ts: ts(1), newId: '33333333' });
-  const retry2 = applyPlanCommand([], { mode: 'new', steps: ['a'] }, { turnId: 'turn_9', ts: ts(1), newId: '33333333' });
+  const retry1 = applyPlanCommand(
+    [],
+    { mode: 'new', steps: ['a'] },
+    { turnId: 'turn_9', ts: ts(1), newId: '33333333' },
+  );
+  const retry2 = applyPlanCommand(
+    [],
+    { mode: 'new', steps: ['a'] },
+    { turnId: 'turn_9', ts: ts(1), newId: '33333333' },
+  );
   assert.deepEqual(retry1.blocks, retry2.blocks);
   // every block id is unique (idempotent appends never collide)
   assert.equal(new Set(tl.blocks.map((x) => x.id)).size, tl.blocks.length);
@@ -243,9 +287,23 @@ test('latestPlanSnapshots: latest per lineage; bad plan JSON is a readable error
       ['plan:turn_1:bbbbbbbb', true],
     ],
   );
-  const bad = makeBlock({ type: 'react.plan', author: 'react', turn_id: 'turn_1', ts: ts(2), text: '{nope', key: 'bad' });
+  const bad = makeBlock({
+    type: 'react.plan',
+    author: 'react',
+    turn_id: 'turn_1',
+    ts: ts(2),
+    text: '{nope',
+    key: 'bad',
+  });
   assert.throws(() => latestPlanSnapshots([bad]), /does not hold JSON/);
-  const invalid = makeBlock({ type: 'react.plan', author: 'react', turn_id: 'turn_1', ts: ts(2), text: '{"plan_id":"x"}', key: 'bad2' });
+  const invalid = makeBlock({
+    type: 'react.plan',
+    author: 'react',
+    turn_id: 'turn_1',
+    ts: ts(2),
+    text: '{"plan_id":"x"}',
+    key: 'bad2',
+  });
   assert.throws(() => latestPlanSnapshots([invalid]), /invalid snapshot: steps/);
 });
 
@@ -304,7 +362,10 @@ test('renderOpenPlans: last 4 open by last_ts, current always shown, terminal pl
   assert.match(text, /plan_id=old_current \(current\)/);
   assert.doesNotMatch(text, /closed|superseded|complete/);
   const noCurrent = renderOpenPlans(plans.slice(1, 6));
-  assert.deepEqual([...noCurrent.matchAll(/plan_id=(\S+)/g)].map((m) => m[1]), ['p3', 'p4', 'p5', 'p6']);
+  assert.deepEqual(
+    [...noCurrent.matchAll(/plan_id=(\S+)/g)].map((m) => m[1]),
+    ['p3', 'p4', 'p5', 'p6'],
+  );
   assert.doesNotMatch(noCurrent, /\(current\)/);
 });
 

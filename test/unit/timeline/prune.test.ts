@@ -17,7 +17,10 @@ function history(n: number, current = `t${n + 1}`): Block[] {
 }
 
 test('defaults follow the reference session config', () => {
-  assert.deepEqual({ ...DEFAULT_TTL }, { cacheTtlSeconds: 300, pruneBufferSeconds: 10, keepRecentTurns: 6, keepRecentIntactTurns: 1 });
+  assert.deepEqual(
+    { ...DEFAULT_TTL },
+    { cacheTtlSeconds: 300, pruneBufferSeconds: 10, keepRecentTurns: 6, keepRecentIntactTurns: 1 },
+  );
 });
 
 test('first render after load arms the clock instead of pruning', () => {
@@ -64,11 +67,24 @@ test('old turns become recovery rows; exactly one system.message for the turn; r
     const b = byId.get(u.blockId)!;
     assert.notEqual(b.type, 'turn.header');
     if (b.type === 'react.round.start') assert.equal(u.replacement_text, '');
-    if (b.type === 'user.prompt') assert.match(u.replacement_text, new RegExp(`^\\[PRUNED TURN DATA\\] turn ${b.turn_id}[^\\n]*\\nuser: path=ar:${b.turn_id}\\.user\\.prompt size=\\d+ hint="question of ${b.turn_id}"$`));
-    if (b.type === 'react.tool.result') assert.match(u.replacement_text, /^tool result: path=tc:t\d\.tc_[0-9a-f]{12}\.result size=\d+ hint=/);
+    if (b.type === 'user.prompt')
+      assert.match(
+        u.replacement_text,
+        new RegExp(
+          `^\\[PRUNED TURN DATA\\] turn ${b.turn_id}[^\\n]*\\nuser: path=ar:${b.turn_id}\\.user\\.prompt size=\\d+ hint="question of ${b.turn_id}"$`,
+        ),
+      );
+    if (b.type === 'react.tool.result')
+      assert.match(u.replacement_text, /^tool result: path=tc:t\d\.tc_[0-9a-f]{12}\.result size=\d+ hint=/);
   }
   // a second expiry in the same turn adds no second system.message
-  const again = ttlPrune([...applyUpdates(blocks, r.updates), ...r.contribute], 't6', T0 + 800 * S, { lastTouchAt: T0 + 400 * S }, TTL);
+  const again = ttlPrune(
+    [...applyUpdates(blocks, r.updates), ...r.contribute],
+    't6',
+    T0 + 800 * S,
+    { lastTouchAt: T0 + 400 * S },
+    TTL,
+  );
   assert.deepEqual(again.contribute, []);
   assert.deepEqual(again.updates, []);
 });
@@ -77,10 +93,38 @@ test('notes, summaries, followups and steers are never pruned; explicit hides ke
   const blocks = history(4);
   const ts = iso(T0);
   const keep = [
-    makeBlock({ type: 'react.note', author: 'react', turn_id: 't1', ts, path: 'ar:t1.react.note.1', text: 'remember: user prefers metric' }),
-    makeBlock({ type: 'conv.working.summary', author: 'react', turn_id: 't1', ts, path: paths.workingSummary('t1'), text: 'goal/outcome' }),
-    makeBlock({ type: 'user.followup', author: 'user', turn_id: 't1', ts, path: paths.external('t1', 'followup', 'm1'), text: 'also Y' }),
-    makeBlock({ type: 'user.steer', author: 'user', turn_id: 't1', ts, path: paths.external('t1', 'steer', 'm2'), text: 'stop' }),
+    makeBlock({
+      type: 'react.note',
+      author: 'react',
+      turn_id: 't1',
+      ts,
+      path: 'ar:t1.react.note.1',
+      text: 'remember: user prefers metric',
+    }),
+    makeBlock({
+      type: 'conv.working.summary',
+      author: 'react',
+      turn_id: 't1',
+      ts,
+      path: paths.workingSummary('t1'),
+      text: 'goal/outcome',
+    }),
+    makeBlock({
+      type: 'user.followup',
+      author: 'user',
+      turn_id: 't1',
+      ts,
+      path: paths.external('t1', 'followup', 'm1'),
+      text: 'also Y',
+    }),
+    makeBlock({
+      type: 'user.steer',
+      author: 'user',
+      turn_id: 't1',
+      ts,
+      path: paths.external('t1', 'steer', 'm2'),
+      text: 'stop',
+    }),
   ];
   const t1end = blocks.findIndex((b) => b.turn_id === 't2');
   const hiddenIdx = 1;
@@ -121,21 +165,35 @@ test('render applies pruning: [PRUNED TURN DATA] rows, the system.message, and r
   assert.ok(!text.includes('"q":"q1"}') || text.indexOf('"q":"q1"}') > text.indexOf('TURN t3'));
   assert.match(text, /\[SYSTEM MESSAGE\] Context was pruned/);
   // armed render: nothing pruned, touch recorded
-  const armed = renderTimeline({ blocks, currentTurnId: 't5', systemPrompt: 'S', cacheState: { lastTouchAt: null } }, { now: T0, ttl: TTL, debug: true });
+  const armed = renderTimeline(
+    { blocks, currentTurnId: 't5', systemPrompt: 'S', cacheState: { lastTouchAt: null } },
+    { now: T0, ttl: TTL, debug: true },
+  );
   assert.equal(armed.pruning!.status, 'armed');
   assert.ok(!armed.debugText!.includes('[PRUNED TURN DATA]'));
 });
 
 test('skill paths get a removal placeholder with the sk: reference', () => {
   const blocks = history(3);
-  const sk = makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: 't1', ts: iso(T0), key: 'skill', path: 'sk:pdf-tools', text: 'skill body' });
+  const sk = makeBlock({
+    type: 'react.tool.result',
+    author: 'tool',
+    turn_id: 't1',
+    ts: iso(T0),
+    key: 'skill',
+    path: 'sk:pdf-tools',
+    text: 'skill body',
+  });
   const r = ttlPrune([sk, ...blocks], 't4', T0 + 400 * S, { lastTouchAt: T0 }, { ...TTL, keepRecentTurns: 1 });
   const u = r.updates.find((x) => x.blockId === sk.id)!;
   assert.match(u.replacement_text, /content removed by pruning at this location: skill sk:pdf-tools/);
 });
 
 test('bad TTL config is rejected', () => {
-  assert.throws(() => ttlPrune([], 't1', T0, { lastTouchAt: 0 }, { cacheTtlSeconds: 0 }), /cacheTtlSeconds must be > 0/);
+  assert.throws(
+    () => ttlPrune([], 't1', T0, { lastTouchAt: 0 }, { cacheTtlSeconds: 0 }),
+    /cacheTtlSeconds must be > 0/,
+  );
   assert.throws(() => ttlPrune([], 't1', T0, { lastTouchAt: 0 }, { keepRecentTurns: -1 }), /keepRecentTurns/);
   assert.throws(() => ttlPrune([], 't1', Number.NaN, { lastTouchAt: 0 }, {}), /epoch/);
 });

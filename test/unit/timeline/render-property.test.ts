@@ -31,7 +31,15 @@ const scenario = fc.record({
   withImage: fc.boolean(),
   offset: fc.integer({ min: 0, max: 5 }),
   minRounds: fc.integer({ min: 0, max: 5 }),
-  ttl: fc.option(fc.record({ cacheTtlSeconds: fc.integer({ min: 1, max: 600 }), pruneBufferSeconds: fc.integer({ min: 0, max: 30 }), keepRecentTurns: fc.integer({ min: 0, max: 4 }), keepRecentIntactTurns: fc.integer({ min: 0, max: 2 }) }), { nil: undefined }),
+  ttl: fc.option(
+    fc.record({
+      cacheTtlSeconds: fc.integer({ min: 1, max: 600 }),
+      pruneBufferSeconds: fc.integer({ min: 0, max: 30 }),
+      keepRecentTurns: fc.integer({ min: 0, max: 4 }),
+      keepRecentIntactTurns: fc.integer({ min: 0, max: 2 }),
+    }),
+    { nil: undefined },
+  ),
   lastTouch: fc.option(fc.integer({ min: 0, max: 1_000_000 }), { nil: null }),
   elapsed: fc.integer({ min: 0, max: 1_000_000 }),
   suppress: fc.boolean(),
@@ -63,16 +71,57 @@ function build(s: Scenario): { input: RenderInput; config: RenderConfig } {
   });
   const cur = `t${s.turns.length}`;
   if (s.withPlan) {
-    const snap = { plan_id: 'plan_p', steps: ['a', 'b'], status: { '1': 'done' }, current: true, created_ts: iso(T0), last_ts: iso(T0), origin_turn_id: cur, last_turn_id: cur };
-    blocks.push(makeBlock({ type: 'react.plan', author: 'react', turn_id: cur, ts: iso(T0), path: paths.plan(cur, 'plan_p'), mime: 'application/json', text: JSON.stringify(snap) }));
+    const snap = {
+      plan_id: 'plan_p',
+      steps: ['a', 'b'],
+      status: { '1': 'done' },
+      current: true,
+      created_ts: iso(T0),
+      last_ts: iso(T0),
+      origin_turn_id: cur,
+      last_turn_id: cur,
+    };
+    blocks.push(
+      makeBlock({
+        type: 'react.plan',
+        author: 'react',
+        turn_id: cur,
+        ts: iso(T0),
+        path: paths.plan(cur, 'plan_p'),
+        mime: 'application/json',
+        text: JSON.stringify(snap),
+      }),
+    );
   }
   if (s.withImage) {
-    blocks.push(makeBlock({ type: 'user.attachment', author: 'user', turn_id: cur, ts: iso(T0), path: paths.userAttachment(cur, 'a.png'), mime: 'image/png', base64: 'iVBORw0KGgo=' }));
+    blocks.push(
+      makeBlock({
+        type: 'user.attachment',
+        author: 'user',
+        turn_id: cur,
+        ts: iso(T0),
+        path: paths.userAttachment(cur, 'a.png'),
+        mime: 'image/png',
+        base64: 'iVBORw0KGgo=',
+      }),
+    );
   }
   if (s.summaryAt !== undefined && blocks.length > 0) {
     const at = s.summaryAt % blocks.length;
     const tid = blocks[at]!.turn_id;
-    blocks.splice(at, 0, makeBlock({ type: 'conv.range.summary', author: 'system', turn_id: tid, ts: iso(T0), path: paths.rangeSummary(tid), text: 'summary', meta: { covered_turn_ids: ['t0'] } }));
+    blocks.splice(
+      at,
+      0,
+      makeBlock({
+        type: 'conv.range.summary',
+        author: 'system',
+        turn_id: tid,
+        ts: iso(T0),
+        path: paths.rangeSummary(tid),
+        text: 'summary',
+        meta: { covered_turn_ids: ['t0'] },
+      }),
+    );
   }
   const now = T0 + (s.lastTouch ?? 0) + s.elapsed;
   return {
@@ -80,11 +129,21 @@ function build(s: Scenario): { input: RenderInput; config: RenderConfig } {
       blocks,
       currentTurnId: cur,
       systemPrompt: s.systemPrompt,
-      sources: [{ sid: 2, title: 'B', url: 'https://b.example/' }, { sid: 1, title: 'A', url: 'https://a.example/' }],
+      sources: [
+        { sid: 2, title: 'B', url: 'https://b.example/' },
+        { sid: 1, title: 'A', url: 'https://a.example/' },
+      ],
       announce: { iteration: 1, maxIterations: 15 },
       cacheState: { lastTouchAt: s.lastTouch === null ? null : T0 + s.lastTouch },
     },
-    config: { now, cacheOffsetRounds: s.offset, cacheMinRounds: s.minRounds, ttl: s.ttl, suppressPrevTurnCache: s.suppress, debug: s.debug },
+    config: {
+      now,
+      cacheOffsetRounds: s.offset,
+      cacheMinRounds: s.minRounds,
+      ttl: s.ttl,
+      suppressPrevTurnCache: s.suppress,
+      debug: s.debug,
+    },
   };
 }
 
@@ -123,7 +182,10 @@ test('every render: at most 4 breakpoints, flags = breakpoints, the SOURCES POOL
       for (const p of tail) assert.equal(p.cache, undefined);
       for (const p of parts) if (p.type === 'text') assert.ok(p.text.length > 0);
       const idx = out.checkpoints.map((c) => c.blockIndex).filter((i) => i >= 0);
-      assert.deepEqual(idx, [...idx].sort((x, y) => x - y));
+      assert.deepEqual(
+        idx,
+        [...idx].sort((x, y) => x - y),
+      );
     }),
     { numRuns: 200 },
   );
@@ -146,9 +208,33 @@ test('stable prefix: after a new round is appended, everything up to the previou
       const ts = iso(T0);
       const next = [
         ...input.blocks,
-        makeBlock({ type: 'react.round.start', author: 'react', turn_id: cur, ts, call_id: id, path: paths.roundStart(cur, id), text: 'thinking' }),
-        makeBlock({ type: 'react.tool.call', author: 'react', turn_id: cur, ts, call_id: id, path: paths.toolCall(cur, id), text: '{"tool_id":"x"}' }),
-        makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: cur, ts, call_id: id, path: paths.toolResult(cur, id), text: 'new result' }),
+        makeBlock({
+          type: 'react.round.start',
+          author: 'react',
+          turn_id: cur,
+          ts,
+          call_id: id,
+          path: paths.roundStart(cur, id),
+          text: 'thinking',
+        }),
+        makeBlock({
+          type: 'react.tool.call',
+          author: 'react',
+          turn_id: cur,
+          ts,
+          call_id: id,
+          path: paths.toolCall(cur, id),
+          text: '{"tool_id":"x"}',
+        }),
+        makeBlock({
+          type: 'react.tool.result',
+          author: 'tool',
+          turn_id: cur,
+          ts,
+          call_id: id,
+          path: paths.toolResult(cur, id),
+          text: 'new result',
+        }),
       ];
       const second = renderTimeline({ ...input, blocks: next }, config);
       const secondParts = second.messages.flatMap((m) => m.content);

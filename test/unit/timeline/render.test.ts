@@ -2,7 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBlock, type Block } from '../../../core/timeline/block';
 import type { ContentPart } from '../../../core/model/provider';
-import { EMPTY_ROUND_HINT, ROUND_CLOSE, renderTimeline, roundOpen, visibleItems, type RenderInput, type RenderOutput } from '../../../core/timeline/render';
+import {
+  EMPTY_ROUND_HINT,
+  ROUND_CLOSE,
+  renderTimeline,
+  roundOpen,
+  visibleItems,
+  type RenderInput,
+  type RenderOutput,
+} from '../../../core/timeline/render';
 import { paths } from '../../../core/timeline/paths';
 import { conversation, iso, T0, turn } from './_render-fixtures';
 import { PromptCache } from '../../emulator/prompt-cache';
@@ -32,7 +40,9 @@ function countFlags(out: RenderOutput): number {
 }
 
 test('order: timeline, then SOURCES POOL, then ANNOUNCE; neither tail block carries a checkpoint', () => {
-  const out = renderTimeline(input([...turn('t1', { rounds: 2, final: true }), ...turn('t2', { rounds: 5 })], 't2'), { now: T0 });
+  const out = renderTimeline(input([...turn('t1', { rounds: 2, final: true }), ...turn('t2', { rounds: 5 })], 't2'), {
+    now: T0,
+  });
   const ps = parts(out);
   assert.match(textOf(ps.at(-2)), /^\[SOURCES POOL\]/);
   assert.match(textOf(ps.at(-1)), /^\[ANNOUNCE — Iteration 3\/15\]/);
@@ -40,7 +50,10 @@ test('order: timeline, then SOURCES POOL, then ANNOUNCE; neither tail block carr
   assert.equal(ps.at(-2)!.cache, undefined);
   // the last checkpoint (tail) is the part right before SOURCES POOL
   assert.equal(ps.at(-3)!.cache, true);
-  assert.deepEqual(out.checkpoints.map((c) => c.kind), ['previous_turn', 'pre_tail', 'tail']);
+  assert.deepEqual(
+    out.checkpoints.map((c) => c.kind),
+    ['previous_turn', 'pre_tail', 'tail'],
+  );
   assert.equal(out.breakpoints, 4);
   assert.equal(countFlags(out), 4);
   assert.deepEqual(out.system, [{ text: 'You are the agent.', cache: true }]);
@@ -58,7 +71,11 @@ test('anthropic shape: one user message, no empty text parts, flags only on chec
 test('never more than 4 breakpoints, across many shapes', () => {
   for (let turns = 1; turns <= 5; turns++) {
     for (let r = 0; r <= 6; r++) {
-      const out = renderTimeline(input(conversation(turns, r), `turn_${turns}`), { now: T0, cacheOffsetRounds: 1 + (r % 3), cacheMinRounds: r % 4 });
+      const out = renderTimeline(input(conversation(turns, r), `turn_${turns}`), {
+        now: T0,
+        cacheOffsetRounds: 1 + (r % 3),
+        cacheMinRounds: r % 4,
+      });
       assert.ok(out.breakpoints <= 4, `breakpoints ${out.breakpoints}`);
       assert.equal(countFlags(out), out.breakpoints);
       assert.ok(out.checkpoints.length >= 1 && out.checkpoints.length <= 3);
@@ -72,12 +89,18 @@ test('never more than 4 breakpoints, across many shapes', () => {
 test('checkpoint blockIndex / blockId point at the input blocks', () => {
   const blocks = [...turn('t1', { rounds: 1, final: true }), ...turn('t2', { rounds: 6 })];
   const out = renderTimeline(input(blocks, 't2'), { now: T0, cacheOffsetRounds: 4 });
-  assert.deepEqual(out.checkpoints.map((c) => c.blockIndex), [4, 10, 18]);
+  assert.deepEqual(
+    out.checkpoints.map((c) => c.blockIndex),
+    [4, 10, 18],
+  );
   for (const c of out.checkpoints) assert.equal(blocks[c.blockIndex]!.id, c.blockId);
 });
 
 test('turn headers and current-turn round framing, with the empty-round hint on an open round', () => {
-  const blocks = [...turn('t1', { rounds: 1, final: true }), ...turn('t2', { rounds: 3, roundStart: true, openRound: true })];
+  const blocks = [
+    ...turn('t1', { rounds: 1, final: true }),
+    ...turn('t2', { rounds: 3, roundStart: true, openRound: true }),
+  ];
   const out = renderTimeline(input(blocks, 't2'), { now: T0, debug: true });
   const text = out.debugText!;
   assert.match(text, new RegExp(`━{38}\nTURN t2 \\(started at ${iso(T0).replace(/\./g, '\\.')}\\)\n━{38}`));
@@ -112,16 +135,36 @@ test('skipped blocks (react.plan, plan_closed notices) are never rendered and ne
     call_id: last.call_id,
     path: paths.plan('t1', 'plan_a'),
     mime: 'application/json',
-    text: JSON.stringify({ plan_id: 'plan_a', steps: ['collect', 'compare'], status: { '1': 'done' }, current: true, created_ts: iso(T0), last_ts: iso(T0), origin_turn_id: 't1', last_turn_id: 't1' }),
+    text: JSON.stringify({
+      plan_id: 'plan_a',
+      steps: ['collect', 'compare'],
+      status: { '1': 'done' },
+      current: true,
+      created_ts: iso(T0),
+      last_ts: iso(T0),
+      origin_turn_id: 't1',
+      last_turn_id: 't1',
+    }),
   });
-  const notice = makeBlock({ type: 'react.notice', author: 'react', turn_id: 't1', ts: iso(T0), key: 'n1', call_id: last.call_id, text: JSON.stringify({ code: 'plan_closed', message: 'closed' }) });
+  const notice = makeBlock({
+    type: 'react.notice',
+    author: 'react',
+    turn_id: 't1',
+    ts: iso(T0),
+    key: 'n1',
+    call_id: last.call_id,
+    text: JSON.stringify({ code: 'plan_closed', message: 'closed' }),
+  });
   const out = renderTimeline(input([...blocks, plan, notice], 't1'), { now: T0, debug: true });
   const tail = out.checkpoints.at(-1)!;
   assert.equal(tail.blockId, last.id);
   assert.ok(!out.debugText!.includes('"plan_id"'));
   assert.ok(!out.debugText!.includes('plan_closed'));
   // ...but the plan shows in ANNOUNCE
-  assert.match(out.debugText!, /\[OPEN PLANS\][\s\S]*plan_id=plan_a \(current\)[\s\S]*✓ \[1\] collect[\s\S]*□ \[2\] compare/);
+  assert.match(
+    out.debugText!,
+    /\[OPEN PLANS\][\s\S]*plan_id=plan_a \(current\)[\s\S]*✓ \[1\] collect[\s\S]*□ \[2\] compare/,
+  );
 });
 
 test('the cache flag goes on the last emitted part of the checkpoint block (image attachment)', () => {
@@ -129,7 +172,15 @@ test('the cache flag goes on the last emitted part of the checkpoint block (imag
   const blocks = [
     makeBlock({ type: 'turn.header', author: 'system', turn_id: 't1', ts }),
     makeBlock({ type: 'user.prompt', author: 'user', turn_id: 't1', ts, path: paths.userPrompt('t1'), text: 'look' }),
-    makeBlock({ type: 'user.attachment', author: 'user', turn_id: 't1', ts, path: paths.userAttachment('t1', 'a.png'), mime: 'image/png', base64: 'iVBORw0KGgo=' }),
+    makeBlock({
+      type: 'user.attachment',
+      author: 'user',
+      turn_id: 't1',
+      ts,
+      path: paths.userAttachment('t1', 'a.png'),
+      mime: 'image/png',
+      base64: 'iVBORw0KGgo=',
+    }),
   ];
   const out = renderTimeline(input(blocks, 't1'), { now: T0 });
   const ps = parts(out);
@@ -157,7 +208,10 @@ test('hidden blocks render their replacement; an empty replacement drops the blo
 
 test('older turns are truncated (400-char tool results) with a recovery handle; the current turn is not', () => {
   const big = (r: number) => JSON.stringify({ r, body: 'y'.repeat(2000) });
-  const blocks = [...turn('t1', { rounds: 1, final: true, resultText: big }), ...turn('t2', { rounds: 1, resultText: big })];
+  const blocks = [
+    ...turn('t1', { rounds: 1, final: true, resultText: big }),
+    ...turn('t2', { rounds: 1, resultText: big }),
+  ];
   const out = renderTimeline(input(blocks, 't2'), { now: T0, debug: true });
   const items = visibleItems(blocks, 't2');
   const old = items.find((it) => it.block.turn_id === 't1' && it.block.type === 'react.tool.result')!;
@@ -168,12 +222,16 @@ test('older turns are truncated (400-char tool results) with a recovery handle; 
 });
 
 test('large current-turn tool results render as a bounded preview; the stored block is untouched', () => {
-  const huge = (r: number) => JSON.stringify({ items: Array.from({ length: 800 }, (_, i) => ({ id: i, title: `row ${i}`, r })) });
+  const huge = (r: number) =>
+    JSON.stringify({ items: Array.from({ length: 800 }, (_, i) => ({ id: i, title: `row ${i}`, r })) });
   const blocks = turn('t1', { rounds: 1, resultText: huge });
   const before = blocks[blocks.length - 1]!.text!;
   const out = renderTimeline(input(blocks, 't1'), { now: T0, debug: true });
   assert.match(out.debugText!, /\[LARGE TOOL RESULT — PREVIEW\]/);
-  assert.match(out.debugText!, /shape \(depth 3\): json \{"items": array\[800\] of \{"id": number, "title": string, "r": number\}\}/);
+  assert.match(
+    out.debugText!,
+    /shape \(depth 3\): json \{"items": array\[800\] of \{"id": number, "title": string, "r": number\}\}/,
+  );
   assert.ok(out.debugText!.length < before.length);
   assert.equal(blocks[blocks.length - 1]!.text, before);
 });
@@ -206,11 +264,24 @@ test('render starts at the last compaction summary and inserts a synthetic heade
 
 test('announce blocks and live state render in ANNOUNCE, after SOURCES POOL; includeSources=false drops the pool', () => {
   const blocks = turn('t1', { rounds: 1 });
-  const ann = makeBlock({ type: 'stage.announce', author: 'system', turn_id: 't1', ts: iso(T0), text: '[ACTIVE STATE] ok' });
+  const ann = makeBlock({
+    type: 'stage.announce',
+    author: 'system',
+    turn_id: 't1',
+    ts: iso(T0),
+    text: '[ACTIVE STATE] ok',
+  });
   const out = renderTimeline(
     input(blocks, 't1', {
       announceBlocks: [ann],
-      announce: { iteration: 2, maxIterations: 16, bonusIterations: 1, budget: 'tokens left: 1200', liveEvents: ['followup m1: also check Y'], workspace: ['scope: files/app'] },
+      announce: {
+        iteration: 2,
+        maxIterations: 16,
+        bonusIterations: 1,
+        budget: 'tokens left: 1200',
+        liveEvents: ['followup m1: also check Y'],
+        workspace: ['scope: files/app'],
+      },
     }),
     { now: T0, includeSources: false },
   );
@@ -226,7 +297,10 @@ test('announce blocks and live state render in ANNOUNCE, after SOURCES POOL; inc
 test('bad input is rejected with a readable error', () => {
   assert.throws(() => renderTimeline(input([], 't1'), { now: Number.NaN }), /config\.now/);
   assert.throws(() => renderTimeline(input([], ''), { now: T0 }), /currentTurnId/);
-  assert.throws(() => renderTimeline(input([], 't1'), { now: T0, truncation: { toolResultChars: 0 } }), /toolResultChars/);
+  assert.throws(
+    () => renderTimeline(input([], 't1'), { now: T0, truncation: { toolResultChars: 0 } }),
+    /toolResultChars/,
+  );
 });
 
 test('prompt-cache emulator: every later round of a turn reads the stable prefix from cache', () => {
@@ -241,16 +315,23 @@ test('prompt-cache emulator: every later round of a turn reads the stable prefix
       content: m.content.map((p) => {
         const extra = p.cache ? { cache_control: cc } : {};
         if (p.type === 'text') return { type: 'text', text: p.text, ...extra };
-        if (p.type === 'image') return { type: 'image', source: { type: 'base64', media_type: p.mime, data: p.base64 }, ...extra };
+        if (p.type === 'image')
+          return { type: 'image', source: { type: 'base64', media_type: p.mime, data: p.base64 }, ...extra };
         throw new Error(`unexpected part ${p.type}`);
       }),
     })),
   });
-  const prior = [...turn('t1', { rounds: 3, final: true, roundStart: true }), ...turn('t2', { rounds: 2, final: true, roundStart: true })];
+  const prior = [
+    ...turn('t1', { rounds: 3, final: true, roundStart: true }),
+    ...turn('t2', { rounds: 2, final: true, roundStart: true }),
+  ];
   let lastCached = 0;
   for (let k = 1; k <= 8; k++) {
     // decision k renders with rounds 1..k-1 complete and round k just started
-    const blocks = [...prior, ...turn('t3', { rounds: k, roundStart: true, openRound: true, resultText: (r) => `result ${r} `.repeat(40) })];
+    const blocks = [
+      ...prior,
+      ...turn('t3', { rounds: k, roundStart: true, openRound: true, resultText: (r) => `result ${r} `.repeat(40) }),
+    ];
     clock += 20_000;
     const acct = cache.account(body(renderTimeline(input(blocks, 't3'), { now: clock })));
     assert.ok(acct.breakpoints <= 4);

@@ -90,18 +90,29 @@ test('normalizeUrl is idempotent (property)', () => {
   const seg = fc.stringMatching(/^[a-z0-9]{1,5}$/);
   const param = fc.tuple(fc.constantFrom('a', 'b', 'utm_source', 'gclid', 'q'), seg).map(([k, v]) => `${k}=${v}`);
   fc.assert(
-    fc.property(scheme, host, port, fc.array(seg, { maxLength: 3 }), fc.boolean(), fc.array(param, { maxLength: 4 }), (s, h, p, segs, slash, params) => {
-      const url = `${s}${h}${p}/${segs.join('/')}${slash ? '/' : ''}${params.length ? `?${params.join('&')}` : ''}#frag`;
-      const once = normalizeUrl(url);
-      assert.equal(normalizeUrl(once), once);
-      assert.doesNotMatch(once, /#|utm_|gclid/);
-      if (p === ':8080' || p === ':8443') assert.ok(once.includes(p), `${url} keeps ${p}`);
-    }),
+    fc.property(
+      scheme,
+      host,
+      port,
+      fc.array(seg, { maxLength: 3 }),
+      fc.boolean(),
+      fc.array(param, { maxLength: 4 }),
+      (s, h, p, segs, slash, params) => {
+        const url = `${s}${h}${p}/${segs.join('/')}${slash ? '/' : ''}${params.length ? `?${params.join('&')}` : ''}#frag`;
+        const once = normalizeUrl(url);
+        assert.equal(normalizeUrl(once), once);
+        assert.doesNotMatch(once, /#|utm_|gclid/);
+        if (p === ':8080' || p === ':8443') assert.ok(once.includes(p), `${url} keeps ${p}`);
+      },
+    ),
   );
 });
 
 test('sourceDedupKey: local path first, then normalised URL, raw fallback, none', () => {
-  assert.equal(sourceDedupKey({ url: 'https://x.com/a/', physical_path: 'turn_1/files/a.png' }), 'local:turn_1/files/a.png');
+  assert.equal(
+    sourceDedupKey({ url: 'https://x.com/a/', physical_path: 'turn_1/files/a.png' }),
+    'local:turn_1/files/a.png',
+  );
   assert.equal(sourceDedupKey({ url: 'HTTPS://X.com/a/#f' }), 'https://x.com/a');
   assert.equal(sourceDedupKey({ url: 'not a url' }), 'raw:not a url');
   assert.equal(sourceDedupKey({ url: '' }), undefined);
@@ -112,7 +123,8 @@ test('sourceDedupKey: local path first, then normalised URL, raw fallback, none'
 // Rows, merge, remap
 // ---------------------------------------------------------------------------------------------
 
-const row = (sid: number, url: string, extra: Partial<SourceRow> = {}): SourceRow => SourceRowSchema.parse({ sid, url, title: `t${sid}`, ...extra });
+const row = (sid: number, url: string, extra: Partial<SourceRow> = {}): SourceRow =>
+  SourceRowSchema.parse({ sid, url, title: `t${sid}`, ...extra });
 
 test('SourceRowSchema: legacy local_path becomes physical_path; unknown fields survive', () => {
   const r = SourceRowSchema.parse({ sid: 1, local_path: 'turn_1/files/x.png', custom: 7 });
@@ -128,14 +140,23 @@ test('merge keeps existing SIDs stable and enriches duplicates', () => {
   const pool = [row(1, 'https://a.com/x', { text: 'short' }), row(2, 'https://b.com/', { objective_relevance: 0.9 })];
   const r = mergeSources(pool, [
     { sid: 1, url: 'http://c.com', title: 'C' },
-    { sid: 2, url: 'HTTPS://A.com/x/?utm_source=z#f', title: 'a much longer title', text: 'a longer snippet', favicon_url: 'https://a.com/f.ico' },
+    {
+      sid: 2,
+      url: 'HTTPS://A.com/x/?utm_source=z#f',
+      title: 'a much longer title',
+      text: 'a longer snippet',
+      favicon_url: 'https://a.com/f.ico',
+    },
     { sid: 3, url: 'https://b.com', objective_relevance: 0.4, query_relevance: 0.7, title: 'b' },
   ]);
-  assert.deepEqual(r.pool.map((x) => [x.sid, x.url]), [
-    [1, 'https://a.com/x'],
-    [2, 'https://b.com/'],
-    [3, 'http://c.com'],
-  ]);
+  assert.deepEqual(
+    r.pool.map((x) => [x.sid, x.url]),
+    [
+      [1, 'https://a.com/x'],
+      [2, 'https://b.com/'],
+      [3, 'http://c.com'],
+    ],
+  );
   const a = r.pool[0]!;
   assert.equal(a.title, 'a much longer title');
   assert.equal(a.text, 'a longer snippet');
@@ -159,29 +180,38 @@ test('merge: a new row keeps its SID if positive and unused, else max+1; output 
     { url: 'https://nosid.com' },
     { sid: 3, url: 'https://c.com' },
   ]);
-  assert.deepEqual(r.pool.map((x) => [x.sid, x.url]), [
-    [1, 'https://a.com'],
-    [3, 'https://c.com'],
-    [5, 'https://e.com'],
-    [9, 'https://i.com'],
-    [10, 'https://new5.com'],
-    [11, 'https://zero.com'],
-    [12, 'https://neg.com'],
-    [13, 'https://nosid.com'],
-  ]);
+  assert.deepEqual(
+    r.pool.map((x) => [x.sid, x.url]),
+    [
+      [1, 'https://a.com'],
+      [3, 'https://c.com'],
+      [5, 'https://e.com'],
+      [9, 'https://i.com'],
+      [10, 'https://new5.com'],
+      [11, 'https://zero.com'],
+      [12, 'https://neg.com'],
+      [13, 'https://nosid.com'],
+    ],
+  );
   assert.deepEqual(r.mapping, { 9: 9, 5: 10, 0: 11, '-2': 12, 3: 3 });
 });
 
 test('merge: duplicates inside the incoming batch collapse; local paths dedup; big base64 dropped', () => {
   const big = 'A'.repeat(SOURCES_POOL_MAX_BASE64_CHARS + 1);
-  const r = mergeSources([], [
-    { sid: 1, url: 'https://x.com/a' },
-    { sid: 2, url: 'https://x.com/a/' },
-    { sid: 3, physical_path: 'turn_1/files/img.png', mime: 'image/png', base64: big },
-    { sid: 4, local_path: 'turn_1/files/img.png', title: 'image' },
-    { sid: 5, physical_path: 'turn_1/files/other.png', base64: 'QUJD' },
-  ]);
-  assert.deepEqual(r.pool.map((x) => x.sid), [1, 3, 5]);
+  const r = mergeSources(
+    [],
+    [
+      { sid: 1, url: 'https://x.com/a' },
+      { sid: 2, url: 'https://x.com/a/' },
+      { sid: 3, physical_path: 'turn_1/files/img.png', mime: 'image/png', base64: big },
+      { sid: 4, local_path: 'turn_1/files/img.png', title: 'image' },
+      { sid: 5, physical_path: 'turn_1/files/other.png', base64: 'QUJD' },
+    ],
+  );
+  assert.deepEqual(
+    r.pool.map((x) => x.sid),
+    [1, 3, 5],
+  );
   assert.deepEqual(r.mapping, { 1: 1, 2: 1, 3: 3, 4: 3, 5: 5 });
   assert.equal(r.pool[1]!.base64, undefined);
   assert.equal(r.pool[1]!.title, 'image');
@@ -201,32 +231,52 @@ test('remapToolSources: tool-local SIDs always map onto the pool (the 88852901d 
     { sid: 3, url: 'https://new.com/3' },
   ]);
   assert.deepEqual(r.mapping, { 1: 3, 2: 2, 3: 4 });
-  assert.deepEqual(r.pool.map((x) => [x.sid, x.url]), [
-    [1, 'https://a.com'],
-    [2, 'https://b.com'],
-    [3, 'https://new.com/1'],
-    [4, 'https://new.com/3'],
-  ]);
+  assert.deepEqual(
+    r.pool.map((x) => [x.sid, x.url]),
+    [
+      [1, 'https://a.com'],
+      [2, 'https://b.com'],
+      [3, 'https://new.com/1'],
+      [4, 'https://new.com/3'],
+    ],
+  );
   // with a gap, remap never keeps a local sid
   const gap = remapToolSources([row(1, 'https://a.com'), row(5, 'https://e.com')], [{ sid: 2, url: 'https://z.com' }]);
   assert.deepEqual(gap.mapping, { 2: 6 });
 });
 
 test('merge property: prior SIDs and URLs never change; every incoming sid is mapped into the pool', () => {
-  const urlArb = fc.constantFrom('https://a.com', 'https://a.com/', 'HTTPS://A.COM/#x', 'https://b.com/p', 'https://b.com/p?utm_source=1', 'https://c.com:8080', 'https://c.com:443', 'd.com');
+  const urlArb = fc.constantFrom(
+    'https://a.com',
+    'https://a.com/',
+    'HTTPS://A.COM/#x',
+    'https://b.com/p',
+    'https://b.com/p?utm_source=1',
+    'https://c.com:8080',
+    'https://c.com:443',
+    'd.com',
+  );
   const rowArb = fc.record({ sid: fc.integer({ min: -1, max: 8 }), url: urlArb });
   fc.assert(
-    fc.property(fc.array(rowArb, { maxLength: 6 }), fc.array(rowArb, { maxLength: 6 }), fc.boolean(), (first, second, keep) => {
-      const p1 = mergeSources([], first, { keepIncomingSids: keep }).pool;
-      const r = mergeSources(p1, second, { keepIncomingSids: keep });
-      for (const prior of p1) assert.equal(r.pool.find((x) => x.sid === prior.sid)?.url, prior.url);
-      const sids = r.pool.map((x) => x.sid);
-      assert.deepEqual(sids, [...sids].sort((a, b) => a - b));
-      assert.equal(new Set(sids).size, sids.length);
-      const keys = r.pool.map((x) => sourceDedupKey(x));
-      assert.equal(new Set(keys).size, keys.length, 'no duplicate keys');
-      for (const to of Object.values(r.mapping)) assert.ok(sids.includes(to));
-    }),
+    fc.property(
+      fc.array(rowArb, { maxLength: 6 }),
+      fc.array(rowArb, { maxLength: 6 }),
+      fc.boolean(),
+      (first, second, keep) => {
+        const p1 = mergeSources([], first, { keepIncomingSids: keep }).pool;
+        const r = mergeSources(p1, second, { keepIncomingSids: keep });
+        for (const prior of p1) assert.equal(r.pool.find((x) => x.sid === prior.sid)?.url, prior.url);
+        const sids = r.pool.map((x) => x.sid);
+        assert.deepEqual(
+          sids,
+          [...sids].sort((a, b) => a - b),
+        );
+        assert.equal(new Set(sids).size, sids.length);
+        const keys = r.pool.map((x) => sourceDedupKey(x));
+        assert.equal(new Set(keys).size, keys.length, 'no duplicate keys');
+        for (const to of Object.values(r.mapping)) assert.ok(sids.includes(to));
+      },
+    ),
   );
 });
 
@@ -252,7 +302,13 @@ test('selectSources: lists, ranges, reversed ranges, all, pool order, unknown SI
 
 test('renderSourcesPool: compact, SID-ordered, one line per row plus snippet', () => {
   const text = renderSourcesPool([
-    row(2, 'https://b.com/x', { title: 'B | pipes\nand newline', text: 'word '.repeat(100), source_type: 'web', published_time_iso: '2026-01-01', objective_relevance: 0.876 }),
+    row(2, 'https://b.com/x', {
+      title: 'B | pipes\nand newline',
+      text: 'word '.repeat(100),
+      source_type: 'web',
+      published_time_iso: '2026-01-01',
+      objective_relevance: 0.876,
+    }),
     row(1, 'https://img.com/a.png', { mime: 'image/png', title: '' }),
     row(3, '', { physical_path: 'turn_1/files/c.png', title: 'local', content: 'FULL CONTENT NEVER SHOWN' }),
   ]);
@@ -260,7 +316,10 @@ test('renderSourcesPool: compact, SID-ordered, one line per row plus snippet', (
   assert.equal(lines[0], '[SOURCES POOL]');
   assert.match(lines[1]!, /sources: 3 .*so:sources_pool\[1-3\]/);
   assert.equal(lines[2], '  [S:1] (untitled) <https://img.com/a.png> (mime=image/png, render-only)');
-  assert.equal(lines[3], '  [S:2] B | pipes and newline <https://b.com/x> (type=web, published=2026-01-01, relevance=0.88)');
+  assert.equal(
+    lines[3],
+    '  [S:2] B | pipes and newline <https://b.com/x> (type=web, published=2026-01-01, relevance=0.88)',
+  );
   assert.ok(lines[4]!.startsWith('      word word'));
   assert.ok(lines[4]!.length <= 6 + 160);
   assert.ok(lines[4]!.endsWith('…'));

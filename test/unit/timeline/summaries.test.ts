@@ -40,11 +40,10 @@ test('workingSummaryBlock numbers attempts per turn; the unsuffixed ws: path is 
   blocks.push(workingSummaryBlock(blocks, { turnId: T1, ts: ts(), text: 'first' }));
   blocks.push(workingSummaryBlock(blocks, { turnId: T2, ts: ts(), text: 'other turn' }));
   blocks.push(workingSummaryBlock(blocks, { turnId: T1, ts: ts(), text: `  ${SUMMARY}  `, meta: { origin: 'final' } }));
-  assert.deepEqual(blocks.map((b) => b.path), [
-    paths.workingSummary(T1, 1),
-    paths.workingSummary(T2, 1),
-    paths.workingSummary(T1, 2),
-  ]);
+  assert.deepEqual(
+    blocks.map((b) => b.path),
+    [paths.workingSummary(T1, 1), paths.workingSummary(T2, 1), paths.workingSummary(T1, 2)],
+  );
   assert.equal(blocks[2]!.meta['attempt'], 2);
   assert.equal(blocks[2]!.meta['origin'], 'final');
   assert.equal(blocks[2]!.text, SUMMARY);
@@ -52,7 +51,10 @@ test('workingSummaryBlock numbers attempts per turn; the unsuffixed ws: path is 
   assert.equal(workingSummaryBlocks(blocks, T1).length, 2);
   assert.equal(latestWorkingSummary(blocks, T1)?.text, SUMMARY);
   assert.equal(latestWorkingSummary(blocks, 'turn_x'), undefined);
-  assert.deepEqual(latestWorkingSummaries(blocks).map((b) => b.text), [SUMMARY, 'other turn']);
+  assert.deepEqual(
+    latestWorkingSummaries(blocks).map((b) => b.text),
+    [SUMMARY, 'other turn'],
+  );
   const r = resolvePath(blocks, `ws:${T1}.conv.working.summary`);
   assert.equal(r.source === 'timeline' && r.blocks[0]!.text, SUMMARY);
   assert.throws(() => workingSummaryBlock(blocks, { turnId: T1, ts: ts(), text: '   ' }), /empty/);
@@ -73,11 +75,10 @@ test('parseWorkingSummary: sections, bullets, refs', () => {
 });
 
 test('extractRefs finds logical paths in prose', () => {
-  assert.deepEqual(extractRefs('see `fi:turn_1.files/a b` and (ar:turn_1.user.prompt), ws:turn_2.conv.working.summary.'), [
-    'fi:turn_1.files/a',
-    'ar:turn_1.user.prompt',
-    'ws:turn_2.conv.working.summary',
-  ]);
+  assert.deepEqual(
+    extractRefs('see `fi:turn_1.files/a b` and (ar:turn_1.user.prompt), ws:turn_2.conv.working.summary.'),
+    ['fi:turn_1.files/a', 'ar:turn_1.user.prompt', 'ws:turn_2.conv.working.summary'],
+  );
   assert.deepEqual(extractRefs('no refs here: http://x'), []);
   assert.deepEqual(extractRefs('read so:sources_pool[3, 5-6] now'), ['so:sources_pool[3, 5-6]']);
 });
@@ -88,10 +89,29 @@ function turnBlocks(): Block[] {
     blk('user.prompt', T1, { path: paths.userPrompt(T1), text: 'Compare  Q1\nrevenue please' }),
     blk('user.attachment', T1, { path: paths.userAttachment(T1, 'chart.png'), base64: 'AAAA', mime: 'image/png' }),
     blk('react.round.start', T1, { path: paths.roundStart(T1, TC), text: 'thinking' }),
-    blk('react.tool.call', T1, { path: paths.toolCall(T1, TC), call_id: TC, mime: 'application/json', text: JSON.stringify({ tool_id: 'web_tools.web_search', tool_call_id: TC, params: { q: 'q1' } }) }),
-    blk('react.tool.result', T1, { path: paths.toolResult(T1, TC), call_id: TC, text: '5 results', meta: { sources_used: [1, 2] } }),
-    blk('react.tool.call', T1, { path: paths.toolCall(T1, TC2), call_id: TC2, text: '{}', meta: { tool_id: 'react.write' } }),
-    blk('react.tool.result', T1, { path: paths.toolResult(T1, TC2), call_id: TC2, text: 'wrote fi:turn_1.outputs/report.md' }),
+    blk('react.tool.call', T1, {
+      path: paths.toolCall(T1, TC),
+      call_id: TC,
+      mime: 'application/json',
+      text: JSON.stringify({ tool_id: 'web_tools.web_search', tool_call_id: TC, params: { q: 'q1' } }),
+    }),
+    blk('react.tool.result', T1, {
+      path: paths.toolResult(T1, TC),
+      call_id: TC,
+      text: '5 results',
+      meta: { sources_used: [1, 2] },
+    }),
+    blk('react.tool.call', T1, {
+      path: paths.toolCall(T1, TC2),
+      call_id: TC2,
+      text: '{}',
+      meta: { tool_id: 'react.write' },
+    }),
+    blk('react.tool.result', T1, {
+      path: paths.toolResult(T1, TC2),
+      call_id: TC2,
+      text: 'wrote fi:turn_1.outputs/report.md',
+    }),
     blk('react.tool.result', T1, { path: paths.outputs(T1, 'report.md'), call_id: TC2, text: '# Report' }),
     blk('react.plan', T1, { path: paths.plan(T1, 'p1'), text: '{}', meta: { plan_id: 'p1' } }),
     blk('react.plan', T1, { path: paths.plan(T1, 'p1'), text: '{}', meta: { plan_id: 'p1' } }),
@@ -109,19 +129,37 @@ test('buildTurnIndex reconstructs summaries, messages, events, tools, artifacts,
   const idx = buildTurnIndex(turnBlocks(), T1);
   assert.equal(idx.path, `ar:${T1}.react.turn.index`);
   assert.ok(idx.started_at && idx.ended_at && idx.started_at < idx.ended_at);
-  assert.deepEqual(idx.summaries.map((e) => e.path), [`ws:${T1}.conv.working.summary`]);
+  assert.deepEqual(
+    idx.summaries.map((e) => e.path),
+    [`ws:${T1}.conv.working.summary`],
+  );
   assert.match(idx.summaries[0]!.hint, /^Goal: compare Q1/);
-  assert.deepEqual(idx.messages.map((e) => e.path), [`ar:${T1}.user.prompt`, `ar:${T1}.assistant.completion.1`, `ar:${T1}.assistant.completion`]);
+  assert.deepEqual(
+    idx.messages.map((e) => e.path),
+    [`ar:${T1}.user.prompt`, `ar:${T1}.assistant.completion.1`, `ar:${T1}.assistant.completion`],
+  );
   assert.equal(idx.messages[0]!.hint, 'Compare Q1 revenue please');
-  assert.deepEqual(idx.events.map((e) => e.path), [`ar:${T1}.external.followup.m1`]);
-  assert.deepEqual(idx.tools.map((t) => [t.call_id, t.tool_id, t.path, t.result_path]), [
-    [TC, 'web_tools.web_search', `tc:${T1}.${TC}.call`, `tc:${T1}.${TC}.result`],
-    [TC2, 'react.write', `tc:${T1}.${TC2}.call`, `tc:${T1}.${TC2}.result`],
-  ]);
+  assert.deepEqual(
+    idx.events.map((e) => e.path),
+    [`ar:${T1}.external.followup.m1`],
+  );
+  assert.deepEqual(
+    idx.tools.map((t) => [t.call_id, t.tool_id, t.path, t.result_path]),
+    [
+      [TC, 'web_tools.web_search', `tc:${T1}.${TC}.call`, `tc:${T1}.${TC}.result`],
+      [TC2, 'react.write', `tc:${T1}.${TC2}.call`, `tc:${T1}.${TC2}.result`],
+    ],
+  );
   assert.equal(idx.tools[0]!.hint, 'web_tools.web_search: 5 results');
-  assert.deepEqual(idx.artifacts.map((a) => a.path), [`fi:${T1}.user.attachments/chart.png`, `fi:${T1}.outputs/report.md`]);
+  assert.deepEqual(
+    idx.artifacts.map((a) => a.path),
+    [`fi:${T1}.user.attachments/chart.png`, `fi:${T1}.outputs/report.md`],
+  );
   assert.equal(idx.artifacts[0]!.hint, '[binary image/png]');
-  assert.deepEqual(idx.plans.map((p) => p.path), ['ar:plan.latest:p1']);
+  assert.deepEqual(
+    idx.plans.map((p) => p.path),
+    ['ar:plan.latest:p1'],
+  );
   assert.deepEqual(idx.sources, [1, 2, 3, 4, 5]);
   // the index's own entries all resolve back to blocks
   const blocks = turnBlocks();
@@ -144,7 +182,12 @@ test('renderTurnIndex text and empty turns', () => {
 
 test('buildTurnIndex uses replacement text of hidden blocks for hints and clips long hints', () => {
   const blocks = [
-    blk('user.prompt', T1, { path: paths.userPrompt(T1), text: 'secret original', hidden: true, replacement_text: '[hidden: prompt]' }),
+    blk('user.prompt', T1, {
+      path: paths.userPrompt(T1),
+      text: 'secret original',
+      hidden: true,
+      replacement_text: '[hidden: prompt]',
+    }),
     blk('assistant.completion', T1, { path: paths.completion(T1), text: 'x'.repeat(500) }),
   ];
   const idx = buildTurnIndex(blocks, T1);

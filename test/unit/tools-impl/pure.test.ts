@@ -13,13 +13,22 @@ import { makeBlock } from '../../../core/timeline/block';
 import { createToolRegistry } from '../../../core/tools';
 
 test('react.write targets: files/ by default, outputs/, fi: of the current turn only', () => {
-  assert.deepEqual(resolveWriteTarget('turn_1', 'notes.md'), { area: 'files', rel: 'notes.md', logical: 'fi:turn_1.files/notes.md', key: 'turn_1/files/notes.md', mime: 'text/markdown' });
+  assert.deepEqual(resolveWriteTarget('turn_1', 'notes.md'), {
+    area: 'files',
+    rel: 'notes.md',
+    logical: 'fi:turn_1.files/notes.md',
+    key: 'turn_1/files/notes.md',
+    mime: 'text/markdown',
+  });
   assert.equal(resolveWriteTarget('turn_1', 'outputs/r/report.json').key, 'turn_1/outputs/r/report.json');
   assert.equal(resolveWriteTarget('turn_1', 'outputs/r/report.json').mime, 'application/json');
   assert.equal(resolveWriteTarget('turn_1', 'fi:turn_1.files/a/b.txt').logical, 'fi:turn_1.files/a/b.txt');
   assert.equal(resolveWriteTarget('turn_1', 'conv:fi:turn_1.outputs/x.csv').key, 'turn_1/outputs/x.csv');
   assert.equal(resolveWriteTarget('turn_1', 'turn_1/files/y.md').logical, 'fi:turn_1.files/y.md');
-  assert.throws(() => resolveWriteTarget('turn_2', 'fi:turn_1.files/a.md'), /belongs to turn turn_1; only the current turn \(turn_2\)/);
+  assert.throws(
+    () => resolveWriteTarget('turn_2', 'fi:turn_1.files/a.md'),
+    /belongs to turn turn_1; only the current turn \(turn_2\)/,
+  );
   assert.throws(() => resolveWriteTarget('turn_1', 'tc:turn_1.tc_0123456789ab.result'), /only current-turn files/);
   assert.throws(() => resolveWriteTarget('turn_1', '../../etc/passwd'), /traversal segment/);
   assert.throws(() => resolveWriteTarget('turn_1', 'files/a/../../b.md'), /traversal/);
@@ -34,7 +43,10 @@ test('params check: order notices (react.write) and schema issues; defaults appl
   const bad = checkToolParams(registry, 'react.write', { channel: 'canvas', path: 'a.md', content: 'x' });
   assert.equal(bad.ok, false);
   if (!bad.ok) {
-    assert.deepEqual(bad.notices.map((n) => n.code), ['path_not_first']);
+    assert.deepEqual(
+      bad.notices.map((n) => n.code),
+      ['path_not_first'],
+    );
     assert.match(bad.text, /Nothing was run/);
     const [block] = paramsNoticeBlocks('turn_1', 'tc_000000000001', '2026-01-01T00:00:00Z', bad.notices);
     assert.equal(block!.type, 'react.notice');
@@ -52,15 +64,28 @@ test('params check: order notices (react.write) and schema issues; defaults appl
 
 test('tool-local SIDs: explicit ones kept, others numbered by position around them', () => {
   const rows = withLocalSids([{ url: 'https://a' }, { url: 'https://b', sid: 1 }, { url: 'https://c' }]);
-  assert.deepEqual(rows.map((r) => r.sid), [2, 1, 3]);
+  assert.deepEqual(
+    rows.map((r) => r.sid),
+    [2, 1, 3],
+  );
 });
 
 test('rewriteToolSids: JSON objects by url get pool sids first; sid fields and [[S:n]] tokens are remapped', () => {
   const rows = withLocalSids([{ url: 'https://example.com/a?utm_source=x' }, { url: 'https://example.com/b' }]);
   const mapping = { 1: 7, 2: 3 };
-  const json = JSON.stringify({ status: 'fetched', pages: [{ url: 'https://example.com/a', title: 'A' }, { url: 'https://example.com/b/', title: 'B' }], note: 'see [[S:1,2]]' });
+  const json = JSON.stringify({
+    status: 'fetched',
+    pages: [
+      { url: 'https://example.com/a', title: 'A' },
+      { url: 'https://example.com/b/', title: 'B' },
+    ],
+    note: 'see [[S:1,2]]',
+  });
   const out = JSON.parse(rewriteToolSids(json, rows, mapping));
-  assert.deepEqual(out.pages, [{ sid: 7, url: 'https://example.com/a', title: 'A' }, { sid: 3, url: 'https://example.com/b/', title: 'B' }]);
+  assert.deepEqual(out.pages, [
+    { sid: 7, url: 'https://example.com/a', title: 'A' },
+    { sid: 3, url: 'https://example.com/b/', title: 'B' },
+  ]);
   assert.equal(Object.keys(out.pages[0])[0], 'sid');
   assert.equal(out.note, 'see [[S:7,3]]');
   assert.equal(JSON.parse(rewriteToolSids('{"hits":[{"sid":2}]}', rows, mapping)).hits[0].sid, 3);
@@ -71,7 +96,10 @@ test('gate titles: cleaned, capped at a word, heuristic from the first sentence'
   assert.equal(cleanTitle('  "Caching strategies for LLM agents."  '), 'Caching strategies for LLM agents');
   const long = cleanTitle('word '.repeat(40));
   assert.ok(long.length <= TITLE_MAX_CHARS && long.endsWith('…'), long);
-  assert.equal(heuristicTitle('\n\nhow do I cache prompts? Also, more details follow.\nsecond line'), 'How do I cache prompts?');
+  assert.equal(
+    heuristicTitle('\n\nhow do I cache prompts? Also, more details follow.\nsecond line'),
+    'How do I cache prompts?',
+  );
   assert.equal(heuristicTitle('   '), 'New conversation');
 });
 
@@ -92,7 +120,15 @@ test('plan id entropy and hide reasons are stable per call', () => {
 
 test('a successful hide in the turn asks the render to suppress the previous-turn checkpoint', () => {
   const result = (turn: string, meta: Record<string, unknown>) =>
-    makeBlock({ type: 'react.tool.result', author: 'tool', turn_id: turn, ts: '2026-01-01T00:00:00Z', key: `${turn}-${Object.keys(meta).length}`, text: '{}', meta });
+    makeBlock({
+      type: 'react.tool.result',
+      author: 'tool',
+      turn_id: turn,
+      ts: '2026-01-01T00:00:00Z',
+      key: `${turn}-${Object.keys(meta).length}`,
+      text: '{}',
+      meta,
+    });
   assert.equal(hideSuppressesPrevTurnCache([result('turn_1', { suppress_prev_turn_cache: true })], 'turn_1'), true);
   assert.equal(hideSuppressesPrevTurnCache([result('turn_1', { suppress_prev_turn_cache: true })], 'turn_2'), false);
   assert.equal(hideSuppressesPrevTurnCache([result('turn_2', {})], 'turn_2'), false);

@@ -13,7 +13,22 @@ import { restrictRegistry } from '../../../core/tools/registry';
 import { makeBlock } from '../../../core/timeline/block';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
 
-const TOPICS = ['weather', 'stocks', 'calendar', 'email', 'maps', 'translate', 'calculator', 'news', 'jira', 'github', 'slack', 'drive', 'crm', 'invoices'];
+const TOPICS = [
+  'weather',
+  'stocks',
+  'calendar',
+  'email',
+  'maps',
+  'translate',
+  'calculator',
+  'news',
+  'jira',
+  'github',
+  'slack',
+  'drive',
+  'crm',
+  'invoices',
+];
 
 function fakeTool(topic: string): AnyToolDeclaration {
   return declareTool({
@@ -29,7 +44,8 @@ function fakeTool(topic: string): AnyToolDeclaration {
 
 /** 6 built-ins + 14 connectors = 20 tools. */
 const registry = createToolRegistry({ extra: TOPICS.map(fakeTool) });
-const scripted = (answer: string): ModelProvider => createScriptedProvider(ScriptSpecSchema.parse({ rounds: [answer], chunkSize: 64 }));
+const scripted = (answer: string): ModelProvider =>
+  createScriptedProvider(ScriptSpecSchema.parse({ rounds: [answer], chunkSize: 64 }));
 
 test('the registry under test has 20 tools and a compact catalogue (≤80 chars per tool, no schemas)', () => {
   assert.equal(registry.ids().length, 20);
@@ -38,11 +54,18 @@ test('the registry under test has 20 tools and a compact catalogue (≤80 chars 
   assert.equal(lines.length, 20);
   for (const l of lines) assert.ok(l.length <= CATALOGUE_LINE_CHARS, l);
   assert.ok(!cat.includes('"type"'), 'no JSON schema in the catalogue');
-  assert.match(lines.find((l) => l.startsWith('- hub.weather'))!, /^- hub\.weather: Query the weather connector\.$/);
+  assert.match(
+    lines.find((l) => l.startsWith('- hub.weather'))!,
+    /^- hub\.weather: Query the weather connector\.$/,
+  );
 });
 
 test('scripted model answering the structured call: picks are kept in registry order (level 2)', async () => {
-  const sel = await selectTools(scripted('{"tools": ["hub.weather", "web_search", "hub.calendar"]}'), registry, 'Will it rain at my 3pm meeting?');
+  const sel = await selectTools(
+    scripted('{"tools": ["hub.weather", "web_search", "hub.calendar"]}'),
+    registry,
+    'Will it rain at my 3pm meeting?',
+  );
   assert.equal(sel.level, 2, 'the scripted model has no native tool calls: level 1 fails, JSON mode parses');
   assert.equal(sel.fallback, undefined);
   assert.deepEqual(sel.toolIds, ['web_search', 'hub.weather', 'hub.calendar']);
@@ -50,11 +73,35 @@ test('scripted model answering the structured call: picks are kept in registry o
 });
 
 test('at most 6 tools are kept; unknown names are ignored and reported; pinned tools come on top', async () => {
-  const many = ['hub.news', 'hub.jira', 'nope', 'hub.github', 'hub.slack', 'hub.drive', 'hub.crm', 'hub.invoices', 'hub.maps'];
-  const sel = await selectTools(scripted(JSON.stringify({ tools: many })), registry, 'triage', { pinned: ['react.read', 'react.write'] });
+  const many = [
+    'hub.news',
+    'hub.jira',
+    'nope',
+    'hub.github',
+    'hub.slack',
+    'hub.drive',
+    'hub.crm',
+    'hub.invoices',
+    'hub.maps',
+  ];
+  const sel = await selectTools(scripted(JSON.stringify({ tools: many })), registry, 'triage', {
+    pinned: ['react.read', 'react.write'],
+  });
   assert.deepEqual(sel.ignored, ['nope']);
-  assert.deepEqual(sel.toolIds, ['react.read', 'react.write', 'hub.news', 'hub.jira', 'hub.github', 'hub.slack', 'hub.drive', 'hub.crm']);
-  await assert.rejects(selectTools(scripted('{}'), registry, 'x', { pinned: ['missing.tool'] }), /pinned tool "missing.tool" is not registered/);
+  assert.deepEqual(sel.toolIds, [
+    'react.read',
+    'react.write',
+    'hub.news',
+    'hub.jira',
+    'hub.github',
+    'hub.slack',
+    'hub.drive',
+    'hub.crm',
+  ]);
+  await assert.rejects(
+    selectTools(scripted('{}'), registry, 'x', { pinned: ['missing.tool'] }),
+    /pinned tool "missing.tool" is not registered/,
+  );
 });
 
 test('fallbacks: garbage, only unknown names, provider error → every tool, with the reason', async () => {
@@ -106,7 +153,14 @@ test('restrictRegistry and selectedToolIds', () => {
   const r = restrictRegistry(registry, ['hub.maps', 'react.read']);
   assert.deepEqual(r.ids(), ['react.read', 'hub.maps']);
   assert.throws(() => restrictRegistry(registry, ['nope']), /unknown tool "nope"/);
-  const b = makeBlock({ type: 'stage.tool_selection', author: 'system', turn_id: 'turn_1', ts: '2026-01-01T00:00:00Z', text: 'x', meta: { tool_ids: ['hub.maps'] } });
+  const b = makeBlock({
+    type: 'stage.tool_selection',
+    author: 'system',
+    turn_id: 'turn_1',
+    ts: '2026-01-01T00:00:00Z',
+    text: 'x',
+    meta: { tool_ids: ['hub.maps'] },
+  });
   assert.deepEqual(selectedToolIds([b], 'turn_1'), ['hub.maps']);
   assert.equal(selectedToolIds([b], 'turn_2'), undefined);
 });
@@ -125,7 +179,10 @@ test('Anthropic emulator: native tool forcing picks at level 1 from the catalogu
   assert.equal(sel.level, 1);
   assert.deepEqual(sel.toolIds, ['hub.stocks', 'hub.news']);
   assert.equal(emu.requests.length, 1);
-  const body = emu.requests[0]!.body as { tool_choice: unknown; messages: Array<{ content: Array<{ text?: string }> }> };
+  const body = emu.requests[0]!.body as {
+    tool_choice: unknown;
+    messages: Array<{ content: Array<{ text?: string }> }>;
+  };
   assert.deepEqual(body.tool_choice, { type: 'tool', name: 'select_tools' });
   const sent = JSON.stringify(body.messages);
   assert.ok(sent.includes('hub.invoices'), 'the catalogue lists the tools');

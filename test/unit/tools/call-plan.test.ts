@@ -10,7 +10,13 @@ const own = declareTool({
   params: z.object({}),
   strategy: 'exploitation',
   timeoutMs: 120_000,
-  retry: { maximumAttempts: 4, initialInterval: '2s', backoffCoefficient: 3, maximumInterval: '1m', nonRetryableErrorTypes: ['BadInput'] },
+  retry: {
+    maximumAttempts: 4,
+    initialInterval: '2s',
+    backoffCoefficient: 3,
+    maximumInterval: '1m',
+    nonRetryableErrorTypes: ['BadInput'],
+  },
   summarize: () => 'tool test.own',
   activity: { name: 'ownTool', heartbeatTimeoutMs: 10_000, taskQueue: 'sandbox' },
 });
@@ -26,19 +32,41 @@ test('a plan carries the activity type, timeouts, task queue and the RetryPolicy
     startToCloseTimeout: 120_000,
     heartbeatTimeout: 10_000,
     taskQueue: 'sandbox',
-    retry: { maximumAttempts: 4, initialInterval: '2s', backoffCoefficient: 3, maximumInterval: '1m', nonRetryableErrorTypes: ['BadInput'] },
+    retry: {
+      maximumAttempts: 4,
+      initialInterval: '2s',
+      backoffCoefficient: 3,
+      maximumInterval: '1m',
+      nonRetryableErrorTypes: ['BadInput'],
+    },
   });
   assert.deepEqual(scheduleToolCall(plan), {
     activity: 'ownTool',
-    options: { summary: 'tool test.own', startToCloseTimeout: 120_000, heartbeatTimeout: 10_000, taskQueue: 'sandbox', retry: plan.retry },
+    options: {
+      summary: 'tool test.own',
+      startToCloseTimeout: 120_000,
+      heartbeatTimeout: 10_000,
+      taskQueue: 'sandbox',
+      retry: plan.retry,
+    },
   });
 });
 
 test('plans recorded by older builds schedule runTool exactly as those builds did', () => {
-  assert.deepEqual(scheduleToolCall({ callId: 'tc_0123456789ab', toolId: 'react.read', summary: 's', startToCloseMs: 30_000, maximumAttempts: 3, initialIntervalMs: 500 }), {
-    activity: 'runTool',
-    options: { summary: 's', startToCloseTimeout: 30_000, retry: { initialInterval: 500, maximumAttempts: 3 } },
-  });
+  assert.deepEqual(
+    scheduleToolCall({
+      callId: 'tc_0123456789ab',
+      toolId: 'react.read',
+      summary: 's',
+      startToCloseMs: 30_000,
+      maximumAttempts: 3,
+      initialIntervalMs: 500,
+    }),
+    {
+      activity: 'runTool',
+      options: { summary: 's', startToCloseTimeout: 30_000, retry: { initialInterval: 500, maximumAttempts: 3 } },
+    },
+  );
   assert.deepEqual(scheduleToolCall({ callId: 'tc_0123456789ab', toolId: 'react.read', summary: 's' }), {
     activity: 'runTool',
     options: { summary: 's', startToCloseTimeout: 300_000 },
@@ -46,11 +74,21 @@ test('plans recorded by older builds schedule runTool exactly as those builds di
 });
 
 test('an invalid call runs once in runTool (the error observation keeps the tool_use paired)', () => {
-  assert.deepEqual(invalidCallOptions(registry, 'made_up'), { activity: 'runTool', startToCloseTimeout: 60_000, retry: { maximumAttempts: 1 }, summary: 'tool made_up (invalid call)' });
+  assert.deepEqual(invalidCallOptions(registry, 'made_up'), {
+    activity: 'runTool',
+    startToCloseTimeout: 60_000,
+    retry: { maximumAttempts: 1 },
+    summary: 'tool made_up (invalid call)',
+  });
   assert.equal(invalidCallOptions(registry, 'test.own').startToCloseTimeout, 120_000);
 });
 
 test('the registry lists tools with their own activity and refuses a bad activity name', () => {
-  assert.deepEqual(registry.ownActivities(), [{ toolId: 'test.own', activity: { name: 'ownTool', heartbeatTimeoutMs: 10_000, taskQueue: 'sandbox' } }]);
-  assert.throws(() => createToolRegistry({ extra: [{ ...own, id: 'test.bad', activity: { name: 'no spaces allowed' } }] }), /invalid activity name/);
+  assert.deepEqual(registry.ownActivities(), [
+    { toolId: 'test.own', activity: { name: 'ownTool', heartbeatTimeoutMs: 10_000, taskQueue: 'sandbox' } },
+  ]);
+  assert.throws(
+    () => createToolRegistry({ extra: [{ ...own, id: 'test.bad', activity: { name: 'no spaces allowed' } }] }),
+    /invalid activity name/,
+  );
 });

@@ -16,7 +16,14 @@ import { callIdFor } from '../../../core/ids';
 const registry = createToolRegistry();
 
 test('built-in tools are declared in a fixed order', () => {
-  assert.deepEqual(registry.ids(), ['react.read', 'react.write', 'react.plan', 'react.hide', 'web_fetch', 'web_search']);
+  assert.deepEqual(registry.ids(), [
+    'react.read',
+    'react.write',
+    'react.plan',
+    'react.hide',
+    'web_fetch',
+    'web_search',
+  ]);
 });
 
 test('every built-in declares strategy, timeout, retry and a summary', () => {
@@ -45,7 +52,10 @@ test('tool JSON schemas are generated from the zod params', () => {
     assert.deepEqual(Object.keys(generated.properties as object), Object.keys(direct.properties as object), d.id);
     assert.deepEqual(generated.required, direct.required, d.id);
   }
-  const write = registry.jsonSchema('react.write') as { properties: Record<string, { enum?: string[] }>; required: string[] };
+  const write = registry.jsonSchema('react.write') as {
+    properties: Record<string, { enum?: string[] }>;
+    required: string[];
+  };
   assert.deepEqual(Object.keys(write.properties), ['path', 'channel', 'content', 'kind']);
   assert.deepEqual(write.properties.channel?.enum, ['canvas', 'timeline_text', 'internal']);
   assert.deepEqual(write.properties.kind?.enum, ['display', 'file']);
@@ -68,7 +78,10 @@ test('specs() returns provider ToolSpecs', () => {
 
 test('parseParams applies defaults and reports zod issues with paths', () => {
   const ok = registry.parseParams('react.read', { paths: ['fi:turn_1.files/a.md'] });
-  assert.deepEqual(ok, { ok: true, params: { paths: ['fi:turn_1.files/a.md'], items: [], line_numbers: false, stats_only: false } });
+  assert.deepEqual(ok, {
+    ok: true,
+    params: { paths: ['fi:turn_1.files/a.md'], items: [], line_numbers: false, stats_only: false },
+  });
   const empty = registry.parseParams('react.read', {});
   assert.equal(empty.ok, false);
   const bad = registry.parseParams('react.write', { path: 'files/a.md', channel: 'chat', content: 'x' });
@@ -98,15 +111,28 @@ test('summary formatters for the Temporal UI', () => {
     assert.ok(p.ok, id);
     return registry.summary(id, p.params);
   };
-  assert.equal(s('react.write', { path: 'files/notes.md', channel: 'canvas', content: 'x' }), 'tool react.write files/notes.md');
-  assert.equal(s('react.write', { path: 'notes.md', channel: 'internal', content: 'x' }), 'tool react.write files/notes.md', 'unqualified paths are shown under files/');
-  assert.equal(s('react.write', { path: 'outputs/r.md', channel: 'internal', content: 'x' }), 'tool react.write outputs/r.md');
+  assert.equal(
+    s('react.write', { path: 'files/notes.md', channel: 'canvas', content: 'x' }),
+    'tool react.write files/notes.md',
+  );
+  assert.equal(
+    s('react.write', { path: 'notes.md', channel: 'internal', content: 'x' }),
+    'tool react.write files/notes.md',
+    'unqualified paths are shown under files/',
+  );
+  assert.equal(
+    s('react.write', { path: 'outputs/r.md', channel: 'internal', content: 'x' }),
+    'tool react.write outputs/r.md',
+  );
   assert.equal(s('react.read', { paths: ['a', 'b', 'c'] }), 'tool react.read a, b (+1)');
   assert.equal(s('react.read', { items: [{ path: 'fi:x', line_start: 3 }] }), 'tool react.read fi:x');
   assert.equal(s('react.plan', { mode: 'new', steps: ['a', 'b', 'c'] }), 'tool react.plan new (3 steps)');
   assert.equal(s('react.hide', { path: 'tc:t.c.result', replacement: '…' }), 'tool react.hide tc:t.c.result');
   assert.equal(s('web_search', { query: 'temporal workflows' }), 'tool web_search "temporal workflows"');
-  assert.equal(s('web_fetch', { urls: ['https://a.example/x', 'https://b.example'] }), 'tool web_fetch https://a.example/x (+1)');
+  assert.equal(
+    s('web_fetch', { urls: ['https://a.example/x', 'https://b.example'] }),
+    'tool web_fetch https://a.example/x (+1)',
+  );
   const long = s('web_search', { query: 'q'.repeat(380) });
   assert.ok(long.length <= 160 && long.endsWith('…'));
 });
@@ -132,7 +158,12 @@ test('registry rejects bad declarations and unknown ids with readable errors', (
   assert.throws(() => registry.get('nope'), /unknown tool "nope" \(known: react\.read/);
   assert.throws(() => restrictRegistry(registry, ['react.read', 'nope']), /unknown tool "nope"/);
   assert.deepEqual(restrictRegistry(registry, ['web_search', 'react.read']).ids(), ['react.read', 'web_search']);
-  assert.deepEqual(createToolRegistry({ extra: [base] }).ids().at(-1), 'demo.tool');
+  assert.deepEqual(
+    createToolRegistry({ extra: [base] })
+      .ids()
+      .at(-1),
+    'demo.tool',
+  );
 });
 
 test('callIdFor derives the same tc_<12 hex> call id from the same key', () => {
@@ -148,7 +179,13 @@ test('activityOptions maps activity type, timeout, the RetryPolicy unchanged and
   assert.deepEqual(registry.activityOptions('web_search', params.params), {
     activity: 'runTool',
     startToCloseTimeout: 30_000,
-    retry: { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, nonRetryableErrorTypes: ['WebToolInputError'] },
+    retry: {
+      maximumAttempts: 3,
+      initialInterval: 1_000,
+      backoffCoefficient: 2,
+      maximumInterval: 10_000,
+      nonRetryableErrorTypes: ['WebToolInputError'],
+    },
     summary: 'tool web_search "x"',
   });
 });

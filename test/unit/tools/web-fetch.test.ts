@@ -2,7 +2,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWebFetchImpl, extractTitle, fetchWebPage, htmlToReadableText, isNonPublicAddress, webFetch, webFetchImpl, WebToolError } from '../../../activities/tools/web-fetch';
+import {
+  createWebFetchImpl,
+  extractTitle,
+  fetchWebPage,
+  htmlToReadableText,
+  isNonPublicAddress,
+  webFetch,
+  webFetchImpl,
+  WebToolError,
+} from '../../../activities/tools/web-fetch';
 import type { ToolContext } from '../../../activities/tools/types';
 import { WebSourceRowSchema } from '../../../core/tools';
 
@@ -125,9 +134,22 @@ test('clear errors: bad URL, non-2xx, non-text, too large, timeout, network', as
   await rejects(fetchWebPage(`${base}/missing`, LOCAL), 'http_status', /answered HTTP 404/);
   await rejects(fetchWebPage(`${base}/boom`, LOCAL), 'http_status', /HTTP 503/, true);
   await rejects(fetchWebPage(`${base}/image`, LOCAL), 'unsupported_content_type', /image\/png, which is not text/);
-  await rejects(fetchWebPage(`${base}/big-declared`, { ...LOCAL, maxBytes: 5000 }), 'too_large', /too large \(10000 bytes; the limit is 5000 bytes\)/);
-  await rejects(fetchWebPage(`${base}/big-chunked`, { ...LOCAL, maxBytes: 5000 }), 'too_large', /too large \(more than 5000 bytes/);
-  await rejects(fetchWebPage(`${base}/slow`, { ...LOCAL, timeoutMs: 100 }), 'timeout', /did not answer within 100 ms/, true);
+  await rejects(
+    fetchWebPage(`${base}/big-declared`, { ...LOCAL, maxBytes: 5000 }),
+    'too_large',
+    /too large \(10000 bytes; the limit is 5000 bytes\)/,
+  );
+  await rejects(
+    fetchWebPage(`${base}/big-chunked`, { ...LOCAL, maxBytes: 5000 }),
+    'too_large',
+    /too large \(more than 5000 bytes/,
+  );
+  await rejects(
+    fetchWebPage(`${base}/slow`, { ...LOCAL, timeoutMs: 100 }),
+    'timeout',
+    /did not answer within 100 ms/,
+    true,
+  );
   await rejects(fetchWebPage('http://127.0.0.1:1/x', LOCAL), 'network', /could not fetch/, true);
 });
 
@@ -135,11 +157,18 @@ test('webFetch validates params, caps content and collects per-URL errors', asyn
   const res = await webFetch({ urls: [`${base}/page`, `${base}/missing`], max_chars: 200 }, LOCAL);
   assert.equal(res.rows.length, 1);
   assert.ok(res.rows[0]!.content.length <= 200 + '\n[…truncated]'.length);
-  assert.deepEqual(res.errors.map((e) => e.code), ['http_status']);
+  assert.deepEqual(
+    res.errors.map((e) => e.code),
+    ['http_status'],
+  );
   await rejects(webFetch({ urls: [] }, LOCAL), 'bad_input', /invalid params: urls/);
   await rejects(webFetch({ url: `${base}/page` }, LOCAL), 'bad_input', /invalid params/);
   await rejects(webFetch({ urls: [`${base}/missing`] }, LOCAL), 'http_status', /HTTP 404/);
-  await rejects(webFetch({ urls: [`${base}/missing`, `${base}/image`] }, LOCAL), 'unsupported_content_type', /every URL failed/);
+  await rejects(
+    webFetch({ urls: [`${base}/missing`, `${base}/image`] }, LOCAL),
+    'unsupported_content_type',
+    /every URL failed/,
+  );
 });
 
 test('html helpers', () => {
@@ -160,7 +189,10 @@ test('webFetchImpl: rows in meta.source_rows; non-retryable errors become failed
   const bad = await impl.run({ urls: [`${base}/missing`] }, ctx);
   assert.deepEqual([bad.ok, bad.meta?.code], [false, 'http_status']);
   assert.match(bad.text, /HTTP 404/);
-  await assert.rejects(impl.run({ urls: [`${base}/boom`] }, ctx), (err: unknown) => err instanceof WebToolError && err.retryable);
+  await assert.rejects(
+    impl.run({ urls: [`${base}/boom`] }, ctx),
+    (err: unknown) => err instanceof WebToolError && err.retryable,
+  );
 });
 
 test('non-public addresses are blocked by default, including via redirects', async () => {
@@ -177,7 +209,18 @@ test('non-public addresses are blocked by default, including via redirects', asy
   } finally {
     if (saved !== undefined) process.env.DREACT_WEB_ALLOW_PRIVATE = saved;
   }
-  for (const ip of ['10.1.2.3', '172.20.0.1', '192.168.1.1', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', 'not-an-ip']) {
+  for (const ip of [
+    '10.1.2.3',
+    '172.20.0.1',
+    '192.168.1.1',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    'not-an-ip',
+  ]) {
     assert.equal(isNonPublicAddress(ip), true, ip);
   }
   for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8']) {

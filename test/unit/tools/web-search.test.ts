@@ -24,7 +24,8 @@ function braveBody(q: string, count: number): unknown {
     description: `About <strong>${q}</strong> &amp; more (${i + 1})`,
     page_age: '2025-01-0' + ((i % 9) + 1) + 'T00:00:00',
   }));
-  if (q === 'dup') results.splice(1, 0, { title: 'dup', url: 'https://example.com/1', description: 'again', page_age: '' });
+  if (q === 'dup')
+    results.splice(1, 0, { title: 'dup', url: 'https://example.com/1', description: 'again', page_age: '' });
   return { type: 'search', web: { type: 'search', results: results.slice(0, count) } };
 }
 
@@ -122,7 +123,8 @@ test('SearXNG provider: JSON format, non-http URLs dropped', async () => {
 });
 
 test('clear errors: bad params, auth failure, server error, non-JSON, unreachable', async () => {
-  const brave = (key: string): BraveSearchProvider => new BraveSearchProvider({ apiKey: key, endpoint: `${base}/brave/res/v1/web/search` });
+  const brave = (key: string): BraveSearchProvider =>
+    new BraveSearchProvider({ apiKey: key, endpoint: `${base}/brave/res/v1/web/search` });
   const check = (code: string, re: RegExp, retryable: boolean) => (err: unknown) => {
     assert.ok(err instanceof WebToolError, String(err));
     assert.equal(err.code, code);
@@ -130,9 +132,15 @@ test('clear errors: bad params, auth failure, server error, non-JSON, unreachabl
     assert.equal(err.retryable, retryable);
     return true;
   };
-  await assert.rejects(webSearch({ query: '   ' }, brave('key-123')), check('bad_input', /invalid params: query/, false));
+  await assert.rejects(
+    webSearch({ query: '   ' }, brave('key-123')),
+    check('bad_input', /invalid params: query/, false),
+  );
   await assert.rejects(webSearch({ query: 'x', top_k: 50 }, brave('key-123')), check('bad_input', /top_k/, false));
-  await assert.rejects(webSearch({ query: 'x' }, brave('wrong')), check('http_status', /HTTP 401: \{"error":"invalid token"\}/, false));
+  await assert.rejects(
+    webSearch({ query: 'x' }, brave('wrong')),
+    check('http_status', /HTTP 401: \{"error":"invalid token"\}/, false),
+  );
   await assert.rejects(
     webSearch({ query: 'x' }, new SearxngSearchProvider({ baseUrl: `${base}/nowhere` })),
     check('http_status', /HTTP 502/, true),
@@ -156,11 +164,17 @@ test('searchProviderFromEnv picks SearXNG, then Brave, else explains what to set
 
 test('createWebSearchImpl: rows in meta.source_rows; non-retryable errors become failed observations', async () => {
   const ctx = { signal: new AbortController().signal } as unknown as ToolContext;
-  const ok = await createWebSearchImpl(new SearxngSearchProvider({ baseUrl: `${base}/searx` })).run({ query: 'x' }, ctx);
+  const ok = await createWebSearchImpl(new SearxngSearchProvider({ baseUrl: `${base}/searx` })).run(
+    { query: 'x' },
+    ctx,
+  );
   assert.equal(ok.ok, true);
   assert.equal((ok.meta?.source_rows as unknown[]).length, 2);
   assert.equal(JSON.parse(ok.text).results[0].url, 'https://a.example/');
-  const bad = await createWebSearchImpl(new SearxngSearchProvider({ baseUrl: `${base}/broken` })).run({ query: 'x' }, ctx);
+  const bad = await createWebSearchImpl(new SearxngSearchProvider({ baseUrl: `${base}/broken` })).run(
+    { query: 'x' },
+    ctx,
+  );
   assert.deepEqual([bad.ok, bad.meta?.code], [false, 'bad_response']);
   const saved = { s: process.env.DREACT_SEARXNG_URL, b: process.env.BRAVE_API_KEY };
   delete process.env.DREACT_SEARXNG_URL;

@@ -8,7 +8,9 @@ const root = join(__dirname, '..', '..', '..');
 test('workflows/ passes the determinism lint', async () => {
   const eslint = new ESLint({ cwd: root });
   const results = await eslint.lintFiles(['workflows/**/*.ts']);
-  const errors = results.flatMap((r) => r.messages.filter((m) => m.severity === 2).map((m) => `${r.filePath}:${m.line} ${m.message}`));
+  const errors = results.flatMap((r) =>
+    r.messages.filter((m) => m.severity === 2).map((m) => `${r.filePath}:${m.line} ${m.message}`),
+  );
   assert.deepEqual(errors, []);
 });
 
@@ -21,7 +23,7 @@ const violations: Array<[string, RegExp]> = [
   ['export const r = Math.random();', /not Math\.random/],
   ['export const d = new Date();', /reads the wall clock/],
   ['setTimeout(() => undefined, 10);', /Use sleep\(\)/],
-  ["export const e = process.env.X;", /No process access/],
+  ['export const e = process.env.X;', /No process access/],
   ["export const f = fetch('http://x');", /No I\/O/],
 ];
 
@@ -30,12 +32,21 @@ for (const [code, message] of violations) {
     const eslint = new ESLint({ cwd: root });
     const [result] = await eslint.lintText(code, { filePath: join(root, 'workflows', 'violation.ts') });
     const messages = result!.messages.map((m) => m.message);
-    assert.ok(messages.some((m) => message.test(m)), `expected ${message} in ${JSON.stringify(messages)}`);
+    assert.ok(
+      messages.some((m) => message.test(m)),
+      `expected ${message} in ${JSON.stringify(messages)}`,
+    );
   });
 }
 
 test('type-only imports of activity signatures stay allowed', async () => {
   const eslint = new ESLint({ cwd: root });
-  const [result] = await eslint.lintText("import type { TurnActivities } from '../activities/turn-activities';\nexport type A = TurnActivities;", { filePath: join(root, 'workflows', 'ok.ts') });
-  assert.deepEqual(result!.messages.filter((m) => m.severity === 2), []);
+  const [result] = await eslint.lintText(
+    "import type { TurnActivities } from '../activities/turn-activities';\nexport type A = TurnActivities;",
+    { filePath: join(root, 'workflows', 'ok.ts') },
+  );
+  assert.deepEqual(
+    result!.messages.filter((m) => m.severity === 2),
+    [],
+  );
 });
