@@ -135,9 +135,7 @@ export function isContextLengthMessage(message: string): boolean {
 }
 
 /** Collects a whole stream (for non-streaming callers and tests). */
-export async function collectStream(
-  parts: AsyncIterable<StreamPart>,
-): Promise<{
+export async function collectStream(parts: AsyncIterable<StreamPart>): Promise<{
   text: string;
   toolCalls: Array<{ id: string; name: string; input: unknown }>;
   usage: Usage;

@@ -226,14 +226,12 @@ export class AnthropicEmulator {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-      res
-        .writeHead(404, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            type: 'error',
-            error: { type: 'not_found_error', message: `Not found: ${req.method} ${req.url}` },
-          }),
-        );
+      res.writeHead(404, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          type: 'error',
+          error: { type: 'not_found_error', message: `Not found: ${req.method} ${req.url}` },
+        }),
+      );
       return;
     }
     let body: Record<string, unknown>;
