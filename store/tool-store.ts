@@ -18,6 +18,7 @@ import {
   type ArtifactRow,
 } from './timeline-store';
 import { loadSourcesPool, mergeToolSources, type ToolSourcesMerge } from './sources-store';
+import { recordExecUsage, type ExecUsageRow } from './usage-store';
 
 export type WorkspaceFile = Omit<ArtifactRow, 'kind'>;
 
@@ -47,6 +48,8 @@ export interface ToolStore {
   appendBlocks(blocks: Block[]): Promise<void>;
   /** Merges a tool's web rows into the sources pool; the text's tool-local SIDs become pool SIDs. */
   mergeSources(rows: unknown[], text: string, turnId: string): Promise<ToolSourcesMerge>;
+  /** Records a sandbox's billed resources (vCPU- and GB-seconds, cost) in the usage ledger, once per exec. */
+  recordExecUsage(row: Omit<ExecUsageRow, 'conversationId'>): Promise<void>;
 }
 
 export function pgToolStore(db: Pool, conversationId: string): ToolStore {
@@ -70,5 +73,6 @@ export function pgToolStore(db: Pool, conversationId: string): ToolStore {
       await appendBlocks(db, conversationId, blocks);
     },
     mergeSources: (rows, text, turnId) => mergeToolSources(db, conversationId, rows, text, { turnId }),
+    recordExecUsage: (row) => recordExecUsage(db, { ...row, conversationId }),
   };
 }

@@ -196,6 +196,19 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
           wait = Math.min(wait * 2, pollMs * 4);
         }
         const collected = await b.collect(handle, spec);
+        const u = collected.usage;
+        if (u && (u.vcpuSeconds ?? 0) + (u.gbSeconds ?? 0) > 0) {
+          // What the sandbox billed (Fargate: vCPU- and GB-seconds) goes into the usage ledger once.
+          await ctx.store.recordExecUsage({
+            turnId: ctx.turnId,
+            round: 0,
+            execId: spec.execId,
+            backend: b.name,
+            vcpuSeconds: u.vcpuSeconds ?? 0,
+            gbSeconds: u.gbSeconds ?? 0,
+            ...(u.costUsd !== undefined ? { costUsd: u.costUsd } : {}),
+          });
+        }
         if (collected.logTail)
           ctx.stream('exec', { phase: 'output', execId: spec.execId, backend: b.name, text: collected.logTail });
         const storeErrors = await storeOutputs(ctx, spec, collected);

@@ -24,10 +24,11 @@ after(async () => {
 
 test('the reaper schedule stops the task of an ended turn and spares the task of a running one', async () => {
   const client = stack.server.env.client;
-  // An "ended turn": a workflow that completes at once. A "running turn": one on a queue nobody polls.
+  // An "ended turn": a workflow that was terminated. A "running turn": one on a queue nobody polls.
   const endedId = uniqueId('conv/ended/turn');
   const runningId = uniqueId('conv/running/turn');
-  await client.workflow.execute('NoopRoundsWorkflow', { taskQueue: stack.taskQueue, workflowId: endedId, args: [0] });
+  const ended = await client.workflow.start('NoopRoundsWorkflow', { taskQueue: uniqueId('nobody-polls'), workflowId: endedId, args: [0] });
+  await ended.terminate('the turn ended');
   await client.workflow.start('NoopRoundsWorkflow', {
     taskQueue: uniqueId('nobody-polls'),
     workflowId: runningId,
@@ -67,7 +68,7 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
       });
       assert.match(
         stopped.reason ?? '',
-        new RegExp(`^${REAPED_REASON_PREFIX}: turn workflow ${endedId.replace(/[/]/g, '\\/')} is COMPLETED`),
+        new RegExp(`^${REAPED_REASON_PREFIX}: turn workflow ${endedId.replace(/[/]/g, '\\/')} is TERMINATED`),
       );
       const runs = await waitFor('the reaper run recorded', async () => {
         const d = await schedule.describe();

@@ -259,7 +259,7 @@ describe('exec.python in a turn (fargate, through the real AWS SDKs and the loop
       'open(os.path.join(os.environ["OUTPUT_DIR"], "sum.txt"), "w").write("sum=%d\\n" % sum(nums))',
       'print("summed on fargate", len(nums))',
     ].join('\n');
-    const { blocks } = await turn([
+    const { conv, blocks } = await turn([
       callTool('react.write', { path: 'files/input.txt', channel: 'internal', content: '5\n6\n31\n', kind: 'file' }),
       execCall(code, [{ filename: 'sum.txt' }]),
       callTool('react.read', { paths: ['fi:turn_1.outputs/sum.txt'] }),
@@ -272,6 +272,17 @@ describe('exec.python in a turn (fargate, through the real AWS SDKs and the loop
     assert.match(exec!.text!, /summed on fargate 3/);
     assert.match(read!.text!, /sum=42/);
     assert.equal(env.ecs.stats.tasksCreated, 1, 'one task for the exec');
+    const ledger = await stack.db.pool.query(
+      `SELECT purpose, provider, vcpu_seconds, gb_seconds, cost_usd FROM usage_ledger WHERE conversation_id = $1 AND purpose = 'exec'`,
+      [conv],
+    );
+    assert.equal(ledger.rowCount, 1, 'the task is in the usage ledger once');
+    assert.equal(ledger.rows[0].provider, 'fargate');
+    assert.ok(
+      Number(ledger.rows[0].vcpu_seconds) > 0 &&
+        Number(ledger.rows[0].gb_seconds) > 0 &&
+        Number(ledger.rows[0].cost_usd) > 0,
+    );
   });
 });
 
