@@ -27,7 +27,11 @@ test('the reaper schedule stops the task of an ended turn and spares the task of
   // An "ended turn": a workflow that was terminated. A "running turn": one on a queue nobody polls.
   const endedId = uniqueId('conv/ended/turn');
   const runningId = uniqueId('conv/running/turn');
-  const ended = await client.workflow.start('NoopRoundsWorkflow', { taskQueue: uniqueId('nobody-polls'), workflowId: endedId, args: [0] });
+  const ended = await client.workflow.start('NoopRoundsWorkflow', {
+    taskQueue: uniqueId('nobody-polls'),
+    workflowId: endedId,
+    args: [0],
+  });
   await ended.terminate('the turn ended');
   await client.workflow.start('NoopRoundsWorkflow', {
     taskQueue: uniqueId('nobody-polls'),
