@@ -4,13 +4,13 @@
  * with deterministic block ids: a retried or replayed commit never writes twice.
  * recordCompactionFailure counts a failed or skipped compaction towards the breaker.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { ActivityDeps } from '../deps';
 import type { CompactionInput } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
 import { commitCompactionBatch, loadCompaction, recordCompactionFailure } from '../../store/compaction-store';
 import { compactionBatch } from '../../core/compaction/outputs';
-import { StreamPublisher } from '../../store/publisher';
+import { publishCompact } from './publish';
 import type { StoredPlan } from './plan';
 
 export function makeCommitCompaction(deps: ActivityDeps) {
@@ -45,13 +45,10 @@ export function makeCommitCompaction(deps: ActivityDeps) {
       tokensAfter: cut.tokensAfter,
     });
     const { inserted } = await commitCompactionBatch(pool, conversationId, compactionId, batch);
-    const publisher = new StreamPublisher(pool, conversationId, {
-      turnId: input.turnId,
-      attempt: Context.current().info.attempt,
-    });
-    publisher.emit({
-      kind: 'compact',
-      payload: {
+    await publishCompact(
+      pool,
+      { conversationId: conversationId, turnId: input.turnId },
+      {
         phase: 'committed',
         compactionId,
         kind: cut.kind,
@@ -60,8 +57,7 @@ export function makeCommitCompaction(deps: ActivityDeps) {
         tokensAfter: cut.tokensAfter,
         blocks: batch.length,
       },
-    });
-    await publisher.close();
+    );
     return { blocks: inserted, tokensAfter: cut.tokensAfter };
   };
 }
@@ -71,15 +67,11 @@ export function makeRecordCompactionFailure(deps: ActivityDeps) {
     input: CompactionInput & { error: string },
   ): Promise<{ failures: number }> {
     const failures = await recordCompactionFailure(deps.db.pool, input.conversationId, input.compactionId, input.error);
-    const publisher = new StreamPublisher(deps.db.pool, input.conversationId, {
-      turnId: input.turnId,
-      attempt: Context.current().info.attempt,
-    });
-    publisher.emit({
-      kind: 'compact',
-      payload: { phase: 'failed', compactionId: input.compactionId, error: input.error, failures },
-    });
-    await publisher.close();
+    await publishCompact(
+      deps.db.pool,
+      { conversationId: input.conversationId, turnId: input.turnId },
+      { phase: 'failed', compactionId: input.compactionId, error: input.error, failures },
+    );
     return { failures };
   };
 }

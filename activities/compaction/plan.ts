@@ -10,8 +10,7 @@ import { loadBlocks } from '../../store/timeline-store';
 import { compactionFailures, loadCompaction, loadCharsPerToken, savePlan } from '../../store/compaction-store';
 import { planCut, type CutPlan } from '../../core/compaction/cut';
 import { DEFAULT_CHARS_PER_TOKEN } from '../../core/compaction/estimate';
-import { StreamPublisher } from '../../store/publisher';
-import { Context } from '@temporalio/activity';
+import { publishCompact } from './publish';
 
 export const BREAKER_FAILURES = 3;
 
@@ -40,13 +39,10 @@ export function makePlanCompaction(deps: ActivityDeps) {
     const skipped = cut.kind === 'none' || cut.tokensAfter >= cut.tokensBefore;
     await savePlan(pool, conversationId, compactionId, input.turnId, skipped ? 'skipped' : 'planned', stored);
     const outcome = outcomeOf(stored);
-    const publisher = new StreamPublisher(pool, conversationId, {
-      turnId: input.turnId,
-      attempt: Context.current().info.attempt,
-    });
-    publisher.emit({
-      kind: 'compact',
-      payload: {
+    await publishCompact(
+      pool,
+      { conversationId: conversationId, turnId: input.turnId },
+      {
         phase: outcome.status === 'planned' ? 'start' : 'skipped',
         compactionId,
         reason: input.reason,
@@ -56,8 +52,7 @@ export function makePlanCompaction(deps: ActivityDeps) {
           ? { coveredTurns: outcome.coveredTurns.length, tokensAfter: outcome.tokensAfter }
           : {}),
       },
-    });
-    await publisher.close();
+    );
     return outcome;
   };
 }

@@ -40,7 +40,8 @@ export function invalidCallOptions(registry: Pick<ToolRegistry, 'find'>, toolId:
   };
 }
 
-export interface ScheduledToolCall {
+/** One activity the workflow schedules for a call: its type and options. */
+export interface ScheduledActivity {
   activity: string;
   options: {
     summary: string;
@@ -49,17 +50,11 @@ export interface ScheduledToolCall {
     taskQueue?: string;
     retry?: RetryPolicy;
   };
+}
+
+export interface ScheduledToolCall extends ScheduledActivity {
   /** The activity scheduled after the first one, with the same input (ToolActivitySpec.then). */
-  then?: {
-    activity: string;
-    options: {
-      summary: string;
-      startToCloseTimeout: number;
-      heartbeatTimeout?: number;
-      taskQueue?: string;
-      retry?: RetryPolicy;
-    };
-  };
+  then?: ScheduledActivity;
 }
 
 /** How the workflow schedules a plan; plans from older builds map to what those builds did. */
