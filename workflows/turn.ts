@@ -112,15 +112,20 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
     if (!isCancellation(err)) {
       upsertSearchAttributes([{ key: TurnStatusKey, value: 'failed' }]);
       if (patched('record-turn-failure')) {
-        await recordTurnFailure.executeWithOptions({ summary: `record failure of ${input.turnId}` }, [
-          {
-            conversationId: input.conversationId,
-            turnId: input.turnId,
-            turnIndex: input.turnIndex,
-            workflowId: workflowInfo().workflowId,
-            error: failureMessage(err),
-          },
-        ]);
+        try {
+          await recordTurnFailure.executeWithOptions({ summary: `record failure of ${input.turnId}` }, [
+            {
+              conversationId: input.conversationId,
+              turnId: input.turnId,
+              turnIndex: input.turnIndex,
+              workflowId: workflowInfo().workflowId,
+              error: failureMessage(err),
+            },
+          ]);
+        } catch (recordErr) {
+          // The turn's own failure is what propagates; not being able to record it is logged.
+          log.error('could not record the turn failure', { turnId: input.turnId, error: failureMessage(recordErr) });
+        }
       }
     }
     throw err;
