@@ -39,7 +39,7 @@ import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './de
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';
 
-// Tool selection happens only with a large catalogue (seed 004): the threshold and pinned tools are core's.
+// Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.

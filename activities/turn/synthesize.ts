@@ -1,5 +1,5 @@
 /**
- * synthesizeAnswer activity — phase two of the two-phase mode (seed 004): after the tool loop
+ * synthesizeAnswer activity — phase two of the two-phase mode: after the tool loop
  * ended with a draft answer (decideNative with answerPhase 'loop'), one streaming call reads the
  * turn's execution trace (core/turn/synthesis.ts: question, steers/followups, notes, tool calls,
  * capped tool results) and writes the user-facing answer, streamed live as 'answer' deltas.

@@ -1,5 +1,5 @@
 /**
- * The exec result envelope (reference §7): what the agent reasons over after a program ran.
+ * The exec result envelope: what the agent reasons over after a program ran.
  * Pure. Built from what the backend collected and the call's contract:
  *
  * - `ok` holds when the program exited 0, no contracted output is missing and no file had an error;

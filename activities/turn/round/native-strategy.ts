@@ -1,5 +1,5 @@
 /**
- * Native tool calling (seed 004): the turn's tools travel through the provider API under native
+ * Native tool calling: the turn's tools travel through the provider API under native
  * names; the timeline renders with core/model/native-render.ts (tool_use/tool_result pairs). The
  * model's tool_use blocks become `react.tool.call` blocks (the provider's tool_use id kept in meta
  * so later renders pair the result) and all parallel calls of a response are returned as calls;
