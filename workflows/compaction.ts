@@ -27,7 +27,8 @@ export function turnRange(turnIds: readonly string[]): string {
   return nums.length === 1 ? nums[0]! : `${nums[0]}–${nums[nums.length - 1]}`;
 }
 
-const fmt = (n: number) => n.toLocaleString('en-US').replace(/,/g, ' ');
+/** `61200` → `61 200` (no Intl: plain string work in workflow code). */
+const fmt = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
 
 export async function CompactionWorkflow(input: CompactionInput): Promise<CompactionResult> {
   const plan = await planCompaction.executeWithOptions(
