@@ -6,13 +6,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { ExecBackend } from '../../activities/exec/backend';
 import { LocalBackend, sessionMembers } from '../../activities/exec/local';
 import { DockerBackend, containerName } from '../../activities/exec/docker';
-import { execScratch, makeSpec, runToEnd, testBackends, waitEnd } from '../support/exec';
+import { execScratch, makeSpec, runToEnd, testBackends, waitEnd, hostProcessesWith } from '../support/exec';
 
 const root = execScratch('exec-backends');
 const stateRoot = path.join(root, 'state');
@@ -33,20 +33,6 @@ after(() => {
   gateway.close();
   rmSync(root, { recursive: true, force: true });
 });
-
-/** Host processes whose command line contains `marker`. */
-function hostProcessesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) out.push(Number(name));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return out;
-}
 
 function containerExists(backend: ExecBackend, execId: string): boolean {
   if (backend.name !== 'docker') return false;

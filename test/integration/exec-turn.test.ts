@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import {
   callTool,
@@ -26,7 +26,7 @@ import { createExecTool } from '../../activities/exec/exec-tool';
 import { DockerBackend, containerName } from '../../activities/exec/docker';
 import { LocalBackend } from '../../activities/exec/local';
 import { execIdFor } from '../../core/exec';
-import { dockerUnavailable, execScratch } from '../support/exec';
+import { dockerUnavailable, execScratch, hostProcessesWith } from '../support/exec';
 import { startFargateEnv, type FargateEnv } from '../support/fargate-env';
 import type { ExecBackend } from '../../activities/exec/backend';
 import type { Block } from '../../core/timeline/block';
@@ -312,17 +312,4 @@ function containerGone(conv: string, callId: string): boolean {
       encoding: 'utf8',
     }).trim() === ''
   );
-}
-
-function hostProcessesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) out.push(Number(name));
-    } catch {
-      // ended while we looked
-    }
-  }
-  return out;
 }

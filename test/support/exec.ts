@@ -1,6 +1,6 @@
 /** Helpers for exec tests: the backends available here, and running one program to its end. */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, chmodSync } from 'node:fs';
+import { mkdtempSync, chmodSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } from '../../activities/exec/backend';
@@ -85,4 +85,18 @@ export async function runToEnd(backend: ExecBackend, spec: ExecSpec): Promise<Ex
   const handle = await backend.start(spec);
   await waitEnd(backend, handle);
   return backend.collect(handle, spec);
+}
+
+/** Host processes whose command line contains `marker` (evidence that a sandbox left nothing running). */
+export function hostProcessesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) out.push(Number(name));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return out;
 }

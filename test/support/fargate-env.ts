@@ -16,6 +16,7 @@ import {
 } from '../../activities/exec/fargate/backend';
 import { FargateConfigSchema, type FargateConfig } from '../../activities/exec/fargate/config';
 import type { ExecLimits, ExecSpec } from '../../activities/exec/backend';
+import { DEFAULT_EXEC_LIMITS } from '../../activities/exec/sandbox-files';
 import { findOnPath } from '../../client/stack/temporal-cli';
 
 export const TEST_CREDENTIALS = { accessKeyId: 'AKIDDREACTTEST', secretAccessKey: 'dreact-test-secret' };
@@ -135,11 +136,10 @@ export async function startFargateEnv(ecsOpts: Partial<EcsStandinOptions> = {}):
   };
 }
 
+/** The runtime's defaults, tightened for tests (shorter wall time, small output caps). */
 export const DEFAULT_LIMITS: ExecLimits = {
+  ...DEFAULT_EXEC_LIMITS,
   wallTimeMs: 30_000,
-  memoryBytes: 1024 * 1024 * 1024,
-  cpus: 1,
-  maxProcesses: 64,
   maxFileBytes: 16 * 1024 * 1024,
   maxOutputFiles: 8,
   maxOutputBytes: 8 * 1024 * 1024,
