@@ -41,18 +41,29 @@ export function workflowCodeHash(): string {
   return h.digest('hex').slice(0, 24);
 }
 
+export interface BundleOptions {
+  /** Workflow interceptor modules bundled with the workflows (e.g. OpenTelemetry's). */
+  interceptorModules?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
 /** The bundle's code for `workflowsPath`, from the cache when the code has not changed. */
-export async function cachedWorkflowBundle(
-  workflowsPath: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ code: string }> {
+export async function cachedWorkflowBundle(workflowsPath: string, opts: BundleOptions = {}): Promise<{ code: string }> {
+  const env = opts.env ?? process.env;
+  const workflowInterceptorModules = opts.interceptorModules ?? [];
+  const build = () => bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: quiet });
   const setting = env.DREACT_BUNDLE_CACHE;
-  if (setting === 'off') return bundleWorkflowCode({ workflowsPath, logger: quiet });
+  if (setting === 'off') return build();
   const dir = setting && setting !== '' ? setting : join(tmpdir(), 'dreact-workflow-bundles');
-  const key = createHash('sha256').update(workflowsPath).update(workflowCodeHash()).digest('hex').slice(0, 24);
+  const key = createHash('sha256')
+    .update(workflowsPath)
+    .update(workflowInterceptorModules.join('\n'))
+    .update(workflowCodeHash())
+    .digest('hex')
+    .slice(0, 24);
   const file = join(dir, `${key}.js`);
   if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quiet });
+  const bundle = await build();
   mkdirSync(dir, { recursive: true });
   // Write then rename: concurrent workers never read a half-written bundle.
   const tmp = `${file}.${process.pid}.tmp`;

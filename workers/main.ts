@@ -11,6 +11,7 @@ import { createWorker } from './worker';
 import { createExecTool } from '../activities/exec/exec-tool';
 import { fargateBackendFromEnv } from '../activities/exec/fargate/backend';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
+import { setupTelemetry } from './telemetry';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
@@ -30,7 +31,11 @@ async function main(): Promise<void> {
   if (fargate) {
     const clientConnection = await Connection.connect({ address });
     const id = await ensureExecReaperSchedule(
-      new Client({ connection: clientConnection, namespace: process.env.TEMPORAL_NAMESPACE }),
+      new Client({
+        connection: clientConnection,
+        interceptors: setupTelemetry().clientInterceptors,
+        namespace: process.env.TEMPORAL_NAMESPACE,
+      }),
       { taskQueue: worker.options.taskQueue },
     );
     console.error(`[worker] exec reaper schedule ${id} is in place`);

@@ -20,6 +20,8 @@ import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
 import { createReaperActivities } from '../activities/exec/fargate/reaper';
+import { tracedProvider } from '../activities/telemetry/spans';
+import { setupTelemetry, type Telemetry } from './telemetry';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -86,14 +88,18 @@ export interface CreateWorkerOptions {
   now?: () => Date;
   /** The Fargate exec backend, when configured: the worker then also runs the exec reaper's activity. */
   fargate?: FargateBackend;
+  /** Tracing (else from the environment: on when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  telemetry?: Telemetry;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
+  const telemetry = opts.telemetry ?? setupTelemetry();
+  const resolveProvider = opts.provider ?? defaultProviderResolver();
   const deps: ActivityDeps = {
     db: opts.db,
-    provider: opts.provider ?? defaultProviderResolver(),
+    provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
     tools: builtinTools((opts.extraTools ?? []).map((t) => t.impl)),
     registry: createToolRegistry({ extra: (opts.extraTools ?? []).map((t) => t.declaration) }),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
@@ -106,7 +112,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowBundle: await cachedWorkflowBundle(require.resolve('../workflows')),
+    workflowBundle: await cachedWorkflowBundle(require.resolve('../workflows'), {
+      interceptorModules: telemetry.workflowInterceptorModules,
+    }),
     activities: { ...createWorkerActivities(deps), ...(opts.fargate ? createReaperActivities(opts.fargate) : {}) },
     // A workflow task waits this long for the worker that last ran the turn before any worker may
     // take it: short, so a killed worker's turns move on within seconds (default 10 s).
@@ -114,6 +122,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
+    ...telemetry.workerOptions(),
     ...opts.worker,
   });
 }

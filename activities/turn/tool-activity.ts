@@ -29,6 +29,7 @@ import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import { checkToolParams, paramsNoticeBlocks } from '../tools';
 import { mergeToolSources } from '../../store/sources-store';
 import { heartbeating } from '../heartbeat';
+import { withToolSpan } from '../telemetry/spans';
 import { paths } from '../../core/timeline/paths';
 import type { StreamEventBody } from '../../core/stream/events';
 
@@ -60,7 +61,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
             meta: { invalid_params: true },
           };
         }
-        return impl.run(checked.params, toolContext(deps, input, ctx, publisher, beat));
+        return withToolSpan(input, () => impl.run(checked.params, toolContext(deps, input, ctx, publisher, beat)));
       }, beat.current);
     } catch (err) {
       // Thrown: Temporal retries (or, when non-retryable / out of attempts, the workflow records it).

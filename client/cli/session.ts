@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { openDb, type Db } from '../../store/db';
 import { DreactClient } from '../api';
 import { connectToRunningStack, startEmbeddedStack, type StackInfo } from '../stack/embedded';
+import { setupTelemetry } from '../../workers/telemetry';
 
 export interface Session {
   api: DreactClient;
@@ -32,7 +33,11 @@ export async function openSession(log: (line: string) => void): Promise<Session>
   }
   if (process.env.TEMPORAL_ADDRESS && process.env.DATABASE_URL) {
     const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
-    const temporal = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+    const temporal = new Client({
+      connection,
+      interceptors: setupTelemetry().clientInterceptors,
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    });
     const db = openDb();
     return {
       api: new DreactClient(temporal, { taskQueue: process.env.DREACT_TASK_QUEUE }),

@@ -18,6 +18,7 @@ import { loadStreamSeq } from '../../store/conversation-store';
 import { startStreamNotifier, type PgStreamNotifier } from '../../store/stream-notifier';
 import { parseOffset } from './protocol';
 import { sseStream } from './sse-stream';
+import { traceRequests } from './tracing';
 
 export interface GatewayOptions {
   client: DreactClient;
@@ -132,6 +133,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   };
 
   const app = new Hono();
+  app.use('*', traceRequests());
   app.onError((err, c) => {
     if (err instanceof DreactError) return fail(c, err.code, err.message);
     // Details stay in the gateway log (they may name hosts, tables or workflow internals).

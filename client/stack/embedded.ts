@@ -12,6 +12,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { migrate, openDb, type Db } from '../../store/db';
 import { createWorker } from '../../workers/worker';
 import { startTemporalServer, type TemporalServer } from './temporal-server';
+import { setupTelemetry } from '../../workers/telemetry';
 
 export interface StackInfo {
   pid: number;
@@ -140,7 +141,7 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     });
     const connection = await Connection.connect({ address: temporal.address });
     cleanups.unshift(() => connection.close());
-    const client = new Client({ connection });
+    const client = new Client({ connection, interceptors: setupTelemetry().clientInterceptors });
 
     const info: StackInfo = {
       pid: process.pid,
@@ -183,7 +184,7 @@ export async function connectToRunningStack(
   const db = openDb({ databaseUrl: info.databaseUrl, max: 4 });
   return {
     info,
-    client: new Client({ connection }),
+    client: new Client({ connection, interceptors: setupTelemetry().clientInterceptors }),
     db,
     async close() {
       await connection.close();

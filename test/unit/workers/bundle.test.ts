@@ -10,12 +10,12 @@ test('the workflow bundle is built once per code version and then read from the 
   try {
     const env = { DREACT_BUNDLE_CACHE: dir };
     const path = require.resolve('../../../workflows');
-    const first = await cachedWorkflowBundle(path, env);
+    const first = await cachedWorkflowBundle(path, { env });
     assert.match(first.code, /TurnWorkflow/);
     const files = readdirSync(dir);
     assert.equal(files.length, 1, 'one cached bundle');
     const mtime = statSync(join(dir, files[0]!)).mtimeMs;
-    const second = await cachedWorkflowBundle(path, env);
+    const second = await cachedWorkflowBundle(path, { env });
     assert.equal(second.code, first.code);
     assert.equal(statSync(join(dir, files[0]!)).mtimeMs, mtime, 'served from the cache, not rebuilt');
     assert.deepEqual(readdirSync(dir), files);
