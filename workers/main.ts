@@ -2,7 +2,8 @@
  * Standalone worker process: `node --import tsx workers/main.ts`.
  * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
  * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
- * activities finish or are retried elsewhere).
+ * activities finish within DREACT_SHUTDOWN_GRACE_SECONDS or are retried elsewhere). DREACT_DEPLOYMENT_NAME +
+ * DREACT_BUILD_ID: Worker Versioning (workers/deployment.ts).
  */
 import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
@@ -11,6 +12,7 @@ import { createWorker } from './worker';
 import { createExecTool } from '../activities/exec/exec-tool';
 import { fargateBackendFromEnv } from '../activities/exec/fargate/backend';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
+import { shutdownGraceSeconds } from './deployment';
 import { setupTelemetry } from './telemetry';
 
 async function main(): Promise<void> {
@@ -27,6 +29,9 @@ async function main(): Promise<void> {
     // exec.python, on the backend DREACT_EXEC_BACKEND names (local bubblewrap by default; fargate; `off`: no exec tool).
     extraTools: process.env.DREACT_EXEC_BACKEND === 'off' ? [] : [createExecTool(fargate ? { backend: fargate } : {})],
     fargate,
+    // Shutdown drains: in-flight activities get this long to finish before they are cancelled (and
+    // retried on another worker).
+    worker: { shutdownGraceTime: `${shutdownGraceSeconds()} seconds` },
   });
   if (fargate) {
     const clientConnection = await Connection.connect({ address });
@@ -41,13 +46,26 @@ async function main(): Promise<void> {
     console.error(`[worker] exec reaper schedule ${id} is in place`);
     await clientConnection.close();
   }
-  const stop = () => {
-    console.error('[worker] shutting down…');
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.error(`[worker] ${signal} again: exiting now (in-flight activities retry on another worker)`);
+      process.exit(130);
+    }
+    stopping = true;
+    console.error(
+      `[worker] ${signal}: draining — no new tasks; in-flight activities have ${shutdownGraceSeconds()} s ` +
+        '(DREACT_SHUTDOWN_GRACE_SECONDS) to finish, then they are cancelled and retried elsewhere',
+    );
     worker.shutdown();
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  console.error(`[worker] polling ${worker.options.taskQueue} on ${address} (db schema ${db.schema})`);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  const version = worker.options.workerDeploymentOptions?.version;
+  console.error(
+    `[worker] polling ${worker.options.taskQueue} on ${address} (db schema ${db.schema})` +
+      (version ? `, deployment ${version.deploymentName} build ${version.buildId}` : ''),
+  );
   await worker.run();
   await connection.close();
   await db.close();

@@ -22,6 +22,7 @@ import type { FargateBackend } from '../activities/exec/fargate/backend';
 import { createReaperActivities } from '../activities/exec/fargate/reaper';
 import { tracedProvider } from '../activities/telemetry/spans';
 import { setupTelemetry, type Telemetry } from './telemetry';
+import { deploymentFromEnv } from './deployment';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -88,6 +89,11 @@ export interface CreateWorkerOptions {
   now?: () => Date;
   /** The Fargate exec backend, when configured: the worker then also runs the exec reaper's activity. */
   fargate?: FargateBackend;
+  /**
+   * The worker's deployment version for Worker Versioning (else DREACT_DEPLOYMENT_NAME +
+   * DREACT_BUILD_ID; `null`: unversioned whatever the environment says).
+   */
+  deployment?: WorkerOptions['workerDeploymentOptions'] | null;
   /** Tracing (else from the environment: on when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
   telemetry?: Telemetry;
   /** Extra worker options (e.g. tuning in tests). */
@@ -96,6 +102,7 @@ export interface CreateWorkerOptions {
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const telemetry = opts.telemetry ?? setupTelemetry();
+  const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
   const resolveProvider = opts.provider ?? defaultProviderResolver();
   const deps: ActivityDeps = {
     db: opts.db,
@@ -122,6 +129,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
+    ...(deployment ? { workerDeploymentOptions: deployment } : {}),
     ...telemetry.workerOptions(),
     ...opts.worker,
   });

@@ -4,3 +4,5 @@ export { TurnWorkflow } from './turn';
 export { PersistTurnWorkflow } from './persist';
 export { CompactionWorkflow } from './compaction';
 export { ExecReaperWorkflow } from './exec-reaper';
+// Worker Versioning behaviour per workflow type (pinned turns, auto-upgrading conversations).
+import './versioning';

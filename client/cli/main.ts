@@ -8,6 +8,7 @@ import { startEmbeddedStack, stackHome } from '../stack/embedded';
 import { DreactError } from '../api';
 import { gatewayCommand } from './gateway-command';
 import { offsetArg, tailCommand } from './tail';
+import { registerDeployCommands } from './deploy-command';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -113,6 +114,7 @@ export function buildProgram(): Command {
     .option('--host <host>', 'listen address (default 0.0.0.0, or 127.0.0.1 without keys)')
     .action((o) => gatewayCommand(o));
 
+  registerDeployCommands(program);
   return program;
 }
 

@@ -1,0 +1,30 @@
+/**
+ * Worker Versioning behaviour of each workflow type (used when workers run with a deployment
+ * version: DREACT_DEPLOYMENT_NAME + DREACT_BUILD_ID, workers/deployment.ts).
+ *
+ * - A turn, and the compaction and persistence it starts, is PINNED: it finishes on the build that
+ *   started it, so a deploy never replays a running turn on changed code.
+ * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
+ *   moves to the current build at its next task; changes to its code go through `patched()`.
+ * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
+ *
+ * An unversioned worker must not send a behaviour (the server refuses the task), so each annotation
+ * applies only when the worker running the workflow has a deployment version.
+ */
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import type { VersioningBehavior } from '@temporalio/common';
+import { ConversationWorkflow } from './conversation';
+import { TurnWorkflow } from './turn';
+import { PersistTurnWorkflow } from './persist';
+import { CompactionWorkflow } from './compaction';
+import { ExecReaperWorkflow } from './exec-reaper';
+
+function behaviour(versioningBehavior: VersioningBehavior) {
+  return () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {});
+}
+
+setWorkflowOptions(behaviour('PINNED'), TurnWorkflow);
+setWorkflowOptions(behaviour('PINNED'), PersistTurnWorkflow);
+setWorkflowOptions(behaviour('PINNED'), CompactionWorkflow);
+setWorkflowOptions(behaviour('AUTO_UPGRADE'), ConversationWorkflow);
+setWorkflowOptions(behaviour('AUTO_UPGRADE'), ExecReaperWorkflow);
