@@ -10,6 +10,7 @@ import { makeContextActivities } from './turn/context';
 import { makeGate } from './turn/gate';
 import { makeSelectTools } from './turn/tool-selection';
 import { makeSynthesizeAnswer } from './turn/synthesize';
+import { makeAppendToolResults } from './turn/tool-results';
 
 export function createTurnActivities(deps: ActivityDeps) {
   return {
@@ -19,6 +20,7 @@ export function createTurnActivities(deps: ActivityDeps) {
     synthesizeAnswer: makeSynthesizeAnswer(deps),
     runTool: makeRunTool(deps),
     recordToolFailure: makeRecordToolFailure(deps),
+    appendToolResults: makeAppendToolResults(deps),
     gate: makeGate(deps),
     selectTools: makeSelectTools(deps),
   };

@@ -18,7 +18,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
 } from '@temporalio/workflow';
-import { scheduleToolCall } from '../core/tools/call-plan';
+import { callStages, scheduleToolCall } from '../core/tools/call-plan';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import {
@@ -43,10 +43,11 @@ import { compactionStep } from './compaction-step';
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
-const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure } = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 10 },
-});
+const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure, appendToolResults } =
+  proxyActivities<TurnActivities>({
+    startToCloseTimeout: '15 seconds',
+    retry: { initialInterval: '500ms', maximumAttempts: 10 },
+  });
 
 // One small model call each (title, tool selection): they heartbeat while the call runs.
 const { gate, selectTools } = proxyActivities<TurnActivities>({
@@ -319,17 +320,38 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
         answer = outcome.answer; // kept as the draft when a followup continues the turn
         result = { kind: 'final', action: outcome.action };
       } else {
-        // Tool calls run one after another, each its own activity with the tool's timeout and retries.
+        // Each call is its own activity with the tool's timeout and retries. Consecutive read-only
+        // calls of one round (native parallel calls, accepted multi-action explorations) run
+        // concurrently: their results are held and appended in call order once all are done (or a
+        // steer cancelled the rest), so one failure loses nothing and the timeline reads in call
+        // order. Other calls run one after another (core/tools/call-plan.ts callStages).
         const calls: ToolCallPlan[] =
           outcome.kind === 'tool'
             ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }]
             : outcome.calls;
+        const toolInput = (call: ToolCallPlan, heldForBatch: boolean): ToolInput => ({
+          conversationId,
+          turnId,
+          callId: call.callId,
+          toolId: call.toolId,
+          ...(heldForBatch ? { heldForBatch } : {}),
+        });
         let interrupted = false;
-        for (const call of calls) {
-          interrupted =
-            (await cancellable(() =>
-              runToolCall(call, { conversationId, turnId, callId: call.callId, toolId: call.toolId }),
-            )) === undefined;
+        for (const stage of callStages(calls)) {
+          if (stage.length > 1 && patched('concurrent-tool-calls')) {
+            interrupted =
+              (await cancellable(() => Promise.all(stage.map((call) => runToolCall(call, toolInput(call, true)))))) ===
+              undefined;
+            await appendToolResults.executeWithOptions(
+              { summary: `append ${stage.length} tool results in call order` },
+              [{ conversationId, turnId, callIds: stage.map((c) => c.callId) }],
+            );
+          } else {
+            for (const call of stage) {
+              interrupted = (await cancellable(() => runToolCall(call, toolInput(call, false)))) === undefined;
+              if (interrupted) break;
+            }
+          }
           if (interrupted) break;
         }
         const final = outcome.kind === 'tools' ? outcome.final : undefined;

@@ -19,10 +19,12 @@
  * own activity is a declaration plus an implementation (`toolActivities` registers it).
  */
 import { Context, CancelledFailure } from '@temporalio/activity';
+import type { Pool } from 'pg';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { preview, type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
+import { heldToolResult, holdToolResult } from '../../store/tool-results-store';
 import { pgToolStore } from '../../store/tool-store';
 import { StreamPublisher } from '../../store/publisher';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
@@ -41,8 +43,8 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const ctx = Context.current();
     const { conversationId, turnId, callId, toolId } = input;
     const pool = deps.db.pool;
-    const existing = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId));
-    if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
+    const existing = await recordedResult(pool, input);
+    if (existing) return existing;
     const params = await loadCallParams(deps, input);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     const beat = heartbeatDetails(callId);
@@ -100,8 +102,8 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     const ctx = Context.current();
     const { conversationId, turnId, callId, toolId } = input;
     const pool = deps.db.pool;
-    const existing = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId));
-    if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
+    const existing = await recordedResult(pool, input);
+    if (existing) return existing;
     const checked = checkToolParams(deps.registry, toolId, (await loadCallParams(deps, input)) ?? {});
     if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
@@ -182,12 +184,8 @@ function toolContext(
 export function makeRecordToolFailure(deps: ActivityDeps) {
   return async function recordToolFailure(input: ToolFailureInput): Promise<ToolOutcome> {
     const pool = deps.db.pool;
-    const existing = await loadBlock(
-      pool,
-      input.conversationId,
-      blockId(input.turnId, 'react.tool.result', input.callId),
-    );
-    if (existing) return outcomeOf(existing.text ?? '', existing.meta.ok !== false);
+    const existing = await recordedResult(pool, input);
+    if (existing) return existing;
     const publisher = new StreamPublisher(pool, input.conversationId, {
       turnId: input.turnId,
       attempt: Context.current().info.attempt,
@@ -223,6 +221,20 @@ export function toolActivities(deps: ActivityDeps): Record<string, (input: ToolI
   return out;
 }
 
+/**
+ * The call's result when one is recorded already — in the timeline, or held for its concurrent
+ * batch — so a retried or replayed activity never runs the tool's side effect twice.
+ */
+async function recordedResult(pool: Pool, input: ToolInput): Promise<ToolOutcome | undefined> {
+  const { conversationId, turnId, callId } = input;
+  const appended = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId));
+  if (appended) return outcomeOf(appended.text ?? '', appended.meta.ok !== false);
+  if (!input.heldForBatch) return undefined;
+  const held = (await heldToolResult(pool, conversationId, callId))?.at(-1);
+  return held ? outcomeOf(held.text ?? '', held.meta.ok !== false) : undefined;
+}
+
+/** Appends the result (or holds it for its concurrent batch) and streams that the call is done. */
 async function appendResult(
   deps: ActivityDeps,
   input: ToolInput,
@@ -230,7 +242,7 @@ async function appendResult(
   publisher: StreamPublisher,
 ): Promise<void> {
   const { conversationId, turnId, callId, toolId } = input;
-  await appendBlocks(deps.db.pool, conversationId, [
+  const blocks = [
     ...(observation.blocks ?? []),
     makeBlock({
       type: 'react.tool.result',
@@ -249,7 +261,9 @@ async function appendResult(
         ...(observation.meta ?? {}),
       },
     }),
-  ]);
+  ];
+  if (input.heldForBatch) await holdToolResult(deps.db.pool, conversationId, turnId, callId, blocks);
+  else await appendBlocks(deps.db.pool, conversationId, blocks);
   publisher.emit({
     kind: 'step',
     payload: {

@@ -24,7 +24,23 @@ export function toolCallPlan(callId: string, toolId: string, options: ToolActivi
     ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
     retry: options.retry,
     ...(options.then ? { then: options.then } : {}),
+    ...(options.concurrent ? { concurrent: true } : {}),
   };
+}
+
+/**
+ * A round's calls as stages run one after another, in call order; the calls of one stage run
+ * concurrently. Consecutive read-only (exploration) calls share a stage; every other call — a
+ * write, an exec, a plan — is a stage of its own, so a read that follows a write sees it.
+ */
+export function callStages(calls: readonly ToolCallPlan[]): ToolCallPlan[][] {
+  const stages: ToolCallPlan[][] = [];
+  for (const call of calls) {
+    const last = stages.at(-1);
+    if (call.concurrent && last?.[0]?.concurrent) last.push(call);
+    else stages.push([call]);
+  }
+  return stages;
 }
 
 /**

@@ -93,6 +93,8 @@ export interface ToolActivityOptions {
   summary: string;
   /** The activity scheduled after this one (ToolActivitySpec.then). */
   then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
+  /** An exploration (read-only) tool: may run concurrently with the other explorations of its round. */
+  concurrent?: boolean;
 }
 
 /** The activity every tool without its own runs in. */
@@ -202,6 +204,7 @@ export class ToolRegistry {
         ...(d.retry.nonRetryableErrorTypes ? { nonRetryableErrorTypes: [...d.retry.nonRetryableErrorTypes] } : {}),
       },
       summary: this.summary(id, params),
+      ...(d.strategy === 'exploration' ? { concurrent: true } : {}),
       ...(d.activity?.then
         ? {
             then: {

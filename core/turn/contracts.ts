@@ -170,6 +170,8 @@ export interface ToolCallPlan {
   retry?: RetryPolicy;
   /** A second activity scheduled after `activity` with the same input (e.g. exec: launch, then await). */
   then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
+  /** A read-only (exploration) call: runs concurrently with its neighbours of the same kind. */
+  concurrent?: boolean;
   /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
   startToCloseMs?: number;
   maximumAttempts?: number;
@@ -182,7 +184,7 @@ export type RoundOutcome = Exclude<DecideOutcome, OverBudget>;
 export type DecideOutcome =
   /** Legacy single-call shape (kept so recorded histories replay unchanged). */
   | { kind: 'tool'; callId: string; toolId: string; summary: string; usage: Usage }
-  /** Accepted calls run one after another; `final` (multi-action: complete after neutral tools) ends the turn after them. */
+  /** Accepted calls (run concurrently when there are several); `final` (multi-action: complete after neutral tools) ends the turn after them. */
   | { kind: 'tools'; calls: ToolCallPlan[]; final?: { action: 'complete' | 'exit'; answer: string }; usage: Usage }
   | { kind: 'final'; action: 'complete' | 'exit'; answer: string; completionPath: string; usage: Usage }
   | { kind: 'invalid'; code: string; message: string; usage: Usage }
@@ -194,6 +196,18 @@ export interface ToolInput {
   turnId: string;
   callId: string;
   toolId: string;
+  /**
+   * The call runs concurrently with others of its round: its result is held and appended with the
+   * batch, in call order (`appendToolResults`), instead of when it finishes.
+   */
+  heldForBatch?: boolean;
+}
+
+/** The calls of a concurrent batch whose held results go to the timeline now, in this order. */
+export interface ToolBatchInput {
+  conversationId: string;
+  turnId: string;
+  callIds: string[];
 }
 
 /** A tool call whose activity failed for good: the failure becomes the call's observation. */

@@ -41,6 +41,57 @@ test('multi-action (safe_fanout): exploitation then exploration runs both, one a
   assert.match(results[1]!.text!, /"missing":\[\]/, 'the read ran after the write');
 });
 
+test('multi-action (safe_fanout): two explorations run as concurrent activities; their results land in call order', async () => {
+  const conv = uniqueId('conv');
+  const writeB = act('react.write', { path: 'b.md', channel: 'internal', content: 'B', kind: 'file' });
+  const readB = act('react.read', { paths: ['fi:turn_1.files/b.md'] });
+  await stack.client.startTurn(conv, 'write two files, then read both at once', {
+    model: {
+      provider: 'scripted',
+      script: {
+        rounds: [
+          thinking('a') + writeA,
+          thinking('b') + writeB,
+          thinking('both reads') + readA + readB,
+          complete('ok'),
+        ],
+      },
+    },
+  });
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.rounds, 4);
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  const calls = blocks.filter((b) => b.type === 'react.tool.call');
+  const results = blocks.filter((b) => b.type === 'react.tool.result');
+  assert.deepEqual(
+    results.map((b) => b.call_id),
+    calls.map((c) => c.call_id),
+    'results in call order',
+  );
+  assert.match(results[2]!.text!, /"missing":\[\]/);
+  assert.match(results[3]!.text!, /"missing":\[\]/);
+
+  // In Temporal: both reads were scheduled by one workflow task (concurrently), then one
+  // appendToolResults closed the batch.
+  const events = (await stack.server.env.client.workflow.getHandle(`conv/${conv}/turn/1`).fetchHistory()).events ?? [];
+  const toolSchedules = events
+    .map((e) => e.activityTaskScheduledEventAttributes)
+    .filter((a) => a?.activityType?.name === 'runTool');
+  assert.equal(toolSchedules.length, 4);
+  const [, , read1, read2] = toolSchedules;
+  assert.equal(String(read1!.workflowTaskCompletedEventId), String(read2!.workflowTaskCompletedEventId));
+  const appends = events.filter(
+    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'appendToolResults',
+  );
+  assert.equal(appends.length, 1);
+  const [write1, write2] = toolSchedules;
+  assert.notEqual(
+    String(write1!.workflowTaskCompletedEventId),
+    String(write2!.workflowTaskCompletedEventId),
+    'writes run one after another',
+  );
+});
+
 test('multi-action (safe_fanout): exploration then exploitation is rejected with a notice; the first action still runs', async () => {
   const conv = uniqueId('conv');
   await stack.client.startTurn(conv, 'read then write', {

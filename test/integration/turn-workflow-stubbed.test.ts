@@ -89,6 +89,10 @@ const fakes: TurnActivities & { fakeOwn: TurnActivities['runTool'] } = {
   async recordTurnFailure(input) {
     note('recordTurnFailure', input);
   },
+  async appendToolResults(input) {
+    note('appendToolResults', input);
+    return { appended: input.callIds };
+  },
   async finalizeTurn(input) {
     note('finalizeTurn', input);
     return { answer: `fallback after ${input.completionPath}` };
@@ -152,6 +156,7 @@ const plan = (callId: string, extra: Partial<ToolCallPlan> = {}): ToolCallPlan =
   callId,
   toolId: 'react.read',
   summary: `tool react.read ${callId}`,
+  concurrent: true,
   ...extra,
 });
 const calls = (s: Scenario, activity: string) => s.log.filter((l) => l.activity === activity);
@@ -285,17 +290,25 @@ test('tool retries follow each plan: retried to success, exhausted into a failed
   assert.deepEqual(attemptsOf('runTool', 'tc_flaky'), [1, 2, 3]);
   assert.deepEqual(attemptsOf('fakeOwn', 'tc_own'), [1, 2]);
   assert.deepEqual(attemptsOf('runTool', 'tc_bad'), [1]);
-  const failures = calls(s, 'recordToolFailure').map((c) => c.input as ToolFailureInput);
+  // The three calls ran concurrently: failures are recorded in the order they happened.
+  const failures = calls(s, 'recordToolFailure')
+    .map((c) => c.input as ToolFailureInput)
+    .sort((a, b) => a.callId.localeCompare(b.callId));
   assert.deepEqual(
-    failures.map((f) => [f.callId, f.retryState]),
+    failures.map((f) => [f.callId, f.retryState, f.heldForBatch]),
     [
-      ['tc_own', 'MAXIMUM_ATTEMPTS_REACHED'],
-      ['tc_bad', 'NON_RETRYABLE_FAILURE'],
+      ['tc_bad', 'NON_RETRYABLE_FAILURE', true],
+      ['tc_own', 'MAXIMUM_ATTEMPTS_REACHED', true],
     ],
   );
-  assert.match(failures[0]!.error, /own 2/);
-  assert.match(failures[1]!.error, /bad params/);
-  assert.equal(failures[1]!.failureType, 'BadInput');
+  assert.match(failures[1]!.error, /own 2/);
+  assert.match(failures[0]!.error, /bad params/);
+  assert.equal(failures[0]!.failureType, 'BadInput');
+  assert.deepEqual(
+    calls(s, 'appendToolResults').map((c) => (c.input as { callIds: string[] }).callIds),
+    [['tc_flaky', 'tc_own', 'tc_bad']],
+    'the batch is appended once, in call order',
+  );
 
   // The schedules carry each plan's options; the short steps have timeouts that fit their work.
   const events = (await h.fetchHistory()).events ?? [];
@@ -336,4 +349,88 @@ test('a failed turn records its failure before failing', async () => {
   assert.ok(recorded, 'recordTurnFailure ran');
   assert.match((recorded.input as { error: string }).error, /the model is misconfigured/);
   assert.equal(calls(s, 'persistTurn').length, 0);
+});
+
+test('several calls of one round run concurrently; results are appended in call order; one failure loses nothing', async () => {
+  // Round 1: three calls that each wait for the others to have started (only concurrent runs finish).
+  const startedCalls = new Set<string>();
+  const allStarted = () => startedCalls.size === 3;
+  const { s, handle } = start(
+    async (input) =>
+      input.round === 1 ? tools([plan('tc_a'), plan('tc_b'), plan('tc_c')]) : final(`done after ${input.round - 1}`),
+    {
+      tool: async (input) => {
+        startedCalls.add(input.callId);
+        const ctx = Context.current();
+        while (!allStarted()) {
+          ctx.heartbeat();
+          await ctx.sleep(20);
+        }
+        // Finish in reverse call order.
+        await ctx.sleep({ tc_a: 300, tc_b: 150, tc_c: 10 }[input.callId] ?? 0);
+        note(`finished ${input.callId}`, input);
+        if (input.callId === 'tc_b') throw ApplicationFailure.create({ message: 'b broke', nonRetryable: true });
+        return toolOk(input.callId);
+      },
+    },
+  );
+  const h = await handle;
+  const result: TurnResult = await h.result();
+  assert.equal(result.answer, 'done after 1');
+  assert.deepEqual(
+    s.log.filter((l) => l.activity.startsWith('finished')).map((l) => l.activity),
+    ['finished tc_c', 'finished tc_b', 'finished tc_a'],
+    'all three ran at once (each waited for the others to start) and finished in reverse order',
+  );
+  assert.ok(
+    calls(s, 'runTool').every((c) => (c.input as ToolInput).heldForBatch === true),
+    'each call holds its result for the batch',
+  );
+  assert.deepEqual(
+    calls(s, 'recordToolFailure').map((c) => (c.input as ToolFailureInput).callId),
+    ['tc_b'],
+    'one failure is recorded; the others are kept',
+  );
+  assert.deepEqual(
+    calls(s, 'appendToolResults').map((c) => (c.input as { callIds: string[] }).callIds),
+    [['tc_a', 'tc_b', 'tc_c']],
+  );
+  const order = s.log.map((l) => l.activity);
+  assert.ok(
+    order.indexOf('appendToolResults') > order.lastIndexOf('finished tc_a'),
+    'the batch is appended after the last call finished',
+  );
+});
+
+test('a steer during concurrent calls cancels every call; what finished is appended, then the finalize round', async () => {
+  let steerNow!: () => void;
+  const allRunning = new Promise<void>((r) => (steerNow = r));
+  const running = new Set<string>();
+  const { s, handle } = start(
+    async (input) =>
+      input.mode === 'finalize' ? final('stopped') : tools([plan('tc_quick'), plan('tc_slow1'), plan('tc_slow2')]),
+    {
+      tool: async (input) => {
+        if (input.callId === 'tc_quick') return toolOk('quick');
+        running.add(input.callId);
+        if (running.size === 2) steerNow();
+        return untilCancelled(() => undefined);
+      },
+    },
+  );
+  const h = await handle;
+  await allRunning;
+  await h.signal(steerSignal, { kind: 'steer', messageId: 'steer-c', text: 'stop' });
+  const result: TurnResult = await h.result();
+  assert.equal(result.completionPath, 'steer_finalize');
+  assert.equal(result.answer, 'stopped');
+  const events = (await h.fetchHistory()).events ?? [];
+  const cancelled = events.filter((e) => e.activityTaskCanceledEventAttributes).length;
+  assert.equal(cancelled, 2, 'both running calls were cancelled');
+  assert.deepEqual(
+    calls(s, 'appendToolResults').map((c) => (c.input as { callIds: string[] }).callIds),
+    [['tc_quick', 'tc_slow1', 'tc_slow2']],
+    'the batch is still closed (the quick call’s result is appended)',
+  );
+  assert.equal(calls(s, 'recordToolFailure').length, 0, 'a steer is not a tool failure');
 });

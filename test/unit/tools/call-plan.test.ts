@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { invalidCallOptions, scheduleToolCall, toolCallPlan } from '../../../core/tools/call-plan';
+import { callStages, invalidCallOptions, scheduleToolCall, toolCallPlan } from '../../../core/tools/call-plan';
 import { createToolRegistry, declareTool } from '../../../core/tools';
 
 const own = declareTool({
@@ -91,4 +91,20 @@ test('the registry lists tools with their own activity and refuses a bad activit
     () => createToolRegistry({ extra: [{ ...own, id: 'test.bad', activity: { name: 'no spaces allowed' } }] }),
     /invalid activity name/,
   );
+});
+
+test('callStages: consecutive read-only calls share a stage; every other call runs alone, in call order', () => {
+  const c = (id: string, concurrent = false) => ({
+    callId: id,
+    toolId: 't',
+    summary: id,
+    ...(concurrent ? { concurrent: true } : {}),
+  });
+  const ids = (stages: ReturnType<typeof callStages>) => stages.map((s) => s.map((x) => x.callId));
+  assert.deepEqual(ids(callStages([])), []);
+  assert.deepEqual(ids(callStages([c('w')])), [['w']]);
+  assert.deepEqual(ids(callStages([c('r1', true), c('r2', true), c('r3', true)])), [['r1', 'r2', 'r3']]);
+  assert.deepEqual(ids(callStages([c('w'), c('r1', true), c('r2', true)])), [['w'], ['r1', 'r2']]);
+  assert.deepEqual(ids(callStages([c('r1', true), c('w'), c('r2', true)])), [['r1'], ['w'], ['r2']]);
+  assert.deepEqual(ids(callStages([c('w1'), c('w2')])), [['w1'], ['w2']]);
 });

@@ -187,5 +187,10 @@ test('activityOptions maps activity type, timeout, the RetryPolicy unchanged and
       nonRetryableErrorTypes: ['WebToolInputError'],
     },
     summary: 'tool web_search "x"',
+    concurrent: true,
   });
+  // Only read-only (exploration) tools run concurrently with their neighbours.
+  const write = registry.parseParams('react.write', { path: 'a.md', channel: 'internal', content: 'x', kind: 'file' });
+  assert.ok(write.ok);
+  assert.equal(registry.activityOptions('react.write', write.params).concurrent, undefined);
 });
