@@ -5,6 +5,7 @@ import type { ModelConfig } from '../core/turn/contracts';
 import type { ToolImpl } from './tools/types';
 import type { ToolRegistry } from '../core/tools/registry';
 import type { MultiActionMode } from '../core/decision/multi-action';
+import type { ViewCache } from '../store/view-cache';
 
 export interface ActivityDeps {
   db: Db;
@@ -22,4 +23,6 @@ export interface ActivityDeps {
   contextMaxTokens: number;
   /** Clock (injectable for tests). */
   now(): Date;
+  /** The worker's cache of conversation views (rounds read only new rows); absent: load the view each round. */
+  viewCache?: ViewCache;
 }

@@ -59,6 +59,20 @@ export async function loadBlocks(db: Queryable, conversationId: string): Promise
  * everything else stays in Postgres for `react.read`.
  */
 export async function loadViewBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
+  return withOverlays(
+    await db.query<OverlaidRow>(
+      `SELECT b.block, o.hidden, o.replacement_text
+         FROM timeline_blocks b
+         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
+        WHERE b.conversation_id = $1 AND b.seq >= $2
+        ORDER BY b.seq`,
+      [conversationId, await viewStartSeq(db, conversationId)],
+    ),
+  );
+}
+
+/** Where the view starts: the last range summary, or the first block it kept when earlier (0: all). */
+export async function viewStartSeq(db: Queryable, conversationId: string): Promise<number> {
   const start = await db.query<{ seq: string | null }>(
     `WITH s AS (
        SELECT seq, block->'meta'->>'kept_from_block_id' AS kept
@@ -68,16 +82,7 @@ export async function loadViewBlocks(db: Queryable, conversationId: string): Pro
      SELECT LEAST((SELECT seq FROM s), (SELECT k.seq FROM timeline_blocks k, s WHERE k.conversation_id = $1 AND k.id = s.kept)) AS seq`,
     [conversationId],
   );
-  return withOverlays(
-    await db.query<OverlaidRow>(
-      `SELECT b.block, o.hidden, o.replacement_text
-         FROM timeline_blocks b
-         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
-        WHERE b.conversation_id = $1 AND b.seq >= $2
-        ORDER BY b.seq`,
-      [conversationId, start.rows[0]?.seq ?? 0],
-    ),
-  );
+  return Number(start.rows[0]?.seq ?? 0);
 }
 
 type OverlaidRow = { block: Block; hidden: boolean | null; replacement_text: string | null };
@@ -125,8 +130,10 @@ export async function setOverlays(
     replacement_text: o.replacementText ?? null,
     reason: o.reason,
   }));
+  // The same statement bumps the conversation's overlay_seq (cached views reload their overlays).
   await db.query(
-    `INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
+    `WITH bump AS (UPDATE conversations SET overlay_seq = overlay_seq + 1 WHERE id = $1)
+     INSERT INTO block_overlays (conversation_id, block_id, hidden, replacement_text, reason)
      SELECT $1, o.block_id, o.hidden, o.replacement_text, o.reason
        FROM jsonb_to_recordset($2::jsonb) AS o(block_id text, hidden boolean, replacement_text text, reason text)
      ON CONFLICT (conversation_id, block_id) DO UPDATE SET hidden = EXCLUDED.hidden, replacement_text = EXCLUDED.replacement_text, reason = EXCLUDED.reason`,

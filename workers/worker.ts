@@ -23,6 +23,7 @@ import { createReaperActivities } from '../activities/exec/fargate/reaper';
 import { tracedProvider } from '../activities/telemetry/spans';
 import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
+import { createViewCache } from '../store/view-cache';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -63,6 +64,15 @@ export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (
       );
     }
   };
+}
+
+/** DREACT_VIEW_CACHE_MB: the worker's view cache size (default 256 MB; 0 turns it off). */
+export function viewCacheBytes(raw = process.env.DREACT_VIEW_CACHE_MB): number {
+  if (raw === undefined || raw.trim() === '') return 256 * 1024 * 1024;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 65_536)
+    throw new Error(`DREACT_VIEW_CACHE_MB must be a number of megabytes from 0 to 65536, got ${JSON.stringify(raw)}`);
+  return Math.round(n * 1024 * 1024);
 }
 
 export function envMaxIterations(env = process.env.AI_REACT_MAX_ITERATIONS): number {
@@ -115,6 +125,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
     now: opts.now ?? (() => new Date()),
   };
+  const cacheBytes = viewCacheBytes();
+  if (cacheBytes > 0) deps.viewCache = createViewCache({ maxBytes: cacheBytes });
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',

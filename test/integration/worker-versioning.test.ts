@@ -49,8 +49,8 @@ async function startWorker(taskQueue: string, extra: Partial<CreateWorkerOptions
   return entry;
 }
 
-/** A turn of three rounds, each ~1.2 s of model time (the turn is in flight for a few seconds). */
-const slowTurn = (tag: string) => ({
+/** A turn of three rounds, each `latencyMs` of model time (the turn is in flight for a few seconds). */
+const slowTurn = (tag: string, latencyMs = 1200) => ({
   model: {
     provider: 'scripted' as const,
     script: {
@@ -61,7 +61,7 @@ const slowTurn = (tag: string) => ({
       ],
       structured: { conversation_title: { title: `Versioning ${tag}` } },
       chunkSize: 4096,
-      latencyMs: 1200,
+      latencyMs,
     },
   },
 });
@@ -156,7 +156,8 @@ for (const grace of [true, false]) {
       deployment: null,
       worker: { shutdownGraceTime: grace ? '20 seconds' : 0, identity: `first-${conv}` },
     });
-    const turn = await api.startTurn(conv, 'drain', slowTurn('d'));
+    // Round 1 streams for 4 s: the worker is stopped well inside it.
+    const turn = await api.startTurn(conv, 'drain', slowTurn('d', 4000));
     await waitFor('round 1 to be running on the first worker', () => decideRunning(turn.workflowId), 20_000, 100);
     first.worker.shutdown();
     await first.run;

@@ -77,7 +77,9 @@ export function roundPipeline<S>(
     await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
 
     // 2. Render with the turn's tools; a round an earlier attempt recorded returns what it recorded.
-    const blocks = await loadViewBlocks(pool, conversationId);
+    const blocks = deps.viewCache
+      ? await deps.viewCache.load(pool, conversationId)
+      : await loadViewBlocks(pool, conversationId);
     const registry = turnRegistry(deps.registry, blocks, turnId);
     const plans = strategy.planRegistry(registry);
     const stored = storedOutcome(blocks, input, workflowId, plans);
