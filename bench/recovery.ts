@@ -5,13 +5,12 @@
  * worker's time to poll. Bounded: 6 kills, one turn, loopback only; the turn must complete with no
  * duplicate blocks.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { loadBlocks } from '../store/timeline-store';
 import { DreactClient } from '../client/api';
 import { startTemporalServer } from '../client/stack/temporal-server';
+import { spawnWorkerProcess } from './worker-process';
 
 const KILLS = 6;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -23,25 +22,13 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
   const db = openDb({ schema: `bench_recovery_${process.pid}` });
   await migrate(db);
   const taskQueue = `bench-recovery-${process.pid}`;
-  const spawnWorker = (): { child: ChildProcess; ready: Promise<number> } => {
-    const t0 = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: server.address,
-        DREACT_DB_SCHEMA: db.schema,
-        DATABASE_URL: db.databaseUrl,
-        DREACT_TASK_QUEUE: taskQueue,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+  const spawnWorker = () =>
+    spawnWorkerProcess({
+      TEMPORAL_ADDRESS: server.address,
+      DREACT_DB_SCHEMA: db.schema,
+      DATABASE_URL: db.databaseUrl,
+      DREACT_TASK_QUEUE: taskQueue,
     });
-    const ready = new Promise<number>((resolve) => {
-      child.stderr!.on('data', (d: Buffer) => {
-        if (String(d).includes('[worker] polling')) resolve(Date.now() - t0);
-      });
-    });
-    return { child, ready };
-  };
   const api = new DreactClient(server.env.client, { taskQueue });
   const rounds = Array.from(
     { length: 40 },
@@ -63,7 +50,7 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
       await new Promise((r) => setTimeout(r, 900 + 350 * k));
       kills.push(Date.now());
       w.child.kill('SIGKILL');
-      await new Promise((r) => w.child.once('exit', r));
+      await w.exited;
       w = spawnWorker();
       startups.push(await w.ready);
     }
@@ -83,7 +70,7 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
     };
   } finally {
     w.child.kill('SIGTERM');
-    await new Promise((r) => w.child.once('exit', r));
+    await w.exited;
     await dropSchema(db);
     await db.close();
     await server.stop();

@@ -17,6 +17,7 @@ const BENCHES: Record<string, () => Bench> = {
   rounds: () => (require('./rounds') as typeof import('./rounds')).benchRounds,
   compaction: () => (require('./compaction') as typeof import('./compaction')).benchCompaction,
   exec: () => (require('./exec') as typeof import('./exec')).benchExec,
+  load: () => (require('./load') as typeof import('./load')).benchLoad,
   storage: () => (require('./storage') as typeof import('./storage')).benchStorage,
   'exec-fargate': () => (require('./exec-fargate') as typeof import('./exec-fargate')).benchExecFargate,
 };

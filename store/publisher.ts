@@ -1,5 +1,6 @@
 /**
- * Batches stream events of one activity attempt and publishes them to the Postgres stream bus.
+ * Batches stream events of one activity attempt and publishes them to the Postgres stream bus
+ * (through the process's shared writer: one statement per tick for all publishers, stream-writer.ts).
  * Throttled, leading edge: an event that arrives when the last flush is at least `intervalMs` old
  * is published at once (no added latency for a slow trickle of tokens); events arriving sooner
  * are batched until `intervalMs` after the last flush, or until `maxBatch` are queued. So a
@@ -7,7 +8,8 @@
  * swallowed: the error is rethrown by the next emit/flush/close so the activity fails and retries.
  */
 import type { Pool } from 'pg';
-import { publishEvents, type StreamEventInput } from './stream-bus';
+import type { StreamEventInput } from './stream-bus';
+import { streamWriter } from './stream-writer';
 import type { StreamEventBody } from '../core/stream/events';
 
 export class StreamPublisher {
@@ -51,7 +53,7 @@ export class StreamPublisher {
       this.inflight = this.inflight.then(async () => {
         if (this.failure) return;
         try {
-          await publishEvents(this.pool, this.conversationId, batch);
+          await streamWriter(this.pool).publish(this.conversationId, batch);
         } catch (err) {
           this.failure = err instanceof Error ? err : new Error(String(err));
         }

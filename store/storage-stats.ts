@@ -184,3 +184,12 @@ export function openExplainingPool(db: Db): ExplainingPool {
     close: () => pool.end(),
   };
 }
+
+/** Connections to this database right now: open, and running a statement (this one excluded). */
+export async function connectionsInUse(db: Db): Promise<{ open: number; active: number }> {
+  const res = await db.pool.query<{ open: number; active: number }>(
+    `SELECT count(*)::int AS open, (count(*) FILTER (WHERE state = 'active'))::int AS active
+       FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+  );
+  return res.rows[0] ?? { open: 0, active: 0 };
+}

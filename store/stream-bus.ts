@@ -20,14 +20,7 @@ export type { StreamEvent };
  */
 export async function publishEvents(pool: Pool, conversationId: string, events: StreamEventInput[]): Promise<number> {
   if (events.length === 0) return -1;
-  const rows = events.map((e) => ({
-    turnId: e.turnId ?? null,
-    attempt: e.attempt ?? 1,
-    kind: e.kind,
-    channel: 'channel' in e ? (e.channel ?? null) : null,
-    instance: 'instance' in e ? (e.instance ?? null) : null,
-    payload: e.payload,
-  }));
+  const rows = events.map(eventRow);
   const res = await pool.query<{ stream_seq: string }>(
     `WITH bump AS (
        UPDATE conversations SET stream_seq = stream_seq + $2, updated_at = now() WHERE id = $1 RETURNING stream_seq
@@ -43,6 +36,52 @@ export async function publishEvents(pool: Pool, conversationId: string, events: 
   const row = res.rows[0];
   if (!row) throw new Error(`publishEvents: unknown conversation ${conversationId}`);
   return Number(row.stream_seq);
+}
+
+/**
+ * Appends the events of several conversations in one statement: per conversation, consecutive
+ * offsets in the given order (the conversation rows are locked in id order, so concurrent writers
+ * never deadlock), one NOTIFY each. Returns the conversations whose events were written (an
+ * unknown conversation is left out).
+ */
+export async function publishEventBatches(
+  pool: Pool,
+  batches: Array<{ conversationId: string; events: StreamEventInput[] }>,
+): Promise<Set<string>> {
+  const input = batches
+    .filter((b) => b.events.length > 0)
+    .map((b) => ({ conv: b.conversationId, n: b.events.length, evs: b.events.map(eventRow) }));
+  if (input.length === 0) return new Set();
+  const res = await pool.query<{ id: string }>(
+    `WITH input AS (
+       SELECT conv, n, evs FROM jsonb_to_recordset($1::jsonb) AS x(conv text, n int, evs jsonb)
+     ), locked AS (
+       SELECT c.id FROM conversations c WHERE c.id IN (SELECT conv FROM input) ORDER BY c.id FOR UPDATE
+     ), bump AS (
+       UPDATE conversations c SET stream_seq = c.stream_seq + i.n, updated_at = now()
+         FROM input i WHERE c.id = i.conv AND c.id IN (SELECT id FROM locked)
+       RETURNING c.id, c.stream_seq, i.n, i.evs
+     ), inserted AS (
+       INSERT INTO stream_events (conversation_id, seq, turn_id, attempt, kind, channel, instance, payload)
+       SELECT b.id, b.stream_seq - b.n + e.ord, e.ev->>'turnId', (e.ev->>'attempt')::int, e.ev->>'kind', e.ev->>'channel', (e.ev->>'instance')::int, e.ev->'payload'
+         FROM bump b, jsonb_array_elements(b.evs) WITH ORDINALITY AS e(ev, ord)
+       RETURNING 1
+     )
+     SELECT id, pg_notify($2, id || ':' || stream_seq) FROM bump`,
+    [JSON.stringify(input), STREAM_CHANNEL],
+  );
+  return new Set(res.rows.map((r) => r.id));
+}
+
+function eventRow(e: StreamEventInput) {
+  return {
+    turnId: e.turnId ?? null,
+    attempt: e.attempt ?? 1,
+    kind: e.kind,
+    channel: 'channel' in e ? (e.channel ?? null) : null,
+    instance: 'instance' in e ? (e.instance ?? null) : null,
+    payload: e.payload,
+  };
 }
 
 /** A stored row as a protocol event: parsed through the schema, so a malformed row is a clear error. */

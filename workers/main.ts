@@ -13,11 +13,13 @@ import { createExecTool } from '../activities/exec/exec-tool';
 import { fargateBackendFromEnv } from '../activities/exec/fargate/backend';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
 import { shutdownGraceSeconds } from './deployment';
+import { workerTuningFromEnv } from './tuning';
 import { setupTelemetry } from './telemetry';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
-  const db = openDb();
+  const tuning = workerTuningFromEnv();
+  const db = openDb({ max: tuning.dbPoolMax });
   await migrate(db);
   const connection = await NativeConnection.connect({ address });
   const fargate = process.env.DREACT_EXEC_BACKEND === 'fargate' ? fargateBackendFromEnv() : undefined;
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
     fargate,
     // Shutdown drains: in-flight activities get this long to finish before they are cancelled (and
     // retried on another worker).
-    worker: { shutdownGraceTime: `${shutdownGraceSeconds()} seconds` },
+    worker: { shutdownGraceTime: `${shutdownGraceSeconds()} seconds`, ...tuning.worker },
   });
   if (fargate) {
     const clientConnection = await Connection.connect({ address });

@@ -93,6 +93,11 @@ export interface EmulatorOptions extends CacheConfig {
   chunkDelayMs?: number;
   /** The model's context window: longer requests get the API's 400 "prompt is too long". */
   contextWindowTokens?: number;
+  /**
+   * A model's pace: the first content after `firstTokenMs`, then output at `tokensPerSecond`
+   * (the stream's chunks spread evenly over the output's duration). Overrides `chunkDelayMs`.
+   */
+  pace?: { firstTokenMs: number; tokensPerSecond: number };
 }
 
 export const reply = {
@@ -195,13 +200,13 @@ export class AnthropicEmulator {
     return this;
   }
 
-  /** Set the default responder used when the queue is empty. */
   /** Sets (or clears) the model's context window: longer requests get a 400 "prompt is too long". */
   setContextWindow(tokens: number | undefined): this {
     this.options.contextWindowTokens = tokens;
     return this;
   }
 
+  /** Set the default responder used when the queue is empty. */
   respond(fn: Responder): this {
     this.responder = fn;
     return this;
@@ -334,10 +339,16 @@ export class AnthropicEmulator {
       'request-id': requestId,
     });
     res.flushHeaders();
-    for (const chunk of unevenChunks(events.map(encodeEvent).join(''), seed)) {
+    const wire = unevenChunks(events.map(encodeEvent).join(''), seed);
+    const pace = this.options.pace;
+    if (pace) await sleep(pace.firstTokenMs);
+    const chunkDelayMs = pace
+      ? ((usage.output_tokens / pace.tokensPerSecond) * 1000) / Math.max(1, wire.length)
+      : (this.options.chunkDelayMs ?? 0);
+    for (const chunk of wire) {
       if (rec.clientClosed || res.destroyed) return;
       res.write(chunk);
-      await sleep(this.options.chunkDelayMs ?? 0);
+      await sleep(chunkDelayMs);
     }
     if (tail === 'cut') {
       rec.serverCut = true;

@@ -4,6 +4,7 @@ import { dropSchema, migrate, openDb, type Db } from '../../store/db';
 import { followEvents, parseStreamNotice, publishEvents, readEvents, type FollowOptions } from '../../store/stream-bus';
 import { startStreamNotifier } from '../../store/stream-notifier';
 import { StreamPublisher } from '../../store/publisher';
+import { StreamWriter } from '../../store/stream-writer';
 import { ensureConversation } from '../../store/timeline-store';
 import { startStreamPruner } from '../../client/gateway/prune';
 import { uniqueId, waitFor } from '../support/stack';
@@ -237,4 +238,35 @@ test('the notifier reconnects after its LISTEN connection is killed; readers pol
   abort.abort();
   await reading;
   await notifier.close();
+});
+
+test('the shared writer publishes many conversations in one statement, in order per conversation; an unknown one fails alone', async () => {
+  const convs = await Promise.all(Array.from({ length: 20 }, () => newConversation()));
+  const writer = new StreamWriter(db.pool, 200);
+  const ev = (text: string) => ({ kind: 'delta' as const, channel: 'answer' as const, payload: { text } });
+  // The first batch goes at once (leading edge); the rest collect during the interval.
+  await writer.publish(convs[0]!, [ev('first')]);
+  const missing = uniqueId('missing');
+  const published = convs.flatMap((c, i) => [
+    writer.publish(c, [ev(`${i}.a`), ev(`${i}.b`)]),
+    writer.publish(c, [ev(`${i}.c`)]),
+  ]);
+  const failed = writer.publish(missing, [ev('lost')]);
+  await Promise.all(published);
+  await assert.rejects(failed, /unknown conversation/);
+  for (const [i, c] of convs.entries()) {
+    const rows = await readEvents(db.pool, c, 0);
+    const texts = rows.map((r) => r.payload?.text);
+    assert.deepEqual(texts, i === 0 ? ['first', '0.a', '0.b', '0.c'] : [`${i}.a`, `${i}.b`, `${i}.c`]);
+    assert.deepEqual(
+      rows.map((r) => r.seq),
+      texts.map((_, k) => k + 1),
+      'consecutive offsets',
+    );
+  }
+  // Everything after the first batch was one statement: one commit timestamp for all conversations.
+  const stamps = new Set<string>();
+  for (const c of convs)
+    for (const r of await readEvents(db.pool, c, 0)) if (r.payload?.text !== 'first') stamps.add(r.ts);
+  assert.equal(stamps.size, 1);
 });

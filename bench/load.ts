@@ -1,0 +1,204 @@
+/**
+ * `npm run bench -- load`: many concurrent conversations on ONE worker process (workers/main.ts,
+ * as deployed), on a real Temporal dev server and Postgres.
+ *
+ * N conversations (10, 100, 300) each run one turn of ROUNDS decision rounds (two react.write
+ * calls, then the answer), all started at once, under two model profiles:
+ * - zero latency: the scripted model answers at once;
+ * - realistic: the Anthropic API emulator through the real SDK, first token after 400 ms, then
+ *   60 tokens/s (a decision of ~230 output tokens takes ~4.2 s).
+ *
+ * Reported: decision rounds per second, round overhead p50 / p95 (a round's wall time — from one
+ * decide to the next — minus its model time), worker CPU (all threads) and peak resident memory,
+ * memory per in-flight turn (peak − idle, over N), Postgres connections open and active, and, with
+ * realistic latency, the wall time against the ideal (every conversation's model time back to
+ * back, no overhead). Bounded, loopback only; the worker and server stop at the end.
+ */
+import type { temporal } from '@temporalio/proto';
+import { openDb, migrate, dropSchema, type Db } from '../store/db';
+import { DreactClient } from '../client/api';
+import { startTemporalServer, type TemporalServer } from '../client/stack/temporal-server';
+import { connectionsInUse } from '../store/storage-stats';
+import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
+import { cpuSeconds, residentBytes, spawnWorkerProcess, type WorkerProcess } from './worker-process';
+
+/** DREACT_BENCH_LOAD_SIZES (e.g. "100") and DREACT_BENCH_LOAD_PROFILES ("zero", "realistic") narrow a run. */
+const SIZES = (process.env.DREACT_BENCH_LOAD_SIZES ?? '10,100,300').split(',').map(Number);
+const PROFILES = (process.env.DREACT_BENCH_LOAD_PROFILES ?? 'zero,realistic').split(',');
+const ROUNDS = 3;
+const PACE = { firstTokenMs: 400, tokensPerSecond: 60 };
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
+};
+const evTime = (e: temporal.api.history.v1.IHistoryEvent) =>
+  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+const mb = (b: number) => Number((b / 1024 / 1024).toFixed(1));
+
+/** The decision of round `k` (1-based): a write, or the answer in the last round. */
+function decisionText(k: number): string {
+  const thinking = `Round ${k}: I look at what the notes say so far and decide the next step. `.repeat(8);
+  const decision =
+    k < ROUNDS
+      ? {
+          action: 'call_tool',
+          notes: `write note ${k}`,
+          tool_call: {
+            tool_id: 'react.write',
+            params: { path: `load-note-${k}.md`, channel: 'internal', content: `note ${k}\n`.repeat(20), kind: 'file' },
+          },
+        }
+      : { action: 'complete', notes: '', final_answer: 'All notes are written. '.repeat(6) };
+  return `<channel:thinking>${thinking}</channel:thinking><channel:ReactDecisionOutV2>${JSON.stringify(decision)}</channel:ReactDecisionOutV2>`;
+}
+
+/** The emulator's answer: the title call gets its tool call; a round gets the decision its history asks for. */
+function respond(body: Record<string, unknown>) {
+  const choice = body.tool_choice as { type?: string; name?: string } | undefined;
+  if (choice?.type === 'tool' && choice.name) return reply.toolUse(choice.name, { title: 'Load test notes' });
+  const done = new Set([...JSON.stringify(body.messages ?? []).matchAll(/load-note-(\d+)\.md/g)].map((m) => m[1]));
+  return reply.text(decisionText(done.size + 1));
+}
+
+interface Run {
+  wallMs: number;
+  roundGaps: number[];
+  cpuSeconds: number;
+  idleRss: number;
+  peakRss: number;
+  peakConnections: number;
+  peakActive: number;
+}
+
+async function runLoad(
+  server: TemporalServer,
+  db: Db,
+  worker: WorkerProcess,
+  api: DreactClient,
+  n: number,
+  model: Record<string, unknown>,
+  tag: string,
+): Promise<Run> {
+  const pid = worker.child.pid!;
+  const idleRss = residentBytes(pid);
+  const cpu0 = cpuSeconds(pid);
+  let peakRss = idleRss;
+  let peakConnections = 0;
+  let peakActive = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peakRss = Math.max(peakRss, residentBytes(pid));
+      const c = await connectionsInUse(db);
+      peakConnections = Math.max(peakConnections, c.open);
+      peakActive = Math.max(peakActive, c.active);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const t0 = Date.now();
+  const started = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      api.startTurn(`load_${tag}_${n}_${i}`, 'write the notes', { maxIterations: ROUNDS + 2, model }),
+    ),
+  );
+  const results = await Promise.all(started.map((s, i) => api.result(`load_${tag}_${n}_${i}`, s.turnIndex)));
+  const wallMs = Date.now() - t0;
+  sampling = false;
+  await sampler;
+  const cpu = cpuSeconds(pid) - cpu0;
+  const wrong = results.filter((r) => r.rounds !== ROUNDS);
+  if (wrong.length) throw new Error(`${wrong.length} turns did not run ${ROUNDS} rounds (e.g. ${wrong[0]!.rounds})`);
+  const roundGaps: number[] = [];
+  for (const s of started) {
+    const history = await server.env.client.workflow.getHandle(s.workflowId).fetchHistory();
+    const decides = (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'decide')
+      .map(evTime);
+    for (let i = 1; i < decides.length; i++) roundGaps.push(decides[i]! - decides[i - 1]!);
+  }
+  return { wallMs, roundGaps, cpuSeconds: cpu, idleRss, peakRss, peakConnections, peakActive };
+}
+
+function figures(prefix: string, n: number, run: Run, modelMs: number): Record<string, number | string> {
+  const overhead = run.roundGaps.map((g) => g - modelMs);
+  return {
+    [`${prefix} ${n} conv: rounds/s`]: Number(((n * ROUNDS) / (run.wallMs / 1000)).toFixed(1)),
+    [`${prefix} ${n} conv: wall s`]: Number((run.wallMs / 1000).toFixed(1)),
+    [`${prefix} ${n} conv: round overhead p50 / p95 ms`]: `${pct(overhead, 50)} / ${pct(overhead, 95)}`,
+    [`${prefix} ${n} conv: worker CPU % (of one core)`]: Math.round((run.cpuSeconds / (run.wallMs / 1000)) * 100),
+    [`${prefix} ${n} conv: worker RSS idle / peak MB`]: `${mb(run.idleRss)} / ${mb(run.peakRss)}`,
+    [`${prefix} ${n} conv: memory per in-flight turn MB`]: Number(
+      ((run.peakRss - run.idleRss) / n / 1024 / 1024).toFixed(2),
+    ),
+    [`${prefix} ${n} conv: Postgres connections open / active (peak)`]: `${run.peakConnections} / ${run.peakActive}`,
+  };
+}
+
+export async function benchLoad(): Promise<Record<string, number | string>> {
+  const server = await startTemporalServer();
+  const db = openDb({ schema: `bench_load_${process.pid}` });
+  await migrate(db);
+  const taskQueue = `bench-load-${process.pid}`;
+  let emulator: AnthropicEmulator | undefined;
+  let worker: WorkerProcess | undefined;
+  try {
+    emulator = await startAnthropicEmulator({ pace: PACE });
+    emulator.respond((req) => respond(req.body));
+    worker = spawnWorkerProcess({
+      TEMPORAL_ADDRESS: server.address,
+      DREACT_DB_SCHEMA: db.schema,
+      DATABASE_URL: db.databaseUrl,
+      DREACT_TASK_QUEUE: taskQueue,
+      ANTHROPIC_API_KEY: 'load-bench',
+      ANTHROPIC_BASE_URL: emulator.baseURL,
+      DREACT_MAX_CONCURRENT_ACTIVITIES: '400',
+      DREACT_MAX_CONCURRENT_WORKFLOW_TASKS: '200',
+      DREACT_DB_POOL_MAX: '40',
+    });
+    const startupMs = await worker.ready;
+    const api = new DreactClient(server.env.client, { taskQueue });
+    const out: Record<string, number | string> = { 'load.worker start to polling ms': startupMs };
+
+    const scripted = {
+      provider: 'scripted',
+      script: {
+        rounds: Array.from({ length: ROUNDS }, (_, i) => decisionText(i + 1)),
+        structured: { conversation_title: { title: 'Load test notes' } },
+        chunkSize: 4096,
+        latencyMs: 0,
+      },
+    };
+    await runLoad(server, db, worker, api, 5, scripted, 'warm'); // JIT, bundle, pools
+    for (const n of SIZES)
+      Object.assign(out, figures('zero latency:', n, await runLoad(server, db, worker, api, n, scripted, 'zero'), 0));
+
+    for (const n of PROFILES.includes('realistic') ? SIZES : []) {
+      const before = emulator.requests.length;
+      const run = await runLoad(server, db, worker, api, n, { provider: 'anthropic' }, 'real');
+      const decisions = emulator.requests
+        .slice(before)
+        .filter((r) => !(r.body.tool_choice as { name?: string } | undefined)?.name);
+      const modelMs =
+        decisions.reduce(
+          (a, r) => a + PACE.firstTokenMs + ((r.usage?.output_tokens ?? 0) / PACE.tokensPerSecond) * 1000,
+          0,
+        ) / Math.max(1, decisions.length);
+      Object.assign(out, figures('realistic:', n, run, modelMs));
+      // Ideal: the turn's model calls back to back (title call included), no overhead at all.
+      const idealMs = modelMs * ROUNDS + PACE.firstTokenMs;
+      out[`realistic: ${n} conv: model time per round ms`] = Math.round(modelMs);
+      out[`realistic: ${n} conv: wall / ideal (goal ≤ 1.2 at 300)`] = Number((run.wallMs / idealMs).toFixed(2));
+    }
+    return out;
+  } finally {
+    if (worker) {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    }
+    await emulator?.stop();
+    await dropSchema(db);
+    await db.close();
+    await server.stop();
+  }
+}

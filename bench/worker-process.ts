@@ -1,0 +1,56 @@
+/**
+ * A worker as its own process (workers/main.ts), as in production: benches and the chaos suite
+ * start, kill and measure it (start-up time to polling, CPU and resident memory from /proc).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Milliseconds from spawn to polling. */
+  ready: Promise<number>;
+  /** Resolves with the exit code or signal. */
+  exited: Promise<number | NodeJS.Signals | null>;
+  /** Everything the worker wrote to stderr (its log). */
+  log(): string;
+}
+
+export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
+  const t0 = Date.now();
+  let log = '';
+  // DREACT_BENCH_WORKER_NODE_ARGS: extra node flags for the worker (e.g. --cpu-prof to profile a bench).
+  const nodeArgs = (process.env.DREACT_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
+    env: { ...process.env, DREACT_EXEC_BACKEND: 'off', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? code)),
+  );
+  const ready = new Promise<number>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      log += String(d);
+      if (log.includes('[worker] polling')) resolve(Date.now() - t0);
+    });
+    void exited.then((how) =>
+      reject(new Error(`the worker exited (${String(how)}) before polling:\n${log.slice(-2000)}`)),
+    );
+  });
+  // A worker killed later must not leave an unhandled rejection behind.
+  ready.catch(() => undefined);
+  return { child, ready, exited, log: () => log };
+}
+
+/** CPU seconds (user + system) the process has used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // After the command: state is field 3; utime and stime are fields 14 and 15 (1-based).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Resident memory in bytes, from /proc/<pid>/status. */
+export function residentBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}

@@ -1,0 +1,90 @@
+/**
+ * One writer per database pool for every stream publisher of a process: the batches that
+ * publishers hand in during a tick go to Postgres in ONE statement, whatever the number of
+ * conversations streaming at once. A worker with 300 turns streaming tokens makes ~50 statements a
+ * second instead of one per turn per tick, and its pool is not drained by stream writes.
+ *
+ * Throttled, leading edge: a batch handed in when the last statement is at least `intervalMs` old
+ * goes at once; later ones wait for the next tick, and while a statement runs, the next one
+ * collects (batches grow when Postgres is slower). Per conversation, events keep their order and
+ * get consecutive offsets (publishEventBatches). A conversation unknown to the database fails
+ * only its own publishers.
+ */
+import type { Pool } from 'pg';
+import { publishEventBatches, type StreamEventInput } from './stream-bus';
+
+interface Pending {
+  events: StreamEventInput[];
+  waiters: Array<{ resolve: () => void; reject: (err: Error) => void }>;
+}
+
+export class StreamWriter {
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private lastAt = -Infinity;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly intervalMs = 20,
+  ) {}
+
+  /** Resolves when the events are committed (with consecutive offsets, after earlier ones). */
+  publish(conversationId: string, events: StreamEventInput[]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const p = this.pending.get(conversationId) ?? { events: [], waiters: [] };
+      p.events.push(...events);
+      p.waiters.push({ resolve, reject });
+      this.pending.set(conversationId, p);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.timer || this.running) return;
+    const wait = this.lastAt + this.intervalMs - performance.now();
+    if (wait <= 0) this.tick();
+    else this.timer = setTimeout(() => this.tick(), wait);
+  }
+
+  private tick(): void {
+    this.timer = null;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.lastAt = performance.now();
+    this.running = this.write(batch).finally(() => {
+      this.running = null;
+      if (this.pending.size > 0) this.schedule();
+    });
+  }
+
+  private async write(batch: Map<string, Pending>): Promise<void> {
+    let written: Set<string>;
+    try {
+      written = await publishEventBatches(
+        this.pool,
+        [...batch].map(([conversationId, p]) => ({ conversationId, events: p.events })),
+      );
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      for (const p of batch.values()) for (const w of p.waiters) w.reject(error);
+      return;
+    }
+    for (const [conversationId, p] of batch) {
+      const error = written.has(conversationId)
+        ? undefined
+        : new Error(`stream publish: unknown conversation ${conversationId}`);
+      for (const w of p.waiters) error ? w.reject(error) : w.resolve();
+    }
+  }
+}
+
+const writers = new WeakMap<Pool, StreamWriter>();
+
+/** The process's writer for this pool. */
+export function streamWriter(pool: Pool): StreamWriter {
+  let w = writers.get(pool);
+  if (!w) writers.set(pool, (w = new StreamWriter(pool)));
+  return w;
+}

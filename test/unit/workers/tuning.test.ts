@@ -1,0 +1,22 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { workerTuningFromEnv } from '../../../workers/tuning';
+
+test('worker capacity comes from the environment, with defaults and clear errors', () => {
+  assert.deepEqual(workerTuningFromEnv({}), {
+    worker: {
+      maxConcurrentActivityTaskExecutions: 200,
+      maxConcurrentWorkflowTaskExecutions: 100,
+      maxCachedWorkflows: 1000,
+    },
+    dbPoolMax: 20,
+  });
+  const t = workerTuningFromEnv({ DREACT_MAX_CONCURRENT_ACTIVITIES: '400', DREACT_DB_POOL_MAX: '40' });
+  assert.equal(t.worker.maxConcurrentActivityTaskExecutions, 400);
+  assert.equal(t.dbPoolMax, 40);
+  assert.throws(() => workerTuningFromEnv({ DREACT_DB_POOL_MAX: '0' }), /DREACT_DB_POOL_MAX must be an integer from 1/);
+  assert.throws(
+    () => workerTuningFromEnv({ DREACT_MAX_CACHED_WORKFLOWS: 'lots' }),
+    /DREACT_MAX_CACHED_WORKFLOWS must be an integer/,
+  );
+});
