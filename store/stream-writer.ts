@@ -75,7 +75,10 @@ export class StreamWriter {
       const error = written.has(conversationId)
         ? undefined
         : new Error(`stream publish: unknown conversation ${conversationId}`);
-      for (const w of p.waiters) error ? w.reject(error) : w.resolve();
+      for (const w of p.waiters) {
+        if (error) w.reject(error);
+        else w.resolve();
+      }
     }
   }
 }
