@@ -19,7 +19,8 @@ import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { DreactClient } from '../client/api';
 import { startTemporalServer, type TemporalServer } from '../client/stack/temporal-server';
 import { connectionsInUse } from '../store/storage-stats';
-import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
+import { isDecisionRequest, noteDecision, noteReply } from '../test/support/note-turns';
 import { cpuSeconds, residentBytes, spawnWorkerProcess, type WorkerProcess } from './worker-process';
 
 /** DREACT_BENCH_LOAD_SIZES (e.g. "100") and DREACT_BENCH_LOAD_PROFILES ("zero", "realistic") narrow a run. */
@@ -35,31 +36,6 @@ const pct = (xs: number[], p: number) => {
 const evTime = (e: temporal.api.history.v1.IHistoryEvent) =>
   Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 const mb = (b: number) => Number((b / 1024 / 1024).toFixed(1));
-
-/** The decision of round `k` (1-based): a write, or the answer in the last round. */
-function decisionText(k: number): string {
-  const thinking = `Round ${k}: I look at what the notes say so far and decide the next step. `.repeat(8);
-  const decision =
-    k < ROUNDS
-      ? {
-          action: 'call_tool',
-          notes: `write note ${k}`,
-          tool_call: {
-            tool_id: 'react.write',
-            params: { path: `load-note-${k}.md`, channel: 'internal', content: `note ${k}\n`.repeat(20), kind: 'file' },
-          },
-        }
-      : { action: 'complete', notes: '', final_answer: 'All notes are written. '.repeat(6) };
-  return `<channel:thinking>${thinking}</channel:thinking><channel:ReactDecisionOutV2>${JSON.stringify(decision)}</channel:ReactDecisionOutV2>`;
-}
-
-/** The emulator's answer: the title call gets its tool call; a round gets the decision its history asks for. */
-function respond(body: Record<string, unknown>) {
-  const choice = body.tool_choice as { type?: string; name?: string } | undefined;
-  if (choice?.type === 'tool' && choice.name) return reply.toolUse(choice.name, { title: 'Load test notes' });
-  const done = new Set([...JSON.stringify(body.messages ?? []).matchAll(/load-note-(\d+)\.md/g)].map((m) => m[1]));
-  return reply.text(decisionText(done.size + 1));
-}
 
 interface Run {
   wallMs: number;
@@ -144,7 +120,7 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
   let worker: WorkerProcess | undefined;
   try {
     emulator = await startAnthropicEmulator({ pace: PACE });
-    emulator.respond((req) => respond(req.body));
+    emulator.respond((req) => noteReply(req.body, ROUNDS));
     worker = spawnWorkerProcess({
       TEMPORAL_ADDRESS: server.address,
       DREACT_DB_SCHEMA: db.schema,
@@ -163,7 +139,7 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
     const scripted = {
       provider: 'scripted',
       script: {
-        rounds: Array.from({ length: ROUNDS }, (_, i) => decisionText(i + 1)),
+        rounds: Array.from({ length: ROUNDS }, (_, i) => noteDecision(i + 1, ROUNDS)),
         structured: { conversation_title: { title: 'Load test notes' } },
         chunkSize: 4096,
         latencyMs: 0,
@@ -176,9 +152,7 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
     for (const n of PROFILES.includes('realistic') ? SIZES : []) {
       const before = emulator.requests.length;
       const run = await runLoad(server, db, worker, api, n, { provider: 'anthropic' }, 'real');
-      const decisions = emulator.requests
-        .slice(before)
-        .filter((r) => !(r.body.tool_choice as { name?: string } | undefined)?.name);
+      const decisions = emulator.requests.slice(before).filter((r) => isDecisionRequest(r.body));
       const modelMs =
         decisions.reduce(
           (a, r) => a + PACE.firstTokenMs + ((r.usage?.output_tokens ?? 0) / PACE.tokensPerSecond) * 1000,

@@ -112,3 +112,11 @@ export async function recordExecUsage(pool: Pool, row: ExecUsageRow): Promise<vo
     ],
   );
 }
+
+/** Every ledger row of the schema (purpose and whether the call was cut): for audits like the chaos suite. */
+export async function usageRows(pool: Pool): Promise<Array<{ callKey: string; purpose: string; cut: boolean }>> {
+  const res = await pool.query<{ call_key: string; purpose: string; cut: boolean }>(
+    `SELECT call_key, purpose, cut FROM usage_ledger ORDER BY created_at, call_key`,
+  );
+  return res.rows.map((r) => ({ callKey: r.call_key, purpose: r.purpose, cut: r.cut }));
+}

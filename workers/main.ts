@@ -10,7 +10,6 @@ import { openDb, migrate } from '../store/db';
 import { Client, Connection } from '@temporalio/client';
 import { createWorker } from './worker';
 import { createExecTool } from '../activities/exec/exec-tool';
-import { fargateBackendFromEnv } from '../activities/exec/fargate/backend';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
 import { shutdownGraceSeconds } from './deployment';
 import { workerTuningFromEnv } from './tuning';
@@ -22,7 +21,13 @@ async function main(): Promise<void> {
   const db = openDb({ max: tuning.dbPoolMax });
   await migrate(db);
   const connection = await NativeConnection.connect({ address });
-  const fargate = process.env.DREACT_EXEC_BACKEND === 'fargate' ? fargateBackendFromEnv() : undefined;
+  // The AWS SDK loads only with the Fargate backend (it adds to every worker start otherwise).
+  const fargate =
+    process.env.DREACT_EXEC_BACKEND === 'fargate'
+      ? (
+          require('../activities/exec/fargate/backend') as typeof import('../activities/exec/fargate/backend')
+        ).fargateBackendFromEnv()
+      : undefined;
   const worker = await createWorker({
     connection,
     db,

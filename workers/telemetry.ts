@@ -12,17 +12,7 @@
  * call and tool spans inside the activities (AsyncLocalStorage context).
  */
 import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import {
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-  makeWorkflowExporter,
-} from '@temporalio/interceptors-opentelemetry';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
 import type { WorkerOptions } from '@temporalio/worker';
 
@@ -64,12 +54,26 @@ export function setupTelemetry(opts: TelemetryOptions = {}): Telemetry {
   if (installed) return installed;
   const env = opts.env ?? process.env;
   const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  const processor =
-    opts.spanProcessor ?? (endpoint ? new BatchSpanProcessor(new OTLPTraceExporter(otlpOptions(endpoint))) : undefined);
-  if (!processor) {
+  if (!opts.spanProcessor && !endpoint) {
     installed = OFF;
     return installed;
   }
+  // The SDK loads only when tracing is on (it adds to every process start otherwise).
+  const { AsyncLocalStorageContextManager } =
+    require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  const { Resource } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { BasicTracerProvider, BatchSpanProcessor } =
+    require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const otel =
+    require('@temporalio/interceptors-opentelemetry') as typeof import('@temporalio/interceptors-opentelemetry');
+  const processor =
+    opts.spanProcessor ??
+    new BatchSpanProcessor(
+      new (
+        require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')
+      ).OTLPTraceExporter(otlpOptions(endpoint!)),
+    );
   const resource = new Resource({ 'service.name': opts.serviceName ?? env.OTEL_SERVICE_NAME ?? 'durable-react' });
   const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -78,17 +82,17 @@ export function setupTelemetry(opts: TelemetryOptions = {}): Telemetry {
   trace.setGlobalTracerProvider(provider);
   installed = {
     enabled: true,
-    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    clientInterceptors: { workflow: [new otel.OpenTelemetryWorkflowClientInterceptor()] },
     workerOptions: () => ({
       interceptors: {
         activity: [
           (ctx) => ({
-            inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
-            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+            inbound: new otel.OpenTelemetryActivityInboundInterceptor(ctx),
+            outbound: new otel.OpenTelemetryActivityOutboundInterceptor(ctx),
           }),
         ],
       },
-      sinks: { exporter: makeWorkflowExporter(processor, resource) },
+      sinks: { exporter: otel.makeWorkflowExporter(processor, resource) },
     }),
     workflowInterceptorModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
     forceFlush: () => provider.forceFlush(),

@@ -19,7 +19,6 @@ import { ProviderError, type ModelProvider } from '../core/model/provider';
 import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
-import { createReaperActivities } from '../activities/exec/fargate/reaper';
 import { tracedProvider } from '../activities/telemetry/spans';
 import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
@@ -134,10 +133,18 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     workflowBundle: await cachedWorkflowBundle(require.resolve('../workflows'), {
       interceptorModules: telemetry.workflowInterceptorModules,
     }),
-    activities: { ...createWorkerActivities(deps), ...(opts.fargate ? createReaperActivities(opts.fargate) : {}) },
+    activities: {
+      ...createWorkerActivities(deps),
+      // Loaded only with the Fargate backend (the AWS SDK adds to every worker start otherwise).
+      ...(opts.fargate
+        ? (
+            require('../activities/exec/fargate/reaper') as typeof import('../activities/exec/fargate/reaper')
+          ).createReaperActivities(opts.fargate)
+        : {}),
+    },
     // A workflow task waits this long for the worker that last ran the turn before any worker may
     // take it: short, so a killed worker's turns move on within seconds (default 10 s).
-    stickyQueueScheduleToStartTimeout: '3 seconds',
+    stickyQueueScheduleToStartTimeout: '1 second',
     // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',

@@ -79,6 +79,10 @@ export interface RecordedRequest {
   serverCut: boolean;
   /** Resolves when the connection for this request is closed (either side). */
   closed: Promise<void>;
+  /** When the first bytes of the streamed body (message_start, with the input usage) were written. */
+  firstChunkAt?: number;
+  /** When the connection closed. */
+  closedAt?: number;
 }
 
 export type Responder = (req: RecordedRequest) => Reply | Promise<Reply>;
@@ -261,6 +265,7 @@ export class AnthropicEmulator {
     this.requests.push(rec);
     res.on('close', () => {
       if (!rec.completed && !rec.serverCut && !this.stopping) rec.clientClosed = true;
+      rec.closedAt = Date.now();
       markClosed();
     });
     const requestId = `req_emu_${rec.index}`;
@@ -348,6 +353,7 @@ export class AnthropicEmulator {
     for (const chunk of wire) {
       if (rec.clientClosed || res.destroyed) return;
       res.write(chunk);
+      rec.firstChunkAt ??= Date.now();
       await sleep(chunkDelayMs);
     }
     if (tail === 'cut') {

@@ -78,6 +78,21 @@ export async function persistPruning(
   await saveCacheTouch(pool, conversationId, touchAt, pruning.ttlSeconds);
 }
 
+const LEDGER_RETRY = { attempts: 12, delayMs: 250 };
+
+/** Runs `fn`, retrying a failure after `delayMs` up to `attempts` times; the last failure propagates. */
+async function withRetries<T>(fn: () => Promise<T>, opts: { attempts: number; delayMs: number }): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= opts.attempts) throw err;
+      activityLog().warn(`usage ledger write failed (attempt ${attempt}/${opts.attempts}): ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, opts.delayMs));
+    }
+  }
+}
+
 /** Records one model call in the usage ledger (with an estimated cost when the model is priced) and streams it. */
 export async function recordRoundUsage(
   pool: Pool,
@@ -92,7 +107,9 @@ export async function recordRoundUsage(
       activityLog().warn(`usage: ${(err as Error).message}`);
     }
   }
-  await recordUsage(pool, { ...row, costUsd });
+  // What the provider billed must reach the ledger even across a database blip (a restart, a
+  // failover): the write is an idempotent upsert, retried for a few seconds before the round fails.
+  await withRetries(() => recordUsage(pool, { ...row, costUsd }), LEDGER_RETRY);
   publisher?.emit({
     kind: 'usage',
     payload: { round: row.round, usage: row.usage, ...(costUsd !== undefined ? { costUsd } : {}) },

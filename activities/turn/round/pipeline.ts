@@ -33,6 +33,7 @@ import type { Block } from '../../../core/timeline/block';
 import type { Usage } from '../../../core/model/provider';
 import type { ToolRegistry } from '../../../core/tools/registry';
 import { meteredProvider } from '../../providers/metered';
+import { chaosPoint } from '../../chaos';
 
 /** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
 export interface ActivityRound {
@@ -133,11 +134,11 @@ export function roundPipeline<S>(
       provider: baseProvider.id,
       model,
     };
-    const provider = meteredProvider(baseProvider, (usage, final) =>
-      final
-        ? recordRoundUsage(pool, publisher, { ...usageRow, usage })
-        : recordRoundUsage(pool, undefined, { ...usageRow, usage, cut: true }),
-    );
+    const provider = meteredProvider(baseProvider, async (usage, final) => {
+      if (!final) return recordRoundUsage(pool, undefined, { ...usageRow, usage, cut: true });
+      await chaosPoint('before-final-ledger');
+      return recordRoundUsage(pool, publisher, { ...usageRow, usage });
+    });
     const request = {
       ...parts,
       maxTokens: input.model.maxTokens ?? 8000,
@@ -232,6 +233,7 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
     ...(callMeta ? { callMeta } : {}),
   });
   await appendBlocks(pool, conversationId, built.blocks);
+  await chaosPoint('after-round-append');
   for (const event of decision.beforeCalls ?? []) publisher.emit(event);
   for (const { toolId: tool, callId, summary, params } of built.calls) {
     publisher.emit({ kind: 'step', payload: { phase: 'iteration.start', round, tool, callId, summary, params } });

@@ -1,0 +1,38 @@
+/**
+ * `npm run chaos` (the full storm) / `npm run chaos -- --short` (the form `npm test` runs):
+ * test/chaos/harness.ts. Prints the report; exits 1 when a check failed.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { FULL, SHORT, runChaos } from '../test/chaos/harness';
+
+async function main(): Promise<number> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const short = process.argv.includes('--short');
+  const t0 = Date.now();
+  const report = await runChaos({ ...(short ? SHORT : FULL), log: (l) => console.error(`[chaos] ${l}`) });
+  const sorted = [...report.recoveryMs].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)] ?? NaN;
+  console.log(`\n## chaos${short ? ' (short)' : ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  const lines: Array<[string, unknown]> = [
+    ['turns completed', `${report.completed} / ${report.turns}`],
+    ['worker kills (SIGKILL): aimed + random', `${report.aimedKills} + ${report.kills - report.aimedKills}`],
+    ['Temporal restarts / Postgres restarts', `${report.temporalRestarts} / ${report.postgresRestarts}`],
+    ['model faults injected', JSON.stringify(report.faults)],
+    ['recovery: kill → next completed activity, median / max ms', `${median} / ${sorted.at(-1) ?? NaN}`],
+    ['duplicate blocks', report.duplicateBlocks],
+    ['duplicate tool effects / missing', `${report.duplicateEffects} / ${report.missingEffects}`],
+    ['model calls served / ledger rows', `${report.servedCalls} / ${report.ledgerRows}`],
+    ['calls cut / ledger rows marked cut', `${report.cutCalls} / ${report.cutRows}`],
+  ];
+  for (const [k, v] of lines) console.log(`  ${k.padEnd(58)} ${String(v)}`);
+  for (const p of report.problems) console.log(`  PROBLEM: ${p}`);
+  return report.problems.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,314 @@
+/**
+ * The chaos suite (`npm run chaos`; a short form runs in `npm test`): many turns on a real
+ * Temporal dev server (on a database file, so it can restart) and a Postgres cluster of its own,
+ * one worker process, and the Anthropic API emulator through the real SDK, while the harness
+ *
+ * - kills the worker with SIGKILL inside two narrow windows (activities/chaos.ts: after a round's
+ *   append, and after a stream ended but before its final ledger write) and at random moments,
+ *   restarting it each time;
+ * - restarts the Temporal server once and Postgres once;
+ * - has the emulator answer some calls with 429 (retry-after 0 or a past date), 529, 500, or a
+ *   stream cut mid-way.
+ *
+ * Then it checks: every turn completed with its answer; no duplicate blocks (one prompt, one
+ * answer per turn, one call and one result per tool call id); every tool effect exactly once (each
+ * note written once with its content); one usage-ledger row per model call the emulator served
+ * (calls cut mid-stream are marked `cut`); and the time from each kill to the next completed
+ * activity. Bounded in time; loopback only; everything it started is stopped at the end.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { openDb, migrate } from '../../store/db';
+import { loadBlocks, getArtifact, FILE_ARTIFACT_KIND } from '../../store/timeline-store';
+import { usageRows } from '../../store/usage-store';
+import { DreactClient } from '../../client/api';
+import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { reply, startAnthropicEmulator, type RecordedRequest } from '../emulator/anthropic-emulator';
+import { isDecisionRequest, noteReply, NOTES_ANSWER } from '../support/note-turns';
+import { spawnWorkerProcess, type WorkerProcess } from '../../bench/worker-process';
+import { startPostgresCluster } from './postgres-cluster';
+import type { ChaosPoint } from '../../activities/chaos';
+
+export interface ChaosOptions {
+  turns: number;
+  randomKills: number;
+  /** Fraction of model calls answered with a fault (429/529/500/cut stream). */
+  faultRate: number;
+  seed: number;
+  /** Give up (and report) after this long. */
+  deadlineMs: number;
+  log?: (line: string) => void;
+}
+
+export const SHORT: ChaosOptions = { turns: 6, randomKills: 3, faultRate: 0.25, seed: 7, deadlineMs: 240_000 };
+export const FULL: ChaosOptions = { turns: 20, randomKills: 10, faultRate: 0.25, seed: 11, deadlineMs: 600_000 };
+
+const ROUNDS = 3;
+const AIMED: ChaosPoint[] = ['after-round-append', 'before-final-ledger'];
+
+export interface ChaosReport {
+  turns: number;
+  completed: number;
+  kills: number;
+  aimedKills: number;
+  temporalRestarts: number;
+  postgresRestarts: number;
+  faults: Record<string, number>;
+  recoveryMs: number[];
+  duplicateBlocks: number;
+  duplicateEffects: number;
+  missingEffects: number;
+  servedCalls: number;
+  ledgerRows: number;
+  cutCalls: number;
+  cutRows: number;
+  /** Kills that could not wait for young streams to settle (the ledger check allows one row each). */
+  unsafeKills: number;
+  problems: string[];
+}
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const evTime = (e: temporal.api.history.v1.IHistoryEvent) =>
+  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const log = opts.log ?? (() => undefined);
+  const rand = prng(opts.seed);
+  const home = mkdtempSync(join(tmpdir(), 'dreact-chaos-'));
+  const markers = join(home, 'markers');
+  mkdirSync(markers);
+  const pg = startPostgresCluster(await freePort());
+  const temporalPort = await freePort();
+  const serverOpts = {
+    port: temporalPort,
+    dbFilename: join(home, 'temporal.db'),
+    logFile: join(home, 'temporal.log'),
+    ui: false,
+    extraArgs: [],
+  };
+  let server: TemporalServer = await startTemporalServer(serverOpts);
+  const db = openDb({ databaseUrl: pg.url, schema: 'chaos', max: 4 });
+  await migrate(db);
+
+  // The model: a fault for some calls, else the next note (the title call always answers).
+  const faults = { '429 retry-after 0': 0, '429 past date': 0, '529': 0, '500': 0, cut: 0 };
+  const emulator = await startAnthropicEmulator({ pace: { firstTokenMs: 150, tokensPerSecond: 300 } });
+  emulator.respond((req) => {
+    const ok = noteReply(req.body, ROUNDS);
+    if (!isDecisionRequest(req.body) || rand() >= opts.faultRate) return ok;
+    const kind = Math.floor(rand() * 5);
+    if (kind === 0) return (faults['429 retry-after 0']++, reply.rateLimited(0));
+    if (kind === 1)
+      return (
+        faults['429 past date']++,
+        reply.error(429, 'rate_limit_error', 'slow down', {
+          'retry-after': new Date(Date.now() - 60_000).toUTCString(),
+        })
+      );
+    if (kind === 2) return (faults['529']++, reply.overloaded());
+    if (kind === 3) return (faults['500']++, reply.serverError());
+    faults.cut++;
+    return { ...ok, cutAfterEvents: 4 };
+  });
+
+  const taskQueue = 'chaos';
+  const workerEnv = (pauseAt?: ChaosPoint): Record<string, string> => ({
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    DATABASE_URL: pg.url,
+    DREACT_DB_SCHEMA: 'chaos',
+    DREACT_TASK_QUEUE: taskQueue,
+    ANTHROPIC_API_KEY: 'chaos',
+    ANTHROPIC_BASE_URL: emulator.baseURL,
+    DREACT_LOG_LEVEL: 'ERROR',
+    ...(pauseAt ? { DREACT_CHAOS_PAUSE_AT: pauseAt, DREACT_CHAOS_MARKER_DIR: markers } : {}),
+  });
+  let worker: WorkerProcess = spawnWorkerProcess(workerEnv(AIMED[0]));
+  await worker.ready;
+  const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+  const temporalClient = new Client({ connection });
+  const api = new DreactClient(temporalClient, { taskQueue });
+
+  const kills: number[] = [];
+  let aimedKills = 0;
+  let unsafeKills = 0;
+  const kill = async (next?: ChaosPoint) => {
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    kills.push(Date.now());
+    worker = spawnWorkerProcess(workerEnv(next));
+    await worker.ready;
+  };
+  /** Streams opened in the last 150 ms: a kill now could land before the worker saw the usage. */
+  const youngStreams = () =>
+    emulator.requests.filter((r) => r.closedAt === undefined && (r.firstChunkAt ?? Infinity) > Date.now() - 150).length;
+  /**
+   * Waits (up to 2 s) until no stream is younger than 150 ms: a kill then never lands between the
+   * provider sending a call's usage and the worker recording it (a window no code can close).
+   * A kill that had to go anyway is counted, and the ledger check allows for it.
+   */
+  const settleStreams = async () => {
+    const until = Date.now() + 2_000;
+    while (youngStreams() > 0 && Date.now() < until) await sleep(10);
+    if (youngStreams() > 0) unsafeKills++;
+  };
+
+  const started: Array<{ conv: string; turnIndex: number; workflowId: string }> = [];
+  const startTurn = async (i: number) => {
+    const conv = `chaos_${opts.seed}_${i}`;
+    const s = await api.startTurn(conv, `write ${ROUNDS - 1} notes`, {
+      maxIterations: ROUNDS + 3,
+      model: { provider: 'anthropic' },
+    });
+    started.push({ conv, turnIndex: s.turnIndex, workflowId: s.workflowId });
+  };
+  const deadline = Date.now() + opts.deadlineMs;
+  let temporalRestarts = 0;
+  let postgresRestarts = 0;
+  try {
+    // Turns start over the whole storm so some are always in flight.
+    const starter = (async () => {
+      for (let i = 0; i < opts.turns; i++) {
+        await startTurn(i);
+        await sleep(400 + rand() * 600);
+      }
+    })();
+    const results = (async () => {
+      await starter;
+      return Promise.all(started.map((s) => api.result(s.conv, s.turnIndex)));
+    })();
+
+    // Aimed kills: wait for the worker to stop in the window, then kill it there.
+    for (const [k, point] of AIMED.entries()) {
+      while (!existsSync(join(markers, point))) {
+        if (Date.now() > deadline) throw new Error(`the worker never reached ${point}`);
+        await sleep(25);
+      }
+      await settleStreams(); // the paused activity stays paused meanwhile
+      log(`kill -9 at ${point}`);
+      await kill(AIMED[k + 1]);
+      aimedKills++;
+    }
+    for (let k = 0; k < opts.randomKills; k++) {
+      await sleep(500 + rand() * 1500);
+      await settleStreams();
+      log(`kill -9 (random ${k + 1}/${opts.randomKills})`);
+      await kill();
+      if (k === Math.floor(opts.randomKills / 3)) {
+        log('restart the Temporal server');
+        await server.stop();
+        await sleep(500);
+        server = await startTemporalServer(serverOpts);
+        temporalRestarts++;
+      }
+      if (k === Math.floor((2 * opts.randomKills) / 3)) {
+        log('restart Postgres');
+        pg.restart();
+        postgresRestarts++;
+      }
+    }
+    const outcomes = await Promise.race([
+      results,
+      sleep(Math.max(0, deadline - Date.now())).then(() => {
+        throw new Error(`turns still running after ${opts.deadlineMs} ms`);
+      }),
+    ]);
+
+    // Checks.
+    const problems: string[] = [];
+    let duplicateBlocks = 0;
+    let duplicateEffects = 0;
+    let missingEffects = 0;
+    const completed = outcomes.filter((o) => o.answer === NOTES_ANSWER).length;
+    for (const [i, o] of outcomes.entries())
+      if (o.answer !== NOTES_ANSWER) problems.push(`turn ${started[i]!.conv} answered ${JSON.stringify(o.answer)}`);
+    for (const s of started) {
+      const blocks = await loadBlocks(db.pool, s.conv);
+      duplicateBlocks += blocks.length - new Set(blocks.map((b) => b.id)).size;
+      const count = (type: string) => blocks.filter((b) => b.type === type).length;
+      if (count('user.prompt') !== 1 || count('assistant.completion') !== 1) duplicateBlocks++;
+      const results = blocks.filter((b) => b.type === 'react.tool.result');
+      const calls = blocks.filter((b) => b.type === 'react.tool.call');
+      duplicateEffects += results.length - new Set(results.map((b) => b.call_id)).size;
+      if (new Set(calls.map((b) => b.call_id)).size !== new Set(results.map((b) => b.call_id)).size)
+        problems.push(`${s.conv}: a tool call without exactly one result`);
+      for (let k = 1; k < ROUNDS; k++) {
+        const file = await getArtifact(db.pool, s.conv, FILE_ARTIFACT_KIND, `turn_1/files/load-note-${k}.md`);
+        if (!file || file.content !== `note ${k}\n`.repeat(20)) missingEffects++;
+      }
+    }
+    // The ledger: one row per decision call the emulator served (its usage, in message_start, sent).
+    const served = emulator.requests.filter(
+      (r: RecordedRequest) => isDecisionRequest(r.body) && r.status === 200 && r.firstChunkAt !== undefined,
+    );
+    const rows = (await usageRows(db.pool)).filter((r) => r.purpose === 'decision');
+    const cutCalls = served.filter((r) => !r.completed).length;
+    const cutRows = rows.filter((r) => r.cut).length;
+    if (rows.length > served.length) problems.push(`${rows.length} ledger rows for ${served.length} served calls`);
+    if (served.length - rows.length > unsafeKills)
+      problems.push(`${served.length - rows.length} served calls have no ledger row`);
+    if (cutRows < cutCalls) problems.push(`${cutCalls} calls were cut but only ${cutRows} rows say so`);
+
+    // Recovery: from each kill to the next completed activity of any turn.
+    const completions: number[] = [];
+    for (const s of started) {
+      const history = await temporalClient.workflow.getHandle(s.workflowId).fetchHistory();
+      for (const e of history.events ?? []) if (e.activityTaskCompletedEventAttributes) completions.push(evTime(e));
+    }
+    completions.sort((a, b) => a - b);
+    const recoveryMs = kills.map((t) => (completions.find((c) => c > t) ?? NaN) - t).filter((x) => !Number.isNaN(x));
+    if (duplicateBlocks > 0) problems.push(`${duplicateBlocks} duplicate blocks`);
+    if (duplicateEffects > 0) problems.push(`${duplicateEffects} duplicate tool effects`);
+    if (missingEffects > 0) problems.push(`${missingEffects} notes missing or wrong`);
+    return {
+      turns: opts.turns,
+      completed,
+      kills: kills.length,
+      aimedKills,
+      temporalRestarts,
+      postgresRestarts,
+      faults,
+      recoveryMs,
+      duplicateBlocks,
+      duplicateEffects,
+      missingEffects,
+      servedCalls: served.length,
+      ledgerRows: rows.length,
+      cutCalls,
+      cutRows,
+      unsafeKills,
+      problems,
+    };
+  } finally {
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    await connection.close();
+    await db.close();
+    await emulator.stop();
+    await server.stop();
+    pg.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
