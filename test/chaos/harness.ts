@@ -28,6 +28,7 @@ import { usageRows } from '../../store/usage-store';
 import { DreactClient } from '../../client/api';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
 import { reply, startAnthropicEmulator, type RecordedRequest } from '../emulator/anthropic-emulator';
+import { prng } from '../emulator/sse';
 import { isDecisionRequest, noteReply, NOTES_ANSWER } from '../support/note-turns';
 import { spawnWorkerProcess, type WorkerProcess } from '../../bench/worker-process';
 import { startPostgresCluster } from './postgres-cluster';
@@ -69,17 +70,6 @@ export interface ChaosReport {
   /** Kills that could not wait for young streams to settle (the ledger check allows one row each). */
   unsafeKills: number;
   problems: string[];
-}
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function freePort(): Promise<number> {
