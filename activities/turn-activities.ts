@@ -11,6 +11,7 @@ import { makeGate } from './turn/gate';
 import { makeSelectTools } from './turn/tool-selection';
 import { makeSynthesizeAnswer } from './turn/synthesize';
 import { makeAppendToolResults } from './turn/tool-results';
+import { createPurgeActivities } from './purge';
 
 export function createTurnActivities(deps: ActivityDeps) {
   return {
@@ -31,7 +32,7 @@ export type TurnActivities = ReturnType<typeof createTurnActivities>;
 /** The turn activities plus one activity per tool that declares its own (what the worker registers). */
 export function createWorkerActivities(deps: ActivityDeps) {
   const own = toolActivities(deps);
-  const turn = { ...createTurnActivities(deps), ...createCompactionActivities(deps) };
+  const turn = { ...createTurnActivities(deps), ...createCompactionActivities(deps), ...createPurgeActivities(deps) };
   for (const name of Object.keys(own)) {
     if (name in turn) throw new Error(`a tool's activity name ${name} collides with a turn activity`);
   }

@@ -4,5 +4,6 @@ export { TurnWorkflow } from './turn';
 export { PersistTurnWorkflow } from './persist';
 export { CompactionWorkflow } from './compaction';
 export { ExecReaperWorkflow } from './exec-reaper';
+export { PurgeConversationWorkflow } from './purge';
 // Worker Versioning behaviour per workflow type (pinned turns, auto-upgrading conversations).
 import './versioning';

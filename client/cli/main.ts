@@ -9,6 +9,7 @@ import { DreactError } from '../api';
 import { gatewayCommand } from './gateway-command';
 import { offsetArg, tailCommand } from './tail';
 import { registerDeployCommands } from './deploy-command';
+import { registerGcCommand } from './gc-command';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -115,6 +116,7 @@ export function buildProgram(): Command {
     .action((o) => gatewayCommand(o));
 
   registerDeployCommands(program);
+  registerGcCommand(program);
   return program;
 }
 

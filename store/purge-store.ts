@@ -1,0 +1,50 @@
+/**
+ * Retention: removing a conversation from the system of record — its timeline, overlays,
+ * artifacts, stream events, usage rows, turns, compactions, held tool results and the
+ * conversation row — in one transaction. Idempotent: purging again removes nothing.
+ */
+import type { Pool } from 'pg';
+
+/** Tables holding a conversation's rows, children before the conversation row. */
+const TABLES = [
+  'tool_results_pending',
+  'block_overlays',
+  'timeline_blocks',
+  'artifacts',
+  'stream_events',
+  'usage_ledger',
+  'compactions',
+  'turns',
+  'conversations',
+] as const;
+
+export type PurgeCounts = Record<(typeof TABLES)[number], number>;
+
+export async function purgeConversationRows(db: Pool, conversationId: string): Promise<PurgeCounts> {
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    const counts = {} as PurgeCounts;
+    for (const table of TABLES) {
+      const column = table === 'conversations' ? 'id' : 'conversation_id';
+      const res = await client.query(`DELETE FROM ${table} WHERE ${column} = $1`, [conversationId]);
+      counts[table] = res.rowCount ?? 0;
+    }
+    await client.query('COMMIT');
+    return counts;
+  } catch (err) {
+    await client.query('ROLLBACK');
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Conversations with no activity (no write, no stream event) since `before`, oldest first. */
+export async function inactiveConversations(db: Pool, before: Date, limit = 1000): Promise<string[]> {
+  const res = await db.query<{ id: string }>(
+    `SELECT id FROM conversations WHERE updated_at < $1 ORDER BY updated_at, id LIMIT $2`,
+    [before, limit],
+  );
+  return res.rows.map((r) => r.id);
+}
