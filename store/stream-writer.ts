@@ -1,14 +1,14 @@
 /**
  * One writer per database pool for every stream publisher of a process: the batches that
  * publishers hand in during a tick go to Postgres in ONE statement, whatever the number of
- * conversations streaming at once. A worker with 300 turns streaming tokens makes ~50 statements a
- * second instead of one per turn per tick, and its pool is not drained by stream writes.
+ * conversations streaming at once. A worker with hundreds of turns streaming tokens does not
+ * drain its pool with stream writes.
  *
- * Throttled, leading edge: a batch handed in when the last statement is at least `intervalMs` old
- * goes at once; later ones wait for the next tick, and while a statement runs, the next one
- * collects (batches grow when Postgres is slower). Per conversation, events keep their order and
- * get consecutive offsets (publishEventBatches). A conversation unknown to the database fails
- * only its own publishers.
+ * Group commit: a batch handed in while no statement runs goes at once (no added latency: each
+ * publisher throttles itself); batches handed in while a statement runs are collected and go
+ * together as soon as it ends — batches grow when Postgres is slower, and the writer holds one
+ * connection at most. Per conversation, events keep their order and get consecutive offsets
+ * (publishEventBatches). A conversation unknown to the database fails only its own publishers.
  */
 import type { Pool } from 'pg';
 import { publishEventBatches, type StreamEventInput } from './stream-bus';
@@ -20,14 +20,9 @@ interface Pending {
 
 export class StreamWriter {
   private pending = new Map<string, Pending>();
-  private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
-  private lastAt = -Infinity;
 
-  constructor(
-    private readonly pool: Pool,
-    private readonly intervalMs = 20,
-  ) {}
+  constructor(private readonly pool: Pool) {}
 
   /** Resolves when the events are committed (with consecutive offsets, after earlier ones). */
   publish(conversationId: string, events: StreamEventInput[]): Promise<void> {
@@ -42,17 +37,12 @@ export class StreamWriter {
   }
 
   private schedule(): void {
-    if (this.timer || this.running) return;
-    const wait = this.lastAt + this.intervalMs - performance.now();
-    if (wait <= 0) this.tick();
-    else this.timer = setTimeout(() => this.tick(), wait);
+    if (!this.running) this.tick();
   }
 
   private tick(): void {
-    this.timer = null;
     const batch = this.pending;
     this.pending = new Map();
-    this.lastAt = performance.now();
     this.running = this.write(batch).finally(() => {
       this.running = null;
       if (this.pending.size > 0) this.schedule();

@@ -242,9 +242,9 @@ test('the notifier reconnects after its LISTEN connection is killed; readers pol
 
 test('the shared writer publishes many conversations in one statement, in order per conversation; an unknown one fails alone', async () => {
   const convs = await Promise.all(Array.from({ length: 20 }, () => newConversation()));
-  const writer = new StreamWriter(db.pool, 200);
+  const writer = new StreamWriter(db.pool);
   const ev = (text: string) => ({ kind: 'delta' as const, channel: 'answer' as const, payload: { text } });
-  // The first batch goes at once (leading edge); the rest collect during the interval.
+  // A batch goes at once when no statement runs; batches handed in meanwhile go together after it.
   await writer.publish(convs[0]!, [ev('first')]);
   const missing = uniqueId('missing');
   const published = convs.flatMap((c, i) => [
