@@ -23,6 +23,7 @@ async function main(): Promise<number> {
     ['duplicate tool effects / missing', `${report.duplicateEffects} / ${report.missingEffects}`],
     ['model calls served / ledger rows', `${report.servedCalls} / ${report.ledgerRows}`],
     ['calls cut / ledger rows marked cut', `${report.cutCalls} / ${report.cutRows}`],
+    ['calls at risk (usage sent < 2 s before a kill, stream open)', report.atRisk],
   ];
   for (const [k, v] of lines) console.log(`  ${k.padEnd(58)} ${String(v)}`);
   for (const p of report.problems) console.log(`  PROBLEM: ${p}`);

@@ -18,7 +18,7 @@ test('a storm of kills, restarts and model faults: every turn completes, nothing
   assert.equal(report.duplicateBlocks, 0);
   assert.equal(report.duplicateEffects, 0);
   assert.equal(report.missingEffects, 0);
-  assert.ok(report.servedCalls - report.ledgerRows <= report.unsafeKills && report.ledgerRows <= report.servedCalls);
+  assert.ok(report.servedCalls - report.ledgerRows <= report.atRisk && report.ledgerRows <= report.servedCalls);
   assert.ok(report.cutRows >= report.cutCalls);
   const injected = Object.values(report.faults).reduce((a, b) => a + b, 0);
   assert.ok(injected > 0, 'the emulator injected faults');

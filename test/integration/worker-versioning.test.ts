@@ -11,6 +11,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Worker } from '@temporalio/worker';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createWorker, type CreateWorkerOptions } from '../../workers/worker';
@@ -176,7 +177,13 @@ for (const grace of [true, false]) {
 
 /** True while a decide activity is running (picked up by a worker). */
 async function decideRunning(workflowId: string): Promise<boolean> {
-  const desc = await client().workflow.getHandle(workflowId).describe();
+  let desc;
+  try {
+    desc = await client().workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false; // the conversation has not started the turn yet
+    throw err;
+  }
   return (desc.raw.pendingActivities ?? []).some(
     (a) =>
       a.activityType?.name === 'decide' &&

@@ -78,7 +78,7 @@ export async function persistPruning(
   await saveCacheTouch(pool, conversationId, touchAt, pruning.ttlSeconds);
 }
 
-const LEDGER_RETRY = { attempts: 12, delayMs: 250 };
+const LEDGER_RETRY = { attempts: 40, delayMs: 250 };
 
 /** Runs `fn`, retrying a failure after `delayMs` up to `attempts` times; the last failure propagates. */
 async function withRetries<T>(fn: () => Promise<T>, opts: { attempts: number; delayMs: number }): Promise<T> {
@@ -108,7 +108,7 @@ export async function recordRoundUsage(
     }
   }
   // What the provider billed must reach the ledger even across a database blip (a restart, a
-  // failover): the write is an idempotent upsert, retried for a few seconds before the round fails.
+  // failover): the write is an idempotent upsert, retried for ~10 s before the round fails.
   await withRetries(() => recordUsage(pool, { ...row, costUsd }), LEDGER_RETRY);
   publisher?.emit({
     kind: 'usage',
