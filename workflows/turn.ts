@@ -339,9 +339,15 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
         let interrupted = false;
         for (const stage of callStages(calls)) {
           if (stage.length > 1 && patched('concurrent-tool-calls')) {
+            // Every call settles (finished, or its cancellation completed) before the batch is appended,
+            // so no result arrives after it.
             interrupted =
-              (await cancellable(() => Promise.all(stage.map((call) => runToolCall(call, toolInput(call, true)))))) ===
-              undefined;
+              (await cancellable(async () => {
+                const settled = await Promise.allSettled(stage.map((call) => runToolCall(call, toolInput(call, true))));
+                const failed = settled.find((r) => r.status === 'rejected');
+                if (failed) throw failed.reason;
+                return settled;
+              })) === undefined;
             await appendToolResults.executeWithOptions(
               { summary: `append ${stage.length} tool results in call order` },
               [{ conversationId, turnId, callIds: stage.map((c) => c.callId) }],
