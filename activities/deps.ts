@@ -6,6 +6,7 @@ import type { ToolImpl } from './tools/types';
 import type { ToolRegistry } from '../core/tools/registry';
 import type { MultiActionMode } from '../core/decision/multi-action';
 import type { ViewCache } from '../store/view-cache';
+import type { EmbeddingProvider } from './memory/embeddings';
 
 export interface ActivityDeps {
   db: Db;
@@ -23,6 +24,8 @@ export interface ActivityDeps {
   contextMaxTokens: number;
   /** Clock (injectable for tests). */
   now(): Date;
+  /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */
+  embeddings?: EmbeddingProvider;
   /** The worker's cache of conversation views (rounds read only new rows); absent: load the view each round. */
   viewCache?: ViewCache;
 }

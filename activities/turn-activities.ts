@@ -12,6 +12,7 @@ import { makeSelectTools } from './turn/tool-selection';
 import { makeSynthesizeAnswer } from './turn/synthesize';
 import { makeAppendToolResults } from './turn/tool-results';
 import { createPurgeActivities } from './purge';
+import { makeIndexTurnMemory } from './memory/index-turn';
 
 export function createTurnActivities(deps: ActivityDeps) {
   return {
@@ -24,6 +25,7 @@ export function createTurnActivities(deps: ActivityDeps) {
     appendToolResults: makeAppendToolResults(deps),
     gate: makeGate(deps),
     selectTools: makeSelectTools(deps),
+    indexTurnMemory: makeIndexTurnMemory(deps),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   TASK_QUEUE,
   turnWorkflowId,
   UserEventSchema,
+  type AttachmentRef,
   type TurnOptionsInput,
   type TurnResult,
   type TurnState,
@@ -69,8 +70,16 @@ export class DreactClient {
     prompt: string,
     options: TurnOptionsInput = {},
     messageId: string = `msg_${randomUUID()}`,
+    /** Staged attachments (client/attachments/stage.ts), sent as refs. */
+    attachments?: AttachmentRef[],
   ): Promise<StartedTurn> {
-    const parsed = StartTurnRequestSchema.safeParse({ conversationId, prompt, messageId, options });
+    const parsed = StartTurnRequestSchema.safeParse({
+      conversationId,
+      prompt,
+      messageId,
+      options,
+      ...(attachments?.length ? { attachments } : {}),
+    });
     if (!parsed.success) throw badInput(parsed.error);
     const request = parsed.data;
     const startOp = new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {

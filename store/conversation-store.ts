@@ -9,6 +9,7 @@ import type { SourceRow } from '../core/timeline/sources';
 import type { SourceRef } from '../core/channels';
 import { loadSourcesPool } from './sources-store';
 import { FILE_ARTIFACT_KIND, listArtifacts } from './timeline-store';
+import { workspaceStateLines } from '../core/workspace/refs';
 
 export interface ConversationRow {
   id: string;
@@ -92,9 +93,14 @@ export async function loadSourceRefs(
   return { rows, refs: rows.map((r) => ({ sid: r.sid, title: r.title, url: r.url })) };
 }
 
-/** ANNOUNCE workspace lines: the files the current turn has written so far. */
+/** ANNOUNCE workspace lines: the current turn's files by scope, where each came from, and pulled refs. */
 export async function workspaceLines(db: Queryable, conversationId: string, turnId: string): Promise<string[]> {
-  const files = (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND)).filter((f) => f.turnId === turnId);
-  if (files.length === 0) return ['files of this turn: none yet'];
-  return files.map((f) => `fi:${f.key.replace('/', '.')} (${f.sizeBytes} bytes)`);
+  const entries = await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND, `${turnId}/`);
+  return workspaceStateLines(
+    turnId,
+    entries.map((e) => {
+      const from = (e.payload as { checked_out_from?: unknown } | undefined)?.checked_out_from;
+      return { key: e.key, sizeBytes: e.sizeBytes, ...(typeof from === 'string' ? { checkedOutFrom: from } : {}) };
+    }),
+  );
 }

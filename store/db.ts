@@ -74,3 +74,19 @@ export async function dropSchema(db: Db): Promise<void> {
   if (db.schema === 'public') throw new Error('refusing to drop the public schema');
   await db.pool.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`);
 }
+
+/** Runs `fn` in one transaction on a pooled client: commits on success, rolls back and rethrows on failure. */
+export async function withTransaction<T>(db: Pool, fn: (q: PoolClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK');
+    throw err;
+  } finally {
+    client.release();
+  }
+}

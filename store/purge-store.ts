@@ -4,6 +4,7 @@
  * conversation row — in one transaction. Idempotent: purging again removes nothing.
  */
 import type { Pool } from 'pg';
+import { withTransaction } from './db';
 
 /** Tables holding a conversation's rows, children before the conversation row. */
 const TABLES = [
@@ -11,6 +12,8 @@ const TABLES = [
   'block_overlays',
   'timeline_blocks',
   'artifacts',
+  'workspace_blobs',
+  'memory_entries',
   'stream_events',
   'usage_ledger',
   'compactions',
@@ -21,23 +24,15 @@ const TABLES = [
 export type PurgeCounts = Record<(typeof TABLES)[number], number>;
 
 export async function purgeConversationRows(db: Pool, conversationId: string): Promise<PurgeCounts> {
-  const client = await db.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(db, async (client) => {
     const counts = {} as PurgeCounts;
     for (const table of TABLES) {
       const column = table === 'conversations' ? 'id' : 'conversation_id';
       const res = await client.query(`DELETE FROM ${table} WHERE ${column} = $1`, [conversationId]);
       counts[table] = res.rowCount ?? 0;
     }
-    await client.query('COMMIT');
     return counts;
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Conversations with no activity (no write, no stream event) since `before`, oldest first. */

@@ -17,6 +17,9 @@ import {
   setOverlays,
   type ArtifactRow,
 } from './timeline-store';
+import { type ArtifactListing } from './artifact-store';
+import { lexicalMemorySearch, memoryByTime, semanticMemorySearch, type MemoryIndex } from './memory-store';
+import { checkoutFiles, pullFiles, type FileCopy } from './workspace-store';
 import { loadSourcesPool, mergeToolSources, type ToolSourcesMerge } from './sources-store';
 import { recordExecUsage, type ExecUsageRow } from './usage-store';
 
@@ -35,7 +38,7 @@ export interface ToolStore {
   /** The conversation's sources pool in SID order. */
   sourcesPool(): Promise<SourceRow[]>;
   /** A workspace file by key (undefined when absent). */
-  readFile(key: string): Promise<(WorkspaceFile & { sizeBytes: number }) | undefined>;
+  readFile(key: string): Promise<(WorkspaceFile & { sizeBytes: number; sha256?: string }) | undefined>;
   /** Writes a workspace file; `once` keeps an existing one (idempotent retries). True when written. */
   writeFile(file: WorkspaceFile & { key: string }, mode?: 'once' | 'upsert'): Promise<boolean>;
   /** Ids of the blocks an overlay with this reason covers. */
@@ -44,10 +47,23 @@ export interface ToolStore {
   setOverlays(overlays: Overlay[]): Promise<void>;
   /** Keys of the workspace files whose key starts with `prefix` (e.g. `<turn>/`). */
   listFiles(prefix: string): Promise<string[]>;
+  /** Workspace files under `prefix` with size, hash and payload (provenance), oldest first. */
+  fileEntries(prefix: string): Promise<ArtifactListing[]>;
+  /** Builds the turn's files/ tree from historical files (replace or overlay), in one transaction. */
+  checkout(
+    turnId: string,
+    mode: 'replace' | 'overlay',
+    copies: FileCopy[],
+    createdBy: string,
+  ): Promise<{ removed: number }>;
+  /** Records read-only pulled copies of historical files beside the turn's workspace. */
+  pull(turnId: string, copies: FileCopy[], createdBy: string): Promise<void>;
   /** Appends blocks (idempotent on their deterministic ids), e.g. tool calls proxied from an exec sandbox. */
   appendBlocks(blocks: Block[]): Promise<void>;
   /** Merges a tool's web rows into the sources pool; the text's tool-local SIDs become pool SIDs. */
   mergeSources(rows: unknown[], text: string, turnId: string): Promise<ToolSourcesMerge>;
+  /** The conversation's memory index (react.memsearch). */
+  memory: MemoryIndex;
   /** Records a sandbox's billed resources (vCPU- and GB-seconds, cost) in the usage ledger, once per exec. */
   recordExecUsage(row: Omit<ExecUsageRow, 'conversationId'>): Promise<void>;
 }
@@ -66,13 +82,20 @@ export function pgToolStore(db: Pool, conversationId: string): ToolStore {
     overlaidBlockIds: (reason) => overlayBlockIds(db, conversationId, reason),
     setOverlays: (overlays) => setOverlays(db, conversationId, overlays),
     listFiles: async (prefix) =>
-      (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND))
-        .map((a) => a.key)
-        .filter((k) => k.startsWith(prefix)),
+      (await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND, prefix)).map((a) => a.key),
+    fileEntries: (prefix) => listArtifacts(db, conversationId, FILE_ARTIFACT_KIND, prefix),
+    checkout: (turnId, mode, copies, createdBy) => checkoutFiles(db, conversationId, turnId, mode, copies, createdBy),
+    pull: (turnId, copies, createdBy) => pullFiles(db, conversationId, turnId, copies, createdBy),
     appendBlocks: async (blocks) => {
       await appendBlocks(db, conversationId, blocks);
     },
     mergeSources: (rows, text, turnId) => mergeToolSources(db, conversationId, rows, text, { turnId }),
+    memory: {
+      lexical: (query, filter, limit) => lexicalMemorySearch(db, conversationId, query, filter, limit),
+      semantic: (vector, model, filter, limit) =>
+        semanticMemorySearch(db, conversationId, vector, model, filter, limit),
+      byTime: (order, filter, limit) => memoryByTime(db, conversationId, order, filter, limit),
+    },
     recordExecUsage: (row) => recordExecUsage(db, { ...row, conversationId }),
   };
 }

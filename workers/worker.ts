@@ -23,6 +23,7 @@ import { tracedProvider } from '../activities/telemetry/spans';
 import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
 import { createViewCache } from '../store/view-cache';
+import { embeddingProviderFromEnv, type EmbeddingProvider } from '../activities/memory/embeddings';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -105,6 +106,8 @@ export interface CreateWorkerOptions {
   deployment?: WorkerOptions['workerDeploymentOptions'] | null;
   /** Tracing (else from the environment: on when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
   telemetry?: Telemetry;
+  /** Embeddings for react.memsearch (else from DREACT_EMBEDDINGS_URL / _MODEL / _API_KEY; null: lexical only). */
+  embeddings?: EmbeddingProvider | null;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
 }
@@ -113,10 +116,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const telemetry = opts.telemetry ?? setupTelemetry();
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
   const resolveProvider = opts.provider ?? defaultProviderResolver();
+  const embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : (opts.embeddings ?? undefined);
   const deps: ActivityDeps = {
     db: opts.db,
     provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
-    tools: builtinTools((opts.extraTools ?? []).map((t) => t.impl)),
+    tools: builtinTools(
+      (opts.extraTools ?? []).map((t) => t.impl),
+      embeddings ? { embeddings } : {},
+    ),
+    ...(embeddings ? { embeddings } : {}),
     registry: createToolRegistry({ extra: (opts.extraTools ?? []).map((t) => t.declaration) }),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),

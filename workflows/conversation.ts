@@ -21,6 +21,7 @@ import {
   StartTurnRequestSchema,
   turnIdFor,
   turnWorkflowId,
+  type AttachmentRef,
   type StartTurnRequest,
   type TurnInput,
   type TurnOptions,
@@ -41,7 +42,13 @@ export interface ConversationState {
   conversationId: string;
   nextTurnIndex: number;
   completedTurns: number;
-  queue: Array<{ turnIndex: number; prompt: string; messageId: string; options: TurnOptions }>;
+  queue: Array<{
+    turnIndex: number;
+    prompt: string;
+    messageId: string;
+    options: TurnOptions;
+    attachments?: AttachmentRef[];
+  }>;
   /** Recently seen message ids (bounded) so a repeated followup starts at most one turn. */
   seenMessages: string[];
   lastOptions?: TurnOptions;
@@ -59,9 +66,9 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     if (state.seenMessages.length > SEEN_LIMIT) state.seenMessages.splice(0, state.seenMessages.length - SEEN_LIMIT);
     return true;
   };
-  const enqueue = (prompt: string, messageId: string, options: TurnOptions) => {
+  const enqueue = (prompt: string, messageId: string, options: TurnOptions, attachments?: AttachmentRef[]) => {
     const turnIndex = state.nextTurnIndex++;
-    state.queue.push({ turnIndex, prompt, messageId, options });
+    state.queue.push({ turnIndex, prompt, messageId, options, ...(attachments?.length ? { attachments } : {}) });
     state.lastOptions = options;
     return { turnIndex, turnId: turnIdFor(turnIndex), workflowId: turnWorkflowId(state.conversationId, turnIndex) };
   };
@@ -77,7 +84,7 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
           workflowId: turnWorkflowId(state.conversationId, existing.turnIndex),
         };
       remember(request.messageId);
-      return enqueue(request.prompt, request.messageId, request.options);
+      return enqueue(request.prompt, request.messageId, request.options, request.attachments);
     },
     {
       validator: (request: StartTurnRequest) => {
@@ -133,7 +140,11 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
       conversationId: state.conversationId,
       turnIndex: next.turnIndex,
       turnId: turnIdFor(next.turnIndex),
-      prompt: { text: next.prompt, messageId: next.messageId },
+      prompt: {
+        text: next.prompt,
+        messageId: next.messageId,
+        ...(next.attachments?.length ? { attachments: next.attachments } : {}),
+      },
       options: next.options,
     };
     const workflowId = turnWorkflowId(state.conversationId, next.turnIndex);

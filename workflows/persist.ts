@@ -1,9 +1,9 @@
 /**
  * PersistTurnWorkflow: at turn end writes the conv.timeline.v1 artifact and the turn log to
- * Postgres, and closes the turn row. A child workflow so persistence shows as its own
+ * Postgres, closes the turn row, and indexes the turn for react.memsearch. A child workflow so persistence shows as its own
  * execution in Temporal UI and retries independently of the turn.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import type { TurnSummary } from '../core/turn/contracts';
 
@@ -13,6 +13,21 @@ const { persistTurn } = proxyActivities<TurnActivities>({
   retry: { initialInterval: '1 second', maximumAttempts: 10 },
 });
 
+const { indexTurnMemory } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 10 },
+});
+
 export async function PersistTurnWorkflow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
-  return persistTurn.executeWithOptions({ summary: `persist conv.timeline.v1 ${input.turnId}` }, [input]);
+  const persisted = await persistTurn.executeWithOptions({ summary: `persist conv.timeline.v1 ${input.turnId}` }, [
+    input,
+  ]);
+  // react.memsearch's index (histories recorded before it existed skip it on replay).
+  if (patched('memsearch-index')) {
+    await indexTurnMemory.executeWithOptions({ summary: `index memory ${input.turnId}` }, [
+      { conversationId: input.conversationId, turnId: input.turnId, turnIndex: input.turnIndex },
+    ]);
+  }
+  return persisted;
 }

@@ -37,7 +37,7 @@ import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } fro
 import { DockerBackend } from './docker';
 import { LocalBackend } from './local';
 import { ToolSupervisor } from './proxy/supervisor';
-import { DEFAULT_EXEC_LIMITS, SANDBOX_UID } from './sandbox-files';
+import { chownTree, DEFAULT_EXEC_LIMITS } from './sandbox-files';
 
 /** Largest output file stored as an artifact (bigger ones are file errors in the envelope). */
 export const EXEC_MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
@@ -265,7 +265,11 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Writes the current turn's `files/` and `outputs/` artifacts into the work dir (as files/<rel>, outputs/<rel>). */
+/**
+ * Writes the current turn's workspace into the work dir: `files/<rel>`, `outputs/<rel>`,
+ * `attachments/<name>`, and pulled refs read-only under their historical turn roots
+ * (`<turn>/files/<rel>`, `<turn>/outputs/<rel>`, `<turn>/attachments/<name>`).
+ */
 async function materialiseWorkspace(ctx: ToolContext, spec: ExecSpec): Promise<void> {
   // work root, conversation dir and exec dir: traversable (not listable) by the sandbox user.
   const execDir = path.dirname(spec.workDir);
@@ -275,18 +279,33 @@ async function materialiseWorkspace(ctx: ToolContext, spec: ExecSpec): Promise<v
   }
   await fs.mkdir(spec.workDir, { recursive: true });
   const prefix = `${spec.turnId}/`;
+  const readOnly: string[] = [];
   for (const key of await ctx.store.listFiles(prefix)) {
     const rest = key.slice(prefix.length);
-    const m = /^(files|outputs)\/(.+)$/s.exec(rest);
-    if (!m) continue;
-    const rel = assertSafeRelPath(m[2]!, 'workspace file');
+    const own = /^(files|outputs|attachments)\/(.+)$/s.exec(rest);
+    const pulled = /^pulled\/([^/]+)\/(files|outputs|attachments)\/(.+)$/s.exec(rest);
+    if (!own && !pulled) continue;
+    const rel = own
+      ? path.join(own[1]!, assertSafeRelPath(own[2]!, 'workspace file'))
+      : path.join(
+          assertSafeRelPath(pulled![1]!, 'pulled turn'),
+          pulled![2]!,
+          assertSafeRelPath(pulled![3]!, 'pulled file'),
+        );
     const row = await ctx.store.readFile(key);
-    if (row?.content === undefined) continue;
-    const target = path.join(spec.workDir, m[1]!, rel);
+    const bytes = row?.bytes ?? (row?.content !== undefined ? Buffer.from(row.content, 'utf8') : undefined);
+    if (bytes === undefined) continue;
+    const target = path.join(spec.workDir, rel);
     await fs.mkdir(path.dirname(target), { recursive: true });
-    await fs.writeFile(target, row.content);
+    await fs.writeFile(target, bytes);
+    if (pulled) readOnly.push(target);
   }
-  if (process.getuid?.() === 0) await fs.chown(spec.workDir, SANDBOX_UID, SANDBOX_UID);
+  await chownTree(spec.workDir);
+  // Pulled refs: readable, not writable, by the sandbox user.
+  for (const file of readOnly) {
+    if (process.getuid?.() === 0) await fs.chown(file, 0, 0);
+    await fs.chmod(file, 0o444);
+  }
 }
 
 /** Stores each collected output as a `file` artifact at `<turn>/outputs/<path>`; returns the files it could not store. */
@@ -323,15 +342,11 @@ async function storeOutputs(
       errors.push({ path: f.path, reason: `unreadable: ${(err as Error).message}` });
       continue;
     }
-    const text = bytes.toString('utf8');
-    const isText = !bytes.includes(0) && Buffer.byteLength(text) === bytes.length && !text.includes('\uFFFD');
     await ctx.store.writeFile({
       key: `${spec.turnId}/outputs/${rel}`,
       turnId: spec.turnId,
       mime: mimeForFile(rel).mime,
-      ...(isText
-        ? { content: text }
-        : { payload: { encoding: 'base64', size_bytes: bytes.length, data: bytes.toString('base64') } }),
+      bytes,
       createdBy: ctx.callId,
     });
   }

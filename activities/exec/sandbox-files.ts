@@ -50,7 +50,7 @@ export async function prepareSandboxFiles(spec: ExecSpec, runtimeDir: string): P
 }
 
 /** When the worker is root, hands a tree to the sandbox UID (the program runs as nobody). */
-async function chownTree(dir: string): Promise<void> {
+export async function chownTree(dir: string): Promise<void> {
   if (process.getuid?.() !== 0) return;
   await fs.lchown(dir, SANDBOX_UID, SANDBOX_UID);
   for (const entry of await fs.readdir(dir, { withFileTypes: true })) {

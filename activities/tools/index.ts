@@ -11,6 +11,11 @@ import { reactReadImpl } from './react-read';
 import { reactWriteImpl } from './react-write';
 import { reactPlanImpl } from './react-plan';
 import { reactHideImpl } from './react-hide';
+import { reactPatchImpl } from './react-patch';
+import { reactCheckoutImpl, reactPullImpl } from './react-checkout';
+import { reactRgImpl } from './react-rg';
+import { createMemsearchImpl } from './react-memsearch';
+import type { EmbeddingProvider } from '../memory/embeddings';
 import { createWebFetchImpl, type WebFetchOptions } from './web-fetch';
 import { createWebSearchImpl, type WebSearchProvider } from './web-search';
 
@@ -19,15 +24,22 @@ export interface BuiltinToolOptions {
   webFetch?: Omit<WebFetchOptions, 'signal'>;
   /** web_search backend (default: resolved from the environment on first use). */
   webSearch?: WebSearchProvider;
+  /** Embeddings for react.memsearch's semantic half (absent: lexical only). */
+  embeddings?: EmbeddingProvider;
 }
 
-/** Every built-in tool (react.read/write/plan/hide, web_fetch, web_search) plus `extra`; extras replace built-ins with the same id. */
+/** Every built-in tool (react.read/write/plan/hide/patch/pull/checkout/rg, web_fetch, web_search) plus `extra`; extras replace built-ins with the same id. */
 export function builtinTools(extra: ToolImpl[] = [], opts: BuiltinToolOptions = {}): Map<string, ToolImpl> {
   const all = [
     reactReadImpl,
     reactWriteImpl,
     reactPlanImpl,
     reactHideImpl,
+    reactPatchImpl,
+    reactPullImpl,
+    reactCheckoutImpl,
+    reactRgImpl,
+    createMemsearchImpl(opts.embeddings),
     createWebFetchImpl(opts.webFetch),
     createWebSearchImpl(opts.webSearch),
     ...extra,

@@ -157,6 +157,21 @@ class Reader {
     switch (res.source) {
       case 'workspace': {
         const file = await this.ctx.store.readFile(res.physical);
+        if (file && file.content === undefined && file.bytes) {
+          // A binary file: its extracted text (PDF) when there is one, else what it is.
+          const extracted = (file.payload as { text?: unknown } | undefined)?.text;
+          if (typeof extracted === 'string' && extracted.length > 0)
+            return { canonical, text: extracted, bytes: file.sizeBytes, mime: 'text/plain', blocks: [] };
+          const text = `[${file.mime ?? 'binary'} file, ${file.sizeBytes} bytes: not readable as text]`;
+          return {
+            canonical,
+            text,
+            bytes: file.sizeBytes,
+            mime: file.mime ?? 'application/octet-stream',
+            blocks: [],
+            binary: true,
+          };
+        }
         if (file) {
           const text = file.content ?? (file.payload === undefined ? '' : JSON.stringify(file.payload, null, 2));
           return { canonical, text, bytes: file.sizeBytes, mime: file.mime ?? 'text/plain', blocks: [] };

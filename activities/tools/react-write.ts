@@ -5,7 +5,7 @@
  * streamed live as `delta` events on the canvas channel (`target` = the write channel). Idempotent: a retried call writes the same bytes once.
  */
 import { parsePath, paths, physicalPath } from '../../core/timeline/paths';
-import type { ToolImpl } from './types';
+import type { ToolContext, ToolImpl } from './types';
 
 export const WRITE_CHANNELS = ['canvas', 'timeline_text', 'internal'] as const;
 export type WriteChannel = (typeof WRITE_CHANNELS)[number];
@@ -121,6 +121,37 @@ export function resolveWriteTarget(turnId: string, rawPath: string): WriteTarget
   return { area, rel, logical, key, mime: (ext && TEXT_MIME[ext]) || 'text/markdown' };
 }
 
+/** Streams a file's content live on the canvas channel (canvas / timeline_text; internal stays silent). */
+export function streamFile(
+  ctx: ToolContext,
+  channel: WriteChannel,
+  kind: 'display' | 'file',
+  target: WriteTarget,
+  content: string,
+): void {
+  if (channel !== 'canvas' && channel !== 'timeline_text') return;
+  // Both stream on the canvas channel; `target` tells the widget panel from the chat text.
+  const delta = (index: number, text: string, completed = false) =>
+    ctx.stream('delta', {
+      channel: 'canvas',
+      target: channel,
+      path: target.logical,
+      kind,
+      mime: target.mime,
+      index,
+      text,
+      ...(completed ? { completed } : {}),
+    });
+  let index = 0;
+  for (let i = 0; i < content.length; i += WRITE_STREAM_CHUNK) delta(index++, content.slice(i, i + WRITE_STREAM_CHUNK));
+  delta(index, '', true);
+}
+
+/** Lines of a text (a trailing newline ends the last line, it does not start another). */
+export function countLines(content: string): number {
+  return content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
+}
+
 export const reactWriteImpl: ToolImpl = {
   id: 'react.write',
   async run(params, ctx) {
@@ -158,26 +189,9 @@ export const reactWriteImpl: ToolImpl = {
         createdBy: ctx.callId,
       });
     }
-    if (channel === 'canvas' || channel === 'timeline_text') {
-      // Both stream on the canvas channel; `target` tells the widget panel from the chat text.
-      const delta = (index: number, text: string, completed = false) =>
-        ctx.stream('delta', {
-          channel: 'canvas',
-          target: channel,
-          path: target.logical,
-          kind,
-          mime: target.mime,
-          index,
-          text,
-          ...(completed ? { completed } : {}),
-        });
-      let index = 0;
-      for (let i = 0; i < content.length; i += WRITE_STREAM_CHUNK)
-        delta(index++, content.slice(i, i + WRITE_STREAM_CHUNK));
-      delta(index, '', true);
-    }
+    streamFile(ctx, channel, kind, target, content);
     const bytes = Buffer.byteLength(content, 'utf8');
-    const lines = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
+    const lines = countLines(content);
     const status = existing && !retried ? 'overwritten' : 'written';
     return {
       ok: true,

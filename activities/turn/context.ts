@@ -18,6 +18,8 @@ import type { SourceRow } from '../../core/timeline/sources';
 import { heartbeating } from '../heartbeat';
 import { fallbackAnswer } from '../../core/turn/finalize';
 import { paths } from '../../core/timeline/paths';
+import { selectableToolCount } from '../../core/tools/selection';
+import { attachmentBlocks } from './attachments';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -50,6 +52,9 @@ export function makeContextActivities(deps: ActivityDeps) {
         text: prompt.text,
         meta: { message_id: prompt.messageId },
       }),
+      ...(prompt.attachments?.length
+        ? await attachmentBlocks(pool, conversationId, turnId, prompt.attachments, now)
+        : []),
     ]);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
@@ -62,7 +67,7 @@ export function makeContextActivities(deps: ActivityDeps) {
       blocks: blockCount,
       maxIterations: input.maxIterations ?? deps.maxIterations,
       needsTitle: conversation !== undefined && conversation.title === null,
-      toolCount: deps.registry.ids().length,
+      toolCount: selectableToolCount(deps.registry.ids()),
     };
   }
 

@@ -11,6 +11,7 @@
 import { Context } from '@temporalio/activity';
 import { makeBlock, blockId, type Block } from '../../core/timeline/block';
 import {
+  isPinnedTool,
   pickTools,
   TOOL_SELECTION_BLOCK,
   TOOL_SELECTION_MAX,
@@ -65,14 +66,16 @@ export async function selectTools(
   const max = opts.max ?? TOOL_SELECTION_MAX;
   if (!(max >= 1)) throw new Error(`selectTools: max must be >= 1, got ${max}`);
   const all = registry.ids();
-  const pinned = new Set(opts.pinned ?? []);
-  for (const id of pinned)
+  for (const id of opts.pinned ?? [])
     if (!registry.has(id)) throw new Error(`selectTools: pinned tool ${JSON.stringify(id)} is not registered`);
-  if (all.length <= threshold)
+  // Pinned: the ones asked for, and every react.* tool the registry has (configured ones too).
+  const pinned = new Set([...(opts.pinned ?? []), ...all.filter(isPinnedTool)]);
+  const selectable = all.length - pinned.size;
+  if (selectable <= threshold)
     return {
       toolIds: all,
       fallback: 'below_threshold',
-      reason: `${all.length} tools (threshold ${threshold})`,
+      reason: `${selectable} selectable tools (threshold ${threshold})`,
       usage: ZERO_USAGE,
     };
   const candidates = all.filter((id) => !pinned.has(id));

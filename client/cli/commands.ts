@@ -1,11 +1,15 @@
 /**
  * CLI command implementations (argument parsing lives in main.ts).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { followEvents, type StreamEvent } from '../../store/stream-bus';
-import type { StartedTurn } from '../api';
+import { DreactError, type StartedTurn } from '../api';
+import type { AttachmentUpload } from '../attachments/preflight';
+import { stageTurnAttachments } from '../attachments/stage';
 import { listTurns } from '../../store/turn-store';
 import { loadStreamSeq } from '../../store/conversation-store';
 import type { Block } from '../../core/timeline/block';
@@ -37,10 +41,28 @@ export interface TurnCommandOptions {
   model?: string;
   maxIterations?: number;
   json?: boolean;
+  /** Files to attach (read and preflighted before anything is stored). */
+  attach?: string[];
+}
+
+/** Reads the files named on the command line; an unreadable one is a clear bad_input error. */
+async function readAttachments(files: readonly string[]): Promise<AttachmentUpload[]> {
+  const uploads: AttachmentUpload[] = [];
+  for (const file of files) {
+    try {
+      const info = await stat(file);
+      if (!info.isFile()) throw new Error('not a regular file');
+      uploads.push({ name: basename(file), bytes: await readFile(file) });
+    } catch (err) {
+      throw new DreactError(`--attach ${file}: ${(err as Error).message}`, 'bad_input');
+    }
+  }
+  return uploads;
 }
 
 export async function turnCommand(prompt: string, opts: TurnCommandOptions): Promise<void> {
   const conversationId = opts.conversation ?? newConversationId();
+  const uploads = await readAttachments(opts.attach ?? []);
   await withSession(async (s) => {
     const options: TurnOptionsInput = {
       model: {
@@ -50,8 +72,10 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
       },
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
     };
+    const messageId = `msg_${randomUUID()}`;
+    const attachments = await stageTurnAttachments(s.db.pool, { conversationId, prompt, messageId, options }, uploads);
     const afterSeq = await streamOffset(s, conversationId);
-    const started = await s.api.startTurn(conversationId, prompt, options);
+    const started = await s.api.startTurn(conversationId, prompt, options, messageId, attachments);
     const out = opts.json ? err : (line: string) => process.stdout.write(line);
     if (!opts.json) out(`conversation ${conversationId} · turn ${started.turnIndex} · ${started.workflowId}\n`);
     const result = await followTurn(s, started, afterSeq, out);

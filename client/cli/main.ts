@@ -50,10 +50,15 @@ export function buildProgram(): Command {
     .option('--model <id>', 'model id (anthropic)')
     .option('--max-iterations <n>', 'iteration budget of the turn', int)
     .option('--json', 'print one final JSON object on stdout')
+    .option(
+      '--attach <files...>',
+      'attach files (images, PDF, text, CSV, Office documents); checked before anything is stored',
+    )
     .action(async (prompt: string, o) => {
       if (o.provider !== 'scripted' && o.provider !== 'anthropic')
         throw new InvalidArgumentError(`unknown provider "${o.provider}" (scripted | anthropic)`);
       await turnCommand(prompt, {
+        attach: o.attach,
         conversation: o.conversation,
         provider: o.provider,
         script: o.script,

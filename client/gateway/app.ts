@@ -4,7 +4,7 @@
  * API's zod contracts before anything reaches Temporal or Postgres, so bad input writes nothing.
  * The server start (port, env, pruning) lives in server.ts.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -17,6 +17,9 @@ import { listTurns } from '../../store/turn-store';
 import { loadStreamSeq } from '../../store/conversation-store';
 import { startStreamNotifier, type PgStreamNotifier } from '../../store/stream-notifier';
 import { parseOffset } from './protocol';
+import { AttachmentLimitsSchema, type AttachmentLimits } from '../../core/attachments/policy';
+import type { AttachmentUpload } from '../attachments/preflight';
+import { stageTurnAttachments } from '../attachments/stage';
 import { sseStream } from './sse-stream';
 import { traceRequests } from './tracing';
 
@@ -33,8 +36,10 @@ export interface GatewayOptions {
   listen?: boolean;
   keepAliveMs?: number;
   retryMs?: number;
-  /** Request body limit in bytes (default MAX_BODY_BYTES). */
+  /** Request body limit in bytes (default MAX_BODY_BYTES); a turn's body may also carry its attachments. */
   maxBodyBytes?: number;
+  /** Attachment preflight limits (defaults: core/attachments/policy.ts). */
+  attachmentLimits?: Partial<AttachmentLimits>;
 }
 
 export interface GatewayApp {
@@ -88,6 +93,48 @@ async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
   return parsed.data;
+}
+
+/**
+ * A turn request: JSON `{prompt, options?, messageId?}`, or multipart/form-data with the same
+ * fields (options as a JSON string) and the attachments as `files` parts.
+ */
+async function turnRequest(
+  c: Context,
+): Promise<{ body: z.output<typeof TurnBodySchema>; uploads: AttachmentUpload[] }> {
+  if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('multipart/form-data'))
+    return { body: await jsonBody(c, TurnBodySchema), uploads: [] };
+  let form: Record<string, string | File | Array<string | File>>;
+  try {
+    form = await c.req.parseBody({ all: true });
+  } catch (err) {
+    throw new DreactError(`unreadable multipart body: ${(err as Error).message}`, 'bad_input');
+  }
+  const uploads: AttachmentUpload[] = [];
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(form)) {
+    const values = Array.isArray(value) ? value : [value];
+    if (name === 'files') {
+      for (const v of values) {
+        if (typeof v === 'string') throw new DreactError('files: each part must be a file upload', 'bad_input');
+        uploads.push({ name: v.name, bytes: Buffer.from(await v.arrayBuffer()) });
+      }
+      continue;
+    }
+    if (values.length !== 1 || typeof values[0] !== 'string')
+      throw new DreactError(`${name}: expected one text field`, 'bad_input');
+    fields[name] = values[0];
+  }
+  if (typeof fields.options === 'string') {
+    try {
+      fields.options = JSON.parse(fields.options);
+    } catch {
+      throw new DreactError('options: must be a JSON object', 'bad_input');
+    }
+  }
+  const parsed = TurnBodySchema.safeParse(fields);
+  if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
+  return { body: parsed.data, uploads };
 }
 
 function conversationId(c: Context): string {
@@ -154,13 +201,44 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     await next();
   });
   const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
-  app.use('/v1/*', bodyLimit({ maxSize, onError: (c) => fail(c, 'too_large', `request body over ${maxSize} bytes`) }));
+  const limits = AttachmentLimitsSchema.parse(opts.attachmentLimits ?? {});
+  // A turn with attachments may carry the turn's cap of files; every other body stays small.
+  const turnMaxSize = Math.max(maxSize, limits.maxTurnBytes + 1024 * 1024);
+  const smallBodies = bodyLimit({
+    maxSize,
+    onError: (c) => fail(c, 'too_large', `request body over ${maxSize} bytes`),
+  });
+  const turnBodies = bodyLimit({
+    maxSize: turnMaxSize,
+    onError: (c) =>
+      fail(
+        c,
+        'too_large',
+        `request body over ${turnMaxSize} bytes (attachments: at most ${limits.maxTurnBytes} bytes per turn)`,
+      ),
+  });
+  // Only a multipart turn (one carrying files) may be large; JSON bodies keep the small limit.
+  app.use('/v1/*', (c, next) =>
+    c.req.method === 'POST' &&
+    /^\/v1\/conversations\/[^/]+\/turns$/.test(c.req.path) &&
+    (c.req.header('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
+      ? turnBodies(c, next)
+      : smallBodies(c, next),
+  );
 
   app.post('/v1/conversations/:id/turns', async (c) => {
     const id = conversationId(c);
-    const body = await jsonBody(c, TurnBodySchema);
+    const { body, uploads } = await turnRequest(c);
+    const messageId = body.messageId ?? `msg_${randomUUID()}`;
+    const options = (body.options ?? {}) as TurnOptionsInput;
+    const attachments = await stageTurnAttachments(
+      pool,
+      { conversationId: id, prompt: body.prompt, messageId, options },
+      uploads,
+      limits,
+    );
     const streamAfter = await loadStreamSeq(pool, id);
-    const started = await client.startTurn(id, body.prompt, (body.options ?? {}) as TurnOptionsInput, body.messageId);
+    const started = await client.startTurn(id, body.prompt, options, messageId, attachments);
     return c.json(
       { ...started, streamAfter, stream: `/v1/conversations/${encodeURIComponent(id)}/stream?after=${streamAfter}` },
       202,

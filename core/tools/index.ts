@@ -4,13 +4,22 @@
 import { ToolRegistry, type AnyToolDeclaration } from './registry';
 import { REACT_TOOLS } from './react-tools';
 import { WEB_TOOLS } from './web-tools';
+import { WORKSPACE_TOOLS } from './workspace-tools';
+import { MEMORY_TOOLS } from './memory-tools';
 
 export * from './registry';
 export * from './react-tools';
 export * from './web-tools';
+export * from './workspace-tools';
+export * from './memory-tools';
 
 /** Declarations of every built-in tool, in the order the system prompt lists them. */
-export const BUILTIN_TOOLS: readonly AnyToolDeclaration[] = [...REACT_TOOLS, ...WEB_TOOLS];
+export const BUILTIN_TOOLS: readonly AnyToolDeclaration[] = [
+  ...REACT_TOOLS,
+  ...WORKSPACE_TOOLS,
+  ...MEMORY_TOOLS,
+  ...WEB_TOOLS,
+];
 
 /**
  * The registry of built-in tools plus any extra declarations (e.g. an exec tool).

@@ -72,6 +72,8 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
   consumesCode?: boolean;
   /** The tool runs as its own activity; absent: the shared `runTool` activity. */
   activity?: ToolActivitySpec;
+  /** An exploration tool that writes workspace state (pull, checkout): never runs concurrently. */
+  sequential?: boolean;
 }
 
 /** A declaration with its params type erased, as stored in the registry. */
@@ -204,7 +206,7 @@ export class ToolRegistry {
         ...(d.retry.nonRetryableErrorTypes ? { nonRetryableErrorTypes: [...d.retry.nonRetryableErrorTypes] } : {}),
       },
       summary: this.summary(id, params),
-      ...(d.strategy === 'exploration' ? { concurrent: true } : {}),
+      ...(d.strategy === 'exploration' && !d.sequential ? { concurrent: true } : {}),
       ...(d.activity?.then
         ? {
             then: {

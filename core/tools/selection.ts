@@ -1,5 +1,6 @@
 /**
- * Tool selection, the pure part: with more than TOOL_SELECTION_THRESHOLD (12) tools registered,
+ * Tool selection, the pure part: with more than TOOL_SELECTION_THRESHOLD (12) selectable tools
+ * registered (the runtime's own react.* tools are pinned and not counted),
  * one cheap structured call (activities/turn/tool-selection.ts) picks at most TOOL_SELECTION_MAX
  * (6) tools from a compact catalogue (~80 chars per tool: id + one-line description, no schemas);
  * the pinned react.* tools are always offered. The choice is recorded as the turn's
@@ -17,7 +18,27 @@ export const TOOL_SELECTION_THRESHOLD = 12;
 /** Most tools the model may pick (pinned tools come on top). */
 export const TOOL_SELECTION_MAX = 6;
 /** Tools every turn is offered whatever the selection: the runtime's own react.* tools. */
-export const PINNED_TOOLS: readonly string[] = ['react.read', 'react.write', 'react.plan', 'react.hide'];
+export const PINNED_TOOLS: readonly string[] = [
+  'react.read',
+  'react.write',
+  'react.plan',
+  'react.hide',
+  'react.patch',
+  'react.pull',
+  'react.checkout',
+  'react.rg',
+  'react.memsearch',
+];
+
+/** The runtime's own tools (`react.*`, configured ones included) are pinned: never selected away, never counted. */
+export function isPinnedTool(id: string): boolean {
+  return id.startsWith('react.');
+}
+
+/** Tools the selection chooses among (what TOOL_SELECTION_THRESHOLD is compared with). */
+export function selectableToolCount(ids: readonly string[]): number {
+  return ids.filter((id) => !isPinnedTool(id)).length;
+}
 export const CATALOGUE_LINE_CHARS = 80;
 export const TOOL_SELECTION_BLOCK = 'stage.tool_selection';
 

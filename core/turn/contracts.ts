@@ -76,11 +76,24 @@ export const UserEventSchema = z.object({
 });
 export type UserEvent = z.infer<typeof UserEventSchema>;
 
+/** A staged attachment (preflighted and stored before the turn starts); history carries only this. */
+export const AttachmentRefSchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  mime: z.string().min(1).max(200),
+  kind: z.enum(['image', 'pdf', 'text', 'office']),
+  sizeBytes: z.number().int().positive(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Key of the staged `upload` artifact the turn copies into `<turn>/attachments/<name>`. */
+  uploadKey: z.string().min(1).max(400),
+});
+export type AttachmentRef = z.infer<typeof AttachmentRefSchema>;
+
 export const StartTurnRequestSchema = z.object({
   conversationId: ConversationIdSchema,
   prompt: TextInputSchema(MAX_PROMPT_CHARS, 'prompt'),
   messageId: Id,
   options: TurnOptionsSchema.default({ model: { provider: 'scripted' } }),
+  attachments: z.array(AttachmentRefSchema).max(20).optional(),
 });
 export type StartTurnRequest = z.infer<typeof StartTurnRequestSchema>;
 
@@ -88,8 +101,15 @@ export interface TurnInput {
   conversationId: string;
   turnIndex: number;
   turnId: string;
-  prompt: { text: string; messageId: string };
+  prompt: TurnPrompt;
   options: TurnOptions;
+}
+
+/** The user's message of a turn: its text, id and staged attachments (refs only). */
+export interface TurnPrompt {
+  text: string;
+  messageId: string;
+  attachments?: AttachmentRef[];
 }
 
 export type CompletionPath = 'complete' | 'exit' | 'steer_finalize' | 'iteration_cap' | 'decision_failure';
@@ -132,7 +152,7 @@ export interface LoadContextInput {
   turnId: string;
   turnIndex: number;
   workflowId: string;
-  prompt: { text: string; messageId: string };
+  prompt: TurnPrompt;
   /** From the turn input; the worker falls back to its configuration, AI_REACT_MAX_ITERATIONS, then 15. */
   maxIterations?: number;
 }

@@ -65,8 +65,8 @@ test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2
   // ANNOUNCE (last, never cached) carries the iteration and the turn's workspace.
   const announce = (req: (typeof rounds)[number]) => JSON.stringify((req.body.messages as unknown[]).at(-1));
   assert.match(announce(rounds[1]!), /ANNOUNCE — Iteration 2\/15/);
-  assert.match(announce(rounds[0]!), /files of this turn: none yet/);
-  assert.match(announce(rounds[1]!), /fi:turn_1\.files\/a\.md \(1200 bytes\)/);
+  assert.match(announce(rounds[0]!), /current workspace \(files\/\): empty/);
+  assert.match(announce(rounds[1]!), /fi:turn_1\.files\/a\.md \(1200 B, written this turn\)/);
   assert.equal(rounds[0]!.accounting!.cacheReadTokens, 0);
   assert.ok(rounds[1]!.accounting!.cacheReadTokens > 0, 'round 2 reads the cache');
   assert.ok(rounds[2]!.accounting!.cacheReadTokens > rounds[1]!.accounting!.cacheReadTokens, 'round 3 reads more');

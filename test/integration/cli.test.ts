@@ -6,7 +6,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -85,4 +85,27 @@ test('bad input: clear errors and exit code 2, nothing started', async () => {
   const unknownProvider = await dreact(['turn', 'hi', '--provider', 'nope']);
   assert.notEqual(unknownProvider.code, 0);
   assert.match(unknownProvider.stderr, /unknown provider "nope"/);
+});
+
+test('dreact turn --attach: files are preflighted; a bad one is exit code 2 naming it, a good one is in the timeline', async () => {
+  const notes = join(home, 'notes.csv');
+  const fake = join(home, 'fake.png');
+  writeFileSync(notes, 'city,temp\nOslo,3\n');
+  writeFileSync(fake, Buffer.concat([Buffer.from('MZ'), Buffer.alloc(64, 1)]));
+  const missing = await dreact(['turn', 'look', '--attach', join(home, 'nope.txt')]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /--attach .*nope\.txt: ENOENT/);
+  const bad = await dreact(['turn', 'look', '--attach', notes, fake, '--script', 'echo', '--json']);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /attachment "fake\.png" rejected \(type_not_allowed\)/);
+  assert.equal(bad.stdout, '', 'no turn started');
+  const ok = await dreact(['turn', 'look', '--attach', notes, '--script', 'echo', '--json']);
+  assert.equal(ok.code, 0, ok.stderr);
+  const { conversationId } = JSON.parse(ok.stdout.trim()) as { conversationId: string };
+  const timeline = await dreact(['timeline', conversationId, '--json']);
+  assert.equal(timeline.code, 0, timeline.stderr);
+  const blocks = JSON.parse(timeline.stdout) as Array<{ type: string; path?: string; text?: string }>;
+  const att = blocks.find((b) => b.type === 'user.attachment');
+  assert.equal(att?.path, 'fi:turn_1.user.attachments/notes.csv');
+  assert.equal(att?.text, 'city,temp\nOslo,3\n');
 });

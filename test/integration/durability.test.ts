@@ -75,7 +75,9 @@ test('kill -9 of the worker mid-turn, then restart: the turn completes with no d
   assert.equal(blocks.filter((b) => b.type === 'react.tool.call').length, 1);
   assert.equal(blocks.filter((b) => b.type === 'assistant.completion').length, 1);
   const files = await stack.db.pool.query(
-    `SELECT content, created_at = updated_at AS untouched FROM artifacts WHERE conversation_id = $1 AND kind = 'file'`,
+    `SELECT convert_from(b.bytes, 'UTF8') AS content, a.created_at = a.updated_at AS untouched
+       FROM artifacts a JOIN workspace_blobs b ON b.conversation_id = a.conversation_id AND b.sha256 = a.blob_sha256
+      WHERE a.conversation_id = $1 AND a.kind = 'file'`,
     [conv],
   );
   assert.equal(files.rowCount, 1);

@@ -313,3 +313,41 @@ function containerGone(conv: string, callId: string): boolean {
     }).trim() === ''
   );
 }
+
+test('exec runs on the versioned workspace: pulled refs read-only under their turn, attachments and checked-out files in place', async () => {
+  current = local;
+  const conv = uniqueId('conv');
+  const run = async (index: number, rounds: string[]) => {
+    await stack.client.startTurn(conv, `turn ${index}`, {
+      model: { provider: 'scripted', script: { rounds, finalize: complete('Stopped') } },
+    });
+    await stack.client.result(conv, index);
+    await waitFor('turn released', async () => (await stack.client.conversationState(conv)).activeTurn === null);
+  };
+  await run(1, [
+    callTool('react.write', { path: 'files/app/data.txt', channel: 'internal', content: '7 8 9\n', kind: 'file' }),
+    callTool('react.write', { path: 'files/old.txt', channel: 'internal', content: 'old notes\n', kind: 'file' }),
+    complete('one'),
+  ]);
+  const code = [
+    'import os',
+    'nums = [int(x) for x in open("files/app/data.txt").read().split()]',
+    'old = open("turn_1/files/old.txt").read().strip()',
+    'try:',
+    '    open("turn_1/files/old.txt", "w").write("changed")',
+    '    ro = "writable"',
+    'except PermissionError:',
+    '    ro = "read-only"',
+    'open(os.path.join(os.environ["OUTPUT_DIR"], "r.txt"), "w").write("%d|%s|%s" % (sum(nums), old, ro))',
+  ].join('\n');
+  await run(2, [
+    callTool('react.checkout', { mode: 'replace', paths: ['fi:turn_1.files/app'] }),
+    callTool('react.pull', { paths: ['fi:turn_1.files/old.txt'] }),
+    execCall(code, [{ filename: 'r.txt' }]),
+    callTool('react.read', { paths: ['fi:turn_2.outputs/r.txt'] }),
+    complete('two'),
+  ]);
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  const read = blocks.filter((b) => b.type === 'react.tool.result' && b.turn_id === 'turn_2').at(-1)!;
+  assert.match(read.text!, /24\|old notes\|read-only/);
+});

@@ -471,7 +471,7 @@ test('native rounds offer only the turn’s selected tools (more than 12 registe
     lastBody()
       .tools?.map((t) => t.name)
       .sort(),
-    ['hub_tool3', 'react_hide', 'react_plan', 'react_read', 'react_write'],
+    ['hub_tool3', ...PINNED_TOOLS.map((id) => id.replace('.', '_'))].sort(),
   );
   assert.equal(out.kind, 'tools');
   assert.deepEqual(out.kind === 'tools' && out.calls.map((c) => c.toolId), ['hub.tool3']);

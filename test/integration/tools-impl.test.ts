@@ -22,7 +22,7 @@ import { uniqueId } from '../support/stack';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { makeSelectTools } from '../../activities/turn/tool-selection';
-import { selectedToolIds } from '../../core/tools/selection';
+import { PINNED_TOOLS, selectedToolIds } from '../../core/tools/selection';
 import { makeGate } from '../../activities/turn/gate';
 import { visibleItems } from '../../core/timeline/render';
 import { createToolRegistry, declareTool } from '../../core/tools';
@@ -421,7 +421,7 @@ test('gate: on model failure the title comes from the prompt and the block says 
   assert.match(String(gate.meta.reason), /failed at every level/);
 });
 
-test('selectTools activity (20 tools): records the choice once as stage.tool_selection; a retry returns it', async () => {
+test('selectTools activity (14 connectors beside the built-ins): records the choice once as stage.tool_selection; a retry returns it', async () => {
   const conv = await newConversation();
   const extra = Array.from({ length: 14 }, (_, i) =>
     declareTool({
@@ -454,15 +454,13 @@ test('selectTools activity (20 tools): records the choice once as stage.tool_sel
   };
   const env = new MockActivityEnvironment();
   const out = await env.run(makeSelectTools(deps('{"tools": ["hub.tool3", "hub.tool9"]}')), input);
-  assert.deepEqual(out, { toolIds: ['react.read', 'hub.tool3', 'hub.tool9'], level: 2 });
+  // Every react.* tool is pinned (the one asked for first), then the picks.
+  const pinned = ['react.read', ...PINNED_TOOLS.filter((id) => id !== 'react.read')];
+  assert.deepEqual(out, { toolIds: [...pinned, 'hub.tool3', 'hub.tool9'], level: 2 });
   const retry = await env.run(makeSelectTools(deps('{"tools": ["hub.tool1"]}')), input);
   assert.deepEqual(retry, out);
   assert.equal(calls, 1, 'the retry does not call the model again');
-  assert.deepEqual(selectedToolIds(await loadBlocks(db.pool, conv), 'turn_1'), [
-    'react.read',
-    'hub.tool3',
-    'hub.tool9',
-  ]);
+  assert.deepEqual(selectedToolIds(await loadBlocks(db.pool, conv), 'turn_1'), [...pinned, 'hub.tool3', 'hub.tool9']);
   const usage = await db.pool.query(`SELECT call_key FROM usage_ledger WHERE conversation_id = $1`, [conv]);
   assert.deepEqual(
     usage.rows.map((r) => r.call_key),

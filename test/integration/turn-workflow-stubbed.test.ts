@@ -101,6 +101,10 @@ const fakes: TurnActivities & { fakeOwn: TurnActivities['runTool'] } = {
     note('persistTurn', input);
     return { blocks: 0, bytes: 0 };
   },
+  async indexTurnMemory(input) {
+    note('indexTurnMemory', input);
+    return { entries: 0, embedded: false };
+  },
 };
 
 let server: TemporalServer;

@@ -2,13 +2,13 @@
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { createToolRegistry, declareTool, type AnyToolDeclaration } from '../../../core/tools';
+import { BUILTIN_TOOLS, createToolRegistry, declareTool, type AnyToolDeclaration } from '../../../core/tools';
 import { ProviderError, type ModelProvider } from '../../../core/model/provider';
 import { createScriptedProvider } from '../../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../../core/turn/contracts';
 import { createAnthropicProvider } from '../../../activities/providers/anthropic';
 import { selectTools } from '../../../activities/turn/tool-selection';
-import { CATALOGUE_LINE_CHARS, selectedToolIds, toolCatalogue } from '../../../core/tools/selection';
+import { CATALOGUE_LINE_CHARS, isPinnedTool, selectedToolIds, toolCatalogue } from '../../../core/tools/selection';
 import { restrictRegistry } from '../../../core/tools/registry';
 import { makeBlock } from '../../../core/timeline/block';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
@@ -42,16 +42,19 @@ function fakeTool(topic: string): AnyToolDeclaration {
   });
 }
 
-/** 6 built-ins + 14 connectors = 20 tools. */
+/** The built-ins + 14 connectors. */
 const registry = createToolRegistry({ extra: TOPICS.map(fakeTool) });
+const TOOL_COUNT = BUILTIN_TOOLS.length + TOPICS.length;
+/** The runtime's own react.* tools: always offered, on top, in registry order. */
+const REACT_IDS = registry.ids().filter(isPinnedTool);
 const scripted = (answer: string): ModelProvider =>
   createScriptedProvider(ScriptSpecSchema.parse({ rounds: [answer], chunkSize: 64 }));
 
-test('the registry under test has 20 tools and a compact catalogue (≤80 chars per tool, no schemas)', () => {
-  assert.equal(registry.ids().length, 20);
+test('the registry under test has every built-in and connector and a compact catalogue (≤80 chars per tool, no schemas)', () => {
+  assert.equal(registry.ids().length, TOOL_COUNT);
   const cat = toolCatalogue(registry);
   const lines = cat.split('\n');
-  assert.equal(lines.length, 20);
+  assert.equal(lines.length, TOOL_COUNT);
   for (const l of lines) assert.ok(l.length <= CATALOGUE_LINE_CHARS, l);
   assert.ok(!cat.includes('"type"'), 'no JSON schema in the catalogue');
   assert.match(
@@ -68,7 +71,7 @@ test('scripted model answering the structured call: picks are kept in registry o
   );
   assert.equal(sel.level, 2, 'the scripted model has no native tool calls: level 1 fails, JSON mode parses');
   assert.equal(sel.fallback, undefined);
-  assert.deepEqual(sel.toolIds, ['web_search', 'hub.weather', 'hub.calendar']);
+  assert.deepEqual(sel.toolIds, [...REACT_IDS, 'web_search', 'hub.weather', 'hub.calendar']);
   assert.ok(sel.usage.inputTokens > 0);
 });
 
@@ -89,8 +92,7 @@ test('at most 6 tools are kept; unknown names are ignored and reported; pinned t
   });
   assert.deepEqual(sel.ignored, ['nope']);
   assert.deepEqual(sel.toolIds, [
-    'react.read',
-    'react.write',
+    ...REACT_IDS,
     'hub.news',
     'hub.jira',
     'hub.github',
@@ -107,12 +109,12 @@ test('at most 6 tools are kept; unknown names are ignored and reported; pinned t
 test('fallbacks: garbage, only unknown names, provider error → every tool, with the reason', async () => {
   const garbage = await selectTools(scripted('I would use the weather one.'), registry, 'weather?');
   assert.equal(garbage.fallback, 'structured_call_failed');
-  assert.equal(garbage.toolIds.length, 20);
+  assert.equal(garbage.toolIds.length, TOOL_COUNT);
   assert.match(garbage.reason!, /failed at every level/);
 
   const unknown = await selectTools(scripted('{"tools": ["teleport"]}'), registry, 'beam me up');
   assert.equal(unknown.fallback, 'no_valid_tools');
-  assert.equal(unknown.toolIds.length, 20);
+  assert.equal(unknown.toolIds.length, TOOL_COUNT);
 
   const failing: ModelProvider = {
     id: 'down',
@@ -123,7 +125,7 @@ test('fallbacks: garbage, only unknown names, provider error → every tool, wit
   const down = await selectTools(failing, registry, 'anything');
   assert.equal(down.fallback, 'provider_error');
   assert.match(down.reason!, /overloaded/);
-  assert.equal(down.toolIds.length, 20);
+  assert.equal(down.toolIds.length, TOOL_COUNT);
 });
 
 test('cancellation is not swallowed', async () => {
@@ -177,7 +179,7 @@ test('Anthropic emulator: native tool forcing picks at level 1 from the catalogu
   const provider = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'k', model: 'claude-test' });
   const sel = await selectTools(provider, registry, 'How did ACME stock react to the news?');
   assert.equal(sel.level, 1);
-  assert.deepEqual(sel.toolIds, ['hub.stocks', 'hub.news']);
+  assert.deepEqual(sel.toolIds, [...REACT_IDS, 'hub.stocks', 'hub.news']);
   assert.equal(emu.requests.length, 1);
   const body = emu.requests[0]!.body as {
     tool_choice: unknown;

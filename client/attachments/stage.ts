@@ -1,0 +1,59 @@
+/**
+ * A turn's attachments from upload to refs: the request is validated, every file preflighted
+ * (client/attachments/preflight.ts), and only then are the files staged in Postgres in one
+ * transaction. Any failure is a DreactError (`bad_input` naming the file and the rule) and
+ * nothing is written.
+ */
+import type { Pool } from 'pg';
+import { AttachmentRejected, type AttachmentLimits } from '../../core/attachments/policy';
+import { StartTurnRequestSchema, type AttachmentRef, type TurnOptionsInput } from '../../core/turn/contracts';
+import { stageUploads, uploadKey } from '../../store/upload-store';
+import { DreactError } from '../api';
+import { preflightAttachments, type AttachmentUpload } from './preflight';
+
+export async function stageTurnAttachments(
+  db: Pool,
+  request: { conversationId: string; prompt: string; messageId: string; options?: TurnOptionsInput },
+  uploads: readonly AttachmentUpload[],
+  limits: Partial<AttachmentLimits> = {},
+): Promise<AttachmentRef[]> {
+  if (uploads.length === 0) return [];
+  const parsed = StartTurnRequestSchema.safeParse(request);
+  if (!parsed.success) {
+    throw new DreactError(
+      parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; '),
+      'bad_input',
+    );
+  }
+  let prepared;
+  try {
+    prepared = await preflightAttachments(uploads, limits);
+  } catch (err) {
+    if (err instanceof AttachmentRejected) throw new DreactError(err.message, 'bad_input');
+    throw err;
+  }
+  await stageUploads(
+    db,
+    request.conversationId,
+    request.messageId,
+    prepared.map((p) => ({
+      name: p.name,
+      mime: p.mime,
+      bytes: p.bytes,
+      payload: {
+        kind: p.kind,
+        name: p.name,
+        ...(p.text !== undefined ? { text: p.text } : {}),
+        ...(p.pages !== undefined ? { pages: p.pages } : {}),
+      },
+    })),
+  );
+  return prepared.map((p) => ({
+    name: p.name,
+    mime: p.mime,
+    kind: p.kind,
+    sizeBytes: p.bytes.length,
+    sha256: p.sha256,
+    uploadKey: uploadKey(request.messageId, p.name),
+  }));
+}

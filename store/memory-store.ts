@@ -1,0 +1,171 @@
+/**
+ * react.memsearch's index in Postgres: idempotent upserts of a turn's entries (one statement),
+ * lexical search (websearch_to_tsquery on both analysers, any term matches, ranked by
+ * ts_rank_cd with all-terms matches ranked higher), semantic search by exact cosine scan over
+ * unit-length embeddings, and listing by time. Every query is bound to one conversation.
+ */
+import type { Queryable } from './db';
+import type { MemoryEntry, MemoryTarget } from '../core/memory/entries';
+
+export interface MemoryFilter {
+  targets?: readonly MemoryTarget[];
+  fromTurn?: number;
+  toTurn?: number;
+  after?: string;
+  before?: string;
+}
+
+export interface MemoryHit {
+  key: string;
+  turnId: string;
+  turnIndex: number;
+  target: MemoryTarget;
+  path: string;
+  ts: string;
+  text: string;
+  /** ts_rank_cd (lexical) or cosine similarity (semantic); 0 for time listings. */
+  raw: number;
+}
+
+/** One conversation's index, as a tool sees it (store/tool-store.ts binds it). */
+export interface MemoryIndex {
+  lexical(query: string, filter: MemoryFilter, limit: number): Promise<MemoryHit[]>;
+  semantic(vector: readonly number[], model: string, filter: MemoryFilter, limit: number): Promise<MemoryHit[]>;
+  byTime(order: 'oldest' | 'newest', filter: MemoryFilter, limit: number): Promise<MemoryHit[]>;
+}
+
+/** Upserts entries (and their embeddings, unit length, when given) in one statement. */
+export async function upsertMemoryEntries(
+  db: Queryable,
+  conversationId: string,
+  entries: readonly MemoryEntry[],
+  embeddings?: { model: string; vectors: ReadonlyArray<readonly number[]> },
+): Promise<number> {
+  if (entries.length === 0) return 0;
+  if (embeddings && embeddings.vectors.length !== entries.length)
+    throw new Error(`upsertMemoryEntries: ${embeddings.vectors.length} vectors for ${entries.length} entries`);
+  const res = await db.query(
+    `INSERT INTO memory_entries (conversation_id, entry_key, turn_id, turn_index, target, path, ts, text, anchors, embedding, embedding_model)
+     SELECT $1, e.key, e.turn_id, e.turn_index, e.target, e.path, e.ts, e.text, e.anchors,
+            CASE WHEN e.embedding IS NULL THEN NULL ELSE e.embedding::real[] END, $11
+       FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[])
+            AS e(key, turn_id, turn_index, target, path, ts, text, anchors, embedding)
+     ON CONFLICT (conversation_id, entry_key) DO UPDATE SET
+       text = EXCLUDED.text, anchors = EXCLUDED.anchors, path = EXCLUDED.path, target = EXCLUDED.target, ts = EXCLUDED.ts,
+       embedding = COALESCE(EXCLUDED.embedding, memory_entries.embedding),
+       embedding_model = COALESCE(EXCLUDED.embedding_model, memory_entries.embedding_model)`,
+    [
+      conversationId,
+      entries.map((e) => e.key),
+      entries.map((e) => e.turnId),
+      entries.map((e) => e.turnIndex),
+      entries.map((e) => e.target),
+      entries.map((e) => e.path),
+      entries.map((e) => e.ts),
+      entries.map((e) => e.text),
+      entries.map((e) => e.anchors),
+      entries.map((_, i) => (embeddings ? `{${embeddings.vectors[i]!.join(',')}}` : null)),
+      embeddings?.model ?? null,
+    ],
+  );
+  return res.rowCount ?? 0;
+}
+
+const COLUMNS = 'entry_key, turn_id, turn_index, target, path, ts, text';
+
+/** WHERE clauses for a filter; parameters start at `$first`. */
+function where(filter: MemoryFilter, first: number): { sql: string; params: unknown[] } {
+  const params: unknown[] = [
+    filter.targets?.length ? [...filter.targets] : null,
+    filter.fromTurn ?? null,
+    filter.toTurn ?? null,
+    filter.after ?? null,
+    filter.before ?? null,
+  ];
+  const p = (i: number) => `$${first + i}`;
+  return {
+    sql:
+      ` AND (${p(0)}::text[] IS NULL OR target = ANY(${p(0)}::text[]))` +
+      ` AND (${p(1)}::int IS NULL OR turn_index >= ${p(1)}::int) AND (${p(2)}::int IS NULL OR turn_index <= ${p(2)}::int)` +
+      ` AND (${p(3)}::timestamptz IS NULL OR ts >= ${p(3)}::timestamptz) AND (${p(4)}::timestamptz IS NULL OR ts < ${p(4)}::timestamptz)`,
+    params,
+  };
+}
+
+function hit(r: Record<string, unknown>, raw: unknown): MemoryHit {
+  return {
+    key: r.entry_key as string,
+    turnId: r.turn_id as string,
+    turnIndex: r.turn_index as number,
+    target: r.target as MemoryTarget,
+    path: r.path as string,
+    ts: (r.ts as Date).toISOString(),
+    text: r.text as string,
+    raw: Number(raw ?? 0),
+  };
+}
+
+/** Entries matching any query term on either analyser, best first. */
+export async function lexicalMemorySearch(
+  db: Queryable,
+  conversationId: string,
+  query: string,
+  filter: MemoryFilter,
+  limit: number,
+): Promise<MemoryHit[]> {
+  const w = where(filter, 4);
+  const res = await db.query(
+    `WITH q AS (
+       SELECT websearch_to_tsquery('simple', $2) || websearch_to_tsquery('english', $2) AS strict
+     ), l AS (
+       SELECT strict, replace(strict::text, ' & ', ' | ')::tsquery AS loose FROM q
+     )
+     SELECT ${COLUMNS}, ts_rank_cd(tsv, l.loose, 32) + ts_rank_cd(tsv, l.strict, 32) AS rank
+       FROM memory_entries, l
+      WHERE conversation_id = $1 AND numnode(l.loose) > 0 AND tsv @@ l.loose ${w.sql}
+      ORDER BY rank DESC, ts DESC
+      LIMIT $3`,
+    [conversationId, query, limit, ...w.params],
+  );
+  return res.rows.map((r) => hit(r, r.rank));
+}
+
+/** Entries by cosine similarity to a unit-length query vector (exact scan), best first. */
+export async function semanticMemorySearch(
+  db: Queryable,
+  conversationId: string,
+  vector: readonly number[],
+  model: string,
+  filter: MemoryFilter,
+  limit: number,
+): Promise<MemoryHit[]> {
+  const w = where(filter, 5);
+  const res = await db.query(
+    `SELECT ${COLUMNS}, s.sim
+       FROM memory_entries,
+            LATERAL (SELECT sum(a * b) AS sim FROM unnest(embedding, $2::real[]) AS t(a, b)) s
+      WHERE conversation_id = $1 AND embedding IS NOT NULL AND embedding_model = $4 ${w.sql}
+      ORDER BY s.sim DESC, ts DESC
+      LIMIT $3`,
+    [conversationId, `{${vector.join(',')}}`, limit, model, ...w.params],
+  );
+  return res.rows.map((r) => hit(r, r.sim));
+}
+
+/** Entries in time order (oldest or newest first), for ordinal and time-only queries. */
+export async function memoryByTime(
+  db: Queryable,
+  conversationId: string,
+  order: 'oldest' | 'newest',
+  filter: MemoryFilter,
+  limit: number,
+): Promise<MemoryHit[]> {
+  const w = where(filter, 3);
+  const dir = order === 'oldest' ? 'ASC' : 'DESC';
+  const res = await db.query(
+    `SELECT ${COLUMNS} FROM memory_entries WHERE conversation_id = $1 ${w.sql}
+      ORDER BY turn_index ${dir}, ts ${dir}, entry_key LIMIT $2`,
+    [conversationId, limit, ...w.params],
+  );
+  return res.rows.map((r) => hit(r, 0));
+}
