@@ -30,7 +30,13 @@ export interface MemoryHit {
 /** One conversation's index, as a tool sees it (store/tool-store.ts binds it). */
 export interface MemoryIndex {
   lexical(query: string, filter: MemoryFilter, limit: number): Promise<MemoryHit[]>;
-  semantic(vector: readonly number[], model: string, filter: MemoryFilter, limit: number): Promise<MemoryHit[]>;
+  semantic(
+    vector: readonly number[],
+    model: string,
+    filter: MemoryFilter,
+    limit: number,
+    minSimilarity?: number,
+  ): Promise<MemoryHit[]>;
   byTime(order: 'oldest' | 'newest', filter: MemoryFilter, limit: number): Promise<MemoryHit[]>;
 }
 
@@ -130,7 +136,10 @@ export async function lexicalMemorySearch(
   return res.rows.map((r) => hit(r, r.rank));
 }
 
-/** Entries by cosine similarity to a unit-length query vector (exact scan), best first. */
+/**
+ * Entries by cosine similarity to a unit-length query vector (exact scan), best first; entries
+ * below `minSimilarity` are not candidates (unrelated text must not enter the fusion on rank alone).
+ */
 export async function semanticMemorySearch(
   db: Queryable,
   conversationId: string,
@@ -138,16 +147,20 @@ export async function semanticMemorySearch(
   model: string,
   filter: MemoryFilter,
   limit: number,
+  minSimilarity = 0,
 ): Promise<MemoryHit[]> {
-  const w = where(filter, 5);
+  const w = where(filter, 6);
   const res = await db.query(
-    `SELECT ${COLUMNS}, s.sim
-       FROM memory_entries,
-            LATERAL (SELECT sum(a * b) AS sim FROM unnest(embedding, $2::real[]) AS t(a, b)) s
-      WHERE conversation_id = $1 AND embedding IS NOT NULL AND embedding_model = $4 ${w.sql}
-      ORDER BY s.sim DESC, ts DESC
+    `SELECT * FROM (
+       SELECT ${COLUMNS}, s.sim
+         FROM memory_entries,
+              LATERAL (SELECT sum(a * b) AS sim FROM unnest(embedding, $2::real[]) AS t(a, b)) s
+        WHERE conversation_id = $1 AND embedding IS NOT NULL AND embedding_model = $4 ${w.sql}
+     ) c
+      WHERE c.sim > $5
+      ORDER BY c.sim DESC, c.ts DESC
       LIMIT $3`,
-    [conversationId, `{${vector.join(',')}}`, limit, model, ...w.params],
+    [conversationId, `{${vector.join(',')}}`, limit, model, minSimilarity, ...w.params],
   );
   return res.rows.map((r) => hit(r, r.sim));
 }

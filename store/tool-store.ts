@@ -92,8 +92,8 @@ export function pgToolStore(db: Pool, conversationId: string): ToolStore {
     mergeSources: (rows, text, turnId) => mergeToolSources(db, conversationId, rows, text, { turnId }),
     memory: {
       lexical: (query, filter, limit) => lexicalMemorySearch(db, conversationId, query, filter, limit),
-      semantic: (vector, model, filter, limit) =>
-        semanticMemorySearch(db, conversationId, vector, model, filter, limit),
+      semantic: (vector, model, filter, limit, minSimilarity) =>
+        semanticMemorySearch(db, conversationId, vector, model, filter, limit, minSimilarity),
       byTime: (order, filter, limit) => memoryByTime(db, conversationId, order, filter, limit),
     },
     recordExecUsage: (row) => recordExecUsage(db, { ...row, conversationId }),

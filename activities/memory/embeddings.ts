@@ -3,13 +3,16 @@
  * OpenAI-compatible embeddings API (`POST {base}/embeddings` with `{model, input: [...]}`,
  * answering `{data: [{index, embedding}]}`) — OpenAI, Voyage-style gateways, vLLM, Ollama,
  * llama.cpp all serve it. Configured by DREACT_EMBEDDINGS_URL / _MODEL / _API_KEY; without a URL
- * semantic search is off and memsearch is lexical only. Vectors are normalised to unit length.
+ * semantic search is off and memsearch is lexical only. Vectors are normalised to unit length;
+ * DREACT_EMBEDDINGS_MIN_SIMILARITY sets the model's similarity floor for semantic candidates.
  */
 import { z } from 'zod';
 
 export interface EmbeddingProvider {
   /** Model id stored with each vector (vectors of another model are never compared). */
   readonly model: string;
+  /** Cosine similarity below which an entry is not a semantic candidate (model-specific; default 0.2). */
+  readonly minSimilarity?: number;
   embed(texts: readonly string[], signal?: AbortSignal): Promise<number[][]>;
 }
 
@@ -37,16 +40,21 @@ export interface HttpEmbeddingOptions {
   baseURL: string;
   model: string;
   apiKey?: string;
+  /** Similarity floor for semantic candidates (default 0.2). */
+  minSimilarity?: number;
   /** Inputs per request (default 64). */
   batchSize?: number;
   timeoutMs?: number;
 }
+
+export const DEFAULT_MIN_SIMILARITY = 0.2;
 
 export function createHttpEmbeddingProvider(opts: HttpEmbeddingOptions): EmbeddingProvider {
   const url = `${opts.baseURL.replace(/\/+$/, '')}/embeddings`;
   const batch = opts.batchSize ?? 64;
   return {
     model: opts.model,
+    minSimilarity: opts.minSimilarity ?? DEFAULT_MIN_SIMILARITY,
     async embed(texts, signal) {
       const out: number[][] = [];
       for (let i = 0; i < texts.length; i += batch) {
@@ -89,9 +97,14 @@ export function embeddingProviderFromEnv(env: NodeJS.ProcessEnv = process.env): 
   const model = env.DREACT_EMBEDDINGS_MODEL?.trim();
   if (!model)
     throw new Error('DREACT_EMBEDDINGS_URL is set but DREACT_EMBEDDINGS_MODEL is not: name the embedding model');
+  const floor = env.DREACT_EMBEDDINGS_MIN_SIMILARITY?.trim();
+  const minSimilarity = floor ? Number(floor) : undefined;
+  if (minSimilarity !== undefined && !(minSimilarity >= -1 && minSimilarity < 1))
+    throw new Error(`DREACT_EMBEDDINGS_MIN_SIMILARITY must be a number in [-1, 1), not ${JSON.stringify(floor)}`);
   return createHttpEmbeddingProvider({
     baseURL,
     model,
     ...(env.DREACT_EMBEDDINGS_API_KEY ? { apiKey: env.DREACT_EMBEDDINGS_API_KEY } : {}),
+    ...(minSimilarity !== undefined ? { minSimilarity } : {}),
   });
 }

@@ -1,9 +1,10 @@
 /**
  * react.memsearch over one conversation's index: ordinal and time phrases become filters, the
  * rest of the query goes to lexical search (always) and semantic search (when an embedding
- * provider is configured), fused by RRF with a recency lift; time-only queries list by time.
+ * provider is configured), fused by RRF with a recency lift (lexical alone: its ts_rank_cd score
+ * with the same lift); time-only queries list by time.
  */
-import { fuse, snippet, timeIntent } from '../../core/memory/rank';
+import { fuse, liftByRecency, snippet, timeIntent } from '../../core/memory/rank';
 import type { MemoryTarget } from '../../core/memory/entries';
 import type { MemoryFilter, MemoryHit, MemoryIndex } from '../../store/memory-store';
 import { EmbeddingError, type EmbeddingProvider } from './embeddings';
@@ -98,7 +99,7 @@ export async function memsearch(
   if (embedder) {
     try {
       const [vector] = await embedder.embed([intent.rest], signal);
-      semantic = await index.semantic(vector!, embedder.model, filter, CANDIDATES);
+      semantic = await index.semantic(vector!, embedder.model, filter, CANDIDATES, embedder.minSimilarity);
     } catch (err) {
       // The embeddings service being down degrades the search to lexical, and says so.
       if (!(err instanceof EmbeddingError)) throw err;
@@ -107,7 +108,7 @@ export async function memsearch(
   }
   const lexKeys = new Set(lexical.map((h) => h.key));
   const semKeys = new Set(semantic.map((h) => h.key));
-  let fused = fuse([lexical, semantic], now);
+  let fused = embedder && semanticError === undefined ? fuse([lexical, semantic], now) : liftByRecency(lexical, now);
   if (order)
     fused = [...fused].sort(
       (a, b) => (order === 'oldest' ? 1 : -1) * (a.turnIndex - b.turnIndex || Date.parse(a.ts) - Date.parse(b.ts)),

@@ -10,6 +10,7 @@
  * it with `synthesized: false` — and the activity still succeeds. Only a cancellation is rethrown.
  */
 import { CancelledFailure } from '@temporalio/activity';
+import { workerShutdownFailure } from '../cancellation';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { ZERO_USAGE, type Usage } from '../../core/model/provider';
 import { SUPERSEDED_REASON, SYNTHESIS_SYSTEM_PROMPT, synthesisMessages } from '../../core/turn/synthesis';
@@ -99,7 +100,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
         await publisher.close();
-        throw new CancelledFailure('synthesizeAnswer cancelled');
+        throw workerShutdownFailure('synthesizeAnswer') ?? new CancelledFailure('synthesizeAnswer cancelled');
       }
       const reason = err instanceof Error ? err.message : String(err);
       activityLog().warn(

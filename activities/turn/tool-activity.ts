@@ -19,6 +19,7 @@
  * own activity is a declaration plus an implementation (`toolActivities` registers it).
  */
 import { Context, CancelledFailure } from '@temporalio/activity';
+import { workerShutdownFailure } from '../cancellation';
 import type { Pool } from 'pg';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { preview, type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
@@ -68,7 +69,8 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     } catch (err) {
       // Thrown: Temporal retries (or, when non-retryable / out of attempts, the workflow records it).
       await publisher.close();
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`tool ${toolId} cancelled by steer`);
+      if (ctx.cancellationSignal.aborted)
+        throw workerShutdownFailure(`tool ${toolId}`) ?? new CancelledFailure(`tool ${toolId} cancelled by steer`);
       throw err;
     }
     const sourceRows = observation.meta?.source_rows;
@@ -114,7 +116,11 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
         beat.current,
       );
     } catch (err) {
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure(`tool ${toolId} launch cancelled by steer`);
+      if (ctx.cancellationSignal.aborted)
+        throw (
+          workerShutdownFailure(`tool ${toolId} launch`) ??
+          new CancelledFailure(`tool ${toolId} launch cancelled by steer`)
+        );
       throw err;
     } finally {
       await publisher.close();

@@ -39,6 +39,19 @@ export function fuse<T extends Ranked>(lists: ReadonlyArray<readonly T[]>, now: 
     .sort((a, b) => b.score - a.score || Date.parse(b.ts) - Date.parse(a.ts) || a.key.localeCompare(b.key));
 }
 
+/**
+ * One list alone (lexical search without semantic): its own scores (ts_rank_cd) lifted by
+ * recency — rank fusion of a single list would throw away how much better a full match is.
+ */
+export function liftByRecency<T extends Ranked & { raw: number }>(
+  list: readonly T[],
+  now: Date,
+): Array<T & { score: number }> {
+  return list
+    .map((item) => ({ ...item, score: item.raw * (1 + RECENCY_WEIGHT * recency(item.ts, now)) }))
+    .sort((a, b) => b.score - a.score || Date.parse(b.ts) - Date.parse(a.ts) || a.key.localeCompare(b.key));
+}
+
 export interface TimeIntent {
   /** Turn index bounds (inclusive). */
   fromTurn?: number;
@@ -59,6 +72,9 @@ const WORDS: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, five:
 function startOfDay(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
 }
+
+const FILLER =
+  /\b(what|which|when|did|do|does|done|i|we|you|us|me|say|said|tell|told|ask|asked|talk|talked|discuss|discussed|mention|mentioned|in|the|a|an|my|our|your|message|messages|conversation|chat|about|was|were|is|on|from|of|there|anything)\b/g;
 
 /** Reads ordinal and time phrases out of a query. */
 export function timeIntent(query: string, now: Date): TimeIntent {
@@ -103,11 +119,14 @@ export function timeIntent(query: string, now: Date): TimeIntent {
     intent.after = new Date(now.getTime() - (m[1] === 'week' ? 7 : 30) * DAY_MS).toISOString();
   });
   const cleaned = rest
-    .replace(/\b(what|did|i|we|you|say|said|ask|asked|in|the|my|message|about|was|on|from)\b/g, ' ')
     .replace(/[?!.,]/g, ' ')
+    .replace(FILLER, ' ')
+    .replace(/\s+/g, ' ')
     .trim();
   const found = Object.keys(intent).length > 0;
-  return { ...intent, onlyTime: found && cleaned === '', rest: found ? rest.trim().replace(/\s+/g, ' ') : query };
+  // With a time or ordinal phrase, what remains of the question ("what did we talk about") is
+  // filler: the text search gets only the words that carry meaning.
+  return { ...intent, onlyTime: found && cleaned === '', rest: found ? cleaned : query };
 }
 
 /** A snippet around the first query term found (or the start), whole words, about `max` chars. */

@@ -171,6 +171,11 @@ for (const grace of [true, false]) {
     else {
       assert.equal(decide.identity, `second-${conv}`, 'round 1 was retried on the next worker');
       assert.ok(decide.attempt >= 2);
+      const blocks = await loadBlocks(stack.db.pool, conv);
+      assert.ok(
+        !blocks.some((b) => b.id.includes('/interrupted.')),
+        'a worker shutdown is not recorded as a steer interruption',
+      );
     }
   });
 }

@@ -7,6 +7,7 @@ import { CancelledFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { ProviderError } from '../../../core/model/provider';
 import { toActivityFailure } from '../../providers/errors';
+import { workerShutdownFailure } from '../../cancellation';
 import { estimateCost } from '../../../core/model/pricing';
 import type { PruneResult } from '../../../core/timeline/prune';
 import type { UserEvent } from '../../../core/turn/contracts';
@@ -142,8 +143,14 @@ export async function roundFailure(
   publisher: StreamPublisher,
   budget?: BudgetCheck,
 ): Promise<unknown> {
-  if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted'))
+  if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) {
+    const shutdown = signal.aborted ? workerShutdownFailure(`decision round ${at.round}`) : undefined;
+    if (shutdown) {
+      await publisher.close();
+      return shutdown;
+    }
     return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
+  }
   await publisher
     .close()
     .catch((e: Error) =>

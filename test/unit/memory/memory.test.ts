@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { anchorsOf, chunkText, memoryEntries } from '../../../core/memory/entries';
-import { fuse, recency, snippet, timeIntent } from '../../../core/memory/rank';
+import { fuse, liftByRecency, recency, snippet, timeIntent } from '../../../core/memory/rank';
 import { makeBlock } from '../../../core/timeline/block';
 
 const TS = '2026-03-10T12:00:00.000Z';
@@ -115,8 +115,11 @@ test('time intent: first / last / turn N / yesterday / N days ago / last week; t
   const y = timeIntent('the schema from yesterday', NOW);
   assert.deepEqual(
     [y.after, y.before, y.onlyTime, y.rest],
-    ['2026-03-09T00:00:00.000Z', '2026-03-10T00:00:00.000Z', false, 'the schema from'],
+    ['2026-03-09T00:00:00.000Z', '2026-03-10T00:00:00.000Z', false, 'schema'],
   );
+  // What remains of a question around a time phrase is filler: the turn list of that day.
+  const chat = timeIntent('What did we talk about yesterday?', NOW);
+  assert.deepEqual([chat.onlyTime, chat.rest], [true, '']);
   const ago = timeIntent('pricing 3 days ago', NOW);
   assert.deepEqual([ago.after, ago.before], ['2026-03-07T00:00:00.000Z', '2026-03-08T00:00:00.000Z']);
   assert.equal(timeIntent('database schema last week', NOW).after, '2026-03-03T12:00:00.000Z');
@@ -130,4 +133,16 @@ test('snippets centre on the first query term and mark cuts', () => {
   assert.ok(s.startsWith('…') && s.endsWith('…'));
   assert.match(s, /breakpoint/);
   assert.equal(snippet('short text', 'x'), 'short text');
+});
+
+test('lexical alone keeps its scores: a full match a month old beats a partial match from today', () => {
+  const old = { key: 'a', ts: '2026-02-08T12:00:00.000Z', raw: 0.6 };
+  const fresh = { key: 'b', ts: TS, raw: 0.3 };
+  assert.deepEqual(
+    liftByRecency([fresh, old], NOW).map((h) => h.key),
+    ['a', 'b'],
+  );
+  const close = { key: 'c', ts: TS, raw: 0.55 };
+  assert.equal(liftByRecency([old, close], NOW)[0]!.key, 'c', 'within 25 %, the newer one wins');
+  assert.equal(liftByRecency([fresh], NOW)[0]!.score, 0.3 * 1.25);
 });
