@@ -20,6 +20,7 @@ const BENCHES: Record<string, () => Bench> = {
   load: () => (require('./load') as typeof import('./load')).benchLoad,
   storage: () => (require('./storage') as typeof import('./storage')).benchStorage,
   'exec-fargate': () => (require('./exec-fargate') as typeof import('./exec-fargate')).benchExecFargate,
+  memsearch: () => (require('./memsearch') as typeof import('./memsearch')).benchMemsearch,
 };
 
 async function main(): Promise<void> {

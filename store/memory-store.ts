@@ -1,8 +1,8 @@
 /**
  * react.memsearch's index in Postgres: idempotent upserts of a turn's entries (one statement),
  * lexical search (websearch_to_tsquery on both analysers, any term matches, ranked by
- * ts_rank_cd with all-terms matches ranked higher), semantic search by exact cosine scan over
- * unit-length embeddings, and listing by time. Every query is bound to one conversation.
+ * ts_rank_cd with all-terms matches ranked higher) and listing by time; semantic search is
+ * store/memory-vectors.ts. Every query is bound to one conversation.
  */
 import type { Queryable } from './db';
 import type { MemoryEntry, MemoryTarget } from '../core/memory/entries';
@@ -40,6 +40,13 @@ export interface MemoryIndex {
   byTime(order: 'oldest' | 'newest', filter: MemoryFilter, limit: number): Promise<MemoryHit[]>;
 }
 
+/** A vector as stored: float32, little-endian. */
+export function vectorBytes(v: readonly number[]): Buffer {
+  const out = Buffer.allocUnsafe(v.length * 4);
+  v.forEach((x, i) => out.writeFloatLE(x, i * 4));
+  return out;
+}
+
 /** Upserts entries (and their embeddings, unit length, when given) in one statement. */
 export async function upsertMemoryEntries(
   db: Queryable,
@@ -53,13 +60,14 @@ export async function upsertMemoryEntries(
   const res = await db.query(
     `INSERT INTO memory_entries (conversation_id, entry_key, turn_id, turn_index, target, path, ts, text, anchors, embedding, embedding_model)
      SELECT $1, e.key, e.turn_id, e.turn_index, e.target, e.path, e.ts, e.text, e.anchors,
-            CASE WHEN e.embedding IS NULL THEN NULL ELSE e.embedding::real[] END, $11
-       FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::text[])
+            e.embedding, $11
+       FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::text[], $10::bytea[])
             AS e(key, turn_id, turn_index, target, path, ts, text, anchors, embedding)
      ON CONFLICT (conversation_id, entry_key) DO UPDATE SET
        text = EXCLUDED.text, anchors = EXCLUDED.anchors, path = EXCLUDED.path, target = EXCLUDED.target, ts = EXCLUDED.ts,
        embedding = COALESCE(EXCLUDED.embedding, memory_entries.embedding),
-       embedding_model = COALESCE(EXCLUDED.embedding_model, memory_entries.embedding_model)`,
+       embedding_model = COALESCE(EXCLUDED.embedding_model, memory_entries.embedding_model),
+       revision = nextval('memory_entries_revision')`,
     [
       conversationId,
       entries.map((e) => e.key),
@@ -70,14 +78,14 @@ export async function upsertMemoryEntries(
       entries.map((e) => e.ts),
       entries.map((e) => e.text),
       entries.map((e) => e.anchors),
-      entries.map((_, i) => (embeddings ? `{${embeddings.vectors[i]!.join(',')}}` : null)),
+      entries.map((_, i) => (embeddings ? vectorBytes(embeddings.vectors[i]!) : null)),
       embeddings?.model ?? null,
     ],
   );
   return res.rowCount ?? 0;
 }
 
-const COLUMNS = 'entry_key, turn_id, turn_index, target, path, ts, text';
+export const COLUMNS = 'entry_key, turn_id, turn_index, target, path, ts, text';
 
 /** WHERE clauses for a filter; parameters start at `$first`. */
 function where(filter: MemoryFilter, first: number): { sql: string; params: unknown[] } {
@@ -98,7 +106,7 @@ function where(filter: MemoryFilter, first: number): { sql: string; params: unkn
   };
 }
 
-function hit(r: Record<string, unknown>, raw: unknown): MemoryHit {
+export function hit(r: Record<string, unknown>, raw: unknown): MemoryHit {
   return {
     key: r.entry_key as string,
     turnId: r.turn_id as string,
@@ -134,35 +142,6 @@ export async function lexicalMemorySearch(
     [conversationId, query, limit, ...w.params],
   );
   return res.rows.map((r) => hit(r, r.rank));
-}
-
-/**
- * Entries by cosine similarity to a unit-length query vector (exact scan), best first; entries
- * below `minSimilarity` are not candidates (unrelated text must not enter the fusion on rank alone).
- */
-export async function semanticMemorySearch(
-  db: Queryable,
-  conversationId: string,
-  vector: readonly number[],
-  model: string,
-  filter: MemoryFilter,
-  limit: number,
-  minSimilarity = 0,
-): Promise<MemoryHit[]> {
-  const w = where(filter, 6);
-  const res = await db.query(
-    `SELECT * FROM (
-       SELECT ${COLUMNS}, s.sim
-         FROM memory_entries,
-              LATERAL (SELECT sum(a * b) AS sim FROM unnest(embedding, $2::real[]) AS t(a, b)) s
-        WHERE conversation_id = $1 AND embedding IS NOT NULL AND embedding_model = $4 ${w.sql}
-     ) c
-      WHERE c.sim > $5
-      ORDER BY c.sim DESC, c.ts DESC
-      LIMIT $3`,
-    [conversationId, `{${vector.join(',')}}`, limit, model, minSimilarity, ...w.params],
-  );
-  return res.rows.map((r) => hit(r, r.sim));
 }
 
 /** Entries in time order (oldest or newest first), for ordinal and time-only queries. */

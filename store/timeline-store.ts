@@ -52,6 +52,20 @@ export async function loadBlocks(db: Queryable, conversationId: string): Promise
   );
 }
 
+/** Loads one turn's blocks in append order, with overlays applied (what a turn's indexing reads). */
+export async function loadTurnBlocks(db: Queryable, conversationId: string, turnId: string): Promise<Block[]> {
+  return withOverlays(
+    await db.query<OverlaidRow>(
+      `SELECT b.block, o.hidden, o.replacement_text
+         FROM timeline_blocks b
+         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
+        WHERE b.conversation_id = $1 AND b.turn_id = $2
+        ORDER BY b.seq`,
+      [conversationId, turnId],
+    ),
+  );
+}
+
 /**
  * Loads only what the model can see: from the last `conv.range.summary` on, or from the first
  * block it kept when that comes earlier (core/compaction/view.ts), overlays applied. A round's

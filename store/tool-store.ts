@@ -18,7 +18,8 @@ import {
   type ArtifactRow,
 } from './timeline-store';
 import { type ArtifactListing } from './artifact-store';
-import { lexicalMemorySearch, memoryByTime, semanticMemorySearch, type MemoryIndex } from './memory-store';
+import { lexicalMemorySearch, memoryByTime, type MemoryIndex } from './memory-store';
+import { semanticMemorySearch } from './memory-vectors';
 import { checkoutFiles, pullFiles, type FileCopy } from './workspace-store';
 import { loadSourcesPool, mergeToolSources, type ToolSourcesMerge } from './sources-store';
 import { recordExecUsage, type ExecUsageRow } from './usage-store';

@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { memoryEntries } from '../../core/memory/entries';
 import { upsertMemoryEntries } from '../../store/memory-store';
-import { loadBlocks } from '../../store/timeline-store';
+import { loadTurnBlocks } from '../../store/timeline-store';
 import type { ActivityDeps } from '../deps';
 import { heartbeating } from '../heartbeat';
 import { EmbeddingError } from './embeddings';
@@ -22,7 +22,7 @@ export function makeIndexTurnMemory(deps: ActivityDeps) {
     input: IndexTurnInput,
   ): Promise<{ entries: number; embedded: boolean; embedError?: string }> {
     return heartbeating(async () => {
-      const blocks = await loadBlocks(deps.db.pool, input.conversationId);
+      const blocks = await loadTurnBlocks(deps.db.pool, input.conversationId, input.turnId);
       const entries = memoryEntries(blocks, input.turnId, input.turnIndex);
       const embedder = deps.embeddings;
       let vectors: number[][] | undefined;

@@ -168,7 +168,9 @@ describe('react.memsearch over a 30-turn conversation', () => {
     const index = makeIndexTurnMemory(deps(embedder));
     for (let i = 1; i <= 30; i++) {
       await appendBlocks(db.pool, CONV, turnBlocks(i));
-      const r = await env.run(index, { conversationId: CONV, turnId: `turn_${i}`, turnIndex: i });
+      const r = (await env.run(index, { conversationId: CONV, turnId: `turn_${i}`, turnIndex: i })) as Awaited<
+        ReturnType<typeof index>
+      >;
       assert.equal(r.embedded, true);
     }
     // Turn 21 compacted turns 1–20 out of view (the real compaction batch and commit).

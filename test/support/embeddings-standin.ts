@@ -23,16 +23,16 @@ const SYNONYMS: ReadonlyArray<readonly string[]> = [
 const CONCEPT = new Map(SYNONYMS.flatMap((group) => group.map((w) => [w, group[0]!] as const)));
 const STOP = new Set(['the', 'a', 'an', 'of', 'to', 'and', 'or', 'in', 'on', 'at', 'after', 'is', 'was', 'we', 'i', 'my', 'our', 'it', 'that', 'with', 'for', 'when', 'what', 'about']);
 
-export function standinEmbedding(text: string): number[] {
-  const v = new Array<number>(STANDIN_DIMENSIONS).fill(0);
+export function standinEmbedding(text: string, dimensions = STANDIN_DIMENSIONS): number[] {
+  const v: number[] = new Array<number>(dimensions).fill(0);
   const words = text.toLowerCase().match(/[a-z0-9-]+/g) ?? [];
   for (const w of words) {
     if (STOP.has(w)) continue;
     const concept = CONCEPT.get(w) ?? w;
     const h = createHash('sha256').update(concept).digest();
-    v[h.readUInt16BE(0) % STANDIN_DIMENSIONS]! += 1;
+    v[h.readUInt32BE(0) % dimensions]! += 1;
   }
-  if (v.every((x) => x === 0)) v[0] = 1;
+  if (!v.some((x) => x !== 0)) v[0] = 1;
   return v;
 }
 
@@ -45,7 +45,10 @@ export interface EmbeddingsStandin {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddingsStandin(model = 'standin-bag-of-concepts'): Promise<EmbeddingsStandin> {
+export async function startEmbeddingsStandin(
+  model = 'standin-bag-of-concepts',
+  dimensions = STANDIN_DIMENSIONS,
+): Promise<EmbeddingsStandin> {
   const state = { requests: 0, down: false };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -61,7 +64,7 @@ export async function startEmbeddingsStandin(model = 'standin-bag-of-concepts'):
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; input: string[] };
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: standinEmbedding(text) }));
+      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: standinEmbedding(text, dimensions) }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: body.model, data }));
     });
   });
