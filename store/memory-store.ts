@@ -119,6 +119,26 @@ export function hit(r: Record<string, unknown>, raw: unknown): MemoryHit {
   };
 }
 
+/**
+ * The CTE `l(strict, loose)` of a web-style query (quotes, -exclusions, or) on both analysers:
+ * `strict` needs every term, `loose` any; rank with `ts_rank_cd(tsv, l.loose, 32) +
+ * ts_rank_cd(tsv, l.strict, 32)` so full matches come first. Shared with the knowledge space.
+ */
+export function searchTerms(param: string): string {
+  return `WITH q AS (
+       SELECT websearch_to_tsquery('simple', ${param}) || websearch_to_tsquery('english', ${param}) AS strict
+     ), l AS (
+       SELECT strict, replace(strict::text, ' & ', ' | ')::tsquery AS loose FROM q
+     )`;
+}
+
+/**
+ * Ranked candidates per match kind: the newest entries matching every term and the newest
+ * matching any term (a term found in thousands of entries must not make every query rank them
+ * all; recency favours the newest anyway). Rare terms — file names, error strings — stay exact.
+ */
+export const LEXICAL_CANDIDATES = 500;
+
 /** Entries matching any query term on either analyser, best first. */
 export async function lexicalMemorySearch(
   db: Queryable,
@@ -127,19 +147,22 @@ export async function lexicalMemorySearch(
   filter: MemoryFilter,
   limit: number,
 ): Promise<MemoryHit[]> {
-  const w = where(filter, 4);
+  const w = where(filter, 5);
+  const m = w.sql.replace(/\b(target|turn_index|ts)\b/g, 'm.$1');
   const res = await db.query(
-    `WITH q AS (
-       SELECT websearch_to_tsquery('simple', $2) || websearch_to_tsquery('english', $2) AS strict
-     ), l AS (
-       SELECT strict, replace(strict::text, ' & ', ' | ')::tsquery AS loose FROM q
+    `${searchTerms('$2')}, cand AS (
+       (SELECT m.entry_key FROM memory_entries m, l
+         WHERE m.conversation_id = $1 AND numnode(l.loose) > 0 AND m.tsv @@ l.strict ${m} ORDER BY m.ts DESC LIMIT $4)
+       UNION
+       (SELECT m.entry_key FROM memory_entries m, l
+         WHERE m.conversation_id = $1 AND numnode(l.loose) > 0 AND m.tsv @@ l.loose ${m} ORDER BY m.ts DESC LIMIT $4)
      )
      SELECT ${COLUMNS}, ts_rank_cd(tsv, l.loose, 32) + ts_rank_cd(tsv, l.strict, 32) AS rank
-       FROM memory_entries, l
-      WHERE conversation_id = $1 AND numnode(l.loose) > 0 AND tsv @@ l.loose ${w.sql}
+       FROM memory_entries JOIN cand USING (entry_key), l
+      WHERE conversation_id = $1
       ORDER BY rank DESC, ts DESC
       LIMIT $3`,
-    [conversationId, query, limit, ...w.params],
+    [conversationId, query, limit, LEXICAL_CANDIDATES, ...w.params],
   );
   return res.rows.map((r) => hit(r, r.rank));
 }

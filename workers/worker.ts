@@ -24,6 +24,9 @@ import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
 import { createViewCache } from '../store/view-cache';
 import { embeddingProviderFromEnv, type EmbeddingProvider } from '../activities/memory/embeddings';
+import { libraryConfigFromEnv, openLibrary, type Library } from '../activities/library/library';
+import { reactReadWithSkills, reactSearchKnowledge } from '../core/tools/library-tools';
+import { skillCatalogue } from '../core/library/skills';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -108,8 +111,22 @@ export interface CreateWorkerOptions {
   telemetry?: Telemetry;
   /** Embeddings for react.memsearch (else from DREACT_EMBEDDINGS_URL / _MODEL / _API_KEY; null: lexical only). */
   embeddings?: EmbeddingProvider | null;
+  /**
+   * Skills and knowledge space (else from DREACT_SKILLS_DIR / DREACT_KNOWLEDGE_DIR, opened and
+   * indexed here, before the worker polls; null: none).
+   */
+  library?: Library | null;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
+}
+
+/** The registry's extras and replacements: the knowledge search and the skills catalogue only when configured. */
+function libraryDeclarations(library: Library | undefined, extra: AnyToolDeclaration[]) {
+  const skills = [...(library?.skills.values() ?? [])];
+  return {
+    extra: [...(library?.knowledge ? [reactSearchKnowledge] : []), ...extra],
+    replace: skills.length > 0 ? [reactReadWithSkills(skillCatalogue(skills))] : [],
+  };
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
@@ -117,15 +134,25 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
   const resolveProvider = opts.provider ?? defaultProviderResolver();
   const embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : (opts.embeddings ?? undefined);
+  const library =
+    opts.library === undefined ? await openLibrary(opts.db, libraryConfigFromEnv()) : (opts.library ?? undefined);
   const deps: ActivityDeps = {
     db: opts.db,
     provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
     tools: builtinTools(
       (opts.extraTools ?? []).map((t) => t.impl),
-      embeddings ? { embeddings } : {},
+      {
+        ...(embeddings ? { embeddings } : {}),
+        ...(library ? { library } : {}),
+      },
     ),
     ...(embeddings ? { embeddings } : {}),
-    registry: createToolRegistry({ extra: (opts.extraTools ?? []).map((t) => t.declaration) }),
+    registry: createToolRegistry(
+      libraryDeclarations(
+        library,
+        (opts.extraTools ?? []).map((t) => t.declaration),
+      ),
+    ),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
     contextMaxTokens:

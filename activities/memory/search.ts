@@ -93,19 +93,21 @@ export async function memsearch(
     const rows = await index.byTime(order ?? 'oldest', filter, params.top_k);
     return { results: rows.map((r) => toResult(r, ['time'])), semantic: false, interpreted };
   }
-  const lexical = await index.lexical(intent.rest, filter, CANDIDATES);
-  let semantic: MemoryHit[] = [];
+  // Both halves at once: the lexical query runs in Postgres while the query is embedded and scanned.
   let semanticError: string | undefined;
-  if (embedder) {
+  const semanticHalf = async (): Promise<MemoryHit[]> => {
+    if (!embedder) return [];
     try {
       const [vector] = await embedder.embed([intent.rest], signal);
-      semantic = await index.semantic(vector!, embedder.model, filter, CANDIDATES, embedder.minSimilarity);
+      return await index.semantic(vector!, embedder.model, filter, CANDIDATES, embedder.minSimilarity);
     } catch (err) {
       // The embeddings service being down degrades the search to lexical, and says so.
       if (!(err instanceof EmbeddingError)) throw err;
       semanticError = err.message;
+      return [];
     }
-  }
+  };
+  const [lexical, semantic] = await Promise.all([index.lexical(intent.rest, filter, CANDIDATES), semanticHalf()]);
   const lexKeys = new Set(lexical.map((h) => h.key));
   const semKeys = new Set(semantic.map((h) => h.key));
   let fused = embedder && semanticError === undefined ? fuse([lexical, semantic], now) : liftByRecency(lexical, now);

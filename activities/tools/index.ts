@@ -7,7 +7,9 @@ import { checkParamOrder } from '../../core/decision/validate';
 import { notice, noticeText, type Notice } from '../../core/decision/notice';
 import type { ToolRegistry } from '../../core/tools/registry';
 import type { ToolImpl } from './types';
-import { reactReadImpl } from './react-read';
+import { createReactReadImpl } from './react-read';
+import { createSearchKnowledgeImpl } from './react-search-knowledge';
+import type { Library } from '../library/library';
 import { reactWriteImpl } from './react-write';
 import { reactPlanImpl } from './react-plan';
 import { reactHideImpl } from './react-hide';
@@ -26,12 +28,18 @@ export interface BuiltinToolOptions {
   webSearch?: WebSearchProvider;
   /** Embeddings for react.memsearch's semantic half (absent: lexical only). */
   embeddings?: EmbeddingProvider;
+  /** Skills and knowledge space (sk: / ks: reads, react.search_knowledge) when configured. */
+  library?: Library;
 }
 
-/** Every built-in tool (react.read/write/plan/hide/patch/pull/checkout/rg, web_fetch, web_search) plus `extra`; extras replace built-ins with the same id. */
+/**
+ * Every built-in tool (react.read/write/plan/hide/patch/pull/checkout/rg/memsearch, web_fetch,
+ * web_search; react.search_knowledge with a knowledge space) plus `extra`; extras replace
+ * built-ins with the same id.
+ */
 export function builtinTools(extra: ToolImpl[] = [], opts: BuiltinToolOptions = {}): Map<string, ToolImpl> {
   const all = [
-    reactReadImpl,
+    createReactReadImpl(opts.library),
     reactWriteImpl,
     reactPlanImpl,
     reactHideImpl,
@@ -42,6 +50,7 @@ export function builtinTools(extra: ToolImpl[] = [], opts: BuiltinToolOptions = 
     createMemsearchImpl(opts.embeddings),
     createWebFetchImpl(opts.webFetch),
     createWebSearchImpl(opts.webSearch),
+    ...(opts.library?.knowledge ? [createSearchKnowledgeImpl(opts.library.knowledge)] : []),
     ...extra,
   ];
   return new Map(all.map((t) => [t.id, t]));

@@ -15,7 +15,9 @@ import { barePath, resolvePath, type PathResolution } from '../../core/timeline/
 import { visibleItems } from '../../core/timeline/render';
 import { selectSources, type SourceRow } from '../../core/timeline/sources';
 import { buildTurnIndex, renderTurnIndex } from '../../core/timeline/summaries';
-import type { ToolContext, ToolImpl } from './types';
+import type { IncomingSourceRow } from '../../core/timeline/sources';
+import type { ToolContext, ToolImpl, ToolObservation } from './types';
+import type { Library } from '../library/library';
 
 /** Per-path cap on returned text (≈ 12,000 tokens). */
 export const READ_MAX_TEXT_SYMBOLS = 48_000;
@@ -53,8 +55,10 @@ interface Loaded {
   /** Blocks backing the path (for the visibility check). */
   blocks: Block[];
   binary?: boolean;
-  /** Already bounded field by field (sources pool): not cut again by max_text_symbols. */
+  /** Already bounded field by field (sources pool) or never capped (skills): not cut by max_text_symbols. */
   fieldCapped?: boolean;
+  /** Rows this read adds to the sources pool (a skill's sources), with call-local SIDs. */
+  sources?: IncomingSourceRow[];
 }
 
 interface ReadResult {
@@ -132,11 +136,45 @@ export function visiblePaths(blocks: Block[], currentTurnId: string): { present:
 
 class Reader {
   private sourcesPool?: SourceRow[];
+  /** Call-local SIDs handed to skill sources so far (rewritten to pool SIDs after the merge). */
+  private nextSid = 1;
   constructor(
     private readonly ctx: ToolContext,
     private readonly blocks: Block[],
     private readonly maxText: number | undefined,
+    private readonly library: Library | undefined,
   ) {}
+
+  private skill(canonical: string, name: string): Loaded | { status: 'missing'; canonical: string; error: string } {
+    const skills = this.library?.skills;
+    const skill = skills?.get(name);
+    if (!skill)
+      return {
+        status: 'missing',
+        canonical,
+        error: skills?.size
+          ? `no skill "${name}"; installed: ${[...skills.keys()].map((k) => `sk:${k}`).join(', ')}`
+          : 'no skills are installed (DREACT_SKILLS_DIR)',
+      };
+    const sources: IncomingSourceRow[] = skill.sources.map((src) => ({
+      sid: this.nextSid++,
+      url: src.url,
+      title: src.title,
+      ...(src.text !== undefined ? { text: src.text } : {}),
+      source_type: 'skill',
+    }));
+    const refs = sources.map((r) => `- [[S:${r.sid}]] ${r.title || r.url} — ${r.url}`).join('\n');
+    const text = `${skill.instructions}${refs ? `\n\nSources of this skill (cite as shown):\n${refs}` : ''}`;
+    return {
+      canonical,
+      text,
+      bytes: Buffer.byteLength(text),
+      mime: 'text/markdown',
+      blocks: [],
+      fieldCapped: true,
+      sources,
+    };
+  }
 
   /** Loads a path's content, or explains why it cannot (`missing` / `error`). */
   async load(path: string): Promise<Loaded | { status: 'missing' | 'error'; canonical?: string; error: string }> {
@@ -219,9 +257,20 @@ class Reader {
         return { canonical, text, bytes: Buffer.byteLength(text), mime: 'text/plain', blocks: [] };
       }
       case 'skill':
-        return { status: 'missing', canonical, error: `no skill "${res.name}" is installed` };
-      case 'knowledge':
-        return { status: 'missing', canonical, error: 'no knowledge space is configured' };
+        return this.skill(canonical, res.name);
+      case 'knowledge': {
+        const space = this.library?.knowledge;
+        if (!space)
+          return { status: 'missing', canonical, error: 'no knowledge space is configured (DREACT_KNOWLEDGE_DIR)' };
+        const doc = await space.read(res.rel);
+        if (!doc)
+          return {
+            status: 'missing',
+            canonical,
+            error: `no document ${res.rel} in the knowledge space (react.search_knowledge lists what there is)`,
+          };
+        return { canonical, text: doc.text, bytes: Buffer.byteLength(doc.text), mime: 'text/plain', blocks: [] };
+      }
     }
   }
 }
@@ -335,88 +384,106 @@ function rangeSection(item: ReadItem, doc: Loaded, cap: number): { result: ReadR
   };
 }
 
-export const reactReadImpl: ToolImpl = {
-  id: 'react.read',
-  async run(params, ctx) {
-    const paths = Array.isArray(params.paths) ? params.paths.map(String) : [];
-    const items = (Array.isArray(params.items) ? params.items : []) as ReadItem[];
-    if (paths.length + items.length === 0) {
-      return {
-        ok: false,
-        text: 'react.read needs paths (e.g. ["fi:<turn>.files/notes.md", "tc:<turn>.<call>.result", "so:sources_pool[1-3]"]) or items',
-      };
-    }
-    const maxText = typeof params.max_text_symbols === 'number' ? params.max_text_symbols : undefined;
-    const lineNumbers = params.line_numbers === true;
-    const statsOnly = params.stats_only === true;
-    const blocks = await ctx.store.blocks();
-    const reader = new Reader(
-      ctx,
-      blocks,
-      maxText === undefined ? undefined : Math.min(maxText, READ_MAX_TEXT_SYMBOLS_CEILING),
-    );
-    const visible = visiblePaths(blocks, ctx.turnId);
-    const results: ReadResult[] = [];
-    const sections: string[] = [];
-    const requests: Array<{ path: string; item?: ReadItem }> = [
-      ...paths.map((path) => ({ path })),
-      ...items.map((item) => ({ path: String(item.path), item })),
-    ];
-    for (const req of requests) {
-      ctx.heartbeat({ path: req.path });
-      const doc = await reader.load(req.path);
-      if ('status' in doc) {
-        results.push({
-          path: req.path,
-          status: doc.status,
-          ...(doc.canonical ? { canonical: doc.canonical } : {}),
-          error: doc.error,
-        });
-        continue;
-      }
-      if (statsOnly) {
-        results.push({
-          path: req.path,
-          status: doc.binary ? 'binary' : 'ok',
-          canonical: doc.canonical,
-          chars: doc.text.length,
-          lines: lineCount(doc.text),
-          bytes: doc.bytes,
-          mime: doc.mime,
-        });
-        continue;
-      }
-      const out = req.item
-        ? rangeSection(req.item, doc, capOf(req.item.max_text_symbols, maxText))
-        : fullSection(
-            req.path,
-            doc,
-            doc.fieldCapped ? READ_MAX_TEXT_SYMBOLS_CEILING : capOf(maxText),
-            lineNumbers,
-            visible.full.has(doc.canonical) && doc.blocks.length > 0,
-          );
-      results.push(out.result);
-      if (out.section) sections.push(out.section);
-    }
-    const missing = results.filter((r) => r.status === 'missing' || r.status === 'error').map((r) => r.path);
-    const inContext = results
-      .filter((r) => r.canonical !== undefined && visible.present.has(r.canonical))
-      .map((r) => r.path);
-    const errors = results.filter((r) => r.status === 'error').map((r) => ({ path: r.path, error: r.error }));
-    const status = {
-      paths: requests.map((r) => r.path),
-      missing,
-      exists_in_visible_context: [...new Set(inContext)],
-      results: results.map(({ error, ...r }) =>
-        error !== undefined && r.status !== 'error' ? { ...r, reason: error } : r,
-      ),
-      ...(errors.length > 0 ? { errors } : {}),
-      ...(statsOnly ? { stats_only: true } : {}),
-    };
+/** react.read; `library` resolves `sk:` and `ks:` paths when the deployment configures them. */
+export function createReactReadImpl(library?: Library): ToolImpl {
+  return {
+    id: 'react.read',
+    run: (params, ctx) => readPaths(params, ctx, library),
+  };
+}
+
+export const reactReadImpl: ToolImpl = createReactReadImpl();
+
+async function readPaths(
+  params: Record<string, unknown>,
+  ctx: ToolContext,
+  library: Library | undefined,
+): Promise<ToolObservation> {
+  const paths = Array.isArray(params.paths) ? params.paths.map(String) : [];
+  const items = (Array.isArray(params.items) ? params.items : []) as ReadItem[];
+  if (paths.length + items.length === 0) {
     return {
-      ok: missing.length < requests.length,
-      text: [JSON.stringify(status), ...sections].join('\n\n'),
-      meta: { read_paths: results.map((r) => r.canonical ?? r.path), missing: missing.length },
+      ok: false,
+      text: 'react.read needs paths (e.g. ["fi:<turn>.files/notes.md", "tc:<turn>.<call>.result", "so:sources_pool[1-3]"]) or items',
     };
-  },
-};
+  }
+  const maxText = typeof params.max_text_symbols === 'number' ? params.max_text_symbols : undefined;
+  const lineNumbers = params.line_numbers === true;
+  const statsOnly = params.stats_only === true;
+  const blocks = await ctx.store.blocks();
+  const reader = new Reader(
+    ctx,
+    blocks,
+    maxText === undefined ? undefined : Math.min(maxText, READ_MAX_TEXT_SYMBOLS_CEILING),
+    library,
+  );
+  const sourceRows: IncomingSourceRow[] = [];
+  const visible = visiblePaths(blocks, ctx.turnId);
+  const results: ReadResult[] = [];
+  const sections: string[] = [];
+  const requests: Array<{ path: string; item?: ReadItem }> = [
+    ...paths.map((path) => ({ path })),
+    ...items.map((item) => ({ path: String(item.path), item })),
+  ];
+  for (const req of requests) {
+    ctx.heartbeat({ path: req.path });
+    const doc = await reader.load(req.path);
+    if ('status' in doc) {
+      results.push({
+        path: req.path,
+        status: doc.status,
+        ...(doc.canonical ? { canonical: doc.canonical } : {}),
+        error: doc.error,
+      });
+      continue;
+    }
+    if (statsOnly) {
+      results.push({
+        path: req.path,
+        status: doc.binary ? 'binary' : 'ok',
+        canonical: doc.canonical,
+        chars: doc.text.length,
+        lines: lineCount(doc.text),
+        bytes: doc.bytes,
+        mime: doc.mime,
+      });
+      continue;
+    }
+    const out = req.item
+      ? rangeSection(req.item, doc, capOf(req.item.max_text_symbols, maxText))
+      : fullSection(
+          req.path,
+          doc,
+          doc.fieldCapped ? READ_MAX_TEXT_SYMBOLS_CEILING : capOf(maxText),
+          lineNumbers,
+          visible.full.has(doc.canonical) && doc.blocks.length > 0,
+        );
+    results.push(out.result);
+    if (out.section) sections.push(out.section);
+    if (out.section && doc.sources) sourceRows.push(...doc.sources);
+  }
+  const missing = results.filter((r) => r.status === 'missing' || r.status === 'error').map((r) => r.path);
+  const inContext = results
+    .filter((r) => r.canonical !== undefined && visible.present.has(r.canonical))
+    .map((r) => r.path);
+  const errors = results.filter((r) => r.status === 'error').map((r) => ({ path: r.path, error: r.error }));
+  const status = {
+    paths: requests.map((r) => r.path),
+    missing,
+    exists_in_visible_context: [...new Set(inContext)],
+    results: results.map(({ error, ...r }) =>
+      error !== undefined && r.status !== 'error' ? { ...r, reason: error } : r,
+    ),
+    ...(errors.length > 0 ? { errors } : {}),
+    ...(statsOnly ? { stats_only: true } : {}),
+  };
+  return {
+    ok: missing.length < requests.length,
+    text: [JSON.stringify(status), ...sections].join('\n\n'),
+    meta: {
+      read_paths: results.map((r) => r.canonical ?? r.path),
+      missing: missing.length,
+      ...(sourceRows.length > 0 ? { source_rows: sourceRows } : {}),
+    },
+  };
+}

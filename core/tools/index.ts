@@ -12,6 +12,7 @@ export * from './react-tools';
 export * from './web-tools';
 export * from './workspace-tools';
 export * from './memory-tools';
+export * from './library-tools';
 
 /** Declarations of every built-in tool, in the order the system prompt lists them. */
 export const BUILTIN_TOOLS: readonly AnyToolDeclaration[] = [
@@ -22,9 +23,15 @@ export const BUILTIN_TOOLS: readonly AnyToolDeclaration[] = [
 ];
 
 /**
- * The registry of built-in tools plus any extra declarations (e.g. an exec tool).
- * Narrow it with `restrictRegistry`.
+ * The registry of built-in tools plus any extra declarations (e.g. an exec tool, the knowledge
+ * search); `replace` swaps a built-in's declaration for one with the same id (e.g. react.read
+ * listing the skills). Narrow it with `restrictRegistry`.
  */
-export function createToolRegistry(opts: { extra?: readonly AnyToolDeclaration[] } = {}): ToolRegistry {
-  return new ToolRegistry([...BUILTIN_TOOLS, ...(opts.extra ?? [])]);
+export function createToolRegistry(
+  opts: { extra?: readonly AnyToolDeclaration[]; replace?: readonly AnyToolDeclaration[] } = {},
+): ToolRegistry {
+  const replaced = new Map((opts.replace ?? []).map((d) => [d.id, d]));
+  for (const id of replaced.keys())
+    if (!BUILTIN_TOOLS.some((d) => d.id === id)) throw new Error(`tool registry: no built-in ${id} to replace`);
+  return new ToolRegistry([...BUILTIN_TOOLS.map((d) => replaced.get(d.id) ?? d), ...(opts.extra ?? [])]);
 }

@@ -23,7 +23,11 @@ const SYNONYMS: ReadonlyArray<readonly string[]> = [
 const CONCEPT = new Map(SYNONYMS.flatMap((group) => group.map((w) => [w, group[0]!] as const)));
 const STOP = new Set(['the', 'a', 'an', 'of', 'to', 'and', 'or', 'in', 'on', 'at', 'after', 'is', 'was', 'we', 'i', 'my', 'our', 'it', 'that', 'with', 'for', 'when', 'what', 'about']);
 
-export function standinEmbedding(text: string, dimensions = STANDIN_DIMENSIONS): number[] {
+/**
+ * `dense`: adds a small deterministic per-text component on every dimension, so vectors are as
+ * incompressible as real ones (storage figures) while ranking stays driven by concepts.
+ */
+export function standinEmbedding(text: string, dimensions = STANDIN_DIMENSIONS, dense = false): number[] {
   const v: number[] = new Array<number>(dimensions).fill(0);
   const words = text.toLowerCase().match(/[a-z0-9-]+/g) ?? [];
   for (const w of words) {
@@ -33,6 +37,13 @@ export function standinEmbedding(text: string, dimensions = STANDIN_DIMENSIONS):
     v[h.readUInt32BE(0) % dimensions]! += 1;
   }
   if (!v.some((x) => x !== 0)) v[0] = 1;
+  if (dense) {
+    let seed = createHash('sha256').update(text).digest().readUInt32BE(0);
+    for (let i = 0; i < dimensions; i++) {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      v[i]! += (seed / 2 ** 32 - 0.5) * 0.02;
+    }
+  }
   return v;
 }
 
@@ -48,6 +59,7 @@ export interface EmbeddingsStandin {
 export async function startEmbeddingsStandin(
   model = 'standin-bag-of-concepts',
   dimensions = STANDIN_DIMENSIONS,
+  dense = false,
 ): Promise<EmbeddingsStandin> {
   const state = { requests: 0, down: false };
   const server: Server = createServer((req, res) => {
@@ -64,7 +76,7 @@ export async function startEmbeddingsStandin(
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; input: string[] };
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: standinEmbedding(text, dimensions) }));
+      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: standinEmbedding(text, dimensions, dense) }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: body.model, data }));
     });
   });
