@@ -32,7 +32,7 @@ const NOW = new Date('2026-06-01T00:00:00.000Z');
 /** Deterministic text: a Zipf-ish vocabulary of pseudo-words plus identifiers people search for. */
 function corpus(seed: number) {
   let s = seed >>> 0;
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   const syll = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'shi', 'den', 'par', 'gul', 'ost', 'ber', 'fin'];
   const vocab = Array.from({ length: 4_000 }, (_, i) => {
     let w = '';
@@ -43,7 +43,11 @@ function corpus(seed: number) {
   const rareWord = () => vocab[Math.floor(vocab.length * rand())]!;
   const sentence = (n: number) => Array.from({ length: n }, word).join(' ');
   const ident = (i: number) =>
-    i % 5 === 0 ? ` error in module_${i % 997}.py: KeyError '${vocab[i % 4_000]}'` : i % 3 === 0 ? ` see report_${i}.md` : '';
+    i % 5 === 0
+      ? ` error in module_${i % 997}.py: KeyError '${vocab[i % 4_000]}'`
+      : i % 3 === 0
+        ? ` see report_${i}.md`
+        : '';
   return { rand, word, rareWord, sentence, ident };
 }
 
@@ -165,8 +169,7 @@ export async function benchMemsearch(): Promise<Record<string, number | string>>
         slow.push([times.at(-1)!, query]);
         if (out.results.length > 0) hits++;
       }
-      if (process.env.BENCH_VERBOSE)
-        console.log(label, slow.sort((a, b) => b[0] - a[0]).slice(0, 8));
+      if (process.env.BENCH_VERBOSE) console.log(label, slow.sort((a, b) => b[0] - a[0]).slice(0, 8));
       figures[`query_${label}_p50_ms`] = pct(times, 50);
       figures[`query_${label}_p95_ms`] = pct(times, 95);
       figures[`query_${label}_with_hits`] = `${hits}/${QUERIES}`;

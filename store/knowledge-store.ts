@@ -41,10 +41,10 @@ export async function syncKnowledge(
   present: readonly string[],
 ): Promise<{ written: number; removed: number }> {
   return withTransaction(db.pool, async (tx) => {
-    const removed = await tx.query(`DELETE FROM knowledge_documents WHERE space = $1 AND NOT (path = ANY($2::text[]))`, [
-      space,
-      [...present],
-    ]);
+    const removed = await tx.query(
+      `DELETE FROM knowledge_documents WHERE space = $1 AND NOT (path = ANY($2::text[]))`,
+      [space, [...present]],
+    );
     for (const d of changed) {
       await tx.query(
         `INSERT INTO knowledge_documents (space, path, sha256, mime, title, text, size_bytes)
@@ -65,7 +65,12 @@ export async function syncKnowledge(
 }
 
 /** The best chunk of each matching document, best documents first. */
-export async function searchKnowledge(db: Queryable, space: string, query: string, limit: number): Promise<KnowledgeHit[]> {
+export async function searchKnowledge(
+  db: Queryable,
+  space: string,
+  query: string,
+  limit: number,
+): Promise<KnowledgeHit[]> {
   const res = await db.query(
     `${searchTerms('$2')}, ranked AS (
        SELECT c.path, c.chunk, c.text, ts_rank_cd(c.tsv, l.loose, 32) + ts_rank_cd(c.tsv, l.strict, 32) AS rank,
@@ -94,10 +99,10 @@ export async function getKnowledgeDocument(
   space: string,
   path: string,
 ): Promise<{ text: string; mime: string; sizeBytes: number; title: string } | undefined> {
-  const res = await db.query(`SELECT text, mime, size_bytes, title FROM knowledge_documents WHERE space = $1 AND path = $2`, [
-    space,
-    path,
-  ]);
+  const res = await db.query(
+    `SELECT text, mime, size_bytes, title FROM knowledge_documents WHERE space = $1 AND path = $2`,
+    [space, path],
+  );
   const r = res.rows[0];
   return r ? { text: r.text, mime: r.mime, sizeBytes: Number(r.size_bytes), title: r.title } : undefined;
 }

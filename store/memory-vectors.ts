@@ -137,10 +137,10 @@ export async function semanticMemorySearch(
     best.sort((a, b) => b.sim - a.sim || b.ts - a.ts);
   }
   if (best.length === 0) return [];
-  const res = await db.query(`SELECT ${COLUMNS} FROM memory_entries WHERE conversation_id = $1 AND entry_key = ANY($2)`, [
-    conversationId,
-    best.map((b) => b.key),
-  ]);
+  const res = await db.query(
+    `SELECT ${COLUMNS} FROM memory_entries WHERE conversation_id = $1 AND entry_key = ANY($2)`,
+    [conversationId, best.map((b) => b.key)],
+  );
   const byKey = new Map(res.rows.map((r) => [r.entry_key as string, r]));
   return best.filter((b) => byKey.has(b.key)).map((b) => hit(byKey.get(b.key)!, b.sim));
 }

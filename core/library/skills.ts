@@ -16,10 +16,9 @@ export const SkillSourceSchema = z.strictObject({
 });
 export type SkillSource = z.output<typeof SkillSourceSchema>;
 
-const SourcesFileSchema = z.union([
-  z.array(SkillSourceSchema),
-  z.strictObject({ sources: z.array(SkillSourceSchema) }).transform((f) => f.sources),
-]);
+/** sources.yaml holds a list of sources, or `sources:` with that list. */
+const SourcesListSchema = z.array(SkillSourceSchema);
+const SourcesObjectSchema = z.strictObject({ sources: SourcesListSchema });
 
 const FrontMatterSchema = z.looseObject({
   name: z.string().optional(),
@@ -75,9 +74,10 @@ export function parseSkill(folder: string, skillMd: string, sourcesYaml?: string
     } catch (err) {
       throw new SkillError(folder, 'sources.yaml', `not YAML (${(err as Error).message})`);
     }
-    const parsed = SourcesFileSchema.safeParse(raw ?? []);
+    const doc = raw ?? [];
+    const parsed = Array.isArray(doc) ? SourcesListSchema.safeParse(doc) : SourcesObjectSchema.safeParse(doc);
     if (!parsed.success) throw new SkillError(folder, 'sources.yaml', issues(parsed.error));
-    sources = parsed.data;
+    sources = Array.isArray(parsed.data) ? parsed.data : parsed.data.sources;
   }
   return { name, description, instructions: body.trim(), sources };
 }

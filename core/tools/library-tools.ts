@@ -8,11 +8,7 @@ import { declareTool, type AnyToolDeclaration } from './registry';
 import { reactRead } from './react-tools';
 
 export const ReactSearchKnowledgeParamsSchema = z.strictObject({
-  query: z
-    .string()
-    .min(1)
-    .max(1_000)
-    .describe('What to look up in the reference documents; quotes for exact phrases.'),
+  query: z.string().min(1).max(1_000).describe('What to look up in the reference documents; quotes for exact phrases.'),
   top_k: z.number().int().min(1).max(20).default(5),
 });
 export type ReactSearchKnowledgeParams = z.output<typeof ReactSearchKnowledgeParamsSchema>;

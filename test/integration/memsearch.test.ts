@@ -81,7 +81,14 @@ function turnBlocks(i: number): Block[] {
   const t = topic(i);
   const blocks: Block[] = [
     makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts, key: 'header', text: '' }),
-    makeBlock({ type: 'user.prompt', author: 'user', turn_id: turnId, ts, path: paths.userPrompt(turnId), text: t.prompt }),
+    makeBlock({
+      type: 'user.prompt',
+      author: 'user',
+      turn_id: turnId,
+      ts,
+      path: paths.userPrompt(turnId),
+      text: t.prompt,
+    }),
     makeBlock({
       type: 'assistant.completion',
       author: 'assistant',
@@ -271,7 +278,10 @@ describe('react.memsearch over a 30-turn conversation', () => {
 
   test('never across conversations', async () => {
     const mine = await search({ query: 'billing_export.py KeyError' });
-    assert.ok(mine.results.every((r) => r.turn_id !== 'turn_1'), 'the other conversation has the only turn_1 mention');
+    assert.ok(
+      mine.results.every((r) => r.turn_id !== 'turn_1'),
+      'the other conversation has the only turn_1 mention',
+    );
     const theirs = await search({ query: 'billing_export.py' }, { conv: OTHER });
     assert.deepEqual(
       theirs.results.map((r) => r.turn_id),

@@ -21,7 +21,32 @@ const SYNONYMS: ReadonlyArray<readonly string[]> = [
   ['car', 'vehicle', 'automobile'],
 ];
 const CONCEPT = new Map(SYNONYMS.flatMap((group) => group.map((w) => [w, group[0]!] as const)));
-const STOP = new Set(['the', 'a', 'an', 'of', 'to', 'and', 'or', 'in', 'on', 'at', 'after', 'is', 'was', 'we', 'i', 'my', 'our', 'it', 'that', 'with', 'for', 'when', 'what', 'about']);
+const STOP = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'to',
+  'and',
+  'or',
+  'in',
+  'on',
+  'at',
+  'after',
+  'is',
+  'was',
+  'we',
+  'i',
+  'my',
+  'our',
+  'it',
+  'that',
+  'with',
+  'for',
+  'when',
+  'what',
+  'about',
+]);
 
 /**
  * `dense`: adds a small deterministic per-text component on every dimension, so vectors are as
@@ -76,8 +101,14 @@ export async function startEmbeddingsStandin(
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; input: string[] };
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: standinEmbedding(text, dimensions, dense) }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: body.model, data }));
+      const data = body.input.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: standinEmbedding(text, dimensions, dense),
+      }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', model: body.model, data }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
