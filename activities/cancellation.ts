@@ -9,5 +9,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 /** A retryable failure when the cancellation comes from this worker shutting down, else undefined. */
 export function workerShutdownFailure(what: string): ApplicationFailure | undefined {
   if (!Context.current().cancellationDetails?.workerShutdown) return undefined;
-  return ApplicationFailure.retryable(`${what}: the worker shut down mid-attempt; retried on another worker`, 'WorkerShutdown');
+  return ApplicationFailure.retryable(
+    `${what}: the worker shut down mid-attempt; retried on another worker`,
+    'WorkerShutdown',
+  );
 }

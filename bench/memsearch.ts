@@ -12,7 +12,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { appendBlocks, ensureConversation } from '../store/timeline-store';
-import { upsertMemoryEntries } from '../store/memory-store';
+import { memoryIndexStats, upsertMemoryEntries } from '../store/memory-store';
 import { pgToolStore } from '../store/tool-store';
 import { memoryEntries } from '../core/memory/entries';
 import { makeBlock, type Block } from '../core/timeline/block';
@@ -121,21 +121,12 @@ export async function benchMemsearch(): Promise<Record<string, number | string>>
       await upsertMemoryEntries(db.pool, conv, entries, { model: standin.model, vectors });
     }
     figures.index_bulk_turns_per_s = Math.round(((TURNS - ACTIVITY_TURNS) / (performance.now() - bulk0)) * 1000);
-    await db.pool.query('VACUUM ANALYZE memory_entries');
-
-    const size = await db.pool.query(
-      `SELECT pg_total_relation_size('memory_entries') AS total, pg_relation_size('memory_entries') AS heap,
-              pg_indexes_size('memory_entries') AS indexes,
-              (SELECT avg(pg_column_size(embedding)) FROM memory_entries) AS embedding,
-              (SELECT avg(pg_column_size(tsv)) FROM memory_entries) AS tsv,
-              (SELECT count(*) FROM memory_entries) AS entries`,
-    );
-    const r = size.rows[0];
-    figures.entries = Number(r.entries);
-    figures.storage_bytes_per_turn = Math.round(Number(r.total) / TURNS);
-    figures.storage_index_bytes_per_turn = Math.round(Number(r.indexes) / TURNS);
-    figures.storage_embedding_bytes_per_turn = Math.round(Number(r.embedding) * 2);
-    figures.storage_tsvector_bytes_per_turn = Math.round(Number(r.tsv) * 2);
+    const r = await memoryIndexStats(db.pool);
+    figures.entries = r.entries;
+    figures.storage_bytes_per_turn = Math.round(r.totalBytes / TURNS);
+    figures.storage_index_bytes_per_turn = Math.round(r.indexBytes / TURNS);
+    figures.storage_embedding_bytes_per_turn = Math.round(r.avgEmbeddingBytes * 2);
+    figures.storage_tsvector_bytes_per_turn = Math.round(r.avgTsvectorBytes * 2);
 
     // Queries as people search: two or three words of the corpus (one of them often common), an
     // identifier (file name, error string) one time in ten, a quoted phrase one time in five.

@@ -184,3 +184,28 @@ export async function memoryByTime(
   );
   return res.rows.map((r) => hit(r, 0));
 }
+
+/** Size of the whole index (after VACUUM ANALYZE): table with TOAST and indexes, per-entry averages. */
+export async function memoryIndexStats(db: Queryable): Promise<{
+  entries: number;
+  totalBytes: number;
+  indexBytes: number;
+  avgEmbeddingBytes: number;
+  avgTsvectorBytes: number;
+}> {
+  await db.query('VACUUM ANALYZE memory_entries');
+  const res = await db.query(
+    `SELECT pg_total_relation_size('memory_entries') AS total, pg_indexes_size('memory_entries') AS indexes,
+            (SELECT avg(pg_column_size(embedding)) FROM memory_entries) AS embedding,
+            (SELECT avg(pg_column_size(tsv)) FROM memory_entries) AS tsv,
+            (SELECT count(*) FROM memory_entries) AS entries`,
+  );
+  const r = res.rows[0];
+  return {
+    entries: Number(r.entries),
+    totalBytes: Number(r.total),
+    indexBytes: Number(r.indexes),
+    avgEmbeddingBytes: Number(r.embedding ?? 0),
+    avgTsvectorBytes: Number(r.tsv ?? 0),
+  };
+}
