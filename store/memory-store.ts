@@ -15,17 +15,10 @@ export interface MemoryFilter {
   before?: string;
 }
 
-export interface MemoryHit {
-  key: string;
-  turnId: string;
-  turnIndex: number;
-  target: MemoryTarget;
-  path: string;
-  ts: string;
-  text: string;
+export type MemoryHit = Pick<MemoryEntry, 'key' | 'turnId' | 'turnIndex' | 'target' | 'path' | 'ts' | 'text'> & {
   /** ts_rank_cd (lexical) or cosine similarity (semantic); 0 for time listings. */
   raw: number;
-}
+};
 
 /** One conversation's index, as a tool sees it (store/tool-store.ts binds it). */
 export interface MemoryIndex {

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { declareTool, type AnyToolDeclaration } from './registry';
 import { reactRead } from './react-tools';
+import { INDEX_SEARCH } from './memory-tools';
 
 export const ReactSearchKnowledgeParamsSchema = z.strictObject({
   query: z.string().min(1).max(1_000).describe('What to look up in the reference documents; quotes for exact phrases.'),
@@ -19,15 +20,7 @@ export const reactSearchKnowledge = declareTool({
     "Search the deployment's reference documents (knowledge space). Returns ranked passages with their ks: path; " +
     'load a document with react.read("ks:<path>").',
   params: ReactSearchKnowledgeParamsSchema,
-  strategy: 'exploration',
-  timeoutMs: 30_000,
-  retry: {
-    maximumAttempts: 3,
-    initialInterval: 500,
-    backoffCoefficient: 2,
-    maximumInterval: 5_000,
-    nonRetryableErrorTypes: ['ToolInputError'],
-  },
+  ...INDEX_SEARCH,
   summarize: (p: ReactSearchKnowledgeParams) => `tool react.search_knowledge "${p.query.slice(0, 60)}"`,
 });
 

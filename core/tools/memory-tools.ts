@@ -1,6 +1,6 @@
 /** Declaration of react.memsearch: search over every past turn of the conversation. */
 import { z } from 'zod';
-import { declareTool } from './registry';
+import { declareTool, type AnyToolDeclaration } from './registry';
 import { MemoryTargetSchema } from '../memory/entries';
 
 export const ReactMemsearchParamsSchema = z.strictObject({
@@ -14,11 +14,11 @@ export const ReactMemsearchParamsSchema = z.strictObject({
   from: z
     .union([z.string(), z.number().int().min(1)])
     .optional()
-    .describe('Earliest turn (turn_3 or 3) or date (ISO).'),
+    .describe('Earliest turn (its number, e.g. 3) or date (ISO).'),
   to: z
     .union([z.string(), z.number().int().min(1)])
     .optional()
-    .describe('Latest turn (turn_7 or 7) or date (ISO, exclusive).'),
+    .describe('Latest turn (its number, e.g. 7) or date (ISO, exclusive).'),
   ordinal: z
     .union([z.enum(['first', 'last']), z.number().int().min(1)])
     .optional()
@@ -29,12 +29,8 @@ export const ReactMemsearchParamsSchema = z.strictObject({
 });
 export type ReactMemsearchParams = z.output<typeof ReactMemsearchParamsSchema>;
 
-export const reactMemsearch = declareTool({
-  id: 'react.memsearch',
-  description:
-    'Search what was said in earlier turns of this conversation, including turns compacted out of view: user messages, ' +
-    'answers, attachments, summaries, notes. Returns turn id, time, snippet, score and the path to react.read.',
-  params: ReactMemsearchParamsSchema,
+/** Strategy, timeout and retries of a search over a Postgres index (memsearch, knowledge search). */
+export const INDEX_SEARCH: Pick<AnyToolDeclaration, 'strategy' | 'timeoutMs' | 'retry'> = {
   strategy: 'exploration',
   timeoutMs: 30_000,
   retry: {
@@ -44,6 +40,15 @@ export const reactMemsearch = declareTool({
     maximumInterval: 5_000,
     nonRetryableErrorTypes: ['ToolInputError'],
   },
+};
+
+export const reactMemsearch = declareTool({
+  id: 'react.memsearch',
+  description:
+    'Search what was said in earlier turns of this conversation, including turns compacted out of view: user messages, ' +
+    'answers, attachments, summaries, notes. Returns turn id, time, snippet, score and the path to react.read.',
+  params: ReactMemsearchParamsSchema,
+  ...INDEX_SEARCH,
   summarize: (p: ReactMemsearchParams) => `tool react.memsearch "${p.query.slice(0, 60)}"`,
 });
 

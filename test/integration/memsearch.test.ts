@@ -15,7 +15,6 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { appendBlocks, ensureConversation, loadBlocks } from '../../store/timeline-store';
 import { commitCompactionBatch } from '../../store/compaction-store';
-import { pgToolStore } from '../../store/tool-store';
 import { compactionBatch } from '../../core/compaction/outputs';
 import { makeBlock, type Block } from '../../core/timeline/block';
 import { paths } from '../../core/timeline/paths';
@@ -23,9 +22,9 @@ import { makeIndexTurnMemory } from '../../activities/memory/index-turn';
 import { createHttpEmbeddingProvider, type EmbeddingProvider } from '../../activities/memory/embeddings';
 import { createMemsearchImpl } from '../../activities/tools/react-memsearch';
 import { reactReadImpl } from '../../activities/tools/react-read';
-import type { ToolContext } from '../../activities/tools/types';
 import type { ActivityDeps } from '../../activities/deps';
 import { ReactMemsearchParamsSchema } from '../../core/tools/memory-tools';
+import { toolContext } from '../support/tool-context';
 import { startEmbeddingsStandin, type EmbeddingsStandin } from '../support/embeddings-standin';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 
@@ -134,18 +133,8 @@ function deps(withEmbeddings: EmbeddingProvider | undefined): ActivityDeps {
   return { db, now: () => NOW, ...(withEmbeddings ? { embeddings: withEmbeddings } : {}) } as ActivityDeps;
 }
 
-function ctxFor(conversationId: string, callId: string, turnId = 'turn_31'): ToolContext {
-  return {
-    store: pgToolStore(db.pool, conversationId),
-    conversationId,
-    turnId,
-    callId,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    now: () => NOW,
-    stream: () => undefined,
-  };
-}
+const ctxFor = (conversationId: string, callId: string, turnId = 'turn_31') =>
+  toolContext(db.pool, { conversationId, callId, turnId, now: NOW });
 
 interface Hit {
   turn_id: string;

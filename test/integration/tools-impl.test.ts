@@ -13,12 +13,12 @@ import { reactReadImpl } from '../../activities/tools/react-read';
 import { reactPlanImpl } from '../../activities/tools/react-plan';
 import { reactHideImpl } from '../../activities/tools/react-hide';
 import type { ToolContext } from '../../activities/tools/types';
-import { pgToolStore } from '../../store/tool-store';
 import { gateConversation } from '../../activities/turn/gate';
 import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
 import { makeBlock, type Block } from '../../core/timeline/block';
 import { uniqueId } from '../support/stack';
+import { toolContext } from '../support/tool-context';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { makeSelectTools } from '../../activities/turn/tool-selection';
@@ -40,18 +40,10 @@ after(async () => {
 const TS = '2026-03-01T10:00:00.000Z';
 const streamed: Array<{ kind: string; payload: Record<string, unknown> }> = [];
 
-function ctxFor(conversationId: string, callId: string, turnId = 'turn_1'): ToolContext {
-  return {
-    store: pgToolStore(db.pool, conversationId),
-    conversationId,
-    turnId,
-    callId,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    now: () => new Date(TS),
-    stream: (kind, payload) => streamed.push({ kind, payload }),
-  };
-}
+const ctxFor = (conversationId: string, callId: string, turnId = 'turn_1'): ToolContext =>
+  toolContext(db.pool, { conversationId, callId, turnId, now: new Date(TS) }, (kind, payload) =>
+    streamed.push({ kind, payload }),
+  );
 
 async function newConversation(extra: Block[] = []): Promise<string> {
   const conv = uniqueId('conv');

@@ -94,7 +94,9 @@ test('a turn in flight finishes on the build that started it while new turns go 
   );
 
   const convA = uniqueId('conv');
-  const turnA = await api.startTurn(convA, 'first', slowTurn('a'));
+  // Turn A is slow enough (≈ 12 s of model time) to outlast starting the v2 worker and switching
+  // the deployment to it even on a loaded CI machine.
+  const turnA = await api.startTurn(convA, 'first', slowTurn('a', 3000));
   await waitFor('turn A to be in its first round', async () =>
     (await loadBlocks(stack.db.pool, convA)).some((b) => b.type === 'user.prompt'),
   );

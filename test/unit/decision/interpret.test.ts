@@ -161,7 +161,7 @@ test('unknown_tool lists the available tools', () => {
   const r = fails(response([call('web.search', { query: 'x' })]), 'unknown_tool');
   assert.match(
     r.notices[0]!.message,
-    /unknown tool "web\.search"; available tools: react\.read, react\.write, react\.plan, react\.hide, web_fetch, web_search/,
+    /unknown tool "web\.search"; available tools: react\.read, react\.write, react\.plan, react\.hide, react\.patch, react\.pull, react\.checkout, react\.rg, react\.memsearch, web_fetch, web_search/,
   );
   assert.deepEqual(r.notices[0]!.details?.known_tools, registry.ids());
 });

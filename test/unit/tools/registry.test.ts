@@ -21,6 +21,11 @@ test('built-in tools are declared in a fixed order', () => {
     'react.write',
     'react.plan',
     'react.hide',
+    'react.patch',
+    'react.pull',
+    'react.checkout',
+    'react.rg',
+    'react.memsearch',
     'web_fetch',
     'web_search',
   ]);
@@ -33,6 +38,11 @@ test('every built-in declares strategy, timeout, retry and a summary', () => {
     'react.write': 'exploitation',
     'react.plan': 'neutral',
     'react.hide': 'neutral',
+    'react.patch': 'exploitation',
+    'react.pull': 'exploration',
+    'react.checkout': 'exploration',
+    'react.rg': 'exploration',
+    'react.memsearch': 'exploration',
     web_fetch: 'exploration',
     web_search: 'exploration',
   });
@@ -71,7 +81,8 @@ test('paramsJsonSchema drops the safe-integer noise of .int()', () => {
 
 test('specs() returns provider ToolSpecs', () => {
   const specs = registry.specs();
-  assert.equal(specs.length, 6);
+  assert.equal(specs.length, BUILTIN_TOOLS.length);
+  assert.equal(specs.length, 11);
   assert.equal(specs[0]?.name, 'react.read');
   assert.deepEqual(specs[0]?.inputSchema, registry.jsonSchema('react.read'));
 });
