@@ -5,20 +5,11 @@
  * store/memory-vectors.ts. Every query is bound to one conversation.
  */
 import type { Queryable } from './db';
-import type { MemoryEntry, MemoryTarget } from '../core/memory/entries';
+import type { MemoryEntry } from '../core/memory/entries';
+import { COLUMNS, hit, memoryFilterSql, type MemoryFilter, type MemoryHit } from './memory-rows';
+import { pgvectorSchema, storePgvectors } from './memory-pgvector';
 
-export interface MemoryFilter {
-  targets?: readonly MemoryTarget[];
-  fromTurn?: number;
-  toTurn?: number;
-  after?: string;
-  before?: string;
-}
-
-export type MemoryHit = Pick<MemoryEntry, 'key' | 'turnId' | 'turnIndex' | 'target' | 'path' | 'ts' | 'text'> & {
-  /** ts_rank_cd (lexical) or cosine similarity (semantic); 0 for time listings. */
-  raw: number;
-};
+export type { MemoryFilter, MemoryHit } from './memory-rows';
 
 /** One conversation's index, as a tool sees it (store/tool-store.ts binds it). */
 export interface MemoryIndex {
@@ -50,6 +41,8 @@ export async function upsertMemoryEntries(
   if (entries.length === 0) return 0;
   if (embeddings && embeddings.vectors.length !== entries.length)
     throw new Error(`upsertMemoryEntries: ${embeddings.vectors.length} vectors for ${entries.length} entries`);
+  // With pgvector the vectors live in its column (and index); else as float32 bytes for the worker's scan.
+  const pgvector = embeddings ? await pgvectorSchema(db) : null;
   const res = await db.query(
     `INSERT INTO memory_entries (conversation_id, entry_key, turn_id, turn_index, target, path, ts, text, anchors, embedding, embedding_model)
      SELECT $1, e.key, e.turn_id, e.turn_index, e.target, e.path, e.ts, e.text, e.anchors,
@@ -71,45 +64,19 @@ export async function upsertMemoryEntries(
       entries.map((e) => e.ts),
       entries.map((e) => e.text),
       entries.map((e) => e.anchors),
-      entries.map((_, i) => (embeddings ? vectorBytes(embeddings.vectors[i]!) : null)),
+      entries.map((_, i) => (embeddings && !pgvector ? vectorBytes(embeddings.vectors[i]!) : null)),
       embeddings?.model ?? null,
     ],
   );
+  if (embeddings && pgvector)
+    await storePgvectors(
+      db,
+      pgvector,
+      conversationId,
+      entries.map((e) => e.key),
+      embeddings,
+    );
   return res.rowCount ?? 0;
-}
-
-export const COLUMNS = 'entry_key, turn_id, turn_index, target, path, ts, text';
-
-/** WHERE clauses for a filter; parameters start at `$first`. */
-function where(filter: MemoryFilter, first: number): { sql: string; params: unknown[] } {
-  const params: unknown[] = [
-    filter.targets?.length ? [...filter.targets] : null,
-    filter.fromTurn ?? null,
-    filter.toTurn ?? null,
-    filter.after ?? null,
-    filter.before ?? null,
-  ];
-  const p = (i: number) => `$${first + i}`;
-  return {
-    sql:
-      ` AND (${p(0)}::text[] IS NULL OR target = ANY(${p(0)}::text[]))` +
-      ` AND (${p(1)}::int IS NULL OR turn_index >= ${p(1)}::int) AND (${p(2)}::int IS NULL OR turn_index <= ${p(2)}::int)` +
-      ` AND (${p(3)}::timestamptz IS NULL OR ts >= ${p(3)}::timestamptz) AND (${p(4)}::timestamptz IS NULL OR ts < ${p(4)}::timestamptz)`,
-    params,
-  };
-}
-
-export function hit(r: Record<string, unknown>, raw: unknown): MemoryHit {
-  return {
-    key: r.entry_key as string,
-    turnId: r.turn_id as string,
-    turnIndex: r.turn_index as number,
-    target: r.target as MemoryTarget,
-    path: r.path as string,
-    ts: (r.ts as Date).toISOString(),
-    text: r.text as string,
-    raw: Number(raw ?? 0),
-  };
 }
 
 /**
@@ -140,7 +107,7 @@ export async function lexicalMemorySearch(
   filter: MemoryFilter,
   limit: number,
 ): Promise<MemoryHit[]> {
-  const w = where(filter, 5);
+  const w = memoryFilterSql(filter, 5);
   const m = w.sql.replace(/\b(target|turn_index|ts)\b/g, 'm.$1');
   const res = await db.query(
     `${searchTerms('$2')}, cand AS (
@@ -168,7 +135,7 @@ export async function memoryByTime(
   filter: MemoryFilter,
   limit: number,
 ): Promise<MemoryHit[]> {
-  const w = where(filter, 3);
+  const w = memoryFilterSql(filter, 3);
   const dir = order === 'oldest' ? 'ASC' : 'DESC';
   const res = await db.query(
     `SELECT ${COLUMNS} FROM memory_entries WHERE conversation_id = $1 ${w.sql}

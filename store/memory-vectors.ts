@@ -8,7 +8,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Queryable } from './db';
-import { COLUMNS, hit, type MemoryFilter, type MemoryHit } from './memory-store';
+import { COLUMNS, hit, type MemoryFilter, type MemoryHit } from './memory-rows';
 import type { MemoryTarget } from '../core/memory/entries';
 
 interface ConversationVectors {

@@ -20,6 +20,7 @@ import {
 import { type ArtifactListing } from './artifact-store';
 import { lexicalMemorySearch, memoryByTime, type MemoryIndex } from './memory-store';
 import { semanticMemorySearch } from './memory-vectors';
+import { pgvectorMemorySearch, pgvectorSchema } from './memory-pgvector';
 import { checkoutFiles, pullFiles, type FileCopy } from './workspace-store';
 import { loadSourcesPool, mergeToolSources, type ToolSourcesMerge } from './sources-store';
 import { recordExecUsage, type ExecUsageRow } from './usage-store';
@@ -93,8 +94,12 @@ export function pgToolStore(db: Pool, conversationId: string): ToolStore {
     mergeSources: (rows, text, turnId) => mergeToolSources(db, conversationId, rows, text, { turnId }),
     memory: {
       lexical: (query, filter, limit) => lexicalMemorySearch(db, conversationId, query, filter, limit),
-      semantic: (vector, model, filter, limit, minSimilarity) =>
-        semanticMemorySearch(db, conversationId, vector, model, filter, limit, minSimilarity),
+      semantic: async (vector, model, filter, limit, minSimilarity) => {
+        const pgvector = await pgvectorSchema(db);
+        return pgvector
+          ? pgvectorMemorySearch(db, pgvector, conversationId, vector, model, filter, limit, minSimilarity)
+          : semanticMemorySearch(db, conversationId, vector, model, filter, limit, minSimilarity);
+      },
       byTime: (order, filter, limit) => memoryByTime(db, conversationId, order, filter, limit),
     },
     recordExecUsage: (row) => recordExecUsage(db, { ...row, conversationId }),

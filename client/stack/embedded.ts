@@ -50,7 +50,8 @@ async function portFree(port: number): Promise<boolean> {
   });
 }
 
-async function freePort(preferred: number): Promise<number> {
+/** The preferred loopback port when free, else any free one. */
+export async function freePort(preferred: number): Promise<number> {
   if (await portFree(preferred)) return preferred;
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
@@ -86,7 +87,9 @@ async function startPglite(home: string, log: (l: string) => void): Promise<{ ur
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const dataDir = join(home, 'pglite');
   log(`[stack] PGlite data in ${dataDir}${existsSync(dataDir) ? '' : ' (first start initialises it, ~20 s)'}`);
-  const pg = await PGlite.create(dataDir);
+  // pgvector for react.memsearch's semantic half (the migration creates the extension).
+  const { vector } = await import('@electric-sql/pglite-pgvector');
+  const pg = await PGlite.create(dataDir, { extensions: { vector } });
   const port = await freePort(Number(process.env.DREACT_PGLITE_PORT ?? 55432));
   // maxConnections > 1 so the pg driver's pool (activities + stream readers) can connect at once.
   const server = new PGLiteSocketServer({ db: pg, port, host: '127.0.0.1', maxConnections: 32 });
