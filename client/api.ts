@@ -65,14 +65,14 @@ export class DreactClient {
   }
 
   /** Queues a prompt as the next turn of a conversation (creating the conversation when new). */
-  async startTurn(
+  /** The turn request startTurn would send, or a `bad_input` error (nothing is written either way). */
+  validateTurn(
     conversationId: string,
     prompt: string,
     options: TurnOptionsInput = {},
-    messageId: string = `msg_${randomUUID()}`,
-    /** Staged attachments (client/attachments/stage.ts), sent as refs. */
+    messageId = 'msg_validate',
     attachments?: AttachmentRef[],
-  ): Promise<StartedTurn> {
+  ): z.output<typeof StartTurnRequestSchema> {
     const parsed = StartTurnRequestSchema.safeParse({
       conversationId,
       prompt,
@@ -81,7 +81,18 @@ export class DreactClient {
       ...(attachments?.length ? { attachments } : {}),
     });
     if (!parsed.success) throw badInput(parsed.error);
-    const request = parsed.data;
+    return parsed.data;
+  }
+
+  async startTurn(
+    conversationId: string,
+    prompt: string,
+    options: TurnOptionsInput = {},
+    messageId: string = `msg_${randomUUID()}`,
+    /** Staged attachments (client/attachments/stage.ts), sent as refs. */
+    attachments?: AttachmentRef[],
+  ): Promise<StartedTurn> {
+    const request = this.validateTurn(conversationId, prompt, options, messageId, attachments);
     const startOp = new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {
       workflowId: conversationWorkflowId(conversationId),
       taskQueue: this.opts.taskQueue ?? TASK_QUEUE,

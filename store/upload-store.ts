@@ -6,6 +6,7 @@
 import type { Pool } from 'pg';
 import { withTransaction } from './db';
 import { putArtifact, UPLOAD_ARTIFACT_KIND } from './artifact-store';
+import { claimConversation, type ConversationOwner } from './tenancy-store';
 import { ensureConversation } from './timeline-store';
 
 export interface StagedFile {
@@ -26,8 +27,10 @@ export async function stageUploads(
   conversationId: string,
   messageId: string,
   files: readonly StagedFile[],
+  owner?: ConversationOwner,
 ): Promise<string[]> {
-  await ensureConversation(db, conversationId);
+  if (owner) await claimConversation(db, conversationId, owner);
+  else await ensureConversation(db, conversationId);
   return withTransaction(db, async (q) => {
     const keys: string[] = [];
     for (const f of files) {

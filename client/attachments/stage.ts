@@ -8,6 +8,7 @@ import type { Pool } from 'pg';
 import { AttachmentRejected, type AttachmentLimits } from '../../core/attachments/policy';
 import { StartTurnRequestSchema, type AttachmentRef, type TurnOptionsInput } from '../../core/turn/contracts';
 import { stageUploads, uploadKey } from '../../store/upload-store';
+import type { ConversationOwner } from '../../store/tenancy-store';
 import { DreactError } from '../api';
 import { preflightAttachments, type AttachmentUpload } from './preflight';
 
@@ -16,6 +17,8 @@ export async function stageTurnAttachments(
   request: { conversationId: string; prompt: string; messageId: string; options?: TurnOptionsInput },
   uploads: readonly AttachmentUpload[],
   limits: Partial<AttachmentLimits> = {},
+  /** Who a new conversation belongs to (the gateway's verified principal; default: the local tenant). */
+  owner?: ConversationOwner,
 ): Promise<AttachmentRef[]> {
   if (uploads.length === 0) return [];
   const parsed = StartTurnRequestSchema.safeParse(request);
@@ -47,6 +50,7 @@ export async function stageTurnAttachments(
         ...(p.pages !== undefined ? { pages: p.pages } : {}),
       },
     })),
+    owner,
   );
   return prepared.map((p) => ({
     name: p.name,

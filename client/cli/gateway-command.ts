@@ -9,13 +9,14 @@ import { withSession } from './commands';
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
 export async function gatewayCommand(opts: { port?: number; host?: string }): Promise<void> {
-  const config = gatewayConfigFromEnv(); // before any connection: no keys → a clear error, nothing started
+  const config = gatewayConfigFromEnv(); // before any connection: bad settings → a clear error, nothing started
   await withSession(async (s) => {
     const gw = await startGateway({
       client: s.api,
       pool: s.db.pool,
       apiKeys: config.apiKeys,
       insecure: config.insecure,
+      ...(config.tokenSecret ? { tokenSecret: config.tokenSecret } : {}),
       port: opts.port ?? config.port,
       host: opts.host ?? config.host,
       retentionSeconds: config.retentionSeconds,
@@ -24,10 +25,9 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       pollMs: s.info.pglite ? 100 : 250,
       log: err,
     });
-    if (config.apiKeys.length === 0)
-      err('[gateway] INSECURE: no API keys; anonymous reads are allowed, writes are refused');
+    if (config.insecure) err('[gateway] INSECURE: requests without a key read as the local tenant; writes are refused');
     console.log(
-      `gateway: ${gw.url} (${config.apiKeys.length} API key${config.apiKeys.length === 1 ? '' : 's'}; stream events kept ${config.retentionSeconds} s)`,
+      `gateway: ${gw.url} (keys from Postgres${config.apiKeys.length ? ` + ${config.apiKeys.length} from DREACT_API_KEYS` : ''}; stream events kept ${config.retentionSeconds} s)`,
     );
     console.log('Ready. Ctrl-C stops the gateway.');
     await new Promise<void>((resolve) => {

@@ -10,6 +10,7 @@ import { gatewayCommand } from './gateway-command';
 import { offsetArg, tailCommand } from './tail';
 import { registerDeployCommands } from './deploy-command';
 import { registerGcCommand } from './gc-command';
+import { registerKeysCommands } from './keys-command';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -122,6 +123,7 @@ export function buildProgram(): Command {
 
   registerDeployCommands(program);
   registerGcCommand(program);
+  registerKeysCommands(program);
   return program;
 }
 

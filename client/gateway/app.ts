@@ -5,13 +5,23 @@
  * The server start (port, env, pruning) lives in server.ts.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hasScope, LOCAL_TENANT, type KeyScope, type Principal } from '../../core/tenancy/principal';
+import {
+  canSee,
+  claimConversation,
+  conversationOwner,
+  countActiveApiKeys,
+  verifyApiKey,
+  type ConversationOwner,
+} from '../../store/tenancy-store';
+import { streamTokens } from './stream-token';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
-import { ConversationIdSchema, type TurnOptionsInput } from '../../core/turn/contracts';
+import { ConversationIdSchema, UserEventSchema, type TurnOptionsInput } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
 import { loadStreamSeq } from '../../store/conversation-store';
@@ -26,10 +36,15 @@ import { traceRequests } from './tracing';
 export interface GatewayOptions {
   client: DreactClient;
   pool: Pool;
-  /** Accepted `x-api-key` values. Empty is refused unless `insecure`. */
+  /**
+   * Keys of the local tenant from the environment (DREACT_API_KEYS), besides the keys in Postgres
+   * (`dreact keys create`). With neither, the gateway refuses to start unless `insecure`.
+   */
   apiKeys: readonly string[];
-  /** Local development without keys: anonymous reads are allowed, anonymous writes still refused. */
+  /** Local development without keys: anonymous reads (as the local tenant) are allowed, anonymous writes still refused. */
   insecure?: boolean;
+  /** Signs stream tokens (several gateways behind one address need the same); default: random per process. */
+  tokenSecret?: string;
   /** Stream poll interval (the only mechanism when `listen` is false). Default 250 ms. */
   pollMs?: number;
   /** Use LISTEN/NOTIFY (one shared connection). False where NOTIFY does not deliver (PGlite). Default true. */
@@ -43,7 +58,7 @@ export interface GatewayOptions {
 }
 
 export interface GatewayApp {
-  app: Hono;
+  app: Hono<GatewayEnv>;
   fetch: Hono['fetch'];
   /** SSE streams currently open. */
   activeStreams(): number;
@@ -51,11 +66,12 @@ export interface GatewayApp {
   close(): Promise<void>;
 }
 
-type ErrorCode = DreactError['code'] | 'unauthorized' | 'too_large' | 'internal';
+type ErrorCode = DreactError['code'] | 'unauthorized' | 'forbidden' | 'too_large' | 'internal';
 
 const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   bad_input: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   no_active_turn: 409,
   too_large: 413,
@@ -157,13 +173,50 @@ function keyChecker(keys: readonly string[]): (key: string) => boolean {
   };
 }
 
+export type GatewayEnv = { Variables: { principal: Principal } };
+
+/** Keys from DREACT_API_KEYS: the local tenant, every project conversation, all scopes. */
+const ENV_PRINCIPAL: Principal = { ...LOCAL_TENANT, keyId: 'env', userId: null, scopes: ['read', 'write', 'admin'] };
+/** Insecure mode without a key: reads of the local tenant only. */
+const ANONYMOUS_PRINCIPAL: Principal = { ...LOCAL_TENANT, keyId: 'anonymous', userId: null, scopes: ['read'] };
+
+function principalOf(c: Context<GatewayEnv>): Principal {
+  const p = c.get('principal');
+  if (!p) throw new DreactError('missing API key: send it in the x-api-key header', 'bad_input');
+  return p;
+}
+
+class Forbidden extends Error {}
+
+/** The caller's principal when it has `scope`. */
+function need(c: Context<GatewayEnv>, scope: KeyScope): Principal {
+  const p = principalOf(c);
+  if (!hasScope(p, scope)) throw new Forbidden(`this API key lacks the "${scope}" scope`);
+  return p;
+}
+
+/** 404 — never 403 — for a conversation the principal may not see: another tenant's looks absent. */
+async function ownedConversation(pool: Pool, principal: Principal, id: string): Promise<ConversationOwner> {
+  const owner = await conversationOwner(pool, id);
+  if (!owner || !canSee(principal, owner)) throw new DreactError(`no conversation "${id}"`, 'not_found');
+  return owner;
+}
+
+const ownerOf = (p: Principal): ConversationOwner => ({
+  tenantId: p.tenantId,
+  projectId: p.projectId,
+  userId: p.userId,
+});
+
 export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp> {
   const keys = opts.apiKeys.map((k) => k.trim()).filter(Boolean);
-  if (keys.length === 0 && !opts.insecure)
+  const validEnvKey = keyChecker(keys);
+  if (keys.length === 0 && !opts.insecure && (await countActiveApiKeys(opts.pool)) === 0)
     throw new Error(
-      'the gateway needs at least one API key (DREACT_API_KEYS); for local development set DREACT_GATEWAY_INSECURE=1',
+      'the gateway needs at least one API key: create one with `dreact keys create --tenant T --project P` ' +
+        '(or set DREACT_API_KEYS for the local tenant); for local development set DREACT_GATEWAY_INSECURE=1',
     );
-  const validKey = keyChecker(keys);
+  const tokens = streamTokens(opts.tokenSecret);
   const { client, pool } = opts;
   const listen = opts.listen ?? true;
   const notifier: PgStreamNotifier | undefined = listen ? await startStreamNotifier(pool) : undefined;
@@ -179,10 +232,11 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     onClose: () => void open--,
   };
 
-  const app = new Hono();
+  const app = new Hono<GatewayEnv>();
   app.use('*', traceRequests());
   app.onError((err, c) => {
     if (err instanceof DreactError) return fail(c, err.code, err.message);
+    if (err instanceof Forbidden) return fail(c, 'forbidden', err.message);
     // Details stay in the gateway log (they may name hosts, tables or workflow internals).
     console.error(`[gateway] ${c.req.method} ${c.req.path}: ${err.stack ?? err.message}`);
     return fail(c, 'internal', `internal error (${err.name}); the gateway log has the details`);
@@ -190,14 +244,20 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   app.notFound((c) => fail(c, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.get('/healthz', (c) => c.json({ ok: true }));
 
+  // Who calls: a key from Postgres, a key of the local tenant from the environment, a stream token
+  // (checked by the stream route itself), or — in insecure mode — an anonymous local reader.
   app.use('/v1/*', async (c, next) => {
     const key = c.req.header('x-api-key');
-    if (key !== undefined && !validKey(key)) return fail(c, 'unauthorized', 'invalid API key (x-api-key)');
-    if (key === undefined) {
-      if (!opts.insecure) return fail(c, 'unauthorized', 'missing API key: send it in the x-api-key header');
-      if (c.req.method !== 'GET' && c.req.method !== 'HEAD')
-        return fail(c, 'unauthorized', 'anonymous writes are refused: send an API key in the x-api-key header');
-    }
+    if (key !== undefined) {
+      const principal = validEnvKey(key) ? ENV_PRINCIPAL : await verifyApiKey(pool, key);
+      if (!principal) return fail(c, 'unauthorized', 'invalid or revoked API key (x-api-key)');
+      c.set('principal', principal);
+    } else if (c.req.query('token') !== undefined && c.req.method === 'GET' && c.req.path.endsWith('/stream')) {
+      // The stream route verifies the token.
+    } else if (!opts.insecure) return fail(c, 'unauthorized', 'missing API key: send it in the x-api-key header');
+    else if (c.req.method !== 'GET' && c.req.method !== 'HEAD')
+      return fail(c, 'unauthorized', 'anonymous writes are refused: send an API key in the x-api-key header');
+    else c.set('principal', ANONYMOUS_PRINCIPAL);
     await next();
   });
   const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
@@ -227,7 +287,11 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   );
 
   app.post('/v1/conversations/:id/turns', async (c) => {
+    const principal = need(c, 'write');
     const id = conversationId(c);
+    // An existing conversation must be the caller's; a new one becomes the caller's.
+    const existing = await conversationOwner(pool, id);
+    if (existing && !canSee(principal, existing)) throw new DreactError(`no conversation "${id}"`, 'not_found');
     const { body, uploads } = await turnRequest(c);
     const messageId = body.messageId ?? `msg_${randomUUID()}`;
     const options = (body.options ?? {}) as TurnOptionsInput;
@@ -236,7 +300,14 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
       { conversationId: id, prompt: body.prompt, messageId, options },
       uploads,
       limits,
+      ownerOf(principal),
     );
+    if (!existing) {
+      // Validated before anything is written: a bad request must not claim the id.
+      client.validateTurn(id, body.prompt, options, messageId);
+      const owner = await claimConversation(pool, id, ownerOf(principal));
+      if (!canSee(principal, owner)) throw new DreactError(`no conversation "${id}"`, 'not_found');
+    }
     const streamAfter = await loadStreamSeq(pool, id);
     const started = await client.startTurn(id, body.prompt, options, messageId, attachments);
     return c.json(
@@ -245,10 +316,28 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     );
   });
 
+  app.post('/v1/conversations/:id/stream-token', async (c) => {
+    const principal = need(c, 'read');
+    const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
+    const { token, expiresAt } = tokens.issue(principal, id);
+    return c.json({
+      conversationId: id,
+      token,
+      expiresAt,
+      stream: `/v1/conversations/${encodeURIComponent(id)}/stream?token=${encodeURIComponent(token)}`,
+    });
+  });
+
   for (const kind of ['steer', 'followup'] as const) {
     app.post(`/v1/conversations/:id/${kind}`, async (c) => {
+      const principal = need(c, 'write');
       const id = conversationId(c);
       const body = await jsonBody(c, EventBodySchema);
+      // Input first (a bad request says so whoever owns the id), then ownership.
+      const event = UserEventSchema.safeParse({ kind, messageId: body.messageId ?? 'msg_validate', text: body.text });
+      if (!event.success) throw new DreactError(zodMessage(event.error), 'bad_input');
+      await ownedConversation(pool, principal, id);
       const r =
         kind === 'steer'
           ? await client.steer(id, body.text, body.messageId)
@@ -258,23 +347,36 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   }
 
   app.get('/v1/conversations/:id/state', async (c) => {
+    const principal = need(c, 'read');
     const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
     const view = await client.conversationState(id);
     return c.json({ ...view, streamSeq: await loadStreamSeq(pool, id), turns: await listTurns(pool, id) });
   });
 
   app.get('/v1/conversations/:id/timeline', async (c) => {
+    const principal = need(c, 'read');
     const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
     const blocks = await loadBlocks(pool, id);
     if (blocks.length === 0) throw new DreactError(`no timeline for conversation "${id}"`, 'not_found');
     return c.json({ conversationId: id, blocks });
   });
 
-  app.get('/v1/conversations/:id/stream', (c) => {
+  app.get('/v1/conversations/:id/stream', async (c) => {
     const id = conversationId(c);
+    const token = c.req.query('token');
+    let principal: Principal;
+    if (token !== undefined && c.get('principal') === undefined) {
+      // Checked on every request, so on every reconnect: signature, expiry, conversation, owner.
+      const verified = tokens.verify(token, id);
+      if ('error' in verified) return fail(c, 'unauthorized', verified.error);
+      principal = verified;
+    } else principal = need(c, 'read');
     const lastEventId = c.req.header('last-event-id')?.trim();
     const offset = lastEventId ? parseOffset(lastEventId, 'Last-Event-ID') : parseOffset(c.req.query('after'), 'after');
     if (typeof offset !== 'number') throw new DreactError(offset.error, 'bad_input');
+    await ownedConversation(pool, principal, id);
     return sseStream(c, streamOpts, id, offset);
   });
 

@@ -1,8 +1,10 @@
 /**
  * Starts the gateway: the Hono app on a port (@hono/node-server) plus the periodic stream prune.
  * Configuration from the environment:
- *   DREACT_API_KEYS                  comma-separated accepted x-api-key values (required…)
+ *   DREACT_API_KEYS                  comma-separated keys of the local tenant (optional: keys live in
+ *                                    Postgres, `dreact keys create`; one of the two is required…)
  *   DREACT_GATEWAY_INSECURE=1        …unless this is set: local dev, anonymous reads only
+ *   DREACT_GATEWAY_TOKEN_SECRET      signs stream tokens (set it when several gateways serve one API)
  *   DREACT_STREAM_RETENTION_SECONDS  age after which stream events are pruned (default 7 days)
  *   DREACT_GATEWAY_HOST / _PORT      listen address (default port 8787; host 0.0.0.0 with keys,
  *                                    127.0.0.1 in insecure mode so anonymous reads stay on loopback)
@@ -21,6 +23,7 @@ export interface GatewayEnvConfig {
   retentionSeconds: number;
   host: string;
   port: number;
+  tokenSecret?: string;
 }
 
 function positiveInt(raw: string | undefined, name: string, fallback: number, min = 1): number {
@@ -37,10 +40,6 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     .map((k) => k.trim())
     .filter(Boolean);
   const insecure = env.DREACT_GATEWAY_INSECURE === '1' || env.DREACT_GATEWAY_INSECURE === 'true';
-  if (apiKeys.length === 0 && !insecure)
-    throw new Error(
-      'no API keys: set DREACT_API_KEYS (comma-separated), or DREACT_GATEWAY_INSECURE=1 for local development (anonymous reads only)',
-    );
   return {
     apiKeys,
     insecure,
@@ -49,7 +48,8 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
       'DREACT_STREAM_RETENTION_SECONDS',
       DEFAULT_STREAM_RETENTION_SECONDS,
     ),
-    host: env.DREACT_GATEWAY_HOST?.trim() || (apiKeys.length === 0 ? '127.0.0.1' : '0.0.0.0'),
+    host: env.DREACT_GATEWAY_HOST?.trim() || (insecure ? '127.0.0.1' : '0.0.0.0'),
+    ...(env.DREACT_GATEWAY_TOKEN_SECRET ? { tokenSecret: env.DREACT_GATEWAY_TOKEN_SECRET } : {}),
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
   };
 }

@@ -20,6 +20,8 @@ import { ensureConversation } from '../../store/timeline-store';
 import { createGatewayApp } from '../../client/gateway/app';
 import { protocolEvent } from '../../client/gateway/protocol';
 import { gatewayConfigFromEnv, startGateway, type RunningGateway } from '../../client/gateway/server';
+import { claimConversation } from '../../store/tenancy-store';
+import { LOCAL_TENANT } from '../../core/tenancy/principal';
 import { openSse, type SseEvent } from '../../client/gateway/sse-client';
 
 const KEY = 'test-key-1';
@@ -288,7 +290,7 @@ test('requests without a valid API key are refused (401); anonymous writes are r
   assert.equal(rows.rows[0].n, 0, 'nothing written');
   await assert.rejects(stack.client.conversationState(conv), /unknown conversation/);
 
-  assert.throws(() => gatewayConfigFromEnv({}), /no API keys/);
+  assert.deepEqual(gatewayConfigFromEnv({}).apiKeys, [], 'keys may all live in Postgres');
   assert.deepEqual(gatewayConfigFromEnv({ DREACT_API_KEYS: 'a, b,,' }).apiKeys, ['a', 'b']);
   assert.equal(gatewayConfigFromEnv({ DREACT_GATEWAY_INSECURE: '1' }).insecure, true);
   assert.equal(gatewayConfigFromEnv({ DREACT_GATEWAY_INSECURE: '1' }).retentionSeconds, 7 * 24 * 3600);
@@ -409,7 +411,7 @@ async function freePort(): Promise<number> {
 test('the CLI: `dreact gateway` refuses to start without keys and serves with them; `dreact tail` follows a turn', async () => {
   const refused = dreact(['gateway'], { DREACT_API_KEYS: '', DREACT_GATEWAY_INSECURE: '' });
   assert.equal(await refused.exited, 1);
-  assert.match(refused.err(), /no API keys: set DREACT_API_KEYS/);
+  assert.match(refused.err(), /the gateway needs at least one API key: create one with `dreact keys create/);
 
   const port = await freePort();
   const served = dreact(['gateway', '--port', String(port), '--host', '127.0.0.1'], { DREACT_API_KEYS: 'cli-key' });
@@ -463,8 +465,10 @@ test('an idle stream sends retry and keepalive comments; cancelling the response
     listen: false,
     pollMs: 50,
   });
+  const quiet = uniqueId('quiet');
+  await claimConversation(stack.db.pool, quiet, { ...LOCAL_TENANT, userId: null });
   const res = await app.fetch(
-    new Request(`http://gw/v1/conversations/${uniqueId('quiet')}/stream`, { headers: { 'x-api-key': KEY } }),
+    new Request(`http://gw/v1/conversations/${quiet}/stream`, { headers: { 'x-api-key': KEY } }),
   );
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
