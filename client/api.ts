@@ -18,6 +18,8 @@ import {
 } from '../core/turn/contracts';
 import {
   ConversationIdKey,
+  ProjectIdKey,
+  TenantIdKey,
   conversationStateQuery,
   followupSignal,
   startTurnUpdate,
@@ -28,6 +30,7 @@ import {
 import type { ConversationWorkflow } from '../workflows/conversation';
 import type { TurnWorkflow } from '../workflows/turn';
 import { z } from 'zod';
+import { LOCAL_TENANT, type TenantScope } from '../core/tenancy/principal';
 
 export class DreactError extends Error {
   constructor(
@@ -91,6 +94,8 @@ export class DreactClient {
     messageId: string = `msg_${randomUUID()}`,
     /** Staged attachments (client/attachments/stage.ts), sent as refs. */
     attachments?: AttachmentRef[],
+    /** Who owns the conversation (the gateway's verified key; default the local tenant): search attributes and the fairness key. */
+    owner: TenantScope = LOCAL_TENANT,
   ): Promise<StartedTurn> {
     const request = this.validateTurn(conversationId, prompt, options, messageId, attachments);
     const startOp = new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {
@@ -99,7 +104,14 @@ export class DreactClient {
       args: [{ conversationId, nextTurnIndex: 1, completedTurns: 0, queue: [], seenMessages: [] }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       staticSummary: `conversation ${conversationId}`,
-      typedSearchAttributes: [{ key: ConversationIdKey, value: conversationId }],
+      typedSearchAttributes: [
+        { key: ConversationIdKey, value: conversationId },
+        { key: TenantIdKey, value: owner.tenantId },
+        { key: ProjectIdKey, value: owner.projectId },
+      ],
+      // Task-queue fairness per tenant: one tenant's burst cannot starve another's turns (turns
+      // and their activities inherit the conversation's priority).
+      priority: { fairnessKey: owner.tenantId },
     });
     const started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, {
       args: [request],

@@ -13,6 +13,7 @@ import {
   log,
   ParentClosePolicy,
   setHandler,
+  patched,
   startChild,
   workflowInfo,
   allHandlersFinished,
@@ -33,10 +34,23 @@ import {
   followupSignal,
   startTurnUpdate,
   steerSignal,
+  ProjectIdKey,
+  TenantIdKey,
   TurnIndexKey,
   TurnStatusKey,
 } from './definitions';
 import { TurnWorkflow } from './turn';
+
+/** The conversation's TenantId / ProjectId (set by the client at start), for its turns. */
+function ownerSearchAttributes() {
+  const sa = workflowInfo().typedSearchAttributes;
+  const tenant = sa.get(TenantIdKey);
+  const project = sa.get(ProjectIdKey);
+  return [
+    ...(tenant !== undefined ? [{ key: TenantIdKey, value: tenant }] : []),
+    ...(project !== undefined ? [{ key: ProjectIdKey, value: project }] : []),
+  ];
+}
 
 export interface ConversationState {
   conversationId: string;
@@ -157,6 +171,7 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
         { key: ConversationIdKey, value: state.conversationId },
         { key: TurnIndexKey, value: next.turnIndex },
         { key: TurnStatusKey, value: 'running' },
+        ...(patched('tenant-search-attributes') ? ownerSearchAttributes() : []),
       ],
     });
     active = { turnIndex: next.turnIndex, workflowId };

@@ -26,3 +26,6 @@ export const startTurnUpdate = defineUpdate<
 export const ConversationIdKey = defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD);
 export const TurnIndexKey = defineSearchAttributeKey('TurnIndex', SearchAttributeType.INT);
 export const TurnStatusKey = defineSearchAttributeKey('TurnStatus', SearchAttributeType.KEYWORD);
+/** The owner of a conversation and its turns (set from the verified API key; the CLI's is `local`). */
+export const TenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
+export const ProjectIdKey = defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD);

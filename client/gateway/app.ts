@@ -309,7 +309,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
       if (!canSee(principal, owner)) throw new DreactError(`no conversation "${id}"`, 'not_found');
     }
     const streamAfter = await loadStreamSeq(pool, id);
-    const started = await client.startTurn(id, body.prompt, options, messageId, attachments);
+    const started = await client.startTurn(id, body.prompt, options, messageId, attachments, principal);
     return c.json(
       { ...started, streamAfter, stream: `/v1/conversations/${encodeURIComponent(id)}/stream?after=${streamAfter}` },
       202,

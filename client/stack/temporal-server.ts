@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ConversationIdKey, TurnIndexKey, TurnStatusKey } from '../../workflows/definitions';
+import { ConversationIdKey, ProjectIdKey, TenantIdKey, TurnIndexKey, TurnStatusKey } from '../../workflows/definitions';
 import { ensureTemporalCli } from './temporal-cli';
 
 export interface TemporalServerOptions {
@@ -36,7 +36,7 @@ export interface TemporalServer {
   stop(): Promise<void>;
 }
 
-export const SEARCH_ATTRIBUTE_KEYS = [ConversationIdKey, TurnIndexKey, TurnStatusKey];
+export const SEARCH_ATTRIBUTE_KEYS = [ConversationIdKey, TurnIndexKey, TurnStatusKey, TenantIdKey, ProjectIdKey];
 
 /**
  * Dispatch tuning for the dev server (embedded stack, tests, benches). The history service reads

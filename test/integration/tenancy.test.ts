@@ -14,6 +14,7 @@ import { complete, createTestStack, uniqueId, waitFor, type TestStack } from '..
 import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
 import { streamTokens } from '../../client/gateway/stream-token';
 import { conversationOwner, createApiKey, listApiKeys } from '../../store/tenancy-store';
+import { ProjectIdKey, TenantIdKey } from '../../workflows/definitions';
 
 let stack: TestStack;
 let gw: GatewayApp;
@@ -114,6 +115,21 @@ test("a foreign key gets 404 on every endpoint of another tenant's conversation,
   await stack.client.result(conv, 1);
   await waitFor('turn released', async () => (await stack.client.conversationState(conv)).activeTurn === null);
   assert.deepEqual(await conversationOwner(stack.db.pool, conv), { tenantId: 'acme', projectId: 'web', userId: null });
+  // Search attributes and the fairness key of the conversation and its turn come from the key.
+  for (const workflowId of [`conv/${conv}`, `conv/${conv}/turn/1`]) {
+    const desc = await stack.server.env.client.workflow.getHandle(workflowId).describe();
+    assert.equal(desc.typedSearchAttributes.get(TenantIdKey), 'acme', workflowId);
+    assert.equal(desc.typedSearchAttributes.get(ProjectIdKey), 'web', workflowId);
+    assert.equal(desc.raw.workflowExecutionInfo?.priority?.fairnessKey, 'acme', workflowId);
+  }
+  await waitFor('visibility to list the turn by tenant', async () => {
+    let n = 0;
+    for await (const w of stack.server.env.client.workflow.list({
+      query: `TenantId = "acme" AND ConversationId = "${conv}"`,
+    }))
+      if (w.workflowId) n++;
+    return n === 2;
+  });
   const before = await snapshot(conv);
   const alice = (
     await createApiKey(stack.db.pool, {
