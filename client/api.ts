@@ -3,7 +3,13 @@
  * Validates every input before anything reaches Temporal, so bad input writes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import {
   conversationWorkflowId,
   StartTurnRequestSchema,
@@ -85,6 +91,26 @@ export class DreactClient {
     });
     if (!parsed.success) throw badInput(parsed.error);
     return parsed.data;
+  }
+
+  /**
+   * Starts (or joins) the PurgeConversationWorkflow of a conversation (`purge/<id>`, visible in
+   * Temporal UI): it stops a running turn and removes every row. Returns its workflow id.
+   */
+  async deleteConversation(conversationId: string): Promise<string> {
+    const workflowId = `purge/${conversationId}`;
+    try {
+      await this.temporal.workflow.start('PurgeConversationWorkflow', {
+        taskQueue: this.opts.taskQueue ?? TASK_QUEUE,
+        workflowId,
+        args: [{ conversationId }],
+        staticSummary: `purge conversation ${conversationId} (deleted through the API)`,
+      });
+    } catch (err) {
+      // A purge already running for it is the same deletion (idempotent).
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    return workflowId;
   }
 
   async startTurn(

@@ -5,23 +5,21 @@
  * The server start (port, env, pruning) lives in server.ts.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { hasScope, LOCAL_TENANT, type KeyScope, type Principal } from '../../core/tenancy/principal';
+import type { Principal } from '../../core/tenancy/principal';
 import {
   canSee,
   claimConversation,
   conversationOwner,
   countActiveApiKeys,
   verifyApiKey,
-  type ConversationOwner,
 } from '../../store/tenancy-store';
 import { streamTokens } from './stream-token';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
-import { ConversationIdSchema, UserEventSchema, type TurnOptionsInput } from '../../core/turn/contracts';
+import { UserEventSchema, type TurnOptionsInput } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
 import { loadStreamSeq } from '../../store/conversation-store';
@@ -31,6 +29,20 @@ import { AttachmentLimitsSchema, type AttachmentLimits } from '../../core/attach
 import type { AttachmentUpload } from '../attachments/preflight';
 import { stageTurnAttachments } from '../attachments/stage';
 import { sseStream } from './sse-stream';
+import {
+  ANONYMOUS_PRINCIPAL,
+  conversationId,
+  ENV_PRINCIPAL,
+  fail,
+  Forbidden,
+  jsonBody,
+  need,
+  ownedConversation,
+  ownerOf,
+  zodMessage,
+  type GatewayEnv,
+} from './http';
+import { registerConversationRoutes } from './conversation-routes';
 import { traceRequests } from './tracing';
 
 export interface GatewayOptions {
@@ -66,28 +78,8 @@ export interface GatewayApp {
   close(): Promise<void>;
 }
 
-type ErrorCode = DreactError['code'] | 'unauthorized' | 'forbidden' | 'too_large' | 'internal';
-
-const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
-  bad_input: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  no_active_turn: 409,
-  too_large: 413,
-  failed: 500,
-  internal: 500,
-};
-
 /** Default limit of request bodies, refused (413) before parsing; prompts are ≤ 64k characters. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-function fail(c: Context, code: ErrorCode, message: string): Response {
-  return c.json({ error: { code, message } }, STATUS[code]);
-}
-
-const zodMessage = (err: z.ZodError) =>
-  err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
 
 const TurnBodySchema = z.strictObject({
   prompt: z.string({ error: 'prompt is required (a string)' }),
@@ -98,18 +90,6 @@ const EventBodySchema = z.strictObject({
   text: z.string({ error: 'text is required (a string)' }),
   messageId: z.string().optional(),
 });
-
-async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
-  let raw: unknown;
-  try {
-    raw = await c.req.json();
-  } catch {
-    throw new DreactError('the request body must be a JSON object (Content-Type: application/json)', 'bad_input');
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
-  return parsed.data;
-}
 
 /**
  * A turn request: JSON `{prompt, options?, messageId?}`, or multipart/form-data with the same
@@ -153,14 +133,6 @@ async function turnRequest(
   return { body: parsed.data, uploads };
 }
 
-function conversationId(c: Context): string {
-  const id = c.req.param('id') ?? '';
-  const parsed = ConversationIdSchema.safeParse(id);
-  if (!parsed.success)
-    throw new DreactError(`conversation id ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
-  return parsed.data;
-}
-
 const digest = (key: string) => createHash('sha256').update(key).digest();
 
 function keyChecker(keys: readonly string[]): (key: string) => boolean {
@@ -172,41 +144,6 @@ function keyChecker(keys: readonly string[]): (key: string) => boolean {
     return ok;
   };
 }
-
-export type GatewayEnv = { Variables: { principal: Principal } };
-
-/** Keys from DREACT_API_KEYS: the local tenant, every project conversation, all scopes. */
-const ENV_PRINCIPAL: Principal = { ...LOCAL_TENANT, keyId: 'env', userId: null, scopes: ['read', 'write', 'admin'] };
-/** Insecure mode without a key: reads of the local tenant only. */
-const ANONYMOUS_PRINCIPAL: Principal = { ...LOCAL_TENANT, keyId: 'anonymous', userId: null, scopes: ['read'] };
-
-function principalOf(c: Context<GatewayEnv>): Principal {
-  const p = c.get('principal');
-  if (!p) throw new DreactError('missing API key: send it in the x-api-key header', 'bad_input');
-  return p;
-}
-
-class Forbidden extends Error {}
-
-/** The caller's principal when it has `scope`. */
-function need(c: Context<GatewayEnv>, scope: KeyScope): Principal {
-  const p = principalOf(c);
-  if (!hasScope(p, scope)) throw new Forbidden(`this API key lacks the "${scope}" scope`);
-  return p;
-}
-
-/** 404 — never 403 — for a conversation the principal may not see: another tenant's looks absent. */
-async function ownedConversation(pool: Pool, principal: Principal, id: string): Promise<ConversationOwner> {
-  const owner = await conversationOwner(pool, id);
-  if (!owner || !canSee(principal, owner)) throw new DreactError(`no conversation "${id}"`, 'not_found');
-  return owner;
-}
-
-const ownerOf = (p: Principal): ConversationOwner => ({
-  tenantId: p.tenantId,
-  projectId: p.projectId,
-  userId: p.userId,
-});
 
 export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp> {
   const keys = opts.apiKeys.map((k) => k.trim()).filter(Boolean);
@@ -379,6 +316,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     await ownedConversation(pool, principal, id);
     return sseStream(c, streamOpts, id, offset);
   });
+
+  registerConversationRoutes(app, client, pool);
 
   return {
     app,

@@ -1,0 +1,139 @@
+/**
+ * The conversations API: list (paged, newest activity first), get, rename, delete (a
+ * PurgeConversationWorkflow stops running turns and removes every row; the call returns once the
+ * rows are gone), export as `conv.timeline.v1`, usage per conversation and per tenant and day.
+ * Every route is scoped by the caller's key; another tenant's conversation is a 404.
+ */
+import type { Hono } from 'hono';
+import type { Pool } from 'pg';
+import { z } from 'zod';
+import { DreactError, type DreactClient } from '../api';
+import { buildTimelinePayload } from '../../core/timeline/payload';
+import { loadBlocks } from '../../store/timeline-store';
+import { loadConversation } from '../../store/conversation-store';
+import { loadSourcesPool } from '../../store/sources-store';
+import { conversationOwner } from '../../store/tenancy-store';
+import {
+  conversationSummary,
+  conversationUsage,
+  listConversations,
+  renameConversation,
+  tenantUsageByDay,
+} from '../../store/conversation-list-store';
+import { conversationId, jsonBody, need, ownedConversation, ownerOf, zodMessage, type GatewayEnv } from './http';
+
+const PageSchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+const RenameSchema = z.strictObject({
+  title: z
+    .string({ error: 'title is required (a string)' })
+    .trim()
+    .min(1, 'title is empty')
+    .max(200, 'title is too long (200 at most)'),
+});
+const UsageQuerySchema = z.strictObject({ days: z.coerce.number().int().min(1).max(366).default(30) });
+
+const encodeCursor = (c: { lastActivity: string; id: string }) =>
+  Buffer.from(JSON.stringify([c.lastActivity, c.id])).toString('base64url');
+
+function decodeCursor(raw: string): { lastActivity: string; id: string } {
+  try {
+    const [lastActivity, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as [string, string];
+    if (typeof lastActivity === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(lastActivity)))
+      return { lastActivity, id };
+  } catch {
+    // falls through to the error below
+  }
+  throw new DreactError('cursor: not a cursor this API returned (use nextCursor as given)', 'bad_input');
+}
+
+function query<T>(schema: z.ZodType<T>, raw: Record<string, string>): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
+  return parsed.data;
+}
+
+/** How long DELETE waits for the purge to remove the rows before answering 202 (still purging). */
+const DELETE_WAIT_MS = 20_000;
+
+export function registerConversationRoutes(app: Hono<GatewayEnv>, client: DreactClient, pool: Pool): void {
+  app.get('/v1/conversations', async (c) => {
+    const principal = need(c, 'read');
+    const page = query(PageSchema, c.req.query());
+    const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+    const rows = await listConversations(pool, ownerOf(principal), {
+      limit: page.limit + 1,
+      ...(after ? { after } : {}),
+    });
+    const more = rows.length > page.limit;
+    const conversations = rows.slice(0, page.limit);
+    const last = conversations.at(-1);
+    return c.json({ conversations, nextCursor: more && last ? encodeCursor(last) : null });
+  });
+
+  app.get('/v1/conversations/:id', async (c) => {
+    const principal = need(c, 'read');
+    const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
+    const summary = await conversationSummary(pool, id);
+    if (!summary) throw new DreactError(`no conversation "${id}"`, 'not_found');
+    return c.json({ ...summary, usage: await conversationUsage(pool, id) });
+  });
+
+  app.patch('/v1/conversations/:id', async (c) => {
+    const principal = need(c, 'write');
+    const id = conversationId(c);
+    const body = await jsonBody(c, RenameSchema);
+    await ownedConversation(pool, principal, id);
+    await renameConversation(pool, id, body.title);
+    return c.json(await conversationSummary(pool, id));
+  });
+
+  app.delete('/v1/conversations/:id', async (c) => {
+    const principal = need(c, 'write');
+    const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
+    const workflowId = await client.deleteConversation(id);
+    const deadline = Date.now() + DELETE_WAIT_MS;
+    while ((await conversationOwner(pool, id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const gone = (await conversationOwner(pool, id)) === undefined;
+    return c.json({ conversationId: id, deleted: gone, workflowId }, gone ? 200 : 202);
+  });
+
+  app.get('/v1/conversations/:id/export', async (c) => {
+    const principal = need(c, 'read');
+    const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
+    const [blocks, conv, sourcesPool] = await Promise.all([
+      loadBlocks(pool, id),
+      loadConversation(pool, id),
+      loadSourcesPool(pool, id),
+    ]);
+    const payload = buildTimelinePayload({
+      ts: new Date().toISOString(),
+      blocks,
+      sourcesPool,
+      conversationTitle: conv?.title ?? null,
+      conversationStartedAt: conv?.createdAt.toISOString() ?? null,
+      cacheLastTouchAt: conv?.cacheLastTouchAt == null ? null : Math.floor(conv.cacheLastTouchAt / 1000),
+      cacheLastTtlSeconds: conv?.cacheTtlSeconds ?? null,
+    });
+    c.header('content-disposition', `attachment; filename="${id}.conv.timeline.v1.json"`);
+    return c.json({ kind: 'conv.timeline.v1', conversationId: id, ...payload });
+  });
+
+  app.get('/v1/conversations/:id/usage', async (c) => {
+    const principal = need(c, 'read');
+    const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
+    return c.json({ conversationId: id, ...(await conversationUsage(pool, id)) });
+  });
+
+  app.get('/v1/usage', async (c) => {
+    const principal = need(c, 'admin');
+    const q = query(UsageQuerySchema, c.req.query());
+    return c.json({ tenantId: principal.tenantId, days: await tenantUsageByDay(pool, principal.tenantId, q.days) });
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * What every gateway route shares: JSON errors with their HTTP status, body and id parsing, and
+ * the caller — its principal (from the verified key only), its scopes, and the 404 that hides
+ * conversations it may not see.
+ */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Pool } from 'pg';
+import { z } from 'zod';
+import { DreactError } from '../api';
+import { ConversationIdSchema } from '../../core/turn/contracts';
+import { hasScope, LOCAL_TENANT, type KeyScope, type Principal } from '../../core/tenancy/principal';
+import { canSee, conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
+
+export type ErrorCode = DreactError['code'] | 'unauthorized' | 'forbidden' | 'too_large' | 'internal';
+
+export const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
+  bad_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  no_active_turn: 409,
+  too_large: 413,
+  failed: 500,
+  internal: 500,
+};
+
+export function fail(c: Context, code: ErrorCode, message: string): Response {
+  return c.json({ error: { code, message } }, STATUS[code]);
+}
+
+export const zodMessage = (err: z.ZodError) =>
+  err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+
+export async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    throw new DreactError('the request body must be a JSON object (Content-Type: application/json)', 'bad_input');
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
+  return parsed.data;
+}
+
+export function conversationId(c: Context): string {
+  const id = c.req.param('id') ?? '';
+  const parsed = ConversationIdSchema.safeParse(id);
+  if (!parsed.success)
+    throw new DreactError(`conversation id ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
+  return parsed.data;
+}
+
+export type GatewayEnv = { Variables: { principal: Principal } };
+
+/** Keys from DREACT_API_KEYS: the local tenant, every project conversation, all scopes. */
+export const ENV_PRINCIPAL: Principal = {
+  ...LOCAL_TENANT,
+  keyId: 'env',
+  userId: null,
+  scopes: ['read', 'write', 'admin'],
+};
+/** Insecure mode without a key: reads of the local tenant only. */
+export const ANONYMOUS_PRINCIPAL: Principal = { ...LOCAL_TENANT, keyId: 'anonymous', userId: null, scopes: ['read'] };
+
+export function principalOf(c: Context<GatewayEnv>): Principal {
+  const p = c.get('principal');
+  if (!p) throw new DreactError('missing API key: send it in the x-api-key header', 'bad_input');
+  return p;
+}
+
+export class Forbidden extends Error {}
+
+/** The caller's principal when it has `scope`. */
+export function need(c: Context<GatewayEnv>, scope: KeyScope): Principal {
+  const p = principalOf(c);
+  if (!hasScope(p, scope)) throw new Forbidden(`this API key lacks the "${scope}" scope`);
+  return p;
+}
+
+/** 404 — never 403 — for a conversation the principal may not see: another tenant's looks absent. */
+export async function ownedConversation(pool: Pool, principal: Principal, id: string): Promise<ConversationOwner> {
+  const owner = await conversationOwner(pool, id);
+  if (!owner || !canSee(principal, owner)) throw new DreactError(`no conversation "${id}"`, 'not_found');
+  return owner;
+}
+
+export const ownerOf = (p: Principal): ConversationOwner => ({
+  tenantId: p.tenantId,
+  projectId: p.projectId,
+  userId: p.userId,
+});
