@@ -8,6 +8,7 @@ import { withTransaction } from './db';
 
 /** Tables holding a conversation's rows, children before the conversation row. */
 const TABLES = [
+  'feedback',
   'tool_results_pending',
   'block_overlays',
   'timeline_blocks',

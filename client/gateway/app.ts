@@ -43,6 +43,7 @@ import {
   type GatewayEnv,
 } from './http';
 import { registerConversationRoutes } from './conversation-routes';
+import { registerFeedbackRoutes } from './feedback-routes';
 import { traceRequests } from './tracing';
 
 export interface GatewayOptions {
@@ -318,6 +319,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   });
 
   registerConversationRoutes(app, client, pool);
+  registerFeedbackRoutes(app, pool);
 
   return {
     app,

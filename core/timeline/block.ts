@@ -16,6 +16,7 @@ export const KNOWN_BLOCK_TYPES = [
   'user.steer',
   'user.followup.preserved',
   'user.steer.preserved',
+  'user.feedback',
   'react.round.start',
   'react.notes',
   'react.decision.raw',

@@ -149,6 +149,14 @@ export function blockText(b: Block): string {
     case 'user.attachment.meta':
     case 'user.attachment':
       return labelled('[USER ATTACHMENT]', b);
+    case 'user.feedback': {
+      const rating = b.meta['rating'] === 'down' ? 'thumbs down' : 'thumbs up';
+      const target = b.meta['target'] === 'completion' ? 'the answer of' : '';
+      return labelled(
+        `[USER FEEDBACK: ${rating} on ${target ? `${target} ` : ''}${String(b.meta['rated_turn_id'] ?? b.turn_id)}]`,
+        b,
+      );
+    }
     case 'react.round.start':
       return '';
     case 'react.notes':

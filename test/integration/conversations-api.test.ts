@@ -2,13 +2,16 @@
  * The conversations API through the gateway on real Temporal and Postgres: a tenant's list
  * (paged, newest first, titles, turn counts, status), get with usage, rename, export as
  * conv.timeline.v1, delete (a purge workflow stops a running turn and removes every row; a second
- * delete is a 404), usage per tenant and day for admin keys, and bad input refused.
+ * delete is a 404), usage per tenant and day for admin keys, feedback (stored, queryable, shown to
+ * the next turn), and bad input refused.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
 import { createApiKey } from '../../store/tenancy-store';
+import { loadBlocks } from '../../store/timeline-store';
+import { visibleItems } from '../../core/timeline/render';
 
 let stack: TestStack;
 let gw: GatewayApp;
@@ -220,4 +223,57 @@ test('bad input to the conversations API: a clear JSON error and nothing written
   }
   assert.equal((await call('GET', '/v1/usage?days=0', adminA)).status, 400);
   assert.equal((await call('GET', `/v1/conversations/${conv}`, keyA)).body.title, 'About bad input', 'nothing renamed');
+});
+
+test('feedback: stored from the key, queryable, on the timeline for the next turn; refused input writes nothing', async () => {
+  const conv = uniqueId('conv');
+  await converse(keyA, conv, 'feedback');
+  const body = { turnIndex: 1, target: 'completion', rating: 'down', text: 'too long', feedbackId: 'fb_test_0001' };
+  const first = await call('POST', `/v1/conversations/${conv}/feedback`, keyA, body);
+  assert.equal(first.status, 201, JSON.stringify(first.body));
+  const again = await call('POST', `/v1/conversations/${conv}/feedback`, keyA, body);
+  assert.equal(again.status, 200);
+  assert.equal(again.body.created, false, 'a retried POST writes nothing new');
+  const refused: Array<[unknown, number, RegExp, string?]> = [
+    [{ ...body, feedbackId: undefined, rating: 'meh' }, 400, /rating must be "up" or "down"/],
+    [{ ...body, feedbackId: undefined, turnIndex: 9 }, 404, /has no turn 9/],
+    [{ ...body, feedbackId: undefined, tenantId: 'globex' }, 400, /tenantId/],
+    [{ ...body, feedbackId: undefined, text: 'x'.repeat(2001) }, 400, /too long/],
+    [{ ...body, feedbackId: undefined }, 404, /no conversation/, keyB],
+  ];
+  for (const [b, status, re, key] of refused) {
+    const r = await call('POST', `/v1/conversations/${conv}/feedback`, key ?? keyA, b);
+    assert.equal(r.status, status, JSON.stringify(r.body));
+    assert.match(r.body.error.message, re);
+  }
+  const listed = await call('GET', `/v1/conversations/${conv}/feedback`, keyA);
+  assert.equal(listed.body.feedback.length, 1);
+  assert.deepEqual(
+    { ...listed.body.feedback[0], createdAt: undefined },
+    {
+      feedbackId: 'fb_test_0001',
+      conversationId: conv,
+      turnId: 'turn_1',
+      target: 'completion',
+      rating: 'down',
+      text: 'too long',
+      userId: null,
+      createdAt: undefined,
+    },
+  );
+  const tenantDown = await call('GET', '/v1/feedback?rating=down', keyA);
+  assert.ok(tenantDown.body.feedback.some((f: { feedbackId: string }) => f.feedbackId === 'fb_test_0001'));
+  assert.deepEqual((await call('GET', '/v1/feedback', keyB)).body.feedback, [], 'another tenant sees none');
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  assert.equal(blocks.filter((b) => b.type === 'user.feedback').length, 1);
+
+  // The next turn's render shows it, after turn 1's answer.
+  const next = await call('POST', `/v1/conversations/${conv}/turns`, keyA, { prompt: 'shorter please', ...turn('ok') });
+  assert.equal(next.status, 202);
+  await stack.client.result(conv, 2);
+  const view = visibleItems(await loadBlocks(stack.db.pool, conv), 'turn_2').map((it) => it.text);
+  const at = view.findIndex((t) => t.includes('[USER FEEDBACK: thumbs down on the answer of turn_1]'));
+  assert.ok(at >= 0, view.join('\n---\n'));
+  assert.match(view[at]!, /too long/);
+  assert.ok(view.findIndex((t) => t.includes('TURN turn_2')) > at, 'shown before turn 2 starts');
 });

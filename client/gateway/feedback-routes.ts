@@ -1,0 +1,95 @@
+/**
+ * Feedback: thumbs up / down with optional text on a turn or on its answer. Stored with the
+ * verified key's tenant, project and user (never from the body), queryable per conversation and
+ * per tenant scope, and appended to the timeline as a `user.feedback` external event block that
+ * the next turn's render shows.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Hono } from 'hono';
+import type { Pool } from 'pg';
+import { z } from 'zod';
+import { DreactError } from '../api';
+import { makeBlock } from '../../core/timeline/block';
+import { paths } from '../../core/timeline/paths';
+import { listTurns } from '../../store/turn-store';
+import { loadBlocks } from '../../store/timeline-store';
+import { feedbackOf, listFeedback, recordFeedback } from '../../store/feedback-store';
+import { conversationId, jsonBody, need, ownedConversation, ownerOf, zodMessage, type GatewayEnv } from './http';
+
+const FeedbackBodySchema = z.strictObject({
+  turnIndex: z.number({ error: 'turnIndex is required (the turn number)' }).int().min(1),
+  target: z.enum(['turn', 'completion']).default('turn'),
+  rating: z.enum(['up', 'down'], { error: 'rating must be "up" or "down"' }),
+  text: z.string().trim().max(2_000, 'text is too long (2 000 characters at most)').optional(),
+  feedbackId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{8,64}$/, 'feedbackId: 8–64 letters, digits, _ or -')
+    .optional(),
+});
+const FeedbackQuerySchema = z.strictObject({
+  rating: z.enum(['up', 'down']).optional(),
+  days: z.coerce.number().int().min(1).max(366).default(30),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void {
+  app.post('/v1/conversations/:id/feedback', async (c) => {
+    const principal = need(c, 'write');
+    const id = conversationId(c);
+    const body = await jsonBody(c, FeedbackBodySchema);
+    await ownedConversation(pool, principal, id);
+    const turn = (await listTurns(pool, id)).find((t) => t.turnIndex === body.turnIndex);
+    if (!turn) throw new DreactError(`conversation "${id}" has no turn ${body.turnIndex}`, 'not_found');
+    if (
+      body.target === 'completion' &&
+      !(await loadBlocks(pool, id)).some((b) => b.type === 'assistant.completion' && b.turn_id === turn.turnId)
+    )
+      throw new DreactError(`turn ${body.turnIndex} has no answer yet to rate`, 'bad_input');
+    const feedbackId = body.feedbackId ?? `fb_${randomUUID().replace(/-/g, '')}`;
+    // The block belongs to the rated turn and lands after it in append order: the next turn sees it.
+    const block = makeBlock({
+      type: 'user.feedback',
+      author: 'user',
+      turn_id: turn.turnId,
+      ts: new Date().toISOString(),
+      key: feedbackId,
+      path: paths.external(turn.turnId, 'feedback', feedbackId),
+      text: body.text ?? '',
+      meta: { rating: body.rating, target: body.target, rated_turn_id: turn.turnId, feedback_id: feedbackId },
+    });
+    const created = await recordFeedback(
+      pool,
+      {
+        feedbackId,
+        conversationId: id,
+        turnId: turn.turnId,
+        target: body.target,
+        rating: body.rating,
+        text: body.text || null,
+        userId: principal.userId,
+        tenantId: principal.tenantId,
+        projectId: principal.projectId,
+        keyId: principal.keyId,
+      },
+      block,
+    );
+    return c.json({ feedbackId, blockId: block.id, created }, created ? 201 : 200);
+  });
+
+  app.get('/v1/conversations/:id/feedback', async (c) => {
+    const principal = need(c, 'read');
+    const id = conversationId(c);
+    await ownedConversation(pool, principal, id);
+    return c.json({ conversationId: id, feedback: await feedbackOf(pool, id) });
+  });
+
+  app.get('/v1/feedback', async (c) => {
+    const principal = need(c, 'read');
+    const parsed = FeedbackQuerySchema.safeParse(c.req.query());
+    if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
+    const { rating, days, limit } = parsed.data;
+    return c.json({
+      feedback: await listFeedback(pool, ownerOf(principal), { ...(rating ? { rating } : {}), days, limit }),
+    });
+  });
+}
