@@ -90,3 +90,8 @@ export async function withTransaction<T>(db: Pool, fn: (q: PoolClient) => Promis
     client.release();
   }
 }
+
+/** Readiness: Postgres answers a trivial query. */
+export async function pingDb(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
+}

@@ -4,6 +4,7 @@
  * one), with the periodic stream prune. Configuration from the environment: see client/gateway/server.ts.
  */
 import { gatewayConfigFromEnv, startGateway } from '../gateway/server';
+import pino from 'pino';
 import { withSession } from './commands';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -17,6 +18,10 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       apiKeys: config.apiKeys,
       insecure: config.insecure,
       ...(config.tokenSecret ? { tokenSecret: config.tokenSecret } : {}),
+      corsOrigins: config.corsOrigins,
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      // One JSON line per request (and per internal error), with its request id.
+      logger: pino({ name: 'dreact-gateway' }),
       port: opts.port ?? config.port,
       host: opts.host ?? config.host,
       retentionSeconds: config.retentionSeconds,

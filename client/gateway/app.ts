@@ -15,12 +15,12 @@ import {
 } from '../../store/tenancy-store';
 import { streamTokens } from './stream-token';
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
 import { UserEventSchema, type TurnOptionsInput } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
+import { pingDb } from '../../store/db';
 import { listTurns } from '../../store/turn-store';
 import { loadStreamSeq } from '../../store/conversation-store';
 import { startStreamNotifier, type PgStreamNotifier } from '../../store/stream-notifier';
@@ -44,6 +44,15 @@ import {
 } from './http';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
+import {
+  accessLog,
+  bodyLimits,
+  corsAllowList,
+  rateLimitPerKey,
+  requestIds,
+  silentLogger,
+  type Logger,
+} from './hardening';
 import { traceRequests } from './tracing';
 
 export interface GatewayOptions {
@@ -68,6 +77,12 @@ export interface GatewayOptions {
   maxBodyBytes?: number;
   /** Attachment preflight limits (defaults: core/attachments/policy.ts). */
   attachmentLimits?: Partial<AttachmentLimits>;
+  /** Origins allowed to call the API from a browser (DREACT_CORS_ORIGINS); none: same origin only. */
+  corsOrigins?: readonly string[];
+  /** Requests per API key per minute (DREACT_RATE_LIMIT_PER_MINUTE, default 600). */
+  rateLimitPerMinute?: number;
+  /** Structured JSON logs (default: silent). */
+  logger?: Logger;
 }
 
 export interface GatewayApp {
@@ -81,6 +96,8 @@ export interface GatewayApp {
 
 /** Default limit of request bodies, refused (413) before parsing; prompts are ≤ 64k characters. */
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Limit of small bodies (rename, feedback, stream token). */
+export const SMALL_BODY_BYTES = 16 * 1024;
 
 const TurnBodySchema = z.strictObject({
   prompt: z.string({ error: 'prompt is required (a string)' }),
@@ -146,6 +163,28 @@ function keyChecker(keys: readonly string[]): (key: string) => boolean {
   };
 }
 
+/** Postgres answers a query and the Temporal frontend its system info, each within 2 s. */
+async function readiness(pool: Pool, client: DreactClient): Promise<{ postgres: string; temporal: string }> {
+  const within = <T>(p: Promise<T>) =>
+    Promise.race([
+      p,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out after 2 s')), 2000)),
+    ]);
+  const check = async (p: () => Promise<unknown>) => {
+    try {
+      await within(p());
+      return 'ok';
+    } catch (err) {
+      return `failed: ${(err as Error).message}`;
+    }
+  };
+  const [postgres, temporal] = await Promise.all([
+    check(() => pingDb(pool)),
+    check(() => client.temporal.workflowService.getSystemInfo({})),
+  ]);
+  return { postgres, temporal };
+}
+
 export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp> {
   const keys = opts.apiKeys.map((k) => k.trim()).filter(Boolean);
   const validEnvKey = keyChecker(keys);
@@ -171,16 +210,25 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   };
 
   const app = new Hono<GatewayEnv>();
+  const logger = opts.logger ?? silentLogger;
+  app.use('*', requestIds());
+  app.use('*', corsAllowList(opts.corsOrigins ?? []));
+  app.use('*', accessLog(logger));
   app.use('*', traceRequests());
   app.onError((err, c) => {
     if (err instanceof DreactError) return fail(c, err.code, err.message);
     if (err instanceof Forbidden) return fail(c, 'forbidden', err.message);
     // Details stay in the gateway log (they may name hosts, tables or workflow internals).
-    console.error(`[gateway] ${c.req.method} ${c.req.path}: ${err.stack ?? err.message}`);
+    logger.error({ requestId: c.get('requestId'), method: c.req.method, path: c.req.path, err }, 'internal error');
     return fail(c, 'internal', `internal error (${err.name}); the gateway log has the details`);
   });
   app.notFound((c) => fail(c, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/readyz', async (c) => {
+    const checks = await readiness(pool, client);
+    const ok = Object.values(checks).every((v) => v === 'ok');
+    return c.json({ ok, ...checks }, ok ? 200 : 503);
+  });
 
   // Who calls: a key from Postgres, a key of the local tenant from the environment, a stream token
   // (checked by the stream route itself), or — in insecure mode — an anonymous local reader.
@@ -198,30 +246,19 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     else c.set('principal', ANONYMOUS_PRINCIPAL);
     await next();
   });
+  app.use('/v1/*', rateLimitPerKey({ points: opts.rateLimitPerMinute ?? 600, windowSeconds: 60 }));
   const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
   const limits = AttachmentLimitsSchema.parse(opts.attachmentLimits ?? {});
-  // A turn with attachments may carry the turn's cap of files; every other body stays small.
-  const turnMaxSize = Math.max(maxSize, limits.maxTurnBytes + 1024 * 1024);
-  const smallBodies = bodyLimit({
-    maxSize,
-    onError: (c) => fail(c, 'too_large', `request body over ${maxSize} bytes`),
-  });
-  const turnBodies = bodyLimit({
-    maxSize: turnMaxSize,
-    onError: (c) =>
-      fail(
-        c,
-        'too_large',
-        `request body over ${turnMaxSize} bytes (attachments: at most ${limits.maxTurnBytes} bytes per turn)`,
-      ),
-  });
-  // Only a multipart turn (one carrying files) may be large; JSON bodies keep the small limit.
-  app.use('/v1/*', (c, next) =>
-    c.req.method === 'POST' &&
-    /^\/v1\/conversations\/[^/]+\/turns$/.test(c.req.path) &&
-    (c.req.header('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')
-      ? turnBodies(c, next)
-      : smallBodies(c, next),
+  // Per route: edits and feedback are small, a turn's JSON up to maxSize, a multipart turn up to
+  // the turn's attachment cap (only multipart bodies may be large).
+  app.use(
+    '/v1/*',
+    bodyLimits({
+      default: maxSize,
+      turn: maxSize,
+      multipartTurn: Math.max(maxSize, limits.maxTurnBytes + 1024 * 1024),
+      small: Math.min(maxSize, SMALL_BODY_BYTES),
+    }),
   );
 
   app.post('/v1/conversations/:id/turns', async (c) => {

@@ -12,7 +12,8 @@ import { ConversationIdSchema } from '../../core/turn/contracts';
 import { hasScope, LOCAL_TENANT, type KeyScope, type Principal } from '../../core/tenancy/principal';
 import { canSee, conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
 
-export type ErrorCode = DreactError['code'] | 'unauthorized' | 'forbidden' | 'too_large' | 'internal';
+export type ErrorCode =
+  DreactError['code'] | 'unauthorized' | 'forbidden' | 'too_large' | 'rate_limited' | 'unavailable' | 'internal';
 
 export const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   bad_input: 400,
@@ -21,12 +22,16 @@ export const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   not_found: 404,
   no_active_turn: 409,
   too_large: 413,
+  rate_limited: 429,
+  unavailable: 503,
   failed: 500,
   internal: 500,
 };
 
+/** A JSON error with the request id (every response and log line carries it). */
 export function fail(c: Context, code: ErrorCode, message: string): Response {
-  return c.json({ error: { code, message } }, STATUS[code]);
+  const requestId = c.get('requestId') as string | undefined;
+  return c.json({ error: { code, message, ...(requestId ? { requestId } : {}) } }, STATUS[code]);
 }
 
 export const zodMessage = (err: z.ZodError) =>
@@ -52,7 +57,7 @@ export function conversationId(c: Context): string {
   return parsed.data;
 }
 
-export type GatewayEnv = { Variables: { principal: Principal } };
+export type GatewayEnv = { Variables: { principal: Principal; requestId: string } };
 
 /** Keys from DREACT_API_KEYS: the local tenant, every project conversation, all scopes. */
 export const ENV_PRINCIPAL: Principal = {

@@ -5,6 +5,8 @@
  *                                    Postgres, `dreact keys create`; one of the two is required…)
  *   DREACT_GATEWAY_INSECURE=1        …unless this is set: local dev, anonymous reads only
  *   DREACT_GATEWAY_TOKEN_SECRET      signs stream tokens (set it when several gateways serve one API)
+ *   DREACT_CORS_ORIGINS              browser origins allowed to call the API (comma-separated)
+ *   DREACT_RATE_LIMIT_PER_MINUTE     requests per API key per minute (default 600; 429 + Retry-After)
  *   DREACT_STREAM_RETENTION_SECONDS  age after which stream events are pruned (default 7 days)
  *   DREACT_GATEWAY_HOST / _PORT      listen address (default port 8787; host 0.0.0.0 with keys,
  *                                    127.0.0.1 in insecure mode so anonymous reads stay on loopback)
@@ -24,6 +26,8 @@ export interface GatewayEnvConfig {
   host: string;
   port: number;
   tokenSecret?: string;
+  corsOrigins: string[];
+  rateLimitPerMinute: number;
 }
 
 function positiveInt(raw: string | undefined, name: string, fallback: number, min = 1): number {
@@ -50,6 +54,11 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     ),
     host: env.DREACT_GATEWAY_HOST?.trim() || (insecure ? '127.0.0.1' : '0.0.0.0'),
     ...(env.DREACT_GATEWAY_TOKEN_SECRET ? { tokenSecret: env.DREACT_GATEWAY_TOKEN_SECRET } : {}),
+    corsOrigins: (env.DREACT_CORS_ORIGINS ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
+    rateLimitPerMinute: positiveInt(env.DREACT_RATE_LIMIT_PER_MINUTE, 'DREACT_RATE_LIMIT_PER_MINUTE', 600),
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
   };
 }
