@@ -21,6 +21,7 @@ const BENCHES: Record<string, () => Bench> = {
   storage: () => (require('./storage') as typeof import('./storage')).benchStorage,
   'exec-fargate': () => (require('./exec-fargate') as typeof import('./exec-fargate')).benchExecFargate,
   memsearch: () => (require('./memsearch') as typeof import('./memsearch')).benchMemsearch,
+  gateway: () => (require('./gateway') as typeof import('./gateway')).benchGateway,
 };
 
 async function main(): Promise<void> {

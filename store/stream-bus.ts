@@ -132,6 +132,8 @@ export interface FollowOptions {
    * When given, no per-reader LISTEN connection is taken from the pool.
    */
   notifier?: StreamNotifier;
+  /** How a batch is read (default readEvents); the gateway shares one read among readers at the same offset. */
+  read?: (conversationId: string, afterSeq: number) => Promise<StreamEvent[]>;
 }
 
 /** Wakes readers of a conversation when events were published (delivery is a hint: readers re-read by offset). */
@@ -184,7 +186,7 @@ export async function* followEvents(
   try {
     while (!opts.signal?.aborted) {
       notified = false;
-      const batch = await readEvents(pool, conversationId, after);
+      const batch = await (opts.read ?? ((c, a) => readEvents(pool, c, a)))(conversationId, after);
       for (const e of batch) {
         after = e.seq;
         yield e;

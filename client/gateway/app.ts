@@ -29,6 +29,7 @@ import { AttachmentLimitsSchema, type AttachmentLimits } from '../../core/attach
 import type { AttachmentUpload } from '../attachments/preflight';
 import { stageTurnAttachments } from '../attachments/stage';
 import { sseStream } from './sse-stream';
+import { sharedReads } from './shared-reads';
 import {
   ANONYMOUS_PRINCIPAL,
   conversationId,
@@ -201,6 +202,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   const streamOpts = {
     pool,
     notifier,
+    shared: sharedReads(pool, notifier),
     listen,
     pollMs: opts.pollMs ?? 250,
     keepAliveMs: opts.keepAliveMs ?? 15_000,

@@ -11,6 +11,7 @@ import { followEvents, type StreamEvent, type StreamNotifier } from '../../store
 import { toSseMessage } from './protocol';
 import { turnStartedAt } from '../../store/turn-store';
 import { loadStreamWindow } from '../../store/stream-window';
+import type { SharedReads } from './shared-reads';
 
 export interface SseStreamOptions {
   pool: Pool;
@@ -23,6 +24,8 @@ export interface SseStreamOptions {
   retryMs: number;
   onOpen?: () => void;
   onClose?: () => void;
+  /** Reads shared by the readers of a conversation at the same offset (shared-reads.ts). */
+  shared?: SharedReads;
 }
 
 /** Events older than the retained window were pruned: tell the reader which offsets it missed. */
@@ -58,7 +61,12 @@ export function sseStream(c: Context, opts: SseStreamOptions, conversationId: st
         afterSeq: after,
         pollMs: opts.pollMs,
         listen: opts.listen,
-        notifier: opts.notifier,
+        ...(opts.shared?.notifier
+          ? { notifier: opts.shared.notifier }
+          : opts.notifier
+            ? { notifier: opts.notifier }
+            : {}),
+        ...(opts.shared ? { read: opts.shared.read } : {}),
         signal: abort.signal,
       });
       for await (const e of events) {

@@ -2,7 +2,7 @@
  * Gateway hardening on real Postgres and Temporal: request ids on every response, error body and
  * log line; one structured JSON log line per request; the CORS allow-list; rate limits per key
  * (429 + Retry-After, other keys unaffected); body limits per route; /healthz and /readyz (503
- * naming what is down).
+ * naming what is down); SSE fan-out with shared reads (every event once per stream).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +13,8 @@ import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
 import { createApiKey } from '../../store/tenancy-store';
 import { claimConversation } from '../../store/tenancy-store';
+import { StreamPublisher } from '../../store/publisher';
+import { parseSse } from '../../client/gateway/sse-client';
 
 let stack: TestStack;
 let gw: GatewayApp;
@@ -140,4 +142,42 @@ test('/healthz always; /readyz checks Postgres and Temporal and says which is do
   assert.equal(body.temporal, 'ok');
   await down.close();
   await deadPool.end();
+});
+
+test('fan-out: 30 streams of one conversation read shared batches and each gets every event exactly once', async () => {
+  const conv = uniqueId('conv');
+  await claimConversation(stack.db.pool, conv, { tenantId: 'acme', projectId: 'web', userId: null });
+  const listening = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [], listen: true });
+  const abort = new AbortController();
+  try {
+    const readers = Array.from({ length: 30 }, async () => {
+      const res = await listening.fetch(
+        new Request(`http://gw/v1/conversations/${conv}/stream?after=0`, {
+          headers: { 'x-api-key': key },
+          signal: abort.signal,
+        }),
+      );
+      const ids: string[] = [];
+      for await (const e of parseSse(res.body!)) {
+        if (e.id) ids.push(e.id);
+        if ((JSON.parse(e.data) as { last?: boolean }).last) break;
+      }
+      return ids;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const publisher = new StreamPublisher(stack.db.pool, conv, { turnId: 'turn_1', attempt: 1 });
+    for (let i = 0; i < 40; i++) {
+      publisher.emit({ kind: 'delta', channel: 'answer', payload: { text: `t${i}`, round: 1, last: i === 39 } });
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 30));
+    }
+    await publisher.close();
+    const got = await Promise.all(readers);
+    for (const ids of got) {
+      assert.equal(ids.length, 40);
+      assert.equal(new Set(ids).size, 40);
+    }
+  } finally {
+    abort.abort();
+    await listening.close();
+  }
 });
