@@ -98,7 +98,17 @@ export const dataLayerRules = (restricted = []) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.dreact/**', 'scratch/**', 'test/fixtures/**', 'bin/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'client/web/dist/**',
+      '.dreact/**',
+      'scratch/**',
+      'test/fixtures/**',
+      'bin/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -19,6 +19,7 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       insecure: config.insecure,
       ...(config.tokenSecret ? { tokenSecret: config.tokenSecret } : {}),
       corsOrigins: config.corsOrigins,
+      ...(s.info.uiUrl ? { temporalUiUrl: s.info.uiUrl } : {}),
       rateLimitPerMinute: config.rateLimitPerMinute,
       // One JSON line per request (and per internal error), with its request id.
       logger: pino({ name: 'dreact-gateway' }),

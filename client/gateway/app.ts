@@ -30,6 +30,7 @@ import type { AttachmentUpload } from '../attachments/preflight';
 import { stageTurnAttachments } from '../attachments/stage';
 import { sseStream } from './sse-stream';
 import { sharedReads } from './shared-reads';
+import { webAssets } from './web-bundle';
 import {
   ANONYMOUS_PRINCIPAL,
   conversationId,
@@ -84,6 +85,10 @@ export interface GatewayOptions {
   rateLimitPerMinute?: number;
   /** Structured JSON logs (default: silent). */
   logger?: Logger;
+  /** Serve the web chat at `/` (default true). */
+  web?: boolean;
+  /** Temporal UI base URL, for the web chat's links to a turn. */
+  temporalUiUrl?: string;
 }
 
 export interface GatewayApp {
@@ -226,6 +231,24 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   });
   app.notFound((c) => fail(c, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.get('/healthz', (c) => c.json({ ok: true }));
+  if (opts.web !== false) {
+    const assets = await webAssets();
+    const serve = (name: string) => (c: Context) => {
+      const a = assets.get(name)!;
+      c.header('content-type', a.type);
+      c.header('cache-control', 'no-cache');
+      // Everything the page loads comes from this origin.
+      c.header(
+        'content-security-policy',
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'",
+      );
+      return c.body(a.body);
+    };
+    app.get('/', serve('index.html'));
+    app.get('/app.js', serve('app.js'));
+    app.get('/app.css', serve('app.css'));
+    app.get('/config.json', (c) => c.json({ temporalUiUrl: opts.temporalUiUrl ?? '' }));
+  }
   app.get('/readyz', async (c) => {
     const checks = await readiness(pool, client);
     const ok = Object.values(checks).every((v) => v === 'ok');

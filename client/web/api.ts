@@ -1,0 +1,115 @@
+/**
+ * The web chat's client of the gateway API: JSON calls with the key from localStorage, and the
+ * live stream read with fetch (EventSource cannot send the key) that reconnects with
+ * Last-Event-ID after a network drop.
+ */
+
+export interface ConversationSummary {
+  id: string;
+  title: string | null;
+  lastActivity: string;
+  turnCount: number;
+  status: 'idle' | 'running' | 'failed';
+}
+
+export interface TimelineBlock {
+  id: string;
+  type: string;
+  turn_id: string;
+  text?: string;
+  path?: string;
+  call_id?: string;
+  meta: Record<string, unknown>;
+}
+
+export interface SourceRow {
+  sid: number;
+  title: string;
+  url: string;
+}
+
+export interface LiveEvent {
+  event: string;
+  id: string;
+  data: Record<string, unknown>;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const keyStore = {
+  get: () => localStorage.getItem('dreact.key') ?? '',
+  set: (k: string) => localStorage.setItem('dreact.key', k),
+};
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  const key = keyStore.get();
+  if (key) headers['x-api-key'] = key;
+  let payload: BodyInit | undefined;
+  if (body instanceof FormData) payload = body;
+  else if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const res = await fetch(path, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+  const text = await res.text();
+  const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  if (!res.ok) {
+    const err = json.error as { message?: string } | undefined;
+    throw new ApiError(res.status, err?.message ?? `${res.status} ${res.statusText}`);
+  }
+  return json as T;
+}
+
+/** Follows a conversation's stream from `after`; reconnects with Last-Event-ID until `signal` aborts. */
+export async function follow(
+  conversationId: string,
+  after: number,
+  onEvent: (e: LiveEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  let last = String(after);
+  while (!signal.aborted) {
+    try {
+      const res = await fetch(`/v1/conversations/${encodeURIComponent(conversationId)}/stream`, {
+        headers: { 'x-api-key': keyStore.get(), 'last-event-id': last },
+        signal,
+      });
+      if (!res.ok || !res.body) throw new ApiError(res.status, `stream: ${res.status}`);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const raw = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          let event = 'message';
+          let id = '';
+          const data: string[] = [];
+          for (const line of raw.split('\n')) {
+            if (line.startsWith('event:')) event = line.slice(6).trim();
+            else if (line.startsWith('id:')) id = line.slice(3).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+          }
+          if (data.length === 0) continue;
+          if (id) last = id;
+          onEvent({ event, id, data: JSON.parse(data.join('\n')) as Record<string, unknown> });
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}

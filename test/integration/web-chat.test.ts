@@ -1,0 +1,245 @@
+/**
+ * The web chat in a real browser: playwright-core drives Debian's chromium against `dreact
+ * gateway`'s page, on a real Temporal dev server (with its UI) and Postgres. Tokens stream into
+ * the page; a citation links to the sources panel; Steer stops a turn and its finalize answer
+ * shows; a reload mid-turn resumes the stream without loss or duplication; another tenant's key
+ * sees none of the first tenant's conversations; Temporal UI shows a finished turn's activity
+ * summaries. Screenshots are kept in test-artifacts/web-chat/.
+ *
+ * Without chromium (`apt-get install chromium`; .ci/run installs it) the tests skip and say so —
+ * except in CI, where they fail.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { callTool, complete, decision, thinking, uniqueId } from '../support/stack';
+import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { openDb, migrate, dropSchema, type Db } from '../../store/db';
+import { createWorker } from '../../workers/worker';
+import { DreactClient } from '../../client/api';
+import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { createApiKey } from '../../store/tenancy-store';
+import { createScriptedProvider } from '../../activities/providers/scripted';
+import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
+import { openLibrary } from '../../activities/library/library';
+import { freePort } from '../../client/stack/embedded';
+import type { Worker } from '@temporalio/worker';
+
+const CHROMIUM = '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
+const skip = available ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
+const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat');
+
+let server: TemporalServer;
+let db: Db;
+let worker: Worker;
+let running: Promise<void>;
+let gw: RunningGateway;
+let browser: Browser;
+let keyA: string;
+let keyB: string;
+let script: ScriptSpec;
+
+/** A final round that streams its answer on the answer channel (as models do), after the decision. */
+const answerRound = (text: string) =>
+  thinking('I can answer now.') +
+  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
+  `<channel:answer>${text}</channel:answer>`;
+
+const useScript = (s: Partial<ScriptSpec> & { rounds: string[] }) => {
+  script = ScriptSpecSchema.parse({ structured: { conversation_title: { title: 'Browser chat' } }, ...s });
+};
+
+before(async () => {
+  if (!available) return;
+  mkdirSync(SHOTS, { recursive: true });
+  const uiPort = await freePort(28233);
+  server = await startTemporalServer({ ui: true, uiPort, extraArgs: [] });
+  db = openDb({ schema: uniqueId('t_webchat').toLowerCase() });
+  await migrate(db);
+  const skills = mkdtempSync(join(tmpdir(), 'dreact-skills-'));
+  mkdirSync(join(skills, 'guide'));
+  writeFileSync(join(skills, 'guide', 'SKILL.md'), '# Guide\n\nSay hello politely.\n');
+  writeFileSync(join(skills, 'guide', 'sources.yaml'), '- url: https://example.org/guide\n  title: The guide\n');
+  const taskQueue = uniqueId('tq-webchat');
+  useScript({ rounds: [complete('hi')] });
+  worker = await createWorker({
+    connection: server.env.nativeConnection,
+    db,
+    taskQueue,
+    provider: () => createScriptedProvider(script),
+    library: await openLibrary(db, { skillsDir: skills }),
+  });
+  running = worker.run();
+  keyA = (await createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes: ['read', 'write'] }))
+    .key;
+  keyB = (
+    await createApiKey(db.pool, { tenantId: 'globex', projectId: 'app', userId: null, scopes: ['read', 'write'] })
+  ).key;
+  gw = await startGateway({
+    client: new DreactClient(server.env.client, { taskQueue }),
+    pool: db.pool,
+    apiKeys: [],
+    port: 0,
+    host: '127.0.0.1',
+    ...(server.uiUrl ? { temporalUiUrl: server.uiUrl } : {}),
+    log: () => undefined,
+  });
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+after(async () => {
+  if (!available) return;
+  await browser?.close();
+  await gw?.close();
+  worker?.shutdown();
+  await running;
+  await dropSchema(db);
+  await db.close();
+  await server.stop();
+});
+
+async function openChat(key: string, width = 1200): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height: 800 } });
+  await page.goto(gw.url);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Use key' }).click();
+  return page;
+}
+
+async function send(page: Page, prompt: string): Promise<void> {
+  await page.getByLabel('message').fill(prompt);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+/** Samples the live answer until the turn is done; returns the distinct partial texts seen. */
+async function watchLive(page: Page, until: () => Promise<boolean>): Promise<string[]> {
+  const seen: string[] = [];
+  for (let i = 0; i < 400 && !(await until()); i++) {
+    const t =
+      (await page
+        .locator('[data-live] .text')
+        .first()
+        .textContent()
+        .catch(() => null)) ?? '';
+    if (t && t !== seen.at(-1)) seen.push(t);
+    await page.waitForTimeout(25);
+  }
+  return seen;
+}
+
+test(
+  'tokens stream into the page; a tool card, the usage footer and a citation linked to the sources panel',
+  { skip },
+  async () => {
+    useScript({
+      rounds: [
+        callTool('react.read', { paths: ['sk:guide'] }),
+        answerRound('The guide says to greet everyone politely and warmly [[S:1]].'),
+      ],
+      chunkSize: 3,
+      latencyMs: 40,
+    });
+    const page = await openChat(keyA);
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await send(page, 'What does the guide say?');
+    const answer = page.locator('.msg.assistant:not([data-live])');
+    const partials = await watchLive(page, async () => (await answer.count()) > 0);
+    await answer.first().waitFor({ timeout: 30_000 });
+    assert.ok(partials.length >= 3, `streamed in pieces: ${JSON.stringify(partials)}`);
+    assert.ok(
+      partials.every((p, i) => i === 0 || p.startsWith(partials[i - 1]!.slice(0, 5))),
+      'text grows',
+    );
+    assert.match((await answer.first().textContent()) ?? '', /greet everyone politely/);
+    await page.locator('.sources #source-1 a').waitFor();
+    assert.equal(await page.locator('.sources #source-1 a').getAttribute('href'), 'https://example.org/guide');
+    assert.match((await page.locator('.footer').first().textContent()) ?? '', /\d+ in · \d+ out/);
+    assert.ok((await page.locator('.tool-card summary', { hasText: 'react.read' }).count()) >= 1);
+    await page.screenshot({ path: join(SHOTS, 'answer.png'), fullPage: true });
+    await answer.locator('.cite a[data-sid="1"]').click();
+    assert.equal(new URL(page.url()).hash, '#source-1');
+    // Keyboard: the composer is reachable and submits with the keyboard.
+    await page.getByLabel('message').focus();
+    assert.equal(
+      await page.evaluate('document.activeElement && document.activeElement.getAttribute("aria-label")'),
+      'message',
+    );
+    await page.close();
+  },
+);
+
+test('Steer stops a running turn and its finalize answer shows', { skip }, async () => {
+  useScript({ rounds: [answerRound(`${'A long story. '.repeat(40)}The end.`)], chunkSize: 4, latencyMs: 60 });
+  const page = await openChat(keyA);
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await send(page, 'Tell me a long story');
+  await page.locator('[data-live] .text', { hasText: 'A long' }).waitFor({ timeout: 30_000 });
+  await page.getByRole('button', { name: 'Steer' }).click();
+  const final = page.locator('.msg.assistant:not([data-live])', { hasText: 'Stopped as asked' });
+  await final.waitFor({ timeout: 30_000 });
+  assert.doesNotMatch((await final.textContent()) ?? '', /The end\./);
+  await page.screenshot({ path: join(SHOTS, 'steer.png'), fullPage: true });
+  await page.close();
+});
+
+test('a reload mid-turn resumes the stream without loss or duplication', { skip }, async () => {
+  const text = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
+  useScript({ rounds: [answerRound(text)], chunkSize: 5, latencyMs: 80 });
+  const page = await openChat(keyA, 390); // phone width
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await send(page, 'count for me');
+  await page.locator('[data-live] .text', { hasText: 'word3' }).waitFor({ timeout: 30_000 });
+  await page.reload();
+  // The resumed page rebuilds the running turn from its first event (the words before the reload too).
+  await page.locator('[data-live] .text', { hasText: /^word0 word1 word2/ }).waitFor({ timeout: 10_000 });
+  const answer = page.locator('.msg.assistant:not([data-live])');
+  await answer.first().waitFor({ timeout: 30_000 });
+  assert.equal(await answer.count(), 1);
+  assert.equal(((await answer.first().textContent()) ?? '').trim(), text, 'every word once, in order');
+  await page.screenshot({ path: join(SHOTS, 'reload-phone.png'), fullPage: true });
+  await page.close();
+});
+
+test("another tenant's key sees none of the first tenant's conversations", { skip }, async () => {
+  const a = await openChat(keyA);
+  await a.locator('.sidebar li').first().waitFor();
+  assert.ok((await a.locator('.sidebar li').count()) >= 3);
+  await a.close();
+  const b = await openChat(keyB);
+  await b.waitForTimeout(500);
+  assert.equal(await b.locator('.sidebar li').count(), 0);
+  await b.screenshot({ path: join(SHOTS, 'tenant-b.png') });
+  await b.close();
+});
+
+test('Temporal UI shows the finished turn with its activity summaries', { skip }, async () => {
+  assert.ok(server.uiUrl, 'the dev server runs its UI');
+  const list = await server.env.client.workflow.list({ query: 'TenantId = "acme" AND WorkflowType = "TurnWorkflow"' });
+  let workflowId = '';
+  for await (const w of list) if (w.status.name === 'COMPLETED') workflowId = w.workflowId;
+  assert.ok(workflowId, 'a finished turn of tenant acme');
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.goto(`${server.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+  await page
+    .getByText(/decide round 1/)
+    .first()
+    .waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: join(SHOTS, 'temporal-ui.png'), fullPage: true });
+  await page.close();
+});
