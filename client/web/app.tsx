@@ -46,7 +46,10 @@ function ToolCards({ turn }: { turn: LiveTurn }) {
       {turn.tools.map((c) => (
         <details key={c.key} class="tool-card">
           <summary>
-            {c.tool} {c.finishedAt ? `· ${Math.max(0, c.finishedAt - c.startedAt)} ms` : '· running…'}
+            {c.tool}{' '}
+            {c.finishedAt
+              ? `· ${c.ok === false ? 'failed · ' : ''}${Math.max(0, c.finishedAt - c.startedAt)} ms`
+              : '· running…'}
           </summary>
           <pre>{JSON.stringify(c.args ?? {}, null, 2)}</pre>
           {c.preview && <pre class="preview">{c.preview}</pre>}
@@ -57,6 +60,8 @@ function ToolCards({ turn }: { turn: LiveTurn }) {
 }
 
 function History({ data }: { data: Exported }) {
+  // The current plan: the newest plan snapshot (its steps carry their status marks).
+  const plan = [...data.blocks].reverse().find((b) => b.type === 'react.plan');
   return (
     <>
       {data.blocks.map((b) => {
@@ -79,9 +84,9 @@ function History({ data }: { data: Exported }) {
               <pre>{b.text}</pre>
             </details>
           );
-        if (b.type === 'react.plan')
+        if (b.type === 'react.plan' && b === plan)
           return (
-            <div key={b.id} class="plan">
+            <div key={b.id} class="plan" aria-label="current plan">
               <strong>Plan</strong>
               <pre>{b.text}</pre>
             </div>

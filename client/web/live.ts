@@ -84,25 +84,24 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
         t.tools = [
           ...t.tools,
           {
-            key: `${String(d.round)}:${String(d.callId ?? d.tool ?? t.tools.length)}`,
-            tool: String(d.tool ?? d.toolId ?? 'tool'),
+            key: String(d.callId ?? `${String(d.round)}:${t.tools.length}`),
+            tool: String(d.tool ?? 'tool'),
             args: d.arguments,
             startedAt: Date.parse(String(d.ts)),
           },
         ];
-      else if (d.type === 'iteration' && d.phase === 'done') {
-        const key = `${String(d.round)}:${String(d.callId ?? d.tool ?? '')}`;
+      else if (d.type === 'iteration' && d.phase === 'done')
         t.tools = t.tools.map((c) =>
-          c.key === key || (c.finishedAt === undefined && c.tool === String(d.tool ?? d.toolId ?? c.tool))
+          c.key === String(d.callId)
             ? {
                 ...c,
                 finishedAt: Date.parse(String(d.ts)),
                 ok: d.ok !== false,
-                preview: typeof d.preview === 'string' ? d.preview : undefined,
+                ...(typeof d.observation === 'string' ? { preview: d.observation } : {}),
               }
             : c,
         );
-      } else if (d.type === 'interrupted') t.notes = [...t.notes, 'interrupted by a steer'];
+      else if (d.type === 'interrupted') t.notes = [...t.notes, 'interrupted by a steer'];
       break;
     case 'inject':
       t.notes = [...t.notes, `${String(d.type)}: ${String(d.text)}`];

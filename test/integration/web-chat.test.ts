@@ -204,7 +204,13 @@ test('a reload mid-turn resumes the stream without loss or duplication', { skip 
   const page = await openChat(keyA, 390); // phone width
   await page.getByRole('button', { name: 'New conversation' }).click();
   await send(page, 'count for me');
-  await page.locator('[data-live] .text', { hasText: 'word3' }).waitFor({ timeout: 30_000 });
+  try {
+    await page.locator('[data-live] .text', { hasText: 'word3' }).waitFor({ timeout: 30_000 });
+  } catch (err) {
+    await page.screenshot({ path: join(SHOTS, 'reload-failed.png'), fullPage: true });
+    writeFileSync(join(SHOTS, 'reload-failed.txt'), await page.locator('body').innerText());
+    throw err;
+  }
   await page.reload();
   // The resumed page rebuilds the running turn from its first event (the words before the reload too).
   await page.locator('[data-live] .text', { hasText: /^word0 word1 word2/ }).waitFor({ timeout: 10_000 });
@@ -228,18 +234,34 @@ test("another tenant's key sees none of the first tenant's conversations", { ski
   await b.close();
 });
 
-test('Temporal UI shows the finished turn with its activity summaries', { skip }, async () => {
-  assert.ok(server.uiUrl, 'the dev server runs its UI');
-  const list = await server.env.client.workflow.list({ query: 'TenantId = "acme" AND WorkflowType = "TurnWorkflow"' });
-  let workflowId = '';
-  for await (const w of list) if (w.status.name === 'COMPLETED') workflowId = w.workflowId;
-  assert.ok(workflowId, 'a finished turn of tenant acme');
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  await page.goto(`${server.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
-  await page
-    .getByText(/decide round 1/)
-    .first()
-    .waitFor({ timeout: 30_000 });
-  await page.screenshot({ path: join(SHOTS, 'temporal-ui.png'), fullPage: true });
-  await page.close();
-});
+test(
+  'Temporal UI shows the finished turn with its activity summaries, fairness key and search attributes',
+  { skip },
+  async () => {
+    assert.ok(server.uiUrl, 'the dev server runs its UI');
+    const list = await server.env.client.workflow.list({
+      query: 'TenantId = "acme" AND WorkflowType = "TurnWorkflow"',
+    });
+    let workflowId = '';
+    for await (const w of list) if (w.status.name === 'COMPLETED') workflowId = w.workflowId;
+    assert.ok(workflowId, 'a finished turn of tenant acme');
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${server.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+    await page
+      .getByText(/decide round 1/)
+      .first()
+      .waitFor({ timeout: 30_000 });
+    const history = await page.locator('body').innerText();
+    writeFileSync(join(SHOTS, 'temporal-ui.txt'), history);
+    assert.match(history, /tool react\.read sk:guide/, 'the tool activity summary');
+    assert.match(history, /Fairness\s+acme/, 'the fairness key');
+    await page.screenshot({ path: join(SHOTS, 'temporal-ui.png'), fullPage: true });
+    await page.getByText('Search Attributes', { exact: true }).first().click();
+    await page.getByText('TenantId').first().waitFor({ timeout: 10_000 });
+    const attributes = await page.locator('body').innerText();
+    assert.match(attributes, /TenantId[\s\S]{0,80}acme/);
+    assert.match(attributes, /ProjectId[\s\S]{0,80}web/);
+    await page.screenshot({ path: join(SHOTS, 'temporal-ui-search-attributes.png'), fullPage: true });
+    await page.close();
+  },
+);
