@@ -83,6 +83,8 @@ async function snapshot(conv: string) {
     blocks: await q(`SELECT count(*)::int AS n FROM timeline_blocks WHERE conversation_id = $1`),
     turns: await q(`SELECT count(*)::int AS n FROM turns WHERE conversation_id = $1`),
     events: await q(`SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1`),
+    feedback: await q(`SELECT count(*)::int AS n FROM feedback WHERE conversation_id = $1`),
+    title: (await stack.db.pool.query(`SELECT title FROM conversations WHERE id = $1`, [conv])).rows[0]?.title,
     owner: await conversationOwner(stack.db.pool, conv),
   };
 }
@@ -155,6 +157,13 @@ test("a foreign key gets 404 on every endpoint of another tenant's conversation,
     ['GET', `/v1/conversations/${conv}/timeline`],
     ['GET', `/v1/conversations/${conv}/stream`],
     ['POST', `/v1/conversations/${conv}/stream-token`, {}],
+    ['GET', `/v1/conversations/${conv}`],
+    ['PATCH', `/v1/conversations/${conv}`, { title: 'renamed by another tenant' }],
+    ['GET', `/v1/conversations/${conv}/export`],
+    ['GET', `/v1/conversations/${conv}/usage`],
+    ['GET', `/v1/conversations/${conv}/feedback`],
+    ['POST', `/v1/conversations/${conv}/feedback`, { turnIndex: 1, rating: 'down' }],
+    ['DELETE', `/v1/conversations/${conv}`],
   ];
   for (const [label, key] of [
     ['another tenant', keyB],
@@ -168,6 +177,13 @@ test("a foreign key gets 404 on every endpoint of another tenant's conversation,
       assert.equal(JSON.parse(text).error.message, `no conversation "${conv}"`, 'indistinguishable from absent');
     }
   assert.deepEqual(await snapshot(conv), before, 'nothing changed');
+  // Lists never show it either.
+  for (const key of [keyB, alice, otherProject]) {
+    const listed = (await (await call('GET', '/v1/conversations', key)).json()) as {
+      conversations: Array<{ id: string }>;
+    };
+    assert.ok(!listed.conversations.some((c) => c.id === conv));
+  }
   // The owner's key still sees it all.
   assert.equal((await call('GET', `/v1/conversations/${conv}/state`, keyA)).status, 200);
   assert.equal((await call('GET', `/v1/conversations/${conv}/timeline`, keyA)).status, 200);
