@@ -13,7 +13,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { createApiKey } from '../store/tenancy-store';
@@ -22,6 +21,7 @@ import { startTemporalServer } from '../client/stack/temporal-server';
 import { createWorker } from '../workers/worker';
 import { DreactClient } from '../client/api';
 import { openSse } from '../client/gateway/sse-client';
+import { freePort } from '../client/stack/embedded';
 
 const CONVERSATIONS = 50;
 const CLIENTS = 16;
@@ -36,17 +36,6 @@ const pct = (xs: number[], p: number) => {
 };
 const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 export async function benchGateway(): Promise<Record<string, number | string>> {
   const server = await startTemporalServer();
   const db = openDb({ schema: `bench_gateway_${process.pid}`, max: 8 });
@@ -57,7 +46,7 @@ export async function benchGateway(): Promise<Record<string, number | string>> {
   const api = new DreactClient(server.env.client, { taskQueue });
   const owner = { tenantId: 'bench', projectId: 'gw' };
   const { key } = await createApiKey(db.pool, { ...owner, userId: null, scopes: ['read', 'write'] });
-  const port = await freePort();
+  const port = await freePort(18787);
   const child = spawn(
     process.execPath,
     [join(__dirname, '..', 'bin', 'dreact.cjs'), 'gateway', '--port', String(port), '--host', '127.0.0.1'],

@@ -10,10 +10,10 @@ import { appendBlocks, countBlocks, ensureConversation, loadBlocks, putArtifact 
 import { loadConversation } from '../../store/conversation-store';
 import { StreamPublisher } from '../../store/publisher';
 import { Context } from '@temporalio/activity';
-import { buildTimelinePayload, buildTurnLog, TURN_LOG_ARTIFACT_KIND } from '../../core/timeline/payload';
+import { buildTurnLog, TURN_LOG_ARTIFACT_KIND } from '../../core/timeline/payload';
+import { conversationTimeline } from '../../store/timeline-export';
 import { cacheReadRatio } from '../../core/model/pricing';
 import { collectCitations } from '../../core/channels';
-import { loadSourcesPool } from '../../store/sources-store';
 import type { SourceRow } from '../../core/timeline/sources';
 import { heartbeating } from '../heartbeat';
 import { fallbackAnswer } from '../../core/turn/finalize';
@@ -104,18 +104,7 @@ export function makeContextActivities(deps: ActivityDeps) {
 
   async function persistTurnNow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
     const { conversationId, turnId } = input;
-    const blocks = await loadBlocks(pool, conversationId);
-    const conv = await loadConversation(pool, conversationId);
-    const sourcesPool = await loadSourcesPool(pool, conversationId);
-    const payload = buildTimelinePayload({
-      ts: ts(),
-      blocks,
-      sourcesPool,
-      conversationTitle: conv?.title ?? null,
-      conversationStartedAt: conv?.createdAt.toISOString() ?? null,
-      cacheLastTouchAt: conv?.cacheLastTouchAt == null ? null : Math.floor(conv.cacheLastTouchAt / 1000),
-      cacheLastTtlSeconds: conv?.cacheTtlSeconds ?? null,
-    });
+    const { payload, blocks, sourcesPool } = await conversationTimeline(pool, conversationId, ts());
     await putArtifact(pool, conversationId, { kind: 'conv.timeline.v1', key: 'latest', turnId, payload });
     const turnLog = buildTurnLog({ turnId, ts: ts(), blocks, sourcesUsed: sourcesCited(input.answer, sourcesPool) });
     await putArtifact(pool, conversationId, { kind: TURN_LOG_ARTIFACT_KIND, key: turnId, turnId, payload: turnLog });

@@ -8,11 +8,8 @@ import type { Hono } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
-import { buildTimelinePayload } from '../../core/timeline/payload';
-import { loadBlocks } from '../../store/timeline-store';
-import { loadConversation } from '../../store/conversation-store';
-import { loadSourcesPool } from '../../store/sources-store';
 import { conversationOwner } from '../../store/tenancy-store';
+import { conversationTimeline } from '../../store/timeline-export';
 import {
   conversationSummary,
   conversationUsage,
@@ -106,20 +103,7 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
     const principal = need(c, 'read');
     const id = conversationId(c);
     await ownedConversation(pool, principal, id);
-    const [blocks, conv, sourcesPool] = await Promise.all([
-      loadBlocks(pool, id),
-      loadConversation(pool, id),
-      loadSourcesPool(pool, id),
-    ]);
-    const payload = buildTimelinePayload({
-      ts: new Date().toISOString(),
-      blocks,
-      sourcesPool,
-      conversationTitle: conv?.title ?? null,
-      conversationStartedAt: conv?.createdAt.toISOString() ?? null,
-      cacheLastTouchAt: conv?.cacheLastTouchAt == null ? null : Math.floor(conv.cacheLastTouchAt / 1000),
-      cacheLastTtlSeconds: conv?.cacheTtlSeconds ?? null,
-    });
+    const { payload } = await conversationTimeline(pool, id, new Date().toISOString());
     c.header('content-disposition', `attachment; filename="${id}.conv.timeline.v1.json"`);
     return c.json({ kind: 'conv.timeline.v1', conversationId: id, ...payload });
   });
