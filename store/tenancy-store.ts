@@ -71,10 +71,13 @@ export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> 
 export async function verifyApiKey(db: Queryable, key: string): Promise<Principal | undefined> {
   const parsed = parseApiKey(key);
   if (!parsed) return undefined;
+  // One statement: the key's row, and `last_used_at` refreshed at most once a minute (not a write per request).
   const res = await db.query(
-    `UPDATE api_keys SET last_used_at = now()
-      WHERE id = $1 AND revoked_at IS NULL
-      RETURNING tenant_id, project_id, user_id, scopes, secret_sha256`,
+    `WITH touched AS (
+       UPDATE api_keys SET last_used_at = now()
+        WHERE id = $1 AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')
+     )
+     SELECT tenant_id, project_id, user_id, scopes, secret_sha256 FROM api_keys WHERE id = $1 AND revoked_at IS NULL`,
     [parsed.id],
   );
   const r = res.rows[0];

@@ -59,12 +59,13 @@ export interface RateLimitOptions {
   windowSeconds?: number;
 }
 
-/** Per API key (anonymous callers share one bucket); runs after authentication. */
+/** Per API key (anonymous callers share one bucket, stream tokens count per token); runs after authentication. */
 export function rateLimitPerKey(opts: RateLimitOptions = {}): MiddlewareHandler<GatewayEnv> {
   const points = opts.points ?? 600;
   const limiter = new RateLimiterMemory({ points, duration: opts.windowSeconds ?? 60 });
   return async (c, next) => {
-    const key = c.get('principal')?.keyId ?? 'stream-token';
+    // A stream opened with a token (no key yet: the route verifies it) counts against that token.
+    const key = c.get('principal')?.keyId ?? `token:${(c.req.query('token') ?? '').slice(-43)}`;
     try {
       const res = await limiter.consume(key);
       c.header('x-ratelimit-limit', String(points));
