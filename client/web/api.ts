@@ -1,8 +1,9 @@
 /**
  * The web chat's client of the gateway API: JSON calls with the key from localStorage, and the
  * live stream read with fetch (EventSource cannot send the key) that reconnects with
- * Last-Event-ID after a network drop.
+ * Last-Event-ID after a network drop (parsed by the gateway's own SSE reader).
  */
+import { parseSse } from '../gateway/sse-client';
 
 export interface ConversationSummary {
   id: string;
@@ -83,28 +84,9 @@ export async function follow(
         signal,
       });
       if (!res.ok || !res.body) throw new ApiError(res.status, `stream: ${res.status}`);
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const raw = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          let event = 'message';
-          let id = '';
-          const data: string[] = [];
-          for (const line of raw.split('\n')) {
-            if (line.startsWith('event:')) event = line.slice(6).trim();
-            else if (line.startsWith('id:')) id = line.slice(3).trim();
-            else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
-          }
-          if (data.length === 0) continue;
-          if (id) last = id;
-          onEvent({ event, id, data: JSON.parse(data.join('\n')) as Record<string, unknown> });
-        }
+      for await (const m of parseSse(res.body)) {
+        if (m.id) last = m.id;
+        onEvent({ event: m.event, id: m.id ?? '', data: JSON.parse(m.data) as Record<string, unknown> });
       }
     } catch (err) {
       if (signal.aborted) return;
