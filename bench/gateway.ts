@@ -11,9 +11,10 @@
  *   process's resident memory per open stream.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { percentile } from './stats';
+import { residentBytes } from './worker-process';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { createApiKey } from '../store/tenancy-store';
 import { StreamPublisher } from '../store/publisher';
@@ -30,11 +31,7 @@ const STREAMS = 200;
 const DELTAS = 100;
 const DELTAS_PER_SECOND = 50;
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10 : NaN;
-};
-const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+const rssKb = (pid: number) => residentBytes(pid) / 1024;
 
 export async function benchGateway(): Promise<Record<string, number | string>> {
   const server = await startTemporalServer();
@@ -115,8 +112,8 @@ export async function benchGateway(): Promise<Record<string, number | string>> {
         }),
       );
       figures[`${label}_requests_per_s`] = Math.round((latencies.length / RUN_MS) * 1000);
-      figures[`${label}_p50_ms`] = pct(latencies, 50);
-      figures[`${label}_p95_ms`] = pct(latencies, 95);
+      figures[`${label}_p50_ms`] = percentile(latencies, 50);
+      figures[`${label}_p95_ms`] = percentile(latencies, 95);
       figures[`${label}_errors`] = errors;
     }
 
@@ -169,12 +166,12 @@ export async function benchGateway(): Promise<Record<string, number | string>> {
     await Promise.all(readers);
     clearTimeout(deadline);
     const complete = seen.filter((s) => s.size === DELTAS).length;
-    const p95 = pct(latencies, 95);
+    const p95 = percentile(latencies, 95);
     Object.assign(figures, {
       sse_clients: STREAMS,
       sse_deltas_per_client: DELTAS,
       sse_clients_with_every_event_once: `${complete}/${STREAMS}${dupes ? ` (${dupes} duplicates)` : ''}`,
-      sse_token_to_client_p50_ms: pct(latencies, 50),
+      sse_token_to_client_p50_ms: percentile(latencies, 50),
       sse_token_to_client_p95_ms: p95,
       sse_goal_p95_le_50_ms: p95 <= 50 ? 'met' : 'MISSED',
       gateway_rss_idle_mb: Math.round(rssBefore / 102.4) / 10,

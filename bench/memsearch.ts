@@ -10,6 +10,7 @@
  *   (goal ≤ 80 ms p95, including the embeddings call).
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { percentile } from './stats';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { appendBlocks, ensureConversation } from '../store/timeline-store';
 import { memoryIndexStats, upsertMemoryEntries } from '../store/memory-store';
@@ -73,11 +74,6 @@ function turnBlocks(i: number, text: ReturnType<typeof corpus>): Block[] {
     }),
   ];
 }
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Number(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!.toFixed(2));
-};
 
 export async function benchMemsearch(): Promise<Record<string, number | string>> {
   const db = openDb({ schema: `bench_memsearch_${process.pid}` });
@@ -161,8 +157,8 @@ export async function benchMemsearch(): Promise<Record<string, number | string>>
         if (out.results.length > 0) hits++;
       }
       if (process.env.BENCH_VERBOSE) console.log(label, slow.sort((a, b) => b[0] - a[0]).slice(0, 8));
-      figures[`query_${label}_p50_ms`] = pct(times, 50);
-      figures[`query_${label}_p95_ms`] = pct(times, 95);
+      figures[`query_${label}_p50_ms`] = percentile(times, 50);
+      figures[`query_${label}_p95_ms`] = percentile(times, 95);
       figures[`query_${label}_with_hits`] = `${hits}/${QUERIES}`;
     }
     figures.goals = 'p95 lexical ≤ 30 ms, hybrid ≤ 80 ms';
