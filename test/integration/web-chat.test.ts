@@ -192,7 +192,13 @@ test('Steer stops a running turn and its finalize answer shows', { skip }, async
   await page.locator('[data-live] .text', { hasText: 'A long' }).waitFor({ timeout: 30_000 });
   await page.getByRole('button', { name: 'Steer' }).click();
   const final = page.locator('.msg.assistant:not([data-live])', { hasText: 'Stopped as asked' });
-  await final.waitFor({ timeout: 30_000 });
+  try {
+    await final.waitFor({ timeout: 30_000 });
+  } catch (err) {
+    await page.screenshot({ path: join(SHOTS, 'steer-failed.png'), fullPage: true });
+    writeFileSync(join(SHOTS, 'steer-failed.txt'), await page.locator('body').innerText());
+    throw err;
+  }
   assert.doesNotMatch((await final.textContent()) ?? '', /The end\./);
   await page.screenshot({ path: join(SHOTS, 'steer.png'), fullPage: true });
   await page.close();
