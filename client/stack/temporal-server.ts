@@ -45,13 +45,18 @@ export const SEARCH_ATTRIBUTE_KEYS = [ConversationIdKey, TurnIndexKey, TurnStatu
  * needs two such reads (the activity task, then the next workflow task) and the dev server has one
  * shard, so sequential activities settle at ~2 × 50 ms. Raising the limit takes a bare round trip
  * to ~10–20 ms. Eager activity execution saves one more dispatch; fairness keys need the matching
- * flag on a self-hosted server. A production server with several shards wants ~100–200 per shard
+ * flag on a self-hosted server. Fairness holds within a task-queue partition, and new tasks go to a
+ * random one of four by default, so a backlog is served in four interleaved orders: one write
+ * partition makes the tenant fairness exact (test/integration/fairness.test.ts; with four, a late
+ * turn of the bursting tenant itself sometimes overtook the burst). Read partitions stay at the
+ * default so tasks already written to the others (an existing on-disk server) still drain. A production server with several shards wants ~100–200 per shard
  * with `history.transferProcessorMaxPollHostRPS` as the host cap (scripts/temporal-dynamicconfig.yaml).
  */
 export const DEV_SERVER_DYNAMIC_CONFIG = [
   'history.transferProcessorMaxPollRPS=10000',
   'system.enableActivityEagerExecution=true',
   'matching.enableFairness=true',
+  'matching.numTaskqueueWritePartitions=1',
 ];
 
 /** WAL and relaxed fsync for the dev server's SQLite file: the same durability a crash-tolerant dev stack needs, a third of the write latency. */
