@@ -35,6 +35,7 @@ import { heartbeating } from '../heartbeat';
 import { withToolSpan } from '../telemetry/spans';
 import { paths } from '../../core/timeline/paths';
 import type { StreamEventBody } from '../../core/stream/events';
+import { planEvents } from '../../core/timeline/plan-view';
 
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
@@ -270,6 +271,7 @@ async function appendResult(
   ];
   if (input.heldForBatch) await holdToolResult(deps.db.pool, conversationId, turnId, callId, blocks);
   else await appendBlocks(deps.db.pool, conversationId, blocks);
+  for (const event of planEvents(blocks)) publisher.emit(event);
   publisher.emit({
     kind: 'step',
     payload: {

@@ -8,6 +8,8 @@ import type { StreamEvent } from '../../store/stream-bus';
 import { unknownKind } from '../../core/stream/events';
 import type { SourceRef } from '../../core/channels/citations';
 import { AnswerLinks } from './render-links';
+import { PlanViewSchema } from '../../core/timeline/plan-view';
+import { STEP_MARKERS } from '../../core/timeline/plans';
 
 const isTTY = () => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 const dim = (s: string) => (isTTY() ? `\x1b[2m${s}\x1b[22m` : s);
@@ -26,6 +28,15 @@ export interface LiveRenderer {
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
 
 const tokens = (n: unknown) => (typeof n === 'number' ? `${n.toLocaleString('en-US').replace(/,/g, ' ')}` : '?');
+
+/** A streamed plan (core/timeline/plan-view.ts): a header line, then one line per step with its marker. */
+export function planLines(raw: unknown): string {
+  const parsed = PlanViewSchema.safeParse(raw);
+  if (!parsed.success) return yellow(`☰ plan event without a readable plan: ${JSON.stringify(raw)}\n`);
+  const plan = parsed.data;
+  const steps = plan.steps.map((s) => `  ${STEP_MARKERS[s.status]} ${s.n}. ${s.text}\n`).join('');
+  return `${cyan(`☰ plan (${plan.state})`)}\n${steps}`;
+}
 
 /** One line per compaction phase, with its token counts. */
 export function compactLine(p: Record<string, unknown>): string {
@@ -114,6 +125,9 @@ export function createLiveRenderer(
         } else if (p.phase === 'interrupted') {
           newline();
           write(yellow(`■ round ${String(p.round)} interrupted by a steer\n`));
+        } else if (p.phase === 'plan') {
+          newline();
+          write(planLines(p.plan));
         }
         break;
       case 'delta': {

@@ -8,6 +8,7 @@
  * step      {type:'thinking', phase:'start'|'done', round, mode?}
  *           {type:'iteration', phase:'start', round, tool, callId, summary, arguments}
  *           {type:'iteration', phase:'done', tool, callId, ok, observation}     (observation is a preview)
+ *           {type:'plan', plan:{planId, steps:[{n, text, status}], state}}    (a plan snapshot was written)
  *           {type:'invalid'|'interrupted'|…, round, ...}
  * answer    {phase:'start'|'delta'|'done', text?, round?, instance?}          (done carries the full answer)
  * channel   {channel:'thinking'|'canvas'|'followup'|'summary'|'code'|'raw', text, instance?, round?}

@@ -9,6 +9,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, follow, keyStore, type ConversationSummary, type SourceRow, type TimelineBlock } from './api';
 import { apply, emptyTurn, type LiveTurn } from './live';
+import { PlanPanel, planFromSnapshot } from './plan';
 
 interface Exported {
   blocks: TimelineBlock[];
@@ -59,9 +60,9 @@ function ToolCards({ turn }: { turn: LiveTurn }) {
   );
 }
 
-function History({ data }: { data: Exported }) {
-  // The current plan: the newest plan snapshot (its steps carry their status marks).
-  const plan = [...data.blocks].reverse().find((b) => b.type === 'react.plan');
+function History({ data, livePlan }: { data: Exported; livePlan: boolean }) {
+  // The current plan: the newest stored snapshot, unless a running turn streams a newer one.
+  const plan = livePlan ? undefined : [...data.blocks].reverse().find((b) => b.type === 'react.plan');
   return (
     <>
       {data.blocks.map((b) => {
@@ -85,12 +86,7 @@ function History({ data }: { data: Exported }) {
             </details>
           );
         if (b.type === 'react.plan' && b === plan)
-          return (
-            <div key={b.id} class="plan" aria-label="current plan">
-              <strong>Plan</strong>
-              <pre>{b.text}</pre>
-            </div>
-          );
+          return <PlanPanel key={b.id} plan={planFromSnapshot(b.text ?? '')} />;
         return null;
       })}
     </>
@@ -236,7 +232,7 @@ function Chat({ conversationId, onChanged }: { conversationId: string; onChanged
   return (
     <main class="chat" aria-label="conversation">
       <section class="messages" aria-live="polite">
-        {history && <History data={history} />}
+        {history && <History data={history} livePlan={!!turn?.plan} />}
         {turn && (
           <div class="msg assistant live" data-live="true">
             {turn.thinking && (
@@ -246,6 +242,7 @@ function Chat({ conversationId, onChanged }: { conversationId: string; onChanged
               </details>
             )}
             <ToolCards turn={turn} />
+            {turn.plan && <PlanPanel plan={turn.plan} />}
             {turn.canvas && <pre class="canvas">{turn.canvas}</pre>}
             {!turn.done && <Cited text={turn.answer} />}
             {turn.notes.map((n, i) => (

@@ -1,5 +1,6 @@
 /** The live state of a running turn, folded from its stream events (SSE protocol of the gateway). */
 import type { LiveEvent } from './api';
+import type { PlanView } from '../../core/timeline/plan-view';
 
 export interface ToolCard {
   key: string;
@@ -20,6 +21,8 @@ export interface LiveTurn {
   followups: string[];
   tools: ToolCard[];
   notes: string[];
+  /** The newest plan snapshot the turn wrote (streamed as a `plan` step). */
+  plan?: PlanView;
   usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
   costUsd: number;
   done: boolean;
@@ -101,6 +104,7 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
               }
             : c,
         );
+      else if (d.type === 'plan') t.plan = d.plan as PlanView;
       else if (d.type === 'interrupted') t.notes = [...t.notes, 'interrupted by a steer'];
       break;
     case 'inject':

@@ -21,7 +21,7 @@ const PhaseEvent = z.object({
   ]),
 });
 
-/** Progress of a round: thinking, tool calls (start/done), invalid decisions, interruptions, synthesis. */
+/** Progress of a round: thinking, tool calls (start/done), invalid decisions, interruptions, synthesis, plan snapshots (core/timeline/plan-view.ts). */
 export const STEP_PHASES = [
   'thinking.start',
   'thinking.done',
@@ -31,6 +31,7 @@ export const STEP_PHASES = [
   'interrupted',
   'synthesis.start',
   'subscriber.error',
+  'plan',
 ] as const;
 const StepEvent = z.object({
   kind: z.literal('step'),

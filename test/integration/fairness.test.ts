@@ -49,7 +49,6 @@ async function burstThenOne(lateTenant: string): Promise<BurstOutcome> {
     await stack.client.startTurn(conv, 'go', { model: { provider: 'scripted', script } }, undefined, undefined, {
       tenantId,
       projectId: 'p',
-      userId: null,
     });
     results.push(stack.client.result(conv, 1).then(() => void finished.push({ late, ms: Date.now() - t0 })));
     return conv;

@@ -228,6 +228,38 @@ test('a reload mid-turn resumes the stream without loss or duplication', { skip 
   await page.close();
 });
 
+test('the current plan shows its steps with their status, live and after a reload', { skip }, async () => {
+  useScript({
+    rounds: [
+      callTool('react.plan', { mode: 'new', steps: ['Collect the facts', 'Draft the answer', 'Check it'] }, 'plan'),
+      callTool('react.write', { path: 'd.md', channel: 'internal', content: 'draft', kind: 'file' }, '✓ [1] collected'),
+      callTool('react.read', { paths: ['fi:{{turn}}.files/d.md'] }, '✓ [2] drafted\n… [3] checking'),
+      answerRound('Checked: the draft holds.'),
+    ],
+    chunkSize: 20,
+    latencyMs: 40,
+  });
+  const page = await openChat(keyA);
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await send(page, 'Plan it, then answer');
+  const statuses = (scope: string) =>
+    page.locator(`${scope} .plan li`).evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
+  // Live: the plan appears with every step pending, then its first step is acknowledged mid-turn.
+  await page.locator('[data-live] .plan li', { hasText: 'Collect the facts' }).waitFor({ timeout: 30_000 });
+  await page.locator('[data-live] .plan li[data-status="done"]', { hasText: 'Collect the facts' }).waitFor();
+  const answer = page.locator('.msg.assistant:not([data-live])');
+  await answer.first().waitFor({ timeout: 30_000 });
+  assert.deepEqual(await statuses('[data-live]'), ['done', 'done', 'in_progress']);
+  assert.match((await page.locator('[data-live] .plan .plan-state').textContent()) ?? '', /open · 2\/3 done/);
+  await page.screenshot({ path: join(SHOTS, 'plan.png'), fullPage: true });
+  // After a reload the stored snapshot shows the same steps and statuses.
+  await page.reload();
+  await page.locator('.messages .plan li').first().waitFor({ timeout: 10_000 });
+  assert.deepEqual(await statuses('.messages'), ['done', 'done', 'in_progress']);
+  assert.equal(await page.locator('.messages .plan').count(), 1, 'one current plan');
+  await page.close();
+});
+
 test("another tenant's key sees none of the first tenant's conversations", { skip }, async () => {
   const a = await openChat(keyA);
   await a.locator('.sidebar li').first().waitFor();

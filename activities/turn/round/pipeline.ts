@@ -34,6 +34,7 @@ import type { Usage } from '../../../core/model/provider';
 import type { ToolRegistry } from '../../../core/tools/registry';
 import { meteredProvider } from '../../providers/metered';
 import { chaosPoint } from '../../chaos';
+import { planEvents } from '../../../core/timeline/plan-view';
 
 /** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
 export interface ActivityRound {
@@ -234,6 +235,7 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
   });
   await appendBlocks(pool, conversationId, built.blocks);
   await chaosPoint('after-round-append');
+  for (const event of planEvents(built.blocks)) publisher.emit(event);
   for (const event of decision.beforeCalls ?? []) publisher.emit(event);
   for (const { toolId: tool, callId, summary, params } of built.calls) {
     publisher.emit({ kind: 'step', payload: { phase: 'iteration.start', round, tool, callId, summary, params } });
