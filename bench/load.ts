@@ -26,7 +26,8 @@ import { cpuSeconds, residentBytes, spawnWorkerProcess, type WorkerProcess } fro
 /** DREACT_BENCH_LOAD_SIZES (e.g. "100") and DREACT_BENCH_LOAD_PROFILES ("zero", "realistic") narrow a run. */
 const SIZES = (process.env.DREACT_BENCH_LOAD_SIZES ?? '10,100,300').split(',').map(Number);
 const PROFILES = (process.env.DREACT_BENCH_LOAD_PROFILES ?? 'zero,realistic').split(',');
-const ROUNDS = 3;
+/** DREACT_BENCH_LOAD_ROUNDS: decision rounds per turn (default 3: two notes, then the answer). */
+const ROUNDS = Number(process.env.DREACT_BENCH_LOAD_ROUNDS ?? 3);
 const PACE = { firstTokenMs: 400, tokensPerSecond: 60 };
 
 const pct = (xs: number[], p: number) => {

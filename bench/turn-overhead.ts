@@ -53,50 +53,35 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
   const server = await startTemporalServer();
   const db = openDb({ schema: `bench_${process.pid}` });
   await migrate(db);
-  const taskQueue = `bench-${process.pid}`;
-  const worker = await Worker.create({
-    connection: server.env.nativeConnection,
-    taskQueue,
-    workflowsPath: require.resolve('./workflows'),
-    activities: {
-      ...createTurnActivities({
-        db,
-        provider: defaultProviderResolver(),
-        tools: builtinTools(),
-        registry: createToolRegistry(),
-        multiAction: 'off',
-        maxIterations: 15,
-        contextMaxTokens: 80_000,
-        now: () => new Date(),
-      }),
-      noop: async () => undefined,
-    },
-  });
-  const api = new DreactClient(server.env.client, { taskQueue });
   const call = (i: number) =>
     `<channel:thinking>round ${i}</channel:thinking><channel:ReactDecisionOutV2>{"action":"call_tool","notes":"n${i}","tool_call":{"tool_id":"react.write","params":{"path":"f${i}.md","channel":"internal","content":"x","kind":"file"}}}</channel:ReactDecisionOutV2>`;
   const done =
     '<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"","final_answer":"ok"}</channel:ReactDecisionOutV2>';
-  try {
-    return await worker.runUntil(async () => {
-      // Same activity count as the turn (decide + runTool per round), so both run under the same
-      // server/poller conditions (task pickup slows down after the first ~15 activities of a run).
-      const noopHandle = await server.env.client.workflow.start('NoopRoundsWorkflow', {
-        taskQueue,
-        workflowId: `bench-noop-${process.pid}`,
-        args: [2 * ROUNDS + 2],
-      });
-      await noopHandle.result();
-      const noopGaps = gaps(await noopHandle.fetchHistory(), 'noop');
-      const noop = median(noopGaps);
-      const noopPair = median(
-        noopGaps
-          .slice(1)
-          .map((g, i) => g + noopGaps[i]!)
-          .filter((_, i) => i % 2 === 0),
-      );
-
-      const conv = `bench_${process.pid}`;
+  const worker = (taskQueue: string, localTools: boolean) =>
+    Worker.create({
+      connection: server.env.nativeConnection,
+      taskQueue,
+      workflowsPath: require.resolve('./workflows'),
+      activities: {
+        ...createTurnActivities({
+          db,
+          provider: defaultProviderResolver(),
+          tools: builtinTools(),
+          registry: createToolRegistry({ localTools }),
+          multiAction: 'off',
+          maxIterations: 15,
+          contextMaxTokens: 80_000,
+          now: () => new Date(),
+        }),
+        noop: async () => undefined,
+      },
+    });
+  /** One 12-round turn; the tool (react.write) runs as a local activity or as a regular one. */
+  const turn = async (localTools: boolean) => {
+    const taskQueue = `bench-${process.pid}-${localTools ? 'local' : 'remote'}`;
+    const api = new DreactClient(server.env.client, { taskQueue });
+    return (await worker(taskQueue, localTools)).runUntil(async () => {
+      const conv = `bench_${process.pid}_${localTools ? 'local' : 'remote'}`;
       const rounds = Array.from({ length: ROUNDS }, (_, i) => call(i + 1)).concat(done);
       const started = await api.startTurn(conv, 'benchmark', {
         maxIterations: ROUNDS + 2,
@@ -104,21 +89,56 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
       });
       await api.result(conv, started.turnIndex);
       const history = await server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
-      const round = median(gaps(history, 'decide'));
-      const decideRun = median(runTimes(history, 'decide'));
-      const toolRun = median(runTimes(history, 'runTool'));
       return {
-        'turn.rounds': ROUNDS,
-        'turn.round_median_ms': round,
-        'noop.activity_roundtrip_median_ms': noop,
-        'noop.two_activity_round_median_ms': noopPair,
-        'turn.round_vs_two_noop_ratio': Number((round / noopPair).toFixed(2)),
-        'turn.round_overhead_ms (round − two no-op activities)': round - noopPair,
-        'turn.decide_activity_run_median_ms': decideRun,
-        'turn.runTool_activity_run_median_ms': toolRun,
-        'turn.orchestration_ms (round − activity run times)': round - decideRun - toolRun,
+        round: median(gaps(history, 'decide')),
+        decideRun: median(runTimes(history, 'decide')),
+        toolRun: localTools ? NaN : median(runTimes(history, 'runTool')),
       };
     });
+  };
+  try {
+    // Same activity count as the turn (decide + runTool per round), so both run under the same
+    // server/poller conditions (task pickup slows down after the first ~15 activities of a run).
+    const noopQueue = `bench-${process.pid}-noop`;
+    const noopGaps = await (
+      await worker(noopQueue, false)
+    ).runUntil(async () => {
+      const handle = await server.env.client.workflow.start('NoopRoundsWorkflow', {
+        taskQueue: noopQueue,
+        workflowId: `bench-noop-${process.pid}`,
+        args: [2 * ROUNDS + 2],
+      });
+      await handle.result();
+      return gaps(await handle.fetchHistory(), 'noop');
+    });
+    const noop = median(noopGaps);
+    const noopPair = median(
+      noopGaps
+        .slice(1)
+        .map((g, i) => g + noopGaps[i]!)
+        .filter((_, i) => i % 2 === 0),
+    );
+    const remote = await turn(false);
+    const local = await turn(true);
+    const goal = 1.5 * noopPair + 5;
+    return {
+      'turn.rounds': ROUNDS,
+      'noop.activity_roundtrip_median_ms': noop,
+      'noop.two_activity_round_median_ms': noopPair,
+      'goal.round_ms (1.5 × two no-op activities + 5)': goal,
+      'turn.local_tools.round_median_ms': local.round,
+      'turn.local_tools.round_vs_two_noop_ratio': Number((local.round / noopPair).toFixed(2)),
+      'turn.local_tools.decide_activity_run_median_ms': local.decideRun,
+      'turn.local_tools.orchestration_ms (round − decide run, incl. the local tool)': local.round - local.decideRun,
+      'turn.local_tools.meets_goal': local.round <= goal ? 'yes' : 'no',
+      'turn.activity_tools.round_median_ms': remote.round,
+      'turn.activity_tools.round_vs_two_noop_ratio': Number((remote.round / noopPair).toFixed(2)),
+      'turn.activity_tools.decide_activity_run_median_ms': remote.decideRun,
+      'turn.activity_tools.runTool_activity_run_median_ms': remote.toolRun,
+      'turn.activity_tools.orchestration_ms (round − activity run times)':
+        remote.round - remote.decideRun - remote.toolRun,
+      'turn.activity_tools.meets_goal': remote.round <= goal ? 'yes' : 'no',
+    };
   } finally {
     await dropSchema(db);
     await db.close();

@@ -47,17 +47,25 @@ export interface BundleOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * Modules evaluated once per worker thread instead of once per workflow instance (the reusable V8
+ * context shares them, frozen): zod, through workflows/preload.ts.
+ */
+export const PRELOAD_MODULES = [join(root, 'workflows', 'preload.ts')];
+
 /** The bundle's code for `workflowsPath`, from the cache when the code has not changed. */
 export async function cachedWorkflowBundle(workflowsPath: string, opts: BundleOptions = {}): Promise<{ code: string }> {
   const env = opts.env ?? process.env;
   const workflowInterceptorModules = opts.interceptorModules ?? [];
-  const build = () => bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: quiet });
+  const build = () =>
+    bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, preloadModules: PRELOAD_MODULES, logger: quiet });
   const setting = env.DREACT_BUNDLE_CACHE;
   if (setting === 'off') return build();
   const dir = setting && setting !== '' ? setting : join(tmpdir(), 'dreact-workflow-bundles');
   const key = createHash('sha256')
     .update(workflowsPath)
     .update(workflowInterceptorModules.join('\n'))
+    .update(PRELOAD_MODULES.join('\n'))
     .update(workflowCodeHash())
     .digest('hex')
     .slice(0, 24);

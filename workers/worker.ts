@@ -78,6 +78,17 @@ export function viewCacheBytes(raw = process.env.DREACT_VIEW_CACHE_MB): number {
   return Math.round(n * 1024 * 1024);
 }
 
+/**
+ * DREACT_LOCAL_TOOLS: `on` (default) runs the short Postgres-only tools (react.read / write / plan /
+ * hide) as local activities, one server round trip fewer per round; `off` schedules them as
+ * regular activities (each call its own task, visible as an activity in Temporal UI).
+ */
+export function envLocalTools(env = process.env.DREACT_LOCAL_TOOLS): boolean {
+  if (env === undefined || env.trim() === '' || env === 'on') return true;
+  if (env === 'off') return false;
+  throw new Error(`DREACT_LOCAL_TOOLS must be "on" or "off", got ${JSON.stringify(env)}`);
+}
+
 export function envMaxIterations(env = process.env.AI_REACT_MAX_ITERATIONS): number {
   if (env === undefined || env === '') return DEFAULT_MAX_ITERATIONS;
   const n = Number(env);
@@ -116,6 +127,8 @@ export interface CreateWorkerOptions {
    * indexed here, before the worker polls; null: none).
    */
   library?: Library | null;
+  /** Short Postgres-only tools as local activities (else env DREACT_LOCAL_TOOLS, default on). */
+  localTools?: boolean;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
 }
@@ -147,12 +160,13 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       },
     ),
     ...(embeddings ? { embeddings } : {}),
-    registry: createToolRegistry(
-      libraryDeclarations(
+    registry: createToolRegistry({
+      ...libraryDeclarations(
         library,
         (opts.extraTools ?? []).map((t) => t.declaration),
       ),
-    ),
+      localTools: opts.localTools ?? envLocalTools(),
+    }),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
     contextMaxTokens:

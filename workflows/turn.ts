@@ -8,6 +8,7 @@ import {
   executeChild,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -79,6 +80,16 @@ const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Prom
 });
 
 /**
+ * Short Postgres-only tools (react.read / write / plan / hide) as LOCAL activities: run by the
+ * worker executing this workflow task, no server round trip; retried under the tool's policy and
+ * recorded in history as markers. Each call passes its own timeout, retry policy and summary.
+ */
+const localToolActivities = proxyLocalActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 3 },
+});
+
+/**
  * A steer's finalize round must not overlap the cancelled activity (its last stream deltas and
  * partial blocks land first). Histories recorded before this patch used TRY_CANCEL.
  */
@@ -142,6 +153,13 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
 async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
   const scheduled = scheduleToolCall(call);
   try {
+    if (scheduled.local && patched('local-postgres-tools')) {
+      const { summary, startToCloseTimeout, retry } = scheduled.options;
+      return await localToolActivities[scheduled.activity]!.executeWithOptions(
+        { summary, startToCloseTimeout, ...(retry ? { retry } : {}), ...cancelOptions() },
+        [input],
+      );
+    }
     const first = await toolActivities[scheduled.activity]!.executeWithOptions(
       { ...scheduled.options, ...cancelOptions() },
       [input],

@@ -166,7 +166,7 @@ function toolContext(
     signal: ctx.cancellationSignal,
     heartbeat: (d) => {
       beat.set(d);
-      ctx.heartbeat(d);
+      if (!ctx.info.isLocal) ctx.heartbeat(d);
     },
     now: deps.now,
     stream: ((kind: 'delta' | 'exec', payload: Record<string, unknown>) =>

@@ -25,6 +25,7 @@ export function toolCallPlan(callId: string, toolId: string, options: ToolActivi
     retry: options.retry,
     ...(options.then ? { then: options.then } : {}),
     ...(options.concurrent ? { concurrent: true } : {}),
+    ...(options.local ? { local: true } : {}),
   };
 }
 
@@ -71,6 +72,8 @@ export interface ScheduledActivity {
 export interface ScheduledToolCall extends ScheduledActivity {
   /** The activity scheduled after the first one, with the same input (ToolActivitySpec.then). */
   then?: ScheduledActivity;
+  /** Run as a local activity in the turn's worker (no heartbeat timeout, no task queue). */
+  local?: boolean;
 }
 
 /** How the workflow schedules a plan; plans from older builds map to what those builds did. */
@@ -97,6 +100,7 @@ export function scheduleToolCall(call: ToolCallPlan): ScheduledToolCall {
       ...(call.taskQueue !== undefined ? { taskQueue: call.taskQueue } : {}),
       ...(call.retry ? { retry: call.retry } : {}),
     },
+    ...(call.local && !call.then && call.taskQueue === undefined ? { local: true } : {}),
     ...(call.then
       ? {
           then: {

@@ -28,10 +28,16 @@ export const BUILTIN_TOOLS: readonly AnyToolDeclaration[] = [
  * listing the skills). Narrow it with `restrictRegistry`.
  */
 export function createToolRegistry(
-  opts: { extra?: readonly AnyToolDeclaration[]; replace?: readonly AnyToolDeclaration[] } = {},
+  opts: {
+    extra?: readonly AnyToolDeclaration[];
+    replace?: readonly AnyToolDeclaration[];
+    /** False: every tool runs as a regular activity, even those declared `local` (default true). */
+    localTools?: boolean;
+  } = {},
 ): ToolRegistry {
   const replaced = new Map((opts.replace ?? []).map((d) => [d.id, d]));
   for (const id of replaced.keys())
     if (!BUILTIN_TOOLS.some((d) => d.id === id)) throw new Error(`tool registry: no built-in ${id} to replace`);
-  return new ToolRegistry([...BUILTIN_TOOLS.map((d) => replaced.get(d.id) ?? d), ...(opts.extra ?? [])]);
+  const all = [...BUILTIN_TOOLS.map((d) => replaced.get(d.id) ?? d), ...(opts.extra ?? [])];
+  return new ToolRegistry(opts.localTools === false ? all.map(({ local: _local, ...d }) => d) : all);
 }

@@ -52,6 +52,7 @@ export const reactRead = declareTool({
   params: ReactReadParamsSchema,
   strategy: 'exploration',
   timeoutMs: LOCAL_TIMEOUT_MS,
+  local: true,
   retry: LOCAL_RETRY,
   summarize: (p: ReactReadParams) => `tool react.read ${listSummary([...p.paths, ...p.items.map((i) => i.path)])}`,
 });
@@ -83,6 +84,7 @@ export const reactWrite = declareTool({
   params: ReactWriteParamsSchema,
   strategy: 'exploitation',
   timeoutMs: LOCAL_TIMEOUT_MS,
+  local: true,
   retry: LOCAL_RETRY,
   paramOrder: WRITE_PARAM_ORDER,
   // Unqualified paths land under files/ of the current turn: say so in Temporal UI.
@@ -123,6 +125,7 @@ export const reactPlan = declareTool({
   params: ReactPlanParamsSchema,
   strategy: 'neutral',
   timeoutMs: LOCAL_TIMEOUT_MS,
+  local: true,
   retry: LOCAL_RETRY,
   summarize: (p: ReactPlanParams) =>
     `tool react.plan ${p.mode}${p.plan_id ? ` ${p.plan_id}` : ''}${p.steps ? ` (${p.steps.length} steps)` : ''}`,
@@ -145,6 +148,7 @@ export const reactHide = declareTool({
   params: ReactHideParamsSchema,
   strategy: 'neutral',
   timeoutMs: LOCAL_TIMEOUT_MS,
+  local: true,
   retry: LOCAL_RETRY,
   summarize: (p: ReactHideParams) => `tool react.hide ${p.path}`,
 });

@@ -74,6 +74,12 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
   activity?: ToolActivitySpec;
   /** An exploration tool that writes workspace state (pull, checkout): never runs concurrently. */
   sequential?: boolean;
+  /**
+   * Short and touching only Postgres (react.read / write / plan / hide): runs as a Temporal LOCAL
+   * activity in the worker that runs the turn — no server round trip, still retried under the
+   * tool's policy and recorded in history. Ignored for tools with an activity of their own.
+   */
+  local?: boolean;
 }
 
 /** A declaration with its params type erased, as stored in the registry. */
@@ -97,6 +103,8 @@ export interface ToolActivityOptions {
   then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
   /** An exploration (read-only) tool: may run concurrently with the other explorations of its round. */
   concurrent?: boolean;
+  /** Runs as a local activity (ToolDeclaration.local). */
+  local?: boolean;
 }
 
 /** The activity every tool without its own runs in. */
@@ -207,6 +215,7 @@ export class ToolRegistry {
       },
       summary: this.summary(id, params),
       ...(d.strategy === 'exploration' && !d.sequential ? { concurrent: true } : {}),
+      ...(d.local && !d.activity ? { local: true } : {}),
       ...(d.activity?.then
         ? {
             then: {

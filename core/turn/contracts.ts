@@ -192,6 +192,8 @@ export interface ToolCallPlan {
   then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
   /** A read-only (exploration) call: runs concurrently with its neighbours of the same kind. */
   concurrent?: boolean;
+  /** A short Postgres-only tool: runs as a local activity (no server round trip). */
+  local?: boolean;
   /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
   startToCloseMs?: number;
   maximumAttempts?: number;

@@ -9,7 +9,9 @@ import { followupSignal, steerSignal } from '../../workflows/definitions';
 let stack: TestStack;
 before(async () => {
   stack = await createTestStack('semantics');
-  await stack.startWorker({ multiAction: 'safe_fanout' });
+  // Tools as regular activities here (their history shape is asserted below); the local-activity
+  // path, concurrency included, is test/integration/local-tools.test.ts.
+  await stack.startWorker({ multiAction: 'safe_fanout', localTools: false });
 });
 after(async () => stack.teardown());
 
