@@ -138,7 +138,11 @@ export async function loadCharsPerToken(pool: Pool, conversationId: string): Pro
 }
 
 export async function saveCharsPerToken(pool: Pool, conversationId: string, ratio: number): Promise<void> {
-  await pool.query(`UPDATE conversations SET chars_per_token = $2 WHERE id = $1`, [conversationId, ratio]);
+  // A calibration estimate, refined every round: no need to wait for the WAL flush.
+  await pool.query(
+    `UPDATE conversations SET chars_per_token = $2 WHERE id = $1 RETURNING set_config('synchronous_commit', 'off', true)`,
+    [conversationId, ratio],
+  );
 }
 
 /** How many compactions of a conversation ended in each status. */

@@ -4,6 +4,7 @@
  * workspace lines).
  */
 import type { Queryable } from './db';
+import type { Pool } from 'pg';
 import type { CacheState } from '../core/timeline/prune';
 import type { SourceRow } from '../core/timeline/sources';
 import type { SourceRef } from '../core/channels';
@@ -72,16 +73,19 @@ export async function loadCacheState(db: Queryable, conversationId: string): Pro
 }
 
 export async function saveCacheTouch(
-  db: Queryable,
+  /** A pool, never a transaction's client: the asynchronous commit must cover this write alone. */
+  db: Pool,
   conversationId: string,
   touchAt: number,
   ttlSeconds: number,
 ): Promise<void> {
-  await db.query(`UPDATE conversations SET cache_last_touch_at = $2, cache_ttl_seconds = $3 WHERE id = $1`, [
-    conversationId,
-    touchAt,
-    ttlSeconds,
-  ]);
+  // Bookkeeping for the next render's TTL pruning: committed without waiting for the WAL flush
+  // (a Postgres crash can only make the next round prune conservatively).
+  await db.query(
+    `UPDATE conversations SET cache_last_touch_at = $2, cache_ttl_seconds = $3 WHERE id = $1
+     RETURNING set_config('synchronous_commit', 'off', true)`,
+    [conversationId, touchAt, ttlSeconds],
+  );
 }
 
 /** The sources pool and its citation refs (for live [[S:n]] resolution in the answer channel). */

@@ -43,6 +43,12 @@ export async function publishEvents(pool: Pool, conversationId: string, events: 
  * offsets in the given order (the conversation rows are locked in id order, so concurrent writers
  * never deadlock), one NOTIFY each. Returns the conversations whose events were written (an
  * unknown conversation is left out).
+ *
+ * Committed asynchronously (`synchronous_commit = off` for this transaction only): stream events
+ * are live delivery, not the record — the timeline is — so they do not wait for the WAL flush,
+ * which was most of a round's stream-write latency. Only a Postgres crash (not a restart) can lose
+ * the last few hundred milliseconds of events, together with their offsets; every reader still
+ * finds the turn's outcome in the timeline.
  */
 export async function publishEventBatches(
   pool: Pool,
@@ -67,7 +73,7 @@ export async function publishEventBatches(
          FROM bump b, jsonb_array_elements(b.evs) WITH ORDINALITY AS e(ev, ord)
        RETURNING 1
      )
-     SELECT id, pg_notify($2, id || ':' || stream_seq) FROM bump`,
+     SELECT id, pg_notify($2, id || ':' || stream_seq), set_config('synchronous_commit', 'off', true) FROM bump`,
     [JSON.stringify(input), STREAM_CHANNEL],
   );
   return new Set(res.rows.map((r) => r.id));

@@ -12,7 +12,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { calibrate, DEFAULT_CHARS_PER_TOKEN, estimateTokens, requestChars } from '../../core/compaction/estimate';
 import { ProviderError, type Usage } from '../../core/model/provider';
 import type { OverBudget } from '../../core/turn/contracts';
-import { loadCharsPerToken, saveCharsPerToken } from '../../store/compaction-store';
+import { saveCharsPerToken } from '../../store/compaction-store';
 import { providerFailureType } from '../providers/errors';
 
 export interface BudgetCheck {
@@ -24,13 +24,12 @@ export interface BudgetCheck {
   budget: number;
 }
 
-export async function checkBudget(
-  pool: Pool,
-  conversationId: string,
+export function checkBudget(
+  /** The conversation's calibrated chars per token (store loadCharsPerToken), if any. */
+  calibrated: number | undefined,
   request: { system: unknown; messages: unknown; tools?: unknown },
   budget: number,
-): Promise<BudgetCheck> {
-  const calibrated = await loadCharsPerToken(pool, conversationId);
+): BudgetCheck {
   const ratio = calibrated ?? DEFAULT_CHARS_PER_TOKEN;
   const chars = requestChars(request);
   const systemChars = requestChars({ system: request.system, tools: request.tools, messages: [] });

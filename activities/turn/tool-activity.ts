@@ -45,9 +45,9 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const ctx = Context.current();
     const { conversationId, turnId, callId, toolId } = input;
     const pool = deps.db.pool;
-    const existing = await recordedResult(pool, input);
+    // A retried call may already have its result; both reads go at once.
+    const [existing, params] = await Promise.all([recordedResult(pool, input), loadCallParams(deps, input)]);
     if (existing) return existing;
-    const params = await loadCallParams(deps, input);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     const beat = heartbeatDetails(callId);
     let observation: ToolObservation;

@@ -134,7 +134,10 @@ test('react.write and react.read run as local activities: markers with summaries
     [],
     'no tool activity task',
   );
-  assert.deepEqual(await markerSummaries(events), ['tool react.write files/n.md', 'tool react.read fi:turn_1.files/n.md']);
+  assert.deepEqual(await markerSummaries(events), [
+    'tool react.write files/n.md',
+    'tool react.read fi:turn_1.files/n.md',
+  ]);
   const blocks = await loadBlocks(stack.db.pool, conv);
   const results = blocks.filter((b) => b.type === 'react.tool.result');
   assert.equal(results.length, 2);

@@ -24,6 +24,7 @@ import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
 import { appendBlocks, loadViewBlocks } from '../../../store/timeline-store';
 import { StreamPublisher } from '../../../store/publisher';
 import { loadCacheState, loadSourceRefs, workspaceLines } from '../../../store/conversation-store';
+import { loadCharsPerToken } from '../../../store/compaction-store';
 import type { ActivityDeps } from '../../deps';
 import { heartbeating } from '../../heartbeat';
 import { calibrateRatio, checkBudget, overBudget } from '../context-budget';
@@ -79,9 +80,14 @@ export function roundPipeline<S>(
     await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
 
     // 2. Render with the turn's tools; a round an earlier attempt recorded returns what it recorded.
-    const blocks = deps.viewCache
-      ? await deps.viewCache.load(pool, conversationId)
-      : await loadViewBlocks(pool, conversationId);
+    // The round's reads are independent: they go to Postgres at once.
+    const [blocks, sources, workspace, cacheState, calibrated] = await Promise.all([
+      deps.viewCache ? deps.viewCache.load(pool, conversationId) : loadViewBlocks(pool, conversationId),
+      loadSourceRefs(pool, conversationId),
+      workspaceLines(pool, conversationId, turnId),
+      loadCacheState(pool, conversationId),
+      loadCharsPerToken(pool, conversationId),
+    ]);
     const registry = turnRegistry(deps.registry, blocks, turnId);
     const plans = strategy.planRegistry(registry);
     const stored = storedOutcome(blocks, input, workflowId, plans);
@@ -89,21 +95,14 @@ export function roundPipeline<S>(
       await publisher.close();
       return stored;
     }
-    const sources = await loadSourceRefs(pool, conversationId);
-    const announce = announceState(
-      input,
-      ts,
-      liveEventLines(blocks, turnId),
-      await workspaceLines(pool, conversationId, turnId),
-      strategy.finalizeNotice,
-    );
+    const announce = announceState(input, ts, liveEventLines(blocks, turnId), workspace, strategy.finalizeNotice);
     const rendered = strategy.render({
       input,
       blocks,
       registry,
       sources: sources.rows,
       announce,
-      cacheState: await loadCacheState(pool, conversationId),
+      cacheState,
       now: now.getTime(),
       suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
     });
@@ -111,7 +110,7 @@ export function roundPipeline<S>(
     const { metadata, ...parts } = rendered.request;
     // The context budget: over it, no model call — the workflow compacts and reruns the round.
     const sized = { system: parts.system, messages: parts.messages, ...(parts.tools ? { tools: parts.tools } : {}) };
-    const budget = await checkBudget(pool, conversationId, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
+    const budget = checkBudget(calibrated, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
     const over = overBudget(budget);
     if (over) {
       publisher.emit({
@@ -170,14 +169,17 @@ export function roundPipeline<S>(
       );
     }
     const usage = strategy.usage(response);
-    await calibrateRatio(pool, conversationId, budget, usage);
 
-    // 4. Interpret and append the round's blocks in one go.
+    // 4. Interpret and append the round's blocks in one go (the ratio calibration meanwhile).
     const decision = strategy.interpret(response, { input, registry, ts });
-    return appendDecision(
-      { pool, publisher, input, blocks, ts, workflowId, plans, usage, protocol: strategy.protocol },
-      decision,
-    );
+    const [outcome] = await Promise.all([
+      appendDecision(
+        { pool, publisher, input, blocks, ts, workflowId, plans, usage, protocol: strategy.protocol },
+        decision,
+      ),
+      calibrateRatio(pool, conversationId, budget, usage),
+    ]);
+    return outcome;
   };
 }
 
