@@ -50,6 +50,13 @@ const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure, appendT
     retry: { initialInterval: '500ms', maximumAttempts: 10 },
   });
 
+// The turn's first step (turn row, header and prompt blocks) as a LOCAL activity: Postgres only,
+// no server round trip before the first model call (histories from before it used the activity).
+const { loadContext: loadContextLocally } = proxyLocalActivities<TurnActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+
 // One small model call each (title, tool selection): they heartbeat while the call runs.
 const { gate, selectTools } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '2 minutes',
@@ -241,7 +248,8 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     }
   };
 
-  const context = await loadContext.executeWithOptions({ summary: `load context ${turnId}` }, [
+  const load = patched('local-load-context') ? loadContextLocally : loadContext;
+  const context = await load.executeWithOptions({ summary: `load context ${turnId}` }, [
     { conversationId, turnId, turnIndex, workflowId, prompt: input.prompt, maxIterations: input.options.maxIterations },
   ]);
   // Histories recorded before the worker resolved the budget return no maxIterations: same default.
