@@ -23,6 +23,7 @@ import { loadBlocks } from '../../store/timeline-store';
 import type { ToolImpl } from '../../activities/tools/types';
 import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
 import { defaultDataConverter } from '@temporalio/common';
+import { recordHistory } from '../support/fixtures';
 
 let stack: TestStack;
 const attempts = new Map<string, number>();
@@ -130,11 +131,12 @@ test('react.write and react.read run as local activities: markers with summaries
   assert.equal(r.answer, 'done');
   const events = await history(r.workflowId);
   assert.deepEqual(
-    activityTypes(events).filter((t) => t !== 'decide' && t !== 'gate' && t !== 'loadContext'),
+    activityTypes(events).filter((t) => t !== 'decide' && t !== 'gate'),
     [],
-    'no tool activity task',
+    'no tool or loadContext activity task',
   );
   assert.deepEqual(await markerSummaries(events), [
+    'load context turn_1',
     'tool react.write files/n.md',
     'tool react.read fi:turn_1.files/n.md',
   ]);
@@ -142,6 +144,14 @@ test('react.write and react.read run as local activities: markers with summaries
   const results = blocks.filter((b) => b.type === 'react.tool.result');
   assert.equal(results.length, 2);
   assert.match(results[1]!.text ?? '', /local note/);
+  // The turn's first step and the persist child run locally too: no activity task for them.
+  assert.deepEqual(
+    activityTypes(await history(`${r.workflowId}/persist`)),
+    [],
+    'persist ran its steps as local activities',
+  );
+  await recordHistory(stack.server.address, r.workflowId, 'turn-local-tools-v4');
+  await recordHistory(stack.server.address, `${r.workflowId}/persist`, 'persist-turn-local-v4');
 });
 
 test('a local tool that throws is retried in the worker under its RetryPolicy', async () => {
@@ -230,7 +240,7 @@ test('localTools: false schedules the same tools as regular activities', async (
       activityTypes(events).filter((t) => t === 'runTool'),
       ['runTool', 'runTool'],
     );
-    assert.deepEqual(await markerSummaries(events), []);
+    assert.deepEqual(await markerSummaries(events), ['load context turn_1'], 'only the first step ran locally');
   } finally {
     await remote.teardown();
   }

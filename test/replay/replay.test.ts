@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { FIXTURE_DIR, readFixtureIndex } from '../support/fixtures';
+import { cachedWorkflowBundle } from '../../workers/bundle';
 
 test('committed workflow histories replay against the current workflow code without nondeterminism', async () => {
   const index = readFixtureIndex();
@@ -18,10 +19,9 @@ test('committed workflow histories replay against the current workflow code with
   }));
   const failures: string[] = [];
   let replayed = 0;
-  for await (const r of Worker.runReplayHistories(
-    { workflowsPath: require.resolve('../../workflows'), replayName: 'fixtures' },
-    histories,
-  )) {
+  // The bundle the worker runs (zod preloaded into the shared V8 context), not a fresh build.
+  const workflowBundle = await cachedWorkflowBundle(require.resolve('../../workflows'));
+  for await (const r of Worker.runReplayHistories({ workflowBundle, replayName: 'fixtures' }, histories)) {
     replayed += 1;
     if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
   }
