@@ -13,6 +13,10 @@ import { createToolRegistry } from '../core/tools';
 import { defaultProviderResolver } from '../workers/worker';
 import { DreactClient } from '../client/api';
 import { startTemporalServer } from '../client/stack/temporal-server';
+import { startEmbeddedStack } from '../client/stack/embedded';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const ROUNDS = 12;
 const ts = (e: temporal.api.history.v1.IHistoryEvent) =>
@@ -49,14 +53,52 @@ function gaps(history: temporal.api.history.v1.IHistory, type: string): number[]
   return times.slice(1).map((t, i) => t - times[i]!);
 }
 
+const call = (i: number) =>
+  `<channel:thinking>round ${i}</channel:thinking><channel:ReactDecisionOutV2>{"action":"call_tool","notes":"n${i}","tool_call":{"tool_id":"react.write","params":{"path":"f${i}.md","channel":"internal","content":"x","kind":"file"}}}</channel:ReactDecisionOutV2>`;
+const done =
+  '<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"","final_answer":"ok"}</channel:ReactDecisionOutV2>';
+const SCRIPT = {
+  rounds: Array.from({ length: ROUNDS }, (_, i) => call(i + 1)).concat(done),
+  chunkSize: 4096,
+  latencyMs: 0,
+};
+
+/**
+ * The same turn on the embedded stack `npm run demo` / `dreact dev` start (PGlite served over the
+ * wire protocol, the dev server on its SQLite file, the default worker): median round.
+ */
+async function embeddedRound(): Promise<number> {
+  const home = mkdtempSync(join(tmpdir(), 'dreact-bench-embedded-'));
+  const databaseUrl = process.env.DATABASE_URL;
+  delete process.env.DATABASE_URL; // the embedded default: PGlite
+  try {
+    const stack = await startEmbeddedStack({ home, ui: false, log: () => undefined });
+    try {
+      const api = new DreactClient(stack.client);
+      // One warm-up turn (JIT, PGlite caches), then the measured one.
+      for (const conv of ['bench_embedded_warm', 'bench_embedded']) {
+        const started = await api.startTurn(conv, 'benchmark', {
+          maxIterations: ROUNDS + 2,
+          model: { provider: 'scripted', script: SCRIPT },
+        });
+        await api.result(conv, started.turnIndex);
+        if (conv === 'bench_embedded')
+          return median(gaps(await stack.client.workflow.getHandle(started.workflowId).fetchHistory(), 'decide'));
+      }
+      throw new Error('unreachable');
+    } finally {
+      await stack.stop();
+    }
+  } finally {
+    if (databaseUrl !== undefined) process.env.DATABASE_URL = databaseUrl;
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 export async function benchTurnOverhead(): Promise<Record<string, number | string>> {
   const server = await startTemporalServer();
   const db = openDb({ schema: `bench_${process.pid}` });
   await migrate(db);
-  const call = (i: number) =>
-    `<channel:thinking>round ${i}</channel:thinking><channel:ReactDecisionOutV2>{"action":"call_tool","notes":"n${i}","tool_call":{"tool_id":"react.write","params":{"path":"f${i}.md","channel":"internal","content":"x","kind":"file"}}}</channel:ReactDecisionOutV2>`;
-  const done =
-    '<channel:thinking>done</channel:thinking><channel:ReactDecisionOutV2>{"action":"complete","notes":"","final_answer":"ok"}</channel:ReactDecisionOutV2>';
   const worker = (taskQueue: string, localTools: boolean) =>
     Worker.create({
       connection: server.env.nativeConnection,
@@ -82,10 +124,9 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
     const api = new DreactClient(server.env.client, { taskQueue });
     return (await worker(taskQueue, localTools)).runUntil(async () => {
       const conv = `bench_${process.pid}_${localTools ? 'local' : 'remote'}`;
-      const rounds = Array.from({ length: ROUNDS }, (_, i) => call(i + 1)).concat(done);
       const started = await api.startTurn(conv, 'benchmark', {
         maxIterations: ROUNDS + 2,
-        model: { provider: 'scripted', script: { rounds, chunkSize: 4096, latencyMs: 0 } },
+        model: { provider: 'scripted', script: SCRIPT },
       });
       await api.result(conv, started.turnIndex);
       const history = await server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
@@ -138,6 +179,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
       'turn.activity_tools.orchestration_ms (round − activity run times)':
         remote.round - remote.decideRun - remote.toolRun,
       'turn.activity_tools.meets_goal': remote.round <= goal ? 'yes' : 'no',
+      'embedded.round_median_ms (PGlite + dev server on file; goal ≤ 40)': await embeddedRound(),
     };
   } finally {
     await dropSchema(db);
