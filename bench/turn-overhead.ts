@@ -64,33 +64,44 @@ const SCRIPT = {
 };
 
 /**
- * The same turn on the embedded stack `npm run demo` / `dreact dev` start (PGlite served over the
- * wire protocol, the dev server on its SQLite file, the default worker): median round.
+ * The same turn on the embedded stack `npm run demo` / `dreact dev` start (the dev server on its
+ * SQLite file, the default worker): median round and decide run time. Its database is PGlite served
+ * over the wire protocol (the default), or `databaseUrl` (a real Postgres, in a schema of its own).
  */
-async function embeddedRound(): Promise<number> {
+async function embeddedRound(databaseUrl?: string): Promise<{ round: number; decideRun: number }> {
   const home = mkdtempSync(join(tmpdir(), 'dreact-bench-embedded-'));
-  const databaseUrl = process.env.DATABASE_URL;
-  delete process.env.DATABASE_URL; // the embedded default: PGlite
+  const saved = { url: process.env.DATABASE_URL, schema: process.env.DREACT_DB_SCHEMA };
+  const schema = `bench_embedded_${process.pid}`;
+  if (databaseUrl) {
+    process.env.DATABASE_URL = databaseUrl;
+    process.env.DREACT_DB_SCHEMA = schema;
+  } else delete process.env.DATABASE_URL; // the embedded default: PGlite
+  const restore = (name: 'DATABASE_URL' | 'DREACT_DB_SCHEMA', value: string | undefined) =>
+    value === undefined ? delete process.env[name] : (process.env[name] = value);
   try {
     const stack = await startEmbeddedStack({ home, ui: false, log: () => undefined });
     try {
       const api = new DreactClient(stack.client);
-      // One warm-up turn (JIT, PGlite caches), then the measured one.
+      // One warm-up turn (JIT, caches), then the measured one.
       for (const conv of ['bench_embedded_warm', 'bench_embedded']) {
         const started = await api.startTurn(conv, 'benchmark', {
           maxIterations: ROUNDS + 2,
           model: { provider: 'scripted', script: SCRIPT },
         });
         await api.result(conv, started.turnIndex);
-        if (conv === 'bench_embedded')
-          return median(gaps(await stack.client.workflow.getHandle(started.workflowId).fetchHistory(), 'decide'));
+        if (conv === 'bench_embedded') {
+          const history = await stack.client.workflow.getHandle(started.workflowId).fetchHistory();
+          return { round: median(gaps(history, 'decide')), decideRun: median(runTimes(history, 'decide')) };
+        }
       }
       throw new Error('unreachable');
     } finally {
+      if (databaseUrl) await dropSchema(stack.db);
       await stack.stop();
     }
   } finally {
-    if (databaseUrl !== undefined) process.env.DATABASE_URL = databaseUrl;
+    restore('DATABASE_URL', saved.url);
+    restore('DREACT_DB_SCHEMA', saved.schema);
     rmSync(home, { recursive: true, force: true });
   }
 }
@@ -161,6 +172,8 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
     );
     const remote = await turn(false);
     const local = await turn(true);
+    const embedded = await embeddedRound();
+    const embeddedPostgres = await embeddedRound(db.databaseUrl);
     const goal = 1.5 * noopPair + 5;
     return {
       'turn.rounds': ROUNDS,
@@ -179,7 +192,10 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
       'turn.activity_tools.orchestration_ms (round − activity run times)':
         remote.round - remote.decideRun - remote.toolRun,
       'turn.activity_tools.meets_goal': remote.round <= goal ? 'yes' : 'no',
-      'embedded.round_median_ms (PGlite + dev server on file; goal ≤ 40)': await embeddedRound(),
+      'embedded.round_median_ms (PGlite + dev server on file; goal ≤ 40)': embedded.round,
+      'embedded.decide_activity_run_median_ms': embedded.decideRun,
+      'embedded_with_postgres.round_median_ms (DATABASE_URL set)': embeddedPostgres.round,
+      'embedded_with_postgres.decide_activity_run_median_ms': embeddedPostgres.decideRun,
     };
   } finally {
     await dropSchema(db);

@@ -137,14 +137,6 @@ export async function loadCharsPerToken(pool: Pool, conversationId: string): Pro
   return res.rows[0]?.r ?? undefined;
 }
 
-export async function saveCharsPerToken(pool: Pool, conversationId: string, ratio: number): Promise<void> {
-  // A calibration estimate, refined every round: no need to wait for the WAL flush.
-  await pool.query(
-    `UPDATE conversations SET chars_per_token = $2 WHERE id = $1 RETURNING set_config('synchronous_commit', 'off', true)`,
-    [conversationId, ratio],
-  );
-}
-
 /** How many compactions of a conversation ended in each status. */
 export async function compactionCounts(pool: Pool, conversationId: string): Promise<Record<string, number>> {
   const res = await pool.query<{ status: string; n: number }>(

@@ -65,26 +65,42 @@ export async function loadStreamSeq(db: Queryable, conversationId: string): Prom
   return (await loadConversation(db, conversationId))?.streamSeq ?? 0;
 }
 
-export async function loadCacheState(db: Queryable, conversationId: string): Promise<CacheState> {
-  const row = await loadConversation(db, conversationId);
-  const state: CacheState = { lastTouchAt: row?.cacheLastTouchAt ?? null };
-  if (row?.cacheTtlSeconds != null) state.ttlSeconds = row.cacheTtlSeconds;
-  return state;
+/** What a decision round reads of the conversation row: the prompt cache's state and the calibrated ratio. */
+export async function loadRoundState(
+  db: Queryable,
+  conversationId: string,
+): Promise<{ cacheState: CacheState; charsPerToken: number | undefined }> {
+  const res = await db.query<{ touch: string | null; ttl: number | null; ratio: number | null }>(
+    `SELECT cache_last_touch_at AS touch, cache_ttl_seconds AS ttl, chars_per_token AS ratio
+       FROM conversations WHERE id = $1`,
+    [conversationId],
+  );
+  const row = res.rows[0];
+  const cacheState: CacheState = { lastTouchAt: row?.touch == null ? null : Number(row.touch) };
+  if (row?.ttl != null) cacheState.ttlSeconds = row.ttl;
+  return { cacheState, charsPerToken: row?.ratio ?? undefined };
 }
 
-export async function saveCacheTouch(
+/**
+ * A round's bookkeeping in one statement: the prompt-cache touch (when the render pruned) and the
+ * recalibrated chars-per-token ratio (when the provider reported usage). Committed without waiting
+ * for the WAL flush: a Postgres crash can only make the next round prune or estimate conservatively.
+ */
+export async function saveRoundBookkeeping(
   /** A pool, never a transaction's client: the asynchronous commit must cover this write alone. */
   db: Pool,
   conversationId: string,
-  touchAt: number,
-  ttlSeconds: number,
+  at: { touch?: { at: number; ttlSeconds: number }; charsPerToken?: number },
 ): Promise<void> {
-  // Bookkeeping for the next render's TTL pruning: committed without waiting for the WAL flush
-  // (a Postgres crash can only make the next round prune conservatively).
+  if (!at.touch && at.charsPerToken === undefined) return;
   await db.query(
-    `UPDATE conversations SET cache_last_touch_at = $2, cache_ttl_seconds = $3 WHERE id = $1
+    `UPDATE conversations SET
+       cache_last_touch_at = COALESCE($2, cache_last_touch_at),
+       cache_ttl_seconds = COALESCE($3, cache_ttl_seconds),
+       chars_per_token = COALESCE($4, chars_per_token)
+     WHERE id = $1
      RETURNING set_config('synchronous_commit', 'off', true)`,
-    [conversationId, touchAt, ttlSeconds],
+    [conversationId, at.touch?.at ?? null, at.touch?.ttlSeconds ?? null, at.charsPerToken ?? null],
   );
 }
 

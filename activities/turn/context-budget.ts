@@ -12,7 +12,6 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { calibrate, DEFAULT_CHARS_PER_TOKEN, estimateTokens, requestChars } from '../../core/compaction/estimate';
 import { ProviderError, type Usage } from '../../core/model/provider';
 import type { OverBudget } from '../../core/turn/contracts';
-import { saveCharsPerToken } from '../../store/compaction-store';
 import { providerFailureType } from '../providers/errors';
 
 export interface BudgetCheck {
@@ -56,15 +55,10 @@ export function overBudget(check: BudgetCheck): OverBudget | undefined {
 }
 
 /** Calibrates the conversation's ratio with the input tokens the provider billed for this request. */
-export async function calibrateRatio(
-  pool: Pool,
-  conversationId: string,
-  check: BudgetCheck,
-  usage: Usage,
-): Promise<void> {
+export function recalibratedRatio(check: BudgetCheck, usage: Usage): number | undefined {
   const reported = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
-  if (reported <= 0) return;
-  await saveCharsPerToken(pool, conversationId, calibrate(check.calibrated, check.chars, reported));
+  if (reported <= 0) return undefined;
+  return calibrate(check.calibrated, check.chars, reported);
 }
 
 /** A provider "too long" refusal, with the round's estimate for the forced compaction. */

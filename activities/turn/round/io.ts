@@ -13,7 +13,6 @@ import type { PruneResult } from '../../../core/timeline/prune';
 import type { UserEvent } from '../../../core/turn/contracts';
 import { eventBlock, interruptedRoundBlock } from '../../../core/turn/round-blocks';
 import { appendBlocks, setOverlays } from '../../../store/timeline-store';
-import { saveCacheTouch } from '../../../store/conversation-store';
 import { recordUsage, type UsageRow } from '../../../store/usage-store';
 import { activityLog } from '../../log';
 import { contextLengthFailure, type BudgetCheck } from '../context-budget';
@@ -57,12 +56,14 @@ export async function foldEvents(
   }
 }
 
-/** Persists what a render's TTL pruning decided: the system.message, hidden overlays, the cache touch. */
+/**
+ * Persists what a render's TTL pruning decided: the system.message and hidden overlays (the cache
+ * touch is the round's bookkeeping, written after the model call: saveRoundBookkeeping).
+ */
 export async function persistPruning(
   pool: Pool,
   conversationId: string,
   pruning: PruneResult | undefined,
-  touchAt: number,
 ): Promise<void> {
   if (!pruning) return;
   await appendBlocks(pool, conversationId, pruning.contribute);
@@ -76,7 +77,6 @@ export async function persistPruning(
       reason: 'cache_ttl_pruned',
     })),
   );
-  await saveCacheTouch(pool, conversationId, touchAt, pruning.ttlSeconds);
 }
 
 const LEDGER_RETRY = { attempts: 40, delayMs: 250 };

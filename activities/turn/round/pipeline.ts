@@ -23,11 +23,15 @@ import { turnRegistry } from '../../../core/tools/selection';
 import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
 import { appendBlocks, loadViewBlocks } from '../../../store/timeline-store';
 import { StreamPublisher } from '../../../store/publisher';
-import { loadCacheState, loadSourceRefs, workspaceLines } from '../../../store/conversation-store';
-import { loadCharsPerToken } from '../../../store/compaction-store';
+import {
+  loadRoundState,
+  loadSourceRefs,
+  saveRoundBookkeeping,
+  workspaceLines,
+} from '../../../store/conversation-store';
 import type { ActivityDeps } from '../../deps';
 import { heartbeating } from '../../heartbeat';
-import { calibrateRatio, checkBudget, overBudget } from '../context-budget';
+import { checkBudget, overBudget, recalibratedRatio } from '../context-budget';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure } from './io';
 import type { RoundDecision, RoundInput, RoundStrategy } from './strategy';
 import type { Block } from '../../../core/timeline/block';
@@ -81,12 +85,11 @@ export function roundPipeline<S>(
 
     // 2. Render with the turn's tools; a round an earlier attempt recorded returns what it recorded.
     // The round's reads are independent: they go to Postgres at once.
-    const [blocks, sources, workspace, cacheState, calibrated] = await Promise.all([
+    const [blocks, sources, workspace, { cacheState, charsPerToken }] = await Promise.all([
       deps.viewCache ? deps.viewCache.load(pool, conversationId) : loadViewBlocks(pool, conversationId),
       loadSourceRefs(pool, conversationId),
       workspaceLines(pool, conversationId, turnId),
-      loadCacheState(pool, conversationId),
-      loadCharsPerToken(pool, conversationId),
+      loadRoundState(pool, conversationId),
     ]);
     const registry = turnRegistry(deps.registry, blocks, turnId);
     const plans = strategy.planRegistry(registry);
@@ -106,11 +109,11 @@ export function roundPipeline<S>(
       now: now.getTime(),
       suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
     });
-    await persistPruning(pool, conversationId, rendered.pruning, rendered.cacheTouchAt);
+    await persistPruning(pool, conversationId, rendered.pruning);
     const { metadata, ...parts } = rendered.request;
     // The context budget: over it, no model call — the workflow compacts and reruns the round.
     const sized = { system: parts.system, messages: parts.messages, ...(parts.tools ? { tools: parts.tools } : {}) };
-    const budget = checkBudget(calibrated, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
+    const budget = checkBudget(charsPerToken, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
     const over = overBudget(budget);
     if (over) {
       publisher.emit({
@@ -170,14 +173,17 @@ export function roundPipeline<S>(
     }
     const usage = strategy.usage(response);
 
-    // 4. Interpret and append the round's blocks in one go (the ratio calibration meanwhile).
+    // 4. Interpret and append the round's blocks in one go (the round's bookkeeping meanwhile).
     const decision = strategy.interpret(response, { input, registry, ts });
     const [outcome] = await Promise.all([
       appendDecision(
         { pool, publisher, input, blocks, ts, workflowId, plans, usage, protocol: strategy.protocol },
         decision,
       ),
-      calibrateRatio(pool, conversationId, budget, usage),
+      saveRoundBookkeeping(pool, conversationId, {
+        ...(rendered.pruning ? { touch: { at: rendered.cacheTouchAt, ttlSeconds: rendered.pruning.ttlSeconds } } : {}),
+        charsPerToken: recalibratedRatio(budget, usage),
+      }),
     ]);
     return outcome;
   };

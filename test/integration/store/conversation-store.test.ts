@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { openDb, migrate, dropSchema, type Db } from '../../../store/db';
 import { ensureConversation, appendBlocks, countBlocks } from '../../../store/timeline-store';
 import {
-  loadCacheState,
+  loadRoundState,
   loadConversation,
   loadStreamSeq,
   loadTitle,
-  saveCacheTouch,
+  saveRoundBookkeeping,
   setTitleIfUnset,
 } from '../../../store/conversation-store';
 import { loadStreamWindow } from '../../../store/stream-window';
@@ -36,7 +36,10 @@ test('an unknown conversation has no row, no title, offset 0, no window and an u
   assert.equal(await loadTitle(db.pool, conv), null);
   assert.equal(await loadStreamSeq(db.pool, conv), 0);
   assert.equal(await loadStreamWindow(db.pool, conv), undefined);
-  assert.deepEqual(await loadCacheState(db.pool, conv), { lastTouchAt: null });
+  assert.deepEqual(await loadRoundState(db.pool, conv), {
+    cacheState: { lastTouchAt: null },
+    charsPerToken: undefined,
+  });
   assert.equal(await countBlocks(db.pool, conv), 0);
   assert.equal(await setTitleIfUnset(db.pool, conv, 'nobody'), false, 'no row to title');
 });
@@ -60,15 +63,26 @@ test('a new conversation: untitled, the first title wins, blocks are counted', a
   assert.equal(await countBlocks(db.pool, conv), 2);
 });
 
-test('the prompt-cache touch round-trips in epoch ms (bigint) with its TTL', async () => {
+test("a round's bookkeeping: the cache touch round-trips in epoch ms (bigint) with its TTL, the ratio on its own", async () => {
   const conv = uniqueId('conv');
   await ensureConversation(db.pool, conv);
   const touchAt = Date.parse('2026-03-01T10:00:00.123Z');
-  await saveCacheTouch(db.pool, conv, touchAt, 300);
-  assert.deepEqual(await loadCacheState(db.pool, conv), { lastTouchAt: touchAt, ttlSeconds: 300 });
+  await saveRoundBookkeeping(db.pool, conv, { touch: { at: touchAt, ttlSeconds: 300 } });
+  assert.deepEqual(await loadRoundState(db.pool, conv), {
+    cacheState: { lastTouchAt: touchAt, ttlSeconds: 300 },
+    charsPerToken: undefined,
+  });
   const row = await loadConversation(db.pool, conv);
   assert.equal(row?.cacheLastTouchAt, touchAt);
   assert.equal(row?.cacheTtlSeconds, 300);
+  // A ratio alone leaves the touch as it was; a touch alone leaves the ratio.
+  await saveRoundBookkeeping(db.pool, conv, { charsPerToken: 3.25 });
+  await saveRoundBookkeeping(db.pool, conv, { touch: { at: touchAt + 1000, ttlSeconds: 3600 } });
+  assert.deepEqual(await loadRoundState(db.pool, conv), {
+    cacheState: { lastTouchAt: touchAt + 1000, ttlSeconds: 3600 },
+    charsPerToken: 3.25,
+  });
+  await saveRoundBookkeeping(db.pool, conv, {}); // nothing to write: no statement
 });
 
 test('the stream offset follows publishing; the window shows the offsets pruning removed', async () => {
