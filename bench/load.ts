@@ -102,7 +102,7 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
   return {
     [`${prefix} ${n} conv: rounds/s`]: Number(((n * ROUNDS) / (run.wallMs / 1000)).toFixed(1)),
     [`${prefix} ${n} conv: wall s`]: Number((run.wallMs / 1000).toFixed(1)),
-    [`${prefix} ${n} conv: round overhead p50 / p95 ms`]: `${pct(overhead, 50)} / ${pct(overhead, 95)}`,
+    [`${prefix} ${n} conv: round overhead p50 / p95 ms`]: `${Math.round(pct(overhead, 50))} / ${Math.round(pct(overhead, 95))}`,
     [`${prefix} ${n} conv: worker CPU % (of one core)`]: Math.round((run.cpuSeconds / (run.wallMs / 1000)) * 100),
     [`${prefix} ${n} conv: worker RSS idle / peak MB`]: `${mb(run.idleRss)} / ${mb(run.peakRss)}`,
     [`${prefix} ${n} conv: memory per in-flight turn MB`]: Number(
