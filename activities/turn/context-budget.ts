@@ -7,7 +7,6 @@
  * model and the workflow compacts. After every call the ratio is calibrated with the input tokens
  * the provider reports.
  */
-import type { Pool } from 'pg';
 import { ApplicationFailure } from '@temporalio/activity';
 import { calibrate, DEFAULT_CHARS_PER_TOKEN, estimateTokens, requestChars } from '../../core/compaction/estimate';
 import { ProviderError, type Usage } from '../../core/model/provider';

@@ -95,6 +95,10 @@ async function tailGateway(
       };
       for await (const m of await openSse(url, { headers, signal })) {
         if (m.event === 'gap') err(`[tail] events ${m.data} were pruned before they could be shown`);
+        if (m.event === 'rewind') {
+          err(`[tail] the stream went back (${m.data}): resuming from offset ${m.id ?? '?'}`);
+          last = Number(m.id);
+        }
         if (m.event === 'error') throw new Error(`stream error: ${m.data}`);
         const e = fromSseMessage(m, conversationId);
         if (!e) continue;

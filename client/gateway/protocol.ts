@@ -19,6 +19,9 @@
  * retry     {round, attempt}        clients drop the partial output of that round (earlier attempts)
  * done      {answer, iterations, usage, completionPath, elapsedMs?}
  * gap       {from, to}              synthetic, id-less: events (from..to) were pruned before this reader got them
+ * rewind    {from, to}              synthetic, id = to: the reader had seen offsets up to `from` that the stream lost
+ *                                   (a Postgres crash drops the newest asynchronously committed events); it resumes
+ *                                   after `to` and forgets the events it saw after `to` (their offsets come again)
  * exec      {phase:'launched'|'running'|'output'|'finished', execId, backend, text?}
  * Every kind of core/stream/events.ts is mapped (the switch is exhaustive).
  */
@@ -42,6 +45,7 @@ export const SSE_EVENTS = [
   'retry',
   'done',
   'gap',
+  'rewind',
 ] as const;
 
 const STEP_TYPES: Record<string, { type: string; phase?: string }> = {
@@ -120,13 +124,13 @@ export function parseOffset(raw: string | undefined, what: string): number | { e
 
 /**
  * The inverse of toSseMessage: a stream event rebuilt from an SSE message (for clients that render
- * stream events, e.g. `dreact tail --url`). Undefined for id-less messages (gap, error).
+ * stream events, e.g. `dreact tail --url`). Undefined for the synthetic messages (gap, rewind, error).
  */
 export function fromSseMessage(
   m: { event: string; id?: string; data: string },
   conversationId: string,
 ): StreamEvent | undefined {
-  if (m.id === undefined) return undefined;
+  if (m.id === undefined || m.event === 'rewind') return undefined;
   const { seq: _seq, ts, turnId, attempt, ...f } = JSON.parse(m.data) as Record<string, unknown>;
   const raw: Record<string, unknown> = { conversationId, seq: Number(m.id), ts: String(ts), kind: m.event };
   if (typeof turnId === 'string') raw.turnId = turnId;

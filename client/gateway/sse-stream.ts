@@ -28,16 +28,23 @@ export interface SseStreamOptions {
   shared?: SharedReads;
 }
 
-/** Events older than the retained window were pruned: tell the reader which offsets it missed. */
-async function prunedGap(
+/**
+ * Where a reader resuming after `after` stands against the conversation's stream:
+ * - `gap`: events older than the retained window were pruned — the offsets it missed;
+ * - `rewind`: it has seen offsets the stream no longer has (stream events commit asynchronously, so
+ *   a Postgres crash can drop the newest ones with their offsets, which are then given out again):
+ *   it resumes from the stream's last offset and must forget what it saw after it.
+ */
+export async function resumePoint(
   pool: Pool,
   conversationId: string,
   after: number,
-): Promise<{ from: number; to: number } | undefined> {
+): Promise<{ gap?: { from: number; to: number }; rewind?: { from: number; to: number } }> {
   const window = await loadStreamWindow(pool, conversationId);
-  if (!window) return undefined;
+  if (!window) return {};
+  if (after > window.lastSeq) return { rewind: { from: after, to: window.lastSeq } };
   const firstKept = window.oldestSeq ?? window.lastSeq + 1;
-  return after + 1 < firstKept ? { from: after + 1, to: firstKept - 1 } : undefined;
+  return after + 1 < firstKept ? { gap: { from: after + 1, to: firstKept - 1 } } : {};
 }
 
 async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined> {
@@ -46,7 +53,7 @@ async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined
   return started ? Math.max(0, Date.parse(e.ts) - started.getTime()) : undefined;
 }
 
-export function sseStream(c: Context, opts: SseStreamOptions, conversationId: string, after: number): Response {
+export function sseStream(c: Context, opts: SseStreamOptions, conversationId: string, resumeAfter: number): Response {
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {
     const abort = new AbortController();
@@ -55,8 +62,11 @@ export function sseStream(c: Context, opts: SseStreamOptions, conversationId: st
     const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
     try {
       await stream.write(`retry: ${opts.retryMs}\n\n`);
-      const gap = await prunedGap(opts.pool, conversationId, after);
+      const { gap, rewind } = await resumePoint(opts.pool, conversationId, resumeAfter);
       if (gap) await stream.writeSSE({ event: 'gap', data: JSON.stringify(gap) });
+      // The rewind carries the offset to resume from as its id, so any SSE client's Last-Event-ID moves back.
+      if (rewind) await stream.writeSSE({ event: 'rewind', id: String(rewind.to), data: JSON.stringify(rewind) });
+      const after = rewind ? rewind.to : resumeAfter;
       const events = followEvents(opts.pool, conversationId, {
         afterSeq: after,
         pollMs: opts.pollMs,

@@ -4,6 +4,7 @@
  * Last-Event-ID after a network drop (parsed by the gateway's own SSE reader).
  */
 import { parseSse } from '../gateway/sse-client';
+import type { LiveEvent } from './live';
 
 export interface ConversationSummary {
   id: string;
@@ -27,12 +28,6 @@ export interface SourceRow {
   sid: number;
   title: string;
   url: string;
-}
-
-export interface LiveEvent {
-  event: string;
-  id: string;
-  data: Record<string, unknown>;
 }
 
 export class ApiError extends Error {
@@ -85,7 +80,7 @@ export async function follow(
       });
       if (!res.ok || !res.body) throw new ApiError(res.status, `stream: ${res.status}`);
       for await (const m of parseSse(res.body)) {
-        if (m.id) last = m.id;
+        if (m.id) last = m.id; // a rewind's id moves the cursor back too
         onEvent({ event: m.event, id: m.id ?? '', data: JSON.parse(m.data) as Record<string, unknown> });
       }
     } catch (err) {

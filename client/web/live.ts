@@ -1,5 +1,10 @@
 /** The live state of a running turn, folded from its stream events (SSE protocol of the gateway). */
-import type { LiveEvent } from './api';
+/** One SSE message of the gateway's stream, its data parsed. */
+export interface LiveEvent {
+  event: string;
+  id: string;
+  data: Record<string, unknown>;
+}
 import type { PlanView } from '../../core/timeline/plan-view';
 
 export interface ToolCard {
@@ -55,6 +60,11 @@ function followupList(text: string): string[] {
 
 /** Applies one event (ignored when its id was seen: replays after a reconnect never duplicate). */
 export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
+  if (e.event === 'rewind') {
+    // The stream lost the offsets after `to` (they will be given out again): forget having seen them.
+    const to = Number(e.data.to);
+    return { ...turn, seen: new Set([...turn.seen].filter((id) => Number(id) <= to)) };
+  }
   if (e.id && turn.seen.has(e.id)) return turn;
   const t: LiveTurn = { ...turn, seen: new Set(turn.seen) };
   if (e.id) t.seen.add(e.id);

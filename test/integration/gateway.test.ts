@@ -374,6 +374,35 @@ test('a reader that resumes behind the retention window gets a gap marker, then 
   assert.equal(data(events[1]!).channel, 'thinking');
 });
 
+test('a reader that has seen offsets the stream lost (Postgres crash) gets a rewind, then the reissued offsets', async () => {
+  const conv = uniqueId('conv');
+  await ensureConversation(stack.db.pool, conv);
+  const delta = (text: string) => ({ kind: 'delta' as const, channel: 'thinking' as const, payload: { text } });
+  await publishEvents(stack.db.pool, conv, ['a', 'b', 'c', 'd', 'e'].map(delta));
+  // What a crash does to asynchronously committed stream events: the newest ones and their offsets are gone.
+  await stack.db.pool.query(`DELETE FROM stream_events WHERE conversation_id = $1 AND seq > 3`, [conv]);
+  await stack.db.pool.query(`UPDATE conversations SET stream_seq = 3 WHERE id = $1`, [conv]);
+  const reading = readStream(`/v1/conversations/${conv}/stream`, {
+    headers: headers({ 'last-event-id': '5' }),
+    stop: (_e, all) => all.length >= 3,
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  await publishEvents(stack.db.pool, conv, ['d2', 'e2'].map(delta)); // offsets 4 and 5 again
+  const events = await reading;
+  assert.deepEqual(
+    events.map((e) => e.event),
+    ['rewind', 'channel', 'channel'],
+  );
+  assert.deepEqual(data(events[0]!), { from: 5, to: 3 });
+  assert.equal(events[0]!.id, '3', 'the rewind moves the reader back: its id is the offset to resume from');
+  assert.deepEqual(ids(events).slice(1), [4, 5]);
+  assert.deepEqual(
+    events.slice(1).map((e) => data(e).text),
+    ['d2', 'e2'],
+    'the reissued offsets arrive',
+  );
+});
+
 /** Runs the dreact CLI against this test's stack (external mode: TEMPORAL_ADDRESS + DATABASE_URL + schema). */
 function dreact(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {

@@ -161,4 +161,5 @@ test('fromSseMessage inverts toSseMessage for every stream kind', () => {
   ];
   for (const e of samples) assert.deepEqual(fromSseMessage(toSseMessage(e), 'c'), e, e.kind);
   assert.equal(fromSseMessage({ event: 'gap', data: '{"from":1,"to":2}' }, 'c'), undefined);
+  assert.equal(fromSseMessage({ event: 'rewind', id: '3', data: '{"from":5,"to":3}' }, 'c'), undefined);
 });
