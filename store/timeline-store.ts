@@ -118,6 +118,19 @@ export async function loadBlock(db: Queryable, conversationId: string, id: strin
   return res.rows[0]?.block;
 }
 
+/** Several blocks by id in one statement (absent ids are absent from the map). */
+export async function loadBlocksById(
+  db: Queryable,
+  conversationId: string,
+  ids: string[],
+): Promise<Map<string, Block>> {
+  const res = await db.query<{ id: string; block: Block }>(
+    `SELECT id, block FROM timeline_blocks WHERE conversation_id = $1 AND id = ANY($2::text[])`,
+    [conversationId, ids],
+  );
+  return new Map(res.rows.map((r) => [r.id, r.block]));
+}
+
 /** Number of blocks in the conversation's timeline. */
 export async function countBlocks(db: Queryable, conversationId: string): Promise<number> {
   const res = await db.query<{ n: number }>(

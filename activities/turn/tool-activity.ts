@@ -21,10 +21,10 @@
 import { Context, CancelledFailure } from '@temporalio/activity';
 import { workerShutdownFailure } from '../cancellation';
 import type { Pool } from 'pg';
-import { blockId, makeBlock } from '../../core/timeline/block';
+import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { preview, type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { appendBlocks, loadBlock } from '../../store/timeline-store';
+import { appendBlocks, loadBlock, loadBlocksById } from '../../store/timeline-store';
 import { heldToolResult, holdToolResult } from '../../store/tool-results-store';
 import { pgToolStore } from '../../store/tool-store';
 import { StreamPublisher } from '../../store/publisher';
@@ -45,9 +45,13 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const ctx = Context.current();
     const { conversationId, turnId, callId, toolId } = input;
     const pool = deps.db.pool;
-    // A retried call may already have its result; both reads go at once.
-    const [existing, params] = await Promise.all([recordedResult(pool, input), loadCallParams(deps, input)]);
+    // A retried call may already have its result: the call and its result are read in one statement.
+    const callBlock = blockId(turnId, 'react.tool.call', callId);
+    const resultBlock = blockId(turnId, 'react.tool.result', callId);
+    const found = await loadBlocksById(pool, conversationId, [callBlock, resultBlock]);
+    const existing = await recordedResult(pool, input, found.get(resultBlock) ?? null);
     if (existing) return existing;
+    const params = callParams(input, found.get(callBlock));
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     const beat = heartbeatDetails(callId);
     let observation: ToolObservation;
@@ -107,7 +111,8 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     const pool = deps.db.pool;
     const existing = await recordedResult(pool, input);
     if (existing) return existing;
-    const checked = checkToolParams(deps.registry, toolId, (await loadCallParams(deps, input)) ?? {});
+    const call = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.call', callId));
+    const checked = checkToolParams(deps.registry, toolId, callParams(input, call) ?? {});
     if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     try {
@@ -130,12 +135,8 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
   };
 }
 
-async function loadCallParams(deps: ActivityDeps, input: ToolInput): Promise<Record<string, unknown> | undefined> {
-  const call = await loadBlock(
-    deps.db.pool,
-    input.conversationId,
-    blockId(input.turnId, 'react.tool.call', input.callId),
-  );
+/** The params of the call's react.tool.call block (which the decide round always appends first). */
+function callParams(input: ToolInput, call: Block | undefined): Record<string, unknown> | undefined {
   if (!call)
     throw new Error(
       `tool activity: no react.tool.call block for ${input.callId} in ${input.conversationId}/${input.turnId}`,
@@ -232,9 +233,15 @@ export function toolActivities(deps: ActivityDeps): Record<string, (input: ToolI
  * The call's result when one is recorded already — in the timeline, or held for its concurrent
  * batch — so a retried or replayed activity never runs the tool's side effect twice.
  */
-async function recordedResult(pool: Pool, input: ToolInput): Promise<ToolOutcome | undefined> {
+async function recordedResult(
+  pool: Pool,
+  input: ToolInput,
+  /** The result block when the caller read it already (null: it is not appended). */
+  read?: Block | null,
+): Promise<ToolOutcome | undefined> {
   const { conversationId, turnId, callId } = input;
-  const appended = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId));
+  const appended =
+    read === undefined ? await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.result', callId)) : read;
   if (appended) return outcomeOf(appended.text ?? '', appended.meta.ok !== false);
   if (!input.heldForBatch) return undefined;
   const held = (await heldToolResult(pool, conversationId, callId))?.at(-1);
