@@ -4,9 +4,7 @@
  * Throttled, leading edge: an event that arrives when the last flush is at least `intervalMs` old
  * is published at once (no added latency for a slow trickle of tokens); events arriving sooner
  * are batched until `intervalMs` after the last flush, or until `maxBatch` are queued. So a
- * publisher runs at most one transaction per interval (plus full batches). The first batch waits
- * `firstBatchMs` (10) for what follows it: a round's opening events — and the whole output of a
- * fast model call — go in one statement instead of two. A failed flush is not
+ * publisher runs at most one transaction per interval (plus full batches). A failed flush is not
  * swallowed: the error is rethrown by the next emit/flush/close so the activity fails and retries.
  */
 import type { Pool } from 'pg';
@@ -19,17 +17,14 @@ export class StreamPublisher {
   private timer: NodeJS.Timeout | null = null;
   private inflight: Promise<void> = Promise.resolve();
   private failure: Error | null = null;
-  private lastFlushAt: number;
+  private lastFlushAt = -Infinity;
 
   constructor(
     private readonly pool: Pool,
     private readonly conversationId: string,
     private readonly base: { turnId: string; attempt: number },
-    private readonly opts: { intervalMs?: number; maxBatch?: number; firstBatchMs?: number } = {},
-  ) {
-    // As if a flush happened just long enough ago that the first emit waits firstBatchMs.
-    this.lastFlushAt = performance.now() - (opts.intervalMs ?? 20) + (opts.firstBatchMs ?? 10);
-  }
+    private readonly opts: { intervalMs?: number; maxBatch?: number } = {},
+  ) {}
 
   /** Queues one protocol event (core/stream/events.ts); nothing else can be published. */
   emit(event: StreamEventBody): void {

@@ -181,34 +181,26 @@ test('the pruner removes events older than the retention and keeps offsets monot
   assert.throws(() => startStreamPruner(db.pool, { retentionSeconds: 0 }), /positive number of seconds/);
 });
 
-test('the publisher sends its first batch after a short window, batches a burst within the interval, and surfaces a failed flush', async () => {
+test('the publisher sends a lone event at once, batches a burst within the interval, and surfaces a failed flush', async () => {
   const conv = await newConversation();
-  const publisher = new StreamPublisher(
-    db.pool,
-    conv,
-    { turnId: 'turn_1', attempt: 1 },
-    { intervalMs: 400, firstBatchMs: 30 },
-  );
-  publisher.emit({ kind: 'delta', channel: 'answer', payload: { text: 'a0' } });
+  const publisher = new StreamPublisher(db.pool, conv, { turnId: 'turn_1', attempt: 1 }, { intervalMs: 400 });
   publisher.emit({ kind: 'delta', channel: 'answer', payload: { text: 'a' } });
   await waitFor(
-    'the first batch (its short window, not the interval)',
-    async () => (await readEvents(db.pool, conv, 0)).length === 2,
+    'the first event (no interval wait)',
+    async () => (await readEvents(db.pool, conv, 0)).length === 1,
     300,
     5,
   );
-  const opening = await readEvents(db.pool, conv, 0);
-  assert.equal(opening[0]!.ts, opening[1]!.ts, 'the opening events went in one transaction');
   for (const text of ['b', 'c', 'd']) publisher.emit({ kind: 'delta', channel: 'answer', payload: { text } });
   await new Promise((r) => setTimeout(r, 100));
-  assert.equal((await readEvents(db.pool, conv, 0)).length, 2, 'the burst waits for the interval');
+  assert.equal((await readEvents(db.pool, conv, 0)).length, 1, 'the burst waits for the interval');
   await publisher.close();
   const rows = await readEvents(db.pool, conv, 0);
   assert.deepEqual(
     rows.map((r) => r.payload?.text),
-    ['a0', 'a', 'b', 'c', 'd'],
+    ['a', 'b', 'c', 'd'],
   );
-  assert.equal(new Set(rows.slice(2).map((r) => r.ts)).size, 1, 'b, c, d were one transaction');
+  assert.equal(new Set(rows.slice(1).map((r) => r.ts)).size, 1, 'b, c, d were one transaction');
 
   const broken = new StreamPublisher(db.pool, uniqueId('missing'), { turnId: 'turn_1', attempt: 1 }, { intervalMs: 1 });
   broken.emit({ kind: 'delta', channel: 'answer', payload: { text: 'x' } }); // background flush fails: recorded, not unhandled
