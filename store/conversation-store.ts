@@ -19,6 +19,8 @@ export interface ConversationRow {
   /** Epoch ms of the last prompt-cache write (null: never). */
   cacheLastTouchAt: number | null;
   cacheTtlSeconds: number | null;
+  /** Calibrated characters per token of this conversation's prompts (null: not calibrated yet). */
+  charsPerToken: number | null;
   /** Offset of the last published stream event (0: none). */
   streamSeq: number;
 }
@@ -30,10 +32,13 @@ export async function loadConversation(db: Queryable, conversationId: string): P
     created_at: Date;
     cache_last_touch_at: string | null;
     cache_ttl_seconds: number | null;
+    chars_per_token: number | null;
     stream_seq: string;
-  }>(`SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds, stream_seq FROM conversations WHERE id = $1`, [
-    conversationId,
-  ]);
+  }>(
+    `SELECT title, created_at, cache_last_touch_at, cache_ttl_seconds, chars_per_token, stream_seq
+       FROM conversations WHERE id = $1`,
+    [conversationId],
+  );
   const r = res.rows[0];
   if (!r) return undefined;
   return {
@@ -42,6 +47,7 @@ export async function loadConversation(db: Queryable, conversationId: string): P
     createdAt: r.created_at,
     cacheLastTouchAt: r.cache_last_touch_at === null ? null : Number(r.cache_last_touch_at),
     cacheTtlSeconds: r.cache_ttl_seconds,
+    charsPerToken: r.chars_per_token,
     streamSeq: Number(r.stream_seq),
   };
 }
@@ -70,15 +76,10 @@ export async function loadRoundState(
   db: Queryable,
   conversationId: string,
 ): Promise<{ cacheState: CacheState; charsPerToken: number | undefined }> {
-  const res = await db.query<{ touch: string | null; ttl: number | null; ratio: number | null }>(
-    `SELECT cache_last_touch_at AS touch, cache_ttl_seconds AS ttl, chars_per_token AS ratio
-       FROM conversations WHERE id = $1`,
-    [conversationId],
-  );
-  const row = res.rows[0];
-  const cacheState: CacheState = { lastTouchAt: row?.touch == null ? null : Number(row.touch) };
-  if (row?.ttl != null) cacheState.ttlSeconds = row.ttl;
-  return { cacheState, charsPerToken: row?.ratio ?? undefined };
+  const row = await loadConversation(db, conversationId);
+  const cacheState: CacheState = { lastTouchAt: row?.cacheLastTouchAt ?? null };
+  if (row?.cacheTtlSeconds != null) cacheState.ttlSeconds = row.cacheTtlSeconds;
+  return { cacheState, charsPerToken: row?.charsPerToken ?? undefined };
 }
 
 /**
