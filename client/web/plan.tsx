@@ -1,12 +1,7 @@
 /** The current plan with step status: from the live `plan` step event, or a stored react.plan snapshot. */
 import type { PlanView } from '../../core/timeline/plan-view';
+import { STEP_MARKERS as MARKERS } from '../../core/timeline/plan-markers';
 
-const MARKERS: Record<PlanView['steps'][number]['status'], string> = {
-  done: '✓',
-  failed: '✗',
-  in_progress: '…',
-  pending: '□',
-};
 const STATUSES = new Set(Object.keys(MARKERS));
 
 /** A stored react.plan block's JSON snapshot as a view (the server streams the same view live). */

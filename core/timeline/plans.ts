@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { makeBlock, type Block } from './block';
 import { paths } from './paths';
+import { STEP_MARKERS } from './plan-markers';
 
 export const PlanStepStatusSchema = z.enum(['done', 'failed', 'in_progress', 'pending']);
 export type PlanStepStatus = z.infer<typeof PlanStepStatusSchema>;
@@ -39,12 +40,7 @@ export const PlanSnapshotSchema = z.object({
 });
 export type PlanSnapshot = z.infer<typeof PlanSnapshotSchema>;
 
-export const STEP_MARKERS: Record<PlanStepStatus, string> = {
-  done: '✓',
-  failed: '✗',
-  in_progress: '…',
-  pending: '□',
-};
+export { STEP_MARKERS };
 
 /** ANNOUNCE shows at most this many open plans (the most recently updated ones). */
 export const MAX_VISIBLE_OPEN_PLANS = 4;
