@@ -35,7 +35,7 @@ export interface SseStreamOptions {
  *   a Postgres crash can drop the newest ones with their offsets, which are then given out again):
  *   it resumes from the stream's last offset and must forget what it saw after it.
  */
-export async function resumePoint(
+async function resumePoint(
   pool: Pool,
   conversationId: string,
   after: number,
