@@ -87,13 +87,12 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
           metadata: { turnId, phase: 'synthesis', attempt },
         },
         signal: ctx.cancellationSignal,
-        heartbeat: (d: unknown) => ctx.heartbeat(d),
         publisher,
         round: 0,
         channel: 'answer' as const,
         sources: sources.refs,
       };
-      const response = await whileStreaming(0, () => streamNative(args));
+      const response = await whileStreaming(0, (heartbeat) => streamNative({ ...args, heartbeat }));
       usage = response.usage;
       text = response.text.trim();
       if (!text) throw new Error(`the synthesis call returned no text (stop reason ${response.stopReason})`);

@@ -30,7 +30,7 @@ import {
   workspaceLines,
 } from '../../../store/conversation-store';
 import type { ActivityDeps } from '../../deps';
-import { heartbeating } from '../../heartbeat';
+import { heartbeating, type Progress } from '../../heartbeat';
 import { checkBudget, overBudget, recalibratedRatio } from '../context-budget';
 import { foldEvents, persistPruning, recordRoundUsage, roundFailure } from './io';
 import type { RoundDecision, RoundInput, RoundStrategy } from './strategy';
@@ -65,8 +65,11 @@ export function openActivityRound(
   return { ctx, attempt, workflowId: ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId, pool, publisher };
 }
 
-/** Runs `fn` (a model stream) while heartbeating every second, whatever the stream does. */
-export function whileStreaming<T>(round: number, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` (a model stream) while heartbeating every second, whatever the stream does; the
+ * stream's per-chunk progress rides on the next beat.
+ */
+export function whileStreaming<T>(round: number, fn: (progress: Progress) => Promise<T>): Promise<T> {
   return heartbeating(fn, () => ({ round, phase: 'waiting' }));
 }
 
@@ -155,12 +158,11 @@ export function roundPipeline<S>(
         provider,
         request,
         signal: ctx.cancellationSignal,
-        heartbeat: (d: unknown) => ctx.heartbeat(d),
         publisher,
         round,
         sources: sources.refs,
       };
-      response = await whileStreaming(round, () => strategy.stream(args, input));
+      response = await whileStreaming(round, (heartbeat) => strategy.stream({ ...args, heartbeat }, input));
     } catch (err) {
       // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
       throw await roundFailure(
