@@ -10,7 +10,8 @@
  *
  * Reported: decision rounds per second, round overhead p50 / p95 (a round's wall time — from one
  * decide to the next — minus its model time), worker CPU (all threads) and peak resident memory,
- * memory per in-flight turn (peak − idle, over N), Postgres connections open and active, and, with
+ * memory per in-flight turn (peak − idle, over N), Postgres connections open and active, the dev
+ * server's CPU and how busy the whole machine was (is the worker or the machine the limit), and, with
  * realistic latency, the wall time against the ideal (every conversation's model time back to
  * back, no overhead). Bounded, loopback only; the worker and server stop at the end.
  */
@@ -21,7 +22,14 @@ import { startTemporalServer, type TemporalServer } from '../client/stack/tempor
 import { connectionsInUse } from '../store/storage-stats';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
 import { isDecisionRequest, noteDecision, noteReply } from '../test/support/note-turns';
-import { cpuSeconds, residentBytes, spawnWorkerProcess, type WorkerProcess } from './worker-process';
+import {
+  cpuSeconds,
+  machineCpuTicks,
+  pidByCommandLine,
+  residentBytes,
+  spawnWorkerProcess,
+  type WorkerProcess,
+} from './worker-process';
 
 /** DREACT_BENCH_LOAD_SIZES (e.g. "100") and DREACT_BENCH_LOAD_PROFILES ("zero", "realistic") narrow a run. */
 const SIZES = (process.env.DREACT_BENCH_LOAD_SIZES ?? '10,100,300').split(',').map(Number);
@@ -42,6 +50,10 @@ interface Run {
   wallMs: number;
   roundGaps: number[];
   cpuSeconds: number;
+  /** The dev server's CPU seconds over the run (when this bench started it). */
+  serverCpuSeconds?: number;
+  /** Share of the whole machine's CPU (all cores) that was busy over the run. */
+  machineBusy: number;
   idleRss: number;
   peakRss: number;
   peakConnections: number;
@@ -60,6 +72,9 @@ async function runLoad(
   const pid = worker.child.pid!;
   const idleRss = residentBytes(pid);
   const cpu0 = cpuSeconds(pid);
+  const serverPid = pidByCommandLine('temporal', 'start-dev', `--port ${server.address.split(':').pop()}`);
+  const serverCpu0 = serverPid ? cpuSeconds(serverPid) : 0;
+  const machine0 = machineCpuTicks();
   let peakRss = idleRss;
   let peakConnections = 0;
   let peakActive = 0;
@@ -84,6 +99,9 @@ async function runLoad(
   sampling = false;
   await sampler;
   const cpu = cpuSeconds(pid) - cpu0;
+  const serverCpuSeconds = serverPid ? cpuSeconds(serverPid) - serverCpu0 : undefined;
+  const machine1 = machineCpuTicks();
+  const machineBusy = (machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total);
   const wrong = results.filter((r) => r.rounds !== ROUNDS);
   if (wrong.length) throw new Error(`${wrong.length} turns did not run ${ROUNDS} rounds (e.g. ${wrong[0]!.rounds})`);
   const roundGaps: number[] = [];
@@ -94,7 +112,17 @@ async function runLoad(
       .map(evTime);
     for (let i = 1; i < decides.length; i++) roundGaps.push(decides[i]! - decides[i - 1]!);
   }
-  return { wallMs, roundGaps, cpuSeconds: cpu, idleRss, peakRss, peakConnections, peakActive };
+  return {
+    wallMs,
+    roundGaps,
+    cpuSeconds: cpu,
+    ...(serverCpuSeconds !== undefined ? { serverCpuSeconds } : {}),
+    machineBusy,
+    idleRss,
+    peakRss,
+    peakConnections,
+    peakActive,
+  };
 }
 
 function figures(prefix: string, n: number, run: Run, modelMs: number): Record<string, number | string> {
@@ -104,6 +132,14 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
     [`${prefix} ${n} conv: wall s`]: Number((run.wallMs / 1000).toFixed(1)),
     [`${prefix} ${n} conv: round overhead p50 / p95 ms`]: `${Math.round(pct(overhead, 50))} / ${Math.round(pct(overhead, 95))}`,
     [`${prefix} ${n} conv: worker CPU % (of one core)`]: Math.round((run.cpuSeconds / (run.wallMs / 1000)) * 100),
+    ...(run.serverCpuSeconds !== undefined
+      ? {
+          [`${prefix} ${n} conv: Temporal dev server CPU % (of one core)`]: Math.round(
+            (run.serverCpuSeconds / (run.wallMs / 1000)) * 100,
+          ),
+        }
+      : {}),
+    [`${prefix} ${n} conv: machine CPU busy % (both cores)`]: Math.round(run.machineBusy * 100),
     [`${prefix} ${n} conv: worker RSS idle / peak MB`]: `${mb(run.idleRss)} / ${mb(run.peakRss)}`,
     [`${prefix} ${n} conv: memory per in-flight turn MB`]: Number(
       ((run.peakRss - run.idleRss) / n / 1024 / 1024).toFixed(2),

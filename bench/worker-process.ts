@@ -3,7 +3,7 @@
  * start, kill and measure it (start-up time to polling, CPU and resident memory from /proc).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface WorkerProcess {
@@ -53,4 +53,28 @@ export function cpuSeconds(pid: number): number {
 export function residentBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** The pid of the process whose command line contains every one of `parts` (e.g. the dev server by its port), if any. */
+export function pidByCommandLine(...parts: string[]): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+    } catch {
+      continue; // the process ended while we looked
+    }
+    if (parts.every((p) => cmdline.includes(p))) return Number(entry);
+  }
+  return undefined;
+}
+
+/** Busy and total CPU time of the whole machine (all cores, in clock ticks), from /proc/stat. */
+export function machineCpuTicks(): { busy: number; total: number } {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const n = fields.map(Number);
+  const idle = (n[3] ?? 0) + (n[4] ?? 0); // idle + iowait
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0); // user … steal (guest time is inside user)
+  return { busy: total - idle, total };
 }
