@@ -189,7 +189,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     })();
     const results = (async () => {
       await starter;
-      return Promise.all(started.map((s) => api.result(s.conv, s.turnIndex)));
+      // A failed turn is a finding of the storm, reported with its cause chain, not a crash of the harness.
+      return Promise.all(
+        started.map((s) =>
+          api.result(s.conv, s.turnIndex).catch((err: unknown) => ({ answer: undefined, failure: causeChain(err) })),
+        ),
+      );
     })();
 
     // Aimed kills: wait for the worker to stop in the window, then kill it there.
@@ -234,8 +239,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     let duplicateEffects = 0;
     let missingEffects = 0;
     const completed = outcomes.filter((o) => o.answer === NOTES_ANSWER).length;
-    for (const [i, o] of outcomes.entries())
-      if (o.answer !== NOTES_ANSWER) problems.push(`turn ${started[i]!.conv} answered ${JSON.stringify(o.answer)}`);
+    for (const [i, o] of outcomes.entries()) {
+      if ('failure' in o) problems.push(`turn ${started[i]!.conv} failed: ${o.failure}`);
+      else if (o.answer !== NOTES_ANSWER)
+        problems.push(`turn ${started[i]!.conv} answered ${JSON.stringify(o.answer)}`);
+    }
     for (const s of started) {
       const blocks = await loadBlocks(db.pool, s.conv);
       duplicateBlocks += blocks.length - new Set(blocks.map((b) => b.id)).size;
@@ -310,4 +318,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     pg.stop();
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/** "WorkflowFailedError: … ← ActivityFailure: … ← ApplicationFailure: …" down the `cause` chain. */
+function causeChain(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e instanceof Error && parts.length < 6; e = e.cause) parts.push(`${e.name}: ${e.message}`);
+  return parts.join(' ← ') || String(err);
 }
