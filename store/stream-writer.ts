@@ -9,9 +9,11 @@
  * together as soon as it ends — batches grow when Postgres is slower, and the writer holds one
  * connection at most. Per conversation, events keep their order and get consecutive offsets
  * (publishEventBatches). A conversation unknown to the database fails only its own publishers.
+ * Adjacent text deltas that queued up together are stored as one event (core/stream/coalesce.ts).
  */
 import type { Pool } from 'pg';
 import { publishEventBatches, type StreamEventInput } from './stream-bus';
+import { coalesceDeltas } from '../core/stream/coalesce';
 
 interface Pending {
   events: StreamEventInput[];
@@ -54,7 +56,7 @@ export class StreamWriter {
     try {
       written = await publishEventBatches(
         this.pool,
-        [...batch].map(([conversationId, p]) => ({ conversationId, events: p.events })),
+        [...batch].map(([conversationId, p]) => ({ conversationId, events: coalesceDeltas(p.events) })),
       );
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));

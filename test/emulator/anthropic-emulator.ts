@@ -102,6 +102,12 @@ export interface EmulatorOptions extends CacheConfig {
    * (the stream's chunks spread evenly over the output's duration). Overrides `chunkDelayMs`.
    */
   pace?: { firstTokenMs: number; tokensPerSecond: number };
+  /**
+   * How the stream goes on the wire: `uneven` (default) cuts it into 1–97-byte pieces through
+   * events and lines, to prove the client's SSE parsing; `events` writes one whole event per
+   * write, as the API's servers flush them (the load bench's realistic profile).
+   */
+  wire?: 'uneven' | 'events';
 }
 
 export const reply = {
@@ -344,7 +350,8 @@ export class AnthropicEmulator {
       'request-id': requestId,
     });
     res.flushHeaders();
-    const wire = unevenChunks(events.map(encodeEvent).join(''), seed);
+    const wire =
+      this.options.wire === 'events' ? events.map(encodeEvent) : unevenChunks(events.map(encodeEvent).join(''), seed);
     const pace = this.options.pace;
     if (pace) await sleep(pace.firstTokenMs);
     const chunkDelayMs = pace

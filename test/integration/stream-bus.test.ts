@@ -196,11 +196,11 @@ test('the publisher sends a lone event at once, batches a burst within the inter
   assert.equal((await readEvents(db.pool, conv, 0)).length, 1, 'the burst waits for the interval');
   await publisher.close();
   const rows = await readEvents(db.pool, conv, 0);
+  // The burst went as one batch, and its adjacent deltas as one event (core/stream/coalesce.ts).
   assert.deepEqual(
     rows.map((r) => r.payload?.text),
-    ['a', 'b', 'c', 'd'],
+    ['a', 'bcd'],
   );
-  assert.equal(new Set(rows.slice(1).map((r) => r.ts)).size, 1, 'b, c, d were one transaction');
 
   const broken = new StreamPublisher(db.pool, uniqueId('missing'), { turnId: 'turn_1', attempt: 1 }, { intervalMs: 1 });
   broken.emit({ kind: 'delta', channel: 'answer', payload: { text: 'x' } }); // background flush fails: recorded, not unhandled
@@ -243,7 +243,13 @@ test('the notifier reconnects after its LISTEN connection is killed; readers pol
 test('the shared writer publishes many conversations in one statement, in order per conversation; an unknown one fails alone', async () => {
   const convs = await Promise.all(Array.from({ length: 20 }, () => newConversation()));
   const writer = new StreamWriter(db.pool);
-  const ev = (text: string) => ({ kind: 'delta' as const, channel: 'answer' as const, payload: { text } });
+  // Each event its own round, so none coalesce: this is about batching and order.
+  let round = 0;
+  const ev = (text: string) => ({
+    kind: 'delta' as const,
+    channel: 'answer' as const,
+    payload: { text, round: ++round },
+  });
   // A batch goes at once when no statement runs; batches handed in meanwhile go together after it.
   await writer.publish(convs[0]!, [ev('first')]);
   const missing = uniqueId('missing');
@@ -269,4 +275,38 @@ test('the shared writer publishes many conversations in one statement, in order 
   for (const c of convs)
     for (const r of await readEvents(db.pool, c, 0)) if (r.payload?.text !== 'first') stamps.add(r.ts);
   assert.equal(stamps.size, 1);
+});
+
+test('deltas queued for a conversation while a statement runs are stored as one event: same text, fewer rows', async () => {
+  const conv = await newConversation();
+  const other = await newConversation();
+  const writer = new StreamWriter(db.pool);
+  const delta = (text: string, channel: 'answer' | 'thinking' = 'answer') => ({
+    kind: 'delta' as const,
+    channel,
+    payload: { text, round: 1 },
+    turnId: 'turn_1',
+    attempt: 1,
+  });
+  const first = writer.publish(other, [delta('busy')]); // a statement runs: what follows queues up
+  const queued = [
+    writer.publish(conv, [delta('Hel')]),
+    writer.publish(conv, [delta('lo')]),
+    writer.publish(conv, [delta('hm', 'thinking')]),
+    writer.publish(conv, [delta(', world')]),
+  ];
+  await Promise.all([first, ...queued]);
+  const rows = await readEvents(db.pool, conv, 0);
+  assert.deepEqual(
+    rows.map((r) => [r.channel, r.payload?.text]),
+    [
+      ['answer', 'Hello'],
+      ['thinking', 'hm'],
+      ['answer', ', world'],
+    ],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.seq),
+    [1, 2, 3],
+  );
 });
