@@ -54,6 +54,8 @@ interface Run {
   serverCpuSeconds?: number;
   /** Share of the whole machine's CPU (all cores) that was busy over the run. */
   machineBusy: number;
+  /** This process's CPU seconds: the model emulator, the client starting and awaiting turns, the sampler. */
+  benchCpuSeconds: number;
   idleRss: number;
   peakRss: number;
   peakConnections: number;
@@ -74,6 +76,7 @@ async function runLoad(
   const cpu0 = cpuSeconds(pid);
   const serverPid = pidByCommandLine('temporal', 'start-dev', `--port ${server.address.split(':').pop()}`);
   const serverCpu0 = serverPid ? cpuSeconds(serverPid) : 0;
+  const self0 = process.cpuUsage();
   const machine0 = machineCpuTicks();
   let peakRss = idleRss;
   let peakConnections = 0;
@@ -100,6 +103,8 @@ async function runLoad(
   await sampler;
   const cpu = cpuSeconds(pid) - cpu0;
   const serverCpuSeconds = serverPid ? cpuSeconds(serverPid) - serverCpu0 : undefined;
+  const self = process.cpuUsage(self0);
+  const benchCpuSeconds = (self.user + self.system) / 1e6;
   const machine1 = machineCpuTicks();
   const machineBusy = (machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total);
   const wrong = results.filter((r) => r.rounds !== ROUNDS);
@@ -118,6 +123,7 @@ async function runLoad(
     cpuSeconds: cpu,
     ...(serverCpuSeconds !== undefined ? { serverCpuSeconds } : {}),
     machineBusy,
+    benchCpuSeconds,
     idleRss,
     peakRss,
     peakConnections,
@@ -139,6 +145,9 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
           ),
         }
       : {}),
+    [`${prefix} ${n} conv: bench process (emulator + client) CPU % (of one core)`]: Math.round(
+      (run.benchCpuSeconds / (run.wallMs / 1000)) * 100,
+    ),
     [`${prefix} ${n} conv: machine CPU busy % (both cores)`]: Math.round(run.machineBusy * 100),
     [`${prefix} ${n} conv: worker RSS idle / peak MB`]: `${mb(run.idleRss)} / ${mb(run.peakRss)}`,
     [`${prefix} ${n} conv: memory per in-flight turn MB`]: Number(
