@@ -11,7 +11,8 @@
  * Reported: decision rounds per second, round overhead p50 / p95 (a round's wall time — from one
  * decide to the next — minus its model time), worker CPU (all threads) and peak resident memory,
  * memory per in-flight turn (peak − idle, over N), Postgres connections open and active, the dev
- * server's CPU and how busy the whole machine was (is the worker or the machine the limit), and, with
+ * server's and this process's (emulator + client) CPU and how busy the whole machine was (is the
+ * worker or the machine the limit), and, with
  * realistic latency, the wall time against the ideal (every conversation's model time back to
  * back, no overhead). Bounded, loopback only; the worker and server stop at the end.
  */
