@@ -64,10 +64,22 @@ const { gate, selectTools } = proxyActivities<TurnActivities>({
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
 
+/**
+ * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut
+ * streams, a killed worker (each kill costs every round in flight one attempt) — within 30 minutes
+ * in all; non-retryable errors (a 400, a bad key) fail it at once. A cap of 6 attempts let the
+ * chaos storm fail 2 of 20 turns (kills and injected faults landing on the same round).
+ */
 const { decide, decideNative } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
+  scheduleToCloseTimeout: '30 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: Infinity,
+  },
 });
 
 const { synthesizeAnswer } = proxyActivities<TurnActivities>({
