@@ -7,7 +7,7 @@
  * details the timer repeats from then on. A model stream reports progress per chunk. Folding those
  * calls into the 1 s timer was tried: a worker stopped without grace time then often let a
  * streaming round run to its end instead of cancelling it (test/integration/worker-versioning.test.ts
- * failed 3 of 6 runs; 8 of 8 passed with per-chunk calls), so they stay.
+ * failed 4 of 7 runs, once in CI; 9 of 9 passed with per-chunk calls), so they stay.
  *
  * The first beat comes after `everyMs` (or at the first progress), not at the start: the server
  * times a heartbeat timeout from the activity's start when nothing was recorded, so an opening beat
