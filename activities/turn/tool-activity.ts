@@ -31,7 +31,7 @@ import { StreamPublisher } from '../../store/publisher';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import { checkToolParams, paramsNoticeBlocks } from '../tools';
 import { mergeToolSources } from '../../store/sources-store';
-import { heartbeating } from '../heartbeat';
+import { heartbeating, type Progress } from '../heartbeat';
 import { withToolSpan } from '../telemetry/spans';
 import { paths } from '../../core/timeline/paths';
 import type { StreamEventBody } from '../../core/stream/events';
@@ -53,10 +53,9 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     if (existing) return existing;
     const params = callParams(input, found.get(callBlock));
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
-    const beat = heartbeatDetails(callId);
     let observation: ToolObservation;
     try {
-      observation = await heartbeating(async () => {
+      observation = await heartbeating(async (progress) => {
         const impl = implFor(toolId);
         if (!impl)
           return { ok: false, text: `unknown tool "${toolId}". Available: ${[...deps.tools.keys()].join(', ')}` };
@@ -69,8 +68,8 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
             meta: { invalid_params: true },
           };
         }
-        return withToolSpan(input, () => impl.run(checked.params, toolContext(deps, input, ctx, publisher, beat)));
-      }, beat.current);
+        return withToolSpan(input, () => impl.run(checked.params, toolContext(deps, input, ctx, publisher, progress)));
+      }, callDetails(callId));
     } catch (err) {
       // Thrown: Temporal retries (or, when non-retryable / out of attempts, the workflow records it).
       await publisher.close();
@@ -116,10 +115,9 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     try {
-      const beat = heartbeatDetails(callId);
       await heartbeating(
-        () => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher, beat)),
-        beat.current,
+        (progress) => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher, progress)),
+        callDetails(callId),
       );
     } catch (err) {
       if (ctx.cancellationSignal.aborted)
@@ -144,18 +142,15 @@ function callParams(input: ToolInput, call: Block | undefined): Record<string, u
   return (JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> }).params;
 }
 
-/** The details the periodic heartbeat repeats: the tool's own latest (e.g. an exec handle), else the call id. */
-function heartbeatDetails(callId: string): { current: () => unknown; set: (d: unknown) => void } {
-  let last: unknown = { callId };
-  return { current: () => last, set: (d) => (last = d ?? { callId }) };
-}
+/** What the periodic heartbeat sends until the tool reports its own details (e.g. an exec handle). */
+const callDetails = (callId: string) => () => ({ callId });
 
 function toolContext(
   deps: ActivityDeps,
   input: ToolInput,
   ctx: Context,
   publisher: StreamPublisher,
-  beat: ReturnType<typeof heartbeatDetails>,
+  progress: Progress,
 ): ToolContext {
   const { conversationId, turnId, callId } = input;
   const pool = deps.db.pool;
@@ -165,10 +160,8 @@ function toolContext(
     turnId,
     callId,
     signal: ctx.cancellationSignal,
-    heartbeat: (d) => {
-      beat.set(d);
-      if (!ctx.info.isLocal) ctx.heartbeat(d);
-    },
+    // Sent at once and repeated by heartbeating()'s timer (nothing for a local activity).
+    heartbeat: (d) => progress(d ?? { callId }),
     now: deps.now,
     stream: ((kind: 'delta' | 'exec', payload: Record<string, unknown>) =>
       kind === 'exec'
