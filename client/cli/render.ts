@@ -9,7 +9,7 @@ import { unknownKind } from '../../core/stream/events';
 import type { SourceRef } from '../../core/channels/citations';
 import { AnswerLinks } from './render-links';
 import { PlanViewSchema } from '../../core/timeline/plan-view';
-import { STEP_MARKERS } from '../../core/timeline/plans';
+import { STEP_MARKERS } from '../../core/timeline/plan-markers';
 
 const isTTY = () => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 const dim = (s: string) => (isTTY() ? `\x1b[2m${s}\x1b[22m` : s);

@@ -40,8 +40,6 @@ export const PlanSnapshotSchema = z.object({
 });
 export type PlanSnapshot = z.infer<typeof PlanSnapshotSchema>;
 
-export { STEP_MARKERS };
-
 /** ANNOUNCE shows at most this many open plans (the most recently updated ones). */
 export const MAX_VISIBLE_OPEN_PLANS = 4;
 
