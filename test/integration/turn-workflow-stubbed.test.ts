@@ -340,6 +340,13 @@ test('tool retries follow each plan: retried to success, exhausted into a failed
     for (const x of a)
       assert.ok(tsToMs(x.heartbeatTimeout) <= 5_000, `${type} heartbeat timeout ${tsToMs(x.heartbeatTimeout)} ms`);
   }
+  // A decision round retries transient failures (kills included) with no attempt cap, within 30 minutes.
+  const decides = sched('decide');
+  assert.ok(decides.length > 0, 'decide ran');
+  for (const x of decides) {
+    assert.equal(x.retryPolicy?.maximumAttempts ?? 0, 0, 'no attempt cap');
+    assert.equal(tsToMs(x.scheduleToCloseTimeout), 30 * 60_000);
+  }
 });
 
 test('a failed turn records its failure before failing', async () => {
