@@ -50,6 +50,10 @@ const mb = (b: number) => Number((b / 1024 / 1024).toFixed(1));
 interface Run {
   wallMs: number;
   roundGaps: number[];
+  /** Workflow tasks that timed out (sticky schedule-to-start, or start-to-close under load). */
+  workflowTaskTimeouts: number;
+  /** Activities that completed on a retry (a heartbeat timeout under load shows here). */
+  retriedActivities: number;
   cpuSeconds: number;
   /** The dev server's CPU seconds over the run (when this bench started it). */
   serverCpuSeconds?: number;
@@ -111,8 +115,14 @@ async function runLoad(
   const wrong = results.filter((r) => r.rounds !== ROUNDS);
   if (wrong.length) throw new Error(`${wrong.length} turns did not run ${ROUNDS} rounds (e.g. ${wrong[0]!.rounds})`);
   const roundGaps: number[] = [];
+  let workflowTaskTimeouts = 0;
+  let retriedActivities = 0;
   for (const s of started) {
     const history = await server.env.client.workflow.getHandle(s.workflowId).fetchHistory();
+    for (const e of history.events ?? []) {
+      if (e.workflowTaskTimedOutEventAttributes) workflowTaskTimeouts++;
+      if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) retriedActivities++;
+    }
     const decides = (history.events ?? [])
       .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'decide')
       .map(evTime);
@@ -121,6 +131,8 @@ async function runLoad(
   return {
     wallMs,
     roundGaps,
+    workflowTaskTimeouts,
+    retriedActivities,
     cpuSeconds: cpu,
     ...(serverCpuSeconds !== undefined ? { serverCpuSeconds } : {}),
     machineBusy,
@@ -155,6 +167,7 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
       ((run.peakRss - run.idleRss) / n / 1024 / 1024).toFixed(2),
     ),
     [`${prefix} ${n} conv: Postgres connections open / active (peak)`]: `${run.peakConnections} / ${run.peakActive}`,
+    [`${prefix} ${n} conv: workflow task timeouts / activities retried`]: `${run.workflowTaskTimeouts} / ${run.retriedActivities}`,
   };
 }
 

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureWorkerBuild } from '../workers/build';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -16,12 +17,21 @@ export interface WorkerProcess {
   log(): string;
 }
 
-export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
+/**
+ * Starts workers/main.ts as a process: compiled (`node dist/worker.cjs`, rebuilt first when a
+ * source changed — workers/build.ts), as deployed, or from its TypeScript sources through tsx.
+ */
+export function spawnWorkerProcess(
+  env: Record<string, string>,
+  opts: { from?: 'compiled' | 'sources' } = {},
+): WorkerProcess {
+  const entry =
+    opts.from === 'sources' ? ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')] : [ensureWorkerBuild()];
   const t0 = Date.now();
   let log = '';
   // DREACT_BENCH_WORKER_NODE_ARGS: extra node flags for the worker (e.g. --cpu-prof to profile a bench).
   const nodeArgs = (process.env.DREACT_BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
+  const child = spawn(process.execPath, [...nodeArgs, ...entry], {
     env: { ...process.env, DREACT_EXEC_BACKEND: 'off', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -3,7 +3,7 @@
  * `schema` option) isolates a run in its own schema so test runs never collide.
  */
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
-import { join } from 'node:path';
+import { projectFile } from './project-files';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -54,7 +54,7 @@ export async function migrate(db: Db): Promise<string[]> {
     if (db.schema !== 'public') await client.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
     const applied = await runner({
       dbClient: client,
-      dir: join(__dirname, '..', 'migrations'),
+      dir: projectFile('migrations'),
       direction: 'up',
       migrationsTable: 'pgmigrations',
       schema: db.schema,

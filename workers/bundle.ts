@@ -12,8 +12,9 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { PROJECT_ROOT } from '../store/project-files';
 
-const root = join(__dirname, '..');
+const root = PROJECT_ROOT;
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
@@ -53,8 +54,15 @@ export interface BundleOptions {
  */
 export const PRELOAD_MODULES = [join(root, 'workflows', 'preload.ts')];
 
-/** The bundle's code for `workflowsPath`, from the cache when the code has not changed. */
-export async function cachedWorkflowBundle(workflowsPath: string, opts: BundleOptions = {}): Promise<{ code: string }> {
+/**
+ * The bundle for `workflowsPath`, from the cache when the code has not changed. A cached bundle is
+ * passed by path: the SDK then names the script after its file and keeps the inline source map as
+ * it is (given only the code, it re-encodes the ~3 MB map at every worker start).
+ */
+export async function cachedWorkflowBundle(
+  workflowsPath: string,
+  opts: BundleOptions = {},
+): Promise<{ code: string } | { codePath: string }> {
   const env = opts.env ?? process.env;
   const workflowInterceptorModules = opts.interceptorModules ?? [];
   const build = () =>
@@ -70,14 +78,14 @@ export async function cachedWorkflowBundle(workflowsPath: string, opts: BundleOp
     .digest('hex')
     .slice(0, 24);
   const file = join(dir, `${key}.js`);
-  if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
+  if (existsSync(file)) return { codePath: file };
   const bundle = await build();
   mkdirSync(dir, { recursive: true });
   // Write then rename: concurrent workers never read a half-written bundle.
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, bundle.code);
   renameSync(tmp, file);
-  return bundle;
+  return { codePath: file };
 }
 
 /** The bundler logs every build at INFO; the worker's own logger says what matters. */

@@ -1,5 +1,6 @@
 /**
- * Standalone worker process: `node --import tsx workers/main.ts`.
+ * Standalone worker process: `node dist/worker.cjs` (compiled at `npm install`; workers/build.ts),
+ * or from the sources with `node --import tsx workers/main.ts`.
  * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
  * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
  * activities finish within DREACT_SHUTDOWN_GRACE_SECONDS or are retried elsewhere). DREACT_DEPLOYMENT_NAME +
@@ -19,8 +20,10 @@ async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
   const tuning = workerTuningFromEnv();
   const db = openDb({ max: tuning.dbPoolMax });
-  await migrate(db);
-  const connection = await NativeConnection.connect({ address });
+  const loadedMs = Math.round(process.uptime() * 1000);
+  // Both wait on the network: migrations (usually none to apply) and the server connection overlap.
+  const [, connection] = await Promise.all([migrate(db), NativeConnection.connect({ address })]);
+  const connectedMs = Math.round(process.uptime() * 1000);
   // The AWS SDK loads only with the Fargate backend (it adds to every worker start otherwise).
   const fargate =
     process.env.DREACT_EXEC_BACKEND === 'fargate'
@@ -71,7 +74,9 @@ async function main(): Promise<void> {
   const version = worker.options.workerDeploymentOptions?.version;
   console.error(
     `[worker] polling ${worker.options.taskQueue} on ${address} (db schema ${db.schema})` +
-      (version ? `, deployment ${version.deploymentName} build ${version.buildId}` : ''),
+      (version ? `, deployment ${version.deploymentName} build ${version.buildId}` : '') +
+      ` — started in ${Math.round(process.uptime() * 1000)} ms (code loaded at ${loadedMs}, ` +
+      `database and server ready at ${connectedMs})`,
   );
   await worker.run();
   await connection.close();

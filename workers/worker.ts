@@ -27,6 +27,7 @@ import { embeddingProviderFromEnv, type EmbeddingProvider } from '../activities/
 import { libraryConfigFromEnv, openLibrary, type Library } from '../activities/library/library';
 import { reactReadWithSkills, reactSearchKnowledge } from '../core/tools/library-tools';
 import { skillCatalogue } from '../core/library/skills';
+import { projectFile } from '../store/project-files';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -179,7 +180,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowBundle: await cachedWorkflowBundle(require.resolve('../workflows'), {
+    workflowBundle: await cachedWorkflowBundle(projectFile('workflows', 'index.ts'), {
       interceptorModules: telemetry.workflowInterceptorModules,
     }),
     activities: {

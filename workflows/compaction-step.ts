@@ -9,6 +9,7 @@ import { ActivityFailure, ApplicationFailure, executeChild, patched } from '@tem
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import type { CompactionReason, DecideOutcome, ModelConfig, RoundOutcome, Usage } from '../core/turn/contracts';
 import { CompactionWorkflow } from './compaction';
+import { SHORT_WORKFLOW_TASK_TIMEOUT } from './definitions';
 
 /** Compactions one round may run before the turn gives up on its budget. */
 const MAX_COMPACTIONS_PER_ROUND = 2;
@@ -43,6 +44,7 @@ export function compactionStep(ctx: {
     ctx.onStart(`compacting (${reason}: ${over.estimate} > ${over.budget} tokens)`);
     const result = await executeChild(CompactionWorkflow, {
       workflowId: compactionId,
+      workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
       args: [
         {
           conversationId: ctx.conversationId,

@@ -16,7 +16,7 @@ const { planCompaction, commitCompaction, recordCompactionFailure } = proxyActiv
 
 const { summarizeRange } = proxyActivities<CompactionActivities>({
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '20 seconds', maximumAttempts: 4 },
 });
 

@@ -32,6 +32,7 @@ import {
   conversationStateQuery,
   ConversationIdKey,
   followupSignal,
+  SHORT_WORKFLOW_TASK_TIMEOUT,
   startTurnUpdate,
   steerSignal,
   ProjectIdKey,
@@ -166,6 +167,7 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
       workflowId,
       args: [input],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
       staticSummary: `turn ${next.turnIndex}: ${next.prompt.slice(0, 120)}`,
       typedSearchAttributes: [
         { key: ConversationIdKey, value: state.conversationId },

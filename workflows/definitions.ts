@@ -6,6 +6,15 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { StartTurnRequest, TurnState, UserEvent } from '../core/turn/contracts';
 
+/**
+ * Workflow task timeout of turns and their children (persist, compaction). A worker killed inside a
+ * workflow task — or inside one of its local activities, which run within it — holds the turn until
+ * this expires (default 10 s: a whole recovery). Their tasks take milliseconds (local activities
+ * longer than 80 % of it extend the task), so 2 s is ample; histories stay small (a turn is
+ * bounded by its iteration budget).
+ */
+export const SHORT_WORKFLOW_TASK_TIMEOUT = '2 seconds';
+
 export const followupSignal = defineSignal<[UserEvent]>('followup');
 export const steerSignal = defineSignal<[UserEvent]>('steer');
 export const turnStateQuery = defineQuery<TurnState>('state');

@@ -9,13 +9,13 @@ import type { TurnSummary } from '../core/turn/contracts';
 
 const { persistTurn } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '1 minute',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 10 },
 });
 
 const { indexTurnMemory } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 10 },
 });
 

@@ -36,7 +36,7 @@ import {
 } from '../core/turn/contracts';
 import { IterationBudget } from '../core/turn/budget';
 import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
-import { followupSignal, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
+import { followupSignal, SHORT_WORKFLOW_TASK_TIMEOUT, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';
 
@@ -60,7 +60,7 @@ const { loadContext: loadContextLocally } = proxyLocalActivities<TurnActivities>
 // One small model call each (title, tool selection): they heartbeat while the call runs.
 const { gate, selectTools } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
 
@@ -73,9 +73,9 @@ const { gate, selectTools } = proxyActivities<TurnActivities>({
 const { decide, decideNative } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
   scheduleToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   retry: {
-    initialInterval: '1 second',
+    initialInterval: '200ms',
     backoffCoefficient: 2,
     maximumInterval: '30 seconds',
     maximumAttempts: Infinity,
@@ -84,7 +84,7 @@ const { decide, decideNative } = proxyActivities<TurnActivities>({
 
 const { synthesizeAnswer } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
@@ -94,7 +94,7 @@ const { synthesizeAnswer } = proxyActivities<TurnActivities>({
  */
 const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
@@ -434,6 +434,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   await executeChild(PersistTurnWorkflow, {
     workflowId: `${workflowId}/persist`,
     args: [{ conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage }],
+    workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
     staticSummary: `persist ${turnId} timeline`,
   });
   status = 'completed';

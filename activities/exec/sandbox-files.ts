@@ -7,6 +7,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { ExecCollected, ExecLimits, ExecSpec } from './backend';
+import { projectFile } from '../../store/project-files';
 
 /** UID/GID the program runs as (nobody). */
 export const SANDBOX_UID = 65534;
@@ -18,7 +19,7 @@ export const MOUNT = {
   runtime: '/runtime',
 } as const;
 export const PROGRAM_FILE = 'main.py';
-const HELPER_SOURCE = path.join(__dirname, 'proxy', 'dreact_tools.py');
+const HELPER_SOURCE = projectFile('activities', 'exec', 'proxy', 'dreact_tools.py');
 
 export const DEFAULT_EXEC_LIMITS: ExecLimits = {
   wallTimeMs: 60_000,

@@ -58,6 +58,12 @@ export const SEARCH_ATTRIBUTE_KEYS = [ConversationIdKey, TurnIndexKey, TurnStatu
  * load ~40 % of the dev server's persistence calls and ~20 % of its persistence time, on the one
  * SQLite connection that history writes also need. Our search attributes are registered at start
  * (`--search-attribute`) and never added later, so the cache stays on.
+ *
+ * Timers shorter than a second fire a second late by default: the timer queue reads up to
+ * now + `history.timerProcessorMaxTimeShift` (1 s), and a new timer due before that read level is
+ * moved just past it (service/history/shard/context_impl.go). That is every retry backoff under a
+ * second (a decision round retried after a killed worker's heartbeat timeout waited ~1 s instead of
+ * 200 ms) and stretches short timeouts; 50 ms keeps timers on time for a few more timer-queue reads.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG = [
   'system.forceSearchAttributesCacheRefreshOnRead=false',
@@ -65,6 +71,7 @@ export const DEV_SERVER_DYNAMIC_CONFIG = [
   'system.enableActivityEagerExecution=true',
   'matching.enableFairness=true',
   'matching.numTaskqueueWritePartitions=1',
+  'history.timerProcessorMaxTimeShift="50ms"',
 ];
 
 /** WAL and relaxed fsync for the dev server's SQLite file: the same durability a crash-tolerant dev stack needs, a third of the write latency. */

@@ -19,7 +19,8 @@ test('a storm of kills, restarts and model faults: every turn completes, nothing
   assert.equal(report.duplicateEffects, 0);
   assert.equal(report.missingEffects, 0);
   assert.ok(report.servedCalls - report.ledgerRows <= report.atRisk && report.ledgerRows <= report.servedCalls);
-  assert.ok(report.cutRows >= report.cutCalls);
+  // A call cut by a kill before its usage was recorded has no row to mark (it is one of the at-risk calls).
+  assert.ok(report.cutRows >= report.cutCalls - (report.servedCalls - report.ledgerRows));
   const injected = Object.values(report.faults).reduce((a, b) => a + b, 0);
   assert.ok(injected > 0, 'the emulator injected faults');
   assert.ok(report.recoveryMs.length >= report.kills - 1, 'recovery measured after the kills');
