@@ -50,8 +50,10 @@ const mb = (b: number) => Number((b / 1024 / 1024).toFixed(1));
 interface Run {
   wallMs: number;
   roundGaps: number[];
-  /** Workflow tasks that timed out (sticky schedule-to-start, or start-to-close under load). */
+  /** Workflow tasks that timed out after the worker took them (start-to-close). */
   workflowTaskTimeouts: number;
+  /** Workflow tasks the worker did not poll from its sticky queue in time (they moved to the shared queue). */
+  stickyTimeouts: number;
   /** Activities that completed on a retry (a heartbeat timeout under load shows here). */
   retriedActivities: number;
   cpuSeconds: number;
@@ -116,11 +118,14 @@ async function runLoad(
   if (wrong.length) throw new Error(`${wrong.length} turns did not run ${ROUNDS} rounds (e.g. ${wrong[0]!.rounds})`);
   const roundGaps: number[] = [];
   let workflowTaskTimeouts = 0;
+  let stickyTimeouts = 0;
   let retriedActivities = 0;
   for (const s of started) {
     const history = await server.env.client.workflow.getHandle(s.workflowId).fetchHistory();
     for (const e of history.events ?? []) {
-      if (e.workflowTaskTimedOutEventAttributes) workflowTaskTimeouts++;
+      const timedOut = e.workflowTaskTimedOutEventAttributes;
+      // SCHEDULE_TO_START: the sticky queue's 1 s passed before the worker polled it; else start-to-close.
+      if (timedOut) timedOut.timeoutType === 2 ? stickyTimeouts++ : workflowTaskTimeouts++;
       if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) retriedActivities++;
     }
     const decides = (history.events ?? [])
@@ -132,6 +137,7 @@ async function runLoad(
     wallMs,
     roundGaps,
     workflowTaskTimeouts,
+    stickyTimeouts,
     retriedActivities,
     cpuSeconds: cpu,
     ...(serverCpuSeconds !== undefined ? { serverCpuSeconds } : {}),
@@ -167,7 +173,7 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
       ((run.peakRss - run.idleRss) / n / 1024 / 1024).toFixed(2),
     ),
     [`${prefix} ${n} conv: Postgres connections open / active (peak)`]: `${run.peakConnections} / ${run.peakActive}`,
-    [`${prefix} ${n} conv: workflow task timeouts / activities retried`]: `${run.workflowTaskTimeouts} / ${run.retriedActivities}`,
+    [`${prefix} ${n} conv: workflow task timeouts: sticky schedule-to-start / start-to-close; activities retried`]: `${run.stickyTimeouts} / ${run.workflowTaskTimeouts}; ${run.retriedActivities}`,
   };
 }
 
@@ -189,9 +195,9 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
       DREACT_TASK_QUEUE: taskQueue,
       ANTHROPIC_API_KEY: 'load-bench',
       ANTHROPIC_BASE_URL: emulator.baseURL,
-      DREACT_MAX_CONCURRENT_ACTIVITIES: '400',
-      DREACT_MAX_CONCURRENT_WORKFLOW_TASKS: '200',
-      DREACT_DB_POOL_MAX: '40',
+      DREACT_MAX_CONCURRENT_ACTIVITIES: process.env.DREACT_MAX_CONCURRENT_ACTIVITIES ?? '400',
+      // Workflow task slots: the worker's default (20), or DREACT_MAX_CONCURRENT_WORKFLOW_TASKS from this environment.
+      DREACT_DB_POOL_MAX: process.env.DREACT_DB_POOL_MAX ?? '40',
     });
     const startupMs = await worker.ready;
     const api = new DreactClient(server.env.client, { taskQueue });

@@ -6,7 +6,7 @@ test('worker capacity comes from the environment, with defaults and clear errors
   assert.deepEqual(workerTuningFromEnv({}), {
     worker: {
       maxConcurrentActivityTaskExecutions: 200,
-      maxConcurrentWorkflowTaskExecutions: 100,
+      maxConcurrentWorkflowTaskExecutions: 20,
       maxCachedWorkflows: 1000,
     },
     dbPoolMax: 20,
