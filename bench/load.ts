@@ -24,6 +24,8 @@ import { connectionsInUse } from '../store/storage-stats';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
 import { isDecisionRequest, noteDecision, noteReply } from '../test/support/note-turns';
 import {
+  cpuByCommandLine,
+  cpuDelta,
   cpuSeconds,
   machineCpuTicks,
   pidByCommandLine,
@@ -63,6 +65,8 @@ interface Run {
   machineBusy: number;
   /** This process's CPU seconds: the model emulator, the client starting and awaiting turns, the sampler. */
   benchCpuSeconds: number;
+  /** CPU seconds of every Postgres process (the backends serving the worker, the bench and the server's own). */
+  postgresCpuSeconds: number;
   idleRss: number;
   peakRss: number;
   peakConnections: number;
@@ -84,6 +88,7 @@ async function runLoad(
   const serverPid = pidByCommandLine('temporal', 'start-dev', `--port ${server.address.split(':').pop()}`);
   const serverCpu0 = serverPid ? cpuSeconds(serverPid) : 0;
   const self0 = process.cpuUsage();
+  const postgres0 = cpuByCommandLine('postgres:');
   const machine0 = machineCpuTicks();
   let peakRss = idleRss;
   let peakConnections = 0;
@@ -111,6 +116,7 @@ async function runLoad(
   const cpu = cpuSeconds(pid) - cpu0;
   const serverCpuSeconds = serverPid ? cpuSeconds(serverPid) - serverCpu0 : undefined;
   const self = process.cpuUsage(self0);
+  const postgresCpuSeconds = cpuDelta(postgres0, cpuByCommandLine('postgres:'));
   const benchCpuSeconds = (self.user + self.system) / 1e6;
   const machine1 = machineCpuTicks();
   const machineBusy = (machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total);
@@ -143,6 +149,7 @@ async function runLoad(
     ...(serverCpuSeconds !== undefined ? { serverCpuSeconds } : {}),
     machineBusy,
     benchCpuSeconds,
+    postgresCpuSeconds,
     idleRss,
     peakRss,
     peakConnections,
@@ -166,6 +173,9 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
       : {}),
     [`${prefix} ${n} conv: bench process (emulator + client) CPU % (of one core)`]: Math.round(
       (run.benchCpuSeconds / (run.wallMs / 1000)) * 100,
+    ),
+    [`${prefix} ${n} conv: Postgres CPU % (of one core, all its processes)`]: Math.round(
+      (run.postgresCpuSeconds / (run.wallMs / 1000)) * 100,
     ),
     [`${prefix} ${n} conv: machine CPU busy % (both cores)`]: Math.round(run.machineBusy * 100),
     [`${prefix} ${n} conv: worker RSS idle / peak MB`]: `${mb(run.idleRss)} / ${mb(run.peakRss)}`,

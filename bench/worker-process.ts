@@ -80,6 +80,31 @@ export function pidByCommandLine(...parts: string[]): number | undefined {
   return undefined;
 }
 
+/**
+ * CPU seconds used so far by every process whose command line contains `part` (e.g. Postgres'
+ * backends, titled "postgres: …"), per pid: `cpuDelta(before, after)` sums what each used between.
+ */
+export function cpuByCommandLine(part: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(part))
+        out.set(Number(entry), cpuSeconds(Number(entry)));
+    } catch {
+      continue; // the process ended while we looked
+    }
+  }
+  return out;
+}
+
+/** CPU seconds the processes used between two cpuByCommandLine readings (a process new since `before` counts from 0). */
+export function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, t] of after) sum += t - (before.get(pid) ?? 0);
+  return sum;
+}
+
 /** Busy and total CPU time of the whole machine (all cores, in clock ticks), from /proc/stat. */
 export function machineCpuTicks(): { busy: number; total: number } {
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
