@@ -109,7 +109,14 @@ async function runLoad(
       api.startTurn(`load_${tag}_${n}_${i}`, 'write the notes', { maxIterations: ROUNDS + 2, model }),
     ),
   );
-  const results = await Promise.all(started.map((s, i) => api.result(`load_${tag}_${n}_${i}`, s.turnIndex)));
+  // A worker that dies mid-run fails the bench with its own words, not with a missing /proc entry.
+  const died = worker.exited.then((how) => {
+    throw new Error(`the worker exited (${String(how)}) during the run:\n${worker.log().slice(-3000)}`);
+  });
+  const results = await Promise.race([
+    Promise.all(started.map((s, i) => api.result(`load_${tag}_${n}_${i}`, s.turnIndex))),
+    died,
+  ]);
   const wallMs = Date.now() - t0;
   sampling = false;
   await sampler;
