@@ -95,7 +95,8 @@ async function runLoad(
   let peakActive = 0;
   let sampling = true;
   const sampler = (async () => {
-    while (sampling) {
+    // Stops when the worker is gone: the run then fails with the worker's log (below).
+    while (sampling && worker.child.exitCode === null && worker.child.signalCode === null) {
       peakRss = Math.max(peakRss, residentBytes(pid));
       const c = await connectionsInUse(db);
       peakConnections = Math.max(peakConnections, c.open);
