@@ -18,18 +18,42 @@ test('progress heartbeats at once with its details, and the timer repeats the la
   const result = await env.run(() =>
     heartbeating(
       async (progress) => {
-        for (let chunk = 1; chunk <= 3; chunk++) progress({ chars: chunk });
+        progress({ chars: 1 });
+        await sleep(30);
+        progress({ chars: 2 });
+        await sleep(30);
+        progress({ chars: 3 });
         await sleep(130);
         return 'done';
       },
       () => ({ phase: 'waiting' }),
-      50,
+      100,
+      20,
     ),
   );
   assert.equal(result, 'done');
   assert.deepEqual(beats.slice(0, 3), [{ chars: 1 }, { chars: 2 }, { chars: 3 }]);
   assert.ok(beats.length >= 4, `beats: ${beats.length}`);
   for (const b of beats.slice(3)) assert.deepEqual(b, { chars: 3 }, 'the timer repeats the latest, not the default');
+});
+
+test('progress closer than the minimum gap only updates the details the timer sends', async () => {
+  const { env, beats } = recording();
+  await env.run(() =>
+    heartbeating(
+      async (progress) => {
+        for (let chunk = 1; chunk <= 50; chunk++) progress({ chars: chunk });
+        await sleep(75);
+        return 'done';
+      },
+      undefined,
+      50,
+      1000,
+    ),
+  );
+  assert.deepEqual(beats[0], { chars: 1 }, 'the first chunk heartbeats at once');
+  assert.deepEqual(beats[1], { chars: 50 }, 'the timer sends the latest details');
+  assert.equal(beats.length, 2, `beats: ${JSON.stringify(beats)}`);
 });
 
 test('an activity shorter than the interval sends no heartbeat (the server times the heartbeat timeout from its start)', async () => {
