@@ -338,7 +338,7 @@ test('tool retries follow each plan: retried to success, exhausted into a failed
     const a = sched(type);
     assert.ok(a.length > 0, `${type} ran`);
     for (const x of a)
-      assert.ok(tsToMs(x.heartbeatTimeout) <= 5_000, `${type} heartbeat timeout ${tsToMs(x.heartbeatTimeout)} ms`);
+      assert.equal(tsToMs(x.heartbeatTimeout), 2_000, `${type} heartbeat timeout ${tsToMs(x.heartbeatTimeout)} ms`);
   }
   // A decision round retries transient failures (kills included) with no attempt cap, within 30 minutes.
   const decides = sched('decide');
@@ -346,6 +346,9 @@ test('tool retries follow each plan: retried to success, exhausted into a failed
   for (const x of decides) {
     assert.equal(x.retryPolicy?.maximumAttempts ?? 0, 0, 'no attempt cap');
     assert.equal(tsToMs(x.scheduleToCloseTimeout), 30 * 60_000);
+    // A killed worker's round is noticed within 2 s and retried 200 ms later.
+    assert.equal(tsToMs(x.heartbeatTimeout), 2_000);
+    assert.equal(tsToMs(x.retryPolicy?.initialInterval), 200);
   }
 });
 

@@ -58,6 +58,13 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     'Plan note check',
     'the gate titled the new conversation',
   );
+  // A worker killed inside a workflow task (or a local activity) holds a turn and its children for
+  // their workflow task timeout: 2 s, not the default 10 s.
+  for (const id of [started.workflowId, `${started.workflowId}/persist`]) {
+    const history = await stack.server.env.client.workflow.getHandle(id).fetchHistory();
+    const startedEvent = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    assert.equal(Number(startedEvent?.workflowTaskTimeout?.seconds ?? 0), 2, `${id}: workflow task timeout`);
+  }
   await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v3-gate');
   await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v3');
 });
