@@ -16,7 +16,7 @@
  * realistic latency, the wall time against the ideal (every conversation's model time back to
  * back, no overhead). Bounded, loopback only; the worker and server stop at the end.
  */
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { DreactClient } from '../client/api';
 import { startTemporalServer, type TemporalServer } from '../client/stack/temporal-server';
@@ -139,7 +139,8 @@ async function runLoad(
     for (const e of history.events ?? []) {
       const timedOut = e.workflowTaskTimedOutEventAttributes;
       // SCHEDULE_TO_START: the sticky queue's 1 s passed before the worker polled it; else start-to-close.
-      if (timedOut) timedOut.timeoutType === 2 ? stickyTimeouts++ : workflowTaskTimeouts++;
+      if (timedOut?.timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) stickyTimeouts++;
+      else if (timedOut) workflowTaskTimeouts++;
       if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) retriedActivities++;
     }
     const decides = (history.events ?? [])
