@@ -18,16 +18,8 @@ import {
   workflowInfo,
   allHandlersFinished,
 } from '@temporalio/workflow';
-import {
-  StartTurnRequestSchema,
-  turnIdFor,
-  turnWorkflowId,
-  type AttachmentRef,
-  type StartTurnRequest,
-  type TurnInput,
-  type TurnOptions,
-  type UserEvent,
-} from '../core/turn/contracts';
+import { turnIdFor, turnWorkflowId } from '../core/turn/ids';
+import type { AttachmentRef, StartTurnRequest, TurnInput, TurnOptions, UserEvent } from '../core/turn/contracts';
 import {
   conversationStateQuery,
   ConversationIdKey,
@@ -103,6 +95,9 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     },
     {
       validator: (request: StartTurnRequest) => {
+        // Required here, not imported: the contracts' zod schemas are then built once per
+        // conversation workflow that validates a request, not for every workflow instance (core/turn/ids.ts).
+        const { StartTurnRequestSchema } = require('../core/turn/contracts') as typeof import('../core/turn/contracts');
         const parsed = StartTurnRequestSchema.safeParse(request);
         if (!parsed.success) throw new Error(parsed.error.issues.map((i) => i.message).join('; '));
         if (request.conversationId !== state.conversationId)

@@ -22,17 +22,17 @@ import {
 import { callStages, scheduleToolCall } from '../core/tools/call-plan';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import {
-  DEFAULT_MAX_ITERATIONS,
-  type CompletionPath,
-  type RoundOutcome,
-  type ToolCallPlan,
-  type ToolInput,
-  type ToolOutcome,
-  type TurnInput,
-  type TurnResult,
-  type TurnState,
-  type UserEvent,
+import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
+import type {
+  CompletionPath,
+  RoundOutcome,
+  ToolCallPlan,
+  ToolInput,
+  ToolOutcome,
+  TurnInput,
+  TurnResult,
+  TurnState,
+  UserEvent,
 } from '../core/turn/contracts';
 import { IterationBudget } from '../core/turn/budget';
 import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';

@@ -7,11 +7,21 @@ import { z } from 'zod';
 import type { RetryPolicy } from '@temporalio/common';
 import { UsageSchema } from '../model/provider';
 
-export const MAX_PROMPT_CHARS = 64_000;
-export const MAX_EVENT_CHARS = 16_000;
-export const DEFAULT_MAX_ITERATIONS = 15;
-/** Bounded previews that may travel through history. */
-export const PREVIEW_CHARS = 240;
+import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
+
+// The zod-free part of the contracts (limits, ids, previews) lives in ./ids: workflows import it from
+// there, so a workflow instance does not build these schemas (contracts are re-exported here).
+export {
+  conversationWorkflowId,
+  DEFAULT_MAX_ITERATIONS,
+  MAX_EVENT_CHARS,
+  MAX_PROMPT_CHARS,
+  preview,
+  PREVIEW_CHARS,
+  TASK_QUEUE,
+  turnIdFor,
+  turnWorkflowId,
+} from './ids';
 
 const Id = z
   .string()
@@ -276,24 +286,6 @@ export interface TurnFailure {
   error: string;
 }
 
-export function preview(text: string, max = PREVIEW_CHARS): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
-
-export function turnIdFor(turnIndex: number): string {
-  return `turn_${turnIndex}`;
-}
-
-export function conversationWorkflowId(conversationId: string): string {
-  return `conv/${conversationId}`;
-}
-
-export function turnWorkflowId(conversationId: string, turnIndex: number): string {
-  return `conv/${conversationId}/turn/${turnIndex}`;
-}
-
-export const TASK_QUEUE = 'dreact';
 
 // ---- compaction -----------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { loadBlocks, getArtifact } from '../../store/timeline-store';
 import { recordHistory } from '../support/fixtures';
+import { conversationWorkflowId } from '../../core/turn/ids';
+import { conversationStateQuery, startTurnUpdate } from '../../workflows/definitions';
 
 let stack: TestStack;
 before(async () => {
@@ -67,4 +69,28 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
   }
   await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v3-gate');
   await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v3');
+});
+
+test('the conversation validates a startTurn update itself: a client that skips the checks gets a clear rejection', async () => {
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'Make a plan note and check it', {
+    model: { provider: 'scripted', script: 'demo' },
+  });
+  const handle = stack.server.env.client.workflow.getHandle(conversationWorkflowId(conv));
+  const bad = {
+    conversationId: conv,
+    prompt: '   ',
+    messageId: 'msg_bad',
+    options: { model: { provider: 'scripted' } },
+  };
+  await assert.rejects(
+    handle.executeUpdate(startTurnUpdate, { args: [bad as never], updateId: 'msg_bad' }),
+    (err: Error) => {
+      assert.match(`${err.message} ${String((err as { cause?: Error }).cause?.message)}`, /prompt is empty/);
+      return true;
+    },
+  );
+  // The conversation goes on: the valid turn completes and nothing was queued for the rejected one.
+  assert.equal((await stack.client.result(conv, 1)).completionPath, 'complete');
+  assert.equal((await handle.query(conversationStateQuery)).nextTurnIndex, 2);
 });
