@@ -286,7 +286,6 @@ export interface TurnFailure {
   error: string;
 }
 
-
 // ---- compaction -----------------------------------------------------------------------------
 
 /** Why a compaction runs: the render's estimate is over the budget, or the provider said so. */
