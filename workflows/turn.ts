@@ -269,10 +269,21 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   // The gate titles a new conversation once; a large tool catalogue is narrowed for this turn.
   // (Both fields are absent in histories recorded before these steps existed: nothing runs.)
   const brief = input.prompt.text.slice(0, 2000);
+  // The title call runs beside the first round: nothing a round renders depends on it (its block is
+  // hidden bookkeeping), so a new conversation's first answer does not wait for its title. Its
+  // outcome, a failure included, is awaited before the turn persists. (Histories from before
+  // `gate-beside-first-round` awaited it here.)
+  let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
-    await gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [
+    const titling = gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [
       { conversationId, turnId, prompt: brief, model: input.options.model },
     ]);
+    if (patched('gate-beside-first-round'))
+      titled = titling.then(
+        () => undefined,
+        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+      );
+    else await titling;
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
     await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [
@@ -429,6 +440,8 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     usage = addUsage(usage, synth.usage);
   }
 
+  const titleFailure = await titled;
+  if (titleFailure) throw titleFailure;
   status = 'persisting';
   upsertSearchAttributes([{ key: TurnStatusKey, value: 'persisting' }]);
   await executeChild(PersistTurnWorkflow, {

@@ -58,6 +58,9 @@ export interface ErrorReply {
 
 export type Reply = MessageReply | ErrorReply;
 
+/** The structured call the gate makes to title a new conversation (activities/turn/gate.ts). */
+const TITLE_TOOL = 'conversation_title';
+
 export interface RecordedRequest {
   index: number;
   body: Record<string, unknown>;
@@ -222,6 +225,23 @@ export class AnthropicEmulator {
     return this;
   }
 
+  /**
+   * The queued reply for a request. The title call runs beside a turn's first round, so the two
+   * arrive in either order: the title call takes the first queued reply that calls
+   * `conversation_title` (else the head, as any request), and other requests skip such replies.
+   */
+  private takeQueued(body: Record<string, unknown>): Reply | Responder | undefined {
+    const callsTitle = (r: Reply | Responder) =>
+      typeof r !== 'function' &&
+      r.kind === 'message' &&
+      r.content.some((b) => b.type === 'tool_use' && b.name === TITLE_TOOL);
+    const forced = body.tool_choice as { type?: string; name?: string } | undefined;
+    const isTitleCall = forced?.type === 'tool' && forced.name === TITLE_TOOL;
+    let i = isTitleCall ? this.queue.findIndex(callsTitle) : this.queue.findIndex((r) => !callsTitle(r));
+    if (i < 0 && isTitleCall) i = 0;
+    return i < 0 || i >= this.queue.length ? undefined : this.queue.splice(i, 1)[0];
+  }
+
   reset(): void {
     this.requests.length = 0;
     this.queue.length = 0;
@@ -303,7 +323,7 @@ export class AnthropicEmulator {
       );
     }
     // Compaction's summariser calls are answered here (a summary in the layout), before the queue.
-    const next = summarizer ? summaryResponder : (this.queue.shift() ?? this.responder);
+    const next = summarizer ? summaryResponder : (this.takeQueued(body) ?? this.responder);
     const r = typeof next === 'function' ? await next(rec) : next;
     rec.reply = r;
     if (r.kind === 'error') return sendError(r.status, r.type, r.message, r.headers);

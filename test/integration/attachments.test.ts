@@ -15,6 +15,7 @@ import { getArtifact, listArtifacts, loadBlocks } from '../../store/timeline-sto
 import { stageTurnAttachments } from '../../client/attachments/stage';
 import { startGateway, type RunningGateway } from '../../client/gateway/server';
 import { pdf, png } from '../support/files';
+import { isDecisionRequest } from '../support/note-turns';
 
 const KEY = 'attach-key';
 let stack: TestStack;
@@ -59,7 +60,9 @@ test('a PNG and a PDF reach the model as image and document blocks; the PDF text
   const result = await stack.client.result(conv, 1);
   assert.equal(result.answer, 'a red square and an invoice');
 
-  const decide = emu.requests[1]!.body as { messages: Array<{ content: string | Part[] }> };
+  const decide = emu.requests.filter((r) => isDecisionRequest(r.body))[0]!.body as {
+    messages: Array<{ content: string | Part[] }>;
+  };
   const parts = decide.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content));
   const img = parts.find((p) => p.type === 'image');
   const doc = parts.find((p) => p.type === 'document');
