@@ -65,8 +65,8 @@ export function residentBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : NaN;
 }
 
-/** The pid of the process whose command line contains every one of `parts` (e.g. the dev server by its port), if any. */
-export function pidByCommandLine(...parts: string[]): number | undefined {
+/** Every running process with its command line (arguments joined by spaces), from /proc. */
+function* processes(): Generator<{ pid: number; cmdline: string }> {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let cmdline: string;
@@ -75,8 +75,13 @@ export function pidByCommandLine(...parts: string[]): number | undefined {
     } catch {
       continue; // the process ended while we looked
     }
-    if (parts.every((p) => cmdline.includes(p))) return Number(entry);
+    yield { pid: Number(entry), cmdline };
   }
+}
+
+/** The pid of the process whose command line contains every one of `parts` (e.g. the dev server by its port), if any. */
+export function pidByCommandLine(...parts: string[]): number | undefined {
+  for (const { pid, cmdline } of processes()) if (parts.every((p) => cmdline.includes(p))) return pid;
   return undefined;
 }
 
@@ -86,11 +91,10 @@ export function pidByCommandLine(...parts: string[]): number | undefined {
  */
 export function cpuByCommandLine(part: string): Map<number, number> {
   const out = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const { pid, cmdline } of processes()) {
+    if (!cmdline.includes(part)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(part))
-        out.set(Number(entry), cpuSeconds(Number(entry)));
+      out.set(pid, cpuSeconds(pid));
     } catch {
       continue; // the process ended while we looked
     }
