@@ -11,9 +11,10 @@
  * never from `__dirname`, which every module in the bundle shares.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { PROJECT_ROOT } from '../store/project-files';
+import { writeFileAtomic } from './write-atomic';
 
 const root = PROJECT_ROOT;
 export const WORKER_DIST = join(root, 'dist');
@@ -44,17 +45,11 @@ export function buildWorker(): number {
     metafile: true,
     logLevel: 'warning',
   });
-  // Written beside, then renamed: a worker starting meanwhile reads the old build or the new one, never half of one.
-  for (const out of result.outputFiles) {
-    const tmp = `${out.path}.${process.pid}.tmp`;
-    writeFileSync(tmp, out.contents);
-    renameSync(tmp, out.path);
-  }
+  // A worker starting meanwhile reads the old build or the new one, never half of one.
+  for (const out of result.outputFiles) writeFileAtomic(out.path, out.contents);
   const inputs = Object.keys(result.metafile.inputs).map((p) => join(root, p));
   const hashes = Object.fromEntries(inputs.map((f) => [relative(root, f), hashOf(f)]));
-  const tmp = `${INPUTS}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ esbuild: esbuild.version, hashes }, null, 1));
-  renameSync(tmp, INPUTS);
+  writeFileAtomic(INPUTS, JSON.stringify({ esbuild: esbuild.version, hashes }, null, 1));
   return inputs.length;
 }
 

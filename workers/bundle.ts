@@ -8,11 +8,12 @@
  * DREACT_BUNDLE_CACHE, else <tmpdir>/dreact-workflow-bundles. DREACT_BUNDLE_CACHE=off disables it.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../store/project-files';
+import { writeFileAtomic } from './write-atomic';
 
 const root = PROJECT_ROOT;
 
@@ -81,10 +82,8 @@ export async function cachedWorkflowBundle(
   if (existsSync(file)) return { codePath: file };
   const bundle = await build();
   mkdirSync(dir, { recursive: true });
-  // Write then rename: concurrent workers never read a half-written bundle.
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, bundle.code);
-  renameSync(tmp, file);
+  // Concurrent workers never read a half-written bundle.
+  writeFileAtomic(file, bundle.code);
   return { codePath: file };
 }
 
