@@ -61,6 +61,18 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     'Plan note check',
     'the gate titled the new conversation',
   );
+  // The title call runs beside round 1: both are scheduled by the same workflow task.
+  const turnEvents = (await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory()).events ?? [];
+  const scheduledAt = (name: string) =>
+    turnEvents.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
+  const [gateAt, decideAt] = [scheduledAt('gate'), scheduledAt('decide')];
+  assert.ok(gateAt >= 0 && decideAt >= 0, 'gate and decide were scheduled');
+  assert.ok(
+    !turnEvents
+      .slice(Math.min(gateAt, decideAt), Math.max(gateAt, decideAt))
+      .some((e) => e.workflowTaskCompletedEventAttributes),
+    'no workflow task between the title call and round 1',
+  );
   // A worker killed inside a workflow task (or a local activity) holds a turn and its children for
   // their workflow task timeout: 2 s, not the default 10 s.
   for (const id of [started.workflowId, `${started.workflowId}/persist`]) {

@@ -92,3 +92,16 @@ test('invalid requests and unknown paths get Anthropic-shaped errors', async () 
   );
   await assert.rejects(client.models.list(), (e: unknown) => e instanceof Anthropic.NotFoundError);
 });
+
+test('a queued title reply waits for the title call, whichever request arrives first', async () => {
+  emu.enqueue(reply.toolUse('conversation_title', { title: 'T' }), reply.text('the decision'));
+  // The round's request first: it skips the title reply.
+  const decision = await client.messages.create(params);
+  assert.deepEqual(decision.content, [{ type: 'text', text: 'the decision' }]);
+  const title = await client.messages.create({
+    ...params,
+    tools: [{ name: 'conversation_title', input_schema: { type: 'object' } }],
+    tool_choice: { type: 'tool', name: 'conversation_title' },
+  });
+  assert.equal((title.content[0] as { name: string }).name, 'conversation_title');
+});
