@@ -1,16 +1,12 @@
 /**
- * The `conversations` row: title, prompt-cache touch, stream offset, and the per-conversation
- * state the decide activity reads (cache state, the sources pool's citation refs, ANNOUNCE
- * workspace lines).
+ * The `conversations` row: title, prompt-cache touch, stream offset, the round's bookkeeping
+ * writes and the sources pool's citation refs (what a decision round reads: store/round-reads.ts).
  */
 import type { Queryable } from './db';
 import type { Pool } from 'pg';
-import type { CacheState } from '../core/timeline/prune';
 import type { SourceRow } from '../core/timeline/sources';
 import type { SourceRef } from '../core/channels';
 import { loadSourcesPool } from './sources-store';
-import { FILE_ARTIFACT_KIND, listArtifacts } from './timeline-store';
-import { workspaceStateLines } from '../core/workspace/refs';
 
 export interface ConversationRow {
   id: string;
@@ -71,17 +67,6 @@ export async function loadStreamSeq(db: Queryable, conversationId: string): Prom
   return (await loadConversation(db, conversationId))?.streamSeq ?? 0;
 }
 
-/** What a decision round reads of the conversation row: the prompt cache's state and the calibrated ratio. */
-export async function loadRoundState(
-  db: Queryable,
-  conversationId: string,
-): Promise<{ cacheState: CacheState; charsPerToken: number | undefined }> {
-  const row = await loadConversation(db, conversationId);
-  const cacheState: CacheState = { lastTouchAt: row?.cacheLastTouchAt ?? null };
-  if (row?.cacheTtlSeconds != null) cacheState.ttlSeconds = row.cacheTtlSeconds;
-  return { cacheState, charsPerToken: row?.charsPerToken ?? undefined };
-}
-
 /**
  * A round's bookkeeping in one statement: the prompt-cache touch (when the render pruned) and the
  * recalibrated chars-per-token ratio (when the provider reported usage). Committed without waiting
@@ -112,16 +97,4 @@ export async function loadSourceRefs(
 ): Promise<{ rows: SourceRow[]; refs: SourceRef[] }> {
   const rows = await loadSourcesPool(db, conversationId);
   return { rows, refs: rows.map((r) => ({ sid: r.sid, title: r.title, url: r.url })) };
-}
-
-/** ANNOUNCE workspace lines: the current turn's files by scope, where each came from, and pulled refs. */
-export async function workspaceLines(db: Queryable, conversationId: string, turnId: string): Promise<string[]> {
-  const entries = await listArtifacts(db, conversationId, FILE_ARTIFACT_KIND, `${turnId}/`);
-  return workspaceStateLines(
-    turnId,
-    entries.map((e) => {
-      const from = (e.payload as { checked_out_from?: unknown } | undefined)?.checked_out_from;
-      return { key: e.key, sizeBytes: e.sizeBytes, ...(typeof from === 'string' ? { checkedOutFrom: from } : {}) };
-    }),
-  );
 }

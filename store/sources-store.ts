@@ -28,9 +28,12 @@ export const SOURCES_POOL_KEY = 'latest';
 /** The conversation's pool in SID order (empty when nothing was ever merged). */
 export async function loadSourcesPool(db: Queryable, conversationId: string): Promise<SourceRow[]> {
   const art = await getArtifact(db, conversationId, SOURCES_POOL_KIND, SOURCES_POOL_KEY);
-  if (!art) return [];
-  const payload = art.payload as { sources_pool?: unknown } | undefined;
-  const rows = payload?.sources_pool;
+  return art ? sourcesPoolRows(conversationId, art.payload) : [];
+}
+
+/** The pool's rows from its artifact's payload (`{sources_pool: [...]}`); a corrupt pool is an error, never empty. */
+export function sourcesPoolRows(conversationId: string, payload: unknown): SourceRow[] {
+  const rows = (payload as { sources_pool?: unknown } | null | undefined)?.sources_pool;
   if (!Array.isArray(rows))
     throw new Error(`sources pool of ${conversationId} is corrupt: payload.sources_pool is not a list`);
   return rows.map((r, i) => {

@@ -10,11 +10,15 @@
  * it reloads the overlays alone when their counter moved. The result always equals
  * loadViewBlocks; sticky execution keeps a turn's rounds on one worker, so the cache is warm.
  * Bounded by bytes (LRU): a cold conversation costs one full load.
+ *
+ * `loadWith` reads more of the conversation in the same statement (a SideRead's columns beside
+ * the `conversations` row it reads anyway): a warm round's reads are then one statement.
  */
 import { LRUCache } from 'lru-cache';
 import type { Pool } from 'pg';
 import type { Block } from '../core/timeline/block';
 import { viewStartSeq } from './timeline-store';
+import type { SideRead } from './round-reads';
 
 interface Overlay {
   hidden: boolean;
@@ -42,6 +46,8 @@ export interface ViewCacheStats {
 export interface ViewCache {
   /** The conversation's view, overlays applied: the same blocks as loadViewBlocks. */
   load(db: Pool, conversationId: string): Promise<Block[]>;
+  /** The view and the side read's values, read by the view's own statement on the conversation row. */
+  loadWith<T>(db: Pool, conversationId: string, side: SideRead<T>): Promise<{ blocks: Block[]; side: T }>;
   stats(): ViewCacheStats;
 }
 
@@ -60,10 +66,30 @@ async function loadOverlays(db: Pool, conversationId: string, startSeq: number):
   return new Map(res.rows.map((r) => [r.block_id, { hidden: r.hidden, replacementText: r.replacement_text }]));
 }
 
-async function loadFull(db: Pool, conversationId: string, attempt = 1): Promise<CachedView> {
-  const overlaySeq = await db.query<{ overlay_seq: string }>(`SELECT overlay_seq FROM conversations WHERE id = $1`, [
-    conversationId,
-  ]);
+/** Placeholders for a statement's values: `param(v)` adds `v` and returns its `$n`. */
+function statementParams(first: unknown[]): { params: unknown[]; param: (value: unknown) => string } {
+  const params = [...first];
+  return { params, param: (value) => `$${params.push(value)}` };
+}
+
+/** A side read's columns after the statement's own (none without a side read). */
+function sideColumns(side: SideRead<unknown> | undefined, param: (value: unknown) => string): string {
+  return side ? `, ${side.columns(param)}` : '';
+}
+
+type SideRow = Record<string, unknown> | undefined;
+
+async function loadFull(
+  db: Pool,
+  conversationId: string,
+  side?: SideRead<unknown>,
+  attempt = 1,
+): Promise<{ view: CachedView; sideRow: SideRow }> {
+  const { params, param } = statementParams([conversationId]);
+  const overlaySeq = await db.query<{ overlay_seq: string }>(
+    `SELECT c.overlay_seq${sideColumns(side, param)} FROM conversations c WHERE c.id = $1`,
+    params,
+  );
   const startSeq = await viewStartSeq(db, conversationId);
   const rows = await db.query<Row>(
     `SELECT seq, block FROM timeline_blocks WHERE conversation_id = $1 AND seq >= $2 ORDER BY seq`,
@@ -71,8 +97,9 @@ async function loadFull(db: Pool, conversationId: string, attempt = 1): Promise<
   );
   const blocks = rows.rows.map((r) => r.block as Block);
   // A summary committed between the two reads moved the view: read it again.
-  if (viewStartOf(rows.rows, startSeq) !== startSeq && attempt < 3) return loadFull(db, conversationId, attempt + 1);
-  return {
+  if (viewStartOf(rows.rows, startSeq) !== startSeq && attempt < 3)
+    return loadFull(db, conversationId, side, attempt + 1);
+  const view = {
     startSeq,
     lastSeq: Number(rows.rows.at(-1)?.seq ?? startSeq - 1),
     overlaySeq: Number(overlaySeq.rows[0]?.overlay_seq ?? 0),
@@ -80,6 +107,7 @@ async function loadFull(db: Pool, conversationId: string, attempt = 1): Promise<
     overlays: await loadOverlays(db, conversationId, startSeq),
     bytes: blocks.reduce((n, b) => n + approxBytes(b), 0),
   };
+  return { view, sideRow: overlaySeq.rows[0] as SideRow };
 }
 
 function approxBytes(b: Block): number {
@@ -104,20 +132,27 @@ export function createViewCache(opts: { maxBytes?: number } = {}): ViewCache {
   });
   const counts = { hits: 0, misses: 0, reloads: 0, overlayReloads: 0 };
 
-  const refresh = async (db: Pool, conversationId: string, view: CachedView): Promise<CachedView> => {
+  const refresh = async (
+    db: Pool,
+    conversationId: string,
+    view: CachedView,
+    side?: SideRead<unknown>,
+  ): Promise<{ view: CachedView; sideRow: SideRow }> => {
+    const { params, param } = statementParams([conversationId, view.startSeq, view.lastSeq]);
     const res = await db.query<{ overlay_seq: string; known: string; fresh: Row[] }>(
       `SELECT c.overlay_seq,
               (SELECT count(*) FROM timeline_blocks WHERE conversation_id = $1 AND seq >= $2 AND seq <= $3) AS known,
               (SELECT coalesce(jsonb_agg(jsonb_build_object('seq', seq, 'block', block) ORDER BY seq), '[]'::jsonb)
-                 FROM timeline_blocks WHERE conversation_id = $1 AND seq > $3) AS fresh
+                 FROM timeline_blocks WHERE conversation_id = $1 AND seq > $3) AS fresh${sideColumns(side, param)}
          FROM conversations c WHERE c.id = $1`,
-      [conversationId, view.startSeq, view.lastSeq],
+      params,
     );
     const row = res.rows[0];
     const fresh = row?.fresh ?? [];
     if (!row || Number(row.known) !== view.blocks.length || fresh.some((r) => isSummary(r.block))) {
       counts.reloads++;
-      return loadFull(db, conversationId);
+      // The side read's values stand: the reload re-reads only the view.
+      return { view: (await loadFull(db, conversationId)).view, sideRow: row as SideRow };
     }
     const blocks = fresh.map((r) => r.block as Block);
     const overlaySeq = Number(row.overlay_seq);
@@ -132,17 +167,25 @@ export function createViewCache(opts: { maxBytes?: number } = {}): ViewCache {
       counts.overlayReloads++;
       next.overlays = await loadOverlays(db, conversationId, view.startSeq);
     }
-    return next;
+    return { view: next, sideRow: row as SideRow };
+  };
+
+  const read = async (db: Pool, conversationId: string, side?: SideRead<unknown>) => {
+    const cached = views.get(conversationId);
+    if (cached) counts.hits++;
+    else counts.misses++;
+    const got = cached ? await refresh(db, conversationId, cached, side) : await loadFull(db, conversationId, side);
+    views.set(conversationId, got.view);
+    return { blocks: applyOverlays(got.view), sideRow: got.sideRow };
   };
 
   return {
     async load(db, conversationId) {
-      const cached = views.get(conversationId);
-      if (cached) counts.hits++;
-      else counts.misses++;
-      const view = cached ? await refresh(db, conversationId, cached) : await loadFull(db, conversationId);
-      views.set(conversationId, view);
-      return applyOverlays(view);
+      return (await read(db, conversationId)).blocks;
+    },
+    async loadWith<T>(db: Pool, conversationId: string, side: SideRead<T>) {
+      const { blocks, sideRow } = await read(db, conversationId, side);
+      return { blocks, side: side.map(sideRow) };
     },
     stats: () => ({ ...counts, conversations: views.size, bytes: views.calculatedSize }),
   };

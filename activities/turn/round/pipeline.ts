@@ -21,14 +21,10 @@ import { roundBlocks } from '../../../core/turn/round-blocks';
 import { storedOutcome } from '../../../core/turn/stored-outcome';
 import { turnRegistry } from '../../../core/tools/selection';
 import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
-import { appendBlocks, loadViewBlocks } from '../../../store/timeline-store';
+import { appendBlocks } from '../../../store/timeline-store';
 import { StreamPublisher } from '../../../store/publisher';
-import {
-  loadRoundState,
-  loadSourceRefs,
-  saveRoundBookkeeping,
-  workspaceLines,
-} from '../../../store/conversation-store';
+import { saveRoundBookkeeping } from '../../../store/conversation-store';
+import { loadRoundReads } from '../../../store/round-reads';
 import type { ActivityDeps } from '../../deps';
 import { heartbeating, type Progress } from '../../heartbeat';
 import { checkBudget, overBudget, recalibratedRatio } from '../context-budget';
@@ -87,13 +83,13 @@ export function roundPipeline<S>(
     await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
 
     // 2. Render with the turn's tools; a round an earlier attempt recorded returns what it recorded.
-    // The round's reads are independent: they go to Postgres at once.
-    const [blocks, sources, workspace, { cacheState, charsPerToken }] = await Promise.all([
-      deps.viewCache ? deps.viewCache.load(pool, conversationId) : loadViewBlocks(pool, conversationId),
-      loadSourceRefs(pool, conversationId),
-      workspaceLines(pool, conversationId, turnId),
-      loadRoundState(pool, conversationId),
-    ]);
+    // The round's reads are one statement when the worker's view cache is warm (store/round-reads.ts).
+    const { blocks, sources, workspace, cacheState, charsPerToken } = await loadRoundReads(
+      pool,
+      conversationId,
+      turnId,
+      deps.viewCache,
+    );
     const registry = turnRegistry(deps.registry, blocks, turnId);
     const plans = strategy.planRegistry(registry);
     const stored = storedOutcome(blocks, input, workflowId, plans);

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { openDb, migrate, dropSchema, type Db } from '../../../store/db';
 import { ensureConversation, appendBlocks, countBlocks } from '../../../store/timeline-store';
 import {
-  loadRoundState,
   loadConversation,
   loadStreamSeq,
   loadTitle,
@@ -19,6 +18,13 @@ import { loadStreamWindow } from '../../../store/stream-window';
 import { publishEvents, pruneEvents } from '../../../store/stream-bus';
 import { makeBlock } from '../../../core/timeline/block';
 import { uniqueId } from '../../support/stack';
+import { loadRoundReads } from '../../../store/round-reads';
+
+/** What a round reads of the conversation row (store/round-reads.ts). */
+async function loadRoundState(pool: Db['pool'], conv: string) {
+  const { cacheState, charsPerToken } = await loadRoundReads(pool, conv, 'turn_1');
+  return { cacheState, charsPerToken };
+}
 
 let db: Db;
 before(async () => {
