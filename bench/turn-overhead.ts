@@ -5,8 +5,10 @@
  * event timestamps (server clock).
  */
 import { Worker } from '@temporalio/worker';
+import type { Pool } from 'pg';
 import type { temporal } from '@temporalio/proto';
 import { createTurnActivities } from '../activities/turn-activities';
+import { createViewCache } from '../store/view-cache';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { builtinTools } from '../activities/tools';
 import { createToolRegistry } from '../core/tools';
@@ -124,6 +126,8 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
           multiAction: 'off',
           maxIterations: 15,
           contextMaxTokens: 80_000,
+          // As the deployed worker (workers/worker.ts): a warm round reads only new rows.
+          viewCache: createViewCache(),
           now: () => new Date(),
         }),
         noop: async () => undefined,
@@ -133,7 +137,9 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
   const turn = async (localTools: boolean) => {
     const taskQueue = `bench-${process.pid}-${localTools ? 'local' : 'remote'}`;
     const api = new DreactClient(server.env.client, { taskQueue });
-    return (await worker(taskQueue, localTools)).runUntil(async () => {
+    const w = await worker(taskQueue, localTools);
+    const statements = countStatements(db.pool);
+    const measured = await w.runUntil(async () => {
       const conv = `bench_${process.pid}_${localTools ? 'local' : 'remote'}`;
       const started = await api.startTurn(conv, 'benchmark', {
         maxIterations: ROUNDS + 2,
@@ -147,6 +153,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
         toolRun: localTools ? NaN : median(runTimes(history, 'runTool')),
       };
     });
+    return { ...measured, statementsPerRound: Number((statements.stop() / ROUNDS).toFixed(1)) };
   };
   try {
     // Same activity count as the turn (decide + runTool per round), so both run under the same
@@ -185,6 +192,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
       'turn.local_tools.decide_activity_run_median_ms': local.decideRun,
       'turn.local_tools.orchestration_ms (round − decide run, incl. the local tool)': local.round - local.decideRun,
       'turn.local_tools.meets_goal': local.round <= goal ? 'yes' : 'no',
+      'turn.local_tools.postgres_statements_per_round (the whole turn’s / rounds)': local.statementsPerRound,
       'turn.activity_tools.round_median_ms': remote.round,
       'turn.activity_tools.round_vs_two_noop_ratio': Number((remote.round / noopPair).toFixed(2)),
       'turn.activity_tools.decide_activity_run_median_ms': remote.decideRun,
@@ -192,6 +200,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
       'turn.activity_tools.orchestration_ms (round − activity run times)':
         remote.round - remote.decideRun - remote.toolRun,
       'turn.activity_tools.meets_goal': remote.round <= goal ? 'yes' : 'no',
+      'turn.activity_tools.postgres_statements_per_round': remote.statementsPerRound,
       'embedded.round_median_ms (PGlite + dev server on file; goal ≤ 40)': embedded.round,
       'embedded.decide_activity_run_median_ms': embedded.decideRun,
       'embedded_with_postgres.round_median_ms (DATABASE_URL set)': embeddedPostgres.round,
@@ -202,4 +211,20 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
     await db.close();
     await server.stop();
   }
+}
+
+/** Counts the statements the pool runs (every activity's, the stream writer's) until `stop()`. */
+function countStatements(pool: Pool): { stop(): number } {
+  const query = pool.query;
+  let n = 0;
+  pool.query = function (this: Pool, ...args: unknown[]) {
+    n++;
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as Pool['query'];
+  return {
+    stop: () => {
+      pool.query = query;
+      return n;
+    },
+  };
 }
