@@ -58,6 +58,8 @@ interface Run {
   stickyTimeouts: number;
   /** Activities that completed on a retry (a heartbeat timeout under load shows here). */
   retriedActivities: number;
+  /** Why those activities were retried: the previous attempt's failure (e.g. "heartbeat timeout"), counted. */
+  retryCauses: Map<string, number>;
   cpuSeconds: number;
   /** The dev server's CPU seconds over the run (when this bench started it). */
   serverCpuSeconds?: number;
@@ -134,6 +136,7 @@ async function runLoad(
   let workflowTaskTimeouts = 0;
   let stickyTimeouts = 0;
   let retriedActivities = 0;
+  const retryCauses = new Map<string, number>();
   for (const s of started) {
     const history = await server.env.client.workflow.getHandle(s.workflowId).fetchHistory();
     for (const e of history.events ?? []) {
@@ -141,7 +144,12 @@ async function runLoad(
       // SCHEDULE_TO_START: the sticky queue's 1 s passed before the worker polled it; else start-to-close.
       if (timedOut?.timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) stickyTimeouts++;
       else if (timedOut) workflowTaskTimeouts++;
-      if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) retriedActivities++;
+      const started = e.activityTaskStartedEventAttributes;
+      if ((started?.attempt ?? 1) > 1) {
+        retriedActivities++;
+        const cause = retryCause(started?.lastFailure);
+        retryCauses.set(cause, (retryCauses.get(cause) ?? 0) + 1);
+      }
     }
     const decides = (history.events ?? [])
       .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'decide')
@@ -154,6 +162,7 @@ async function runLoad(
     workflowTaskTimeouts,
     stickyTimeouts,
     retriedActivities,
+    retryCauses,
     cpuSeconds: cpu,
     ...(serverCpuSeconds !== undefined ? { serverCpuSeconds } : {}),
     machineBusy,
@@ -192,7 +201,9 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
       ((run.peakRss - run.idleRss) / n / 1024 / 1024).toFixed(2),
     ),
     [`${prefix} ${n} conv: Postgres connections open / active (peak)`]: `${run.peakConnections} / ${run.peakActive}`,
-    [`${prefix} ${n} conv: workflow task timeouts: sticky schedule-to-start / start-to-close; activities retried`]: `${run.stickyTimeouts} / ${run.workflowTaskTimeouts}; ${run.retriedActivities}`,
+    [`${prefix} ${n} conv: workflow task timeouts: sticky schedule-to-start / start-to-close; activities retried`]: `${run.stickyTimeouts} / ${run.workflowTaskTimeouts}; ${run.retriedActivities}${
+      run.retryCauses.size ? ` (${[...run.retryCauses].map(([cause, count]) => `${count} ${cause}`).join(', ')})` : ''
+    }`,
   };
 }
 
@@ -265,4 +276,12 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
     await db.close();
     await server.stop();
   }
+}
+
+/** A retried activity's previous failure in a few words: the timeout's type, else the failure's message. */
+function retryCause(failure: temporal.api.failure.v1.IFailure | null | undefined): string {
+  const timeout = failure?.timeoutFailureInfo?.timeoutType ?? failure?.cause?.timeoutFailureInfo?.timeoutType;
+  if (timeout)
+    return `${temporal.api.enums.v1.TimeoutType[timeout].replace('TIMEOUT_TYPE_', '').toLowerCase()} timeout`;
+  return (failure?.message ?? 'unknown').slice(0, 60);
 }
