@@ -14,6 +14,7 @@ import { dropSchema, migrate, openDb } from '../store/db';
 import { StreamPublisher } from '../store/publisher';
 import { publishEvents } from '../store/stream-bus';
 import { ensureConversation } from '../store/timeline-store';
+import { streamWriteStats } from '../store/storage-stats';
 import type { DreactClient } from '../client/api';
 import { startGateway } from '../client/gateway/server';
 import { openSse } from '../client/gateway/sse-client';
@@ -120,6 +121,7 @@ export async function benchStream(): Promise<Record<string, number | string>> {
       const s = [...xs].sort((a, b) => a - b);
       return `p50 ${percentile(s, 50)} / p95 ${percentile(s, 95)}`;
     };
+    const writes = await streamWriteStats(db.pool, convs);
     const replay = await replayFigures(db.pool, gw.url);
     return {
       conversations: CONVERSATIONS,
@@ -127,6 +129,7 @@ export async function benchStream(): Promise<Record<string, number | string>> {
       'events published': expected,
       'publish wall time (ms)': Math.round(publishMs),
       'events lost': lost,
+      'write statements / rows (the shared writer: one statement per 10 ms at most; adjacent deltas coalesce)': `${writes.statements} / ${writes.rows}`,
       'events duplicated': duplicated,
       'token → SSE p50 (ms)': round1(percentile(sorted, 50)),
       'token → SSE p95 (ms)': round1(p95),

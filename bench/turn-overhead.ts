@@ -5,10 +5,10 @@
  * event timestamps (server clock).
  */
 import { Worker } from '@temporalio/worker';
-import type { Pool } from 'pg';
 import type { temporal } from '@temporalio/proto';
 import { createTurnActivities } from '../activities/turn-activities';
 import { createViewCache } from '../store/view-cache';
+import { countStatements } from '../test/support/count-statements';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { builtinTools } from '../activities/tools';
 import { createToolRegistry } from '../core/tools';
@@ -211,20 +211,4 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
     await db.close();
     await server.stop();
   }
-}
-
-/** Counts the statements the pool runs (every activity's, the stream writer's) until `stop()`. */
-function countStatements(pool: Pool): { stop(): number } {
-  const query = pool.query;
-  let n = 0;
-  pool.query = function (this: Pool, ...args: unknown[]) {
-    n++;
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as Pool['query'];
-  return {
-    stop: () => {
-      pool.query = query;
-      return n;
-    },
-  };
 }

@@ -6,7 +6,7 @@
  */
 import { Pool } from 'pg';
 import { makeBlock } from '../core/timeline/block';
-import type { Db } from './db';
+import type { Db, Queryable } from './db';
 
 export interface TableSize {
   table: string;
@@ -192,4 +192,19 @@ export async function connectionsInUse(db: Db): Promise<{ open: number; active: 
        FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
   );
   return res.rows[0] ?? { open: 0, active: 0 };
+}
+
+/**
+ * How the stream events of these conversations were written: every write statement stamps its
+ * rows with its transaction's time, so distinct stamps are statements.
+ */
+export async function streamWriteStats(
+  db: Queryable,
+  conversationIds: string[],
+): Promise<{ statements: number; rows: number }> {
+  const res = await db.query<{ statements: number; rows: number }>(
+    `SELECT count(DISTINCT ts)::int AS statements, count(*)::int AS rows FROM stream_events WHERE conversation_id = ANY($1)`,
+    [conversationIds],
+  );
+  return res.rows[0] ?? { statements: 0, rows: 0 };
 }

@@ -4,10 +4,14 @@
  * conversations streaming at once. A worker with hundreds of turns streaming tokens does not
  * drain its pool with stream writes.
  *
- * Group commit: a batch handed in while no statement runs goes at once (no added latency: each
- * publisher throttles itself); batches handed in while a statement runs are collected and go
- * together as soon as it ends — batches grow when Postgres is slower, and the writer holds one
- * connection at most. Per conversation, events keep their order and get consecutive offsets
+ * Group commit: a batch handed in while the writer is idle goes at once (no added latency: each
+ * publisher throttles itself); batches handed in while a statement runs, or within `minGapMs`
+ * (10 ms) of the last statement's start, are collected and go together — so the writer runs at
+ * most one statement per 10 ms however many conversations stream (100 streaming turns at 50
+ * deltas/s each would otherwise keep it running back-to-back statements: each one a socket write
+ * on the worker's main thread and a transaction in Postgres), batches grow when Postgres is
+ * slower, and the writer holds one connection at most. The gap adds at most 10 ms to a token's
+ * way to the client, and only while other conversations stream too. Per conversation, events keep their order and get consecutive offsets
  * (publishEventBatches). A conversation unknown to the database fails only its own publishers.
  * Adjacent text deltas that queued up together are stored as one event (core/stream/coalesce.ts).
  */
@@ -23,8 +27,13 @@ interface Pending {
 export class StreamWriter {
   private pending = new Map<string, Pending>();
   private running: Promise<void> | null = null;
+  private waiting: NodeJS.Timeout | null = null;
+  private lastStart = -Infinity;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly minGapMs = 10,
+  ) {}
 
   /** Resolves when the events are committed (with consecutive offsets, after earlier ones). */
   publish(conversationId: string, events: StreamEventInput[]): Promise<void> {
@@ -39,10 +48,17 @@ export class StreamWriter {
   }
 
   private schedule(): void {
-    if (!this.running) this.tick();
+    if (this.running || this.waiting) return;
+    const wait = this.lastStart + this.minGapMs - performance.now();
+    if (wait <= 0) return this.tick();
+    this.waiting = setTimeout(() => {
+      this.waiting = null;
+      this.tick();
+    }, wait);
   }
 
   private tick(): void {
+    this.lastStart = performance.now();
     const batch = this.pending;
     this.pending = new Map();
     this.running = this.write(batch).finally(() => {

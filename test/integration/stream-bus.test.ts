@@ -8,6 +8,7 @@ import { StreamWriter } from '../../store/stream-writer';
 import { ensureConversation } from '../../store/timeline-store';
 import { startStreamPruner } from '../../client/gateway/prune';
 import { uniqueId, waitFor } from '../support/stack';
+import { countStatements } from '../support/count-statements';
 
 let db: Db;
 before(async () => {
@@ -275,6 +276,36 @@ test('the shared writer publishes many conversations in one statement, in order 
   for (const c of convs)
     for (const r of await readEvents(db.pool, c, 0)) if (r.payload?.text !== 'first') stamps.add(r.ts);
   assert.equal(stamps.size, 1);
+});
+
+test('the shared writer runs at most one statement per gap: batches handed in soon after a statement wait and go together', async (t) => {
+  const convs = await Promise.all(Array.from({ length: 6 }, () => newConversation()));
+  const ev = (text: string) => ({ kind: 'step' as const, payload: { phase: 'plan' as const, text } });
+  /** Publishes to convs[0], then — once it is committed — to the others one by one: how many statements? */
+  const run = async (minGapMs: number) => {
+    const counted = countStatements(db.pool);
+    t.after(() => counted.stop());
+    const writer = new StreamWriter(db.pool, minGapMs);
+    const t0 = performance.now();
+    await writer.publish(convs[0]!, [ev('first')]); // an idle writer: at once
+    const firstMs = performance.now() - t0;
+    const rest: Array<Promise<void>> = [];
+    for (const c of convs.slice(1)) {
+      rest.push(writer.publish(c, [ev('next')]));
+      await new Promise((r) => setTimeout(r, 2)); // handed in one after another, not in one tick
+    }
+    await Promise.all(rest);
+    return { statements: counted.stop(), firstMs, allMs: performance.now() - t0 };
+  };
+  const gapped = await run(200);
+  assert.ok(gapped.firstMs < 150, `an idle writer waits for nothing (${gapped.firstMs} ms)`);
+  assert.equal(gapped.statements, 2, 'the first batch, then everything handed in during the gap');
+  assert.ok(gapped.allMs >= 190, `the second statement waited for the gap (${gapped.allMs} ms)`);
+  const ungapped = await run(0);
+  assert.ok(
+    ungapped.statements > 2,
+    `without a gap each batch that finds the writer idle goes alone (${ungapped.statements})`,
+  );
 });
 
 test('deltas queued for a conversation while a statement runs are stored as one event: same text, fewer rows', async () => {

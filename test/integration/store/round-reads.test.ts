@@ -5,7 +5,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pool } from 'pg';
 import { openDb, migrate, dropSchema, type Db } from '../../../store/db';
 import {
   appendBlocks,
@@ -22,6 +21,7 @@ import { createViewCache } from '../../../store/view-cache';
 import { workspaceStateLines } from '../../../core/workspace/refs';
 import { makeBlock } from '../../../core/timeline/block';
 import { uniqueId } from '../../support/stack';
+import { countStatements } from '../../support/count-statements';
 
 let db: Db;
 before(async () => {
@@ -36,22 +36,6 @@ after(async () => {
 const TS = '2026-11-26T08:00:00.000Z';
 const note = (key: string) =>
   makeBlock({ type: 'react.note', author: 'assistant', turn_id: 'turn_2', ts: TS, key, text: `note ${key}` });
-
-/** The pool with every statement counted. */
-function counting(pool: Pool): { pool: Pool; statements: () => number } {
-  let n = 0;
-  const wrapped = new Proxy(pool, {
-    get(target, key) {
-      if (key === 'query')
-        return (...args: Parameters<Pool['query']>) => {
-          n++;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      return Reflect.get(target, key, target) as unknown;
-    },
-  });
-  return { pool: wrapped, statements: () => n };
-}
 
 async function seed(conv: string): Promise<void> {
   await ensureConversation(db.pool, conv);
@@ -95,11 +79,14 @@ async function separately(conv: string, turnId: string) {
   };
 }
 
-test('a warm round reads in one statement what the separate loaders read', async () => {
+test('a warm round reads in one statement what the separate loaders read', async (t) => {
   const conv = uniqueId('conv');
   await seed(conv);
   const cache = createViewCache();
-  const { pool, statements } = counting(db.pool);
+  const pool = db.pool;
+  const counted = countStatements(pool);
+  t.after(() => counted.stop());
+  const statements = () => counted.count();
 
   const cold = await loadRoundReads(pool, conv, 'turn_2', cache);
   assert.deepEqual(cold, await separately(conv, 'turn_2'));
