@@ -93,9 +93,18 @@ export class StreamWriter {
 
 const writers = new WeakMap<Pool, StreamWriter>();
 
-/** The process's writer for this pool. */
+/** The process's writer for this pool (its gap from DREACT_STREAM_WRITE_GAP_MS, default 10). */
 export function streamWriter(pool: Pool): StreamWriter {
   let w = writers.get(pool);
-  if (!w) writers.set(pool, (w = new StreamWriter(pool)));
+  if (!w) writers.set(pool, (w = new StreamWriter(pool, streamWriteGapMs())));
   return w;
+}
+
+/** DREACT_STREAM_WRITE_GAP_MS: the writer's minimum gap between statements (0: none), 0–1000 ms. */
+export function streamWriteGapMs(raw = process.env.DREACT_STREAM_WRITE_GAP_MS): number {
+  if (raw === undefined || raw.trim() === '') return 10;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 1000)
+    throw new Error(`DREACT_STREAM_WRITE_GAP_MS must be an integer from 0 to 1000 (ms), got ${JSON.stringify(raw)}`);
+  return n;
 }

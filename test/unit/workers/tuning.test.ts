@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { workerTuningFromEnv } from '../../../workers/tuning';
+import { streamWriteGapMs } from '../../../store/stream-writer';
 
 test('worker capacity comes from the environment, with defaults and clear errors', () => {
   assert.deepEqual(workerTuningFromEnv({}), {
@@ -19,4 +20,13 @@ test('worker capacity comes from the environment, with defaults and clear errors
     () => workerTuningFromEnv({ DREACT_MAX_CACHED_WORKFLOWS: 'lots' }),
     /DREACT_MAX_CACHED_WORKFLOWS must be an integer/,
   );
+});
+
+test('the live-stream writer gap comes from DREACT_STREAM_WRITE_GAP_MS: 10 ms unless set, 0 allowed, nonsense refused', () => {
+  assert.equal(streamWriteGapMs(undefined), 10);
+  assert.equal(streamWriteGapMs(' '), 10);
+  assert.equal(streamWriteGapMs('0'), 0);
+  assert.equal(streamWriteGapMs('25'), 25);
+  for (const bad of ['-1', '2.5', 'fast', '5000'])
+    assert.throws(() => streamWriteGapMs(bad), /DREACT_STREAM_WRITE_GAP_MS must be an integer from 0 to 1000/);
 });
