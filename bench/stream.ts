@@ -1,6 +1,6 @@
 /**
  * Token → SSE client latency through Postgres: StreamPublisher (the activities' batching, 20 ms)
- * → publishEvents (row insert + NOTIFY) → the gateway's shared LISTEN notifier → readEvents →
+ * → the shared writer (one statement per 10 ms at most) → row insert + NOTIFY → the gateway's shared LISTEN notifier → readEvents →
  * SSE over loopback HTTP → a fetch-based SSE reader. Several conversations stream answer deltas
  * at a model-like rate at once; each delta carries its emit time (same process, performance.now),
  * and latency is measured when the client parses it. Also checks that every event arrived once.

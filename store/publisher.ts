@@ -1,10 +1,11 @@
 /**
  * Batches stream events of one activity attempt and publishes them to the Postgres stream bus
- * (through the process's shared writer: one statement per tick for all publishers, stream-writer.ts).
+ * (through the process's shared writer: one statement at a time, at most one per 10 ms, for all
+ * publishers — stream-writer.ts).
  * Throttled, leading edge: an event that arrives when the last flush is at least `intervalMs` old
  * is published at once (no added latency for a slow trickle of tokens); events arriving sooner
  * are batched until `intervalMs` after the last flush, or until `maxBatch` are queued. So a
- * publisher runs at most one transaction per interval (plus full batches). A failed flush is not
+ * publisher hands the writer at most one batch per interval (plus full batches). A failed flush is not
  * swallowed: the error is rethrown by the next emit/flush/close so the activity fails and retries.
  */
 import type { Pool } from 'pg';
