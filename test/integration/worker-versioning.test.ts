@@ -19,6 +19,7 @@ import { DreactClient } from '../../client/api';
 import { cachedWorkflowBundle } from '../../workers/bundle';
 import { describeDeployment, setCurrentVersion, versionedDeployment } from '../../workers/deployment';
 import { loadBlocks } from '../../store/timeline-store';
+import { readEvents } from '../../store/stream-bus';
 
 let stack: TestStack;
 const running: Array<{ worker: Worker; run: Promise<void> }> = [];
@@ -161,7 +162,16 @@ for (const grace of [true, false]) {
     });
     // Round 1 streams for 4 s: the worker is stopped well inside it.
     const turn = await api.startTurn(conv, 'drain', slowTurn('d', 4000));
-    await waitFor('round 1 to be running on the first worker', () => decideRunning(turn.workflowId), 20_000, 100);
+    // Running in the worker's code, not only started on the server: an eagerly dispatched activity
+    // still in transit inside Core when the shutdown begins is not cancelled by it (seen once in CI:
+    // the first worker then ran the whole round). The round's model call has begun once its
+    // thinking.start event is published.
+    await waitFor(
+      'round 1 to be streaming on the first worker',
+      async () => (await decideRunning(turn.workflowId)) && (await roundStreaming(conv)),
+      20_000,
+      100,
+    );
     first.worker.shutdown();
     await first.run;
     await startWorker(taskQueue, { deployment: null, worker: { identity: `second-${conv}` } });
@@ -180,6 +190,12 @@ for (const grace of [true, false]) {
       );
     }
   });
+}
+
+/** True once a round's model call has begun (its thinking.start event is published). */
+async function roundStreaming(conversationId: string): Promise<boolean> {
+  const events = await readEvents(stack.db.pool, conversationId, 0);
+  return events.some((e) => e.kind === 'step' && e.payload?.phase === 'thinking.start');
 }
 
 /** True while a decide activity is running (picked up by a worker). */
