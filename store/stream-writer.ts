@@ -11,8 +11,8 @@
  * deltas/s each would otherwise keep it running back-to-back statements: each one a socket write
  * on the worker's main thread and a transaction in Postgres), batches grow when Postgres is
  * slower, and the writer holds one connection at most. The gap adds at most 10 ms to a token's
- * way to the client, and only while other conversations stream too. Per conversation, events keep their order and get consecutive offsets
- * (publishEventBatches). A conversation unknown to the database fails only its own publishers.
+ * way to the client, and only while other conversations stream too. Per conversation, events
+ * keep their order and get consecutive offsets (publishEventBatches). A conversation unknown to the database fails only its own publishers.
  * Adjacent text deltas that queued up together are stored as one event (core/stream/coalesce.ts).
  */
 import type { Pool } from 'pg';

@@ -23,6 +23,7 @@ import { tracedProvider } from '../activities/telemetry/spans';
 import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
 import { createViewCache } from '../store/view-cache';
+import { streamWriteGapMs } from '../store/stream-writer';
 import { embeddingProviderFromEnv, type EmbeddingProvider } from '../activities/memory/embeddings';
 import { libraryConfigFromEnv, openLibrary, type Library } from '../activities/library/library';
 import { reactReadWithSkills, reactSearchKnowledge } from '../core/tools/library-tools';
@@ -174,6 +175,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
     now: opts.now ?? (() => new Date()),
   };
+  // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
+  streamWriteGapMs();
   const cacheBytes = viewCacheBytes();
   if (cacheBytes > 0) deps.viewCache = createViewCache({ maxBytes: cacheBytes });
   return Worker.create({
