@@ -96,5 +96,10 @@ export async function loadSourceRefs(
   conversationId: string,
 ): Promise<{ rows: SourceRow[]; refs: SourceRef[] }> {
   const rows = await loadSourcesPool(db, conversationId);
+  return withSourceRefs(rows);
+}
+
+/** The pool's rows with their citation refs (what live [[S:n]] resolution needs of each). */
+export function withSourceRefs(rows: SourceRow[]): { rows: SourceRow[]; refs: SourceRef[] } {
   return { rows, refs: rows.map((r) => ({ sid: r.sid, title: r.title, url: r.url })) };
 }

@@ -14,6 +14,7 @@ import { workspaceStateLines } from '../core/workspace/refs';
 import { FILE_ARTIFACT_KIND } from './artifact-store';
 import { SOURCES_POOL_KEY, SOURCES_POOL_KIND, sourcesPoolRows } from './sources-store';
 import { loadViewBlocks } from './timeline-store';
+import { withSourceRefs } from './conversation-store';
 import type { ViewCache } from './view-cache';
 
 /**
@@ -66,7 +67,7 @@ export function roundStateRead(conversationId: string, turnId: string): SideRead
       return {
         cacheState,
         charsPerToken: row?.round_chars_per_token == null ? undefined : Number(row.round_chars_per_token),
-        sources: { rows, refs: rows.map((r) => ({ sid: r.sid, title: r.title, url: r.url })) },
+        sources: withSourceRefs(rows),
         workspace: workspaceStateLines(
           turnId,
           files.map((f) => ({
