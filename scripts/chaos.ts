@@ -21,9 +21,9 @@ async function main(): Promise<number> {
     ['recovery: kill → next completed activity, median / max ms', `${median} / ${sorted.at(-1) ?? NaN}`],
     ['duplicate blocks', report.duplicateBlocks],
     ['duplicate tool effects / missing', `${report.duplicateEffects} / ${report.missingEffects}`],
-    ['model calls served / ledger rows', `${report.servedCalls} / ${report.ledgerRows}`],
+    ['decision calls answered / ledger rows', `${report.answeredCalls} / ${report.ledgerRows}`],
     ['calls cut / ledger rows marked cut', `${report.cutCalls} / ${report.cutRows}`],
-    ['calls at risk (usage sent < 2 s before a kill, stream open)', report.atRisk],
+    ['calls at risk (open at a kill) / without a row', `${report.atRisk} / ${report.missingRows}`],
   ];
   for (const [k, v] of lines) console.log(`  ${k.padEnd(58)} ${String(v)}`);
   for (const p of report.problems) console.log(`  PROBLEM: ${p}`);

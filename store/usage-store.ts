@@ -15,15 +15,18 @@ export interface UsageRow {
   purpose?: string;
   /** True while the call has not finished (recorded at its first usage report). */
   cut?: boolean;
+  /** The provider's id for the call (Anthropic's `request-id`). */
+  requestId?: string;
 }
 
 export async function recordUsage(pool: Pool, row: UsageRow): Promise<void> {
   await pool.query(
-    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, purpose, cut)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, purpose, cut, request_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
      ON CONFLICT (conversation_id, call_key) DO UPDATE
        SET input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens,
-           cache_write_tokens = EXCLUDED.cache_write_tokens, cost_usd = EXCLUDED.cost_usd, cut = EXCLUDED.cut
+           cache_write_tokens = EXCLUDED.cache_write_tokens, cost_usd = EXCLUDED.cost_usd, cut = EXCLUDED.cut,
+           request_id = COALESCE(EXCLUDED.request_id, usage_ledger.request_id)
        WHERE usage_ledger.cut AND NOT EXCLUDED.cut`,
     [
       row.conversationId,
@@ -39,6 +42,7 @@ export async function recordUsage(pool: Pool, row: UsageRow): Promise<void> {
       row.costUsd ?? null,
       row.purpose ?? 'decision',
       row.cut ?? false,
+      row.requestId ?? null,
     ],
   );
 }
@@ -114,9 +118,11 @@ export async function recordExecUsage(pool: Pool, row: ExecUsageRow): Promise<vo
 }
 
 /** Every ledger row of the schema (purpose and whether the call was cut): for audits like the chaos suite. */
-export async function usageRows(pool: Pool): Promise<Array<{ callKey: string; purpose: string; cut: boolean }>> {
-  const res = await pool.query<{ call_key: string; purpose: string; cut: boolean }>(
-    `SELECT call_key, purpose, cut FROM usage_ledger ORDER BY created_at, call_key`,
+export async function usageRows(
+  pool: Pool,
+): Promise<Array<{ callKey: string; purpose: string; cut: boolean; requestId: string | null }>> {
+  const res = await pool.query<{ call_key: string; purpose: string; cut: boolean; request_id: string | null }>(
+    `SELECT call_key, purpose, cut, request_id FROM usage_ledger ORDER BY created_at, call_key`,
   );
-  return res.rows.map((r) => ({ callKey: r.call_key, purpose: r.purpose, cut: r.cut }));
+  return res.rows.map((r) => ({ callKey: r.call_key, purpose: r.purpose, cut: r.cut, requestId: r.request_id }));
 }

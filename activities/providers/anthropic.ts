@@ -126,7 +126,10 @@ export function createAnthropicProvider(
     /** A tool_use whose input did not parse: dropped when cut by max_tokens, else a protocol error. */
     let badTool: string | undefined;
     try {
-      const events = await client.messages.create(params, { signal, maxRetries: 0 });
+      const { data: events, request_id } = await client.messages
+        .create(params, { signal, maxRetries: 0 })
+        .withResponse();
+      yield { type: 'response-metadata', ...(request_id ? { requestId: request_id } : {}) };
       for await (const ev of events) {
         switch (ev.type) {
           case 'message_start':

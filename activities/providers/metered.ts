@@ -3,11 +3,23 @@
  * first usage part (the input tokens, known when the response starts) is recorded at once as an
  * unfinished call, and the final usage completes the same row. A call cut mid-stream, or whose
  * worker dies before the end, still leaves its row — marked `cut` — so the ledger never
- * under-counts what the provider billed.
+ * under-counts what the provider billed. A call the provider answered but that failed before it
+ * reported any usage (aborted by a cancellation, the connection cut inside its first event) is
+ * recorded too: a `cut` row with no tokens and the provider's request id, which is all that is
+ * known of it. Every report carries that request id when the provider gave one.
  */
-import type { ModelProvider, StreamPart, Usage } from '../../core/model/provider';
+import { activityLog } from '../log';
+import { ZERO_USAGE, type ModelProvider, type StreamPart, type Usage } from '../../core/model/provider';
 
-export type UsageSink = (usage: Usage, final: boolean) => Promise<void>;
+export interface UsageReport {
+  usage: Usage;
+  /** The call finished (its final usage); false while it streams, or when it failed. */
+  final: boolean;
+  /** The provider's id for the call (`request-id`), when it sent one. */
+  requestId?: string;
+}
+
+export type UsageSink = (report: UsageReport) => Promise<void>;
 
 export function meteredProvider(provider: ModelProvider, sink: UsageSink): ModelProvider {
   return {
@@ -15,14 +27,34 @@ export function meteredProvider(provider: ModelProvider, sink: UsageSink): Model
     ...('model' in provider ? { model: (provider as { model?: string }).model } : {}),
     async *stream(request, options): AsyncGenerator<StreamPart> {
       let recorded = false;
-      for await (const part of provider.stream(request, options)) {
-        if (part.type === 'usage' && !recorded) {
-          recorded = true;
-          await sink(part.usage, false);
-        } else if (part.type === 'finish') {
-          await sink(part.usage, true);
+      let answered = false;
+      let requestId: string | undefined;
+      const report = (usage: Usage, final: boolean) =>
+        sink({ usage, final, ...(requestId !== undefined ? { requestId } : {}) });
+      try {
+        for await (const part of provider.stream(request, options)) {
+          if (part.type === 'response-metadata') {
+            answered = true;
+            requestId = part.requestId;
+          } else if (part.type === 'usage' && !recorded) {
+            recorded = true;
+            await report(part.usage, false);
+          } else if (part.type === 'finish') {
+            recorded = true;
+            await report(part.usage, true);
+          }
+          yield part;
         }
-        yield part;
+      } catch (err) {
+        if (answered && !recorded) {
+          // The call's failure goes on either way; a failed write of its row is logged beside it.
+          await report(ZERO_USAGE, false).catch((writeErr: unknown) =>
+            activityLog().error(
+              `usage: the row of a failed call (${requestId ?? 'no request id'}) was not written: ${String(writeErr)}`,
+            ),
+          );
+        }
+        throw err;
       }
     },
   };

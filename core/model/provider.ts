@@ -73,6 +73,8 @@ export function addUsage(a: Usage, b: Usage): Usage {
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'aborted' | 'other';
 
 export type StreamPart =
+  /** The provider answered: its id for the call (for the ledger and support), before any content. */
+  | { type: 'response-metadata'; requestId?: string }
   | { type: 'text-delta'; text: string }
   | { type: 'tool-call'; id: string; name: string; input: unknown }
   | { type: 'usage'; usage: Usage }

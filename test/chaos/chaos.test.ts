@@ -18,9 +18,9 @@ test('a storm of kills, restarts and model faults: every turn completes, nothing
   assert.equal(report.duplicateBlocks, 0);
   assert.equal(report.duplicateEffects, 0);
   assert.equal(report.missingEffects, 0);
-  assert.ok(report.servedCalls - report.ledgerRows <= report.atRisk && report.ledgerRows <= report.servedCalls);
-  // A call cut by a kill before its usage was recorded has no row to mark (it is one of the at-risk calls).
-  assert.ok(report.cutRows >= report.cutCalls - (report.servedCalls - report.ledgerRows));
+  // Only a call open at a kill may lack its row (ledger-audit.ts names any other in `problems`).
+  assert.ok(report.missingRows <= report.atRisk && report.ledgerRows <= report.answeredCalls);
+  assert.ok(report.cutCalls > 0, 'some calls were cut (the emulator cuts streams)');
   const injected = Object.values(report.faults).reduce((a, b) => a + b, 0);
   assert.ok(injected > 0, 'the emulator injected faults');
   assert.ok(report.recoveryMs.length >= report.kills - 1, 'recovery measured after the kills');

@@ -12,9 +12,9 @@
  *
  * Then it checks: every turn completed with its answer; no duplicate blocks (one prompt, one
  * answer per turn, one call and one result per tool call id); every tool effect exactly once (each
- * note written once with its content); one usage-ledger row per model call the emulator served
- * (calls cut mid-stream are marked `cut`); and the time from each kill to the next completed
- * activity. Bounded in time; loopback only; everything it started is stopped at the end.
+ * note written once with its content); one usage-ledger row per decision call the emulator
+ * answered, matched by its request id (calls that did not finish are marked `cut`; ledger-audit.ts);
+ * and the time from each kill to the next completed activity. Bounded in time; loopback only; everything it started is stopped at the end.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -32,6 +32,7 @@ import { prng } from '../emulator/sse';
 import { isDecisionRequest, noteReply, NOTES_ANSWER } from '../support/note-turns';
 import { spawnWorkerProcess, type WorkerProcess } from '../../bench/worker-process';
 import { startPostgresCluster } from './postgres-cluster';
+import { auditLedger, type StormEvent } from './ledger-audit';
 import type { ChaosPoint } from '../../activities/chaos';
 
 export interface ChaosOptions {
@@ -63,14 +64,16 @@ export interface ChaosReport {
   duplicateBlocks: number;
   duplicateEffects: number;
   missingEffects: number;
-  servedCalls: number;
+  answeredCalls: number;
   ledgerRows: number;
   cutCalls: number;
   cutRows: number;
   /** Kills that could not wait for young streams to settle. */
   unsafeKills: number;
-  /** Served calls whose usage was sent within 2 s before a kill while their stream was open. */
+  /** Answered calls open at a kill before their usage was sent or within 2 s after (ledger-audit.ts). */
   atRisk: number;
+  /** Answered calls without a ledger row (each must be at risk). */
+  missingRows: number;
   problems: string[];
 }
 
@@ -144,22 +147,32 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const api = new DreactClient(temporalClient, { taskQueue });
 
   const kills: number[] = [];
+  /** Kills and restarts, for naming what happened near a call the ledger audit flags. */
+  const stormEvents: StormEvent[] = [];
+  const stormStart = Date.now();
   let aimedKills = 0;
   let unsafeKills = 0;
   const kill = async (next?: ChaosPoint) => {
+    const at = Date.now();
     worker.child.kill('SIGKILL');
     await worker.exited;
-    kills.push(Date.now());
+    kills.push(at);
+    stormEvents.push({ what: 'kill', at });
     worker = spawnWorkerProcess(workerEnv(next));
     await worker.ready;
   };
-  /** Streams opened in the last 150 ms: a kill now could land before the worker saw the usage. */
-  const youngStreams = () =>
-    emulator.requests.filter((r) => r.closedAt === undefined && (r.firstChunkAt ?? Infinity) > Date.now() - 150).length;
   /**
-   * Waits (up to 2 s) until no stream is younger than 150 ms: a kill then never lands between the
-   * provider sending a call's usage and the worker recording it (a window no code can close).
-   * A kill that had to go anyway is counted.
+   * Open streams whose usage is not sent yet or was sent in the last 150 ms: a kill now could land
+   * before the worker recorded the call's row.
+   */
+  const youngStreams = () =>
+    emulator.requests.filter(
+      (r) => r.answeredAt !== undefined && r.closedAt === undefined && (r.usageSentAt ?? Infinity) > Date.now() - 150,
+    ).length;
+  /**
+   * Waits (up to 2 s) until no stream is young: a kill then never lands between the provider
+   * answering a call and the worker recording it (a window no code can close). A kill that had to
+   * go anyway is counted.
    */
   const settleStreams = async () => {
     const until = Date.now() + 2_000;
@@ -215,13 +228,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       await kill();
       if (k === Math.floor(opts.randomKills / 3)) {
         log('restart the Temporal server');
+        stormEvents.push({ what: 'Temporal stop', at: Date.now() });
         await server.stop();
         await sleep(500);
         server = await startTemporalServer(serverOpts);
+        stormEvents.push({ what: 'Temporal up', at: Date.now() });
         temporalRestarts++;
       }
       if (k === Math.floor((2 * opts.randomKills) / 3)) {
         log('restart Postgres');
+        stormEvents.push({ what: 'Postgres restart', at: Date.now() });
         pg.restart();
         postgresRestarts++;
       }
@@ -259,29 +275,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         if (!file || file.content !== `note ${k}\n`.repeat(20)) missingEffects++;
       }
     }
-    // The ledger: one row per decision call the emulator served (its usage, in message_start, sent).
-    const served = emulator.requests.filter(
-      (r: RecordedRequest) => isDecisionRequest(r.body) && r.status === 200 && r.firstChunkAt !== undefined,
+    // The ledger: one row per decision call the emulator answered, matched by request id.
+    const answered = emulator.requests.filter(
+      (r: RecordedRequest) => isDecisionRequest(r.body) && r.status === 200 && r.answeredAt !== undefined,
     );
     const rows = (await usageRows(db.pool)).filter((r) => r.purpose === 'decision');
-    const cutCalls = served.filter((r) => !r.completed).length;
-    const cutRows = rows.filter((r) => r.cut).length;
-    if (rows.length > served.length) problems.push(`${rows.length} ledger rows for ${served.length} served calls`);
-    // A call whose usage the emulator sent shortly before a kill may not have reached any process
-    // that could record it (the worker died with it in a socket buffer or a queue): those are at
-    // risk, and only those may lack a row.
-    const atRisk = served.filter((r) =>
-      kills.some((k) => r.firstChunkAt! > k - 2_000 && r.firstChunkAt! <= k && (r.closedAt ?? Infinity) >= k),
-    ).length;
-    if (served.length - rows.length > atRisk)
-      problems.push(`${served.length - rows.length} served calls have no ledger row (${atRisk} were at risk)`);
-    // An at-risk call had its stream open when the worker died, so the kill cut it too: one that got
-    // no row cannot say so. Every other cut call must.
-    const missingRows = Math.max(0, served.length - rows.length);
-    if (cutRows < cutCalls - missingRows)
-      problems.push(
-        `${cutCalls} calls were cut but only ${cutRows} rows say so (${missingRows} served calls have no row)`,
-      );
+    const ledger = auditLedger(answered, rows, kills, stormEvents, stormStart);
+    problems.push(...ledger.problems);
 
     // Recovery: from each kill to the next completed activity of any turn.
     const completions: number[] = [];
@@ -306,12 +306,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       duplicateBlocks,
       duplicateEffects,
       missingEffects,
-      servedCalls: served.length,
-      ledgerRows: rows.length,
-      cutCalls,
-      cutRows,
+      answeredCalls: ledger.answered,
+      ledgerRows: ledger.rows,
+      cutCalls: ledger.cutCalls,
+      cutRows: ledger.cutRows,
       unsafeKills,
-      atRisk,
+      atRisk: ledger.atRisk,
+      missingRows: ledger.missing,
       problems,
     };
   } finally {

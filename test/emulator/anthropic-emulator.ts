@@ -82,8 +82,14 @@ export interface RecordedRequest {
   serverCut: boolean;
   /** Resolves when the connection for this request is closed (either side). */
   closed: Promise<void>;
-  /** When the first bytes of the streamed body (message_start, with the input usage) were written. */
+  /** The `request-id` header the emulator answers with (`req_emu_<index>`). */
+  requestId: string;
+  /** When a 200 response's headers were sent (the client can know the request id from then on). */
+  answeredAt?: number;
+  /** When the first bytes of the streamed body (the start of message_start) were written. */
   firstChunkAt?: number;
+  /** When the last byte of message_start (the input usage) was written: the call's usage was sent. */
+  usageSentAt?: number;
   /** When the connection closed. */
   closedAt?: number;
 }
@@ -276,8 +282,10 @@ export class AnthropicEmulator {
       body = {};
     }
     const summarizer = JSON.stringify(body.system ?? '').includes(SUMMARIZER_MARKER);
+    const index = this.requests.length;
     const rec: RecordedRequest = {
-      index: this.requests.length,
+      index,
+      requestId: `req_emu_${index}`,
       body,
       headers: req.headers,
       stream: body.stream === true,
@@ -294,7 +302,7 @@ export class AnthropicEmulator {
       rec.closedAt = Date.now();
       markClosed();
     });
-    const requestId = `req_emu_${rec.index}`;
+    const requestId = rec.requestId;
     const sendError = (status: number, type: string, message: string, headers: Record<string, string> = {}): void => {
       rec.status = status;
       rec.completed = true;
@@ -345,6 +353,7 @@ export class AnthropicEmulator {
 
     if (!rec.stream) {
       rec.completed = true;
+      rec.answeredAt = Date.now();
       res
         .writeHead(200, { 'content-type': 'application/json', 'request-id': requestId })
         .end(JSON.stringify(messageBody(id, model, r.content, stopReason, usage)));
@@ -370,8 +379,12 @@ export class AnthropicEmulator {
       'request-id': requestId,
     });
     res.flushHeaders();
-    const wire =
-      this.options.wire === 'events' ? events.map(encodeEvent) : unevenChunks(events.map(encodeEvent).join(''), seed);
+    rec.answeredAt = Date.now();
+    const encoded = events.map(encodeEvent);
+    const wire = this.options.wire === 'events' ? encoded : unevenChunks(encoded.join(''), seed);
+    /** Bytes up to the end of message_start (the first event). */
+    const usageEnd = encoded[0]?.length ?? 0;
+    let written = 0;
     const pace = this.options.pace;
     if (pace) await sleep(pace.firstTokenMs);
     const chunkDelayMs = pace
@@ -381,6 +394,8 @@ export class AnthropicEmulator {
       if (rec.clientClosed || res.destroyed) return;
       res.write(chunk);
       rec.firstChunkAt ??= Date.now();
+      written += chunk.length;
+      if (written >= usageEnd) rec.usageSentAt ??= Date.now();
       await sleep(chunkDelayMs);
     }
     if (tail === 'cut') {

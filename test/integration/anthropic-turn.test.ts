@@ -143,6 +143,32 @@ test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactl
   assert.ok(decisions[0].prompt > 0, 'the cut call counts its input tokens');
 });
 
+test('a call cut before it reported usage keeps a cut row naming its request id; every decision row names its call', async () => {
+  emu.reset();
+  const text =
+    '<channel:ReactDecisionOutV2>{"action":"complete","notes":"n"}</channel:ReactDecisionOutV2><channel:answer>Done.</channel:answer>';
+  // Headers (with the request id), then the connection is cut before message_start.
+  emu.enqueue(title, { ...reply.text(text), cutAfterEvents: 0 }, reply.text(text));
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'finish quickly', { model: { provider: 'anthropic' } });
+  assert.equal((await stack.client.result(conv, 1)).answer, 'Done.');
+  const calls = emu.requests.filter((r) => isDecisionRequest(r.body));
+  assert.equal(calls.length, 2);
+  assert.ok(calls[0]!.serverCut && calls[0]!.usageSentAt === undefined, 'the first call was cut before its usage');
+  const ledger = await stack.db.pool.query(
+    `SELECT cut, request_id, input_tokens + cache_read_tokens + cache_write_tokens + output_tokens AS tokens
+       FROM usage_ledger WHERE conversation_id = $1 AND purpose = 'decision' ORDER BY created_at`,
+    [conv],
+  );
+  assert.deepEqual(
+    ledger.rows.map((r) => ({ cut: r.cut, requestId: r.request_id, counted: r.tokens > 0 })),
+    [
+      { cut: true, requestId: calls[0]!.requestId, counted: false },
+      { cut: false, requestId: calls[1]!.requestId, counted: true },
+    ],
+  );
+});
+
 test('a non-retryable 400 fails the turn with a clear message and TurnStatus=failed', async () => {
   emu.reset();
   emu.enqueue(title, reply.error(400, 'invalid_request_error', 'messages.0.content: bad block'));

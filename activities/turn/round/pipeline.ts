@@ -136,10 +136,11 @@ export function roundPipeline<S>(
       provider: baseProvider.id,
       model,
     };
-    const provider = meteredProvider(baseProvider, async (usage, final) => {
-      if (!final) return recordRoundUsage(pool, undefined, { ...usageRow, usage, cut: true });
+    const provider = meteredProvider(baseProvider, async ({ usage, final, requestId }) => {
+      const row = { ...usageRow, usage, ...(requestId !== undefined ? { requestId } : {}) };
+      if (!final) return recordRoundUsage(pool, undefined, { ...row, cut: true });
       await chaosPoint('before-final-ledger');
-      return recordRoundUsage(pool, publisher, { ...usageRow, usage });
+      return recordRoundUsage(pool, publisher, row);
     });
     const request = {
       ...parts,
