@@ -393,6 +393,7 @@ export class AnthropicEmulator {
     for (const chunk of wire) {
       if (rec.clientClosed || res.destroyed) return;
       res.write(chunk);
+      if (chunk.length === 0) continue; // a stream cut before its first event writes nothing
       rec.firstChunkAt ??= Date.now();
       written += chunk.length;
       if (written >= usageEnd) rec.usageSentAt ??= Date.now();

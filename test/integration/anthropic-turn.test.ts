@@ -146,6 +146,7 @@ test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactl
 test('a call cut before it reported usage keeps a cut row naming its request id; every decision row names its call', async () => {
   emu.reset();
   const text =
+    thinking('done') +
     '<channel:ReactDecisionOutV2>{"action":"complete","notes":"n"}</channel:ReactDecisionOutV2><channel:answer>Done.</channel:answer>';
   // Headers (with the request id), then the connection is cut before message_start.
   emu.enqueue(title, { ...reply.text(text), cutAfterEvents: 0 }, reply.text(text));
