@@ -313,6 +313,9 @@ function Chat({ conversationId, onChanged }: { conversationId: string; onChanged
 
 function App() {
   const [key, setKey] = useState(keyStore.get());
+  // The key field keeps what is typed across re-renders until "Use key" (a render from a list
+  // refresh must not reset it).
+  const [draftKey, setDraftKey] = useState(key);
   const [list, setList] = useState<ConversationSummary[]>([]);
   const [current, setCurrent] = useState(() => new URLSearchParams(location.hash.slice(1)).get('c') ?? '');
   const [error, setError] = useState('');
@@ -341,12 +344,19 @@ function App() {
           class="key"
           onSubmit={(e) => {
             e.preventDefault();
-            const v = (new FormData(e.target as HTMLFormElement).get('key') as string).trim();
+            const v = draftKey.trim();
             keyStore.set(v);
             setKey(v);
           }}
         >
-          <input name="key" type="password" aria-label="API key" placeholder="API key" value={key} />
+          <input
+            name="key"
+            type="password"
+            aria-label="API key"
+            placeholder="API key"
+            value={draftKey}
+            onInput={(e) => setDraftKey(e.currentTarget.value)}
+          />
           <button type="submit">Use key</button>
         </form>
         <button type="button" class="new" onClick={fresh}>

@@ -268,6 +268,20 @@ test('the current plan shows its steps with their status, live and after a reloa
   await page.close();
 });
 
+test('the key typed is the key used, even when the page renders again before "Use key"', { skip }, async () => {
+  // A render between typing and "Use key" reset the field to the stored key (none) — the page then
+  // said "missing API key" (one CI failure of the reload test, whose page had no key).
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await page.goto(gw.url);
+  await page.getByLabel('API key').fill(keyA);
+  await page.getByRole('button', { name: 'New conversation' }).click(); // renders the page again
+  await page.getByRole('button', { name: 'Use key' }).click();
+  await page.locator('.sidebar li').first().waitFor({ timeout: 10_000 });
+  const stored = await page.evaluate("localStorage.getItem('dreact.key')");
+  assert.equal(stored, keyA);
+  await page.close();
+});
+
 test("another tenant's key sees none of the first tenant's conversations", { skip }, async () => {
   const a = await openChat(keyA);
   await a.locator('.sidebar li').first().waitFor();
