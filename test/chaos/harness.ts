@@ -74,6 +74,8 @@ export interface ChaosReport {
   atRisk: number;
   /** Answered calls without a ledger row (each must be at risk). */
   missingRows: number;
+  /** Those calls, each with its times against the kills and restarts. */
+  missingAtRisk: string[];
   problems: string[];
 }
 
@@ -313,6 +315,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       unsafeKills,
       atRisk: ledger.atRisk,
       missingRows: ledger.missing,
+      missingAtRisk: ledger.missingAtRisk,
       problems,
     };
   } finally {

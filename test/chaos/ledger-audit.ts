@@ -41,6 +41,8 @@ export interface LedgerAudit {
   atRisk: number;
   /** Answered calls without a row (at risk or not). */
   missing: number;
+  /** The at-risk calls without a row, each with its times against the storm (what a kill cost). */
+  missingAtRisk: string[];
   problems: string[];
 }
 
@@ -98,6 +100,7 @@ export function auditLedger(
   }
   let atRisk = 0;
   let missing = 0;
+  const missingAtRisk: string[] = [];
   for (const call of calls) {
     const risky = kills.some((k) => atRiskOf(call, k));
     if (risky) atRisk++;
@@ -105,6 +108,7 @@ export function auditLedger(
     if (!row) {
       missing++;
       if (!risky) problems.push(`no ledger row for ${describe(call, t0, events)}`);
+      else missingAtRisk.push(describe(call, t0, events));
     } else if (!call.completed && !row.cut) {
       problems.push(`the row of a call that did not finish is not marked cut: ${describe(call, t0, events)}`);
     }
@@ -116,6 +120,7 @@ export function auditLedger(
     cutRows: rows.filter((r) => r.cut).length,
     atRisk,
     missing,
+    missingAtRisk,
     problems,
   };
 }

@@ -42,7 +42,7 @@ test('a call open at a kill, its usage not sent or sent within the window, may l
   assert.ok(atRiskOf(justAfter, kills[1]!));
   const a = auditLedger([beforeUsage, justAfter], [], kills, [], T0);
   assert.deepEqual(a.problems, []);
-  assert.deepEqual([a.missing, a.atRisk], [2, 2]);
+  assert.deepEqual([a.missing, a.atRisk, a.missingAtRisk.length], [2, 2, 2]);
 });
 
 test('a call closed before the kill, or whose usage went out long before it, is not at risk', () => {
