@@ -5,8 +5,8 @@
  * worker dies before the end, still leaves its row — marked `cut` — so the ledger never
  * under-counts what the provider billed. A call the provider answered but that failed before it
  * reported any usage (aborted by a cancellation, the connection cut inside its first event) is
- * recorded too: a `cut` row with no tokens and the provider's request id, which is all that is
- * known of it. Every report carries that request id when the provider gave one.
+ * recorded too — as is one whose consumer stopped reading before then: a `cut` row with no
+ * tokens and the provider's request id, which is all that is known of it. Every report carries that request id when the provider gave one.
  */
 import { activityLog } from '../log';
 import { ZERO_USAGE, type ModelProvider, type StreamPart, type Usage } from '../../core/model/provider';
@@ -45,16 +45,16 @@ export function meteredProvider(provider: ModelProvider, sink: UsageSink): Model
           }
           yield part;
         }
-      } catch (err) {
+      } finally {
+        // The stream failed, or its consumer stopped reading, after the answer and before any usage.
         if (answered && !recorded) {
-          // The call's failure goes on either way; a failed write of its row is logged beside it.
+          // The call's own failure goes on either way; a failed write of its row is logged beside it.
           await report(ZERO_USAGE, false).catch((writeErr: unknown) =>
             activityLog().error(
               `usage: the row of a failed call (${requestId ?? 'no request id'}) was not written: ${String(writeErr)}`,
             ),
           );
         }
-        throw err;
       }
     },
   };

@@ -89,3 +89,10 @@ test('a failed write of a first usage fails the call with that error', async () 
   assert.match(String(r.error), /database down/);
   assert.deepEqual(r.parts, ['response-metadata']);
 });
+
+test('a consumer that stops reading after the answer and before any usage: the zero, unfinished report', async () => {
+  const reports: UsageReport[] = [];
+  const metered = meteredProvider(provider(whole), async (u) => void reports.push(u));
+  for await (const part of metered.stream(request)) if (part.type === 'response-metadata') break;
+  assert.deepEqual(reports, [{ usage: ZERO_USAGE, final: false, requestId: 'req_1' }]);
+});
