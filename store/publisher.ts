@@ -1,7 +1,7 @@
 /**
  * Batches stream events of one activity attempt and publishes them to the Postgres stream bus
  * (through the process's shared writer: one statement at a time, at most one per 10 ms, for all
- * publishers — stream-writer.ts).
+ * publishers — stream-writer.ts; an awaited flush or close, which an activity waits on, skips the gap).
  * Throttled, leading edge: an event that arrives when the last flush is at least `intervalMs` old
  * is published at once (no added latency for a slow trickle of tokens); events arriving sooner
  * are batched until `intervalMs` after the last flush, or until `maxBatch` are queued. So a
@@ -19,6 +19,8 @@ export class StreamPublisher {
   private inflight: Promise<void> = Promise.resolve();
   private failure: Error | null = null;
   private lastFlushAt = -Infinity;
+  /** Flushes being awaited (a close at the end of an activity): while any is, batches skip the writer's gap. */
+  private awaited = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -40,10 +42,20 @@ export class StreamPublisher {
 
   /** Background flush: a failure is recorded (and rethrown by the next emit/flush/close), never left unhandled. */
   private kick(): void {
-    this.flush().catch(() => undefined);
+    this.send().catch(() => undefined);
   }
 
+  /**
+   * Publishes what is queued and waits for it. Someone waits, so the writer sends our batches
+   * without its gap: those already handed to it (expedite) and those still to go (urgent).
+   */
   flush(): Promise<void> {
+    this.awaited++;
+    streamWriter(this.pool).expedite();
+    return this.send().finally(() => this.awaited--);
+  }
+
+  private send(): Promise<void> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
@@ -54,7 +66,7 @@ export class StreamPublisher {
       this.inflight = this.inflight.then(async () => {
         if (this.failure) return;
         try {
-          await streamWriter(this.pool).publish(this.conversationId, batch);
+          await streamWriter(this.pool).publish(this.conversationId, batch, { urgent: this.awaited > 0 });
         } catch (err) {
           this.failure = err instanceof Error ? err : new Error(String(err));
         }

@@ -4,7 +4,7 @@ import { dropSchema, migrate, openDb, type Db } from '../../store/db';
 import { followEvents, parseStreamNotice, publishEvents, readEvents, type FollowOptions } from '../../store/stream-bus';
 import { startStreamNotifier } from '../../store/stream-notifier';
 import { StreamPublisher } from '../../store/publisher';
-import { StreamWriter } from '../../store/stream-writer';
+import { StreamWriter, streamWriter } from '../../store/stream-writer';
 import { ensureConversation } from '../../store/timeline-store';
 import { startStreamPruner } from '../../client/gateway/prune';
 import { uniqueId, waitFor } from '../support/stack';
@@ -306,6 +306,49 @@ test('the shared writer runs at most one statement per gap: batches handed in so
     ungapped.statements > 2,
     `without a gap each batch that finds the writer idle goes alone (${ungapped.statements})`,
   );
+});
+
+test('a batch its publisher waits for skips the gap, and takes what waits in the gap with it', async (t) => {
+  const convs = await Promise.all(Array.from({ length: 3 }, () => newConversation()));
+  const ev = (text: string) => ({ kind: 'step' as const, payload: { phase: 'plan' as const, text } });
+  const counted = countStatements(db.pool);
+  t.after(() => counted.stop());
+  const writer = new StreamWriter(db.pool, 500);
+  await writer.publish(convs[0]!, [ev('first')]);
+  const t0 = performance.now();
+  const background = writer.publish(convs[1]!, [ev('in the gap')]); // would wait ~500 ms
+  await new Promise((r) => setTimeout(r, 5));
+  await writer.publish(convs[2]!, [ev('closing')], { urgent: true });
+  const urgentMs = performance.now() - t0;
+  await background;
+  assert.ok(urgentMs < 300, `the urgent batch did not wait for the 500 ms gap (${Math.round(urgentMs)} ms)`);
+  assert.equal(counted.stop(), 2, 'the first batch, then the waiting one together with the urgent one');
+  for (const c of convs) assert.equal((await readEvents(db.pool, c, 0)).length, 1);
+});
+
+test('a publisher close is urgent: a round does not wait for the writer gap at its end', async (t) => {
+  const conv = await newConversation();
+  // A pool of its own, whose shared writer has a 500 ms gap.
+  const own = openDb({ databaseUrl: db.databaseUrl, schema: db.schema, max: 2 });
+  t.after(() => own.close());
+  const saved = process.env.DREACT_STREAM_WRITE_GAP_MS;
+  process.env.DREACT_STREAM_WRITE_GAP_MS = '500';
+  try {
+    streamWriter(own.pool); // the pool's writer, created with the 500 ms gap
+  } finally {
+    if (saved === undefined) delete process.env.DREACT_STREAM_WRITE_GAP_MS;
+    else process.env.DREACT_STREAM_WRITE_GAP_MS = saved;
+  }
+  const p = new StreamPublisher(own.pool, conv, { turnId: 'turn_1', attempt: 1 }, { intervalMs: 0 });
+  p.emit({ kind: 'step', payload: { phase: 'plan', text: 'a' } }); // an idle writer: at once
+  await p.flush();
+  const t0 = performance.now();
+  p.emit({ kind: 'step', payload: { phase: 'plan', text: 'b' } }); // in the gap: a background batch waits…
+  await new Promise((r) => setTimeout(r, 20)); // …handed to the writer already
+  await p.close();
+  const closeMs = performance.now() - t0;
+  assert.equal((await readEvents(db.pool, conv, 0)).length, 2);
+  assert.ok(closeMs < 300, `close did not wait for the 500 ms gap (${Math.round(closeMs)} ms)`);
 });
 
 test('deltas queued for a conversation while a statement runs are stored as one event: same text, fewer rows', async () => {
