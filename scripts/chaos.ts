@@ -26,6 +26,7 @@ async function main(): Promise<number> {
     ['calls at risk (open at a kill) / without a row', `${report.atRisk} / ${report.missingRows}`],
   ];
   for (const [k, v] of lines) console.log(`  ${k.padEnd(58)} ${String(v)}`);
+  for (const r of report.recoveryDetail) console.log(`  recovery ${r}`);
   for (const m of report.missingAtRisk) console.log(`  no row (open at a kill): ${m}`);
   for (const p of report.problems) console.log(`  PROBLEM: ${p}`);
   return report.problems.length === 0 ? 0 : 1;

@@ -61,6 +61,8 @@ export interface ChaosReport {
   postgresRestarts: number;
   faults: Record<string, number>;
   recoveryMs: number[];
+  /** Per kill: its recovery, when the restarted worker polled, and which activity completed next. */
+  recoveryDetail: string[];
   duplicateBlocks: number;
   duplicateEffects: number;
   missingEffects: number;
@@ -149,6 +151,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const api = new DreactClient(temporalClient, { taskQueue });
 
   const kills: number[] = [];
+  /** Kill → the restarted worker polling, per kill. */
+  const readyAfterKill: number[] = [];
   /** Kills and restarts, for naming what happened near a call the ledger audit flags. */
   const stormEvents: StormEvent[] = [];
   const stormStart = Date.now();
@@ -162,6 +166,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     stormEvents.push({ what: 'kill', at });
     worker = spawnWorkerProcess(workerEnv(next));
     await worker.ready;
+    readyAfterKill.push(Date.now() - at);
   };
   /**
    * Open streams whose usage is not sent yet or was sent in the last 150 ms: a kill now could land
@@ -292,13 +297,26 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     problems.push(...ledger.problems);
 
     // Recovery: from each kill to the next completed activity of any turn.
-    const completions: number[] = [];
+    const completions: Array<{ at: number; what: string }> = [];
     for (const s of started) {
       const history = await temporalClient.workflow.getHandle(s.workflowId).fetchHistory();
-      for (const e of history.events ?? []) if (e.activityTaskCompletedEventAttributes) completions.push(evTime(e));
+      const byId = new Map((history.events ?? []).map((e) => [Number(e.eventId), e]));
+      for (const e of history.events ?? []) {
+        const done = e.activityTaskCompletedEventAttributes;
+        if (!done) continue;
+        const type = byId.get(Number(done.scheduledEventId))?.activityTaskScheduledEventAttributes?.activityType?.name;
+        const attempt = byId.get(Number(done.startedEventId))?.activityTaskStartedEventAttributes?.attempt ?? 1;
+        completions.push({ at: evTime(e), what: `${type ?? '?'} attempt ${attempt}` });
+      }
     }
-    completions.sort((a, b) => a - b);
-    const recoveryMs = kills.map((t) => (completions.find((c) => c > t) ?? NaN) - t).filter((x) => !Number.isNaN(x));
+    completions.sort((a, b) => a.at - b.at);
+    const recoveries = kills.flatMap((t, i) => {
+      const next = completions.find((c) => c.at > t);
+      return next
+        ? [{ ms: next.at - t, detail: `worker polling after ${readyAfterKill[i]} ms; next: ${next.what}` }]
+        : [];
+    });
+    const recoveryMs = recoveries.map((r) => r.ms);
     if (duplicateBlocks > 0) problems.push(`${duplicateBlocks} duplicate blocks`);
     if (duplicateEffects > 0) problems.push(`${duplicateEffects} duplicate tool effects`);
     if (missingEffects > 0) problems.push(`${missingEffects} notes missing or wrong`);
@@ -311,6 +329,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       postgresRestarts,
       faults,
       recoveryMs,
+      recoveryDetail: recoveries.map((r) => `${r.ms} ms: ${r.detail}`),
       duplicateBlocks,
       duplicateEffects,
       missingEffects,
