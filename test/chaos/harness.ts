@@ -14,7 +14,8 @@
  * answer per turn, one call and one result per tool call id); every tool effect exactly once (each
  * note written once with its content); one usage-ledger row per decision call the emulator
  * answered, matched by its request id (calls that did not finish are marked `cut`; ledger-audit.ts);
- * and the time from each kill to the next completed activity. Bounded in time; loopback only; everything it started is stopped at the end.
+ * and the time from each kill to the next completed activity. Bounded in time; loopback only;
+ * everything it started is stopped at the end.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
