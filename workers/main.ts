@@ -15,6 +15,7 @@ import { ensureExecReaperSchedule } from './exec-reaper-schedule';
 import { shutdownGraceSeconds } from './deployment';
 import { workerTuningFromEnv } from './tuning';
 import { setupTelemetry } from './telemetry';
+import { anthropicSdk } from '../activities/providers/anthropic-sdk';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
           require('../activities/exec/fargate/backend') as typeof import('../activities/exec/fargate/backend')
         ).fargateBackendFromEnv()
       : undefined;
-  const worker = await createWorker({
+  const creating = createWorker({
     connection,
     db,
     namespace: process.env.TEMPORAL_NAMESPACE,
@@ -43,6 +44,10 @@ async function main(): Promise<void> {
     // retried on another worker).
     worker: { shutdownGraceTime: `${shutdownGraceSeconds()} seconds`, ...tuning.worker },
   });
+  // Worker.create leaves this thread idle while its workflow thread loads the SDK and builds its
+  // context (~0.5 s): the Anthropic SDK, needed at the first model call, loads meanwhile.
+  setImmediate(() => anthropicSdk());
+  const worker = await creating;
   if (fargate) {
     const clientConnection = await Connection.connect({ address });
     const id = await ensureExecReaperSchedule(

@@ -6,7 +6,8 @@
  * 4xx (400/401/403/404/413…), aborts and protocol violations. `retry-after-ms` / `retry-after`
  * (seconds or HTTP date) become `retryAfterMs`.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type { APIError } from '@anthropic-ai/sdk';
+import { anthropicSdk } from './anthropic-sdk';
 import { isContextLengthMessage, ProviderError, type ProviderErrorKind } from '../../core/model/provider';
 
 function header(headers: unknown, name: string): string | null {
@@ -84,6 +85,7 @@ const HINT: Partial<Record<ProviderErrorKind, string>> = {
 
 export function classifyAnthropicError(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = anthropicSdk();
   if (err instanceof APIUserAbortError)
     return new ProviderError('aborted', 'Anthropic request aborted', { cause: err });
   if (err instanceof APIConnectionTimeoutError)

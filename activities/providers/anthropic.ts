@@ -16,7 +16,8 @@
  * Config: `model` ← option, env DREACT_MODEL, else DEFAULT_ANTHROPIC_MODEL; base URL ← option or
  * ANTHROPIC_BASE_URL; API key ← option or ANTHROPIC_API_KEY.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { anthropicSdk } from './anthropic-sdk';
 import {
   ProviderError,
   ZERO_USAGE,
@@ -103,7 +104,7 @@ export function createAnthropicProvider(
   const model = options.model ?? process.env.DREACT_MODEL ?? DEFAULT_ANTHROPIC_MODEL;
   const client =
     options.client ??
-    new Anthropic({
+    new (anthropicSdk().Anthropic)({
       ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
       ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
       maxRetries: 0,
