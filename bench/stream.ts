@@ -1,7 +1,7 @@
 /**
  * Token → SSE client latency through Postgres: StreamPublisher (the activities' batching, 20 ms)
- * → the shared writer (one statement per 10 ms at most) → row insert + NOTIFY → the gateway's shared LISTEN notifier → readEvents →
- * SSE over loopback HTTP → a fetch-based SSE reader. Several conversations stream answer deltas
+ * → the shared writer (one statement per 10 ms at most) → row insert + NOTIFY → the gateway's
+ * shared LISTEN notifier → readEvents → SSE over loopback HTTP → a fetch-based SSE reader. Several conversations stream answer deltas
  * at a model-like rate at once; each delta carries its emit time (same process, performance.now),
  * and latency is measured when the client parses it. Also checks that every event arrived once.
  * Run: node --import tsx bench/stream.ts (or npm run bench -- stream once bench/run.ts lists it).

@@ -14,9 +14,9 @@
  * way to the client, and only while other conversations stream too. A batch its publisher waits
  * for (the flush when an activity closes its stream) skips the gap — it goes at once, or right
  * after the statement running — so the gap never lengthens a round: a zero-latency decide ran
- * 18 ms with the gap on its closing flush, 11 ms without. Per conversation, events
- * keep their order and get consecutive offsets (publishEventBatches). A conversation unknown to the database fails only its own publishers.
- * Adjacent text deltas that queued up together are stored as one event (core/stream/coalesce.ts).
+ * 18 ms with the gap on its closing flush, 11 ms without. Per conversation, events keep their
+ * order and get consecutive offsets (publishEventBatches). A conversation unknown to the database
+ * fails only its own publishers. Adjacent text deltas that queued up together are stored as one event (core/stream/coalesce.ts).
  */
 import type { Pool } from 'pg';
 import { publishEventBatches, type StreamEventInput } from './stream-bus';

@@ -6,7 +6,8 @@
  * under-counts what the provider billed. A call the provider answered but that failed before it
  * reported any usage (aborted by a cancellation, the connection cut inside its first event) is
  * recorded too — as is one whose consumer stopped reading before then: a `cut` row with no
- * tokens and the provider's request id, which is all that is known of it. Every report carries that request id when the provider gave one.
+ * tokens and the provider's request id, which is all that is known of it. Every report carries
+ * that request id when the provider gave one.
  */
 import { activityLog } from '../log';
 import { ZERO_USAGE, type ModelProvider, type StreamPart, type Usage } from '../../core/model/provider';
