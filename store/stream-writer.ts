@@ -16,7 +16,8 @@
  * after the statement running — so the gap never lengthens a round: a zero-latency decide ran
  * 18 ms with the gap on its closing flush, 11 ms without. Per conversation, events keep their
  * order and get consecutive offsets (publishEventBatches). A conversation unknown to the database
- * fails only its own publishers. Adjacent text deltas that queued up together are stored as one event (core/stream/coalesce.ts).
+ * fails only its own publishers. Adjacent text deltas that queued up together are stored as one
+ * event (core/stream/coalesce.ts).
  */
 import type { Pool } from 'pg';
 import { publishEventBatches, type StreamEventInput } from './stream-bus';
