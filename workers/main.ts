@@ -16,6 +16,10 @@ import { shutdownGraceSeconds } from './deployment';
 import { workerTuningFromEnv } from './tuning';
 import { setupTelemetry } from './telemetry';
 import { anthropicSdk } from '../activities/providers/anthropic-sdk';
+import { hostname } from 'node:os';
+import { TASK_QUEUE } from '../core/turn/contracts';
+import { openActivityJournal, workerStateDir } from './activity-journal';
+import { releaseOrphanedActivities } from './orphaned-activities';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
@@ -32,17 +36,26 @@ async function main(): Promise<void> {
           require('../activities/exec/fargate/backend') as typeof import('../activities/exec/fargate/backend')
         ).fargateBackendFromEnv()
       : undefined;
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  const taskQueue = process.env.DREACT_TASK_QUEUE || TASK_QUEUE;
+  const identity = `${process.pid}@${hostname()}`;
+  // The activities this worker runs, so the next worker on this host can release them if it dies
+  // (DREACT_WORKER_STATE_DIR=off: no journal).
+  const stateDir = workerStateDir();
+  const journal =
+    stateDir === 'off' ? undefined : openActivityJournal(stateDir, { identity, address, namespace, taskQueue });
   const creating = createWorker({
     connection,
     db,
-    namespace: process.env.TEMPORAL_NAMESPACE,
-    taskQueue: process.env.DREACT_TASK_QUEUE,
+    namespace,
+    taskQueue,
+    journal,
     // exec.python, on the backend DREACT_EXEC_BACKEND names (local bubblewrap by default; fargate; `off`: no exec tool).
     extraTools: process.env.DREACT_EXEC_BACKEND === 'off' ? [] : [createExecTool(fargate ? { backend: fargate } : {})],
     fargate,
     // Shutdown drains: in-flight activities get this long to finish before they are cancelled (and
     // retried on another worker).
-    worker: { shutdownGraceTime: `${shutdownGraceSeconds()} seconds`, ...tuning.worker },
+    worker: { identity, shutdownGraceTime: `${shutdownGraceSeconds()} seconds`, ...tuning.worker },
   });
   // Worker.create leaves this thread idle while its workflow thread loads the SDK and builds its
   // context (~0.5 s): the Anthropic SDK, needed at the first model call, loads meanwhile.
@@ -83,7 +96,33 @@ async function main(): Promise<void> {
       ` — started in ${Math.round(process.uptime() * 1000)} ms (code loaded at ${loadedMs}, ` +
       `database and server ready at ${connectedMs})`,
   );
-  await worker.run();
+  const running = worker.run();
+  if (journal) {
+    // Polling has begun: the retries of a dead predecessor's activities find this worker ready.
+    const t0 = Date.now();
+    await releaseOrphanedActivities({
+      dir: stateDir,
+      connection,
+      self: { pid: process.pid, identity, address, namespace, taskQueue },
+    }).then(
+      (r) => {
+        if (r.journals > 0)
+          console.error(
+            `[worker] released ${r.released} activities a dead worker left running (${r.settled} already settled) ` +
+              `from ${r.journals} journal(s) in ${Date.now() - t0} ms`,
+          );
+        for (const e of r.errors) console.error(`[worker] could not release an orphaned activity: ${e}`);
+      },
+      (err: unknown) =>
+        // Its activities still retry, after their heartbeat timeouts.
+        console.error(
+          `[worker] releasing orphaned activities failed: ${err instanceof Error ? err.stack : String(err)}`,
+        ),
+    );
+  }
+  await running;
+  // Stopped cleanly: every activity ended or was cancelled; nothing is left to release.
+  journal?.remove();
   await connection.close();
   await db.close();
 }

@@ -29,6 +29,7 @@ import { libraryConfigFromEnv, openLibrary, type Library } from '../activities/l
 import { reactReadWithSkills, reactSearchKnowledge } from '../core/tools/library-tools';
 import { skillCatalogue } from '../core/library/skills';
 import { projectFile } from '../store/project-files';
+import { journalInterceptor, type ActivityJournal } from './activity-journal';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -131,6 +132,11 @@ export interface CreateWorkerOptions {
   library?: Library | null;
   /** Short Postgres-only tools as local activities (else env DREACT_LOCAL_TOOLS, default on). */
   localTools?: boolean;
+  /**
+   * The journal of activities in flight (workers/activity-journal.ts): the worker that starts after
+   * this one dies releases them at once. The worker process passes one; tests may.
+   */
+  journal?: ActivityJournal;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
 }
@@ -177,6 +183,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   };
   // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
   streamWriteGapMs();
+  const telemetryOptions = telemetry.workerOptions();
   const cacheBytes = viewCacheBytes();
   if (cacheBytes > 0) deps.viewCache = createViewCache({ maxBytes: cacheBytes });
   return Worker.create({
@@ -202,7 +209,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     ...(deployment ? { workerDeploymentOptions: deployment } : {}),
-    ...telemetry.workerOptions(),
+    ...telemetryOptions,
+    interceptors: {
+      ...telemetryOptions.interceptors,
+      // The journal outermost: an activity is in it for the whole of its run.
+      activity: [
+        ...(opts.journal ? [journalInterceptor(opts.journal)] : []),
+        ...(telemetryOptions.interceptors?.activity ?? []),
+      ],
+    },
     ...opts.worker,
   });
 }

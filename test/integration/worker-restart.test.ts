@@ -1,0 +1,106 @@
+/**
+ * A worker killed with SIGKILL: the next worker on the host fails the attempts the dead one left
+ * running (workers/activity-journal.ts, workers/orphaned-activities.ts), so their retries start
+ * when it polls, not after their heartbeat timeouts.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { spawnWorkerProcess } from '../../bench/worker-process';
+import { releaseOrphanedActivities, WORKER_LOST } from '../../workers/orphaned-activities';
+import { journalFileName, openActivityJournal } from '../../workers/activity-journal';
+
+let stack: TestStack;
+before(async () => {
+  stack = await createTestStack('restart');
+});
+after(async () => stack.teardown());
+
+test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerLost) and the turn completes', async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'dreact-state-'));
+  const env = {
+    TEMPORAL_ADDRESS: stack.server.address,
+    DREACT_DB_SCHEMA: stack.db.schema,
+    DATABASE_URL: stack.db.databaseUrl,
+    DREACT_TASK_QUEUE: stack.taskQueue,
+    DREACT_WORKER_STATE_DIR: stateDir,
+  };
+  let worker = spawnWorkerProcess(env);
+  await worker.ready;
+  const conv = uniqueId('conv');
+  const started = await stack.client.startTurn(conv, 'think slowly', {
+    model: {
+      provider: 'scripted',
+      script: { rounds: [thinking('slowly '.repeat(60)) + complete('survived')], chunkSize: 4, latencyMs: 40 },
+    },
+  });
+  await waitFor('the decision to stream', async () => {
+    const r = await stack.db.pool.query(
+      `SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'delta'`,
+      [conv],
+    );
+    return r.rows[0].n > 3;
+  });
+  const deadPid = worker.child.pid!;
+  worker.child.kill('SIGKILL');
+  await worker.exited;
+  worker = spawnWorkerProcess(env);
+  try {
+    await worker.ready;
+    const result = await stack.client.result(conv, started.turnIndex);
+    assert.match(result.answer ?? '', /^survived/);
+    const history = await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
+    const retried = (history.events ?? [])
+      .map((e) => e.activityTaskStartedEventAttributes)
+      .find((a) => (a?.attempt ?? 1) > 1);
+    assert.ok(retried, 'the decision ran a second attempt');
+    // Failed by the successor, not timed out: the retry did not wait for the heartbeat timeout.
+    assert.equal(retried.lastFailure?.applicationFailureInfo?.type, WORKER_LOST);
+    assert.match(retried.lastFailure?.message ?? '', new RegExp(`pid ${deadPid}\\) exited while running this decide`));
+    await waitFor('the release to be logged', async () =>
+      /released 1 activities a dead worker left/.test(worker.log()),
+    );
+    // The dead worker's journal is gone; the living one's is there.
+    assert.deepEqual(readdirSync(stateDir), [journalFileName(worker.child.pid!)]);
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+  }
+  // Stopped cleanly: its journal is removed.
+  assert.deepEqual(readdirSync(stateDir), []);
+});
+
+test('journals that are not a dead predecessor’s are left alone; an unreadable one is reported', async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'dreact-state-'));
+  const self = {
+    pid: 999_999_999,
+    identity: 'me',
+    address: stack.server.address,
+    namespace: 'default',
+    taskQueue: stack.taskQueue,
+  };
+  // A living writer (this process) of the same queue, with an open entry: untouched.
+  const living = openActivityJournal(stateDir, {
+    identity: 'alive',
+    address: self.address,
+    namespace: 'default',
+    taskQueue: self.taskQueue,
+  });
+  living.started('dG9rZW4=', 'decide');
+  // A dead writer of another queue with nothing open: removed. Unreadable: kept and reported.
+  writeFileSync(
+    join(stateDir, journalFileName(2_000_000_001)),
+    `${JSON.stringify({ v: 1, pid: 2_000_000_001, processStart: null, identity: 'x', address: 'elsewhere:1', namespace: 'default', taskQueue: 'other', startedAt: new Date().toISOString() })}\n`,
+  );
+  writeFileSync(join(stateDir, journalFileName(2_000_000_002)), 'not json\n');
+  const r = await releaseOrphanedActivities({ dir: stateDir, connection: stack.server.env.client.connection, self });
+  assert.equal(r.journals, 0);
+  assert.equal(r.released, 0);
+  assert.equal(r.errors.length, 1);
+  assert.match(r.errors[0]!, /activities-2000000002\.journal: unreadable journal left in place/);
+  assert.deepEqual(readdirSync(stateDir).sort(), [journalFileName(2_000_000_002), journalFileName(process.pid)]);
+  living.remove();
+});

@@ -1,0 +1,118 @@
+/**
+ * At a worker's start: fail the activities a dead worker of the same task queue left running, so
+ * their retries start now instead of after their heartbeat timeouts (workers/activity-journal.ts
+ * says why and how they are known).
+ *
+ * Only journals of the same server, namespace and task queue are taken, only when their writer is
+ * gone (its pid is not running, or runs another process), and each by one worker (claimed by an
+ * atomic rename). Every attempt is failed by its task token with a retryable `WorkerLost` failure
+ * naming the dead worker: the activity's retry policy decides what happens next, exactly as after
+ * a heartbeat timeout (one attempt spent). An attempt that ended meanwhile (it timed out, or it
+ * completed before the worker died) is counted as already settled.
+ */
+import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ActivityNotFoundError, AsyncCompletionClient, type ConnectionLike } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { isJournalFile, readJournal, writerIsAlive, type JournalHeader } from './activity-journal';
+
+export const WORKER_LOST = 'WorkerLost';
+
+/** A dead worker's journal of another task queue is removed after this long. */
+const STALE_MS = 24 * 3600_000;
+
+export interface OrphanRelease {
+  /** Dead workers' journals taken. */
+  journals: number;
+  /** Attempts failed, so their retries start now. */
+  released: number;
+  /** Attempts the server had already settled (timed out, or completed just before the kill). */
+  settled: number;
+  /** Attempts the server refused to fail for another reason: they wait for their heartbeat timeout. */
+  errors: string[];
+}
+
+/** When the file last changed (now if another worker removed it meanwhile). */
+function modifiedAt(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return Date.now();
+    throw err;
+  }
+}
+
+export async function releaseOrphanedActivities(opts: {
+  dir: string;
+  connection: ConnectionLike;
+  /** This worker: its own journal is skipped; only journals with the same address / namespace / queue are taken. */
+  self: Pick<JournalHeader, 'pid' | 'identity' | 'address' | 'namespace' | 'taskQueue'>;
+}): Promise<OrphanRelease> {
+  const { dir, self } = opts;
+  const out: OrphanRelease = { journals: 0, released: 0, settled: 0, errors: [] };
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return out;
+    throw err;
+  }
+  const client = new AsyncCompletionClient({ connection: opts.connection, namespace: self.namespace });
+  for (const name of names.filter(isJournalFile)) {
+    if (name === `activities-${self.pid}.journal`) continue;
+    const file = join(dir, name);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // another worker claimed it
+      throw err;
+    }
+    let journal: ReturnType<typeof readJournal>;
+    try {
+      journal = readJournal(text);
+    } catch (err) {
+      out.errors.push(`${name}: unreadable journal left in place (${(err as Error).message})`);
+      continue;
+    }
+    const { header } = journal;
+    if (writerIsAlive(header)) continue;
+    if (header.address !== self.address || header.namespace !== self.namespace || header.taskQueue !== self.taskQueue) {
+      // Another queue's: kept for its own successor while it may matter; nothing to release, or a
+      // day old (every activity in it has timed out since), and it goes.
+      if (journal.open.length === 0 || Date.now() - modifiedAt(file) > STALE_MS) rmSync(file, { force: true });
+      continue;
+    }
+    // Claim it: of two workers starting together, one rename succeeds.
+    const claimed = `${file}.claimed-${self.pid}`;
+    try {
+      renameSync(file, claimed);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    out.journals++;
+    // Its writer is gone: what the file holds now is final.
+    const { open: entries } = readJournal(readFileSync(claimed, 'utf8'));
+    await Promise.all(
+      entries.map(async (entry) => {
+        try {
+          await client.fail(
+            Buffer.from(entry.taskToken, 'base64'),
+            ApplicationFailure.retryable(
+              `worker ${header.identity} (pid ${header.pid}) exited while running this ${entry.activityType} attempt; ` +
+                `failed by ${self.identity} at its start so the retry need not wait for the heartbeat timeout`,
+              WORKER_LOST,
+            ),
+          );
+          out.released++;
+        } catch (err) {
+          if (err instanceof ActivityNotFoundError) out.settled++;
+          else out.errors.push(`${entry.activityType}: ${(err as Error).message}`);
+        }
+      }),
+    );
+    rmSync(claimed, { force: true });
+  }
+  return out;
+}
