@@ -47,8 +47,12 @@ export function workerStateDir(env = process.env.DREACT_WORKER_STATE_DIR): strin
   return env && env.trim() !== '' ? env : join(tmpdir(), 'dreact-worker-state');
 }
 
-export const journalFileName = (pid: number) => `activities-${pid}.journal`;
-export const isJournalFile = (name: string) => /^activities-\d+\.journal$/.test(name);
+/**
+ * One file per process, named by pid and start: a worker restarted in a container is often pid 1
+ * again, and must not write over the journal of the pid 1 before it.
+ */
+export const journalFileName = (pid: number, startedAtMs: number) => `activities-${pid}-${startedAtMs}.journal`;
+export const isJournalFile = (name: string) => /^activities-\d+-\d+\.journal$/.test(name);
 
 /**
  * The kernel's identity of a running process: boot id and start tick (so a pid reused after a
@@ -122,14 +126,15 @@ export function openActivityJournal(
   who: Omit<JournalHeader, 'v' | 'pid' | 'processStart' | 'startedAt'>,
 ): ActivityJournal {
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, journalFileName(process.pid));
+  const startedAt = new Date();
+  const file = join(dir, journalFileName(process.pid, startedAt.getTime()));
   const start = processStartOf(process.pid);
   const header: JournalHeader = {
     v: 1,
     pid: process.pid,
     processStart: start === 'gone' ? null : start,
     ...who,
-    startedAt: new Date().toISOString(),
+    startedAt: startedAt.toISOString(),
   };
   const open = new Map<number, string>();
   let next = 0;

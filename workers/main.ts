@@ -104,6 +104,7 @@ async function main(): Promise<void> {
       dir: stateDir,
       connection,
       self: { pid: process.pid, identity, address, namespace, taskQueue },
+      ownJournal: journal.file,
     }).then(
       (r) => {
         if (r.journals > 0)

@@ -45,8 +45,10 @@ function modifiedAt(file: string): number {
 export async function releaseOrphanedActivities(opts: {
   dir: string;
   connection: ConnectionLike;
-  /** This worker: its own journal is skipped; only journals with the same address / namespace / queue are taken. */
+  /** This worker: only journals with the same address / namespace / queue are taken. */
   self: Pick<JournalHeader, 'pid' | 'identity' | 'address' | 'namespace' | 'taskQueue'>;
+  /** This worker's own journal's path, skipped. */
+  ownJournal?: string;
 }): Promise<OrphanRelease> {
   const { dir, self } = opts;
   const out: OrphanRelease = { journals: 0, released: 0, settled: 0, errors: [] };
@@ -59,8 +61,8 @@ export async function releaseOrphanedActivities(opts: {
   }
   const client = new AsyncCompletionClient({ connection: opts.connection, namespace: self.namespace });
   for (const name of names.filter(isJournalFile)) {
-    if (name === `activities-${self.pid}.journal`) continue;
     const file = join(dir, name);
+    if (file === opts.ownJournal) continue;
     let text: string;
     try {
       text = readFileSync(file, 'utf8');

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { spawnWorkerProcess } from '../../bench/worker-process';
@@ -64,7 +64,9 @@ test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerL
       /released 1 activities a dead worker left/.test(worker.log()),
     );
     // The dead worker's journal is gone; the living one's is there.
-    assert.deepEqual(readdirSync(stateDir), [journalFileName(worker.child.pid!)]);
+    const files = readdirSync(stateDir);
+    assert.equal(files.length, 1);
+    assert.match(files[0]!, new RegExp(`^activities-${worker.child.pid}-\\d+\\.journal$`));
   } finally {
     worker.child.kill('SIGTERM');
     await worker.exited;
@@ -92,15 +94,15 @@ test('journals that are not a dead predecessor’s are left alone; an unreadable
   living.started('dG9rZW4=', 'decide');
   // A dead writer of another queue with nothing open: removed. Unreadable: kept and reported.
   writeFileSync(
-    join(stateDir, journalFileName(2_000_000_001)),
+    join(stateDir, journalFileName(2_000_000_001, 1)),
     `${JSON.stringify({ v: 1, pid: 2_000_000_001, processStart: null, identity: 'x', address: 'elsewhere:1', namespace: 'default', taskQueue: 'other', startedAt: new Date().toISOString() })}\n`,
   );
-  writeFileSync(join(stateDir, journalFileName(2_000_000_002)), 'not json\n');
+  writeFileSync(join(stateDir, journalFileName(2_000_000_002, 1)), 'not json\n');
   const r = await releaseOrphanedActivities({ dir: stateDir, connection: stack.server.env.client.connection, self });
   assert.equal(r.journals, 0);
   assert.equal(r.released, 0);
   assert.equal(r.errors.length, 1);
-  assert.match(r.errors[0]!, /activities-2000000002\.journal: unreadable journal left in place/);
-  assert.deepEqual(readdirSync(stateDir).sort(), [journalFileName(2_000_000_002), journalFileName(process.pid)]);
+  assert.match(r.errors[0]!, /activities-2000000002-1\.journal: unreadable journal left in place/);
+  assert.deepEqual(readdirSync(stateDir).sort(), [journalFileName(2_000_000_002, 1), basename(living.file)].sort());
   living.remove();
 });
