@@ -19,6 +19,10 @@ async function main(): Promise<number> {
     ['Temporal restarts / Postgres restarts', `${report.temporalRestarts} / ${report.postgresRestarts}`],
     ['model faults injected', JSON.stringify(report.faults)],
     ['recovery: kill → next completed activity, median / max ms', `${median} / ${sorted.at(-1) ?? NaN}`],
+    [
+      'retried attempts after: release at restart (WorkerLost) / timeout / other',
+      `${report.retriesAfter.workerLost} / ${report.retriesAfter.timeout} / ${report.retriesAfter.other}`,
+    ],
     ['duplicate blocks', report.duplicateBlocks],
     ['duplicate tool effects / missing', `${report.duplicateEffects} / ${report.missingEffects}`],
     ['decision calls answered / ledger rows', `${report.answeredCalls} / ${report.ledgerRows}`],

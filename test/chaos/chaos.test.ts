@@ -24,4 +24,7 @@ test('a storm of kills, restarts and model faults: every turn completes, nothing
   const injected = Object.values(report.faults).reduce((a, b) => a + b, 0);
   assert.ok(injected > 0, 'the emulator injected faults');
   assert.ok(report.recoveryMs.length >= report.kills - 1, 'recovery measured after the kills');
+  // The aimed kills stop the worker inside a decision round: the restarted worker fails that
+  // attempt itself (WorkerLost) instead of waiting for its heartbeat timeout.
+  assert.ok(report.retriesAfter.workerLost >= 2, `released at restart: ${JSON.stringify(report.retriesAfter)}`);
 });

@@ -32,6 +32,7 @@ import { reply, startAnthropicEmulator, type RecordedRequest } from '../emulator
 import { prng } from '../emulator/sse';
 import { isDecisionRequest, noteReply, NOTES_ANSWER } from '../support/note-turns';
 import { spawnWorkerProcess, type WorkerProcess } from '../../bench/worker-process';
+import { WORKER_LOST } from '../../workers/orphaned-activities';
 import { startPostgresCluster } from './postgres-cluster';
 import { auditLedger, type StormEvent } from './ledger-audit';
 import type { ChaosPoint } from '../../activities/chaos';
@@ -64,6 +65,11 @@ export interface ChaosReport {
   recoveryMs: number[];
   /** Per kill: its recovery, when the restarted worker polled, and which activity completed next. */
   recoveryDetail: string[];
+  /**
+   * Activity attempts retried, by what ended the attempt before: failed by the restarted worker
+   * (WorkerLost), a heartbeat or other timeout, or any other failure (injected model faults).
+   */
+  retriesAfter: { workerLost: number; timeout: number; other: number };
   duplicateBlocks: number;
   duplicateEffects: number;
   missingEffects: number;
@@ -143,6 +149,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     ANTHROPIC_API_KEY: 'chaos',
     ANTHROPIC_BASE_URL: emulator.baseURL,
     DREACT_LOG_LEVEL: 'ERROR',
+    // Each worker's activity journal, read by the next one after a kill (workers/activity-journal.ts).
+    DREACT_WORKER_STATE_DIR: join(home, 'worker-state'),
     ...(pauseAt ? { DREACT_CHAOS_PAUSE_AT: pauseAt, DREACT_CHAOS_MARKER_DIR: markers } : {}),
   });
   let worker: WorkerProcess = spawnWorkerProcess(workerEnv(AIMED[0]));
@@ -299,10 +307,18 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     // Recovery: from each kill to the next completed activity of any turn.
     const completions: Array<{ at: number; what: string }> = [];
+    const retriesAfter = { workerLost: 0, timeout: 0, other: 0 };
     for (const s of started) {
       const history = await temporalClient.workflow.getHandle(s.workflowId).fetchHistory();
       const byId = new Map((history.events ?? []).map((e) => [Number(e.eventId), e]));
       for (const e of history.events ?? []) {
+        const retry = e.activityTaskStartedEventAttributes;
+        if ((retry?.attempt ?? 1) > 1) {
+          const last = retry?.lastFailure;
+          if (last?.applicationFailureInfo?.type === WORKER_LOST) retriesAfter.workerLost++;
+          else if (last?.timeoutFailureInfo ?? last?.cause?.timeoutFailureInfo) retriesAfter.timeout++;
+          else retriesAfter.other++;
+        }
         const done = e.activityTaskCompletedEventAttributes;
         if (!done) continue;
         const type = byId.get(Number(done.scheduledEventId))?.activityTaskScheduledEventAttributes?.activityType?.name;
@@ -331,6 +347,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       faults,
       recoveryMs,
       recoveryDetail: recoveries.map((r) => `${r.ms} ms: ${r.detail}`),
+      retriesAfter,
       duplicateBlocks,
       duplicateEffects,
       missingEffects,
