@@ -16,7 +16,7 @@ import { summarizerInput, summarizerSystemPrompt } from '../../core/compaction/p
 import { StreamPublisher } from '../../store/publisher';
 import { toActivityFailure } from '../providers/errors';
 import { heartbeating } from '../heartbeat';
-import { recordRoundUsage } from '../turn/round/io';
+import { ledgeredProvider } from '../turn/ledgered-provider';
 import type { StoredPlan } from './plan';
 import type { Block } from '../../core/timeline/block';
 
@@ -48,18 +48,17 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     });
     let usage = ZERO_USAGE;
     const call = async (kind: 'history' | 'turn_prefix', range: Block[]): Promise<string> => {
-      const res = await summarize(provider, kind, range, input, ctx.cancellationSignal);
-      usage = addUsage(usage, res.usage);
-      await recordRoundUsage(pool, publisher, {
+      // Each call's ledger row is written from the provider's first usage report (a cut call keeps it).
+      const ledgered = ledgeredProvider(provider, pool, {
         conversationId,
         turnId: input.turnId,
-        round: 0,
-        callKey: `${compactionId}/${kind}/${ctx.info.attempt}`,
-        provider: provider.id,
-        model: input.model.model ?? (provider as { model?: string }).model,
-        usage: res.usage,
+        callKeyPrefix: `${compactionId}/${kind}/${ctx.info.attempt}`,
         purpose: 'compaction',
+        ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+        publisher,
       });
+      const res = await summarize(ledgered, kind, range, input, ctx.cancellationSignal);
+      usage = addUsage(usage, res.usage);
       if (!res.text.trim())
         throw ApplicationFailure.retryable(
           `the summariser returned an empty ${kind} summary`,

@@ -13,7 +13,7 @@ import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
-import { recordUsage } from '../../store/usage-store';
+import { ledgeredProvider } from './ledgered-provider';
 import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';
 import { heartbeating } from '../heartbeat';
 import { cleanTitle, GateOutputSchema, heuristicTitle } from '../../core/turn/title';
@@ -52,7 +52,14 @@ export async function gateConversation(
   const existing = await loadTitle(pool, conversationId);
   if (existing !== null) return { title: existing, source: 'existing' };
 
-  const provider = deps.provider(input.model);
+  // Every call the title takes has its ledger row from the provider's first usage report (cut or not).
+  const provider = ledgeredProvider(deps.provider(input.model), pool, {
+    conversationId,
+    turnId,
+    callKeyPrefix: `${turnId}/gate/${opts.attempt ?? 1}`,
+    purpose: 'title',
+    ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+  });
   const meta: Record<string, unknown> = {};
   let title: string;
   try {
@@ -75,18 +82,6 @@ export async function gateConversation(
     title = cleanTitle(res.value.title);
     meta.level = res.level;
     meta.usage = res.usage;
-    if (res.usage.inputTokens + res.usage.outputTokens > 0) {
-      await recordUsage(pool, {
-        conversationId,
-        turnId,
-        round: 0,
-        callKey: `${turnId}/gate/${opts.attempt ?? 1}`,
-        provider: provider.id,
-        model: input.model.model,
-        usage: res.usage,
-        purpose: 'title',
-      });
-    }
     if (!title) throw new StructuredOutputError(res.attempts, res.usage, 'conversation_title');
   } catch (err) {
     if (opts.signal?.aborted || (err instanceof ProviderError && err.kind === 'aborted')) throw err;

@@ -17,7 +17,7 @@ import { SUPERSEDED_REASON, SYNTHESIS_SYSTEM_PROMPT, synthesisMessages } from '.
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks, setOverlays } from '../../store/timeline-store';
-import { recordUsage } from '../../store/usage-store';
+import { ledgeredProvider } from './ledgered-provider';
 import { loadSourceRefs } from '../../store/conversation-store';
 import { activityLog } from '../log';
 import { streamNative } from './round/native-stream';
@@ -58,20 +58,15 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
       return { answer: done.text ?? '', synthesized: true, usage: ZERO_USAGE };
     }
     const sources = await loadSourceRefs(pool, conversationId);
-    const provider = deps.provider(input.model);
+    // The call's ledger row is written from the provider's first usage report (a cut call keeps it).
+    const provider = ledgeredProvider(deps.provider(input.model), pool, {
+      conversationId,
+      turnId,
+      callKeyPrefix: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`,
+      purpose: 'synthesis',
+      ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+    });
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
-    const callKey = `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`;
-    const recordSynthesisUsage = (usage: Usage) =>
-      recordUsage(pool, {
-        conversationId,
-        turnId,
-        round: 0,
-        callKey,
-        provider: provider.id,
-        model: input.model.model,
-        usage,
-        purpose: 'synthesis',
-      });
 
     let text: string;
     let usage: Usage = ZERO_USAGE;
@@ -105,7 +100,6 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
       activityLog().warn(
         `synthesizeAnswer ${conversationId}/${turnId}: synthesis failed, keeping the loop's answer: ${reason}`,
       );
-      if (usage !== ZERO_USAGE) await recordSynthesisUsage(usage);
       publisher.emit({
         kind: 'answer',
         payload: { phase: 'done', text: loopAnswer, synthesized: false, error: reason },
@@ -114,7 +108,6 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
       return { answer: loopAnswer, synthesized: false, usage };
     }
 
-    await recordSynthesisUsage(usage);
     publisher.emit({ kind: 'usage', payload: { round: 0, phase: 'synthesis', usage } });
     const ts = deps.now().toISOString();
     await appendBlocks(pool, conversationId, [

@@ -25,7 +25,7 @@ import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
-import { recordUsage } from '../../store/usage-store';
+import { ledgeredProvider } from './ledgered-provider';
 import { heartbeating } from '../heartbeat';
 
 export type ToolSelectionFallback = 'below_threshold' | 'no_valid_tools' | 'structured_call_failed' | 'provider_error';
@@ -156,7 +156,14 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
     if (existing) return outcomeOf(existing);
     if (deps.registry.ids().length <= TOOL_SELECTION_THRESHOLD)
       return { toolIds: deps.registry.ids(), fallback: 'below_threshold' };
-    const provider = deps.provider(input.model);
+    // Each call of the selection has its ledger row from the provider's first usage report.
+    const provider = ledgeredProvider(deps.provider(input.model), pool, {
+      conversationId: input.conversationId,
+      turnId: input.turnId,
+      callKeyPrefix: `${input.turnId}/tool_selection/${Context.current().info.attempt}`,
+      purpose: 'tool_selection',
+      ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+    });
     const sel = await selectTools(provider, deps.registry, input.prompt, {
       ...(input.pinned ? { pinned: input.pinned } : {}),
       ...(input.model.model !== undefined ? { model: input.model.model } : {}),
@@ -180,18 +187,6 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
       replacement_text: '',
     });
     await appendBlocks(pool, input.conversationId, [block]);
-    if (sel.usage.inputTokens + sel.usage.outputTokens > 0) {
-      await recordUsage(pool, {
-        conversationId: input.conversationId,
-        turnId: input.turnId,
-        round: 0,
-        callKey: `${input.turnId}/tool_selection/${Context.current().info.attempt}`,
-        provider: provider.id,
-        model: input.model.model,
-        usage: sel.usage,
-        purpose: 'tool_selection',
-      });
-    }
     return outcomeOf((await loadBlock(pool, input.conversationId, id)) ?? block);
   }
 }

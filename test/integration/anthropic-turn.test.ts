@@ -170,6 +170,30 @@ test('a call cut before it reported usage keeps a cut row naming its request id;
   );
 });
 
+test('a title call cut mid-stream keeps its ledger row (cut, its input tokens, its request id); the turn goes on', async () => {
+  emu.reset();
+  const text =
+    thinking('done') +
+    '<channel:ReactDecisionOutV2>{"action":"complete","notes":"n"}</channel:ReactDecisionOutV2><channel:answer>Done.</channel:answer>';
+  // The title call's stream is cut after message_start (its usage) and one more event.
+  emu.enqueue({ ...title, cutAfterEvents: 2 }, reply.text(text));
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'a title that never arrives', { model: { provider: 'anthropic' } });
+  assert.equal((await stack.client.result(conv, 1)).answer, 'Done.');
+  const titleCall = emu.requests.find((r) => (r.body.tool_choice as { name?: string } | undefined)?.name);
+  assert.ok(titleCall?.serverCut && titleCall.usageSentAt !== undefined, 'the title call was cut after its usage');
+  const rows = await stack.db.pool.query(
+    `SELECT call_key, cut, request_id, input_tokens + cache_read_tokens + cache_write_tokens AS prompt
+       FROM usage_ledger WHERE conversation_id = $1 AND purpose = 'title'`,
+    [conv],
+  );
+  assert.equal(rows.rows.length, 1);
+  assert.equal(rows.rows[0].cut, true);
+  assert.equal(rows.rows[0].request_id, titleCall.requestId);
+  assert.ok(rows.rows[0].prompt > 0, 'the cut title call counts its input tokens');
+  assert.match(rows.rows[0].call_key, /\/gate\/1\/1$/);
+});
+
 test('a non-retryable 400 fails the turn with a clear message and TurnStatus=failed', async () => {
   emu.reset();
   emu.enqueue(title, reply.error(400, 'invalid_request_error', 'messages.0.content: bad block'));
