@@ -5,13 +5,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { spawnWorkerProcess } from '../../bench/worker-process';
 import { releaseOrphanedActivities, WORKER_LOST } from '../../workers/orphaned-activities';
-import { journalFileName, openActivityJournal } from '../../workers/activity-journal';
+import { journalFileName, openActivityJournal, readJournal } from '../../workers/activity-journal';
 
 let stack: TestStack;
 before(async () => {
@@ -105,4 +105,50 @@ test('journals that are not a dead predecessor’s are left alone; an unreadable
   assert.match(r.errors[0]!, /activities-2000000002-1\.journal: unreadable journal left in place/);
   assert.deepEqual(readdirSync(stateDir).sort(), [journalFileName(2_000_000_002, 1), basename(living.file)].sort());
   living.remove();
+});
+
+test('an attempt that already completed is counted as settled, not failed; the journal records only non-local activities', async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'dreact-state-'));
+  const who = {
+    identity: 'in-process',
+    address: stack.server.address,
+    namespace: 'default',
+    taskQueue: stack.taskQueue,
+  };
+  const journal = openActivityJournal(stateDir, who);
+  await stack.startWorker({ journal });
+  try {
+    const conv = uniqueId('conv');
+    await stack.client.startTurn(conv, 'answer', {
+      model: { provider: 'scripted', script: { rounds: [complete('done')] } },
+    });
+    assert.equal((await stack.client.result(conv, 1)).answer, 'done');
+  } finally {
+    await stack.stopWorker();
+  }
+  const lines = readFileSync(journal.file, 'utf8').split('\n');
+  const started = lines.filter((l) => l.startsWith('+')).map((l) => l.split(' '));
+  // The decision round ran as an activity; loadContext and the persist steps run locally (not journaled).
+  assert.ok(
+    started.some(([, , type]) => type === 'decide'),
+    lines.join('\n'),
+  );
+  assert.ok(!started.some(([, , type]) => type === 'loadContext'), 'local activities are not journaled');
+  assert.deepEqual(readJournal(readFileSync(journal.file, 'utf8')).open, [], 'every started activity ended');
+  // A dead worker's journal naming that (completed) attempt as open: the server has settled it.
+  const deadPid = 2_000_000_003;
+  const header = { v: 1, pid: deadPid, processStart: null, ...who, startedAt: new Date().toISOString() };
+  writeFileSync(
+    join(stateDir, journalFileName(deadPid, 1)),
+    `${JSON.stringify(header)}\n+1 ${started.find(([, , type]) => type === 'decide')![1]} decide\n`,
+  );
+  const r = await releaseOrphanedActivities({
+    dir: stateDir,
+    connection: stack.server.env.client.connection,
+    self: { pid: process.pid, identity: 'next', address: who.address, namespace: 'default', taskQueue: who.taskQueue },
+    ownJournal: journal.file,
+  });
+  assert.deepEqual(r, { journals: 1, released: 0, settled: 1, errors: [] });
+  assert.deepEqual(readdirSync(stateDir), [basename(journal.file)], 'the claimed journal is removed');
+  journal.remove();
 });
