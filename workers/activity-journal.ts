@@ -9,8 +9,8 @@
  * start as soon as it polls. A task token names one attempt: failing it can never touch a retry.
  *
  * Format: a JSON header line (who wrote it: pid, the process's start time, the server, namespace
- * and task queue), then `+<n> <base64 task token> <activity type>` when an activity starts and
- * `-<n>` when it ends. Writes are synchronous appends of one line (no fsync: a killed process's
+ * and task queue), then `+<n> <base64 task token> <activity type> <workflow id (URI-encoded)>
+ * <run id>` when an activity starts and `-<n>` when it ends. Writes are synchronous appends of one line (no fsync: a killed process's
  * writes are in the page cache; a host crash loses its activities to their heartbeat timeouts, as
  * before). The file is rewritten with only the open entries every few thousand lines, and removed
  * when the worker stops cleanly.
@@ -37,6 +37,8 @@ export type JournalHeader = z.infer<typeof JournalHeaderSchema>;
 export interface OpenActivity {
   taskToken: string;
   activityType: string;
+  /** The workflow the activity belongs to (journals from before this field lack it). */
+  workflow?: { workflowId: string; runId: string };
 }
 
 /** Lines written between two rewrites (a rewrite keeps only the open entries). */
@@ -99,9 +101,13 @@ export function readJournal(text: string): { header: JournalHeader; open: OpenAc
   const open = new Map<string, OpenActivity>();
   for (const line of lines.slice(1)) {
     if (line.startsWith('+')) {
-      const [n, taskToken, activityType] = line.slice(1).split(' ');
+      const [n, taskToken, activityType, workflowId, runId] = line.slice(1).split(' ');
       if (!n || !taskToken) throw new Error(`bad journal line: ${JSON.stringify(line.slice(0, 80))}`);
-      open.set(n, { taskToken, activityType: activityType ?? '?' });
+      open.set(n, {
+        taskToken,
+        activityType: activityType ?? '?',
+        ...(workflowId && runId ? { workflow: { workflowId: decodeURIComponent(workflowId), runId } } : {}),
+      });
     } else if (line.startsWith('-')) {
       open.delete(line.slice(1));
     } else {
@@ -115,7 +121,7 @@ export interface ActivityJournal {
   readonly file: string;
   readonly header: JournalHeader;
   /** Records a started activity; returns its entry number for `ended`. */
-  started(taskToken: string, activityType: string): number;
+  started(taskToken: string, activityType: string, workflow?: { workflowId: string; runId: string }): number;
   ended(entry: number): void;
   /** The worker stopped cleanly: nothing of it is left to release. */
   remove(): void;
@@ -158,9 +164,10 @@ export function openActivityJournal(
   return {
     file,
     header,
-    started(taskToken, activityType) {
+    started(taskToken, activityType, workflow) {
       const n = ++next;
-      const line = `+${n} ${taskToken} ${activityType}\n`;
+      const wf = workflow ? ` ${encodeURIComponent(workflow.workflowId)} ${workflow.runId}` : '';
+      const line = `+${n} ${taskToken} ${activityType}${wf}\n`;
       open.set(n, line);
       if (lines >= REWRITE_EVERY) rewrite();
       else write(line);
@@ -186,7 +193,7 @@ export function journalInterceptor(journal: ActivityJournal): ActivityIntercepto
       async execute(input, next) {
         // A local activity is part of its workflow task: it has no task token of its own to fail.
         if (ctx.info.isLocal) return next(input);
-        const entry = journal.started(ctx.info.base64TaskToken, ctx.info.activityType);
+        const entry = journal.started(ctx.info.base64TaskToken, ctx.info.activityType, ctx.info.workflowExecution);
         try {
           return await next(input);
         } finally {

@@ -109,7 +109,8 @@ async function main(): Promise<void> {
       (r) => {
         if (r.journals > 0)
           console.error(
-            `[worker] released ${r.released} activities a dead worker left running (${r.settled} already settled) ` +
+            `[worker] released ${r.released} activities a dead worker left running (${r.settled} already settled; ` +
+              `${r.unstuck} workflows off its sticky queue) ` +
               `from ${r.journals} journal(s) in ${Date.now() - t0} ms`,
           );
         for (const e of r.errors) console.error(`[worker] could not release an orphaned activity: ${e}`);

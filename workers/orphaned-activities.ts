@@ -28,9 +28,14 @@ export interface OrphanRelease {
   released: number;
   /** Attempts the server had already settled (timed out, or completed just before the kill). */
   settled: number;
+  /** Workflows of those attempts whose sticky queue (the dead worker's) was reset. */
+  unstuck: number;
   /** Attempts the server refused to fail for another reason: they wait for their heartbeat timeout. */
   errors: string[];
 }
+
+/** gRPC status NOT_FOUND. */
+const GRPC_NOT_FOUND = 5;
 
 /** When the file last changed (now if another worker removed it meanwhile). */
 function modifiedAt(file: string): number {
@@ -51,7 +56,7 @@ export async function releaseOrphanedActivities(opts: {
   ownJournal?: string;
 }): Promise<OrphanRelease> {
   const { dir, self } = opts;
-  const out: OrphanRelease = { journals: 0, released: 0, settled: 0, errors: [] };
+  const out: OrphanRelease = { journals: 0, released: 0, settled: 0, unstuck: 0, errors: [] };
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -96,6 +101,21 @@ export async function releaseOrphanedActivities(opts: {
     out.journals++;
     // Its writer is gone: what the file holds now is final.
     const { open: entries } = readJournal(readFileSync(claimed, 'utf8'));
+    // First their workflows forget the dead worker's sticky queue: the workflow task that follows
+    // each retry goes to the shared queue at once instead of waiting out the sticky timeout there.
+    const workflows = new Map(entries.flatMap((e) => (e.workflow ? [[e.workflow.runId, e.workflow] as const] : [])));
+    await Promise.all(
+      [...workflows.values()].map(async (execution) => {
+        try {
+          await opts.connection.workflowService.resetStickyTaskQueue({ namespace: self.namespace, execution });
+          out.unstuck++;
+        } catch (err) {
+          // Closed meanwhile: nothing to unstick. Anything else only costs that workflow its sticky timeout.
+          if ((err as { code?: number }).code !== GRPC_NOT_FOUND)
+            out.errors.push(`reset sticky queue of ${execution.workflowId}: ${(err as Error).message}`);
+        }
+      }),
+    );
     await Promise.all(
       entries.map(async (entry) => {
         try {

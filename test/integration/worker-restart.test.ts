@@ -57,6 +57,12 @@ test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerL
       .map((e) => e.activityTaskStartedEventAttributes)
       .find((a) => (a?.attempt ?? 1) > 1);
     assert.ok(retried, 'the decision ran a second attempt');
+    // Its workflow was taken off the dead worker's sticky queue: no workflow task waited there.
+    assert.deepEqual(
+      (history.events ?? []).filter((e) => e.workflowTaskTimedOutEventAttributes),
+      [],
+      'no sticky schedule-to-start timeout',
+    );
     // Failed by the successor, not timed out: the retry did not wait for the heartbeat timeout.
     assert.equal(retried.lastFailure?.applicationFailureInfo?.type, WORKER_LOST);
     assert.match(retried.lastFailure?.message ?? '', new RegExp(`pid ${deadPid}\\) exited while running this decide`));
@@ -148,7 +154,7 @@ test('an attempt that already completed is counted as settled, not failed; the j
     self: { pid: process.pid, identity: 'next', address: who.address, namespace: 'default', taskQueue: who.taskQueue },
     ownJournal: journal.file,
   });
-  assert.deepEqual(r, { journals: 1, released: 0, settled: 1, errors: [] });
+  assert.deepEqual(r, { journals: 1, released: 0, settled: 1, unstuck: 0, errors: [] });
   assert.deepEqual(readdirSync(stateDir), [basename(journal.file)], 'the claimed journal is removed');
   journal.remove();
 });

@@ -20,14 +20,18 @@ const dir = () => mkdtempSync(join(tmpdir(), 'journal-test-'));
 test('the journal holds the activities started and not ended, with the header naming its writer', () => {
   const journal = openActivityJournal(dir(), who);
   const a = journal.started('dG9rZW4tYQ==', 'decide');
-  journal.started('dG9rZW4tYg==', 'runTool');
+  journal.started('dG9rZW4tYg==', 'runTool', { workflowId: 'conv/a b/turn/1', runId: 'r-1' });
+  journal.started('dG9rZW4tYw==', 'gate');
   journal.ended(a);
   journal.ended(a); // twice: the second is nothing
   const { header, open } = readJournal(readFileSync(journal.file, 'utf8'));
   assert.equal(header.pid, process.pid);
   assert.equal(header.taskQueue, 'q');
   assert.equal(header.processStart, processStartOf(process.pid));
-  assert.deepEqual(open, [{ taskToken: 'dG9rZW4tYg==', activityType: 'runTool' }]);
+  assert.deepEqual(open, [
+    { taskToken: 'dG9rZW4tYg==', activityType: 'runTool', workflow: { workflowId: 'conv/a b/turn/1', runId: 'r-1' } },
+    { taskToken: 'dG9rZW4tYw==', activityType: 'gate' },
+  ]);
   assert.ok(isJournalFile(journal.file.split('/').pop()!));
 });
 
