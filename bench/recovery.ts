@@ -31,7 +31,8 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
   const spawnWorker = () => spawnWorkerProcess(workerEnv);
   const api = new DreactClient(server.env.client, { taskQueue });
   const rounds = Array.from(
-    { length: 40 },
+    // Long enough that every kill lands mid-turn even when recoveries are quick.
+    { length: 60 },
     (_, i) =>
       `<channel:thinking>step ${i}</channel:thinking><channel:ReactDecisionOutV2>{"action":"call_tool","notes":"n","tool_call":{"tool_id":"react.write","params":{"path":"f${i}.md","channel":"internal","content":"${'x'.repeat(200)}","kind":"file"}}}</channel:ReactDecisionOutV2>`,
   ).concat(
@@ -43,8 +44,8 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
   const kills: number[] = [];
   try {
     const started = await api.startTurn(conv, 'a long turn', {
-      maxIterations: 45,
-      model: { provider: 'scripted', script: { rounds, chunkSize: 64, latencyMs: 15 } },
+      maxIterations: 65,
+      model: { provider: 'scripted', script: { rounds, chunkSize: 64, latencyMs: 25 } },
     });
     for (let k = 0; k < KILLS; k++) {
       await new Promise((r) => setTimeout(r, 900 + 350 * k));
@@ -59,6 +60,9 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
     const history = await server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
     const completed = (history.events ?? []).filter((e) => e.activityTaskCompletedEventAttributes).map(evTime);
     const recover = kills.map((t) => (completed.find((c) => c > t) ?? NaN) - t);
+    // A kill after the turn's last activity has nothing to recover: the turn must be longer.
+    if (recover.some((ms) => !Number.isFinite(ms)))
+      throw new Error(`a kill came after the turn's last activity (recoveries ${JSON.stringify(recover)})`);
     const blocks = await loadBlocks(db.pool, conv);
     // The same worker started from its TypeScript sources (tsx), for comparison with the compiled one.
     const fromSources: number[] = [];
@@ -70,6 +74,7 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
     }
     return {
       'recovery.kills': KILLS,
+      'recovery.kill_to_next_completed_activity_ms (each kill)': recover.join(', '),
       'recovery.kill_to_next_completed_activity_median_ms': median(recover),
       'recovery.kill_to_next_completed_activity_max_ms': Math.max(...recover),
       'recovery.worker_start_to_polling_median_ms (compiled dist/worker.cjs, cached workflow bundle)': median(
