@@ -73,8 +73,10 @@ export function processStartOf(pid: number): string | null | 'gone' {
   } catch {
     return 'gone';
   }
-  // After the command (which may hold spaces and parentheses): field 22 is the start time in ticks.
+  // After the command (which may hold spaces and parentheses): field 3 is the state, field 22 the
+  // start time in ticks. A zombie (killed, not reaped yet by its parent) runs nothing any more.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return 'gone';
   return `${boot}:${fields[19]}`;
 }
 

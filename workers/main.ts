@@ -19,7 +19,7 @@ import { anthropicSdk } from '../activities/providers/anthropic-sdk';
 import { hostname } from 'node:os';
 import { TASK_QUEUE } from '../core/turn/contracts';
 import { openActivityJournal, workerStateDir } from './activity-journal';
-import { releaseOrphanedActivities } from './orphaned-activities';
+import { watchForOrphanedActivities } from './orphaned-activities';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
@@ -97,32 +97,17 @@ async function main(): Promise<void> {
       `database and server ready at ${connectedMs})`,
   );
   const running = worker.run();
-  if (journal) {
-    // Polling has begun: the retries of a dead predecessor's activities find this worker ready.
-    const t0 = Date.now();
-    await releaseOrphanedActivities({
-      dir: stateDir,
-      connection,
-      self: { pid: process.pid, identity, address, namespace, taskQueue },
-      ownJournal: journal.file,
-    }).then(
-      (r) => {
-        if (r.journals > 0)
-          console.error(
-            `[worker] released ${r.released} activities a dead worker left running (${r.settled} already settled; ` +
-              `${r.unstuck} workflows off its sticky queue) ` +
-              `from ${r.journals} journal(s) in ${Date.now() - t0} ms`,
-          );
-        for (const e of r.errors) console.error(`[worker] could not release an orphaned activity: ${e}`);
-      },
-      (err: unknown) =>
-        // Its activities still retry, after their heartbeat timeouts.
-        console.error(
-          `[worker] releasing orphaned activities failed: ${err instanceof Error ? err.stack : String(err)}`,
-        ),
-    );
-  }
+  // Polling has begun: a dead predecessor's (or sibling's) activities are released now and every second.
+  const orphans = journal
+    ? watchForOrphanedActivities({
+        dir: stateDir,
+        connection,
+        self: { pid: process.pid, identity, address, namespace, taskQueue },
+        ownJournal: journal.file,
+      })
+    : undefined;
   await running;
+  await orphans?.stop();
   // Stopped cleanly: every activity ended or was cancelled; nothing is left to release.
   journal?.remove();
   await connection.close();

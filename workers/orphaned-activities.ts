@@ -138,3 +138,58 @@ export async function releaseOrphanedActivities(opts: {
   }
   return out;
 }
+
+/**
+ * Releases dead workers' activities now and then every `everyMs` while this worker runs: a worker
+ * restarted on the host takes its predecessor's at its start, and a sibling on the same host and
+ * queue takes a dead one's within a second even when nothing restarts it. Each distinct problem is
+ * logged once.
+ */
+export function watchForOrphanedActivities(opts: {
+  dir: string;
+  connection: ConnectionLike;
+  self: Pick<JournalHeader, 'pid' | 'identity' | 'address' | 'namespace' | 'taskQueue'>;
+  ownJournal: string;
+  everyMs?: number;
+  log?: (line: string) => void;
+}): { stop(): Promise<void> } {
+  const log = opts.log ?? ((line: string) => console.error(line));
+  const reported = new Set<string>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+  const scan = async () => {
+    const t0 = Date.now();
+    try {
+      const r = await releaseOrphanedActivities(opts);
+      if (r.journals > 0)
+        log(
+          `[worker] released ${r.released} activities a dead worker left running (${r.settled} already settled; ` +
+            `${r.unstuck} workflows off its sticky queue) from ${r.journals} journal(s) in ${Date.now() - t0} ms`,
+        );
+      for (const e of r.errors) {
+        if (reported.has(e)) continue;
+        reported.add(e);
+        log(`[worker] could not release an orphaned activity: ${e}`);
+      }
+    } catch (err) {
+      // Their activities still retry, after their heartbeat timeouts.
+      const line = `[worker] releasing orphaned activities failed: ${err instanceof Error ? err.message : String(err)}`;
+      if (!reported.has(line)) log(line);
+      reported.add(line);
+    }
+  };
+  const loop = () => {
+    current = scan().then(() => {
+      if (!stopped) timer = setTimeout(loop, opts.everyMs ?? 1000);
+    });
+  };
+  loop();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}

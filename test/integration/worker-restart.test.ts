@@ -67,7 +67,7 @@ test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerL
     assert.equal(retried.lastFailure?.applicationFailureInfo?.type, WORKER_LOST);
     assert.match(retried.lastFailure?.message ?? '', new RegExp(`pid ${deadPid}\\) exited while running this decide`));
     await waitFor('the release to be logged', async () =>
-      /released 1 activities a dead worker left/.test(worker.log()),
+      /released [1-9]\d* activities a dead worker left/.test(worker.log()),
     );
     // The dead worker's journal is gone; the living one's is there.
     const files = readdirSync(stateDir);
@@ -79,6 +79,53 @@ test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerL
   }
   // Stopped cleanly: its journal is removed.
   assert.deepEqual(readdirSync(stateDir), []);
+});
+
+test('two workers on a host: when one dies mid-decision, the other releases its attempt within a second, no restart needed', async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'dreact-state-'));
+  const env = {
+    TEMPORAL_ADDRESS: stack.server.address,
+    DREACT_DB_SCHEMA: stack.db.schema,
+    DATABASE_URL: stack.db.databaseUrl,
+    DREACT_TASK_QUEUE: stack.taskQueue,
+    DREACT_WORKER_STATE_DIR: stateDir,
+  };
+  const workers = [spawnWorkerProcess(env), spawnWorkerProcess(env)];
+  try {
+    await Promise.all(workers.map((w) => w.ready));
+    const conv = uniqueId('conv');
+    const started = await stack.client.startTurn(conv, 'think slowly', {
+      model: {
+        provider: 'scripted',
+        script: { rounds: [thinking('slowly '.repeat(60)) + complete('survived')], chunkSize: 4, latencyMs: 40 },
+      },
+    });
+    // The worker running the decision is the one whose journal holds it open.
+    let running: (typeof workers)[number] | undefined;
+    await waitFor('a journal to hold the decision', async () => {
+      for (const name of readdirSync(stateDir)) {
+        const { header, open } = readJournal(readFileSync(join(stateDir, name), 'utf8'));
+        if (open.some((o) => o.activityType === 'decide')) running = workers.find((w) => w.child.pid === header.pid);
+      }
+      return running !== undefined;
+    });
+    const survivor = workers.find((w) => w !== running)!;
+    running!.child.kill('SIGKILL');
+    await running!.exited;
+    const result = await stack.client.result(conv, started.turnIndex);
+    assert.match(result.answer ?? '', /^survived/);
+    const history = await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
+    const retried = (history.events ?? [])
+      .map((e) => e.activityTaskStartedEventAttributes)
+      .find((a) => (a?.attempt ?? 1) > 1);
+    assert.equal(retried?.lastFailure?.applicationFailureInfo?.type, WORKER_LOST);
+    await waitFor('the survivor to log the release', async () =>
+      /released [1-9]\d* activities a dead worker left running/.test(survivor.log()),
+    );
+  } finally {
+    for (const w of workers) w.child.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+  }
 });
 
 test('journals that are not a dead predecessor’s are left alone; an unreadable one is reported', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -63,7 +63,7 @@ test('the journal is rewritten with only its open entries, so it stays small ove
   assert.throws(() => statSync(journal.file), /ENOENT/);
 });
 
-test('liveness: this process is alive; an exited process, or its pid run by another process, is not', () => {
+test('liveness: this process is alive; an exited or killed process, or its pid run by another process, is not', async () => {
   const header = (pid: number, processStart: string | null): JournalHeader => ({
     v: 1,
     pid,
@@ -77,6 +77,23 @@ test('liveness: this process is alive; an exited process, or its pid run by anot
   const child = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
   const exitedPid = Number(child.stdout.trim());
   assert.equal(writerIsAlive(header(exitedPid, self as string | null)), false);
+  // Exited and not reaped yet (a zombie: its parent never waits for it): it runs nothing any more.
+  if (self !== null) {
+    const parent = spawn(
+      'python3',
+      ['-c', 'import os, sys, time\npid = os.fork()\nif pid == 0: os._exit(0)\nprint(pid, flush=True)\ntime.sleep(30)'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const zombie = Number(await new Promise<string>((r) => parent.stdout!.once('data', (d) => r(String(d)))));
+      await waitForState(zombie, 'Z');
+      const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8');
+      const start = `${(self as string).split(':')[0]}:${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+      assert.equal(writerIsAlive(header(zombie, start)), false);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  }
   if (self !== null) {
     // The same pid, another process (a reused pid, or pid 1 of a restarted container).
     assert.equal(writerIsAlive(header(process.pid, `${self}0`)), false);
@@ -88,3 +105,18 @@ test('DREACT_WORKER_STATE_DIR names the folder; unset, a folder in the temporary
   assert.equal(workerStateDir(undefined), join(tmpdir(), 'dreact-worker-state'));
   assert.equal(workerStateDir(' '), join(tmpdir(), 'dreact-worker-state'));
 });
+
+/** Waits (up to 5 s) until /proc shows the process in `state` (Linux; elsewhere returns at once). */
+async function waitForState(pid: number, state: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return;
+    }
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith(state)) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`process ${pid} never reached state ${state}`);
+}
