@@ -19,7 +19,8 @@ before(async () => {
 });
 after(async () => stack.teardown());
 
-test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerLost) and the turn completes', async () => {
+/** Worker processes of this stack with a journal folder of their own. */
+function workerEnv() {
   const stateDir = mkdtempSync(join(tmpdir(), 'dreact-state-'));
   const env = {
     TEMPORAL_ADDRESS: stack.server.address,
@@ -28,15 +29,33 @@ test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerL
     DREACT_TASK_QUEUE: stack.taskQueue,
     DREACT_WORKER_STATE_DIR: stateDir,
   };
-  let worker = spawnWorkerProcess(env);
-  await worker.ready;
-  const conv = uniqueId('conv');
-  const started = await stack.client.startTurn(conv, 'think slowly', {
+  return { stateDir, env };
+}
+
+/** A turn whose one decision streams for a few seconds (a kill lands inside it). */
+const slowTurn = (conv: string) =>
+  stack.client.startTurn(conv, 'think slowly', {
     model: {
       provider: 'scripted',
       script: { rounds: [thinking('slowly '.repeat(60)) + complete('survived')], chunkSize: 4, latencyMs: 40 },
     },
   });
+
+/** The decision's retried attempt, from the turn's history. */
+async function retriedAttempt(workflowId: string) {
+  const history = await stack.server.env.client.workflow.getHandle(workflowId).fetchHistory();
+  const retried = (history.events ?? [])
+    .map((e) => e.activityTaskStartedEventAttributes)
+    .find((a) => (a?.attempt ?? 1) > 1);
+  return { history, retried };
+}
+
+test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerLost) and the turn completes', async () => {
+  const { stateDir, env } = workerEnv();
+  let worker = spawnWorkerProcess(env);
+  await worker.ready;
+  const conv = uniqueId('conv');
+  const started = await slowTurn(conv);
   await waitFor('the decision to stream', async () => {
     const r = await stack.db.pool.query(
       `SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'delta'`,
@@ -52,10 +71,7 @@ test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerL
     await worker.ready;
     const result = await stack.client.result(conv, started.turnIndex);
     assert.match(result.answer ?? '', /^survived/);
-    const history = await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
-    const retried = (history.events ?? [])
-      .map((e) => e.activityTaskStartedEventAttributes)
-      .find((a) => (a?.attempt ?? 1) > 1);
+    const { history, retried } = await retriedAttempt(started.workflowId);
     assert.ok(retried, 'the decision ran a second attempt');
     // Its workflow was taken off the dead worker's sticky queue: no workflow task waited there.
     assert.deepEqual(
@@ -82,24 +98,12 @@ test('kill -9 mid-decision: the restarted worker fails the dead attempt (WorkerL
 });
 
 test('two workers on a host: when one dies mid-decision, the other releases its attempt within a second, no restart needed', async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'dreact-state-'));
-  const env = {
-    TEMPORAL_ADDRESS: stack.server.address,
-    DREACT_DB_SCHEMA: stack.db.schema,
-    DATABASE_URL: stack.db.databaseUrl,
-    DREACT_TASK_QUEUE: stack.taskQueue,
-    DREACT_WORKER_STATE_DIR: stateDir,
-  };
+  const { stateDir, env } = workerEnv();
   const workers = [spawnWorkerProcess(env), spawnWorkerProcess(env)];
   try {
     await Promise.all(workers.map((w) => w.ready));
     const conv = uniqueId('conv');
-    const started = await stack.client.startTurn(conv, 'think slowly', {
-      model: {
-        provider: 'scripted',
-        script: { rounds: [thinking('slowly '.repeat(60)) + complete('survived')], chunkSize: 4, latencyMs: 40 },
-      },
-    });
+    const started = await slowTurn(conv);
     // The worker running the decision is the one whose journal holds it open.
     let running: (typeof workers)[number] | undefined;
     await waitFor('a journal to hold the decision', async () => {
@@ -114,10 +118,7 @@ test('two workers on a host: when one dies mid-decision, the other releases its 
     await running!.exited;
     const result = await stack.client.result(conv, started.turnIndex);
     assert.match(result.answer ?? '', /^survived/);
-    const history = await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
-    const retried = (history.events ?? [])
-      .map((e) => e.activityTaskStartedEventAttributes)
-      .find((a) => (a?.attempt ?? 1) > 1);
+    const { retried } = await retriedAttempt(started.workflowId);
     assert.equal(retried?.lastFailure?.applicationFailureInfo?.type, WORKER_LOST);
     await waitFor('the survivor to log the release', async () =>
       /released [1-9]\d* activities a dead worker left running/.test(survivor.log()),
