@@ -1,7 +1,8 @@
 /**
- * At a worker's start: fail the activities a dead worker of the same task queue left running, so
- * their retries start now instead of after their heartbeat timeouts (workers/activity-journal.ts
- * says why and how they are known).
+ * A worker on the host fails the activities a dead worker of the same task queue left running —
+ * when it starts (it may be the dead one's replacement) and every second after (it may be a
+ * sibling) — so their retries start now instead of after their heartbeat timeouts
+ * (workers/activity-journal.ts says why and how they are known).
  *
  * Only journals of the same server, namespace and task queue are taken, only when their writer is
  * gone (its pid is not running, or runs another process), and each by one worker (claimed by an
@@ -123,7 +124,7 @@ export async function releaseOrphanedActivities(opts: {
             Buffer.from(entry.taskToken, 'base64'),
             ApplicationFailure.retryable(
               `worker ${header.identity} (pid ${header.pid}) exited while running this ${entry.activityType} attempt; ` +
-                `failed by ${self.identity} at its start so the retry need not wait for the heartbeat timeout`,
+                `failed by worker ${self.identity} so the retry need not wait for the heartbeat timeout`,
               WORKER_LOST,
             ),
           );
