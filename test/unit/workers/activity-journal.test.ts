@@ -79,11 +79,10 @@ test('liveness: this process is alive; an exited or killed process, or its pid r
   assert.equal(writerIsAlive(header(exitedPid, self as string | null)), false);
   // Exited and not reaped yet (a zombie: its parent never waits for it): it runs nothing any more.
   if (self !== null) {
-    const parent = spawn(
-      'python3',
-      ['-c', 'import os, sys, time\npid = os.fork()\nif pid == 0: os._exit(0)\nprint(pid, flush=True)\ntime.sleep(30)'],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    // The shell starts a child that exits shortly, then becomes `sleep`, which never reaps it.
+    const parent = spawn('/bin/sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const zombie = Number(await new Promise<string>((r) => parent.stdout!.once('data', (d) => r(String(d)))));
       await waitForState(zombie, 'Z');
