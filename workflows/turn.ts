@@ -15,11 +15,7 @@ import {
   setCurrentDetails,
   log,
   patched,
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
 } from '@temporalio/workflow';
-import { callStages, scheduleToolCall } from '../core/tools/call-plan';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
@@ -27,8 +23,6 @@ import type {
   CompletionPath,
   RoundOutcome,
   ToolCallPlan,
-  ToolInput,
-  ToolOutcome,
   TurnInput,
   TurnResult,
   TurnState,
@@ -39,16 +33,17 @@ import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step'
 import { followupSignal, SHORT_WORKFLOW_TASK_TIMEOUT, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';
+import { cancelOptions, toolStep } from './tool-step';
+import { failureMessage } from './failure';
 
 // Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
-const { loadContext, finalizeTurn, recordTurnFailure, recordToolFailure, appendToolResults } =
-  proxyActivities<TurnActivities>({
-    startToCloseTimeout: '15 seconds',
-    retry: { initialInterval: '500ms', maximumAttempts: 10 },
-  });
+const { loadContext, finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
 
 // The turn's first step (turn row, header and prompt blocks) as a LOCAL activity: Postgres only,
 // no server round trip before the first model call (histories from before it used the activity).
@@ -88,50 +83,11 @@ const { synthesizeAnswer } = proxyActivities<TurnActivities>({
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
-/**
- * Tool calls: `runTool` or a tool's own activity, by the name in the call plan. Every call passes
- * the tool's own timeouts and RetryPolicy (core/tools/call-plan.ts); these are the fallbacks.
- */
-const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '2 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 3 },
-});
-
-/**
- * Short Postgres-only tools (react.read / write / plan / hide) as LOCAL activities: run by the
- * worker executing this workflow task, no server round trip; retried under the tool's policy and
- * recorded in history as markers. Each call passes its own timeout, retry policy and summary.
- */
-const localToolActivities = proxyLocalActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 3 },
-});
-
-/**
- * A steer's finalize round must not overlap the cancelled activity (its last stream deltas and
- * partial blocks land first). Histories recorded before this patch used TRY_CANCEL.
- */
-function cancelOptions(): { cancellationType?: ActivityCancellationType } {
-  return patched('steer-waits-for-cancel')
-    ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-    : {};
-}
-
 /** Usage ledger of the turn for Temporal UI (current details). */
 function usageLine(u: TurnState['usage']): string {
   const prompt = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
   const ratio = prompt === 0 ? 0 : u.cacheReadTokens / prompt;
   return `usage: input ${u.inputTokens} · cache write ${u.cacheWriteTokens} · cache read ${u.cacheReadTokens} (${(ratio * 100).toFixed(1)}%) · output ${u.outputTokens}`;
-}
-
-/** The failure and its causes in one bounded line (ActivityFailure → ApplicationFailure → …). */
-function failureMessage(err: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = err; e instanceof Error && parts.length < 4; e = (e as { cause?: unknown }).cause)
-    parts.push(e.message);
-  const line = parts.filter((m) => m !== '').join(' ← ') || String(err);
-  return line.length <= 2000 ? line : `${line.slice(0, 1999)}…`;
 }
 
 export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
@@ -160,46 +116,6 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
       }
     }
     throw err;
-  }
-}
-
-/**
- * One tool call as its activity. A failure that outlives the tool's retries (or is
- * non-retryable, or a timeout) becomes the call's observation, so the model sees it and the turn
- * goes on; a steer's cancellation propagates. (Histories from before `tool-failure-observation`
- * failed the turn instead.)
- */
-async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
-  const scheduled = scheduleToolCall(call);
-  try {
-    if (scheduled.local && patched('local-postgres-tools')) {
-      const { summary, startToCloseTimeout, retry } = scheduled.options;
-      return await localToolActivities[scheduled.activity]!.executeWithOptions(
-        { summary, startToCloseTimeout, ...(retry ? { retry } : {}), ...cancelOptions() },
-        [input],
-      );
-    }
-    const first = await toolActivities[scheduled.activity]!.executeWithOptions(
-      { ...scheduled.options, ...cancelOptions() },
-      [input],
-    );
-    // A tool with two activities (exec: launch, then await) gets the second with the same input.
-    if (!scheduled.then || !patched('tool-then-activity')) return first;
-    return await toolActivities[scheduled.then.activity]!.executeWithOptions(
-      { ...scheduled.then.options, ...cancelOptions() },
-      [input],
-    );
-  } catch (err) {
-    if (isCancellation(err) || !patched('tool-failure-observation')) throw err;
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    return recordToolFailure.executeWithOptions({ summary: `record failure: ${call.summary}`.slice(0, 160) }, [
-      {
-        ...input,
-        error: failureMessage(cause),
-        ...(cause instanceof ApplicationFailure && cause.type ? { failureType: cause.type } : {}),
-        ...(err instanceof ActivityFailure ? { retryState: String(err.retryState) } : {}),
-      },
-    ]);
   }
 }
 
@@ -318,6 +234,8 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     },
   });
   const withinBudget = compaction.withinBudget;
+  // The round's tool calls (workflows/tool-step.ts).
+  const tools = toolStep({ conversationId, turnId, cancellable });
 
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
@@ -369,46 +287,11 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
         answer = outcome.answer; // kept as the draft when a followup continues the turn
         result = { kind: 'final', action: outcome.action };
       } else {
-        // Each call is its own activity with the tool's timeout and retries. Consecutive read-only
-        // calls of one round (native parallel calls, accepted multi-action explorations) run
-        // concurrently: their results are held and appended in call order once all are done (or a
-        // steer cancelled the rest), so one failure loses nothing and the timeline reads in call
-        // order. Other calls run one after another (core/tools/call-plan.ts callStages).
         const calls: ToolCallPlan[] =
           outcome.kind === 'tool'
             ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }]
             : outcome.calls;
-        const toolInput = (call: ToolCallPlan, heldForBatch: boolean): ToolInput => ({
-          conversationId,
-          turnId,
-          callId: call.callId,
-          toolId: call.toolId,
-          ...(heldForBatch ? { heldForBatch } : {}),
-        });
-        let interrupted = false;
-        for (const stage of callStages(calls)) {
-          if (stage.length > 1 && patched('concurrent-tool-calls')) {
-            // Every call settles (finished, or its cancellation completed) before the batch is appended,
-            // so no result arrives after it.
-            interrupted =
-              (await cancellable(async () => {
-                const settled = await Promise.allSettled(stage.map((call) => runToolCall(call, toolInput(call, true))));
-                const failed = settled.find((r) => r.status === 'rejected');
-                if (failed) throw failed.reason;
-                return settled;
-              })) === undefined;
-            await appendToolResults.executeWithOptions(
-              { summary: `append ${stage.length} tool results in call order` },
-              [{ conversationId, turnId, callIds: stage.map((c) => c.callId) }],
-            );
-          } else {
-            for (const call of stage) {
-              interrupted = (await cancellable(() => runToolCall(call, toolInput(call, false)))) === undefined;
-              if (interrupted) break;
-            }
-          }
-          if (interrupted) break;
-        }
+        const interrupted = await tools.run(calls);
         const final = outcome.kind === 'tools' ? outcome.final : undefined;
         if (!interrupted && final) answer = final.answer;
         result = { kind: 'tools', interrupted, ...(final ? { final: { action: final.action } } : {}) };

@@ -1,0 +1,153 @@
+/**
+ * The turn's side of tool calls: a round's calls run stage by stage (core/tools/call-plan.ts
+ * callStages), each as its activity — `runTool` or the tool's own, a local activity for short
+ * Postgres-only tools — with the tool's timeouts and RetryPolicy. Consecutive read-only calls of
+ * one round run concurrently and their results are appended in call order once all settled. A
+ * failure that outlives the tool's retries becomes the call's observation (`recordToolFailure`);
+ * a steer's cancellation ends the round's remaining calls.
+ */
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
+import type { TurnActivities } from '../activities/turn-activities';
+import { callStages, scheduleToolCall } from '../core/tools/call-plan';
+import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
+import { failureMessage } from './failure';
+
+// Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
+const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+
+/**
+ * Tool calls: `runTool` or a tool's own activity, by the name in the call plan. Every call passes
+ * the tool's own timeouts and RetryPolicy (core/tools/call-plan.ts); these are the fallbacks.
+ */
+const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '2 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+/**
+ * Short Postgres-only tools (react.read / write / plan / hide) as LOCAL activities: run by the
+ * worker executing this workflow task, no server round trip; retried under the tool's policy and
+ * recorded in history as markers. Each call passes its own timeout, retry policy and summary.
+ */
+const localToolActivities = proxyLocalActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 3 },
+});
+
+/**
+ * A steer's finalize round must not overlap the cancelled activity (its last stream deltas and
+ * partial blocks land first). Histories recorded before this patch used TRY_CANCEL.
+ */
+export function cancelOptions(): { cancellationType?: ActivityCancellationType } {
+  return patched('steer-waits-for-cancel')
+    ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+    : {};
+}
+
+export interface ToolStep {
+  /** Runs one round's tool calls; resolves `true` when a steer interrupted them. */
+  run(calls: ToolCallPlan[]): Promise<boolean>;
+}
+
+export function toolStep(ctx: {
+  conversationId: string;
+  turnId: string;
+  /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
+  cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
+}): ToolStep {
+  const { conversationId, turnId, cancellable } = ctx;
+
+  const toolInput = (call: ToolCallPlan, heldForBatch: boolean): ToolInput => ({
+    conversationId,
+    turnId,
+    callId: call.callId,
+    toolId: call.toolId,
+    ...(heldForBatch ? { heldForBatch } : {}),
+  });
+
+  return {
+    async run(calls) {
+      // Each call is its own activity with the tool's timeout and retries. Consecutive read-only
+      // calls of one round (native parallel calls, accepted multi-action explorations) run
+      // concurrently: their results are held and appended in call order once all are done (or a
+      // steer cancelled the rest), so one failure loses nothing and the timeline reads in call
+      // order. Other calls run one after another (core/tools/call-plan.ts callStages).
+      let interrupted = false;
+      for (const stage of callStages(calls)) {
+        if (stage.length > 1 && patched('concurrent-tool-calls')) {
+          // Every call settles (finished, or its cancellation completed) before the batch is appended,
+          // so no result arrives after it.
+          interrupted =
+            (await cancellable(async () => {
+              const settled = await Promise.allSettled(stage.map((call) => runToolCall(call, toolInput(call, true))));
+              const failed = settled.find((r) => r.status === 'rejected');
+              if (failed) throw failed.reason;
+              return settled;
+            })) === undefined;
+          await appendToolResults.executeWithOptions({ summary: `append ${stage.length} tool results in call order` }, [
+            { conversationId, turnId, callIds: stage.map((c) => c.callId) },
+          ]);
+        } else {
+          for (const call of stage) {
+            interrupted = (await cancellable(() => runToolCall(call, toolInput(call, false)))) === undefined;
+            if (interrupted) break;
+          }
+        }
+        if (interrupted) break;
+      }
+      return interrupted;
+    },
+  };
+}
+
+/**
+ * One tool call as its activity. A failure that outlives the tool's retries (or is
+ * non-retryable, or a timeout) becomes the call's observation, so the model sees it and the turn
+ * goes on; a steer's cancellation propagates. (Histories from before `tool-failure-observation`
+ * failed the turn instead.)
+ */
+async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
+  const scheduled = scheduleToolCall(call);
+  try {
+    if (scheduled.local && patched('local-postgres-tools')) {
+      const { summary, startToCloseTimeout, retry } = scheduled.options;
+      return await localToolActivities[scheduled.activity]!.executeWithOptions(
+        { summary, startToCloseTimeout, ...(retry ? { retry } : {}), ...cancelOptions() },
+        [input],
+      );
+    }
+    const first = await toolActivities[scheduled.activity]!.executeWithOptions(
+      { ...scheduled.options, ...cancelOptions() },
+      [input],
+    );
+    // A tool with two activities (exec: launch, then await) gets the second with the same input.
+    if (!scheduled.then || !patched('tool-then-activity')) return first;
+    return await toolActivities[scheduled.then.activity]!.executeWithOptions(
+      { ...scheduled.then.options, ...cancelOptions() },
+      [input],
+    );
+  } catch (err) {
+    if (isCancellation(err) || !patched('tool-failure-observation')) throw err;
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    return recordToolFailure.executeWithOptions({ summary: `record failure: ${call.summary}`.slice(0, 160) }, [
+      {
+        ...input,
+        error: failureMessage(cause),
+        ...(cause instanceof ApplicationFailure && cause.type ? { failureType: cause.type } : {}),
+        ...(err instanceof ActivityFailure ? { retryState: String(err.retryState) } : {}),
+      },
+    ]);
+  }
+}
