@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { RetryPolicy } from '@temporalio/common';
 import { UsageSchema } from '../model/provider';
+import { textProblem, type TextRules } from '../text';
 
 import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
 
@@ -30,11 +31,19 @@ const Id = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'ids use letters, digits, _ . : - and start with a letter or digit');
 export const ConversationIdSchema = Id;
 
-export const TextInputSchema = (max: number, what: string) =>
+/**
+ * User text that reaches Postgres or a model (prompt, followup, steer, title, feedback): refused,
+ * never rewritten, when it holds a NUL, another C0 control character, a lone surrogate, or
+ * (`visible`, the default) only invisible characters — core/text.ts has the rules and the policy.
+ */
+export const TextInputSchema = (max: number, what: string, rules: TextRules = {}) =>
   z
-    .string()
+    .string({ error: `${what} is required (a string)` })
     .max(max, `${what} is too long (more than ${max} characters); attach large content as a file instead`)
-    .refine((s) => s.trim().length > 0, `${what} is empty`);
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s, rules);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${what} ${problem}` });
+    });
 
 export const ScriptSpecSchema = z.object({
   /** Responses by round (1-based within the turn); the last one repeats. */
@@ -88,7 +97,14 @@ export type UserEvent = z.infer<typeof UserEventSchema>;
 
 /** A staged attachment (preflighted and stored before the turn starts); history carries only this. */
 export const AttachmentRefSchema = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: `attachment name ${problem}` });
+    }),
   mime: z.string().min(1).max(200),
   kind: z.enum(['image', 'pdf', 'text', 'office']),
   sizeBytes: z.number().int().positive(),
