@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from './db';
+import { jsonForPostgres } from '../core/text';
 
 /**
  * Artifact kind of workspace files: `<turn>/files/<rel>`, `<turn>/outputs/<rel>`, user
@@ -58,7 +59,7 @@ export async function putArtifact(
   a: ArtifactRow,
   mode: 'once' | 'upsert' = 'upsert',
 ): Promise<boolean> {
-  const payload = a.payload === undefined ? null : JSON.stringify(a.payload);
+  const payload = a.payload === undefined ? null : jsonForPostgres(a.payload);
   const conflict = mode === 'once' ? 'DO NOTHING' : UPDATE_ON_CONFLICT;
   const head = [conversationId, a.kind, a.key, a.turnId ?? null, a.mime ?? 'application/json', payload];
   if (!CONTENT_ADDRESSED.has(a.kind)) {
@@ -111,7 +112,7 @@ export async function copyArtifact(
       to.key,
       to.turnId,
       to.toKind ?? kind,
-      to.payload === undefined ? null : JSON.stringify(to.payload),
+      to.payload === undefined ? null : jsonForPostgres(to.payload),
       to.createdBy ?? null,
     ],
   );

@@ -7,6 +7,7 @@ import type { Pool } from 'pg';
 import type { Block } from '../core/timeline/block';
 import type { Usage } from '../core/model/provider';
 import { appendBlocks } from './timeline-store';
+import { jsonForPostgres, normaliseText } from '../core/text';
 
 export interface CompactionRow {
   id: string;
@@ -61,7 +62,7 @@ export async function savePlan(
   await pool.query(
     `INSERT INTO compactions (conversation_id, id, turn_id, status, plan) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (conversation_id, id) DO NOTHING`,
-    [conversationId, id, turnId, status, JSON.stringify(plan)],
+    [conversationId, id, turnId, status, jsonForPostgres(plan)],
   );
 }
 
@@ -74,7 +75,13 @@ export async function saveSummaries(
   await pool.query(
     `UPDATE compactions SET status = 'summarized', summary = $3, prefix_summary = $4, usage = $5
       WHERE conversation_id = $1 AND id = $2 AND status = 'planned'`,
-    [conversationId, id, s.summary, s.prefixSummary, JSON.stringify(s.usage)],
+    [
+      conversationId,
+      id,
+      normaliseText(s.summary),
+      s.prefixSummary === null ? null : normaliseText(s.prefixSummary),
+      JSON.stringify(s.usage),
+    ],
   );
 }
 

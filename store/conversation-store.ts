@@ -7,6 +7,7 @@ import type { Pool } from 'pg';
 import type { SourceRow } from '../core/timeline/sources';
 import type { SourceRef } from '../core/channels';
 import { loadSourcesPool } from './sources-store';
+import { normaliseText } from '../core/text';
 
 export interface ConversationRow {
   id: string;
@@ -57,7 +58,7 @@ export async function loadTitle(db: Queryable, conversationId: string): Promise<
 export async function setTitleIfUnset(db: Queryable, conversationId: string, title: string): Promise<boolean> {
   const res = await db.query(
     `UPDATE conversations SET title = $2, updated_at = now() WHERE id = $1 AND title IS NULL`,
-    [conversationId, title],
+    [conversationId, normaliseText(title)],
   );
   return res.rowCount === 1;
 }

@@ -5,6 +5,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { parseStreamEvent, type StreamEvent, type StreamEventBody } from '../core/stream/events';
+import { jsonForPostgres } from '../core/text';
 
 export const STREAM_CHANNEL = 'dreact_stream';
 
@@ -31,7 +32,7 @@ export async function publishEvents(pool: Pool, conversationId: string, events: 
        RETURNING 1
      )
      SELECT stream_seq, pg_notify($4, $1 || ':' || stream_seq) FROM bump`,
-    [conversationId, events.length, JSON.stringify(rows), STREAM_CHANNEL],
+    [conversationId, events.length, jsonForPostgres(rows), STREAM_CHANNEL],
   );
   const row = res.rows[0];
   if (!row) throw new Error(`publishEvents: unknown conversation ${conversationId}`);
@@ -74,7 +75,7 @@ export async function publishEventBatches(
        RETURNING 1
      )
      SELECT id, pg_notify($2, id || ':' || stream_seq), set_config('synchronous_commit', 'off', true) FROM bump`,
-    [JSON.stringify(input), STREAM_CHANNEL],
+    [jsonForPostgres(input), STREAM_CHANNEL],
   );
   return new Set(res.rows.map((r) => r.id));
 }

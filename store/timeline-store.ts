@@ -4,6 +4,7 @@
  */
 import type { Queryable } from './db';
 import { BlockSchema, type Block } from '../core/timeline/block';
+import { jsonForPostgres } from '../core/text';
 
 export async function ensureConversation(db: Queryable, conversationId: string): Promise<void> {
   await db.query(`INSERT INTO conversations (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [conversationId]);
@@ -32,7 +33,7 @@ export async function appendBlocks(db: Queryable, conversationId: string, blocks
       ORDER BY ord
      ON CONFLICT (conversation_id, id) DO NOTHING
      RETURNING id`,
-    [conversationId, JSON.stringify(rows)],
+    [conversationId, jsonForPostgres(rows)],
   );
   const inserted = new Set(res.rows.map((r) => r.id));
   return rows.map((b) => b.id).filter((id) => inserted.has(id));
@@ -164,7 +165,7 @@ export async function setOverlays(
      SELECT $1, o.block_id, o.hidden, o.replacement_text, o.reason
        FROM jsonb_to_recordset($2::jsonb) AS o(block_id text, hidden boolean, replacement_text text, reason text)
      ON CONFLICT (conversation_id, block_id) DO UPDATE SET hidden = EXCLUDED.hidden, replacement_text = EXCLUDED.replacement_text, reason = EXCLUDED.reason`,
-    [conversationId, JSON.stringify(rows)],
+    [conversationId, jsonForPostgres(rows)],
   );
 }
 

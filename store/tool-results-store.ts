@@ -5,6 +5,7 @@
 import type { Pool } from 'pg';
 import { BlockSchema, type Block } from '../core/timeline/block';
 import { appendBlocks } from './timeline-store';
+import { jsonForPostgres } from '../core/text';
 
 /** Holds a call's result blocks; the first write wins (a retried tool keeps its first result). */
 export async function holdToolResult(
@@ -17,7 +18,7 @@ export async function holdToolResult(
   await db.query(
     `INSERT INTO tool_results_pending (conversation_id, call_id, turn_id, blocks) VALUES ($1, $2, $3, $4::jsonb)
      ON CONFLICT (conversation_id, call_id) DO NOTHING`,
-    [conversationId, callId, turnId, JSON.stringify(blocks)],
+    [conversationId, callId, turnId, jsonForPostgres(blocks)],
   );
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Queryable } from './db';
 import type { TurnSummary } from '../core/turn/contracts';
+import { normaliseText } from '../core/text';
 
 export type TurnRowStatus = 'running' | 'completed' | 'failed';
 
@@ -34,7 +35,7 @@ export async function completeTurn(db: Queryable, s: TurnSummary): Promise<void>
   await db.query(
     `UPDATE turns SET status = 'completed', answer = $3, completion_path = $4, rounds = $5, usage = $6, error = NULL, finished_at = now()
       WHERE conversation_id = $1 AND turn_index = $2`,
-    [s.conversationId, s.turnIndex, s.answer, s.completionPath, s.rounds, JSON.stringify(s.usage)],
+    [s.conversationId, s.turnIndex, normaliseText(s.answer), s.completionPath, s.rounds, JSON.stringify(s.usage)],
   );
 }
 
@@ -52,7 +53,7 @@ export async function failTurn(
      ON CONFLICT (conversation_id, turn_index) DO UPDATE
        SET status = 'failed', error = EXCLUDED.error, finished_at = now()
        WHERE turns.status <> 'completed'`,
-    [t.conversationId, t.turnIndex, t.turnId, t.workflowId, t.error],
+    [t.conversationId, t.turnIndex, t.turnId, t.workflowId, normaliseText(t.error)],
   );
 }
 
