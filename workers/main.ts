@@ -2,7 +2,7 @@
  * Standalone worker process: `node dist/worker.cjs` (compiled at `npm install`; workers/build.ts),
  * or from the sources with `node --import tsx workers/main.ts`.
  * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
- * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
+ * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | fargate | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
  * activities finish within DREACT_SHUTDOWN_GRACE_SECONDS or are retried elsewhere). DREACT_DEPLOYMENT_NAME +
  * DREACT_BUILD_ID: Worker Versioning (workers/deployment.ts).
  */
@@ -10,7 +10,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
 import { Client, Connection } from '@temporalio/client';
 import { createWorker } from './worker';
-import { createExecTool } from '../activities/exec/exec-tool';
+import { workerToolSet } from './tool-set';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
 import { shutdownGraceSeconds } from './deployment';
 import { workerTuningFromEnv } from './tuning';
@@ -26,16 +26,15 @@ async function main(): Promise<void> {
   const tuning = workerTuningFromEnv();
   const db = openDb({ max: tuning.dbPoolMax });
   const loadedMs = Math.round(process.uptime() * 1000);
-  // Both wait on the network: migrations (usually none to apply) and the server connection overlap.
-  const [, connection] = await Promise.all([migrate(db), NativeConnection.connect({ address })]);
+  // All three wait: migrations (usually none to apply), the server connection and the sandbox probe
+  // overlap. The tools: exec.python on the backend DREACT_EXEC_BACKEND names (workers/tool-set.ts,
+  // shared with the embedded stack).
+  const [, connection, { extraTools, fargate }] = await Promise.all([
+    migrate(db),
+    NativeConnection.connect({ address }),
+    workerToolSet({ log: (line) => console.error(`[worker] ${line}`) }),
+  ]);
   const connectedMs = Math.round(process.uptime() * 1000);
-  // The AWS SDK loads only with the Fargate backend (it adds to every worker start otherwise).
-  const fargate =
-    process.env.DREACT_EXEC_BACKEND === 'fargate'
-      ? (
-          require('../activities/exec/fargate/backend') as typeof import('../activities/exec/fargate/backend')
-        ).fargateBackendFromEnv()
-      : undefined;
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   const taskQueue = process.env.DREACT_TASK_QUEUE || TASK_QUEUE;
   const identity = `${process.pid}@${hostname()}`;
@@ -50,8 +49,7 @@ async function main(): Promise<void> {
     namespace,
     taskQueue,
     journal,
-    // exec.python, on the backend DREACT_EXEC_BACKEND names (local bubblewrap by default; fargate; `off`: no exec tool).
-    extraTools: process.env.DREACT_EXEC_BACKEND === 'off' ? [] : [createExecTool(fargate ? { backend: fargate } : {})],
+    extraTools,
     fargate,
     // Shutdown drains: in-flight activities get this long to finish before they are cancelled (and
     // retried on another worker).

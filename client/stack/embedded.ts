@@ -1,17 +1,21 @@
 /**
- * The embedded local stack: Temporal dev server (SQLite file, Web UI), Postgres (DATABASE_URL, or
- * PGlite in-process served over the Postgres wire protocol) and a worker. State lives on disk in
+ * The embedded local stack: Temporal dev server (SQLite file, Web UI), Postgres (DATABASE_URL, else
+ * the embedded database: a real Postgres server from npm-installed binaries by default, or with
+ * DREACT_EMBEDDED_DB=pglite PGlite in-process served over the wire protocol) and a worker. State lives on disk in
  * DREACT_HOME (default ./.dreact), so a conversation continues across separate CLI invocations.
  * A running `dreact dev` publishes its addresses in <home>/stack.json for other invocations.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { migrate, openDb, type Db } from '../../store/db';
 import { createWorker } from '../../workers/worker';
+import { workerToolSet, type WorkerToolSetOptions } from '../../workers/tool-set';
 import { startTemporalServer, type TemporalServer } from './temporal-server';
+import { startEmbeddedPostgres } from './embedded-postgres';
+import { startPglite } from './pglite';
+import { freePort } from './ports';
 import { setupTelemetry } from '../../workers/telemetry';
 
 export interface StackInfo {
@@ -21,6 +25,8 @@ export interface StackInfo {
   databaseUrl: string;
   /** True when Postgres is PGlite (NOTIFY does not deliver: stream readers poll). */
   pglite: boolean;
+  /** The embedded database the stack started, when DATABASE_URL did not name one. */
+  embeddedDb?: EmbeddedDb;
   startedAt: string;
 }
 
@@ -42,26 +48,15 @@ export function readStackInfo(home = stackHome()): StackInfo | undefined {
   }
 }
 
-async function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePort) => {
-    const srv = createServer();
-    srv.once('error', () => resolvePort(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolvePort(true)));
-  });
-}
+export { freePort };
 
-/** The preferred loopback port when free, else any free one. */
-export async function freePort(preferred: number): Promise<number> {
-  if (await portFree(preferred)) return preferred;
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolvePort(port));
-    });
-  });
+/** The embedded database: `postgres` (default) or `pglite` (DREACT_EMBEDDED_DB). */
+export type EmbeddedDb = 'postgres' | 'pglite';
+
+export function embeddedDbSetting(value = process.env.DREACT_EMBEDDED_DB): EmbeddedDb {
+  if (value === undefined || value === '' || value === 'postgres') return 'postgres';
+  if (value === 'pglite') return 'pglite';
+  throw new Error(`DREACT_EMBEDDED_DB=${JSON.stringify(value)}: expected "postgres" (the default) or "pglite"`);
 }
 
 export interface EmbeddedStack {
@@ -79,28 +74,8 @@ export interface StartStackOptions {
   publish?: boolean;
   ui?: boolean;
   log?: (line: string) => void;
-}
-
-/** Starts PGlite with its data dir under home and serves it on a loopback port. */
-async function startPglite(home: string, log: (l: string) => void): Promise<{ url: string; stop(): Promise<void> }> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const dataDir = join(home, 'pglite');
-  log(`[stack] PGlite data in ${dataDir}${existsSync(dataDir) ? '' : ' (first start initialises it, ~20 s)'}`);
-  // pgvector for react.memsearch's semantic half (the migration creates the extension).
-  const { vector } = await import('@electric-sql/pglite-pgvector');
-  const pg = await PGlite.create(dataDir, { extensions: { vector } });
-  const port = await freePort(Number(process.env.DREACT_PGLITE_PORT ?? 55432));
-  // maxConnections > 1 so the pg driver's pool (activities + stream readers) can connect at once.
-  const server = new PGLiteSocketServer({ db: pg, port, host: '127.0.0.1', maxConnections: 32 });
-  await server.start();
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async stop() {
-      await server.stop();
-      await pg.close();
-    },
-  };
+  /** The worker's tools (exec.python on DREACT_EXEC_BACKEND); tests inject the environment or the sandbox probe. */
+  tools?: WorkerToolSetOptions;
 }
 
 export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<EmbeddedStack> {
@@ -110,13 +85,21 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
   const cleanups: Array<() => Promise<void>> = [];
   try {
     let databaseUrl = process.env.DATABASE_URL;
-    let pglite = false;
+    let embeddedDb: EmbeddedDb | undefined;
     if (!databaseUrl) {
-      const embedded = await startPglite(home, log);
-      cleanups.unshift(embedded.stop);
+      embeddedDb = embeddedDbSetting();
+      const embedded =
+        embeddedDb === 'pglite'
+          ? await startPglite(home, log)
+          : await startEmbeddedPostgres({
+              dataDir: join(home, 'postgres'),
+              port: Number(process.env.DREACT_POSTGRES_PORT ?? 55432),
+              log,
+            });
+      cleanups.unshift(() => embedded.stop());
       databaseUrl = embedded.url;
-      pglite = true;
     }
+    const pglite = embeddedDb === 'pglite';
     const db = openDb({ databaseUrl });
     cleanups.unshift(() => db.close());
     await migrate(db);
@@ -136,7 +119,14 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
 
     const nativeConnection = await NativeConnection.connect({ address: temporal.address });
     cleanups.unshift(() => nativeConnection.close());
-    const worker = await createWorker({ connection: nativeConnection, db });
+    // The same tool set as the standalone worker (workers/tool-set.ts): exec.python included.
+    const tools = await workerToolSet({ log: (line) => log(`[stack] ${line}`), ...opts.tools });
+    const worker = await createWorker({
+      connection: nativeConnection,
+      db,
+      extraTools: tools.extraTools,
+      fargate: tools.fargate,
+    });
     const running = worker.run();
     cleanups.unshift(async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -152,6 +142,7 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
       uiUrl: temporal.uiUrl,
       databaseUrl,
       pglite,
+      ...(embeddedDb ? { embeddedDb } : {}),
       startedAt: new Date().toISOString(),
     };
     if (opts.publish) {
