@@ -30,6 +30,7 @@ import { reactReadWithSkills, reactSearchKnowledge } from '../core/tools/library
 import { skillCatalogue } from '../core/library/skills';
 import { projectFile } from '../store/project-files';
 import { journalInterceptor, type ActivityJournal } from './activity-journal';
+import { badDataInterceptor } from '../activities/bad-data';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -41,13 +42,31 @@ function failingProvider(id: string, error: ProviderError): ModelProvider {
   };
 }
 
+/** The deployment's model when a turn names none: Anthropic when the worker has credentials, else none. */
+export function envDefaultModel(env: NodeJS.ProcessEnv = process.env): ModelConfig | undefined {
+  return env.ANTHROPIC_API_KEY || env.ANTHROPIC_AUTH_TOKEN ? { provider: 'anthropic' } : undefined;
+}
+
 /**
- * Model providers by turn config. Configuration problems (no Anthropic credentials, an unknown
+ * Model providers by turn config. A config that names no provider gets the deployment's default
+ * (`defaultModel`, else envDefaultModel), its own settings on top — never the scripted model
+ * implicitly. Configuration problems (no model configured, no Anthropic credentials, an unknown
  * script) become non-retryable provider errors with a clear message at the model call.
  */
-export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (config: ModelConfig) => ModelProvider {
-  let anthropic: ModelProvider | undefined;
-  return (config) => {
+export function defaultProviderResolver(
+  env: NodeJS.ProcessEnv = process.env,
+  defaultModel: ModelConfig | undefined = envDefaultModel(env),
+): (config: ModelConfig | undefined) => ModelProvider {
+  const anthropic = new Map<string, ModelProvider>();
+  return (requested) => {
+    const config: ModelConfig | undefined = requested?.provider
+      ? requested
+      : defaultModel && { ...defaultModel, ...withoutUndefined(requested ?? {}) };
+    if (!config?.provider)
+      return failingProvider(
+        'unconfigured',
+        new ProviderError('bad_request', 'no model configured: set ANTHROPIC_API_KEY or name a model'),
+      );
     if (config.provider === 'anthropic') {
       if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
         return failingProvider(
@@ -58,8 +77,10 @@ export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (
           ),
         );
       }
-      anthropic ??= createAnthropicProvider({});
-      return anthropic;
+      const name = config.model ?? '';
+      let provider = anthropic.get(name);
+      if (!provider) anthropic.set(name, (provider = createAnthropicProvider(name ? { model: name } : {})));
+      return provider;
     }
     try {
       return createScriptedProvider(resolveScript(config.script));
@@ -71,6 +92,9 @@ export function defaultProviderResolver(env: NodeJS.ProcessEnv = process.env): (
     }
   };
 }
+
+const withoutUndefined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** DREACT_VIEW_CACHE_MB: the worker's view cache size (default 256 MB; 0 turns it off). */
 export function viewCacheBytes(raw = process.env.DREACT_VIEW_CACHE_MB): number {
@@ -106,6 +130,11 @@ export interface CreateWorkerOptions {
   taskQueue?: string;
   namespace?: string;
   provider?: ActivityDeps['provider'];
+  /**
+   * The model of a turn that names none (default provider resolver only): else Anthropic when
+   * ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN is set, else every such turn fails with "no model configured".
+   */
+  defaultModel?: ModelConfig;
   /** Extra tools: a declaration (what the model sees) and its implementation. */
   extraTools?: Array<{ declaration: AnyToolDeclaration; impl: ToolImpl }>;
   multiAction?: MultiActionMode;
@@ -153,7 +182,7 @@ function libraryDeclarations(library: Library | undefined, extra: AnyToolDeclara
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const telemetry = opts.telemetry ?? setupTelemetry();
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
-  const resolveProvider = opts.provider ?? defaultProviderResolver();
+  const resolveProvider = opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel);
   const embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : (opts.embeddings ?? undefined);
   const library =
     opts.library === undefined ? await openLibrary(opts.db, libraryConfigFromEnv()) : (opts.library ?? undefined);
@@ -216,6 +245,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       activity: [
         ...(opts.journal ? [journalInterceptor(opts.journal)] : []),
         ...(telemetryOptions.interceptors?.activity ?? []),
+        // Postgres data errors fail at once, with our message (activities/bad-data.ts).
+        badDataInterceptor(),
       ],
     },
     ...opts.worker,
