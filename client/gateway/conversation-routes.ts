@@ -8,6 +8,7 @@ import type { Hono } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
+import { userTextCheck } from '../../core/turn/contracts';
 import { conversationOwner } from '../../store/tenancy-store';
 import { conversationTimeline } from '../../store/timeline-export';
 import {
@@ -27,8 +28,8 @@ const RenameSchema = z.strictObject({
   title: z
     .string({ error: 'title is required (a string)' })
     .trim()
-    .min(1, 'title is empty')
-    .max(200, 'title is too long (200 at most)'),
+    .max(200, 'title is too long (200 at most)')
+    .superRefine(userTextCheck('title')),
 });
 const UsageQuerySchema = z.strictObject({ days: z.coerce.number().int().min(1).max(366).default(30) });
 

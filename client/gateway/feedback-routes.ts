@@ -9,6 +9,7 @@ import type { Hono } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError } from '../api';
+import { userTextCheck } from '../../core/turn/contracts';
 import { makeBlock } from '../../core/timeline/block';
 import { paths } from '../../core/timeline/paths';
 import { listTurns } from '../../store/turn-store';
@@ -20,7 +21,13 @@ const FeedbackBodySchema = z.strictObject({
   turnIndex: z.number({ error: 'turnIndex is required (the turn number)' }).int().min(1),
   target: z.enum(['turn', 'completion']).default('turn'),
   rating: z.enum(['up', 'down'], { error: 'rating must be "up" or "down"' }),
-  text: z.string().trim().max(2_000, 'text is too long (2 000 characters at most)').optional(),
+  text: z
+    .string()
+    .trim()
+    .max(2_000, 'text is too long (2 000 characters at most)')
+    // Optional: empty is no comment; anything else follows the rules of user text (core/text.ts).
+    .superRefine((s, ctx) => (s === '' ? undefined : userTextCheck('text')(s, ctx)))
+    .optional(),
   feedbackId: z
     .string()
     .regex(/^[A-Za-z0-9_-]{8,64}$/, 'feedbackId: 8–64 letters, digits, _ or -')

@@ -40,10 +40,15 @@ export const TextInputSchema = (max: number, what: string, rules: TextRules = {}
   z
     .string({ error: `${what} is required (a string)` })
     .max(max, `${what} is too long (more than ${max} characters); attach large content as a file instead`)
-    .superRefine((s, ctx) => {
-      const problem = textProblem(s, rules);
-      if (problem) ctx.addIssue({ code: 'custom', message: `${what} ${problem}` });
-    });
+    .superRefine(userTextCheck(what, rules));
+
+/** The check of TextInputSchema for a string schema of its own (`z.string().trim().max(…).superRefine(…)`). */
+export const userTextCheck =
+  (what: string, rules: TextRules = {}) =>
+  (s: string, ctx: z.RefinementCtx<string>) => {
+    const problem = textProblem(s, rules);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${what} ${problem}` });
+  };
 
 export const ScriptSpecSchema = z.object({
   /** Responses by round (1-based within the turn); the last one repeats. */
@@ -97,14 +102,7 @@ export type UserEvent = z.infer<typeof UserEventSchema>;
 
 /** A staged attachment (preflighted and stored before the turn starts); history carries only this. */
 export const AttachmentRefSchema = z.strictObject({
-  name: z
-    .string()
-    .min(1)
-    .max(200)
-    .superRefine((s, ctx) => {
-      const problem = textProblem(s);
-      if (problem) ctx.addIssue({ code: 'custom', message: `attachment name ${problem}` });
-    }),
+  name: z.string().min(1).max(200).superRefine(userTextCheck('attachment name')),
   mime: z.string().min(1).max(200),
   kind: z.enum(['image', 'pdf', 'text', 'office']),
   sizeBytes: z.number().int().positive(),
