@@ -123,7 +123,7 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
   setHandler(followupSignal, async (event: UserEvent) => {
     if (!remember(event.messageId)) return;
     if (await routeToTurn('followup', event)) return;
-    enqueue(event.text, event.messageId, state.lastOptions ?? { model: { provider: 'scripted' } });
+    enqueue(event.text, event.messageId, state.lastOptions ?? {});
   });
   setHandler(steerSignal, async (event: UserEvent) => {
     if (!remember(event.messageId)) return;

@@ -19,8 +19,10 @@ import {
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
+import { normaliseEventText } from '../core/text';
 import type {
   CompletionPath,
+  ModelConfig,
   RoundOutcome,
   ToolCallPlan,
   TurnInput,
@@ -77,6 +79,21 @@ const { decide, decideNative } = proxyActivities<TurnActivities>({
   },
 });
 
+/**
+ * The finalize round after a steer is bounded: the user asked the turn to stop, so it ends within
+ * about a minute — answered, or failed with the round's failure — instead of after a decision
+ * round's 30 minutes of retries (a provider that keeps failing, or data a round keeps refusing).
+ * Histories from before `steer-finalize-bounded` retried it like any round.
+ */
+function finalizeBound(): { scheduleToCloseTimeout?: string; retry?: RetryPolicy } {
+  return patched('steer-finalize-bounded')
+    ? {
+        scheduleToCloseTimeout: '90 seconds',
+        retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 6 },
+      }
+    : {};
+}
+
 const { synthesizeAnswer } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '2 seconds',
@@ -121,6 +138,8 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
 
 async function runTurn(input: TurnInput): Promise<TurnResult> {
   const { conversationId, turnId, turnIndex } = input;
+  // No model named: the activities' worker resolves `{}` to its deployment default (never scripted).
+  const model: ModelConfig = input.options.model ?? {};
   const workflowId = workflowInfo().workflowId;
   const budget = new IterationBudget(input.options.maxIterations ?? DEFAULT_MAX_ITERATIONS);
   const pending: UserEvent[] = [];
@@ -130,7 +149,15 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   let steerRequested = false;
   let inflight: CancellationScope | null = null;
 
-  const accept = (event: UserEvent): boolean => {
+  const accept = (raw: UserEvent): boolean => {
+    // A signal cannot be refused: its text is normalised (core/text.ts), so an event never wedges
+    // the turn's rounds and a steer always arrives; a payload without text is dropped. Data only,
+    // no new command: no patch.
+    const event = normaliseEventText(raw);
+    if (!event) {
+      log.warn('dropping a user event without text', { messageId: String(raw?.messageId) });
+      return false;
+    }
     if (event.targetTurnId && event.targetTurnId !== turnId) {
       log.info('ignoring event addressed to another turn', {
         messageId: event.messageId,
@@ -192,7 +219,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
     const titling = gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [
-      { conversationId, turnId, prompt: brief, model: input.options.model },
+      { conversationId, turnId, prompt: brief, model },
     ]);
     if (patched('gate-beside-first-round'))
       titled = titling.then(
@@ -203,12 +230,12 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
     await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [
-      { conversationId, turnId, prompt: brief, model: input.options.model, pinned: PINNED_TOOLS },
+      { conversationId, turnId, prompt: brief, model, pinned: PINNED_TOOLS },
     ]);
   }
 
-  const native = input.options.model.protocol === 'native';
-  const twoPhase = native && input.options.model.answerSynthesis === true;
+  const native = model.protocol === 'native';
+  const twoPhase = native && model.answerSynthesis === true;
   const decideActivity = native ? decideNative : decide;
   let answer = '';
   let completionPath: CompletionPath | undefined;
@@ -224,7 +251,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     workflowId,
     conversationId,
     turnId,
-    model: input.options.model,
+    model,
     onStart: (line) => {
       status = 'compacting';
       setCurrentDetails(`**${turnId}** — ${line}\n\n${usageLine(usage)}`);
@@ -266,14 +293,14 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       mode: finalize ? ('finalize' as const) : ('normal' as const),
       events: unconfirmed,
       iteration: budget.snapshot(),
-      model: input.options.model,
+      model,
       ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
       ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
     };
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
     const decideOnce = () =>
       finalize
-        ? decideActivity.executeWithOptions({ summary }, [decideInput])
+        ? decideActivity.executeWithOptions({ summary, ...finalizeBound() }, [decideInput])
         : cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
     const outcome: RoundOutcome | undefined = await withinBudget(decideOnce);
     let result: RoundResult;
@@ -317,7 +344,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   if (twoPhase && completionPath !== 'exit') {
     // Phase two: one streamed answer over the trace; the loop's answer is the fallback.
     const synth = await synthesizeAnswer.executeWithOptions({ summary: `synthesize answer ${turnId}` }, [
-      { conversationId, turnId, turnIndex, loopAnswer: answer, model: input.options.model },
+      { conversationId, turnId, turnIndex, loopAnswer: answer, model },
     ]);
     answer = synth.answer;
     usage = addUsage(usage, synth.usage);

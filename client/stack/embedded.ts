@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { migrate, openDb, type Db } from '../../store/db';
-import { createWorker } from '../../workers/worker';
+import { createWorker, envDefaultModel } from '../../workers/worker';
 import { workerToolSet, type WorkerToolSetOptions } from '../../workers/tool-set';
 import { startTemporalServer, type TemporalServer } from './temporal-server';
 import { startEmbeddedPostgres } from './embedded-postgres';
@@ -121,9 +121,13 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     cleanups.unshift(() => nativeConnection.close());
     // The same tool set as the standalone worker (workers/tool-set.ts): exec.python included.
     const tools = await workerToolSet({ log: (line) => log(`[stack] ${line}`), ...opts.tools });
+    // A turn that names no model: Anthropic with a key, else the scripted demo (said at start).
+    const defaultModel = envDefaultModel() ?? { provider: 'scripted' as const, script: 'demo' };
+    log(`[stack] default model: ${defaultModel.provider === 'anthropic' ? 'anthropic' : 'scripted "demo" (no ANTHROPIC_API_KEY)'}`);
     const worker = await createWorker({
       connection: nativeConnection,
       db,
+      defaultModel,
       extraTools: tools.extraTools,
       fargate: tools.fargate,
     });

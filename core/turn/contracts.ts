@@ -29,7 +29,16 @@ const Id = z
   .min(1)
   .max(200)
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, 'ids use letters, digits, _ . : - and start with a letter or digit');
-export const ConversationIdSchema = Id;
+/**
+ * A conversation id. The gateway keeps each tenant's ids apart by scoping them server-side as
+ * `<tenant>~<project>[~<user>]~<id>` (core/tenancy/conversation-space.ts), so `~` and the longer
+ * length are allowed here; the ids a gateway client chooses have neither.
+ */
+export const ConversationIdSchema = z
+  .string()
+  .min(1)
+  .max(400)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:~-]*$/, 'ids use letters, digits, _ . : ~ - and start with a letter or digit');
 
 /**
  * User text that reaches Postgres or a model (prompt, followup, steer, title, feedback): refused,
@@ -69,7 +78,8 @@ export const ScriptSpecSchema = z.object({
 export type ScriptSpec = z.infer<typeof ScriptSpecSchema>;
 
 export const ModelConfigSchema = z.object({
-  provider: z.enum(['scripted', 'anthropic']).default('scripted'),
+  /** Absent: the deployment's default model (the worker's `defaultModel`), never the scripted one. */
+  provider: z.enum(['scripted', 'anthropic']).optional(),
   /** Named built-in script (scripted provider), or an inline script. */
   script: z.union([z.string(), ScriptSpecSchema]).optional(),
   model: z.string().optional(),
@@ -83,7 +93,8 @@ export const ModelConfigSchema = z.object({
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 
 export const TurnOptionsSchema = z.object({
-  model: ModelConfigSchema.default({ provider: 'scripted' }),
+  /** Absent: the deployment's default model, resolved by the worker (workers/worker.ts `defaultModel`). */
+  model: ModelConfigSchema.optional(),
   maxIterations: z.number().int().positive().max(100).optional(),
   /** Context budget in tokens (default: the worker's DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
   contextMaxTokens: z.number().int().min(1_000).max(2_000_000).optional(),
@@ -116,7 +127,7 @@ export const StartTurnRequestSchema = z.object({
   conversationId: ConversationIdSchema,
   prompt: TextInputSchema(MAX_PROMPT_CHARS, 'prompt'),
   messageId: Id,
-  options: TurnOptionsSchema.default({ model: { provider: 'scripted' } }),
+  options: TurnOptionsSchema.default({}),
   attachments: z.array(AttachmentRefSchema).max(20).optional(),
 });
 export type StartTurnRequest = z.infer<typeof StartTurnRequestSchema>;

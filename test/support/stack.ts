@@ -40,7 +40,14 @@ export async function createTestStack(name: string): Promise<TestStack> {
     taskQueue,
     client: new DreactClient(server.env.client, { taskQueue }),
     async startWorker(extra = {}) {
-      const worker = await createWorker({ connection: server.env.nativeConnection, db, taskQueue, ...extra });
+      // Turns that name no model run the scripted one here (a deployment's default is never scripted).
+      const worker = await createWorker({
+        connection: server.env.nativeConnection,
+        db,
+        taskQueue,
+        defaultModel: { provider: 'scripted' },
+        ...extra,
+      });
       stack.worker = worker;
       stack.workerRun = worker.run();
       return worker;
