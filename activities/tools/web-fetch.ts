@@ -1,11 +1,22 @@
 /**
  * web_fetch implementation: HTTP GET with a timeout and a size cap, content-type check,
  * HTML → readable text (html-to-text, preferring <article>/<main>), title extraction.
- * Returns source rows for the sources pool.
+ * Returns source rows for the sources pool. Every hop (the URL and each redirect, at most 5)
+ * goes through the address guard (`activities/net/address-guard.ts`): resolved once, every
+ * address judged, the connection pinned to the checked addresses. A refusal is a non-retryable
+ * observation naming the URL and the reason ("refused: 127.0.0.1 is loopback"); timeouts,
+ * network errors and 408/429/5xx are retryable.
  */
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { convert } from 'html-to-text';
+import { addressRefusal, type FetchAllowList } from '../../core/net/address-policy';
+import {
+  fetchAllowListFromEnv,
+  guardUrl,
+  HostResolutionError,
+  type GuardedTarget,
+  type HostResolver,
+} from '../net/address-guard';
+import { pinnedGet } from '../net/pinned-get';
 import { WebFetchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
 import type { ToolImpl } from './types';
 
@@ -60,9 +71,15 @@ export interface WebFetchOptions {
    * setups opt in.
    */
   allowPrivateNetwork?: boolean;
+  /**
+   * Operator allow-list (intranet hosts, ranges and their ports); `createWebFetchImpl` reads
+   * `DREACT_FETCH_ALLOW_HOSTS` when this is absent. Default for `fetchWebPage`: none.
+   */
+  allowList?: FetchAllowList;
+  /** Host resolver (tests inject one); default: the system resolver. Each hop resolves once. */
+  resolver?: HostResolver;
   /** Cancellation (e.g. the activity's cancellation signal). */
   signal?: AbortSignal;
-  fetchImpl?: typeof fetch;
 }
 
 const DEFAULTS = { timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024, maxContentChars: 100_000, snippetChars: 400 };
@@ -191,54 +208,26 @@ function decode(bytes: Uint8Array, charset: string): string {
 const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-function ipv4Private(ip: string): boolean {
-  const [a = 0, b = 0] = ip.split('.').map(Number);
-  return (
-    a === 0 ||
-    a === 10 ||
-    a === 127 ||
-    a >= 224 ||
-    (a === 100 && b >= 64 && b <= 127) ||
-    (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 198 && (b === 18 || b === 19))
-  );
-}
-
-/** True for addresses the agent must not reach by default (loopback, private, link-local, ...). */
+/** True for addresses the agent must not reach by default (anything but public unicast). */
 export function isNonPublicAddress(ip: string): boolean {
-  const v = isIP(ip);
-  if (v === 4) return ipv4Private(ip);
-  if (v !== 6) return true;
-  const low = ip.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(low);
-  if (mapped) return ipv4Private(mapped[1]!);
-  return low === '::' || low === '::1' || /^f[cd]/.test(low) || /^fe[89ab]/.test(low) || low.startsWith('ff');
+  return addressRefusal(ip) !== undefined;
 }
 
-async function assertPublicHost(url: URL): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-    } catch (err) {
-      throw new WebToolError(
-        'network',
-        `web_fetch: cannot resolve host ${host}: ${err instanceof Error ? err.message : String(err)}`,
-        { retryable: true, cause: err },
-      );
-    }
+/** Checks one hop's URL and resolves it once; throws the refusal as a non-retryable error. */
+async function checkHop(url: URL, options: WebFetchOptions): Promise<GuardedTarget> {
+  let checked: Awaited<ReturnType<typeof guardUrl>>;
+  try {
+    checked = await guardUrl(url, {
+      allowList: options.allowList,
+      allowPrivateNetwork: options.allowPrivateNetwork,
+      resolver: options.resolver,
+    });
+  } catch (err) {
+    if (!(err instanceof HostResolutionError)) throw err;
+    throw new WebToolError('network', `web_fetch: ${err.message}`, { retryable: true, cause: err });
   }
-  const blocked = addresses.find(isNonPublicAddress);
-  if (blocked !== undefined) {
-    throw new WebToolError(
-      'blocked_address',
-      `web_fetch: ${url.href} resolves to a non-public address (${blocked}); internal networks are not reachable`,
-    );
-  }
+  if (!checked.ok) throw new WebToolError('blocked_address', `web_fetch: refused ${url.href}: ${checked.reason}`);
+  return checked.target;
 }
 
 /** Fetches one page and returns its source row. Throws WebToolError with a readable message. */
@@ -247,16 +236,13 @@ export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}
   const url = parseHttpUrl(rawUrl);
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  const doFetch = options.fetchImpl ?? fetch;
   const href = url.href;
   try {
     let current = url;
     let res: Response;
     for (let hop = 0; ; hop++) {
-      if (!options.allowPrivateNetwork) await assertPublicHost(current);
-      res = await doFetch(current.href, {
-        method: 'GET',
-        redirect: 'manual',
+      const target = await checkHop(current, options);
+      res = await pinnedGet(target, {
         signal,
         headers: {
           'user-agent': options.userAgent ?? DEFAULT_UA,
@@ -268,7 +254,16 @@ export async function fetchWebPage(rawUrl: string, options: WebFetchOptions = {}
       await res.body?.cancel().catch(() => undefined);
       if (hop >= MAX_REDIRECTS)
         throw new WebToolError('too_many_redirects', `web_fetch: ${href} redirected more than ${MAX_REDIRECTS} times`);
-      current = parseHttpUrl(new URL(location, current).href);
+      let next: URL;
+      try {
+        next = new URL(location, current);
+      } catch {
+        throw new WebToolError(
+          'bad_url',
+          `web_fetch: ${href} redirected to an invalid URL ${JSON.stringify(location)}`,
+        );
+      }
+      current = parseHttpUrl(next.href);
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
@@ -361,18 +356,22 @@ export async function webFetch(rawParams: unknown, options: WebFetchOptions = {}
 }
 
 /**
- * Tool-activity adapter. Rows travel in `meta.source_rows` for the sources pool (which
- * assigns SIDs); retryable failures are rethrown so the activity retry policy applies,
- * others become a failed observation the model sees. Without explicit options,
- * `DREACT_WEB_ALLOW_PRIVATE=1` allows non-public addresses (local development).
+ * Tool-activity adapter (also the exec supervisor's proxied web_fetch). Rows travel in
+ * `meta.source_rows` for the sources pool (which assigns SIDs); retryable failures are rethrown
+ * so the activity retry policy applies, others (refusals included) become a failed observation
+ * the model sees. Without explicit options, `DREACT_FETCH_ALLOW_HOSTS` is the allow-list (read
+ * here, so a bad value fails the worker's start) and `DREACT_WEB_ALLOW_PRIVATE=1` turns the
+ * address checks off (local development).
  */
 export function createWebFetchImpl(options?: Omit<WebFetchOptions, 'signal'>): ToolImpl {
+  const allowList = options?.allowList ?? fetchAllowListFromEnv();
   return {
     id: 'web_fetch',
     async run(params, ctx) {
       const opts: WebFetchOptions = {
         allowPrivateNetwork: process.env.DREACT_WEB_ALLOW_PRIVATE === '1',
         ...options,
+        allowList,
         signal: ctx.signal,
       };
       try {
@@ -396,4 +395,9 @@ export function createWebFetchImpl(options?: Omit<WebFetchOptions, 'signal'>): T
   };
 }
 
-export const webFetchImpl: ToolImpl = createWebFetchImpl();
+let defaultImpl: ToolImpl | undefined;
+/** The default web_fetch, built on first use (so a bad allow-list fails a call, not an import). */
+export const webFetchImpl: ToolImpl = {
+  id: 'web_fetch',
+  run: (params, ctx) => (defaultImpl ??= createWebFetchImpl()).run(params, ctx),
+};

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import {
   createWebFetchImpl,
   extractTitle,
@@ -62,6 +63,12 @@ before(async () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       for (let i = 0; i < 10; i++) res.write('y'.repeat(1000));
       res.end();
+    } else if (url === '/gzip') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+      res.end(gzipSync('compressed text'));
+    } else if (url === '/stall-body') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first part ');
     } else if (url === '/slow') {
       setTimeout(() => {
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -196,10 +203,18 @@ test('webFetchImpl: rows in meta.source_rows; non-retryable errors become failed
 });
 
 test('non-public addresses are blocked by default, including via redirects', async () => {
-  await rejects(fetchWebPage(`${base}/page`), 'blocked_address', /resolves to a non-public address \(127\.0\.0\.1\)/);
-  await rejects(fetchWebPage('http://localhost:9/x'), 'blocked_address', /non-public address/);
-  await rejects(fetchWebPage('http://169.254.169.254/latest/meta-data'), 'blocked_address', /169\.254\.169\.254/);
-  await rejects(fetchWebPage('http://[::1]:9/x'), 'blocked_address', /::1/);
+  await rejects(
+    fetchWebPage(`${base}/page`),
+    'blocked_address',
+    /refused http:\/\/127\.0\.0\.1:\d+\/page: 127\.0\.0\.1 is loopback/,
+  );
+  await rejects(fetchWebPage('http://localhost:9/x'), 'blocked_address', /is loopback \(localhost resolves to /);
+  await rejects(
+    fetchWebPage('http://169.254.169.254/latest/meta-data'),
+    'blocked_address',
+    /169\.254\.169\.254 is link-local \(the cloud metadata service\)/,
+  );
+  await rejects(fetchWebPage('http://[::1]:9/x'), 'blocked_address', /::1 is loopback/);
   const ctx = { signal: new AbortController().signal } as unknown as ToolContext;
   const saved = process.env.DREACT_WEB_ALLOW_PRIVATE;
   delete process.env.DREACT_WEB_ALLOW_PRIVATE;
@@ -219,6 +234,7 @@ test('non-public addresses are blocked by default, including via redirects', asy
     'fd00::1',
     'fe80::1',
     '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
     'not-an-ip',
   ]) {
     assert.equal(isNonPublicAddress(ip), true, ip);
@@ -230,4 +246,24 @@ test('non-public addresses are blocked by default, including via redirects', asy
 
 test('redirect loops stop with too_many_redirects', async () => {
   await rejects(fetchWebPage(`${base}/loop`, LOCAL), 'too_many_redirects', /redirected more than 5 times/);
+});
+
+test('decompresses gzip bodies as fetch did', async () => {
+  const row = await fetchWebPage(`${base}/gzip`, LOCAL);
+  assert.equal(row.content, 'compressed text');
+});
+
+test('a body that stalls past the timeout fails as a timeout, never as a truncated page', async () => {
+  await rejects(
+    fetchWebPage(`${base}/stall-body`, { ...LOCAL, timeoutMs: 200 }),
+    'timeout',
+    /did not answer within 200 ms/,
+    true,
+  );
+});
+
+test('cancellation during the body ends the fetch as cancelled', async () => {
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 100);
+  await rejects(fetchWebPage(`${base}/stall-body`, { ...LOCAL, signal: ac.signal }), 'network', /was cancelled/);
 });
