@@ -1,8 +1,10 @@
 /**
  * `npm run demo`: brings up the embedded stack (Temporal dev server with UI + PGlite or
- * DATABASE_URL + worker; installing the Temporal CLI when missing) and runs a two-turn
+ * DATABASE_URL + worker; installing the Temporal CLI when missing) and runs a three-turn
  * conversation with the scripted model — tool calls, a followup folded into turn 1, a steer that
- * finalizes turn 2 — streamed live, then prints the Temporal UI links and exits 0.
+ * finalizes turn 2, code run by exec.python in turn 3 with its output file read back — streamed
+ * live, then prints the Temporal UI links and exits 0. Without bubblewrap turn 3 still completes:
+ * the exec call's observation says what to install (and the demo prints it).
  * DREACT_DEMO_KEEP=1 keeps the stack running afterwards (Ctrl-C to stop).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -11,6 +13,7 @@ import { DreactClient } from '../client/api';
 import { followTurn, newConversationId, streamOffset } from '../client/cli/commands';
 import { workflowUrl, type Session } from '../client/cli/session';
 import { loadBlocks } from '../store/timeline-store';
+import type { Block } from '../core/timeline/block';
 
 const say = (s: string) => process.stdout.write(s);
 
@@ -65,16 +68,32 @@ async function main(): Promise<void> {
     });
     say(`\n✔ turn 2: ${r2.completionPath} in ${r2.rounds} rounds\n`);
 
+    say(`\n━━ Turn 3: code in the sandbox (exec.python), its output file read back ━━\n`);
+    after = await streamOffset(session, conv);
+    const t3 = await session.api.startTurn(conv, 'Compute n, n² and n³ for n = 1..5 as a CSV file.', {
+      model: { provider: 'scripted', script: 'demo-exec' },
+    });
+    const r3 = await followTurn(session, t3, after, say);
+    say(`\n✔ turn 3: ${r3.completionPath} in ${r3.rounds} rounds\n`);
+    const exec = execOutcome(await loadBlocks(stack.db.pool, conv), t3.turnId);
+    say(exec.ran ? `\nOutput file read back (react.read):\n${exec.text}\n` : `\nexec.python said: ${exec.text}\n`);
+
     const blocks = await loadBlocks(stack.db.pool, conv);
     const count = (t: string) => blocks.filter((b) => b.type === t).length;
     say(
       `\nTimeline of ${conv}: ${blocks.length} blocks (${count('react.tool.call')} tool calls, ${count('user.followup')} followup, ${count('user.steer')} steer, ${count('assistant.completion')} completions)\n`,
     );
-    for (const r of [r1, r2]) say(`Temporal UI: ${workflowUrl(stack.info.uiUrl, r.workflowId) ?? r.workflowId}\n`);
+    for (const r of [r1, r2, r3]) say(`Temporal UI: ${workflowUrl(stack.info.uiUrl, r.workflowId) ?? r.workflowId}\n`);
     say(`Inspect: npx dreact timeline ${conv}   ·   npx dreact history ${conv} --turn 2\n`);
-    if (r1.completionPath !== 'complete' || r2.completionPath !== 'steer_finalize' || count('user.followup') !== 1) {
+    if (
+      r1.completionPath !== 'complete' ||
+      r2.completionPath !== 'steer_finalize' ||
+      count('user.followup') !== 1 ||
+      r3.completionPath !== 'complete' ||
+      !exec.expected
+    ) {
       throw new Error(
-        `demo did not run as expected: turn 1 ${r1.completionPath}, turn 2 ${r2.completionPath}, followups ${count('user.followup')}`,
+        `demo did not run as expected: turn 1 ${r1.completionPath}, turn 2 ${r2.completionPath}, followups ${count('user.followup')}, turn 3 ${r3.completionPath} (exec: ${exec.text})`,
       );
     }
     if (process.env.DREACT_DEMO_KEEP === '1') {
@@ -84,6 +103,21 @@ async function main(): Promise<void> {
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * What turn 3's exec call came to: the CSV read back with react.read when the sandbox ran it, else
+ * the exec observation (no bubblewrap: what to install). `expected` is false for anything else.
+ */
+function execOutcome(blocks: Block[], turnId: string): { ran: boolean; expected: boolean; text: string } {
+  const result = (tool: string) =>
+    blocks.find((b) => b.turn_id === turnId && b.type === 'react.tool.result' && b.meta?.tool_id === tool);
+  const exec = result('exec.python');
+  const read = result('react.read');
+  if (exec?.meta?.ok === true && read?.meta?.ok === true && read.text?.includes('n,square,cube'))
+    return { ran: true, expected: true, text: read.text.slice(Math.max(0, read.text.indexOf('[READ]'))).trim() };
+  const unavailable = exec?.meta?.ok === false && exec.meta.exec_refused === 'sandbox_unavailable';
+  return { ran: false, expected: unavailable, text: exec?.text ?? 'no exec.python result recorded' };
 }
 
 main().then(

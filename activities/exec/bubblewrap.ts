@@ -44,8 +44,7 @@ const probes = new Map<string, Promise<BubblewrapProbe>>();
 /** Finds bwrap on PATH and checks that it can create the sandbox's namespaces (memoised per binary). */
 export function probeBubblewrap(env: NodeJS.ProcessEnv = process.env): Promise<BubblewrapProbe> {
   const bwrapPath = findExecutable('bwrap', env);
-  if (!bwrapPath)
-    return Promise.resolve({ ok: false, reason: 'bubblewrap (`bwrap`) is not installed: it is not on PATH' });
+  if (!bwrapPath) return Promise.resolve({ ok: false, reason: 'bubblewrap is not installed (no `bwrap` on PATH)' });
   let probe = probes.get(bwrapPath);
   if (!probe) {
     probe = runProbe(bwrapPath);

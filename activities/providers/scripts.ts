@@ -8,6 +8,19 @@ const thinking = (t: string) => `<channel:thinking>${t}</channel:thinking>`;
 const decision = (obj: unknown) =>
   `<channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
 
+/** The program of the demo's exec turn: writes OUTPUT_DIR/squares.csv. */
+const DEMO_EXEC_CODE = `
+import csv, os
+
+path = os.path.join(os.environ["OUTPUT_DIR"], "squares.csv")
+with open(path, "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["n", "square", "cube"])
+    for n in range(1, 6):
+        w.writerow([n, n * n, n ** 3])
+print("wrote squares.csv: 5 rows")
+`;
+
 export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
   /** Two tool rounds (write a note, read it back), then a streamed answer. */
   demo: {
@@ -93,6 +106,46 @@ export const BUILTIN_SCRIPTS: Record<string, ScriptInput> = {
       thinking('The user steered: stop and summarise.') +
       decision({ action: 'complete', notes: 'finalize after steer' }) +
       '<channel:answer>Stopped as you asked ({{event}}). Short version: Alfama for views, Belém for history, Bairro Alto for the evening.</channel:answer>',
+  },
+  /**
+   * Demo turn 3: runs a small Python program in the sandbox (exec.python, one contracted output
+   * file), reads the file back with react.read, then answers. Without a sandbox the exec call's
+   * observation says what to install, and the read finds nothing.
+   */
+  'demo-exec': {
+    structured: {},
+    chunkSize: 12,
+    latencyMs: 15,
+    rounds: [
+      thinking('A small table is quickest to compute: I will run a Python program that writes it as a CSV file.') +
+        decision({
+          action: 'call_tool',
+          notes: 'compute the table in the sandbox',
+          tool_call: {
+            tool_id: 'exec.python',
+            params: {
+              contract: [
+                {
+                  filename: 'squares.csv',
+                  description: 'n, n squared and n cubed for n = 1..5',
+                  visibility: 'external',
+                },
+              ],
+              timeout_s: 30,
+            },
+          },
+        }) +
+        `<channel:code>${DEMO_EXEC_CODE}</channel:code>`,
+      thinking('Reading the output file back before I report it.') +
+        decision({
+          action: 'call_tool',
+          notes: 'read the output back',
+          tool_call: { tool_id: 'react.read', params: { paths: ['fi:{{turn}}.outputs/squares.csv'] } },
+        }),
+      thinking('Both tool results are in; I can report them.') +
+        decision({ action: 'complete', notes: 'answer' }) +
+        '<channel:answer>I asked the sandbox to run a small Python program that writes `outputs/squares.csv` (n, n², n³ for n = 1..5), then read that file back: the two tool results above show what came out.</channel:answer>',
+    ],
   },
   /** Answers immediately. */
   echo: {
