@@ -120,3 +120,15 @@ export function jsonForPostgres(value: unknown): string {
   if (json === undefined || !/\\u(0000|d[89a-f])/i.test(json)) return json;
   return JSON.stringify(normaliseDeep(value));
 }
+
+/**
+ * A user event that arrived as a signal, made safe to keep: its text normalised (a signal cannot
+ * be refused, and a steer with a bad character must still stop the turn). Undefined when the
+ * payload is not an event at all (no string `text`): the workflow drops it and logs, rather than
+ * fail its task on it. The same object when nothing changed.
+ */
+export function normaliseEventText<E extends { text: string }>(event: E): E | undefined {
+  if (event === null || typeof event !== 'object' || typeof event.text !== 'string') return undefined;
+  const text = normaliseText(event.text);
+  return text === event.text ? event : { ...event, text };
+}

@@ -19,6 +19,7 @@ import {
   allHandlersFinished,
 } from '@temporalio/workflow';
 import { turnIdFor, turnWorkflowId } from '../core/turn/ids';
+import { normaliseEventText, normaliseText } from '../core/text';
 import type { AttachmentRef, StartTurnRequest, TurnInput, TurnOptions, UserEvent } from '../core/turn/contracts';
 import {
   conversationStateQuery,
@@ -75,6 +76,9 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
   };
   const enqueue = (prompt: string, messageId: string, options: TurnOptions, attachments?: AttachmentRef[]) => {
     const turnIndex = state.nextTurnIndex++;
+    // A followup's text comes from a signal, which cannot be refused: normalised (core/text.ts), so
+    // a NUL or a lone surrogate never wedges the turn it starts. Data only, no new command: no patch.
+    prompt = normaliseText(prompt);
     state.queue.push({ turnIndex, prompt, messageId, options, ...(attachments?.length ? { attachments } : {}) });
     state.lastOptions = options;
     return { turnIndex, turnId: turnIdFor(turnIndex), workflowId: turnWorkflowId(state.conversationId, turnIndex) };
@@ -111,7 +115,8 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     if (!active) return false;
     const handle = getExternalWorkflowHandle(active.workflowId);
     try {
-      await handle.signal(kind === 'followup' ? followupSignal : steerSignal, event);
+      // Normalised like a queued prompt: a steer with a bad character still stops the turn.
+      await handle.signal(kind === 'followup' ? followupSignal : steerSignal, normaliseEventText(event) ?? event);
       return true;
     } catch (err) {
       // The turn closed between our check and the signal; its leftovers come back through its result.

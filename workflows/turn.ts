@@ -20,6 +20,7 @@ import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
 import { normaliseEventText } from '../core/text';
+import type { ActivityOptions } from '@temporalio/common';
 import type {
   CompletionPath,
   ModelConfig,
@@ -85,7 +86,7 @@ const { decide, decideNative } = proxyActivities<TurnActivities>({
  * round's 30 minutes of retries (a provider that keeps failing, or data a round keeps refusing).
  * Histories from before `steer-finalize-bounded` retried it like any round.
  */
-function finalizeBound(): { scheduleToCloseTimeout?: string; retry?: RetryPolicy } {
+function finalizeBound(): Pick<ActivityOptions, 'scheduleToCloseTimeout' | 'retry'> {
   return patched('steer-finalize-bounded')
     ? {
         scheduleToCloseTimeout: '90 seconds',
