@@ -1,0 +1,199 @@
+/**
+ * Agent definitions: the one zod schema of an agent file (`agents/<name>.yaml|.yml|.json`), the
+ * source of its types and of `docs/agent.schema.json` (scripts/agent-schema.ts). Pure.
+ *
+ * Strict everywhere: an unknown field is an error, never ignored (a typo in `limits` must not
+ * silently fall back to a default). Settings the worker also has a default for (model, limits,
+ * multi_action) have no default here: they stay absent, and `resolveTurnSettings`
+ * (./settings.ts) layers worker default < agent < turn override.
+ *
+ * One word for the model's decisions: a **round** (`limits.max_rounds`), as in the glossary; the
+ * environment's AI_REACT_MAX_ITERATIONS and the CLI's --max-iterations are older names for it.
+ *
+ * Workflows import only types from here (`import type`), values from ./ref.
+ */
+import { z } from 'zod';
+import { AGENT_NAME_RE, ROLE_PURPOSES, type RolePurpose } from './ref';
+import { toolPatternIssue } from './tool-filter';
+
+/** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
+export type SchemaRule = 'bad_glob' | 'conflict' | 'duplicate';
+
+const rule = (r: SchemaRule) => ({ params: { rule: r } });
+
+export const AgentNameSchema = z
+  .string()
+  .regex(AGENT_NAME_RE, 'an agent name is a lowercase slug: a-z first, then a-z 0-9 _ - (at most 64 characters)');
+
+const ProviderIdSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,39}$/, 'a provider id is a lowercase slug (e.g. anthropic, scripted)');
+
+/** A relative or absolute path; relative paths are relative to the agent file's folder. */
+const PathSchema = z.string().min(1).max(1000);
+
+/** An integer in [min, max] (the loader reports a value outside as `bad_limit`). */
+const limit = (min: number, max: number) => {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
+const ModelFields = {
+  provider: ProviderIdSchema.describe('Model provider id (scripted, anthropic).'),
+  model: z.string().min(1).max(200).optional().describe("The provider's model id; absent: the provider's default."),
+  max_tokens: limit(1, 64_000).optional().describe('Most output tokens per call.'),
+  temperature: z.number().min(0).max(1).optional(),
+  protocol: z
+    .enum(['channels', 'native'])
+    .optional()
+    .describe("Decision protocol: the runtime's text channels (default) or the provider's native tool calling."),
+  answer_synthesis: z
+    .boolean()
+    .optional()
+    .describe('Native protocol only: tools first, then one streamed answer-only call.'),
+  script: z.string().min(1).max(200).optional().describe('Scripted provider only: the name of a built-in script.'),
+};
+
+/** The agent's main model. */
+export const ModelSchema = z.strictObject(ModelFields);
+export type AgentModel = z.infer<typeof ModelSchema>;
+
+/**
+ * A role's model: fields it leaves out come from the main model — except `model` and `script`
+ * when the role names another provider.
+ */
+export const RoleModelSchema = ModelSchema.partial();
+export type RoleModel = z.infer<typeof RoleModelSchema>;
+
+export const RolesSchema = z
+  .strictObject(
+    Object.fromEntries(ROLE_PURPOSES.map((p) => [p, RoleModelSchema.optional()])) as Record<
+      RolePurpose,
+      z.ZodOptional<typeof RoleModelSchema>
+    >,
+  )
+  .describe('A model per purpose; each defaults to the main model.');
+
+const ToolPatternSchema = z.string().superRefine((p, ctx) => {
+  const issue = toolPatternIssue(p);
+  if (issue) ctx.addIssue({ code: 'custom', message: issue, ...rule('bad_glob') });
+});
+
+const uniqueList = <T extends z.ZodType<string>>(item: T, max: number) =>
+  z
+    .array(item)
+    .max(max)
+    .superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      list.forEach((v, i) => {
+        if (seen.has(v))
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is listed twice`, path: [i], ...rule('duplicate') });
+        seen.add(v);
+      });
+    });
+
+export const ToolsSchema = z.strictObject({
+  allow: uniqueList(ToolPatternSchema, 200)
+    .optional()
+    .describe(
+      'Tool ids the agent may use; * matches any characters (react.*, web_*, mcp.github.*), a leading ! removes. Default: every tool of the worker and of this agent\'s modules.',
+    ),
+  modules: uniqueList(PathSchema, 20)
+    .optional()
+    .describe('Tool modules loaded at worker start: a path relative to this file, or a package name.'),
+});
+
+export const LimitsSchema = z.strictObject({
+  max_rounds: limit(1, 100).optional().describe('Most rounds (model decisions) per turn.'),
+  context_max_tokens: limit(1_000, 2_000_000).optional().describe("Context budget of one round's request, tokens."),
+  cache_ttl_seconds: limit(1, 86_400).optional().describe("The provider's prompt-cache TTL, seconds."),
+});
+
+export const ExecSchema = z.strictObject({
+  backend: ProviderIdSchema.optional().describe('Sandbox backend: local | docker | fargate.'),
+  image: z.string().min(1).max(500).optional().describe('Container image of the sandbox.'),
+  limits: z
+    .strictObject({
+      timeout_seconds: limit(1, 3_600).optional(),
+      memory_mb: limit(64, 65_536).optional(),
+      cpus: z.number().min(0.1).max(64).optional(),
+      max_processes: limit(1, 4_096).optional(),
+      max_file_mb: limit(1, 10_240).optional(),
+      max_output_files: limit(1, 10_000).optional(),
+      max_output_mb: limit(1, 10_240).optional(),
+      max_log_kb: limit(1, 102_400).optional(),
+    })
+    .optional(),
+});
+
+const SecretNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'a secret name is an identifier');
+export const SecretSourceSchema = z.union([
+  z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }),
+  z.strictObject({ file: PathSchema }),
+]);
+export type SecretSource = z.infer<typeof SecretSourceSchema>;
+
+export const AgentDefinitionSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('The JSON Schema this file follows (for editors); ignored.'),
+    name: AgentNameSchema.describe('The agent name; equal to the file name without extension.'),
+    description: z.string().max(1_000).optional(),
+    instructions: z
+      .string()
+      .max(100_000)
+      .optional()
+      .describe('Persona and product instructions, placed in the cached system prompt.'),
+    instructions_file: PathSchema.optional().describe('The instructions in a file (relative to this file).'),
+    model: ModelSchema.optional().describe("The main model; absent: the worker's default."),
+    roles: RolesSchema.optional(),
+    tools: ToolsSchema.optional(),
+    skills: PathSchema.optional().describe('Skills folder (one SKILL.md per sub-folder).'),
+    knowledge: PathSchema.optional().describe('Knowledge folder (react.search_knowledge).'),
+    limits: LimitsSchema.optional(),
+    multi_action: z.enum(['off', 'safe_fanout']).optional().describe('Up to 2 actions per round when safe_fanout.'),
+    exec: ExecSchema.optional(),
+    subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),
+    max_depth: limit(1, 5).optional().describe('Most levels of nested delegation below this agent (default 1).'),
+    secrets: z
+      .record(SecretNameSchema, SecretSourceSchema)
+      .optional()
+      .describe('Secrets tools may read by name: { env: VAR } or { file: path }; never written to the timeline.'),
+  })
+  .superRefine((d, ctx) => {
+    if (d.instructions !== undefined && d.instructions_file !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['instructions_file'],
+        message: 'set instructions or instructions_file, not both',
+        ...rule('conflict'),
+      });
+  });
+
+/** An agent file as written (after parsing). */
+export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
+export type AgentDefinitionInput = z.input<typeof AgentDefinitionSchema>;
+export type AgentTools = z.infer<typeof ToolsSchema>;
+export type AgentLimits = z.infer<typeof LimitsSchema>;
+export type AgentExec = z.infer<typeof ExecSchema>;
+
+/**
+ * The definition a turn runs with: the instructions text inline (from `instructions_file` when
+ * the file names one), `$schema` dropped. Its canonical JSON is what the agent's hash covers.
+ */
+export type ResolvedAgentDefinition = Omit<AgentDefinition, '$schema' | 'instructions_file' | 'instructions'> & {
+  instructions: string;
+};
+
+/** The JSON Schema of agent files (input side: what a user writes). */
+export function agentJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(AgentDefinitionSchema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+  return {
+    $schema: schema.$schema,
+    title: 'durable-react agent definition',
+    description: 'An agent file: agents/<name>.yaml, .yml or .json (docs/agents.md).',
+    ...schema,
+  };
+}
