@@ -1,15 +1,17 @@
 /**
  * A turn's attachments from upload to refs: the request is validated, every file preflighted
  * (client/attachments/preflight.ts), and only then are the files staged in Postgres in one
- * transaction. Any failure is a DreactError (`bad_input` naming the file and the rule) and
+ * transaction with the conversation's claim (store/upload-store.ts). Any failure is a DreactError
+ * (`bad_input` naming the file and the rule; `not_found` when another owner holds the id) and
  * nothing is written.
  */
 import type { Pool } from 'pg';
 import { AttachmentRejected, type AttachmentLimits } from '../../core/attachments/policy';
 import { StartTurnRequestSchema, type AttachmentRef, type TurnOptionsInput } from '../../core/turn/contracts';
-import { stageUploads, uploadKey } from '../../store/upload-store';
+import { stageUploads, uploadKey, UploadNotOwned } from '../../store/upload-store';
 import type { ConversationOwner } from '../../store/tenancy-store';
 import { DreactError } from '../api';
+import { normaliseText } from '../../core/text';
 import { preflightAttachments, type AttachmentUpload } from './preflight';
 
 export async function stageTurnAttachments(
@@ -35,23 +37,31 @@ export async function stageTurnAttachments(
     if (err instanceof AttachmentRejected) throw new DreactError(err.message, 'bad_input');
     throw err;
   }
-  await stageUploads(
-    db,
-    request.conversationId,
-    request.messageId,
-    prepared.map((p) => ({
-      name: p.name,
-      mime: p.mime,
-      bytes: p.bytes,
-      payload: {
-        kind: p.kind,
+  try {
+    await stageUploads(
+      db,
+      request.conversationId,
+      request.messageId,
+      prepared.map((p) => ({
         name: p.name,
-        ...(p.text !== undefined ? { text: p.text } : {}),
-        ...(p.pages !== undefined ? { pages: p.pages } : {}),
-      },
-    })),
-    owner,
-  );
+        mime: p.mime,
+        bytes: p.bytes,
+        payload: {
+          kind: p.kind,
+          name: p.name,
+          // Extracted text is data the user did not type: normalised, not refused (core/text.ts).
+          ...(p.text !== undefined ? { text: normaliseText(p.text) } : {}),
+          ...(p.pages !== undefined ? { pages: p.pages } : {}),
+        },
+      })),
+      owner,
+    );
+  } catch (err) {
+    // Someone else holds the id (claimed before or during this request): nothing was written, and
+    // the answer is the one a missing conversation gets.
+    if (err instanceof UploadNotOwned) throw new DreactError(err.message, 'not_found');
+    throw err;
+  }
   return prepared.map((p) => ({
     name: p.name,
     mime: p.mime,
