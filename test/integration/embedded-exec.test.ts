@@ -1,0 +1,213 @@
+/**
+ * exec.python in the embedded stack (`dreact turn`, `dreact dev`): the same tool set as the
+ * standalone worker (workers/tool-set.ts). Through the CLI as a user runs it, against the test
+ * Postgres in a schema of this file: an exec turn runs in bubblewrap and its output file is read
+ * back; with no `bwrap` on PATH the tool is still listed and the call is an observation that says
+ * what to install (the turn completes); DREACT_EXEC_BACKEND=off removes the tool. Through the
+ * client: a bubblewrap that cannot create namespaces (an injected probe) gives the same observation.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dropSchema, migrate, openDb, type Db } from '../../store/db';
+import { loadBlocks } from '../../store/timeline-store';
+import { startEmbeddedStack } from '../../client/stack/embedded';
+import { DreactClient } from '../../client/api';
+import { execBackendName, workerToolSet } from '../../workers/tool-set';
+import { EXEC_TOOL_ID } from '../../core/exec';
+import type { Block } from '../../core/timeline/block';
+import type { ToolContext } from '../../activities/tools/types';
+import { execScratch } from '../support/exec';
+import { pathWithout } from '../support/path-without';
+import { uniqueId } from '../support/stack';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const schema = uniqueId('t_embedded_exec').toLowerCase();
+const home = mkdtempSync(join(tmpdir(), 'dreact-embedded-exec-'));
+const scratch = execScratch('embedded-exec');
+const noBwrapPath = pathWithout('bwrap');
+let db: Db;
+
+before(async () => {
+  db = openDb({ databaseUrl: DATABASE_URL, schema });
+  await migrate(db);
+});
+after(async () => {
+  await dropSchema(db);
+  await db.close();
+  rmSync(home, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+  rmSync(noBwrapPath, { recursive: true, force: true });
+});
+
+/** `dreact <args>` in its own process, on an embedded stack of its own, over the test Postgres schema. */
+function dreact(
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const base = { ...process.env };
+  delete base.TEMPORAL_ADDRESS; // the embedded stack, not the test run's server
+  delete base.DREACT_EXEC_BACKEND;
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    DREACT_HOME: mkdtempSync(join(home, 'h-')),
+    DATABASE_URL,
+    DREACT_DB_SCHEMA: schema,
+    DREACT_EXEC_WORK_DIR: join(scratch, 'work'),
+    DREACT_EXEC_STATE_DIR: join(scratch, 'state'),
+    DREACT_TEMPORAL_PORT: '17533',
+    NO_COLOR: '1',
+    ...extraEnv,
+  };
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr })));
+}
+
+/** Runs the demo's exec turn (script demo-exec) through `dreact turn --json`; returns its blocks. */
+async function execTurn(env: NodeJS.ProcessEnv = {}): Promise<{ blocks: Block[]; stderr: string; out: TurnJson }> {
+  const r = await dreact(['turn', 'Compute a small table as a CSV file.', '--script', 'demo-exec', '--json'], env);
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim()) as TurnJson;
+  return { blocks: await loadBlocks(db.pool, out.conversationId), stderr: r.stderr, out };
+}
+interface TurnJson {
+  conversationId: string;
+  completionPath: string;
+  rounds: number;
+}
+
+const resultOf = (blocks: Block[], tool: string) =>
+  blocks.find((b) => b.type === 'react.tool.result' && b.meta?.tool_id === tool);
+const notices = (blocks: Block[]) => blocks.filter((b) => b.type === 'react.notice').map((b) => b.text ?? '');
+
+describe('exec.python in the embedded stack, through the CLI', () => {
+  test('dreact turn runs code in bubblewrap; the output file is an artifact, read back with react.read', async () => {
+    const { blocks, stderr, out } = await execTurn();
+    assert.match(stderr, /\[stack\] exec\.python: local \(bubblewrap \/\S*bwrap\)/);
+    assert.equal(out.completionPath, 'complete');
+    const exec = resultOf(blocks, EXEC_TOOL_ID);
+    assert.ok(exec, 'exec.python result recorded');
+    assert.equal(exec.meta?.ok, true, exec.text);
+    assert.equal(exec.meta?.backend, 'local');
+    const read = resultOf(blocks, 'react.read');
+    assert.equal(read?.meta?.ok, true, read?.text);
+    assert.match(read?.text ?? '', /fi:turn_1\.outputs\/squares\.csv/);
+    assert.match(read?.text ?? '', /n,square,cube\r?\n1,1,1\r?\n2,4,8\r?\n3,9,27\r?\n4,16,64\r?\n5,25,125/);
+    assert.deepEqual(notices(blocks), [], 'no protocol notice (the tool is known)');
+  });
+
+  test('no bwrap on PATH: exec.python is still listed, the call says what to install, the turn completes', async () => {
+    const { blocks, stderr, out } = await execTurn({ PATH: noBwrapPath });
+    // One start line says so.
+    assert.equal(stderr.match(/exec\.python: unavailable/g)?.length, 1, stderr);
+    assert.match(stderr, /\[stack\] exec\.python: unavailable — bubblewrap is not installed \(no `bwrap` on PATH\)/);
+    assert.equal(out.completionPath, 'complete');
+    assert.equal(out.rounds, 3);
+    const exec = resultOf(blocks, EXEC_TOOL_ID);
+    assert.equal(exec?.meta?.ok, false);
+    assert.equal(exec?.meta?.exec_refused, 'sandbox_unavailable');
+    assert.match(exec?.text ?? '', /nothing was run: bubblewrap is not installed/);
+    assert.match(exec?.text ?? '', /apt-get install bubblewrap/);
+    assert.match(exec?.text ?? '', /DREACT_EXEC_BACKEND=docker/);
+    assert.equal(exec?.meta?.failure_type, undefined, 'an observation of the tool, not a tool failure');
+    assert.equal(notices(blocks).filter((n) => n.includes('unknown_tool')).length, 0, 'never an unknown-tool notice');
+  });
+
+  test('DREACT_EXEC_BACKEND=off: exec.python is not offered (the call is an unknown tool)', async () => {
+    const { blocks, stderr } = await execTurn({ DREACT_EXEC_BACKEND: 'off' });
+    assert.match(stderr, /\[stack\] exec\.python: off \(DREACT_EXEC_BACKEND=off\)/);
+    assert.equal(resultOf(blocks, EXEC_TOOL_ID), undefined, 'no exec result');
+    assert.ok(
+      notices(blocks).some((n) => n.includes('unknown_tool') && n.includes('exec.python')),
+      `an unknown-tool notice: ${JSON.stringify(notices(blocks))}`,
+    );
+  });
+});
+
+/** Sets environment variables; returns the function that puts the old values back. */
+function setEnv(vars: Record<string, string>): () => void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  return () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+}
+
+describe('exec.python in the embedded stack, through the client', () => {
+  test('bubblewrap that cannot create namespaces (injected probe): the same observation, the turn completes', async () => {
+    const reason =
+      "bubblewrap (/usr/bin/bwrap) cannot create the sandbox's namespaces here: No permissions to create new namespace";
+    const lines: string[] = [];
+    // The stack reads its database from the environment: this file's schema of the test Postgres.
+    const restore = setEnv({ DATABASE_URL, DREACT_DB_SCHEMA: schema });
+    const stack = await startEmbeddedStack({
+      home: mkdtempSync(join(home, 'client-')),
+      ui: false,
+      log: (l) => lines.push(l),
+      tools: { env: { PATH: process.env.PATH }, probe: async () => ({ ok: false, reason }) },
+    }).finally(restore);
+    try {
+      assert.equal(lines.filter((l) => l.startsWith('[stack] exec.python:')).length, 1, lines.join('\n'));
+      const api = new DreactClient(stack.client);
+      const conv = uniqueId('conv');
+      await api.startTurn(conv, 'Compute a small table.', { model: { provider: 'scripted', script: 'demo-exec' } });
+      const r = await api.result(conv, 1);
+      assert.equal(r.completionPath, 'complete');
+      const blocks = await loadBlocks(db.pool, conv);
+      const exec = resultOf(blocks, EXEC_TOOL_ID);
+      assert.equal(exec?.meta?.ok, false);
+      assert.ok(exec?.text?.includes(reason), exec?.text);
+      assert.match(exec?.text ?? '', /apt-get install bubblewrap/);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe('workerToolSet', () => {
+  test('the backend names: local by default, off, docker; an unknown one stops the start naming the choices', async () => {
+    assert.equal(execBackendName({}), 'local');
+    assert.equal(execBackendName({ DREACT_EXEC_BACKEND: 'off' }), 'off');
+    assert.equal(execBackendName({ DREACT_EXEC_BACKEND: 'docker' }), 'docker');
+    assert.throws(() => execBackendName({ DREACT_EXEC_BACKEND: 'lambda' }), {
+      message: 'DREACT_EXEC_BACKEND=lambda: no such exec backend (use one of local | docker | fargate | off)',
+    });
+    const off = await workerToolSet({ env: { DREACT_EXEC_BACKEND: 'off' } });
+    assert.deepEqual(off.extraTools, []);
+    const docker = await workerToolSet({ env: { DREACT_EXEC_BACKEND: 'docker' } });
+    assert.deepEqual(
+      docker.extraTools.map((t) => t.declaration.id),
+      [EXEC_TOOL_ID],
+    );
+  });
+
+  test('local: probed once (bwrap here works); missing: listed, and each call is the observation, never a throw', async () => {
+    const logged: string[] = [];
+    const here = await workerToolSet({ env: { PATH: process.env.PATH }, log: (l) => logged.push(l) });
+    assert.equal(here.exec, 'local');
+    assert.equal(logged.length, 1);
+    const missing = await workerToolSet({ env: { PATH: noBwrapPath }, log: (l) => logged.push(l) });
+    assert.equal(missing.exec, 'unavailable');
+    assert.equal(logged.length, 2);
+    const [tool] = missing.extraTools;
+    assert.equal(tool?.declaration.id, EXEC_TOOL_ID);
+    const ctx = {} as ToolContext; // the unavailable tool touches nothing
+    await tool!.impl.launch!({}, ctx);
+    const obs = await tool!.impl.run({}, ctx);
+    assert.equal(obs.ok, false);
+    assert.match(obs.text, /^exec\.python is unavailable on this worker, nothing was run: bubblewrap is not installed/);
+  });
+});
