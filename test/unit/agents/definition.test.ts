@@ -1,0 +1,124 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { AgentDefinitionSchema, agentJsonSchema } from '../../../core/agents/definition';
+import { issuesFromZod, fieldPath } from '../../../activities/agents/errors';
+import { AGENT_SCHEMA_FILE, renderAgentSchema } from '../../../scripts/agent-schema';
+
+const FULL = {
+  $schema: '../docs/agent.schema.json',
+  name: 'support',
+  description: 'Answers support questions.',
+  instructions_file: './support.md',
+  model: { provider: 'anthropic', model: 'claude-sonnet-4-5', max_tokens: 8000, protocol: 'channels', temperature: 0.3 },
+  roles: {
+    title: { model: 'claude-haiku-4-5' },
+    tool_selection: { model: 'claude-haiku-4-5' },
+    compaction: { max_tokens: 4000 },
+    synthesis: { protocol: 'native', answer_synthesis: true },
+    judge: { provider: 'scripted', script: 'judge' },
+  },
+  tools: { allow: ['react.*', 'web_fetch', 'acme.*', '!react.patch'], modules: ['./tools/acme.ts', '@acme/tools'] },
+  skills: './skills',
+  knowledge: './knowledge',
+  limits: { max_rounds: 12, context_max_tokens: 100_000, cache_ttl_seconds: 3600 },
+  multi_action: 'safe_fanout',
+  exec: { backend: 'docker', image: 'python:3.12-slim', limits: { timeout_seconds: 120, memory_mb: 512, cpus: 0.5 } },
+  subagents: ['researcher'],
+  max_depth: 2,
+  secrets: { ACME_TOKEN: { env: 'ACME_TOKEN' }, DB_PASSWORD: { file: './secrets/db' } },
+};
+
+const issues = (raw: unknown) => {
+  const r = AgentDefinitionSchema.safeParse(raw);
+  assert.equal(r.success, false, 'expected a rejection');
+  return r.error!.issues.flatMap((i) => issuesFromZod('a.yaml', i));
+};
+
+test('a definition using every field parses unchanged (no defaults are filled in)', () => {
+  assert.deepEqual(AgentDefinitionSchema.parse(FULL), FULL);
+  assert.deepEqual(AgentDefinitionSchema.parse({ name: 'x' }), { name: 'x' });
+});
+
+test('unknown fields are rejected at every level, with a hint for renamed ones', () => {
+  const found = issues({ name: 'x', max_iterations: 5, limits: { max_iterations: 5 }, model: { provider: 'a', top_k: 1 } });
+  assert.deepEqual(found.map((i) => `${i.field} ${i.rule}`).sort(), [
+    'limits.max_iterations unknown_field',
+    'max_iterations unknown_field',
+    'model.top_k unknown_field',
+  ]);
+  assert.match(found.find((i) => i.field === 'limits.max_iterations')!.message, /did you mean max_rounds/);
+  for (const [field, value] of [
+    ['roles', { planner: {} }],
+    ['tools', { allowed: [] }],
+    ['exec', { limits: { gpus: 1 } }],
+    ['secrets', { A: { env: 'A', file: 'b' } }],
+    ['mcp', { servers: {} }],
+    ['approval', { tools: ['*'] }],
+  ] as const) {
+    const r = issues({ name: 'x', [field]: value });
+    assert.ok(r.some((i) => i.rule === 'unknown_field' || i.rule === 'invalid_value'), `${field}: ${JSON.stringify(r)}`);
+  }
+});
+
+test('limits outside their range are bad_limit, with the range in the message', () => {
+  const found = issues({
+    name: 'x',
+    limits: { max_rounds: 0, context_max_tokens: 999, cache_ttl_seconds: 1.5 },
+    max_depth: 9,
+    model: { provider: 'anthropic', max_tokens: 100_000 },
+  });
+  const byField = Object.fromEntries(found.map((i) => [i.field, i]));
+  for (const f of ['limits.max_rounds', 'limits.context_max_tokens', 'limits.cache_ttl_seconds', 'max_depth', 'model.max_tokens'])
+    assert.equal(byField[f]?.rule, 'bad_limit', f);
+  assert.match(byField['limits.max_rounds']!.message, /integer from 1 to 100/);
+  assert.equal(issues({ name: 'x', limits: { max_rounds: '5' } })[0]!.rule, 'bad_limit');
+});
+
+test('bad globs, duplicates and conflicting instructions carry their rule', () => {
+  const found = issues({
+    name: 'x',
+    instructions: 'a',
+    instructions_file: 'b.md',
+    tools: { allow: ['web_*', 'Web', 'web_*'] },
+    subagents: ['a', 'a'],
+  });
+  assert.deepEqual(
+    found.map((i) => `${i.field} ${i.rule}`).sort(),
+    ['instructions_file conflict', 'subagents[1] duplicate', 'tools.allow[1] bad_glob', 'tools.allow[2] duplicate'].sort(),
+  );
+});
+
+test('names, providers and secret names are slugs / identifiers', () => {
+  assert.equal(issues({ name: 'Support Bot' })[0]!.field, 'name');
+  assert.equal(issues({ name: 'x', model: { provider: 'Anthropic' } })[0]!.field, 'model.provider');
+  assert.equal(issues({ name: 'x', model: { model: 'm' } })[0]!.field, 'model.provider', 'the main model names its provider');
+  assert.equal(issues({ name: 'x', secrets: { 'bad-name': { env: 'X' } } })[0]!.field, 'secrets.bad-name');
+  assert.equal(AgentDefinitionSchema.safeParse({ name: 'x', roles: { title: { model: 'm' } } }).success, true);
+});
+
+test('fieldPath writes list indices in brackets', () => {
+  assert.equal(fieldPath(['tools', 'allow', 2]), 'tools.allow[2]');
+  assert.equal(fieldPath([]), '(top level)');
+});
+
+test('the JSON Schema is strict, covers every field and gives limits their ranges', () => {
+  const schema = agentJsonSchema() as {
+    additionalProperties: boolean;
+    required: string[];
+    properties: Record<string, { properties?: Record<string, { minimum?: number; maximum?: number }> }>;
+  };
+  assert.equal(schema.additionalProperties, false);
+  assert.deepEqual(schema.required, ['name']);
+  assert.deepEqual(Object.keys(schema.properties).sort(), [...Object.keys(FULL), 'instructions'].sort());
+  assert.deepEqual(schema.properties.limits!.properties!.max_rounds, {
+    description: 'Most rounds (model decisions) per turn.',
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+  });
+});
+
+test('docs/agent.schema.json is current (regenerate: node --import tsx scripts/agent-schema.ts)', async () => {
+  assert.equal(readFileSync(AGENT_SCHEMA_FILE, 'utf8'), await renderAgentSchema());
+});
