@@ -9,6 +9,7 @@ type Bench = () => Promise<Record<string, number | string>>;
 /* Loaded lazily (require) so `npm run bench -- render` does not start a Temporal server. */
 const BENCHES: Record<string, () => Bench> = {
   turn: () => (require('./turn-overhead') as typeof import('./turn-overhead')).benchTurnOverhead,
+  embedded: () => (require('./embedded-db') as typeof import('./embedded-db')).benchEmbeddedDb,
   render: () => (require('./render') as typeof import('./render')).benchRender,
   channels: () => (require('./channels') as typeof import('./channels')).benchChannels,
   cache: () => (require('./cache') as typeof import('./cache')).benchCache,
@@ -22,6 +23,7 @@ const BENCHES: Record<string, () => Bench> = {
   'exec-fargate': () => (require('./exec-fargate') as typeof import('./exec-fargate')).benchExecFargate,
   memsearch: () => (require('./memsearch') as typeof import('./memsearch')).benchMemsearch,
   gateway: () => (require('./gateway') as typeof import('./gateway')).benchGateway,
+  'fetch-guard': () => (require('./fetch-guard') as typeof import('./fetch-guard')).benchFetchGuard,
 };
 
 async function main(): Promise<void> {
