@@ -37,6 +37,7 @@ import type { ConversationWorkflow } from '../workflows/conversation';
 import type { TurnWorkflow } from '../workflows/turn';
 import { z } from 'zod';
 import { LOCAL_TENANT, type TenantScope } from '../core/tenancy/principal';
+import { formatZodError } from '../core/validation';
 
 export class DreactError extends Error {
   constructor(
@@ -49,10 +50,7 @@ export class DreactError extends Error {
 }
 
 function badInput(err: z.ZodError): DreactError {
-  return new DreactError(
-    err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '),
-    'bad_input',
-  );
+  return new DreactError(formatZodError(err), 'bad_input');
 }
 
 export interface StartedTurn {

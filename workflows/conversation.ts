@@ -20,6 +20,7 @@ import {
 } from '@temporalio/workflow';
 import { turnIdFor, turnWorkflowId } from '../core/turn/ids';
 import { normaliseEventText, normaliseText } from '../core/text';
+import { formatZodError } from '../core/validation';
 import type { AttachmentRef, StartTurnRequest, TurnInput, TurnOptions, UserEvent } from '../core/turn/contracts';
 import {
   conversationStateQuery,
@@ -103,7 +104,8 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
         // conversation workflow that validates a request, not for every workflow instance (core/turn/ids.ts).
         const { StartTurnRequestSchema } = require('../core/turn/contracts') as typeof import('../core/turn/contracts');
         const parsed = StartTurnRequestSchema.safeParse(request);
-        if (!parsed.success) throw new Error(parsed.error.issues.map((i) => i.message).join('; '));
+        if (!parsed.success)
+          throw new Error(formatZodError(parsed.error, { source: 'startTurn update', root: 'request' }));
         if (request.conversationId !== state.conversationId)
           throw new Error(`conversation mismatch: ${request.conversationId}`);
       },

@@ -13,6 +13,7 @@ import type { ConversationOwner } from '../../store/tenancy-store';
 import { DreactError } from '../api';
 import { normaliseText } from '../../core/text';
 import { preflightAttachments, type AttachmentUpload } from './preflight';
+import { formatZodError } from '../../core/validation';
 
 export async function stageTurnAttachments(
   db: Pool,
@@ -25,10 +26,7 @@ export async function stageTurnAttachments(
   if (uploads.length === 0) return [];
   const parsed = StartTurnRequestSchema.safeParse(request);
   if (!parsed.success) {
-    throw new DreactError(
-      parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; '),
-      'bad_input',
-    );
+    throw new DreactError(formatZodError(parsed.error, { root: 'request' }), 'bad_input');
   }
   let prepared;
   try {

@@ -4,12 +4,12 @@
  * DATABASE_URL the commands talk to that database only; otherwise to the stack the CLI reaches.
  */
 import type { Command } from 'commander';
-import { z } from 'zod';
 import { DreactError } from '../api';
 import { NewApiKeySchema } from '../../core/tenancy/keys';
 import { openDb, migrate, type Db } from '../../store/db';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../store/tenancy-store';
 import { withSession } from './commands';
+import { formatZodError } from '../../core/validation';
 
 async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
   if (!process.env.DATABASE_URL) return withSession((s) => fn(s.db));
@@ -41,7 +41,7 @@ export function registerKeysCommands(program: Command): void {
           .map((x) => x.trim())
           .filter(Boolean),
       });
-      if (!parsed.success) throw new DreactError(z.prettifyError(parsed.error), 'bad_input');
+      if (!parsed.success) throw new DreactError(formatZodError(parsed.error), 'bad_input');
       return withDb(async (db) => {
         const { id, key } = await createApiKey(db.pool, parsed.data);
         const who = `${parsed.data.tenantId}/${parsed.data.projectId}${parsed.data.userId ? ` user ${parsed.data.userId}` : ''}`;

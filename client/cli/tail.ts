@@ -12,6 +12,7 @@ import { fromSseMessage } from '../gateway/protocol';
 import { openSse, SseHttpError } from '../gateway/sse-client';
 import { withSession } from './commands';
 import { createLiveRenderer } from './render';
+import { formatZodError } from '../../core/validation';
 
 export interface TailOptions {
   after?: number;
@@ -34,7 +35,7 @@ export async function tailCommand(conversationId: string, opts: TailOptions): Pr
   const id = ConversationIdSchema.safeParse(conversationId);
   if (!id.success)
     throw new DreactError(
-      `conversation id ${JSON.stringify(conversationId)}: ${id.error.issues.map((i) => i.message).join('; ')}`,
+      `conversation id ${JSON.stringify(conversationId)}: ${formatZodError(id.error)}`,
       'bad_input',
     );
   const abort = new AbortController();
