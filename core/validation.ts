@@ -39,10 +39,7 @@ export function issueLines(issue: IssueLike, opts: Pick<FormatOptions, 'path' | 
   const path = [...(opts.path ?? []), ...issue.path];
   const line = (at: readonly PropertyKey[], rule: string) => {
     const name = issuePath(at) || opts.root;
-    if (!name) return rule;
-    // A custom message that starts with the field's own name says it once: `prompt: is required`.
-    const last = at.length > 0 ? String(at[at.length - 1] as string | number) : '';
-    return `${name}: ${last && rule.startsWith(`${last} `) ? rule.slice(last.length + 1) : rule}`;
+    return name ? `${name}: ${rule}` : rule;
   };
   if (issue.code === 'unrecognized_keys' && issue.keys?.length)
     return issue.keys.map((k) => line([...path, k], 'unrecognized key'));

@@ -55,9 +55,9 @@ test('a union reports the alternative that came closest; a discriminator names i
   assert.match(formatZodError(fail(d, { kind: 'x' })), /^kind: .*'a' \| 'b'/);
 });
 
-test('a custom message that starts with the field name says it once', () => {
+test('a custom message is kept whole after the path', () => {
   const err = fail(z.object({ prompt: z.string({ error: 'prompt is required (a string)' }) }), {});
-  assert.equal(formatZodError(err), 'prompt: is required (a string)');
+  assert.equal(formatZodError(err), 'prompt: prompt is required (a string)');
 });
 
 test('issuePath joins keys and indices with dots', () => {
