@@ -5,7 +5,7 @@
  * cannot help (skipped, failed, breaker open) fails the turn with a clear, non-retryable message
  * instead of looping.
  */
-import { ActivityFailure, ApplicationFailure, executeChild, patched } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import type { CompactionReason, DecideOutcome, ModelConfig, RoundOutcome, Usage } from '../core/turn/contracts';
 import { CompactionWorkflow } from './compaction';
@@ -91,7 +91,7 @@ export function compactionStep(ctx: {
           outcome = await decideOnce();
         } catch (err) {
           const over = contextLengthOf(err);
-          if (!over || forced || !patched('compaction')) throw err;
+          if (!over || forced) throw err;
           forced = true;
           await compact('context_length', over);
           continue;

@@ -11,7 +11,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
@@ -27,10 +26,17 @@ const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>
 });
 
 /**
+ * A steer's finalize round must not overlap a cancelled call (its last stream deltas and partial
+ * blocks land first): a cancelled tool activity is awaited until its cancellation completed.
+ */
+const cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
+
+/**
  * Tool calls: `runTool` or a tool's own activity, by the name in the call plan. Every call passes
  * the tool's own timeouts and RetryPolicy (core/tools/call-plan.ts); these are the fallbacks.
  */
 const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
+  cancellationType,
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
@@ -42,19 +48,10 @@ const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Prom
  * recorded in history as markers. Each call passes its own timeout, retry policy and summary.
  */
 const localToolActivities = proxyLocalActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
+  cancellationType,
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 3 },
 });
-
-/**
- * A steer's finalize round must not overlap the cancelled activity (its last stream deltas and
- * partial blocks land first). Histories recorded before this patch used TRY_CANCEL.
- */
-export function cancelOptions(): { cancellationType?: ActivityCancellationType } {
-  return patched('steer-waits-for-cancel')
-    ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-    : {};
-}
 
 export interface ToolStep {
   /** Runs one round's tool calls; resolves `true` when a steer interrupted them. */
@@ -86,7 +83,7 @@ export function toolStep(ctx: {
       // order. Other calls run one after another (core/tools/call-plan.ts callStages).
       let interrupted = false;
       for (const stage of callStages(calls)) {
-        if (stage.length > 1 && patched('concurrent-tool-calls')) {
+        if (stage.length > 1) {
           // Every call settles (finished, or its cancellation completed) before the batch is appended,
           // so no result arrives after it.
           interrupted =
@@ -115,31 +112,24 @@ export function toolStep(ctx: {
 /**
  * One tool call as its activity. A failure that outlives the tool's retries (or is
  * non-retryable, or a timeout) becomes the call's observation, so the model sees it and the turn
- * goes on; a steer's cancellation propagates. (Histories from before `tool-failure-observation`
- * failed the turn instead.)
+ * goes on; a steer's cancellation propagates.
  */
 async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
   const scheduled = scheduleToolCall(call);
   try {
-    if (scheduled.local && patched('local-postgres-tools')) {
+    if (scheduled.local) {
       const { summary, startToCloseTimeout, retry } = scheduled.options;
       return await localToolActivities[scheduled.activity]!.executeWithOptions(
-        { summary, startToCloseTimeout, ...(retry ? { retry } : {}), ...cancelOptions() },
+        { summary, startToCloseTimeout, ...(retry ? { retry } : {}) },
         [input],
       );
     }
-    const first = await toolActivities[scheduled.activity]!.executeWithOptions(
-      { ...scheduled.options, ...cancelOptions() },
-      [input],
-    );
+    const first = await toolActivities[scheduled.activity]!.executeWithOptions(scheduled.options, [input]);
     // A tool with two activities (exec: launch, then await) gets the second with the same input.
-    if (!scheduled.then || !patched('tool-then-activity')) return first;
-    return await toolActivities[scheduled.then.activity]!.executeWithOptions(
-      { ...scheduled.then.options, ...cancelOptions() },
-      [input],
-    );
+    if (!scheduled.then) return first;
+    return await toolActivities[scheduled.then.activity]!.executeWithOptions(scheduled.then.options, [input]);
   } catch (err) {
-    if (isCancellation(err) || !patched('tool-failure-observation')) throw err;
+    if (isCancellation(err)) throw err;
     const cause = err instanceof ActivityFailure ? err.cause : err;
     return recordToolFailure.executeWithOptions({ summary: `record failure: ${call.summary}`.slice(0, 160) }, [
       {

@@ -14,7 +14,7 @@ import {
   workflowInfo,
   setCurrentDetails,
   log,
-  patched,
+  ActivityCancellationType,
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
@@ -36,21 +36,21 @@ import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step'
 import { followupSignal, SHORT_WORKFLOW_TASK_TIMEOUT, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';
-import { cancelOptions, toolStep } from './tool-step';
+import { toolStep } from './tool-step';
 import { failureMessage } from './failure';
 
 // Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
-const { loadContext, finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>({
+const { finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
 
 // The turn's first step (turn row, header and prompt blocks) as a LOCAL activity: Postgres only,
-// no server round trip before the first model call (histories from before it used the activity).
-const { loadContext: loadContextLocally } = proxyLocalActivities<TurnActivities>({
+// no server round trip before the first model call.
+const { loadContext } = proxyLocalActivities<TurnActivities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
@@ -84,16 +84,17 @@ const { decide, decideNative } = proxyActivities<TurnActivities>({
  * The finalize round after a steer is bounded: the user asked the turn to stop, so it ends within
  * about a minute — answered, or failed with the round's failure — instead of after a decision
  * round's 30 minutes of retries (a provider that keeps failing, or data a round keeps refusing).
- * Histories from before `steer-finalize-bounded` retried it like any round.
  */
-function finalizeBound(): Pick<ActivityOptions, 'scheduleToCloseTimeout' | 'retry'> {
-  return patched('steer-finalize-bounded')
-    ? {
-        scheduleToCloseTimeout: '90 seconds',
-        retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 6 },
-      }
-    : {};
-}
+const FINALIZE_BOUND: Pick<ActivityOptions, 'scheduleToCloseTimeout' | 'retry'> = {
+  scheduleToCloseTimeout: '90 seconds',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 6 },
+};
+
+/**
+ * A steer's finalize round must not overlap the cancelled round (its last stream deltas and partial
+ * blocks land first): a cancelled decide call is awaited until its cancellation completed.
+ */
+const WAIT_FOR_CANCEL = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 const { synthesizeAnswer } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
@@ -116,21 +117,19 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
     // the failure itself propagates.
     if (!isCancellation(err)) {
       upsertSearchAttributes([{ key: TurnStatusKey, value: 'failed' }]);
-      if (patched('record-turn-failure')) {
-        try {
-          await recordTurnFailure.executeWithOptions({ summary: `record failure of ${input.turnId}` }, [
-            {
-              conversationId: input.conversationId,
-              turnId: input.turnId,
-              turnIndex: input.turnIndex,
-              workflowId: workflowInfo().workflowId,
-              error: failureMessage(err),
-            },
-          ]);
-        } catch (recordErr) {
-          // The turn's own failure is what propagates; not being able to record it is logged.
-          log.error('could not record the turn failure', { turnId: input.turnId, error: failureMessage(recordErr) });
-        }
+      try {
+        await recordTurnFailure.executeWithOptions({ summary: `record failure of ${input.turnId}` }, [
+          {
+            conversationId: input.conversationId,
+            turnId: input.turnId,
+            turnIndex: input.turnIndex,
+            workflowId: workflowInfo().workflowId,
+            error: failureMessage(err),
+          },
+        ]);
+      } catch (recordErr) {
+        // The turn's own failure is what propagates; not being able to record it is logged.
+        log.error('could not record the turn failure', { turnId: input.turnId, error: failureMessage(recordErr) });
       }
     }
     throw err;
@@ -204,8 +203,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     }
   };
 
-  const load = patched('local-load-context') ? loadContextLocally : loadContext;
-  const context = await load.executeWithOptions({ summary: `load context ${turnId}` }, [
+  const context = await loadContext.executeWithOptions({ summary: `load context ${turnId}` }, [
     { conversationId, turnId, turnIndex, workflowId, prompt: input.prompt, maxIterations: input.options.maxIterations },
   ]);
   // Histories recorded before the worker resolved the budget return no maxIterations: same default.
@@ -215,19 +213,16 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   const brief = input.prompt.text.slice(0, 2000);
   // The title call runs beside the first round: nothing a round renders depends on it (its block is
   // hidden bookkeeping), so a new conversation's first answer does not wait for its title. Its
-  // outcome, a failure included, is awaited before the turn persists. (Histories from before
-  // `gate-beside-first-round` awaited it here.)
+  // outcome, a failure included, is awaited before the turn persists.
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
     const titling = gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [
       { conversationId, turnId, prompt: brief, model },
     ]);
-    if (patched('gate-beside-first-round'))
-      titled = titling.then(
-        () => undefined,
-        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-      );
-    else await titling;
+    titled = titling.then(
+      () => undefined,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+    );
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
     await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [
@@ -301,8 +296,8 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
     const decideOnce = () =>
       finalize
-        ? decideActivity.executeWithOptions({ summary, ...finalizeBound() }, [decideInput])
-        : cancellable(() => decideActivity.executeWithOptions({ summary, ...cancelOptions() }, [decideInput]));
+        ? decideActivity.executeWithOptions({ summary, ...FINALIZE_BOUND }, [decideInput])
+        : cancellable(() => decideActivity.executeWithOptions({ summary, ...WAIT_FOR_CANCEL }, [decideInput]));
     const outcome: RoundOutcome | undefined = await withinBudget(decideOnce);
     let result: RoundResult;
     if (outcome === undefined) {
@@ -353,8 +348,9 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
 
   const titleFailure = await titled;
   if (titleFailure) throw titleFailure;
+  // The state query says `persisting`; the search attribute goes from running to completed in one
+  // visibility update (the persist child shows as its own execution meanwhile).
   status = 'persisting';
-  upsertSearchAttributes([{ key: TurnStatusKey, value: 'persisting' }]);
   await executeChild(PersistTurnWorkflow, {
     workflowId: `${workflowId}/persist`,
     args: [{ conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage }],

@@ -3,7 +3,11 @@
  * version: DREACT_DEPLOYMENT_NAME + DREACT_BUILD_ID, workers/deployment.ts).
  *
  * - A turn, and the compaction and persistence it starts, is PINNED: it finishes on the build that
- *   started it, so a deploy never replays a running turn on changed code.
+ *   started it, so a deploy never replays a running turn on changed code. Their code carries no
+ *   `patched()` (each patch marker costs a marker and a TemporalChangeVersion upsert, a visibility
+ *   update, per turn): a change to it re-records the replay fixtures of its shapes
+ *   (`DREACT_RECORD_FIXTURES=1`) and drops those of the shapes it replaced. Turns are short-lived;
+ *   an unversioned worker restarted on changed code may fail a turn in flight.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
