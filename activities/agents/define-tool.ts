@@ -191,6 +191,7 @@ function observationOf(toolId: string, result: unknown): ToolObservation {
 
 function describe(v: unknown): string {
   if (v === null || v === undefined) return String(v);
-  if (typeof v === 'object') return `an object without boolean ok and string text (keys: ${Object.keys(v).join(', ') || 'none'})`;
+  if (typeof v === 'object')
+    return `an object without boolean ok and string text (keys: ${Object.keys(v).join(', ') || 'none'})`;
   return `a ${typeof v}`;
 }

@@ -90,7 +90,12 @@ export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalogu
   for (const p of parsed) {
     const cycle = cycleFrom(p.definition.name, parsed);
     if (cycle)
-      add(p.shown, 'subagents', 'subagent_cycle', `delegation cycle ${cycle.join(' → ')} (an agent may not reach itself)`);
+      add(
+        p.shown,
+        'subagents',
+        'subagent_cycle',
+        `delegation cycle ${cycle.join(' → ')} (an agent may not reach itself)`,
+      );
   }
   if (issues.length > 0) throw new AgentDefinitionError(issues);
   if (!seen.has(DEFAULT_AGENT_NAME)) agents.push(defaultAgent(opts.toolIds));
@@ -190,7 +195,11 @@ async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[]): Pro
   const providers = c.providers ?? KNOWN_PROVIDERS;
   const checkProvider = (field: string, id: string | undefined) => {
     if (id !== undefined && !providers.includes(id))
-      add(field, 'unknown_provider', `unknown provider ${JSON.stringify(id)} (this worker has: ${providers.join(', ')})`);
+      add(
+        field,
+        'unknown_provider',
+        `unknown provider ${JSON.stringify(id)} (this worker has: ${providers.join(', ')})`,
+      );
   };
   checkProvider('model.provider', d.model?.provider);
   for (const purpose of ROLE_PURPOSES) checkProvider(`roles.${purpose}.provider`, d.roles?.[purpose]?.provider);
@@ -293,18 +302,34 @@ class ModuleTools {
     try {
       mod = await this.importModule(resolved);
     } catch (err) {
-      return { ok: false, rule: 'bad_module', message: `tool module ${spec} failed to load: ${(err as Error).message}` };
+      return {
+        ok: false,
+        rule: 'bad_module',
+        message: `tool module ${spec} failed to load: ${(err as Error).message.split('\n')[0]}`,
+      };
     }
     const found = exportedTools(mod);
     if (found.length === 0)
-      return { ok: false, rule: 'bad_module', message: `tool module ${spec} exports no tools (export defineTool(...) results)` };
+      return {
+        ok: false,
+        rule: 'bad_module',
+        message: `tool module ${spec} exports no tools (export defineTool(...) results)`,
+      };
     for (const tool of found) {
       const id = tool.declaration.id;
       const other = this.tools.get(id);
       if (this.workerToolIds.includes(id))
-        return { ok: false, rule: 'duplicate_tool', message: `tool module ${spec} defines ${id}, a tool this worker already has` };
+        return {
+          ok: false,
+          rule: 'duplicate_tool',
+          message: `tool module ${spec} defines ${id}, a tool this worker already has`,
+        };
       if (other && other.tool !== tool)
-        return { ok: false, rule: 'duplicate_tool', message: `tool module ${spec} defines ${id}, also defined by ${other.module}` };
+        return {
+          ok: false,
+          rule: 'duplicate_tool',
+          message: `tool module ${spec} defines ${id}, also defined by ${other.module}`,
+        };
       this.tools.set(id, { tool, module: spec });
     }
     return { ok: true, ids: found.map((t) => t.declaration.id) };

@@ -87,7 +87,12 @@ const uniqueList = <T extends z.ZodType<string>>(item: T, max: number) =>
       const seen = new Set<string>();
       list.forEach((v, i) => {
         if (seen.has(v))
-          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is listed twice`, path: [i], ...rule('duplicate') });
+          ctx.addIssue({
+            code: 'custom',
+            message: `${JSON.stringify(v)} is listed twice`,
+            path: [i],
+            ...rule('duplicate'),
+          });
         seen.add(v);
       });
     });
@@ -96,7 +101,7 @@ export const ToolsSchema = z.strictObject({
   allow: uniqueList(ToolPatternSchema, 200)
     .optional()
     .describe(
-      'Tool ids the agent may use; * matches any characters (react.*, web_*, mcp.github.*), a leading ! removes. Default: every tool of the worker and of this agent\'s modules.',
+      "Tool ids the agent may use; * matches any characters (react.*, web_*, mcp.github.*), a leading ! removes. Default: every tool of the worker and of this agent's modules.",
     ),
   modules: uniqueList(PathSchema, 20)
     .optional()

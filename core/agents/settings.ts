@@ -33,7 +33,10 @@ export interface WorkerDefaults {
 }
 
 /** The parts of a definition that settings come from (absent: the worker's defaults alone). */
-export type AgentSettingsSource = Pick<ResolvedAgentDefinition, 'model' | 'roles' | 'limits' | 'multi_action' | 'tools'>;
+export type AgentSettingsSource = Pick<
+  ResolvedAgentDefinition,
+  'model' | 'roles' | 'limits' | 'multi_action' | 'tools'
+>;
 
 /** What one turn asks for on top of its agent (what the client was allowed to send). */
 export interface TurnOverrides {

@@ -18,7 +18,8 @@ export function toolPatternIssue(pattern: string): string | undefined {
   const body = pattern.replace(/^!/, '');
   if (body.startsWith('.') || body.endsWith('.') || body.includes('..'))
     return `${JSON.stringify(pattern)} is not a tool pattern: empty segment between dots`;
-  if (body.includes('**')) return `${JSON.stringify(pattern)} is not a tool pattern: write * once (it already spans dots)`;
+  if (body.includes('**'))
+    return `${JSON.stringify(pattern)} is not a tool pattern: write * once (it already spans dots)`;
   return undefined;
 }
 

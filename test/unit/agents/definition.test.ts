@@ -10,7 +10,13 @@ const FULL = {
   name: 'support',
   description: 'Answers support questions.',
   instructions_file: './support.md',
-  model: { provider: 'anthropic', model: 'claude-sonnet-4-5', max_tokens: 8000, protocol: 'channels', temperature: 0.3 },
+  model: {
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    max_tokens: 8000,
+    protocol: 'channels',
+    temperature: 0.3,
+  },
   roles: {
     title: { model: 'claude-haiku-4-5' },
     tool_selection: { model: 'claude-haiku-4-5' },
@@ -41,7 +47,12 @@ test('a definition using every field parses unchanged (no defaults are filled in
 });
 
 test('unknown fields are rejected at every level, with a hint for renamed ones', () => {
-  const found = issues({ name: 'x', max_iterations: 5, limits: { max_iterations: 5 }, model: { provider: 'a', top_k: 1 } });
+  const found = issues({
+    name: 'x',
+    max_iterations: 5,
+    limits: { max_iterations: 5 },
+    model: { provider: 'a', top_k: 1 },
+  });
   assert.deepEqual(found.map((i) => `${i.field} ${i.rule}`).sort(), [
     'limits.max_iterations unknown_field',
     'max_iterations unknown_field',
@@ -57,7 +68,10 @@ test('unknown fields are rejected at every level, with a hint for renamed ones',
     ['approval', { tools: ['*'] }],
   ] as const) {
     const r = issues({ name: 'x', [field]: value });
-    assert.ok(r.some((i) => i.rule === 'unknown_field' || i.rule === 'invalid_value'), `${field}: ${JSON.stringify(r)}`);
+    assert.ok(
+      r.some((i) => i.rule === 'unknown_field' || i.rule === 'invalid_value'),
+      `${field}: ${JSON.stringify(r)}`,
+    );
   }
 });
 
@@ -69,7 +83,13 @@ test('limits outside their range are bad_limit, with the range in the message', 
     model: { provider: 'anthropic', max_tokens: 100_000 },
   });
   const byField = Object.fromEntries(found.map((i) => [i.field, i]));
-  for (const f of ['limits.max_rounds', 'limits.context_max_tokens', 'limits.cache_ttl_seconds', 'max_depth', 'model.max_tokens'])
+  for (const f of [
+    'limits.max_rounds',
+    'limits.context_max_tokens',
+    'limits.cache_ttl_seconds',
+    'max_depth',
+    'model.max_tokens',
+  ])
     assert.equal(byField[f]?.rule, 'bad_limit', f);
   assert.match(byField['limits.max_rounds']!.message, /integer from 1 to 100/);
   assert.equal(issues({ name: 'x', limits: { max_rounds: '5' } })[0]!.rule, 'bad_limit');
@@ -85,14 +105,23 @@ test('bad globs, duplicates and conflicting instructions carry their rule', () =
   });
   assert.deepEqual(
     found.map((i) => `${i.field} ${i.rule}`).sort(),
-    ['instructions_file conflict', 'subagents[1] duplicate', 'tools.allow[1] bad_glob', 'tools.allow[2] duplicate'].sort(),
+    [
+      'instructions_file conflict',
+      'subagents[1] duplicate',
+      'tools.allow[1] bad_glob',
+      'tools.allow[2] duplicate',
+    ].sort(),
   );
 });
 
 test('names, providers and secret names are slugs / identifiers', () => {
   assert.equal(issues({ name: 'Support Bot' })[0]!.field, 'name');
   assert.equal(issues({ name: 'x', model: { provider: 'Anthropic' } })[0]!.field, 'model.provider');
-  assert.equal(issues({ name: 'x', model: { model: 'm' } })[0]!.field, 'model.provider', 'the main model names its provider');
+  assert.equal(
+    issues({ name: 'x', model: { model: 'm' } })[0]!.field,
+    'model.provider',
+    'the main model names its provider',
+  );
   assert.equal(issues({ name: 'x', secrets: { 'bad-name': { env: 'X' } } })[0]!.field, 'secrets.bad-name');
   assert.equal(AgentDefinitionSchema.safeParse({ name: 'x', roles: { title: { model: 'm' } } }).success, true);
 });

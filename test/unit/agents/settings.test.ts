@@ -147,7 +147,8 @@ test('property: layering keeps every defined upper field, and an empty upper lay
       assert.deepEqual(layerModel(lower, {}), lower);
       assert.deepEqual(layerModel(lower, undefined), lower);
       if (out.provider === lower.provider) {
-        for (const [k, v] of Object.entries(lower)) if (!(k in upper)) assert.deepEqual(out[k as keyof ModelSettings], v);
+        for (const [k, v] of Object.entries(lower))
+          if (!(k in upper)) assert.deepEqual(out[k as keyof ModelSettings], v);
       } else {
         if (!('model' in upper)) assert.equal(out.model, undefined);
         if (!('script' in upper)) assert.equal(out.script, undefined);

@@ -31,7 +31,10 @@ test('* spans any characters, dots included', () => {
   assert.deepEqual(filterToolIds(IDS, ['react.*']), ['react.read', 'react.write', 'react.plan']);
   assert.deepEqual(filterToolIds(IDS, ['web_*']), ['web_fetch', 'web_search']);
   assert.deepEqual(filterToolIds(IDS, ['mcp.github.*']), ['mcp.github.create_issue', 'mcp.github.list_issues']);
-  assert.deepEqual(filterToolIds(IDS, ['mcp.*']), IDS.filter((id) => id.startsWith('mcp.')));
+  assert.deepEqual(
+    filterToolIds(IDS, ['mcp.*']),
+    IDS.filter((id) => id.startsWith('mcp.')),
+  );
   assert.deepEqual(filterToolIds(IDS, ['*.search']), ['mcp.jira.search']);
   assert.deepEqual(filterToolIds(IDS, ['mcp.*.list_*']), ['mcp.github.list_issues']);
 });
@@ -41,8 +44,14 @@ test('the result keeps the registry order, not the pattern order', () => {
 });
 
 test('a leading ! removes what it matches, wherever it stands', () => {
-  assert.deepEqual(filterToolIds(IDS, ['*', '!web_search']), IDS.filter((id) => id !== 'web_search'));
-  assert.deepEqual(filterToolIds(IDS, ['!mcp.*', '*']), IDS.filter((id) => !id.startsWith('mcp.')));
+  assert.deepEqual(
+    filterToolIds(IDS, ['*', '!web_search']),
+    IDS.filter((id) => id !== 'web_search'),
+  );
+  assert.deepEqual(
+    filterToolIds(IDS, ['!mcp.*', '*']),
+    IDS.filter((id) => !id.startsWith('mcp.')),
+  );
   assert.deepEqual(filterToolIds(IDS, ['!react.read']), [], 'negative patterns alone allow nothing');
 });
 
@@ -55,7 +64,8 @@ test('invalid patterns are named with the reason', () => {
   for (const bad of ['Web_fetch', 'web fetch', '', 'a..b', '.react', 'react.', 'react.**', '!!x', 'mcp/github', 'x?']) {
     assert.match(toolPatternIssue(bad) ?? '', /is not a tool pattern/, bad);
   }
-  for (const good of ['*', 'react.*', '!web_*', 'mcp.github.*', 'a1.b_2']) assert.equal(toolPatternIssue(good), undefined);
+  for (const good of ['*', 'react.*', '!web_*', 'mcp.github.*', 'a1.b_2'])
+    assert.equal(toolPatternIssue(good), undefined);
   assert.throws(() => filterToolIds(IDS, ['Web']), /is not a tool pattern/);
   assert.equal(isGlob('web_*'), true);
   assert.equal(isGlob('web_fetch'), false);
@@ -84,9 +94,9 @@ const patternFrom = (id: string, cuts: number[]) => {
 };
 const patterns = (pool: string[]) =>
   fc.array(
-    fc.tuple(fc.constantFrom(...pool), fc.array(fc.nat(), { maxLength: 3 }), fc.boolean()).map(
-      ([id, cuts, neg]) => `${neg ? '!' : ''}${patternFrom(id, cuts)}`,
-    ),
+    fc
+      .tuple(fc.constantFrom(...pool), fc.array(fc.nat(), { maxLength: 3 }), fc.boolean())
+      .map(([id, cuts, neg]) => `${neg ? '!' : ''}${patternFrom(id, cuts)}`),
     { maxLength: 5 },
   );
 
@@ -97,7 +107,10 @@ test('property: the result is a subsequence of the ids, and each kept id matches
       ([list, pats]) => {
         const valid = pats.filter((p) => toolPatternIssue(p) === undefined);
         const kept = filterToolIds(list, valid);
-        assert.deepEqual(kept, list.filter((id) => kept.includes(id)));
+        assert.deepEqual(
+          kept,
+          list.filter((id) => kept.includes(id)),
+        );
         for (const id of list) {
           const allowed =
             valid.some((p) => !p.startsWith('!') && patternMatches(p, id)) &&
