@@ -55,8 +55,9 @@ export function pinnedGet(target: GuardedTarget, opts: PinnedGetOptions): Promis
       ...(target.literal ? {} : { lookup: pinnedLookup(target.addresses) }),
       ...(secure && !target.literal ? { servername: target.host.replace(/\.$/, '') } : {}),
     });
-    req.once('error', reject);
+    req.on('error', reject); // after the answer, errors reach the body stream; reject is then a no-op
     req.once('response', (res) => {
+      res.on('error', () => undefined); // surfaced through the body stream; never an unhandled 'error'
       const status = res.statusCode ?? 0;
       const headers = headersOf(res);
       let body: Readable = res;
