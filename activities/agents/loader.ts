@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { parseDocument } from 'yaml';
 import {
   AgentDefinitionSchema,
+  MAX_INSTRUCTIONS_CHARS,
   type AgentDefinition,
   type ResolvedAgentDefinition,
 } from '../../core/agents/definition';
@@ -183,6 +184,8 @@ async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[]): Pro
   if (d.instructions_file !== undefined) {
     try {
       instructions = readFileSync(local(d.instructions_file), 'utf8');
+      if (instructions.length > MAX_INSTRUCTIONS_CHARS)
+        add('instructions_file', 'invalid_value', `${instructions.length} characters, over ${MAX_INSTRUCTIONS_CHARS}`);
     } catch (err) {
       add('instructions_file', 'missing_file', `${local(d.instructions_file)} cannot be read (${code(err)})`);
     }

@@ -19,6 +19,9 @@ import { toolPatternIssue } from './tool-filter';
 /** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
 export type SchemaRule = 'bad_glob' | 'conflict' | 'duplicate';
 
+/** Most characters of an agent's instructions (inline or from its file). */
+export const MAX_INSTRUCTIONS_CHARS = 100_000;
+
 const rule = (r: SchemaRule) => ({ params: { rule: r } });
 
 export const AgentNameSchema = z
@@ -115,7 +118,11 @@ export const LimitsSchema = z.strictObject({
 });
 
 export const ExecSchema = z.strictObject({
-  backend: ProviderIdSchema.optional().describe('Sandbox backend: local | docker | fargate.'),
+  backend: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,39}$/, 'a backend name is a lowercase slug (local, docker, fargate)')
+    .optional()
+    .describe('Sandbox backend: local | docker | fargate.'),
   image: z.string().min(1).max(500).optional().describe('Container image of the sandbox.'),
   limits: z
     .strictObject({
@@ -145,7 +152,7 @@ export const AgentDefinitionSchema = z
     description: z.string().max(1_000).optional(),
     instructions: z
       .string()
-      .max(100_000)
+      .max(MAX_INSTRUCTIONS_CHARS)
       .optional()
       .describe('Persona and product instructions, placed in the cached system prompt.'),
     instructions_file: PathSchema.optional().describe('The instructions in a file (relative to this file).'),

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { AgentDefinitionSchema, agentJsonSchema } from '../../../core/agents/definition';
 import { issuesFromZod, fieldPath } from '../../../activities/agents/errors';
 import { AGENT_SCHEMA_FILE, renderAgentSchema } from '../../../scripts/agent-schema';
@@ -150,4 +152,13 @@ test('the JSON Schema is strict, covers every field and gives limits their range
 
 test('docs/agent.schema.json is current (regenerate: node --import tsx scripts/agent-schema.ts)', async () => {
   assert.equal(readFileSync(AGENT_SCHEMA_FILE, 'utf8'), await renderAgentSchema());
+});
+
+test('docs/agents.md: the example agent file follows the schema', () => {
+  const doc = readFileSync(path.join(__dirname, '../../../docs/agents.md'), 'utf8');
+  const block = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(block, 'a yaml example');
+  const parsed = AgentDefinitionSchema.safeParse(parseYaml(block));
+  assert.ok(parsed.success, JSON.stringify(parsed.error?.issues));
+  assert.equal(parsed.data.name, 'support');
 });
