@@ -20,6 +20,7 @@ import {
   type SourceRow,
 } from '../core/timeline/sources';
 import { getArtifact, putArtifact } from './timeline-store';
+import { formatZodError } from '../core/validation';
 
 /** Artifact kind and key of the pool (`payload.sources_pool` holds the rows). */
 export const SOURCES_POOL_KIND = 'conv.sources_pool';
@@ -40,7 +41,7 @@ export function sourcesPoolRows(conversationId: string, payload: unknown): Sourc
     const parsed = SourceRowSchema.safeParse(r);
     if (!parsed.success)
       throw new Error(
-        `sources pool of ${conversationId}: row #${i + 1} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`,
+        `sources pool of ${conversationId}: row #${i + 1} is invalid: ${formatZodError(parsed.error, { root: '(row)' })}`,
       );
     return parsed.data;
   });
@@ -136,7 +137,7 @@ export async function mergeToolSources(
     else
       rejected.push({
         index: i,
-        error: parsed.error.issues.map((x) => `${x.path.join('.') || '(row)'}: ${x.message}`).join('; '),
+        error: formatZodError(parsed.error, { root: '(row)' }),
       });
   });
   const local = withLocalSids(valid);

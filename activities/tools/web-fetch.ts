@@ -19,6 +19,7 @@ import {
 import { pinnedGet } from '../net/pinned-get';
 import { WebFetchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
 import type { ToolImpl } from './types';
+import { formatZodError } from '../../core/validation';
 
 export type WebToolErrorCode =
   | 'bad_input'
@@ -327,7 +328,7 @@ export interface WebFetchResult {
 export async function webFetch(rawParams: unknown, options: WebFetchOptions = {}): Promise<WebFetchResult> {
   const parsed = WebFetchParamsSchema.safeParse(rawParams);
   if (!parsed.success) {
-    const msg = parsed.error.issues.map((i) => `${i.path.join('.') || '(params)'}: ${i.message}`).join('; ');
+    const msg = formatZodError(parsed.error, { root: '(params)' });
     throw new WebToolError('bad_input', `web_fetch: invalid params: ${msg}`);
   }
   const { urls, max_chars } = parsed.data;

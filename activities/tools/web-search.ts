@@ -6,6 +6,7 @@ import { convert } from 'html-to-text';
 import { WebSearchParamsSchema, type WebSourceRow } from '../../core/tools/web-tools';
 import { WebToolError } from './web-fetch';
 import type { ToolImpl } from './types';
+import { formatZodError } from '../../core/validation';
 
 export interface WebSearchHit {
   url: string;
@@ -169,7 +170,7 @@ export async function webSearch(
 ): Promise<{ rows: WebSourceRow[]; provider: string }> {
   const parsed = WebSearchParamsSchema.safeParse(rawParams);
   if (!parsed.success) {
-    const msg = parsed.error.issues.map((i) => `${i.path.join('.') || '(params)'}: ${i.message}`).join('; ');
+    const msg = formatZodError(parsed.error, { root: '(params)' });
     throw new WebToolError('bad_input', `web_search: invalid params: ${msg}`);
   }
   const { query, top_k } = parsed.data;

@@ -6,6 +6,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { formatZodError } from '../validation';
 
 export const SKILL_NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 
@@ -42,7 +43,7 @@ export class SkillError extends Error {
 }
 
 function issues(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return formatZodError(err, { root: '(root)' });
 }
 
 /** Parses a skill from its folder name and file contents. */

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { UsageSchema } from '../model/provider';
+import { formatZodError } from '../validation';
 
 const round = z.number().int().nonnegative();
 const Loose = <T extends z.ZodRawShape>(shape: T) => z.looseObject(shape);
@@ -166,7 +167,7 @@ export type StreamEvent = StreamEventBody & {
 export function parseStreamEvent(raw: Record<string, unknown>): StreamEvent {
   const body = StreamEventBodySchema.safeParse(raw);
   if (!body.success) {
-    const issues = body.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`).join('; ');
+    const issues = formatZodError(body.error, { root: '(event)' });
     throw new Error(
       `invalid stream event ${String(raw.kind)} #${String(raw.seq)} of ${String(raw.conversationId)}: ${issues}`,
     );

@@ -5,6 +5,7 @@
  * only definition of the type; everything else derives from it.
  */
 import { z } from 'zod';
+import { formatZodError } from '../validation';
 
 /** Block types of the timeline vocabulary (docs/CONVENTIONS.md). `stage.*` is open-ended. */
 export const KNOWN_BLOCK_TYPES = [
@@ -94,7 +95,7 @@ export function makeBlock(input: Omit<BlockInput, 'id'> & { id?: string; key?: s
   const candidate = { ...rest, id: rest.id ?? blockId(rest.turn_id, rest.type as BlockType, key ?? rest.path ?? 0) };
   const parsed = BlockSchema.safeParse(candidate);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(block)'}: ${i.message}`).join('; ');
+    const issues = formatZodError(parsed.error, { root: '(block)' });
     throw new Error(`invalid block ${candidate.type}: ${issues}`);
   }
   return parsed.data;

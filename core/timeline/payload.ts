@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { BlockSchema, type Block } from './block';
 import { SourceRowSchema, type SourceRow } from './sources';
 import { viewIndices } from '../compaction/view';
+import { formatZodError } from '../validation';
 
 export const TIMELINE_ARTIFACT_KIND = 'conv.timeline.v1';
 export const SOURCES_POOL_ARTIFACT_KIND = 'conv:sources_pool';
@@ -105,10 +106,7 @@ export function buildTimelinePayload(input: BuildTimelinePayloadInput): Timeline
 export function parseTimelinePayload(value: unknown): TimelinePayload {
   const parsed = TimelinePayloadSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 10)
-      .map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`)
-      .join('; ');
+    const issues = formatZodError(parsed.error.issues.slice(0, 10), { root: '(payload)' });
     throw new Error(`invalid ${TIMELINE_ARTIFACT_KIND} payload: ${issues}`);
   }
   const seen = new Set<string>();
@@ -206,7 +204,7 @@ export function buildTurnLog(input: BuildTurnLogInput): TurnLog {
     sources_used: [...new Set(input.sourcesUsed ?? [])].sort((a, b) => a - b),
   });
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(log)'}: ${i.message}`).join('; ');
+    const issues = formatZodError(parsed.error, { root: '(log)' });
     throw new Error(`invalid ${TURN_LOG_ARTIFACT_KIND} for ${input.turnId}: ${issues}`);
   }
   return parsed.data;

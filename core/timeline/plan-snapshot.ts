@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { makeBlock, type Block } from './block';
 import { paths } from './paths';
 import { STEP_MARKERS } from './plan-markers';
+import { formatZodError } from '../validation';
 
 export const PlanStepStatusSchema = z.enum(['done', 'failed', 'in_progress', 'pending']);
 export type PlanStepStatus = z.infer<typeof PlanStepStatusSchema>;
@@ -82,7 +83,7 @@ export function parsePlanBlock(block: Block): PlanSnapshot {
   }
   const parsed = PlanSnapshotSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(snapshot)'}: ${i.message}`).join('; ');
+    const issues = formatZodError(parsed.error, { root: '(snapshot)' });
     throw new Error(`react.plan block ${block.id} holds an invalid snapshot: ${issues}`);
   }
   return parsed.data;

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { parsePath, paths } from './paths';
+import { formatZodError } from '../validation';
 
 /** Base64 payloads longer than this are dropped from pool rows. */
 export const SOURCES_POOL_MAX_BASE64_CHARS = 4000;
@@ -238,7 +239,7 @@ export function mergeSources(
   incoming.forEach((input, n) => {
     const parsed = IncomingSourceRowSchema.safeParse(input);
     if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`).join('; ');
+      const issues = formatZodError(parsed.error, { root: '(row)' });
       throw new Error(`invalid source row #${n + 1}: ${issues}`);
     }
     const row = dropBigBase64(parsed.data);
