@@ -67,22 +67,34 @@ export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> 
   return (res.rowCount ?? 0) > 0;
 }
 
-/** The principal of a valid, unrevoked key, else undefined (malformed, unknown, revoked or wrong secret). */
+/**
+ * The principal of a valid, unrevoked key, else undefined (malformed, unknown, revoked or wrong
+ * secret). The secret is compared (constant time) before anything is written: only a key that
+ * verifies refreshes `last_used_at`, at most once a minute (not a write per request).
+ */
 export async function verifyApiKey(db: Queryable, key: string): Promise<Principal | undefined> {
   const parsed = parseApiKey(key);
   if (!parsed) return undefined;
-  // One statement: the key's row, and `last_used_at` refreshed at most once a minute (not a write per request).
   const res = await db.query(
-    `WITH touched AS (
-       UPDATE api_keys SET last_used_at = now()
-        WHERE id = $1 AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')
-     )
-     SELECT tenant_id, project_id, user_id, scopes, secret_sha256 FROM api_keys WHERE id = $1 AND revoked_at IS NULL`,
+    `SELECT tenant_id, project_id, user_id, scopes, secret_sha256, last_used_at >= now() - interval '60 seconds' AS fresh
+       FROM api_keys WHERE id = $1 AND revoked_at IS NULL`,
     [parsed.id],
   );
   const r = res.rows[0];
   if (!r || !timingSafeEqual(r.secret_sha256 as Buffer, sha256(parsed.secret))) return undefined;
+  if (r.fresh !== true)
+    await db.query(
+      `UPDATE api_keys SET last_used_at = now()
+        WHERE id = $1 AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`,
+      [parsed.id],
+    );
   return { tenantId: r.tenant_id, projectId: r.project_id, userId: r.user_id, keyId: parsed.id, scopes: r.scopes };
+}
+
+/** Whether a key (by id) exists and is not revoked: streams and stream tokens re-check it. */
+export async function apiKeyActive(db: Queryable, id: string): Promise<boolean> {
+  const res = await db.query(`SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL`, [id]);
+  return (res.rowCount ?? 0) > 0;
 }
 
 /** Who owns a conversation (undefined: no such conversation). */

@@ -19,7 +19,10 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       insecure: config.insecure,
       ...(config.tokenSecret ? { tokenSecret: config.tokenSecret } : {}),
       corsOrigins: config.corsOrigins,
-      ...(s.info.uiUrl ? { temporalUiUrl: s.info.uiUrl } : {}),
+      // Only a UI the operator made public (the stack's own UI address is internal).
+      ...(config.publicTemporalUiUrl ? { temporalUiUrl: config.publicTemporalUiUrl } : {}),
+      allowScripted: config.allowScripted,
+      models: config.models,
       rateLimitPerMinute: config.rateLimitPerMinute,
       // One JSON line per request (and per internal error), with its request id.
       logger: pino({ name: 'dreact-gateway' }),
@@ -31,6 +34,7 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       pollMs: s.info.pglite ? 100 : 250,
       log: err,
     });
+    if (config.allowScripted) err('[gateway] DREACT_ALLOW_SCRIPTED=1: clients may choose the scripted test model');
     if (config.insecure) err('[gateway] INSECURE: requests without a key read as the local tenant; writes are refused');
     console.log(
       `gateway: ${gw.url} (keys from Postgres${config.apiKeys.length ? ` + ${config.apiKeys.length} from DREACT_API_KEYS` : ''}; stream events kept ${config.retentionSeconds} s)`,

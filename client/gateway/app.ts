@@ -7,18 +7,22 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../../core/tenancy/principal';
 import {
+  apiKeyActive,
   canSee,
   claimConversation,
   conversationOwner,
   countActiveApiKeys,
   verifyApiKey,
 } from '../../store/tenancy-store';
+import { scopeConversationId } from '../../core/tenancy/conversation-space';
+import { ClientTurnOptionsSchema, clientTurnOptions, type ModelPolicy } from './turn-options';
+import { publicTurnError } from './public-errors';
 import { streamTokens } from './stream-token';
 import { Hono, type Context } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
-import { UserEventSchema, type TurnOptionsInput } from '../../core/turn/contracts';
+import { UserEventSchema } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
 import { pingDb } from '../../store/db';
 import { listTurns } from '../../store/turn-store';
@@ -33,6 +37,7 @@ import { sharedReads } from './shared-reads';
 import { webAssets } from './web-bundle';
 import {
   ANONYMOUS_PRINCIPAL,
+  clientIdParam,
   conversationId,
   ENV_PRINCIPAL,
   fail,
@@ -41,6 +46,9 @@ import {
   need,
   ownedConversation,
   ownerOf,
+  scopedConversation,
+  shownId,
+  Unauthorized,
   zodMessage,
   type GatewayEnv,
 } from './http';
@@ -50,8 +58,11 @@ import {
   accessLog,
   bodyLimits,
   corsAllowList,
+  rateLimitFailedAuth,
   rateLimitPerKey,
   requestIds,
+  securityHeaders,
+  singleQueryValues,
   silentLogger,
   type Logger,
 } from './hardening';
@@ -87,8 +98,17 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Serve the web chat at `/` (default true). */
   web?: boolean;
-  /** Temporal UI base URL, for the web chat's links to a turn. */
+  /**
+   * A Temporal UI base URL the web chat's users may open (DREACT_PUBLIC_TEMPORAL_UI_URL), for its
+   * links to a turn; none: /config.json names none (the dev stack's UI address is internal).
+   */
   temporalUiUrl?: string;
+  /** DREACT_ALLOW_SCRIPTED=1: clients may choose the scripted test model and inline scripts (tests only). */
+  allowScripted?: boolean;
+  /** DREACT_GATEWAY_MODELS: model ids a client may name in `options.model.model` (default none). */
+  models?: readonly string[];
+  /** How often an open stream re-checks its key (revoked: the stream ends). Default 10 s. */
+  streamRecheckMs?: number;
 }
 
 export interface GatewayApp {
@@ -107,7 +127,8 @@ export const SMALL_BODY_BYTES = 16 * 1024;
 
 const TurnBodySchema = z.strictObject({
   prompt: z.string({ error: 'prompt is required (a string)' }),
-  options: z.record(z.string(), z.unknown(), { error: 'options must be an object' }).optional(),
+  // What a client may choose, and nothing else (turn-options.ts).
+  options: ClientTurnOptionsSchema.optional(),
   messageId: z.string().optional(),
 });
 const EventBodySchema = z.strictObject({
@@ -214,10 +235,15 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     retryMs: opts.retryMs ?? 1000,
     onOpen: () => void open++,
     onClose: () => void open--,
+    recheckMs: opts.streamRecheckMs ?? 10_000,
   };
+  const modelPolicy: ModelPolicy = { allowScripted: opts.allowScripted ?? false, models: opts.models ?? [] };
+  // Whether a key still holds: env and anonymous principals live as long as the process.
+  const keyStillActive = (keyId: string) => (/^[0-9a-f]{12}$/.test(keyId) ? apiKeyActive(pool, keyId) : true);
 
   const app = new Hono<GatewayEnv>();
   const logger = opts.logger ?? silentLogger;
+  app.use('*', securityHeaders());
   app.use('*', requestIds());
   app.use('*', corsAllowList(opts.corsOrigins ?? []));
   app.use('*', accessLog(logger));
@@ -225,6 +251,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   app.onError((err, c) => {
     if (err instanceof DreactError) return fail(c, err.code, err.message);
     if (err instanceof Forbidden) return fail(c, 'forbidden', err.message);
+    if (err instanceof Unauthorized) return fail(c, 'unauthorized', err.message);
     // Details stay in the gateway log (they may name hosts, tables or workflow internals).
     logger.error({ requestId: c.get('requestId'), method: c.req.method, path: c.req.path, err }, 'internal error');
     return fail(c, 'internal', `internal error (${err.name}); the gateway log has the details`);
@@ -247,7 +274,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     app.get('/', serve('index.html'));
     app.get('/app.js', serve('app.js'));
     app.get('/app.css', serve('app.css'));
-    app.get('/config.json', (c) => c.json({ temporalUiUrl: opts.temporalUiUrl ?? '' }));
+    // Only what the page reads, and no internal address: the UI link only when the operator made one public.
+    app.get('/config.json', (c) => c.json(opts.temporalUiUrl ? { temporalUiUrl: opts.temporalUiUrl } : {}));
   }
   app.get('/readyz', async (c) => {
     const checks = await readiness(pool, client);
@@ -255,6 +283,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     return c.json({ ok, ...checks }, ok ? 200 : 503);
   });
 
+  // Failed authentication is limited per client address before any key is looked up.
+  app.use('/v1/*', rateLimitFailedAuth({ points: opts.rateLimitPerMinute ?? 600, windowSeconds: 60 }));
   // Who calls: a key from Postgres, a key of the local tenant from the environment, a stream token
   // (checked by the stream route itself), or — in insecure mode — an anonymous local reader.
   app.use('/v1/*', async (c, next) => {
@@ -263,7 +293,11 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
       const principal = validEnvKey(key) ? ENV_PRINCIPAL : await verifyApiKey(pool, key);
       if (!principal) return fail(c, 'unauthorized', 'invalid or revoked API key (x-api-key)');
       c.set('principal', principal);
-    } else if (c.req.query('token') !== undefined && c.req.method === 'GET' && c.req.path.endsWith('/stream')) {
+    } else if (
+      c.req.query('token') !== undefined &&
+      c.req.method === 'GET' &&
+      /^\/v1\/conversations\/[^/]+\/stream$/.test(c.req.path)
+    ) {
       // The stream route verifies the token.
     } else if (!opts.insecure) return fail(c, 'unauthorized', 'missing API key: send it in the x-api-key header');
     else if (c.req.method !== 'GET' && c.req.method !== 'HEAD')
@@ -272,6 +306,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     await next();
   });
   app.use('/v1/*', rateLimitPerKey({ points: opts.rateLimitPerMinute ?? 600, windowSeconds: 60 }));
+  app.use('/v1/*', singleQueryValues());
   const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
   const limits = AttachmentLimitsSchema.parse(opts.attachmentLimits ?? {});
   // Per route: edits and feedback are small, a turn's JSON up to maxSize, a multipart turn up to
@@ -288,13 +323,16 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
 
   app.post('/v1/conversations/:id/turns', async (c) => {
     const principal = need(c, 'write');
-    const id = conversationId(c);
+    const { id, mayCreate } = await scopedConversation(c, pool, principal);
+    // The body first, whoever owns the id: a bad body is the same 400 for a missing, a foreign and
+    // an own conversation (and ids are scoped per caller, so "foreign" is unreachable anyway).
+    const { body, uploads } = await turnRequest(c);
+    const options = clientTurnOptions(body.options, modelPolicy);
     // An existing conversation must be the caller's; a new one becomes the caller's.
     const existing = await conversationOwner(pool, id);
-    if (existing && !canSee(principal, existing)) throw new DreactError(`no conversation "${id}"`, 'not_found');
-    const { body, uploads } = await turnRequest(c);
+    if ((existing && !canSee(principal, existing)) || (!existing && !mayCreate))
+      throw new DreactError(`no conversation "${clientIdParam(c)}"`, 'not_found');
     const messageId = body.messageId ?? `msg_${randomUUID()}`;
-    const options = (body.options ?? {}) as TurnOptionsInput;
     const attachments = await stageTurnAttachments(
       pool,
       { conversationId: id, prompt: body.prompt, messageId, options },
@@ -306,33 +344,40 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
       // Validated before anything is written: a bad request must not claim the id.
       client.validateTurn(id, body.prompt, options, messageId);
       const owner = await claimConversation(pool, id, ownerOf(principal));
-      if (!canSee(principal, owner)) throw new DreactError(`no conversation "${id}"`, 'not_found');
+      if (!canSee(principal, owner)) throw new DreactError(`no conversation "${clientIdParam(c)}"`, 'not_found');
     }
     const streamAfter = await loadStreamSeq(pool, id);
     const started = await client.startTurn(id, body.prompt, options, messageId, attachments, principal);
+    const shown = shownId(c, id);
     return c.json(
-      { ...started, streamAfter, stream: `/v1/conversations/${encodeURIComponent(id)}/stream?after=${streamAfter}` },
+      {
+        ...started,
+        conversationId: shown,
+        streamAfter,
+        stream: `/v1/conversations/${encodeURIComponent(shown)}/stream?after=${streamAfter}`,
+      },
       202,
     );
   });
 
   app.post('/v1/conversations/:id/stream-token', async (c) => {
     const principal = need(c, 'read');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
     const { token, expiresAt } = tokens.issue(principal, id);
+    const shown = shownId(c, id);
     return c.json({
-      conversationId: id,
+      conversationId: shown,
       token,
       expiresAt,
-      stream: `/v1/conversations/${encodeURIComponent(id)}/stream?token=${encodeURIComponent(token)}`,
+      stream: `/v1/conversations/${encodeURIComponent(shown)}/stream?token=${encodeURIComponent(token)}`,
     });
   });
 
   for (const kind of ['steer', 'followup'] as const) {
     app.post(`/v1/conversations/:id/${kind}`, async (c) => {
       const principal = need(c, 'write');
-      const id = conversationId(c);
+      const id = await conversationId(c, pool);
       const body = await jsonBody(c, EventBodySchema);
       // Input first (a bad request says so whoever owns the id), then ownership.
       const event = UserEventSchema.safeParse({ kind, messageId: body.messageId ?? 'msg_validate', text: body.text });
@@ -342,42 +387,57 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
         kind === 'steer'
           ? await client.steer(id, body.text, body.messageId)
           : await client.followup(id, body.text, body.messageId);
-      return c.json({ conversationId: id, kind, ...r }, 202);
+      return c.json({ conversationId: shownId(c, id), kind, ...r }, 202);
     });
   }
 
   app.get('/v1/conversations/:id/state', async (c) => {
     const principal = need(c, 'read');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
     const view = await client.conversationState(id);
-    return c.json({ ...view, streamSeq: await loadStreamSeq(pool, id), turns: await listTurns(pool, id) });
+    const turns = (await listTurns(pool, id)).map((t) => (t.error ? { ...t, error: publicTurnError(t.error) } : t));
+    return c.json({ ...view, conversationId: shownId(c, id), streamSeq: await loadStreamSeq(pool, id), turns });
   });
 
   app.get('/v1/conversations/:id/timeline', async (c) => {
     const principal = need(c, 'read');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
     const blocks = await loadBlocks(pool, id);
-    if (blocks.length === 0) throw new DreactError(`no timeline for conversation "${id}"`, 'not_found');
-    return c.json({ conversationId: id, blocks });
+    if (blocks.length === 0) throw new DreactError(`no timeline for conversation "${clientIdParam(c)}"`, 'not_found');
+    return c.json({ conversationId: shownId(c, id), blocks });
   });
 
   app.get('/v1/conversations/:id/stream', async (c) => {
-    const id = conversationId(c);
     const token = c.req.query('token');
     let principal: Principal;
+    let id: string;
     if (token !== undefined && c.get('principal') === undefined) {
-      // Checked on every request, so on every reconnect: signature, expiry, conversation, owner.
-      const verified = tokens.verify(token, id);
+      // Checked on every request, so on every reconnect: signature, expiry, conversation, owner, key.
+      const clientId = clientIdParam(c);
+      const verified = tokens.verify(
+        token,
+        (tokenConv, p) => tokenConv === scopeConversationId(p, clientId).id || tokenConv === clientId,
+      );
       if ('error' in verified) return fail(c, 'unauthorized', verified.error);
-      principal = verified;
-    } else principal = need(c, 'read');
-    const lastEventId = c.req.header('last-event-id')?.trim();
-    const offset = lastEventId ? parseOffset(lastEventId, 'Last-Event-ID') : parseOffset(c.req.query('after'), 'after');
+      if (!(await keyStillActive(verified.keyId)))
+        return fail(c, 'unauthorized', 'the API key that asked for this stream token was revoked');
+      ({ conversationId: id, ...principal } = verified);
+    } else {
+      principal = need(c, 'read');
+      id = await conversationId(c, pool);
+    }
+    const lastEventId = c.req.header('last-event-id');
+    const offset =
+      lastEventId !== undefined && lastEventId.trim() !== ''
+        ? parseOffset(lastEventId, 'Last-Event-ID')
+        : parseOffset(c.req.query('after'), 'after');
     if (typeof offset !== 'number') throw new DreactError(offset.error, 'bad_input');
+    // A conversation that does not exist (yet) is a 404 like a foreign one: start the turn first,
+    // its answer's `streamAfter` makes sure no event is missed.
     await ownedConversation(pool, principal, id);
-    return sseStream(c, streamOpts, id, offset);
+    return sseStream(c, streamOpts, id, offset, () => Promise.resolve(keyStillActive(principal.keyId)));
   });
 
   registerConversationRoutes(app, client, pool);

@@ -18,7 +18,16 @@ import {
   renameConversation,
   tenantUsageByDay,
 } from '../../store/conversation-list-store';
-import { conversationId, jsonBody, need, ownedConversation, ownerOf, zodMessage, type GatewayEnv } from './http';
+import {
+  conversationId,
+  jsonBody,
+  need,
+  ownedConversation,
+  ownerOf,
+  shownId,
+  zodMessage,
+  type GatewayEnv,
+} from './http';
 
 const PageSchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -68,52 +77,55 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
     const more = rows.length > page.limit;
     const conversations = rows.slice(0, page.limit);
     const last = conversations.at(-1);
-    return c.json({ conversations, nextCursor: more && last ? encodeCursor(last) : null });
+    return c.json({
+      conversations: conversations.map((r) => ({ ...r, id: shownId(c, r.id) })),
+      nextCursor: more && last ? encodeCursor(last) : null,
+    });
   });
 
   app.get('/v1/conversations/:id', async (c) => {
     const principal = need(c, 'read');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
     const summary = await conversationSummary(pool, id);
-    if (!summary) throw new DreactError(`no conversation "${id}"`, 'not_found');
-    return c.json({ ...summary, usage: await conversationUsage(pool, id) });
+    if (!summary) throw new DreactError(`no conversation "${shownId(c, id)}"`, 'not_found');
+    return c.json({ ...summary, id: shownId(c, id), usage: await conversationUsage(pool, id) });
   });
 
   app.patch('/v1/conversations/:id', async (c) => {
     const principal = need(c, 'write');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     const body = await jsonBody(c, RenameSchema);
     await ownedConversation(pool, principal, id);
     await renameConversation(pool, id, body.title);
-    return c.json(await conversationSummary(pool, id));
+    return c.json({ ...(await conversationSummary(pool, id)), id: shownId(c, id) });
   });
 
   app.delete('/v1/conversations/:id', async (c) => {
     const principal = need(c, 'write');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
     const workflowId = await client.deleteConversation(id);
     const deadline = Date.now() + DELETE_WAIT_MS;
     while ((await conversationOwner(pool, id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const gone = (await conversationOwner(pool, id)) === undefined;
-    return c.json({ conversationId: id, deleted: gone, workflowId }, gone ? 200 : 202);
+    return c.json({ conversationId: shownId(c, id), deleted: gone, workflowId }, gone ? 200 : 202);
   });
 
   app.get('/v1/conversations/:id/export', async (c) => {
     const principal = need(c, 'read');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
     const { payload } = await conversationTimeline(pool, id, new Date().toISOString());
-    c.header('content-disposition', `attachment; filename="${id}.conv.timeline.v1.json"`);
-    return c.json({ kind: 'conv.timeline.v1', conversationId: id, ...payload });
+    c.header('content-disposition', `attachment; filename="${shownId(c, id)}.conv.timeline.v1.json"`);
+    return c.json({ kind: 'conv.timeline.v1', conversationId: shownId(c, id), ...payload });
   });
 
   app.get('/v1/conversations/:id/usage', async (c) => {
     const principal = need(c, 'read');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
-    return c.json({ conversationId: id, ...(await conversationUsage(pool, id)) });
+    return c.json({ conversationId: shownId(c, id), ...(await conversationUsage(pool, id)) });
   });
 
   app.get('/v1/usage', async (c) => {

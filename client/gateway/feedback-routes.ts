@@ -15,7 +15,16 @@ import { paths } from '../../core/timeline/paths';
 import { listTurns } from '../../store/turn-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { feedbackOf, listFeedback, recordFeedback } from '../../store/feedback-store';
-import { conversationId, jsonBody, need, ownedConversation, ownerOf, zodMessage, type GatewayEnv } from './http';
+import {
+  conversationId,
+  jsonBody,
+  need,
+  ownedConversation,
+  ownerOf,
+  shownId,
+  zodMessage,
+  type GatewayEnv,
+} from './http';
 
 const FeedbackBodySchema = z.strictObject({
   turnIndex: z.number({ error: 'turnIndex is required (the turn number)' }).int().min(1),
@@ -42,7 +51,7 @@ const FeedbackQuerySchema = z.strictObject({
 export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void {
   app.post('/v1/conversations/:id/feedback', async (c) => {
     const principal = need(c, 'write');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     const body = await jsonBody(c, FeedbackBodySchema);
     await ownedConversation(pool, principal, id);
     const turn = (await listTurns(pool, id)).find((t) => t.turnIndex === body.turnIndex);
@@ -85,9 +94,10 @@ export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void 
 
   app.get('/v1/conversations/:id/feedback', async (c) => {
     const principal = need(c, 'read');
-    const id = conversationId(c);
+    const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
-    return c.json({ conversationId: id, feedback: await feedbackOf(pool, id) });
+    const feedback = (await feedbackOf(pool, id)).map((f) => ({ ...f, conversationId: shownId(c, f.conversationId) }));
+    return c.json({ conversationId: shownId(c, id), feedback });
   });
 
   app.get('/v1/feedback', async (c) => {
@@ -95,8 +105,7 @@ export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void 
     const parsed = FeedbackQuerySchema.safeParse(c.req.query());
     if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
     const { rating, days, limit } = parsed.data;
-    return c.json({
-      feedback: await listFeedback(pool, ownerOf(principal), { ...(rating ? { rating } : {}), days, limit }),
-    });
+    const feedback = await listFeedback(pool, ownerOf(principal), { ...(rating ? { rating } : {}), days, limit });
+    return c.json({ feedback: feedback.map((f) => ({ ...f, conversationId: shownId(c, f.conversationId) })) });
   });
 }

@@ -2,7 +2,9 @@
  * What a deployed gateway needs around its routes: a request id on every response and log line
  * (hono/request-id; a caller's `X-Request-Id` is kept when sane), one structured JSON access log
  * line per request (pino), a CORS allow-list (hono/cors; no list, no cross-origin access), rate
- * limits per API key (rate-limiter-flexible; 429 with Retry-After), and body limits per route.
+ * limits per API key (rate-limiter-flexible; 429 with Retry-After) and on failed authentication per
+ * client address (before any key is looked up), body limits per route, one value per query
+ * parameter, and the security headers of every response.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -57,6 +59,62 @@ export interface RateLimitOptions {
   points?: number;
   /** Window in seconds (default 60). */
   windowSeconds?: number;
+}
+
+/**
+ * Headers on every response: no MIME sniffing (a JSON error or an export is never run as script or
+ * HTML) and no Referer (URLs may carry a stream token or conversation ids).
+ */
+export function securityHeaders(): MiddlewareHandler {
+  return async (c, next) => {
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+    await next();
+    if (!c.res.headers.has('x-content-type-options')) {
+      c.res.headers.set('x-content-type-options', 'nosniff');
+      c.res.headers.set('referrer-policy', 'no-referrer');
+    }
+  };
+}
+
+/** The peer address of the connection (behind a proxy: the proxy's); 'unknown' without a socket (tests). */
+export function clientAddress(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
+}
+
+/**
+ * Failed authentication per client address: every 401 (missing, malformed, unknown, revoked or
+ * wrong key, or a bad stream token) costs a point, and an address out of points gets 429 before
+ * its key is even looked up — so guessing keys is as limited as using one. Valid keys are limited
+ * per key by rateLimitPerKey.
+ */
+export function rateLimitFailedAuth(opts: RateLimitOptions = {}): MiddlewareHandler<GatewayEnv> {
+  const points = opts.points ?? 600;
+  const limiter = new RateLimiterMemory({ points, duration: opts.windowSeconds ?? 60 });
+  return async (c, next) => {
+    const address = clientAddress(c);
+    const spent = await limiter.get(address);
+    if (spent && spent.consumedPoints >= points) {
+      const seconds = Math.max(1, Math.ceil(spent.msBeforeNext / 1000));
+      c.header('retry-after', String(seconds));
+      return fail(c, 'rate_limited', `too many requests with a missing or invalid key; retry in ${seconds} s`);
+    }
+    await next();
+    if (c.res.status === 401)
+      await limiter.consume(address).catch((err: unknown) => {
+        if (!(err instanceof RateLimiterRes)) throw err;
+      });
+  };
+}
+
+/** One value per query parameter: a repeated one is a 400 naming it (not silently its first value). */
+export function singleQueryValues(): MiddlewareHandler {
+  return async (c, next) => {
+    for (const [name, values] of Object.entries(c.req.queries()))
+      if (values.length > 1) return fail(c, 'bad_input', `${name}: repeated query parameter (send it once)`);
+    await next();
+  };
 }
 
 /** Per API key (anonymous callers share one bucket, stream tokens count per token); runs after authentication. */

@@ -8,7 +8,13 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError } from '../api';
-import { ConversationIdSchema } from '../../core/turn/contracts';
+import { formatZodError } from '../../core/validation';
+import {
+  clientConversationId,
+  ClientConversationIdSchema,
+  scopeConversationId,
+  type ScopedConversationId,
+} from '../../core/tenancy/conversation-space';
 import { hasScope, LOCAL_TENANT, type KeyScope, type Principal } from '../../core/tenancy/principal';
 import { canSee, conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
 
@@ -34,8 +40,8 @@ export function fail(c: Context, code: ErrorCode, message: string): Response {
   return c.json({ error: { code, message, ...(requestId ? { requestId } : {}) } }, STATUS[code]);
 }
 
-export const zodMessage = (err: z.ZodError) =>
-  err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+/** Each issue as `<field path>: <rule>` (`options.model.foo: unrecognized key`), core/validation.ts. */
+export const zodMessage = (err: z.ZodError) => formatZodError(err);
 
 export async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown;
@@ -49,13 +55,39 @@ export async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> 
   return parsed.data;
 }
 
-export function conversationId(c: Context): string {
+/** The `:id` of the URL as the client wrote it (checked, not yet scoped). */
+export function clientIdParam(c: Context): string {
   const id = c.req.param('id') ?? '';
-  const parsed = ConversationIdSchema.safeParse(id);
+  const parsed = ClientConversationIdSchema.safeParse(id);
   if (!parsed.success)
     throw new DreactError(`conversation id ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
   return parsed.data;
 }
+
+/**
+ * The stored id of the URL's conversation in the caller's own id space
+ * (core/tenancy/conversation-space.ts); a conversation made before ids were scoped keeps its plain
+ * id when it is the caller's. Call after `need()`.
+ */
+export async function scopedConversation(
+  c: Context<GatewayEnv>,
+  pool: Pool,
+  principal = principalOf(c),
+): Promise<ScopedConversationId> {
+  const clientId = clientIdParam(c);
+  const scoped = scopeConversationId(principal, clientId);
+  if (scoped.id === clientId || !scoped.mayCreate || (await conversationOwner(pool, scoped.id))) return scoped;
+  const legacy = await conversationOwner(pool, clientId);
+  return legacy && canSee(principal, legacy) ? { id: clientId, mayCreate: false } : scoped;
+}
+
+/** The stored id of the URL's conversation (see scopedConversation). */
+export async function conversationId(c: Context<GatewayEnv>, pool: Pool): Promise<string> {
+  return (await scopedConversation(c, pool)).id;
+}
+
+/** A stored conversation id as the caller names it. */
+export const shownId = (c: Context<GatewayEnv>, id: string): string => clientConversationId(principalOf(c), id);
 
 export type GatewayEnv = { Variables: { principal: Principal; requestId: string } };
 
@@ -71,11 +103,12 @@ export const ANONYMOUS_PRINCIPAL: Principal = { ...LOCAL_TENANT, keyId: 'anonymo
 
 export function principalOf(c: Context<GatewayEnv>): Principal {
   const p = c.get('principal');
-  if (!p) throw new DreactError('missing API key: send it in the x-api-key header', 'bad_input');
+  if (!p) throw new Unauthorized('missing API key: send it in the x-api-key header');
   return p;
 }
 
 export class Forbidden extends Error {}
+export class Unauthorized extends Error {}
 
 /** The caller's principal when it has `scope`. */
 export function need(c: Context<GatewayEnv>, scope: KeyScope): Principal {
@@ -87,7 +120,8 @@ export function need(c: Context<GatewayEnv>, scope: KeyScope): Principal {
 /** 404 — never 403 — for a conversation the principal may not see: another tenant's looks absent. */
 export async function ownedConversation(pool: Pool, principal: Principal, id: string): Promise<ConversationOwner> {
   const owner = await conversationOwner(pool, id);
-  if (!owner || !canSee(principal, owner)) throw new DreactError(`no conversation "${id}"`, 'not_found');
+  if (!owner || !canSee(principal, owner))
+    throw new DreactError(`no conversation "${clientConversationId(principal, id)}"`, 'not_found');
   return owner;
 }
 

@@ -4,7 +4,8 @@
  * resume) and a JSON `data:` object carrying {seq, ts, turnId, attempt} plus the fields below.
  *
  * event     data (besides the envelope)
- * phase     {phase, ...}                      turn.start: {turnIndex, workflowId}
+ * phase     {phase, ...}                      turn.start: {turnIndex, workflowId}; turn.failed: {turnIndex, error}
+ *                                             (a database's message replaced by our own, public-errors.ts)
  * step      {type:'thinking', phase:'start'|'done', round, mode?}
  *           {type:'iteration', phase:'start', round, tool, callId, summary, arguments}
  *           {type:'iteration', phase:'done', tool, callId, ok, observation}     (observation is a preview)
@@ -27,6 +28,7 @@
  */
 import type { StreamEvent } from '../../store/stream-bus';
 import { parseStreamEvent, unknownKind } from '../../core/stream/events';
+import { publicTurnError } from './public-errors';
 
 export interface SseMessage {
   event: string;
@@ -91,6 +93,8 @@ export function protocolEvent(
     }
     case 'phase': {
       const { turnId: _turnId, ...rest } = e.payload;
+      // A failed turn's error as a client may read it (no database text).
+      if (rest.phase === 'turn.failed' && typeof rest.error === 'string') rest.error = publicTurnError(rest.error);
       return { event: 'phase', fields: rest };
     }
     case 'answer':
@@ -113,10 +117,13 @@ export function toSseMessage(e: StreamEvent, extra: { elapsedMs?: number } = {})
   return { event, id: String(e.seq), data: JSON.stringify({ ...fields, ...envelope }) };
 }
 
-/** Parses a resume offset (`after` query or Last-Event-ID header): a non-negative integer. */
+/**
+ * Parses a resume offset (`after` query or Last-Event-ID header): a non-negative integer in
+ * decimal digits only (`Number()` alone would take `0x10`, `1e3`, `0b1`).
+ */
 export function parseOffset(raw: string | undefined, what: string): number | { error: string } {
   if (raw === undefined || raw.trim() === '') return 0;
-  const n = Number(raw.trim());
+  const n = /^[0-9]{1,16}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
   if (!Number.isSafeInteger(n) || n < 0)
     return { error: `${what} must be a non-negative integer event offset, got ${JSON.stringify(raw)}` };
   return n;

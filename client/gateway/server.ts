@@ -10,6 +10,10 @@
  *   DREACT_STREAM_RETENTION_SECONDS  age after which stream events are pruned (default 7 days)
  *   DREACT_GATEWAY_HOST / _PORT      listen address (default port 8787; host 0.0.0.0 with keys,
  *                                    127.0.0.1 in insecure mode so anonymous reads stay on loopback)
+ *   DREACT_ALLOW_SCRIPTED=1          clients may choose the scripted test model (tests only; else 403)
+ *   DREACT_GATEWAY_MODELS            model ids a client may name (comma-separated; default: none,
+ *                                    every turn runs the worker's default model)
+ *   DREACT_PUBLIC_TEMPORAL_UI_URL    a Temporal UI the web chat's users may open (else no UI links)
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +32,17 @@ export interface GatewayEnvConfig {
   tokenSecret?: string;
   corsOrigins: string[];
   rateLimitPerMinute: number;
+  allowScripted: boolean;
+  models: string[];
+  publicTemporalUiUrl?: string;
 }
+
+const list = (raw: string | undefined) =>
+  (raw ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+const flag = (raw: string | undefined) => raw === '1' || raw === 'true';
 
 function positiveInt(raw: string | undefined, name: string, fallback: number, min = 1): number {
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -43,7 +57,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     .split(',')
     .map((k) => k.trim())
     .filter(Boolean);
-  const insecure = env.DREACT_GATEWAY_INSECURE === '1' || env.DREACT_GATEWAY_INSECURE === 'true';
+  const insecure = flag(env.DREACT_GATEWAY_INSECURE);
   return {
     apiKeys,
     insecure,
@@ -60,6 +74,11 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
       .filter(Boolean),
     rateLimitPerMinute: positiveInt(env.DREACT_RATE_LIMIT_PER_MINUTE, 'DREACT_RATE_LIMIT_PER_MINUTE', 600),
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
+    allowScripted: flag(env.DREACT_ALLOW_SCRIPTED),
+    models: list(env.DREACT_GATEWAY_MODELS),
+    ...(env.DREACT_PUBLIC_TEMPORAL_UI_URL?.trim()
+      ? { publicTemporalUiUrl: env.DREACT_PUBLIC_TEMPORAL_UI_URL.trim() }
+      : {}),
   };
 }
 

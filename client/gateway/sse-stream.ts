@@ -26,6 +26,8 @@ export interface SseStreamOptions {
   onClose?: () => void;
   /** Reads shared by the readers of a conversation at the same offset (shared-reads.ts). */
   shared?: SharedReads;
+  /** How often an open stream re-checks that its caller may still read (a revoked key's streams close). */
+  recheckMs: number;
 }
 
 /**
@@ -53,13 +55,36 @@ async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined
   return started ? Math.max(0, Date.parse(e.ts) - started.getTime()) : undefined;
 }
 
-export function sseStream(c: Context, opts: SseStreamOptions, conversationId: string, resumeAfter: number): Response {
+/**
+ * `stillAllowed` is asked every `opts.recheckMs` while the stream is open: when it answers false
+ * (the key or the token's key was revoked) the stream ends with an `error` event
+ * `{code: 'unauthorized'}` — reconnecting then answers 401.
+ */
+export function sseStream(
+  c: Context,
+  opts: SseStreamOptions,
+  conversationId: string,
+  resumeAfter: number,
+  stillAllowed: () => Promise<boolean> = async () => true,
+): Response {
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {
     const abort = new AbortController();
     stream.onAbort(() => abort.abort());
     opts.onOpen?.();
     const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
+    let revoked = false;
+    const recheck = setInterval(() => {
+      stillAllowed().then(
+        (ok) => {
+          if (!ok) {
+            revoked = true;
+            abort.abort();
+          }
+        },
+        (err: Error) => console.error(`[gateway] re-checking the key of a stream of ${conversationId}: ${err.message}`),
+      );
+    }, opts.recheckMs);
     try {
       await stream.write(`retry: ${opts.retryMs}\n\n`);
       const { gap, rewind } = await resumePoint(opts.pool, conversationId, resumeAfter);
@@ -82,8 +107,13 @@ export function sseStream(c: Context, opts: SseStreamOptions, conversationId: st
       for await (const e of events) {
         const extra = e.kind === 'done' ? { elapsedMs: await elapsedMs(opts.pool, e) } : {};
         await stream.writeSSE(toSseMessage(e, extra));
-        if (stream.aborted) break;
+        if (stream.aborted || revoked) break;
       }
+      if (revoked)
+        await stream.writeSSE({
+          event: 'error',
+          data: JSON.stringify({ error: { code: 'unauthorized', message: 'the API key of this stream was revoked' } }),
+        });
     } catch (err) {
       // Reported in-band (the status line is long gone); the client reconnects with Last-Event-ID.
       const message = err instanceof Error ? err.message : String(err);
@@ -95,6 +125,7 @@ export function sseStream(c: Context, opts: SseStreamOptions, conversationId: st
       });
     } finally {
       clearInterval(keepAlive);
+      clearInterval(recheck);
       abort.abort();
       opts.onClose?.();
     }

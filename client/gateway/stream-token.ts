@@ -1,8 +1,9 @@
 /**
  * Short-lived stream tokens for browsers (EventSource cannot send headers): an HMAC-SHA256
- * signed `{conversation, tenant, project, user, expiry}`, passed as `?token=` on the stream URL.
- * The gateway checks the signature, the expiry and the conversation on every request — so on
- * every reconnect — and the conversation's owner again.
+ * signed `{conversation, tenant, project, user, key id, expiry}`, passed as `?token=` on the stream
+ * URL. The gateway checks the signature, the expiry and the conversation on every request — so on
+ * every reconnect — and the conversation's owner and that the issuing key is not revoked, again
+ * while the stream is open.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
@@ -13,6 +14,8 @@ const PayloadSchema = z.strictObject({
   t: z.string(),
   p: z.string(),
   u: z.string().nullable(),
+  /** The key that asked for the token (revoking it ends the token and its open streams). */
+  k: z.string(),
   exp: z.number().int(),
 });
 
@@ -20,8 +23,16 @@ export const STREAM_TOKEN_TTL_MS = 5 * 60_000;
 
 export interface StreamTokens {
   issue(principal: Principal, conversationId: string, now?: number): { token: string; expiresAt: string };
-  /** The principal the token stands for, or the reason it is refused. */
-  verify(token: string, conversationId: string, now?: number): Principal | { error: string };
+  /**
+   * The principal the token stands for and the stored id of its conversation, or the reason it is
+   * refused. `conversationId`: the stored id the stream is for, or whether the token's conversation
+   * is the one asked for (the URL's id lies in the token principal's own id space).
+   */
+  verify(
+    token: string,
+    conversationId: string | ((tokenConversation: string, p: Principal) => boolean),
+    now?: number,
+  ): (Principal & { conversationId: string }) | { error: string };
 }
 
 export function streamTokens(secret?: string, ttlMs = STREAM_TOKEN_TTL_MS): StreamTokens {
@@ -31,7 +42,14 @@ export function streamTokens(secret?: string, ttlMs = STREAM_TOKEN_TTL_MS): Stre
     issue(principal, conversationId, now = Date.now()) {
       const exp = now + ttlMs;
       const body = Buffer.from(
-        JSON.stringify({ c: conversationId, t: principal.tenantId, p: principal.projectId, u: principal.userId, exp }),
+        JSON.stringify({
+          c: conversationId,
+          t: principal.tenantId,
+          p: principal.projectId,
+          u: principal.userId,
+          k: principal.keyId,
+          exp,
+        }),
       ).toString('base64url');
       return { token: `${body}.${sign(body)}`, expiresAt: new Date(exp).toISOString() };
     },
@@ -49,8 +67,17 @@ export function streamTokens(secret?: string, ttlMs = STREAM_TOKEN_TTL_MS): Stre
         return { error: 'malformed stream token' };
       }
       if (payload.exp <= now) return { error: 'the stream token expired: ask for a new one' };
-      if (payload.c !== conversationId) return { error: 'the stream token is for another conversation' };
-      return { tenantId: payload.t, projectId: payload.p, userId: payload.u, keyId: 'stream-token', scopes: ['read'] };
+      const principal: Principal = {
+        tenantId: payload.t,
+        projectId: payload.p,
+        userId: payload.u,
+        keyId: payload.k,
+        scopes: ['read'],
+      };
+      const matches =
+        typeof conversationId === 'string' ? payload.c === conversationId : conversationId(payload.c, principal);
+      if (!matches) return { error: 'the stream token is for another conversation' };
+      return { ...principal, conversationId: payload.c };
     },
   };
 }
