@@ -34,7 +34,11 @@ function App() {
     location.hash = `c=${encodeURIComponent(id)}`;
     setCurrent(id);
   };
-  const fresh = () => open(`c_${Math.random().toString(16).slice(2, 12)}`);
+  // 128 bits from the CSPRNG: a conversation id nobody can guess (and so take first).
+  const fresh = () =>
+    open(
+      `c_${Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('')}`,
+    );
 
   return (
     <div class="app">
