@@ -7,13 +7,20 @@ import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { conversationWorkflowId } from '../../core/turn/ids';
 import { conversationStateQuery, startTurnUpdate } from '../../workflows/definitions';
+import { startGateway, type RunningGateway } from '../../client/gateway/server';
 
+const KEY = 'field-errors-key';
 let stack: TestStack;
+let gw: RunningGateway;
 before(async () => {
   stack = await createTestStack('field_errors');
   await stack.startWorker();
+  gw = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port: 0, log: () => undefined });
 });
-after(async () => stack.teardown());
+after(async () => {
+  await gw?.close();
+  await stack.teardown();
+});
 
 const messageOf = (err: Error) => `${err.message} ${String((err as { cause?: Error }).cause?.message)}`;
 
@@ -53,4 +60,18 @@ test('the client API names the field of a bad request before anything is sent', 
     assert.match(err.message, /options\.maxIterations: /);
     return true;
   });
+});
+
+test('a gateway body that breaks the rules is a 400 naming each field and its rule', async () => {
+  const res = await fetch(`${gw.url}/v1/conversations/${uniqueId('conv')}/turns`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+    body: JSON.stringify({ prompt: 42, options: { maxIterations: 'many' } }),
+  });
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  assert.equal(res.status, 400, JSON.stringify(body));
+  assert.equal(body.error.code, 'bad_input');
+  assert.match(body.error.message, /prompt: /);
+  assert.match(body.error.message, /options\.maxIterations: expected number, received string/);
+  assert.doesNotMatch(body.error.message, /Invalid input/);
 });
