@@ -143,7 +143,13 @@ function parseFile(file: string, shown: string, issues: AgentIssue[]): Parsed | 
     }
   } else {
     const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-    if (doc.errors.length > 0) return fail('parse_error', `invalid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+    // Warnings count too: an unquoted `!web_search` is a YAML tag, which would read as an empty string.
+    const problem = [...doc.errors, ...doc.warnings][0];
+    if (problem) {
+      const first = problem.message.split('\n')[0]!;
+      const hint = /^Unresolved tag: !/.test(first) ? " (quote a tool pattern that starts with !: '!web_search')" : '';
+      return fail('parse_error', `invalid YAML: ${first}${hint}`);
+    }
     raw = doc.toJS();
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))

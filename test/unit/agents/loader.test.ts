@@ -118,6 +118,7 @@ test('each rule is reported with the file, the field and the rule', async () => 
     [{ 'a.yaml': 'name: a\nskills: ./skills' }, 'skills', 'missing_file', /is not a folder/],
     [{ 'a.yaml': 'name: a\n  bad: [' }, '(file)', 'parse_error', /invalid YAML/],
     [{ 'a.yaml': 'name: a\nname: a' }, '(file)', 'parse_error', /invalid YAML/],
+    [{ 'a.yaml': 'name: a\ntools: { allow: ["*", !web_search] }' }, '(file)', 'parse_error', /quote a tool pattern/],
     [{ 'a.json': '{"name": "a",}' }, '(file)', 'parse_error', /invalid JSON/],
     [{ 'a.yaml': '- name: a' }, '(file)', 'invalid_value', /one object/],
     [{ 'a.yaml': 'name: a\ntools: { modules: [./missing.ts] }' }, 'tools.modules[0]', 'missing_file', /not found/],
