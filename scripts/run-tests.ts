@@ -3,13 +3,20 @@
  * Usage: npm test [-- <substring filter> ...]
  * Unit tests (test/unit) need nothing. Integration tests (test/integration) need Postgres
  * (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; each test file migrates its
- * own schema) and a Temporal server: one dev server is started for the whole run (installing the
- * Temporal CLI when missing) unless TEMPORAL_ADDRESS points at an existing one.
+ * own schema; with neither, an embedded Postgres is started for the run: scripts/test-postgres.ts)
+ * and a Temporal server: one dev server is started for the whole run (installing the Temporal CLI
+ * when missing) unless TEMPORAL_ADDRESS points at an existing one.
+ * Tests that need a missing system tool (chromium, bubblewrap, docker) skip outside CI
+ * (test/support/requirements.ts); the run ends with one line per skipped group and its install
+ * command. The exit code is the node test runner's.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
 import { startTemporalServer } from '../client/stack/temporal-server';
+import { testDatabase } from './test-postgres';
+import { skipSummary } from '../test/support/requirements';
 
 const root = join(__dirname, '..');
 
@@ -34,11 +41,25 @@ async function main(): Promise<number> {
     return 1;
   }
   const env = { ...process.env };
-  let stop = async () => {};
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const s of stops.splice(0).reverse()) await s();
+  };
+  // Ctrl-C / a kill: the servers started for the run stop too (the children get the signal themselves).
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => void stopAll().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143)));
+  const skipsDir = mkdtempSync(join(tmpdir(), 'dreact-test-skips-'));
+  stops.push(async () => rmSync(skipsDir, { recursive: true, force: true }));
+  env.DREACT_TEST_SKIPS = join(skipsDir, 'skips.jsonl');
+  if (files.some((f) => !f.startsWith('test/unit/'))) {
+    const database = await testDatabase(env);
+    stops.push(database.stop);
+    if (database.url) env.DATABASE_URL = database.url;
+  }
   if (files.some((f) => f.startsWith('test/integration/')) && !env.TEMPORAL_ADDRESS) {
     const server = await startTemporalServer();
     env.TEMPORAL_ADDRESS = server.address;
-    stop = server.stop;
+    stops.push(server.stop);
     console.log(`# temporal dev server for this run: ${server.address}`);
   }
   // The chaos storm kills and restarts processes on timing windows: it runs alone, before the rest
@@ -54,10 +75,16 @@ async function main(): Promise<number> {
       );
       child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
     });
-  let code = chaos.length > 0 ? await run(chaos, 1) : 0;
-  if (rest.length > 0) code = (await run(rest, 2)) || code;
-  await stop();
-  return code;
+  try {
+    let code = chaos.length > 0 ? await run(chaos, 1) : 0;
+    if (rest.length > 0) code = (await run(rest, 2)) || code;
+    // After the node runner's own summary: what did not run here, and what installs it.
+    if (existsSync(env.DREACT_TEST_SKIPS))
+      for (const line of skipSummary(readFileSync(env.DREACT_TEST_SKIPS, 'utf8').split('\n'))) console.log(line);
+    return code;
+  } finally {
+    await stopAll();
+  }
 }
 
 main().then(

@@ -12,7 +12,16 @@ import path from 'node:path';
 import type { ExecBackend } from '../../activities/exec/backend';
 import { LocalBackend, sessionMembers } from '../../activities/exec/local';
 import { DockerBackend, containerName } from '../../activities/exec/docker';
-import { execScratch, makeSpec, runToEnd, testBackends, waitEnd, hostProcessesWith } from '../support/exec';
+import {
+  LOCAL_SANDBOX,
+  execScratch,
+  makeSpec,
+  runToEnd,
+  testBackends,
+  waitEnd,
+  hostProcessesWith,
+} from '../support/exec';
+import { requiring } from '../support/requirements';
 
 const root = execScratch('exec-backends');
 const stateRoot = path.join(root, 'state');
@@ -297,7 +306,7 @@ test('local: without bubblewrap the backend refuses with a clear error (unless D
   assert.match(c.logTail, /unsafe ran False/);
 });
 
-test('local: stop leaves no process in the wrapper session', async () => {
+requiring(test, LOCAL_SANDBOX)('local: stop leaves no process in the wrapper session', async () => {
   const b = new LocalBackend({ stateRoot });
   const spec = makeSpec(root, 'import time\ntime.sleep(30)\n');
   const h = await b.start(spec);

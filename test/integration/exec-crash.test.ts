@@ -4,7 +4,7 @@
  * stored once, and the turn completes. Runs the real worker process (workers/main.ts) on the local
  * bubblewrap backend.
  */
-import { after, before, test } from 'node:test';
+import { after as nodeAfter, before as nodeBefore, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
@@ -14,6 +14,13 @@ import { getArtifact, loadBlocks } from '../../store/timeline-store';
 import { execIdFor } from '../../core/exec';
 import { execScratch } from '../support/exec';
 import { turnWorkflowId } from '../../core/turn/contracts';
+import { requiring, whenMet } from '../support/requirements';
+
+// Runs code in the local (bubblewrap) sandbox: skips without it (counted in npm test's summary); required under CI.
+const sandbox = { group: 'exec sandbox tests (local backend, bubblewrap)', requirement: 'bubblewrap' } as const;
+const test = requiring(nodeTest, sandbox);
+const before = whenMet(nodeBefore, sandbox);
+const after = whenMet(nodeAfter, sandbox);
 
 const root = execScratch('exec-crash');
 const stateRoot = path.join(root, 'state');

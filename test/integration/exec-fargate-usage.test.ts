@@ -3,7 +3,7 @@
  * GB-seconds with their cost in ExecCollected.usage; recordExecUsage writes one ledger row per exec
  * on real Postgres, once however often it is retried.
  */
-import { after, before, test } from 'node:test';
+import { after as nodeAfter, before as nodeBefore, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { ensureConversation } from '../../store/timeline-store';
@@ -11,6 +11,17 @@ import { recordExecUsage } from '../../store/usage-store';
 import { uniqueId } from '../support/stack';
 import { startFargateEnv, makeSpec, type FargateEnv } from '../support/fargate-env';
 import { awaitExec } from '../../activities/exec/fargate/poll';
+import { requiring, whenMet } from '../support/requirements';
+
+// The Fargate stand-in runs the executor container under bubblewrap: skips without it (counted in
+// npm test's summary); required under CI.
+const sandbox = {
+  group: 'Fargate exec tests (container stand-in under bubblewrap)',
+  requirement: 'bubblewrap',
+} as const;
+const test = requiring(nodeTest, sandbox);
+const before = whenMet(nodeBefore, sandbox);
+const after = whenMet(nodeAfter, sandbox);
 
 let db: Db;
 let env: FargateEnv;

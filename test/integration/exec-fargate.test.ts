@@ -3,7 +3,7 @@
  * s3-request-presigner) against the loopback ECS and S3 stand-ins; the task's container is the
  * Python entrypoint run as a real process.
  */
-import { after, before, test } from 'node:test';
+import { after as nodeAfter, before as nodeBefore, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,17 @@ import { createFargateBackend } from '../../activities/exec/fargate/backend';
 import { classifyAwsError } from '../../activities/exec/fargate/errors';
 import { downloadOutputs, jobKeys, readTaskResult, TaskResultSchema } from '../../activities/exec/fargate/staging';
 import { STOP_REASON_TIMEOUT } from '../../core/exec/ecs-task-status';
+import { requiring, whenMet } from '../support/requirements';
+
+// The Fargate stand-in runs the executor container under bubblewrap: skips without it (counted in
+// npm test's summary); required under CI.
+const sandbox = {
+  group: 'Fargate exec tests (container stand-in under bubblewrap)',
+  requirement: 'bubblewrap',
+} as const;
+const test = requiring(nodeTest, sandbox);
+const before = whenMet(nodeBefore, sandbox);
+const after = whenMet(nodeAfter, sandbox);
 
 let env: FargateEnv;
 before(async () => {

@@ -3,12 +3,23 @@
  * whose activity stops the Fargate task (ECS stand-in) of a turn workflow that has ended and leaves
  * the task of a turn that still runs.
  */
-import { after, before, test } from 'node:test';
+import { after as nodeAfter, before as nodeBefore, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { startFargateEnv, makeSpec, type FargateEnv } from '../support/fargate-env';
 import { ensureExecReaperSchedule } from '../../workers/exec-reaper-schedule';
 import { REAPED_REASON_PREFIX } from '../../activities/exec/fargate/reaper';
+import { requiring, whenMet } from '../support/requirements';
+
+// The Fargate stand-in runs the executor container under bubblewrap: skips without it (counted in
+// npm test's summary); required under CI.
+const sandbox = {
+  group: 'Fargate exec tests (container stand-in under bubblewrap)',
+  requirement: 'bubblewrap',
+} as const;
+const test = requiring(nodeTest, sandbox);
+const before = whenMet(nodeBefore, sandbox);
+const after = whenMet(nodeAfter, sandbox);
 
 let stack: TestStack;
 let env: FargateEnv;

@@ -7,6 +7,7 @@ import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } fro
 import { LocalBackend } from '../../activities/exec/local';
 import { DEFAULT_EXEC_IMAGE, DockerBackend } from '../../activities/exec/docker';
 import { DEFAULT_EXEC_LIMITS } from '../../activities/exec/sandbox-files';
+import { countSkipped, needs } from './requirements';
 
 /** A scratch root readable by the sandbox user (0711), with a state dir for the backends. */
 export function execScratch(prefix: string): string {
@@ -36,13 +37,26 @@ export function dockerUnavailable(image = process.env.DREACT_EXEC_IMAGE ?? DEFAU
   return undefined;
 }
 
-/** The backends to test: local always (bubblewrap is required), docker unless no engine can be reached. */
+/** Needs of the exec tests (test/support/requirements.ts): the local sandbox, a docker engine. */
+export const LOCAL_SANDBOX = {
+  group: 'exec sandbox tests (local backend, bubblewrap)',
+  requirement: 'bubblewrap',
+} as const;
+export const dockerNeed = (why: string | undefined) =>
+  ({ group: 'exec docker backend tests', requirement: 'docker', why }) as const;
+
+/**
+ * The backends to test: local unless bubblewrap is missing (required under CI), docker unless no
+ * engine can be reached. Each skipped suite is counted in npm test's summary.
+ */
 export function testBackends(stateRoot: string): Array<{ backend: ExecBackend; skip?: string }> {
   const why = dockerUnavailable();
   if (why) process.stderr.write(`exec tests: docker backend skipped: ${why}\n`);
+  const localSkip = countSkipped(LOCAL_SANDBOX, needs(LOCAL_SANDBOX));
+  const dockerSkip = countSkipped(dockerNeed(why), needs(dockerNeed(why)));
   return [
-    { backend: new LocalBackend({ stateRoot }) },
-    { backend: new DockerBackend({ stateRoot }), ...(why ? { skip: why } : {}) },
+    { backend: new LocalBackend({ stateRoot }), ...(localSkip ? { skip: localSkip } : {}) },
+    { backend: new DockerBackend({ stateRoot }), ...(dockerSkip ? { skip: dockerSkip } : {}) },
   ];
 }
 
