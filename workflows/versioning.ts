@@ -6,8 +6,10 @@
  *   started it, so a deploy never replays a running turn on changed code. Their code carries no
  *   `patched()` (each patch marker costs a marker and a TemporalChangeVersion upsert, a visibility
  *   update, per turn): a change to it re-records the replay fixtures of its shapes
- *   (`DREACT_RECORD_FIXTURES=1`) and drops those of the shapes it replaced. Turns are short-lived;
- *   an unversioned worker restarted on changed code may fail a turn in flight.
+ *   (`DREACT_RECORD_FIXTURES=1`) and drops those of the shapes it replaced. Turns are short-lived,
+ *   but a turn in flight when unversioned workers are replaced by changed turn code meets a
+ *   nondeterminism error (its workflow task is retried until a worker with its code returns):
+ *   deploy workflow changes with Worker Versioning, or drain turns first.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
