@@ -206,10 +206,9 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   const context = await loadContext.executeWithOptions({ summary: `load context ${turnId}` }, [
     { conversationId, turnId, turnIndex, workflowId, prompt: input.prompt, maxIterations: input.options.maxIterations },
   ]);
-  // Histories recorded before the worker resolved the budget return no maxIterations: same default.
+  // The worker resolves the budget (its default when the turn names none).
   if (context.maxIterations !== undefined) budget.rebase(context.maxIterations);
   // The gate titles a new conversation once; a large tool catalogue is narrowed for this turn.
-  // (Both fields are absent in histories recorded before these steps existed: nothing runs.)
   const brief = input.prompt.text.slice(0, 2000);
   // The title call runs beside the first round: nothing a round renders depends on it (its block is
   // hidden bookkeeping), so a new conversation's first answer does not wait for its title. Its
