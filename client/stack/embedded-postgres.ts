@@ -15,15 +15,19 @@ import {
   chownSync,
   closeSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { ensureDatabase } from '../../store/cluster-store';
 import { freePort } from './ports';
 import { binariesFor, postgresBinaries, postgresRunAs, reachableBy, type RunAs } from './postgres-binaries';
@@ -137,6 +141,45 @@ function run(cmd: string, args: string[], runAs: RunAs): Promise<string> {
   });
 }
 
+/**
+ * Where the server keeps `dataDir` so that `runAs` (root's stand-in) reaches it: dataDir itself —
+ * giving its parent, our own state directory (DREACT_HOME, often a 0700 temp dir), search
+ * permission for others when that is all it lacks — or, under a directory that user cannot
+ * traverse (a project in /root), a directory in /var/tmp that dataDir links to.
+ */
+export function reachableDataDir(dataDir: string, runAs: RunAs, log: (l: string) => void): string {
+  const parent = dirname(dataDir);
+  mkdirSync(parent, { recursive: true });
+  if (!runAs) return dataDir;
+  if (existsSync(dataDir) && lstatSync(dataDir).isSymbolicLink()) return realpathSync(dataDir);
+  if (reachableBy(runAs, parent)) return dataDir;
+  const mode = statSync(parent).mode;
+  if ((mode & 0o001) === 0) {
+    chmodSync(parent, mode | 0o001);
+    if (reachableBy(runAs, parent)) {
+      log(`[stack] ${parent}: added search permission for others so the user ${runAs.user} reaches ${dataDir}`);
+      return dataDir;
+    }
+    chmodSync(parent, mode); // not enough: a directory above it is closed too
+  }
+  if (existsSync(dataDir))
+    throw new Error(
+      `the embedded Postgres runs as the user ${runAs.user} (Postgres does not run as root), which cannot reach ` +
+        `${dataDir}: set DREACT_HOME to a directory it can reach (e.g. under /tmp or /var/tmp)`,
+    );
+  const elsewhere = join(
+    '/var/tmp',
+    `dreact-postgres-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`,
+  );
+  mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
+  symlinkSync(elsewhere, dataDir);
+  log(
+    `[stack] the user ${runAs.user} (Postgres does not run as root) cannot reach ${parent}: the Postgres data lives in ` +
+      `${elsewhere}, linked from ${dataDir}`,
+  );
+  return elsewhere;
+}
+
 /** Creates and initialises the data directory when it holds no cluster yet. Returns whether it did. */
 async function initialise(
   dataDir: string,
@@ -153,12 +196,6 @@ async function initialise(
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (runAs) {
     chownSync(dataDir, runAs.uid, runAs.gid);
-    const parent = dirname(dataDir);
-    if (!reachableBy(runAs, dataDir) && (statSync(parent).mode & 0o001) === 0) {
-      // Our own state directory (DREACT_HOME, often a 0700 temp dir): let the postgres user traverse it.
-      chmodSync(parent, statSync(parent).mode | 0o001);
-      log(`[stack] ${parent}: added search permission for others so the user ${runAs.user} reaches ${dataDir}`);
-    }
     if (!reachableBy(runAs, dataDir))
       throw new Error(
         `the embedded Postgres runs as the user ${runAs.user} (Postgres does not run as root), which cannot reach ` +
@@ -216,13 +253,12 @@ async function spawnServer(
 /** Initialises (first time), recovers (after a crash) and starts the server; stop() shuts it down. */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const log = opts.log ?? ((l: string) => console.error(l));
-  const { dataDir } = opts;
+  const runAs = postgresRunAs(log);
+  const dataDir = reachableDataDir(opts.dataDir, runAs, log);
   const ephemeral = opts.ephemeral ?? false;
   const database = opts.database ?? 'postgres';
-  const logFile = opts.logFile ?? `${dataDir}.log`;
-  const runAs = postgresRunAs(log);
+  const logFile = opts.logFile ?? `${opts.dataDir}.log`;
   const bins = binariesFor(postgresBinaries(log), runAs, log);
-  mkdirSync(dirname(dataDir), { recursive: true });
   const t0 = Date.now();
   if (await initialise(dataDir, bins.initdb, runAs, ephemeral, log))
     log(`[stack] initialised the embedded Postgres in ${dataDir} (${Date.now() - t0} ms)`);

@@ -7,7 +7,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -149,3 +149,28 @@ test('a server whose owner still runs is not touched: the start fails naming the
   }
   assert.equal(alive(pid), false, 'the owner stopped its server');
 });
+
+test(
+  'as root, under a directory the postgres user cannot traverse: the data lives in /var/tmp, linked from the home',
+  { skip: process.getuid?.() === 0 ? false : 'only as root (Postgres then runs as the postgres user)' },
+  async () => {
+    const closed = mkdtempSync(join(tmpdir(), 'dreact-embedded-pg-closed-')); // 0700, root's
+    homes.push(closed);
+    const dataDir = join(closed, 'home', 'postgres');
+    const lines: string[] = [];
+    const pg = await start(dataDir, lines);
+    try {
+      assert.match(pg.dataDir, /^\/var\/tmp\/dreact-postgres-[0-9a-f]{12}$/);
+      assert.equal(realpathSync(dataDir), pg.dataDir);
+      assert.ok(
+        lines.some((l) => /cannot reach .*: the Postgres data lives in \/var\/tmp/.test(l)),
+        lines.join('\n'),
+      );
+      await sql(pg.url, 'SELECT 1');
+    } finally {
+      await pg.stop();
+      rmSync(pg.dataDir, { recursive: true, force: true });
+      rmSync(`${pg.dataDir}.owner`, { force: true });
+    }
+  },
+);
