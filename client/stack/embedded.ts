@@ -1,9 +1,10 @@
 /**
  * The embedded local stack: Temporal dev server (SQLite file, Web UI), Postgres (DATABASE_URL, else
  * the embedded database: a real Postgres server from npm-installed binaries by default, or with
- * DREACT_EMBEDDED_DB=pglite PGlite in-process served over the wire protocol) and a worker. State lives on disk in
- * DREACT_HOME (default ./.dreact), so a conversation continues across separate CLI invocations.
- * A running `dreact dev` publishes its addresses in <home>/stack.json for other invocations.
+ * DREACT_EMBEDDED_DB=pglite PGlite in-process served over the wire protocol) and a worker. State
+ * lives on disk in DREACT_HOME (default ./.dreact), so a conversation continues across separate CLI
+ * invocations. A running `dreact dev` publishes its addresses in <home>/stack.json for other
+ * invocations.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
