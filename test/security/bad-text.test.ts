@@ -24,6 +24,8 @@ import { conversationWorkflowId, turnWorkflowId } from '../../core/turn/ids';
 import { followupSignal, startTurnUpdate, steerSignal } from '../../workflows/definitions';
 import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
+import { ProviderError, type ModelProvider } from '../../core/model/provider';
+import { defaultProviderResolver } from '../../workers/worker';
 
 const KEY = 'bad-text-test-key';
 const FFFD = '\uFFFD';
@@ -49,9 +51,22 @@ const badTool: { declaration: AnyToolDeclaration; impl: ToolImpl } = {
   impl: { id: 'test.badtext', run: async () => ({ ok: true, text: 'before\u0000after \ud800 end' }) },
 };
 
+/** The script name that gets a provider answering 529 to every call (one that never recovers). */
+const ALWAYS_OVERLOADED = 'test-always-overloaded';
+const overloaded: ModelProvider = {
+  id: 'overloaded',
+  async *stream() {
+    throw new ProviderError('overloaded', 'provider overloaded (test: every call)', { status: 529 });
+  },
+};
+
 before(async () => {
   stack = await createTestStack('badtext');
-  await stack.startWorker({ extraTools: [badTool] });
+  const scripted = defaultProviderResolver(process.env, { provider: 'scripted' });
+  await stack.startWorker({
+    extraTools: [badTool],
+    provider: (config) => (config?.script === ALWAYS_OVERLOADED ? overloaded : scripted(config)),
+  });
   gw = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], listen: false, web: false });
   conv = uniqueId('conv');
   const res = await post(`/v1/conversations/${conv}/turns`, JSON.stringify({ prompt: 'hello' }));
@@ -289,26 +304,27 @@ test('attack: a followup with a NUL sent as a raw signal, then a steer — the t
 
 test('attack: a steer while every decide attempt fails ends the turn in seconds, not after 30 minutes of retries', async () => {
   const id = uniqueId('failing');
-  // Every model call fails its first 10 attempts (a provider that keeps answering 529).
-  await stack.client.startTurn(id, 'try', {
-    model: { provider: 'scripted', script: { rounds: [complete('never')], failAttempts: 10, finalize: complete('x') } },
-  });
+  await stack.client.startTurn(id, 'try', { model: { provider: 'scripted', script: ALWAYS_OVERLOADED } });
   await waitFor('a failed decide attempt', async () =>
     (await readEvents(stack.db.pool, id, 0)).some((e) => e.kind === 'retry'),
   );
   const t0 = Date.now();
   await stack.client.steer(id, 'stop now');
-  // Ends within the finalize round's bound: answered, or failed with the round's failure.
+  // The finalize round is bounded (workflows/turn.ts finalizeBound): the turn fails with its failure.
   const outcome = await within(
     45_000,
     'the steered turn whose rounds keep failing',
     stack.client.result(id, 1).then(
       (r) => `completed (${r.completionPath})`,
-      (err: unknown) => `failed: ${String(((err as Error).cause as Error | undefined)?.message ?? err)}`,
+      (err: unknown) => {
+        const chain: string[] = [];
+        for (let e: unknown = err; e instanceof Error; e = e.cause) chain.push(e.message);
+        return `failed: ${chain.join(' ← ')}`;
+      },
     ),
   );
   assert.ok(Date.now() - t0 < 45_000);
-  assert.match(outcome, /^(completed|failed)/);
-  const state = await stack.server.env.client.workflow.getHandle(turnWorkflowId(id, 1)).describe();
-  assert.notEqual(state.status.name, 'RUNNING');
+  assert.match(outcome, /^failed: .*overloaded/);
+  const turn = await stack.server.env.client.workflow.getHandle(turnWorkflowId(id, 1)).describe();
+  assert.equal(turn.status.name, 'FAILED');
 });
