@@ -26,6 +26,7 @@ import { defaultAgent } from './default-agent';
 import { isDefinedTool, type DefinedTool } from './define-tool';
 import { AgentDefinitionError, issuesFromZod, type AgentIssue, type AgentRule } from './errors';
 import { resolveSecret, SecretValues } from './secrets';
+import { secretRefs } from '../../core/mcp/config';
 
 export const AGENT_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 export const DEFAULT_AGENTS_DIR = './agents';
@@ -220,6 +221,15 @@ async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[]): Pro
     else add(`secrets.${name}`, 'missing_secret', r.reason);
   }
 
+  for (const [server, config] of Object.entries(d.mcp?.servers ?? {}))
+    for (const name of secretRefs(config))
+      if (!d.secrets?.[name])
+        add(
+          `mcp.servers.${server}`,
+          'missing_secret',
+          `\${secrets.${name}} names no secret of this agent (declare it under secrets)`,
+        );
+
   const ownTools: string[] = [];
   for (const [i, spec] of (d.tools?.modules ?? []).entries()) {
     const r = await c.modules.load(spec, dir);
@@ -228,7 +238,14 @@ async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[]): Pro
   }
   const offered = [...c.toolIds, ...ownTools.filter((id) => !c.toolIds.includes(id))];
   const allow = d.tools?.allow ?? [];
-  const unmatched = new Set(unmatchedPatterns(offered, allow));
+  // The agent's MCP tools are listed when the worker connects: patterns under its servers are not checked here.
+  const mcpServers = Object.keys(d.mcp?.servers ?? {});
+  const mcpPattern = (p: string) =>
+    mcpServers.length > 0 &&
+    mcpServers.some(
+      (s) => `mcp.${s}.`.startsWith(p.replace(/^!/, '').split('*')[0]!) || p.replace(/^!/, '').startsWith(`mcp.${s}.`),
+    );
+  const unmatched = new Set(unmatchedPatterns(offered, allow).filter((p) => !mcpPattern(p)));
   allow.forEach((p, i) => {
     if (!unmatched.has(p)) return;
     add(

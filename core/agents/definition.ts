@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import { AGENT_NAME_RE, ROLE_PURPOSES, type RolePurpose } from './ref';
 import { toolPatternIssue } from './tool-filter';
+import { McpSchema } from '../mcp/config';
 
 /** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
 export type SchemaRule = 'bad_glob' | 'conflict' | 'duplicate';
@@ -166,6 +167,9 @@ export const AgentDefinitionSchema = z
     exec: ExecSchema.optional(),
     subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),
     max_depth: limit(1, 5).optional().describe('Most levels of nested delegation below this agent (default 1).'),
+    mcp: McpSchema.optional().describe(
+      'MCP servers whose tools the agent may use (mcp.<server>.<tool>, allowed like any tool: mcp.github.*).',
+    ),
     secrets: z
       .record(SecretNameSchema, SecretSourceSchema)
       .optional()

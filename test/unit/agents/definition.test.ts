@@ -34,6 +34,12 @@ const FULL = {
   exec: { backend: 'docker', image: 'python:3.12-slim', limits: { timeout_seconds: 120, memory_mb: 512, cpus: 0.5 } },
   subagents: ['researcher'],
   max_depth: 2,
+  mcp: {
+    servers: {
+      github: { url: 'https://mcp.example.test/mcp', headers: { Authorization: 'Bearer ${secrets.ACME_TOKEN}' } },
+      files: { command: 'npx', args: ['server-files'], env: { A: 'b' }, cwd: '.', timeout_seconds: 30, retries: false },
+    },
+  },
   secrets: { ACME_TOKEN: { env: 'ACME_TOKEN' }, DB_PASSWORD: { file: './secrets/db' } },
 };
 
@@ -66,7 +72,7 @@ test('unknown fields are rejected at every level, with a hint for renamed ones',
     ['tools', { allowed: [] }],
     ['exec', { limits: { gpus: 1 } }],
     ['secrets', { A: { env: 'A', file: 'b' } }],
-    ['mcp', { servers: {} }],
+    ['mcp', { servers: { gh: { url: 'https://x.test/mcp', token: 'a' } } }],
     ['approval', { tools: ['*'] }],
   ] as const) {
     const r = issues({ name: 'x', [field]: value });

@@ -1,0 +1,93 @@
+/**
+ * MCP servers in an agent file (`mcp: { servers: { <name>: … } }`): the zod schema of one server's
+ * configuration — a local process over stdio (`command`, `args`, `env`, `cwd`) or a remote server
+ * over Streamable HTTP (`url`, `headers`; `transport: sse` for the legacy HTTP+SSE transport) — and
+ * the secret references its env and header values may hold. Pure.
+ *
+ * A value names a secret of the agent as `${secrets.NAME}` (`Authorization: "Bearer ${secrets.GH}"`);
+ * the worker substitutes it when it connects (activities/mcp/connect.ts). The definition, its hash,
+ * the timeline and history only ever hold the reference.
+ */
+import { z } from 'zod';
+
+/** A server name: one segment of a tool id (`mcp.<server>.<tool>`). */
+export const MCP_SERVER_NAME_RE = /^[a-z][a-z0-9_]{0,39}$/;
+/** `${secrets.NAME}` inside an env or header value. */
+export const SECRET_REF_RE = /\$\{secrets\.([A-Za-z_][A-Za-z0-9_]{0,127})\}/g;
+
+const Value = z
+  .string()
+  .max(8_000)
+  .describe("A literal, or one holding ${secrets.NAME} references to the agent's secrets.");
+
+const Common = {
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(3_600)
+    .optional()
+    .describe('Most seconds one tool call may take before it is abandoned (and retried). Default 60.'),
+  retries: z
+    .boolean()
+    .optional()
+    .describe(
+      'false: a call that fails in transport is never retried (for servers whose tools must not run twice). Default true (3 attempts).',
+    ),
+};
+
+export const McpStdioServerSchema = z.strictObject({
+  command: z.string().min(1).max(1_000).describe('The program to start (its stdin/stdout speak MCP).'),
+  args: z.array(z.string().max(4_000)).max(100).optional(),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), Value).optional(),
+  cwd: z.string().min(1).max(1_000).optional().describe('Working directory (relative to the agent file).'),
+  ...Common,
+});
+
+export const McpHttpServerSchema = z.strictObject({
+  url: z
+    .string()
+    .max(2_000)
+    .regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL'),
+  headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name'), Value).optional(),
+  transport: z
+    .enum(['streamable_http', 'sse'])
+    .optional()
+    .describe('streamable_http (default) or the legacy HTTP+SSE transport.'),
+  ...Common,
+});
+
+export const McpServerSchema = z.union([McpStdioServerSchema, McpHttpServerSchema]);
+export type McpServerConfig = z.infer<typeof McpServerSchema>;
+export type McpStdioServer = z.infer<typeof McpStdioServerSchema>;
+export type McpHttpServer = z.infer<typeof McpHttpServerSchema>;
+
+export const McpSchema = z.strictObject({
+  servers: z
+    .record(
+      z.string().regex(MCP_SERVER_NAME_RE, 'an MCP server name is a-z first, then a-z 0-9 _ (at most 40 characters)'),
+      McpServerSchema,
+    )
+    .describe('MCP servers by name; their tools are mcp.<name>.<tool>.'),
+});
+export type AgentMcp = z.infer<typeof McpSchema>;
+
+export const isStdioServer = (c: McpServerConfig): c is McpStdioServer => 'command' in c;
+
+/** The secret names a server's env and header values refer to, sorted. */
+export function secretRefs(config: McpServerConfig): string[] {
+  const values = Object.values(isStdioServer(config) ? (config.env ?? {}) : (config.headers ?? {}));
+  const names = new Set<string>();
+  for (const v of values) for (const m of v.matchAll(SECRET_REF_RE)) names.add(m[1]!);
+  return [...names].sort();
+}
+
+/** `value` with each `${secrets.NAME}` replaced by `secret(NAME)`. */
+export function substituteSecrets(value: string, secret: (name: string) => string): string {
+  return value.replace(SECRET_REF_RE, (_m, name: string) => secret(name));
+}
+
+/** Server names of one agent in a stable order. */
+export function serverNames(mcp: AgentMcp | undefined): string[] {
+  return Object.keys(mcp?.servers ?? {}).sort();
+}
