@@ -8,16 +8,20 @@
  * the text:
  *
  * - **Reject** (`textProblem`, used by `TextInputSchema` in core/turn/contracts.ts): text a user
- *   or client sends — prompt, followup, steer, conversation title, feedback text. Refused at the
- *   boundary with a 400 naming the field: a NUL, any other C0 control character except tab, line
- *   feed and carriage return, a lone surrogate; and, for prompt-like fields, text made only of
- *   invisible characters (whitespace, zero-width and format characters, fillers).
+ *   or client sends — prompt, followup, steer, conversation title, feedback text, attachment
+ *   names in a turn's refs (an upload's own name is made safe by core/attachments/policy.ts).
+ *   Refused at the boundary (gateway, TypeScript client and CLI, the startTurn update's validator)
+ *   with a 400 naming the field: a NUL, any other C0 control character except tab, line feed and
+ *   carriage return, a lone surrogate; and, for prompt-like fields, text made only of invisible
+ *   characters (whitespace, zero-width and format characters, fillers). Empty optional feedback
+ *   text is no comment, not an error.
  * - **Normalise** (`normaliseText`, `normaliseDeep`, `jsonForPostgres`): text the turn did not
  *   choose — tool results, extracted attachment text, model output, MCP results, and signals
  *   (which cannot be refused once sent). A NUL and each lone surrogate become U+FFFD; everything
  *   else (other controls included: Postgres and the models accept them) is kept. The store's
  *   write paths serialise JSON through `jsonForPostgres`, the last line of defence: no `jsonb` or
- *   `text` value carries a NUL or a lone surrogate, whatever an earlier layer missed.
+ *   `text` value carries a NUL or a lone surrogate, whatever an earlier layer missed. A data
+ *   exception that still reaches Postgres fails its activity at once (activities/bad-data.ts).
  *
  * Pure and zod-free: workflows import it (signal handlers normalise what they accept).
  */
