@@ -23,6 +23,8 @@ export interface AnnounceState {
   liveEvents?: string[];
   /** Workspace state lines (active scope, checked-out refs…), rendered under [WORKSPACE]. */
   workspace?: string[];
+  /** Tools the model may expect but cannot use now (an MCP server down, a refused schema), under [TOOLS]. */
+  tools?: string[];
   /** Current time (ISO), shown in the header when given. */
   nowIso?: string;
 }
@@ -79,6 +81,7 @@ export function renderAnnounce(
     renderOpenPlans(latestPlanSnapshots(planBlocks)),
     ...section('LIVE TURN EVENTS', state.liveEvents),
     ...section('WORKSPACE', state.workspace),
+    ...section('TOOLS', state.tools),
     ...announceBlocks.map(announceBlockText).filter((t) => t.length > 0),
   ];
   return out.join('\n');

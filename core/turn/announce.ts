@@ -12,6 +12,8 @@ export function announceState(
   liveEvents: string[],
   workspace: string[],
   finalizeNotice: string,
+  /** Tool availability notices (activities/mcp: servers down, tools refused); none: no [TOOLS] section. */
+  tools: string[] = [],
 ): AnnounceState {
   const it = input.iteration;
   const finalize = input.mode === 'finalize';
@@ -23,6 +25,7 @@ export function announceState(
     budget: finalize ? [finalizeNotice] : [`${Math.max(0, it.max - it.index)} decision rounds left after this one`],
     liveEvents,
     workspace,
+    ...(tools.length ? { tools } : {}),
     nowIso,
   };
 }

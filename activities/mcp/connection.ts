@@ -1,0 +1,257 @@
+/**
+ * One MCP server's connection in this worker process: the official SDK's `Client` over stdio,
+ * Streamable HTTP or legacy HTTP+SSE. It connects at worker start, keeps the server's tool list
+ * (refreshed on `notifications/tools/list_changed`), reconnects with exponential backoff when the
+ * transport closes (a stdio server that died is started again) and closes on shutdown.
+ *
+ * Secrets: env and header values are resolved here, in the worker, from the agent's secrets; every
+ * message this module produces (errors, the reason a server is down) passes through `redact`, so a
+ * secret never reaches a log, the timeline or history.
+ *
+ * A call while the server is reconnecting waits for it (up to the call's own timeout); a call that
+ * finds no connection in that time throws `McpUnavailableError`, which Temporal retries.
+ */
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isStdioServer, substituteSecrets, type McpServerConfig } from '../../core/mcp/config';
+import { activityLog } from '../log';
+
+export const CLIENT_INFO = { name: 'durable-react', version: '1.0.0' };
+export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
+
+/** The server could not be reached (down, reconnecting): retried by Temporal. */
+export class McpUnavailableError extends Error {
+  override name = 'McpUnavailableError';
+}
+
+export type McpState = 'connecting' | 'ready' | 'down' | 'closed';
+
+export interface McpConnectionOptions {
+  name: string;
+  config: McpServerConfig;
+  /** Base of a relative `cwd` (the agent file's folder). */
+  baseDir?: string;
+  /** The agent's secret by name (throws for an undeclared one). */
+  secret: (name: string) => string;
+  /** Every secret value this server's config uses: removed from any message. */
+  secretValues?: readonly string[];
+  /** First reconnect delay, doubled up to `maxBackoffMs` (default 250 ms … 30 s). */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Called after the tool list changed (a list_changed notification, or a reconnect). */
+  onToolsChanged?: (tools: Tool[]) => void;
+}
+
+export class McpConnection {
+  readonly name: string;
+  readonly config: McpServerConfig;
+  state: McpState = 'connecting';
+  /** Why the server is down (redacted), when it is. */
+  reason: string | undefined;
+  /** The server's tools as last listed. */
+  tools: Tool[] = [];
+  /** Connections made (1 after the first connect; more after reconnects). */
+  connects = 0;
+  private client: Client | undefined;
+  private waiters: Array<() => void> = [];
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private readonly redactions: string[];
+
+  constructor(private readonly opts: McpConnectionOptions) {
+    this.name = opts.name;
+    this.config = opts.config;
+    this.redactions = [...(opts.secretValues ?? [])].filter((v) => v.length >= 4).sort((a, b) => b.length - a.length);
+  }
+
+  /** `text` with every secret value of this server replaced. */
+  redact(text: string): string {
+    let out = text;
+    for (const v of this.redactions) out = out.split(v).join('[secret]');
+    return out;
+  }
+
+  /** Connects once; on failure the server is `down` (with the reason) and reconnects in the background. */
+  async start(): Promise<void> {
+    try {
+      await this.connect();
+    } catch (err) {
+      this.markDown(err);
+    }
+  }
+
+  private async connect(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'connecting';
+    const client = new Client(CLIENT_INFO, {
+      capabilities: {},
+      listChanged: {
+        tools: {
+          debounceMs: 50,
+          onChanged: (error, tools) => {
+            if (error) {
+              activityLog().warn('MCP tool list refresh failed', {
+                server: this.name,
+                error: this.redact(error.message),
+              });
+              return;
+            }
+            if (tools) this.setTools(tools);
+          },
+        },
+      },
+    });
+    const transport = this.transport();
+    try {
+      await client.connect(transport);
+      const tools = await listAllTools(client);
+      if ((this.state as McpState) === 'closed') {
+        await client.close();
+        return;
+      }
+      this.client = client;
+      this.connects++;
+      this.failures = 0;
+      this.reason = undefined;
+      this.state = 'ready';
+      this.setTools(tools);
+      // Set after connect: a close during the handshake is the connect's error, not a reconnect.
+      client.onclose = () => {
+        if (this.client !== client) return;
+        this.client = undefined;
+        this.markDown(new Error('the connection closed'));
+      };
+      for (const w of this.waiters.splice(0)) w();
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private transport(): Transport {
+    const c = this.config;
+    const sub = (v: string) => substituteSecrets(v, this.opts.secret);
+    if (isStdioServer(c)) {
+      const env = Object.fromEntries(Object.entries(c.env ?? {}).map(([k, v]) => [k, sub(v)]));
+      return new StdioClientTransport({
+        command: c.command,
+        args: c.args ?? [],
+        // The SDK's safe defaults (PATH, HOME…) — never the worker's whole environment.
+        env: { ...getDefaultEnvironment(), ...env },
+        ...(c.cwd ? { cwd: path.resolve(this.opts.baseDir ?? process.cwd(), c.cwd) } : {}),
+        stderr: 'ignore',
+      });
+    }
+    const headers = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, sub(v)]));
+    const url = new URL(c.url);
+    return c.transport === 'sse'
+      ? new SSEClientTransport(url, {
+          requestInit: { headers },
+          eventSourceInit: {
+            fetch: (u, init) =>
+              fetch(u, { ...init, headers: { ...headers, ...(init?.headers as Record<string, string>) } }),
+          },
+        })
+      : new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+  }
+
+  private setTools(tools: Tool[]): void {
+    this.tools = tools;
+    this.opts.onToolsChanged?.(tools);
+  }
+
+  private markDown(err: unknown): void {
+    if (this.state === 'closed') return;
+    this.state = 'down';
+    this.reason = this.redact((err as Error)?.message ?? String(err));
+    const delay = Math.min(this.opts.maxBackoffMs ?? 30_000, (this.opts.backoffMs ?? 250) * 2 ** this.failures++);
+    activityLog().warn('MCP server unavailable; reconnecting', {
+      server: this.name,
+      reason: this.reason,
+      delayMs: delay,
+    });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.connect().catch((e: unknown) => this.markDown(e));
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  /** The connected client, waiting up to `waitMs` for a reconnect. */
+  private async ready(waitMs: number, signal?: AbortSignal): Promise<Client> {
+    if (this.client && this.state === 'ready') return this.client;
+    if (this.state === 'closed')
+      throw new McpUnavailableError(`MCP server ${this.name} is closed (the worker is stopping)`);
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, waitMs);
+      signal?.addEventListener('abort', done, { once: true });
+      this.waiters.push(done);
+    });
+    if (this.client && this.state === 'ready') return this.client;
+    throw new McpUnavailableError(
+      `MCP server ${this.name} is unavailable${this.reason ? `: ${this.reason}` : ''} (reconnecting)`,
+    );
+  }
+
+  /**
+   * Calls a tool. The signal cancels the request (the SDK sends `notifications/cancelled`); a
+   * transport error or timeout throws (redacted), an `isError` result is returned as it is.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    opts: { signal?: AbortSignal; timeoutMs?: number; onProgress?: () => void } = {},
+  ): Promise<CallToolResult> {
+    const timeoutMs = opts.timeoutMs ?? (this.config.timeout_seconds ?? 60) * 1000;
+    const client = await this.ready(Math.min(timeoutMs, 15_000), opts.signal);
+    try {
+      return (await client.callTool({ name, arguments: args }, undefined, {
+        timeout: timeoutMs,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.onProgress ? { onprogress: () => opts.onProgress!(), resetTimeoutOnProgress: false } : {}),
+      })) as CallToolResult;
+    } catch (err) {
+      const e = err as Error;
+      const out = new Error(this.redact(`MCP ${this.name}.${name}: ${e.message}`));
+      out.name = e.name === 'AbortError' ? 'AbortError' : 'McpCallError';
+      throw out;
+    }
+  }
+
+  /** Reads a resource (a result's resource_link). */
+  async readResource(uri: string, signal?: AbortSignal) {
+    const client = await this.ready(5_000, signal);
+    return client.readResource({ uri }, signal ? { signal, timeout: 30_000 } : { timeout: 30_000 });
+  }
+
+  async close(): Promise<void> {
+    this.state = 'closed';
+    clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = undefined;
+    for (const w of this.waiters.splice(0)) w();
+    await client?.close().catch(() => undefined);
+  }
+}
+
+async function listAllTools(client: Client): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const r = await client.listTools(cursor ? { cursor } : {});
+    tools.push(...r.tools);
+    if (!r.nextCursor) break;
+    cursor = r.nextCursor;
+  }
+  return tools;
+}

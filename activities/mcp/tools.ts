@@ -1,0 +1,142 @@
+/**
+ * MCP tools as registry tools: each tool a connected server lists becomes the pair every tool is —
+ * a declaration `mcp.<server>.<tool>` (description, params from its input JSON Schema through
+ * `z.fromJSONSchema`, `exploration` when it says `readOnlyHint`) and an implementation that calls it
+ * through the server's connection. A schema zod cannot take is reported at start and the tool is
+ * not offered.
+ *
+ * A call runs as an activity of its own type (`mcp__<server>__<tool>`, summary `mcp <server>.<tool>`)
+ * inside the standard tool activity (activities/turn/tool-activity.ts): the params are checked
+ * against the declaration before the call, it heartbeats while it waits (heartbeat timeout 15 s, so
+ * a killed worker's call is retried within seconds), and the activity's cancellation signal is the
+ * MCP request's signal (the SDK sends `notifications/cancelled`).
+ *
+ * Retries: calls are NOT assumed idempotent. Every attempt appends a hidden `stage.mcp.attempt`
+ * block (`attempt` 1, 2, …) before it calls, and a result reached on attempt > 1 says so; a
+ * transport error or timeout THROWS (retried under the tool's RetryPolicy: 3 attempts, or 1 with
+ * `retries: false`); an `isError: true` result is an observation, never retried.
+ */
+import { Context } from '@temporalio/activity';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { declareTool, type AnyToolDeclaration, type ToolRetryPolicy } from '../../core/tools/registry';
+import { mcpParamsSchema } from '../../core/mcp/schema';
+import { McpToolNames } from '../../core/mcp/names';
+import { makeBlock } from '../../core/timeline/block';
+import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
+import type { McpConnection } from './connection';
+import { observationOf } from './result';
+
+/** Heartbeat timeout of an MCP call's activity: a dead worker's call is retried after this. */
+export const MCP_HEARTBEAT_TIMEOUT_MS = 15_000;
+/** Start-to-close time beyond the MCP timeout (the MCP timeout fires first, with a clear error). */
+const ACTIVITY_MARGIN_MS = 10_000;
+export const MCP_ATTEMPT_BLOCK = 'stage.mcp.attempt';
+
+export interface McpTool {
+  declaration: AnyToolDeclaration;
+  impl: ToolImpl;
+}
+
+export interface RejectedMcpTool {
+  id: string;
+  server: string;
+  tool: string;
+  reason: string;
+}
+
+export const mcpActivityName = (id: string) => id.replace(/^mcp\./, 'mcp__').replace(/\./g, '__');
+
+/** The registry tools of one connected server, and the ones refused (with the reason). */
+export function mcpServerTools(conn: McpConnection): { tools: McpTool[]; rejected: RejectedMcpTool[] } {
+  const names = new McpToolNames(
+    conn.name,
+    conn.tools.map((t) => t.name),
+  );
+  const tools: McpTool[] = [];
+  const rejected: RejectedMcpTool[] = [];
+  for (const tool of conn.tools) {
+    const id = names.id(tool.name);
+    const schema = mcpParamsSchema(tool.inputSchema);
+    if (!schema.ok) {
+      rejected.push({ id, server: conn.name, tool: tool.name, reason: schema.reason });
+      continue;
+    }
+    tools.push({ declaration: declaration(conn, tool, id, schema.params), impl: implementation(conn, tool.name, id) });
+  }
+  return { tools, rejected };
+}
+
+function declaration(conn: McpConnection, tool: Tool, id: string, params: AnyToolDeclaration['params']) {
+  const timeoutMs = (conn.config.timeout_seconds ?? 60) * 1000;
+  const retry: ToolRetryPolicy =
+    conn.config.retries === false
+      ? { maximumAttempts: 1 }
+      : { maximumAttempts: 3, initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000 };
+  const summary = `mcp ${conn.name}.${tool.name}`;
+  const description = [
+    tool.description?.trim() || tool.title || tool.annotations?.title,
+    `(MCP tool ${tool.name} of server ${conn.name})`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return declareTool({
+    id,
+    description,
+    params,
+    strategy: tool.annotations?.readOnlyHint === true ? 'exploration' : 'unknown',
+    timeoutMs: timeoutMs + ACTIVITY_MARGIN_MS,
+    retry,
+    summarize: () => summary,
+    activity: { name: mcpActivityName(id), heartbeatTimeoutMs: MCP_HEARTBEAT_TIMEOUT_MS },
+  });
+}
+
+function implementation(conn: McpConnection, name: string, id: string): ToolImpl {
+  return {
+    id,
+    async run(params: Record<string, unknown>, ctx: ToolContext): Promise<ToolObservation> {
+      const attempt = currentAttempt();
+      await ctx.store.appendBlocks([
+        makeBlock({
+          type: MCP_ATTEMPT_BLOCK,
+          author: 'tool',
+          turn_id: ctx.turnId,
+          ts: ctx.now().toISOString(),
+          key: `${ctx.callId}.${attempt}`,
+          call_id: ctx.callId,
+          hidden: true,
+          text: `mcp ${conn.name}.${name} attempt ${attempt}`,
+          meta: { tool_id: id, server: conn.name, tool: name, attempt },
+        }),
+      ]);
+      if (!conn.tools.some((t) => t.name === name))
+        return { ok: false, text: `MCP server ${conn.name} no longer offers the tool ${name}`, meta: { attempt } };
+      const result = await conn.callTool(name, params, {
+        signal: ctx.signal,
+        onProgress: () => ctx.heartbeat({ callId: ctx.callId, progress: true }),
+      });
+      const obs = await observationOf(result, {
+        ctx,
+        server: conn.name,
+        tool: name,
+        readResource: (uri) => conn.readResource(uri, ctx.signal) as Promise<{ contents: Array<{ uri: string }> }>,
+      });
+      const retried = attempt > 1;
+      return {
+        ...obs,
+        text: retried
+          ? `${obs.text}\n[attempt ${attempt}: an earlier attempt failed in transport and may have reached the server]`
+          : obs.text,
+        meta: { ...obs.meta, attempt },
+      };
+    },
+  };
+}
+
+function currentAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1; // outside an activity (the exec proxy, tests)
+  }
+}
