@@ -13,9 +13,7 @@ import type { ToolImpl } from '../activities/tools/types';
 import { createToolRegistry } from '../core/tools';
 import type { AnyToolDeclaration } from '../core/tools/registry';
 import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
-import { createScriptedProvider, resolveScript } from '../activities/providers/scripted';
-import { createAnthropicProvider } from '../activities/providers/anthropic';
-import { ProviderError, type ModelProvider } from '../core/model/provider';
+import { defaultProviderResolver } from '../activities/providers/registry';
 import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
@@ -32,69 +30,9 @@ import { projectFile } from '../store/project-files';
 import { journalInterceptor, type ActivityJournal } from './activity-journal';
 import { badDataInterceptor } from '../activities/bad-data';
 
-/** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
-function failingProvider(id: string, error: ProviderError): ModelProvider {
-  return {
-    id,
-    async *stream() {
-      throw error;
-    },
-  };
-}
-
-/** The deployment's model when a turn names none: Anthropic when the worker has credentials, else none. */
-export function envDefaultModel(env: NodeJS.ProcessEnv = process.env): ModelConfig | undefined {
-  return env.ANTHROPIC_API_KEY || env.ANTHROPIC_AUTH_TOKEN ? { provider: 'anthropic' } : undefined;
-}
-
-/**
- * Model providers by turn config. A config that names no provider gets the deployment's default
- * (`defaultModel`, else envDefaultModel), its own settings on top — never the scripted model
- * implicitly. Configuration problems (no model configured, no Anthropic credentials, an unknown
- * script) become non-retryable provider errors with a clear message at the model call.
- */
-export function defaultProviderResolver(
-  env: NodeJS.ProcessEnv = process.env,
-  defaultModel: ModelConfig | undefined = envDefaultModel(env),
-): (config: ModelConfig | undefined) => ModelProvider {
-  const anthropic = new Map<string, ModelProvider>();
-  return (requested) => {
-    const config: ModelConfig | undefined = requested?.provider
-      ? requested
-      : defaultModel && { ...defaultModel, ...withoutUndefined(requested ?? {}) };
-    if (!config?.provider)
-      return failingProvider(
-        'unconfigured',
-        new ProviderError('bad_request', 'no model configured: set ANTHROPIC_API_KEY or name a model'),
-      );
-    if (config.provider === 'anthropic') {
-      if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
-        return failingProvider(
-          'anthropic',
-          new ProviderError(
-            'auth',
-            'the anthropic provider needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the worker environment',
-          ),
-        );
-      }
-      const name = config.model ?? '';
-      let provider = anthropic.get(name);
-      if (!provider) anthropic.set(name, (provider = createAnthropicProvider(name ? { model: name } : {})));
-      return provider;
-    }
-    try {
-      return createScriptedProvider(resolveScript(config.script));
-    } catch (err) {
-      return failingProvider(
-        'scripted',
-        err instanceof ProviderError ? err : new ProviderError('bad_request', (err as Error).message),
-      );
-    }
-  };
-}
-
-const withoutUndefined = <T extends object>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+// The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
+// importable from here for existing callers.
+export { defaultProviderResolver, envDefaultModel } from '../activities/providers/registry';
 
 /** DREACT_VIEW_CACHE_MB: the worker's view cache size (default 256 MB; 0 turns it off). */
 export function viewCacheBytes(raw = process.env.DREACT_VIEW_CACHE_MB): number {

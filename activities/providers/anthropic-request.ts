@@ -7,6 +7,13 @@
  * longest prefixes; the API's 20-block look-back still finds entries written at earlier ones) and the
  * earlier ones are dropped; every drop is reported in `warnings` (the provider forwards them to
  * its `onWarning` hook).
+ *
+ * Extended thinking (`request.thinking`, else `defaults.thinking`): `thinking: {type:'enabled',
+ * budget_tokens}`; `max_tokens` grows by the budget when it is not above it (the budget counts
+ * toward it); no temperature (the API refuses one with thinking). A call that forces a tool
+ * (structured output) runs without thinking, which the API does not allow there. Reasoning parts
+ * go back as `thinking` blocks with their signature (or `redacted_thinking`), first in their
+ * assistant message — only when thinking is on (else they are dropped).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CacheFlag, ContentPart, ModelMessage, ModelRequest, ToolSpec } from '../../core/model/provider';
@@ -24,7 +31,11 @@ export interface RequestDefaults {
   model: string;
   maxTokens?: number;
   temperature?: number;
+  /** Extended thinking budget of a request that says nothing about thinking. */
+  thinking?: { budgetTokens: number };
 }
+
+export const MIN_THINKING_BUDGET = 1024;
 
 type MessageCreateParams = Anthropic.Messages.MessageCreateParamsStreaming;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
@@ -74,6 +85,10 @@ function mapPart(part: ContentPart, cache: boolean): ContentBlockParam {
         ...(part.isError ? { is_error: true } : {}),
         ...cc,
       };
+    case 'thinking':
+      if (part.redacted !== undefined) return { type: 'redacted_thinking', data: part.redacted };
+      if (!part.signature) throw new Error('a thinking part sent back to Anthropic needs its signature');
+      return { type: 'thinking', thinking: part.text, signature: part.signature };
   }
 }
 
@@ -97,10 +112,35 @@ function requestedBreakpoints(request: ModelRequest): string[] {
   return out;
 }
 
-function mapMessage(m: ModelMessage, i: number, keep: ReadonlySet<string>): Anthropic.Messages.MessageParam {
+function mapMessage(
+  m: ModelMessage,
+  i: number,
+  keep: ReadonlySet<string>,
+  thinking: boolean,
+): Anthropic.Messages.MessageParam {
   if (m.content.length === 0)
     throw new Error(`message ${i} (${m.role}) has no content parts; Anthropic rejects empty messages`);
-  return { role: m.role, content: m.content.map((p, j) => mapPart(p, keep.has(`m:${i}:${j}`))) };
+  const parts = m.content.flatMap((p, j) =>
+    p.type === 'thinking' && !thinking ? [] : [mapPart(p, keep.has(`m:${i}:${j}`))],
+  );
+  // Thinking blocks lead their assistant message (the API requires it in tool loops).
+  const lead = parts.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+  const content =
+    lead.length > 0 ? [...lead, ...parts.filter((b) => !lead.includes(b as (typeof lead)[number]))] : parts;
+  if (content.length === 0) return { role: m.role, content: [{ type: 'text', text: '(thinking)' }] };
+  return { role: m.role, content };
+}
+
+/** The thinking budget of a request, or undefined when the call runs without thinking. */
+export function thinkingBudget(request: ModelRequest, defaults: RequestDefaults): number | undefined {
+  const asked = request.thinking ?? defaults.thinking;
+  if (!asked || 'disabled' in asked) return undefined;
+  if (request.toolChoice && request.toolChoice.type !== 'auto') return undefined;
+  if (!Number.isInteger(asked.budgetTokens) || asked.budgetTokens < MIN_THINKING_BUDGET)
+    throw new Error(
+      `thinking budget must be an integer of at least ${MIN_THINKING_BUDGET} tokens (got ${asked.budgetTokens})`,
+    );
+  return asked.budgetTokens;
 }
 
 /** Maps a ModelRequest to streaming `messages.create` params. Throws a clear Error on unmappable input. */
@@ -131,14 +171,16 @@ export function toAnthropicParams(
   }
   // SDK 1.12 no longer declares `temperature` (the API deprecated sampling parameters); it is
   // still sent when a caller sets it explicitly, and omitted otherwise.
-  const temperature = request.temperature ?? defaults.temperature;
+  const budget = thinkingBudget(request, defaults);
+  const temperature = budget === undefined ? (request.temperature ?? defaults.temperature) : undefined;
   const params: MessageCreateParams & { temperature?: number } = {
     model: request.model ?? defaults.model,
-    max_tokens: maxTokens,
-    messages: request.messages.map((m, i) => mapMessage(m, i, keep)),
+    max_tokens: budget !== undefined && maxTokens <= budget ? maxTokens + budget : maxTokens,
+    messages: request.messages.map((m, i) => mapMessage(m, i, keep, budget !== undefined)),
     stream: true,
     ...(system.length > 0 ? { system } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
+    ...(budget !== undefined ? { thinking: { type: 'enabled' as const, budget_tokens: budget } } : {}),
   };
   if (request.tools && request.tools.length > 0) {
     params.tools = request.tools.map((t, i) => ({

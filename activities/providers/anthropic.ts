@@ -52,6 +52,8 @@ export interface AnthropicProviderOptions {
   temperature?: number;
   /** Per-request HTTP timeout (ms). SDK default: 10 minutes. */
   timeoutMs?: number;
+  /** Extended thinking for every call that does not say otherwise (budget ≥ 1024 tokens). */
+  thinking?: { budgetTokens: number };
   /** Receives non-fatal adjustments (e.g. dropped cache breakpoints). Default: the activity logger. */
   onWarning?: (warning: ProviderWarning) => void;
   /** Inject a client (tests); other connection options are then ignored. */
@@ -75,17 +77,21 @@ interface WireUsage {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
 }
 
 /** Merges wire usage (message_start, then cumulative message_delta) into a Usage. */
 export function mergeUsage(prev: Usage, u: WireUsage | null | undefined): Usage {
   if (!u) return prev;
   const pick = (v: number | null | undefined, old: number): number => (typeof v === 'number' ? v : old);
+  const thinking = u.output_tokens_details?.thinking_tokens;
+  const reasoning = typeof thinking === 'number' && thinking > 0 ? thinking : prev.reasoningTokens;
   return {
     inputTokens: pick(u.input_tokens, prev.inputTokens),
     outputTokens: pick(u.output_tokens, prev.outputTokens),
     cacheWriteTokens: pick(u.cache_creation_input_tokens, prev.cacheWriteTokens),
     cacheReadTokens: pick(u.cache_read_input_tokens, prev.cacheReadTokens),
+    ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
   };
 }
 
@@ -111,7 +117,13 @@ export function createAnthropicProvider(
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
     });
   const onWarning = options.onWarning ?? ((w: ProviderWarning) => activityLog().warn(`anthropic: ${w.message}`));
-  const defaults = { model, maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, temperature: options.temperature };
+  const defaults = {
+    model,
+    maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    temperature: options.temperature,
+    ...(options.thinking ? { thinking: options.thinking } : {}),
+  };
+  const id = `anthropic:${model}`;
 
   async function* stream(request: ModelRequest, opts: StreamOptions = {}): AsyncGenerator<StreamPart> {
     const { params, warnings } = toAnthropicParams(request, defaults);
@@ -124,13 +136,19 @@ export function createAnthropicProvider(
     let stopReason: StopReason = 'other';
     let stopped = false;
     const tools = new Map<number, { id: string; name: string; json: string }>();
+    const thoughts = new Map<number, { text: string; signature: string; redacted?: string }>();
     /** A tool_use whose input did not parse: dropped when cut by max_tokens, else a protocol error. */
     let badTool: string | undefined;
     try {
       const { data: events, request_id } = await client.messages
         .create(params, { signal, maxRetries: 0 })
         .withResponse();
-      yield { type: 'response-metadata', ...(request_id ? { requestId: request_id } : {}) };
+      yield {
+        type: 'response-metadata',
+        provider: id,
+        model: params.model,
+        ...(request_id ? { requestId: request_id } : {}),
+      };
       for await (const ev of events) {
         switch (ev.type) {
           case 'message_start':
@@ -140,11 +158,22 @@ export function createAnthropicProvider(
           case 'content_block_start':
             if (ev.content_block.type === 'tool_use') {
               tools.set(ev.index, { id: ev.content_block.id, name: ev.content_block.name, json: '' });
+            } else if (ev.content_block.type === 'thinking') {
+              thoughts.set(ev.index, { text: '', signature: '' });
+            } else if (ev.content_block.type === 'redacted_thinking') {
+              thoughts.set(ev.index, { text: '', signature: '', redacted: ev.content_block.data });
             }
             break;
           case 'content_block_delta':
             if (ev.delta.type === 'text_delta') {
               if (ev.delta.text !== '') yield { type: 'text-delta', text: ev.delta.text };
+            } else if (ev.delta.type === 'thinking_delta') {
+              const t = thoughts.get(ev.index);
+              if (t) t.text += ev.delta.thinking;
+              if (ev.delta.thinking !== '') yield { type: 'reasoning-delta', text: ev.delta.thinking };
+            } else if (ev.delta.type === 'signature_delta') {
+              const t = thoughts.get(ev.index);
+              if (t) t.signature += ev.delta.signature;
             } else if (ev.delta.type === 'input_json_delta') {
               const t = tools.get(ev.index);
               if (!t)
@@ -153,6 +182,16 @@ export function createAnthropicProvider(
             }
             break;
           case 'content_block_stop': {
+            const th = thoughts.get(ev.index);
+            if (th) {
+              thoughts.delete(ev.index);
+              yield {
+                type: 'reasoning',
+                text: th.text,
+                ...(th.signature ? { signature: th.signature } : {}),
+                ...(th.redacted !== undefined ? { redacted: th.redacted } : {}),
+              };
+            }
             const t = tools.get(ev.index);
             if (t) {
               tools.delete(ev.index);
@@ -188,5 +227,5 @@ export function createAnthropicProvider(
     yield { type: 'finish', stopReason, usage };
   }
 
-  return { id: `anthropic:${model}`, model, client, stream };
+  return { id, model, client, stream };
 }

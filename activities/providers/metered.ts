@@ -7,10 +7,13 @@
  * reported any usage (aborted by a cancellation, the connection cut inside its first event) is
  * recorded too — as is one whose consumer stopped reading before then: a `cut` row with no
  * tokens and the provider's request id, which is all that is known of it. Every report carries
- * that request id when the provider gave one.
+ * that request id when the provider gave one, and the provider and model that answered (from its
+ * `response-metadata`: behind a fallback chain, not necessarily the one asked first).
  */
 import { activityLog } from '../log';
 import { ZERO_USAGE, type ModelProvider, type StreamPart, type Usage } from '../../core/model/provider';
+
+type FallbackPart = Extract<StreamPart, { type: 'fallback' }>;
 
 export interface UsageReport {
   usage: Usage;
@@ -18,25 +21,40 @@ export interface UsageReport {
   final: boolean;
   /** The provider's id for the call (`request-id`), when it sent one. */
   requestId?: string;
+  /** The provider instance that answered (`openai:gpt-4o-mini`), when it said. */
+  provider?: string;
+  /** The model that answered, when the provider said. */
+  model?: string;
 }
 
 export type UsageSink = (report: UsageReport) => Promise<void>;
 
-export function meteredProvider(provider: ModelProvider, sink: UsageSink): ModelProvider {
+export function meteredProvider(
+  provider: ModelProvider,
+  sink: UsageSink,
+  hooks: { onFallback?: (part: FallbackPart) => void } = {},
+): ModelProvider {
   return {
     id: provider.id,
-    ...('model' in provider ? { model: (provider as { model?: string }).model } : {}),
+    ...(provider.model !== undefined ? { model: provider.model } : {}),
     async *stream(request, options): AsyncGenerator<StreamPart> {
       let recorded = false;
       let answered = false;
       let requestId: string | undefined;
+      let servedBy: { provider?: string; model?: string } = {};
       const report = (usage: Usage, final: boolean) =>
-        sink({ usage, final, ...(requestId !== undefined ? { requestId } : {}) });
+        sink({ usage, final, ...(requestId !== undefined ? { requestId } : {}), ...servedBy });
       try {
         for await (const part of provider.stream(request, options)) {
           if (part.type === 'response-metadata') {
             answered = true;
             requestId = part.requestId;
+            servedBy = {
+              ...(part.provider !== undefined ? { provider: part.provider } : {}),
+              ...(part.model !== undefined ? { model: part.model } : {}),
+            };
+          } else if (part.type === 'fallback') {
+            hooks.onFallback?.(part);
           } else if (part.type === 'usage' && !recorded) {
             recorded = true;
             await report(part.usage, false);

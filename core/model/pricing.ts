@@ -3,10 +3,16 @@
  *
  * Prices are USD per million tokens. Cache writes (5-minute TTL) cost 1.25× input and cache reads
  * 0.1× input unless a price entry says otherwise. The table is configurable: pass your own to
- * every function, or extend DEFAULT_PRICE_TABLE. Model ids are matched exactly, then by the
- * longest table key that prefixes the id (so `claude-sonnet-5-5-20261001` finds `claude-sonnet-5-5`),
- * then by family (`opus` / `sonnet` / `haiku` in the id).
+ * every function, extend DEFAULT_PRICE_TABLE, or give the worker a pricing file
+ * (DREACT_PRICING_FILE, parsed by `parsePriceTable`).
+ *
+ * Keys are qualified by provider (`openai:gpt-4o`); an unqualified key is an Anthropic model (the
+ * table's first provider, kept for existing tables). A lookup for (provider, model) tries the
+ * qualified key exactly, then the longest qualified key that prefixes the id (so
+ * `claude-sonnet-5-5-20261001` finds `claude-sonnet-5-5`); for Anthropic also the unqualified keys,
+ * then the family (`opus` / `sonnet` / `haiku` in the id).
  */
+import { z } from 'zod';
 import { addUsage, ZERO_USAGE, type Usage } from './provider';
 
 export interface ModelPrice {
@@ -40,24 +46,58 @@ export const DEFAULT_PRICE_TABLE: PriceTable = Object.freeze({
   opus: { inputPerMTok: 5, outputPerMTok: 25 },
   sonnet: { inputPerMTok: 3, outputPerMTok: 15 },
   haiku: { inputPerMTok: 1, outputPerMTok: 5 },
+  /** OpenAI list prices; automatic caching: no write surcharge, cached input at the model's discount. */
+  'openai:gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10, cacheWritePerMTok: 2.5, cacheReadPerMTok: 1.25 },
+  'openai:gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6, cacheWritePerMTok: 0.15, cacheReadPerMTok: 0.075 },
+  'openai:gpt-4.1': { inputPerMTok: 2, outputPerMTok: 8, cacheWritePerMTok: 2, cacheReadPerMTok: 0.5 },
+  'openai:gpt-4.1-mini': { inputPerMTok: 0.4, outputPerMTok: 1.6, cacheWritePerMTok: 0.4, cacheReadPerMTok: 0.1 },
+  'openai:gpt-5': { inputPerMTok: 1.25, outputPerMTok: 10, cacheWritePerMTok: 1.25, cacheReadPerMTok: 0.125 },
+  'openai:gpt-5-mini': { inputPerMTok: 0.25, outputPerMTok: 2, cacheWritePerMTok: 0.25, cacheReadPerMTok: 0.025 },
+  'openai:deepseek-chat': { inputPerMTok: 0.27, outputPerMTok: 1.1, cacheWritePerMTok: 0.27, cacheReadPerMTok: 0.07 },
+  'openai:deepseek-reasoner': {
+    inputPerMTok: 0.55,
+    outputPerMTok: 2.19,
+    cacheWritePerMTok: 0.55,
+    cacheReadPerMTok: 0.14,
+  },
 });
 
-/** Resolves a model's price; throws a clear Error when the table has nothing for it. */
-export function priceFor(model: string, table: PriceTable = DEFAULT_PRICE_TABLE): Required<ModelPrice> {
-  let p: ModelPrice | undefined = table[model];
+const longestPrefix = (keys: string[], id: string): string | undefined =>
+  keys.filter((k) => id.startsWith(k)).sort((a, b) => b.length - a.length)[0];
+
+/**
+ * Resolves a model's price (`provider` defaults to anthropic, whose keys need no qualifier);
+ * throws a clear Error when the table has nothing for it.
+ */
+export function priceFor(
+  model: string,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+  provider = 'anthropic',
+): Required<ModelPrice> {
+  const prefix = `${provider}:`;
+  const qualified = Object.keys(table).filter((k) => k.startsWith(prefix));
+  let p: ModelPrice | undefined = table[`${prefix}${model}`];
   if (!p) {
-    const key = Object.keys(table)
-      .filter((k) => model.startsWith(k))
-      .sort((a, b) => b.length - a.length)[0];
+    const key = longestPrefix(qualified, `${prefix}${model}`);
     if (key) p = table[key];
   }
-  if (!p) {
-    const family = ['opus', 'sonnet', 'haiku'].find((f) => model.includes(f));
-    if (family) p = table[family];
+  if (!p && provider === 'anthropic') {
+    p = table[model];
+    if (!p) {
+      const key = longestPrefix(
+        Object.keys(table).filter((k) => !k.includes(':')),
+        model,
+      );
+      if (key) p = table[key];
+    }
+    if (!p) {
+      const family = ['opus', 'sonnet', 'haiku'].find((f) => model.includes(f));
+      if (family) p = table[family];
+    }
   }
   if (!p)
     throw new Error(
-      `no price for model "${model}" (known: ${Object.keys(table).join(', ')}); pass a price table that covers it`,
+      `no price for model "${model}" of provider ${provider} (known: ${Object.keys(table).join(', ')}); pass a price table that covers it (DREACT_PRICING_FILE)`,
     );
   return {
     inputPerMTok: p.inputPerMTok,
@@ -76,8 +116,13 @@ export interface CostBreakdown {
 }
 
 /** Estimated cost in USD of one usage record. */
-export function estimateCost(usage: Usage, model: string, table: PriceTable = DEFAULT_PRICE_TABLE): CostBreakdown {
-  const p = priceFor(model, table);
+export function estimateCost(
+  usage: Usage,
+  model: string,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+  provider?: string,
+): CostBreakdown {
+  const p = priceFor(model, table, provider);
   const input = (usage.inputTokens * p.inputPerMTok) / 1e6;
   const output = (usage.outputTokens * p.outputPerMTok) / 1e6;
   const cacheWrite = (usage.cacheWriteTokens * p.cacheWritePerMTok) / 1e6;
@@ -86,8 +131,13 @@ export function estimateCost(usage: Usage, model: string, table: PriceTable = DE
 }
 
 /** What the same usage would cost with no caching (every prompt token billed as plain input). */
-export function costWithoutCache(usage: Usage, model: string, table: PriceTable = DEFAULT_PRICE_TABLE): number {
-  const p = priceFor(model, table);
+export function costWithoutCache(
+  usage: Usage,
+  model: string,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+  provider?: string,
+): number {
+  const p = priceFor(model, table, provider);
   return (
     ((usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens) * p.inputPerMTok +
       usage.outputTokens * p.outputPerMTok) /
@@ -110,6 +160,8 @@ export interface RoundUsage {
   turnId: string;
   round: number;
   model: string;
+  /** The model's provider (default anthropic): prices are keyed by provider. */
+  provider?: string;
   usage: Usage;
 }
 
@@ -143,7 +195,8 @@ function checkUsage(u: Usage, where: string): void {
 export function recordRound(ledger: UsageLedger, entry: RoundUsage): UsageLedger {
   checkUsage(entry.usage, `round ${entry.turnId}#${entry.round}`);
   const i = ledger.rounds.findIndex(
-    (r) => r.turnId === entry.turnId && r.round === entry.round && r.model === entry.model,
+    (r) =>
+      r.turnId === entry.turnId && r.round === entry.round && r.model === entry.model && r.provider === entry.provider,
   );
   if (i < 0) return { rounds: [...ledger.rounds, { ...entry, usage: { ...entry.usage } }] };
   const rounds = ledger.rounds.slice();
@@ -158,8 +211,8 @@ export function totalsOf(rounds: readonly RoundUsage[], table: PriceTable = DEFA
   let noCache = 0;
   for (const r of rounds) {
     usage = addUsage(usage, r.usage);
-    cost += estimateCost(r.usage, r.model, table).total;
-    noCache += costWithoutCache(r.usage, r.model, table);
+    cost += estimateCost(r.usage, r.model, table, r.provider).total;
+    noCache += costWithoutCache(r.usage, r.model, table, r.provider);
   }
   return { usage, cost, costWithoutCache: noCache, cacheReadRatio: cacheReadRatio(usage), rounds: rounds.length };
 }
@@ -195,4 +248,31 @@ export function totalsByTurn(
   const order: string[] = [];
   for (const r of ledger.rounds) if (!order.includes(r.turnId)) order.push(r.turnId);
   return order.map((turnId) => ({ turnId, ...turnTotals(ledger, turnId, table) }));
+}
+
+/** A pricing file's shape: `{ "<provider>:<model>": {inputPerMTok, outputPerMTok, …} }`, per 1M tokens. */
+const PriceSchema = z.strictObject({
+  inputPerMTok: z.number().nonnegative(),
+  outputPerMTok: z.number().nonnegative(),
+  cacheWritePerMTok: z.number().nonnegative().optional(),
+  cacheReadPerMTok: z.number().nonnegative().optional(),
+});
+const PriceFileSchema = z.record(
+  z
+    .string()
+    .regex(/^([a-z][a-z0-9_-]*:)?[^\s:][^\s]*$/, 'a price key is <provider>:<model> (or an Anthropic model id)'),
+  PriceSchema,
+);
+
+/**
+ * A pricing file's entries over `base` (DEFAULT_PRICE_TABLE): the file adds models and replaces
+ * the prices it names. `where` names the file in errors.
+ */
+export function parsePriceTable(value: unknown, where: string, base: PriceTable = DEFAULT_PRICE_TABLE): PriceTable {
+  const r = PriceFileSchema.safeParse(value);
+  if (!r.success) {
+    const issues = r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new Error(`pricing file ${where}: ${issues}`);
+  }
+  return Object.freeze({ ...base, ...r.data });
 }

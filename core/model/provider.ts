@@ -14,7 +14,13 @@ export type ContentPart =
   | ({ type: 'image'; mime: string; base64: string } & CacheFlag)
   | ({ type: 'document'; mime: string; base64: string } & CacheFlag)
   | ({ type: 'tool_use'; id: string; name: string; input: unknown } & CacheFlag)
-  | ({ type: 'tool_result'; toolUseId: string; content: string; isError?: boolean } & CacheFlag);
+  | ({ type: 'tool_result'; toolUseId: string; content: string; isError?: boolean } & CacheFlag)
+  /**
+   * The model's own reasoning, sent back as it came (Anthropic extended thinking: a `thinking` block
+   * with its `signature`, or a `redacted_thinking` block whose `data` is opaque). Providers that
+   * cannot take it back drop it.
+   */
+  | ({ type: 'thinking'; text: string; signature?: string; redacted?: string } & CacheFlag);
 
 export interface ModelMessage {
   role: 'user' | 'assistant';
@@ -44,6 +50,11 @@ export interface ModelRequest {
   responseFormat?: { type: 'json'; schema?: Record<string, unknown> };
   /** Small scalar facts about the call (turn, round, mode); providers may ignore them. */
   metadata?: Record<string, string | number | boolean>;
+  /**
+   * Extended thinking with a budget of output tokens (Anthropic `thinking`); absent: the
+   * provider's default (its configuration). Providers without thinking ignore it.
+   */
+  thinking?: { budgetTokens: number } | { disabled: true };
 }
 
 export const UsageSchema = z.object({
@@ -51,6 +62,8 @@ export const UsageSchema = z.object({
   outputTokens: z.number().int().nonnegative(),
   cacheReadTokens: z.number().int().nonnegative(),
   cacheWriteTokens: z.number().int().nonnegative(),
+  /** Of `outputTokens`, the model's reasoning (when the provider reports it apart). */
+  reasoningTokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
@@ -62,20 +75,44 @@ export const ZERO_USAGE: Usage = Object.freeze({
 });
 
 export function addUsage(a: Usage, b: Usage): Usage {
+  const reasoning =
+    a.reasoningTokens !== undefined || b.reasoningTokens !== undefined
+      ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) }
+      : {};
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    ...reasoning,
   };
 }
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'aborted' | 'other';
 
+/** Which provider and model served a call (a fallback chain may answer with another than it was asked). */
+export interface ServedBy {
+  /** The provider instance's id (`anthropic:claude-sonnet-5-5`, `openai:gpt-4o-mini`). */
+  provider: string;
+  model?: string;
+}
+
 export type StreamPart =
-  /** The provider answered: its id for the call (for the ledger and support), before any content. */
-  | { type: 'response-metadata'; requestId?: string }
+  /**
+   * The provider answered: its id for the call (for the ledger and support), and which provider
+   * and model answered, before any content.
+   */
+  | ({ type: 'response-metadata'; requestId?: string } & Partial<ServedBy>)
   | { type: 'text-delta'; text: string }
+  /** The model's reasoning as it streams (Anthropic thinking, DeepSeek-style `reasoning_content`). */
+  | { type: 'reasoning-delta'; text: string }
+  /** A finished reasoning block to keep and send back in a tool loop (Anthropic: with its signature). */
+  | { type: 'reasoning'; text: string; signature?: string; redacted?: string }
+  /**
+   * A fallback chain moved on before any content: `from` failed with `reason`, `to` answers next.
+   * Consumers that do not care ignore it.
+   */
+  | { type: 'fallback'; from: ServedBy; to: ServedBy; reason: ProviderErrorKind; message: string }
   | { type: 'tool-call'; id: string; name: string; input: unknown }
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; stopReason: StopReason; usage: Usage };
@@ -86,6 +123,8 @@ export interface StreamOptions {
 
 export interface ModelProvider {
   readonly id: string;
+  /** The model it calls by default (a request's `model` wins). */
+  readonly model?: string;
   /** Streams one model call. Must honour `signal` (abort the HTTP stream) and end with exactly one `finish`. */
   stream(request: ModelRequest, options?: StreamOptions): AsyncIterable<StreamPart>;
 }

@@ -77,9 +77,24 @@ export const ScriptSpecSchema = z.object({
 });
 export type ScriptSpec = z.infer<typeof ScriptSpecSchema>;
 
+/** Extended thinking with a budget of output tokens (Anthropic; ≥ 1024). */
+export const ThinkingConfigSchema = z.strictObject({ budgetTokens: z.number().int().min(1_024).max(64_000) });
+
+/** A model a fallback chain moves on to (core/model/fallback.ts has the conditions). */
+export const FallbackModelSchema = z.strictObject({
+  provider: z.enum(['scripted', 'anthropic', 'openai']),
+  model: z.string().optional(),
+  maxTokens: z.number().int().positive().max(64_000).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  thinking: ThinkingConfigSchema.optional(),
+  /** Named built-in script (scripted provider). */
+  script: z.string().optional(),
+});
+export type FallbackModel = z.infer<typeof FallbackModelSchema>;
+
 export const ModelConfigSchema = z.object({
   /** Absent: the deployment's default model (the worker's `defaultModel`), never the scripted one. */
-  provider: z.enum(['scripted', 'anthropic']).optional(),
+  provider: z.enum(['scripted', 'anthropic', 'openai']).optional(),
   /** Named built-in script (scripted provider), or an inline script. */
   script: z.union([z.string(), ScriptSpecSchema]).optional(),
   model: z.string().optional(),
@@ -89,6 +104,10 @@ export const ModelConfigSchema = z.object({
   protocol: z.enum(['channels', 'native']).optional(),
   /** Native mode only: run the tool loop without answer streaming, then a streamed answer-synthesis call (two-phase: tools first, then one answer-only call over the trace). */
   answerSynthesis: z.boolean().optional(),
+  /** Anthropic extended thinking: its budget of output tokens. */
+  thinking: ThinkingConfigSchema.optional(),
+  /** Models to move on to when this one fails before answering (overload, auth, long rate limit…), in order. */
+  fallbacks: z.array(FallbackModelSchema).max(4).optional(),
 });
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 
