@@ -38,6 +38,23 @@ import type { TurnWorkflow } from '../workflows/turn';
 import { z } from 'zod';
 import { LOCAL_TENANT, type TenantScope } from '../core/tenancy/principal';
 import { formatZodError } from '../core/validation';
+import type { Queryable } from '../store/db';
+import { recordMachineFeedback } from '../store/feedback-store';
+import { RatingInputSchema } from '../core/feedback/rating';
+import { turnIdFor } from '../core/turn/ids';
+
+/** Machine feedback as a tool or an eval sends it (DreactClient.machineFeedback). */
+const MachineFeedbackSchema = z.strictObject({
+  rating: RatingInputSchema,
+  /** The tool or eval that rated (e.g. `eval:faithfulness`). */
+  source: z.string().regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'source: 1–100 letters, digits, _ . : / or -'),
+  target: z.enum(['turn', 'completion']).default('turn'),
+  text: z.string().max(2_000, 'text is too long (2 000 characters at most)').optional(),
+  feedbackId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{8,64}$/, 'feedbackId: 8–64 letters, digits, _ or -')
+    .optional(),
+});
 
 export class DreactError extends Error {
   constructor(
@@ -64,7 +81,8 @@ export interface StartedTurn {
 export class DreactClient {
   constructor(
     readonly temporal: Client,
-    readonly opts: { taskQueue?: string } = {},
+    /** `db`: the stack's Postgres, for what the client writes there itself (machineFeedback). */
+    readonly opts: { taskQueue?: string; db?: Queryable } = {},
   ) {}
 
   private conversation(conversationId: string): WorkflowHandle<typeof ConversationWorkflow> {
@@ -193,6 +211,37 @@ export class DreactClient {
 
   async turnState(conversationId: string, turnIndex: number): Promise<TurnState> {
     return this.temporal.workflow.getHandle(turnWorkflowId(conversationId, turnIndex)).query(turnStateQuery);
+  }
+
+  /**
+   * Machine feedback on a turn (a tool's or an eval's verdict): stored with `origin: machine` and
+   * the conversation's owner, counted in the machine satisfaction rate, never shown to the agent.
+   * Idempotent by `feedbackId`. Needs `opts.db`.
+   */
+  async machineFeedback(
+    conversationId: string,
+    turnIndex: number,
+    input: z.input<typeof MachineFeedbackSchema>,
+  ): Promise<{ feedbackId: string; created: boolean }> {
+    const parsed = MachineFeedbackSchema.safeParse(input);
+    if (!parsed.success) throw badInput(parsed.error);
+    if (!this.opts.db) throw new Error('machineFeedback needs the client made with opts.db (the stack Postgres)');
+    const feedbackId = parsed.data.feedbackId ?? `fb_${randomUUID().replace(/-/g, '')}`;
+    try {
+      const created = await recordMachineFeedback(this.opts.db, {
+        feedbackId,
+        conversationId,
+        turnId: turnIdFor(turnIndex),
+        target: parsed.data.target,
+        rating: parsed.data.rating,
+        text: parsed.data.text ?? null,
+        source: parsed.data.source,
+      });
+      return { feedbackId, created };
+    } catch (err) {
+      if (/has no turn/.test((err as Error).message)) throw new DreactError((err as Error).message, 'not_found');
+      throw err;
+    }
   }
 
   /** Waits for a turn's result. A turn that is queued but not started yet is waited for. */

@@ -20,6 +20,9 @@ import { fallbackAnswer } from '../../core/turn/finalize';
 import { paths } from '../../core/timeline/paths';
 import { selectableToolCount } from '../../core/tools/selection';
 import { attachmentBlocks } from './attachments';
+import { listHostedFiles } from '../../store/file-store';
+import { loadSourcesPool } from '../../store/sources-store';
+import type { ProducedFile } from '../../core/stream/events';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -74,7 +77,10 @@ export function makeContextActivities(deps: ActivityDeps) {
   /** Ends a turn that the model did not close itself (iteration cap, repeated invalid decisions). */
   async function finalizeTurn(input: TurnSummary): Promise<{ answer: string }> {
     const { conversationId, turnId } = input;
-    const blocks = await loadBlocks(pool, conversationId);
+    const [blocks, sourcesPool] = await Promise.all([
+      loadBlocks(pool, conversationId),
+      loadSourcesPool(pool, conversationId),
+    ]);
     const answer = fallbackAnswer(
       blocks.filter((b) => b.turn_id === turnId),
       input,
@@ -88,27 +94,34 @@ export function makeContextActivities(deps: ActivityDeps) {
         key: `fallback.${input.completionPath}`,
         path: paths.completion(turnId),
         text: answer,
-        meta: { completion_path: input.completionPath, fallback: true },
+        meta: {
+          completion_path: input.completionPath,
+          fallback: true,
+          sources_used: sourcesCited(answer, sourcesPool),
+        },
       }),
     ]);
     return { answer };
   }
 
   /** Heartbeats while it builds the payloads (a long conversation's timeline can be large). */
-  function persistTurn(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
+  function persistTurn(input: TurnSummary): Promise<{ blocks: number; bytes: number; files?: ProducedFile[] }> {
     return heartbeating(
       () => persistTurnNow(input),
       () => ({ step: 'persist', turnId: input.turnId }),
     );
   }
 
-  async function persistTurnNow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
+  async function persistTurnNow(
+    input: TurnSummary,
+  ): Promise<{ blocks: number; bytes: number; files?: ProducedFile[] }> {
     const { conversationId, turnId } = input;
     const { payload, blocks, sourcesPool } = await conversationTimeline(pool, conversationId, ts());
     await putArtifact(pool, conversationId, { kind: 'conv.timeline.v1', key: 'latest', turnId, payload });
     const turnLog = buildTurnLog({ turnId, ts: ts(), blocks, sourcesUsed: sourcesCited(input.answer, sourcesPool) });
     await putArtifact(pool, conversationId, { kind: TURN_LOG_ARTIFACT_KIND, key: turnId, turnId, payload: turnLog });
     await completeTurn(pool, input);
+    const files = await producedFiles(conversationId, turnId);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({
       kind: 'done',
@@ -119,10 +132,28 @@ export function makeContextActivities(deps: ActivityDeps) {
         usage: input.usage,
         cacheReadRatio: cacheReadRatio(input.usage),
         completionPath: input.completionPath,
+        files,
       },
     });
     await publisher.close();
-    return { blocks: blocks.length, bytes: Buffer.byteLength(JSON.stringify(payload)) };
+    return { blocks: blocks.length, bytes: Buffer.byteLength(JSON.stringify(payload)), files };
+  }
+
+  /** The files the turn made for the user (the user's attachments are not "produced"), as `done` carries them. */
+  async function producedFiles(conversationId: string, turnId: string): Promise<ProducedFile[]> {
+    const hosted = await listHostedFiles(pool, conversationId, { turnId });
+    return hosted
+      .filter((f) => f.origin !== 'attachment')
+      .map((f) => ({
+        path: f.path,
+        name: f.name,
+        url: `files/${f.path.split('/').map(encodeURIComponent).join('/')}`,
+        mime: f.mime,
+        size: f.size,
+        sha256: f.sha256,
+        turn: f.turn,
+        origin: f.origin,
+      }));
   }
 
   /** A turn that failed records it (turns row `failed` with the error) and tells its stream. */

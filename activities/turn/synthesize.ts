@@ -23,6 +23,7 @@ import { activityLog } from '../log';
 import { streamNative } from './round/native-stream';
 import { openActivityRound, whileStreaming } from './round/pipeline';
 import { paths } from '../../core/timeline/paths';
+import { collectCitations } from '../../core/channels';
 
 export interface SynthesizeInput {
   conversationId: string;
@@ -122,6 +123,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         meta: {
           synthesized: true,
           ordinal: own.length + 1,
+          sources_used: collectCitations(text, sources.refs).used,
           completion_path: loopBlock?.meta['completion_path'] ?? 'complete',
           ...(loopBlock ? { supersedes: loopBlock.id } : {}),
         },

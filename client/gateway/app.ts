@@ -17,7 +17,7 @@ import {
 import { scopeConversationId } from '../../core/tenancy/conversation-space';
 import { ClientTurnOptionsSchema, clientTurnOptions, type ModelPolicy } from './turn-options';
 import { publicTurnError } from './public-errors';
-import { streamTokens } from './stream-token';
+import { streamTokens, tokenSigner } from './stream-token';
 import { Hono, type Context } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -54,6 +54,8 @@ import {
 } from './http';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
+import { registerFileRoutes } from './file-routes';
+import { loadSourcesPool } from '../../store/sources-store';
 import {
   accessLog,
   bodyLimits,
@@ -220,7 +222,9 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
       'the gateway needs at least one API key: create one with `dreact keys create --tenant T --project P` ' +
         '(or set DREACT_API_KEYS for the local tenant); for local development set DREACT_GATEWAY_INSECURE=1',
     );
-  const tokens = streamTokens(opts.tokenSecret);
+  // One signer for stream tokens and signed file URLs (each signs under its own purpose).
+  const signer = tokenSigner(opts.tokenSecret);
+  const tokens = streamTokens(signer);
   const { client, pool } = opts;
   const listen = opts.listen ?? true;
   const notifier: PgStreamNotifier | undefined = listen ? await startStreamNotifier(pool) : undefined;
@@ -295,10 +299,10 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
       c.set('principal', principal);
     } else if (
       c.req.query('token') !== undefined &&
-      c.req.method === 'GET' &&
-      /^\/v1\/conversations\/[^/]+\/stream$/.test(c.req.path)
+      (c.req.method === 'GET' || c.req.method === 'HEAD') &&
+      /^\/v1\/conversations\/[^/]+\/(stream|files\/.+)$/.test(c.req.path)
     ) {
-      // The stream route verifies the token.
+      // The stream and file routes verify the token (a stream token or a signed file URL).
     } else if (!opts.insecure) return fail(c, 'unauthorized', 'missing API key: send it in the x-api-key header');
     else if (c.req.method !== 'GET' && c.req.method !== 'HEAD')
       return fail(c, 'unauthorized', 'anonymous writes are refused: send an API key in the x-api-key header');
@@ -404,9 +408,11 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     const principal = need(c, 'read');
     const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
-    const blocks = await loadBlocks(pool, id);
+    const [blocks, sources] = await Promise.all([loadBlocks(pool, id), loadSourcesPool(pool, id)]);
     if (blocks.length === 0) throw new DreactError(`no timeline for conversation "${clientIdParam(c)}"`, 'not_found');
-    return c.json({ conversationId: shownId(c, id), blocks });
+    // The sources pool beside the blocks: a completion's [[S:n]] markers and meta.sources_used
+    // resolve against it, so a client rebuilds the live stream's citations after a reload.
+    return c.json({ conversationId: shownId(c, id), blocks, sources });
   });
 
   app.get('/v1/conversations/:id/stream', async (c) => {
@@ -442,6 +448,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
 
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);
+  registerFileRoutes(app, pool, { signer, keyStillActive });
 
   return {
     app,

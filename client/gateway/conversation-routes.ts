@@ -1,7 +1,8 @@
 /**
  * The conversations API: list (paged, newest activity first), get, rename, delete (a
  * PurgeConversationWorkflow stops running turns and removes every row; the call returns once the
- * rows are gone), export as `conv.timeline.v1`, usage per conversation and per tenant and day.
+ * rows are gone), export as `conv.timeline.v1`, usage per conversation and per tenant and day
+ * (with the feedback satisfaction rate per conversation, tenant and project).
  * Every route is scoped by the caller's key; another tenant's conversation is a 404.
  */
 import type { Hono } from 'hono';
@@ -11,6 +12,7 @@ import { DreactError, type DreactClient } from '../api';
 import { userTextCheck } from '../../core/turn/contracts';
 import { conversationOwner } from '../../store/tenancy-store';
 import { conversationTimeline } from '../../store/timeline-export';
+import { conversationSatisfaction, tenantSatisfaction } from '../../store/feedback-store';
 import {
   conversationSummary,
   conversationUsage,
@@ -125,12 +127,17 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
     const principal = need(c, 'read');
     const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
-    return c.json({ conversationId: shownId(c, id), ...(await conversationUsage(pool, id)) });
+    const [usage, satisfaction] = await Promise.all([conversationUsage(pool, id), conversationSatisfaction(pool, id)]);
+    return c.json({ conversationId: shownId(c, id), ...usage, satisfaction });
   });
 
   app.get('/v1/usage', async (c) => {
     const principal = need(c, 'admin');
     const q = query(UsageQuerySchema, c.req.query());
-    return c.json({ tenantId: principal.tenantId, days: await tenantUsageByDay(pool, principal.tenantId, q.days) });
+    const [days, satisfaction] = await Promise.all([
+      tenantUsageByDay(pool, principal.tenantId, q.days),
+      tenantSatisfaction(pool, principal.tenantId, q.days),
+    ]);
+    return c.json({ tenantId: principal.tenantId, days, satisfaction });
   });
 }

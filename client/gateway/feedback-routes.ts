@@ -1,8 +1,10 @@
 /**
- * Feedback: thumbs up / down with optional text on a turn or on its answer. Stored with the
- * verified key's tenant, project and user (never from the body), queryable per conversation and
- * per tenant scope, and appended to the timeline as a `user.feedback` external event block that
- * the next turn's render shows.
+ * Feedback: a rating (`ok | not_ok | neutral`, aliases `up` / `down`, or null to clear) with
+ * optional text on a turn or on its answer. Stored with the verified key's tenant, project and
+ * user (never from the body), queryable per conversation and per tenant scope. User feedback is
+ * appended to the timeline as a `user.feedback` external event block that the next turn's render
+ * shows; machine feedback (`origin: machine` with a `source`, admin keys only — evals and tools)
+ * is stored only (store/feedback-store.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
@@ -14,9 +16,12 @@ import { makeBlock } from '../../core/timeline/block';
 import { paths } from '../../core/timeline/paths';
 import { listTurns } from '../../store/turn-store';
 import { loadBlocks } from '../../store/timeline-store';
-import { feedbackOf, listFeedback, recordFeedback } from '../../store/feedback-store';
+import { feedbackOf, listFeedback, recordFeedback, recordMachineFeedback } from '../../store/feedback-store';
+import { FEEDBACK_ORIGINS, RatingFilterSchema, RatingInputSchema } from '../../core/feedback/rating';
+import { hasScope } from '../../core/tenancy/principal';
 import {
   conversationId,
+  Forbidden,
   jsonBody,
   need,
   ownedConversation,
@@ -29,7 +34,13 @@ import {
 const FeedbackBodySchema = z.strictObject({
   turnIndex: z.number({ error: 'turnIndex is required (the turn number)' }).int().min(1),
   target: z.enum(['turn', 'completion']).default('turn'),
-  rating: z.enum(['up', 'down'], { error: 'rating must be "up" or "down"' }),
+  rating: RatingInputSchema,
+  origin: z.enum(FEEDBACK_ORIGINS, { error: 'origin must be "user" or "machine"' }).default('user'),
+  /** The tool or eval that rated (machine feedback only). */
+  source: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'source: 1–100 letters, digits, _ . : / or -')
+    .optional(),
   text: z
     .string()
     .trim()
@@ -43,7 +54,8 @@ const FeedbackBodySchema = z.strictObject({
     .optional(),
 });
 const FeedbackQuerySchema = z.strictObject({
-  rating: z.enum(['up', 'down']).optional(),
+  rating: RatingFilterSchema.optional(),
+  origin: z.enum(FEEDBACK_ORIGINS).optional(),
   days: z.coerce.number().int().min(1).max(366).default(30),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
@@ -53,6 +65,10 @@ export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void 
     const principal = need(c, 'write');
     const id = await conversationId(c, pool);
     const body = await jsonBody(c, FeedbackBodySchema);
+    if (body.origin === 'machine' && !hasScope(principal, 'admin'))
+      throw new Forbidden('machine feedback needs an API key with the "admin" scope');
+    if ((body.origin === 'machine') !== (body.source !== undefined))
+      throw new DreactError('source: required with origin "machine", and only with it', 'bad_input');
     await ownedConversation(pool, principal, id);
     const turn = (await listTurns(pool, id)).find((t) => t.turnIndex === body.turnIndex);
     if (!turn) throw new DreactError(`conversation "${id}" has no turn ${body.turnIndex}`, 'not_found');
@@ -62,6 +78,18 @@ export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void 
     )
       throw new DreactError(`turn ${body.turnIndex} has no answer yet to rate`, 'bad_input');
     const feedbackId = body.feedbackId ?? `fb_${randomUUID().replace(/-/g, '')}`;
+    if (body.origin === 'machine') {
+      const created = await recordMachineFeedback(pool, {
+        feedbackId,
+        conversationId: id,
+        turnId: turn.turnId,
+        target: body.target,
+        rating: body.rating,
+        text: body.text || null,
+        source: body.source!,
+      });
+      return c.json({ feedbackId, blockId: null, created }, created ? 201 : 200);
+    }
     // The block belongs to the rated turn and lands after it in append order: the next turn sees it.
     const block = makeBlock({
       type: 'user.feedback',
@@ -83,6 +111,8 @@ export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void 
         rating: body.rating,
         text: body.text || null,
         userId: principal.userId,
+        origin: 'user',
+        source: null,
         tenantId: principal.tenantId,
         projectId: principal.projectId,
         keyId: principal.keyId,
@@ -104,8 +134,13 @@ export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void 
     const principal = need(c, 'read');
     const parsed = FeedbackQuerySchema.safeParse(c.req.query());
     if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
-    const { rating, days, limit } = parsed.data;
-    const feedback = await listFeedback(pool, ownerOf(principal), { ...(rating ? { rating } : {}), days, limit });
+    const { rating, origin, days, limit } = parsed.data;
+    const feedback = await listFeedback(pool, ownerOf(principal), {
+      ...(rating ? { rating } : {}),
+      ...(origin ? { origin } : {}),
+      days,
+      limit,
+    });
     return c.json({ feedback: feedback.map((f) => ({ ...f, conversationId: shownId(c, f.conversationId) })) });
   });
 }

@@ -120,6 +120,26 @@ const ExecEvent = z.object({
   }),
 });
 
+/**
+ * A file the turn produced for the user (an exec output marked external, a react.write file of kind
+ * `file`), hosted by the gateway: `url` is relative to the conversation's resource — resolve it
+ * against `/v1/conversations/<id>/` (the list API, `GET …/files`, gives the same file's absolute
+ * path and signed URLs for browsers).
+ */
+export const ProducedFileSchema = z.object({
+  /** The file's key, `<turn id>/outputs|files/<rel>` (what `dreact download` takes). */
+  path: z.string(),
+  name: z.string(),
+  url: z.string(),
+  mime: z.string(),
+  size: z.number().int().nonnegative(),
+  sha256: z.string(),
+  /** The turn index. */
+  turn: z.number().int().nonnegative(),
+  origin: z.enum(['exec', 'write', 'attachment']),
+});
+export type ProducedFile = z.infer<typeof ProducedFileSchema>;
+
 /** The turn ended. */
 const DoneEvent = z.object({
   kind: z.literal('done'),
@@ -129,6 +149,8 @@ const DoneEvent = z.object({
     iterations: z.number().int(),
     usage: UsageSchema,
     completionPath: z.string(),
+    /** Files the turn produced (absent from events published before files were hosted). */
+    files: z.array(ProducedFileSchema).optional(),
   }),
 });
 

@@ -150,7 +150,16 @@ export function blockText(b: Block): string {
     case 'user.attachment':
       return labelled('[USER ATTACHMENT]', b);
     case 'user.feedback': {
-      const rating = b.meta['rating'] === 'down' ? 'thumbs down' : 'thumbs up';
+      // Ratings ok | not_ok | neutral, null a clear; `up` / `down` in blocks from before they were renamed.
+      const r = b.meta['rating'];
+      const rating =
+        r === 'not_ok' || r === 'down'
+          ? 'thumbs down'
+          : r === 'ok' || r === 'up'
+            ? 'thumbs up'
+            : r === 'neutral'
+              ? 'neutral rating'
+              : 'rating cleared';
       const target = b.meta['target'] === 'completion' ? 'the answer of' : '';
       return labelled(
         `[USER FEEDBACK: ${rating} on ${target ? `${target} ` : ''}${String(b.meta['rated_turn_id'] ?? b.turn_id)}]`,

@@ -15,6 +15,7 @@ import type { ToolRegistry } from '../tools/registry';
 import { toolCallPlan } from '../tools/call-plan';
 import type { DecideInput, ToolCallPlan, UserEvent } from './contracts';
 import { paths } from '../timeline/paths';
+import { collectCitations, type SourceRef } from '../channels/citations';
 
 export type AcceptedDecision = Extract<DecisionInterpretation, { ok: true }>;
 
@@ -39,6 +40,8 @@ export function roundBlocks(args: {
   interpretation: AcceptedDecision;
   /** Extra meta of the `index`-th call block (native rounds keep the provider's tool_use id). */
   callMeta?: (index: number) => Record<string, unknown>;
+  /** The sources pool the answer's [[S:n]] citations resolve against (the completion records `sources_used`). */
+  sources?: readonly SourceRef[];
 }): RoundBlocks {
   const { input, ts, interpretation: d } = args;
   const { turnId, round } = input;
@@ -130,6 +133,9 @@ export function roundBlocks(args: {
           action: final.action,
           ordinal: earlier + 1,
           completion_path: input.mode === 'finalize' ? 'steer_finalize' : final.action,
+          // The pool SIDs the answer cites, as the live stream resolved them: a client rebuilds the
+          // same citations from the stored turn.
+          sources_used: collectCitations(final.answer, args.sources ?? []).used,
         },
       }),
     );

@@ -36,6 +36,7 @@ import type { ToolRegistry } from '../../../core/tools/registry';
 import { meteredProvider } from '../../providers/metered';
 import { chaosPoint } from '../../chaos';
 import { planEvents } from '../../../core/timeline/plan-view';
+import type { SourceRef } from '../../../core/channels';
 
 /** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
 export interface ActivityRound {
@@ -176,7 +177,18 @@ export function roundPipeline<S>(
     const decision = strategy.interpret(response, { input, registry, ts });
     const [outcome] = await Promise.all([
       appendDecision(
-        { pool, publisher, input, blocks, ts, workflowId, plans, usage, protocol: strategy.protocol },
+        {
+          pool,
+          publisher,
+          input,
+          blocks,
+          ts,
+          workflowId,
+          plans,
+          usage,
+          protocol: strategy.protocol,
+          sources: sources.refs,
+        },
         decision,
       ),
       saveRoundBookkeeping(pool, conversationId, {
@@ -198,6 +210,8 @@ interface Decided {
   plans: Pick<ToolRegistry, 'activityOptions'>;
   usage: Usage;
   protocol: RoundStrategy<unknown>['protocol'];
+  /** The sources pool (the completion records which of its SIDs the answer cites). */
+  sources?: readonly SourceRef[];
 }
 
 /** Appends a round's decision, streams what it started, and returns the round's outcome. */
@@ -217,7 +231,15 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
         notes: '',
         notices: [],
       };
-      const built = roundBlocks({ registry: plans, input, blocks, ts, workflowId, interpretation });
+      const built = roundBlocks({
+        registry: plans,
+        input,
+        blocks,
+        ts,
+        workflowId,
+        interpretation,
+        sources: at.sources,
+      });
       await appendBlocks(pool, conversationId, [...decision.failed, ...built.blocks]);
       publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
       await publisher.close();
@@ -239,6 +261,7 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
     workflowId,
     interpretation,
     ...(callMeta ? { callMeta } : {}),
+    sources: at.sources,
   });
   await appendBlocks(pool, conversationId, built.blocks);
   await chaosPoint('after-round-append');

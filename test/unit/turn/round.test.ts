@@ -75,6 +75,30 @@ test('roundBlocks: calls get deterministic ids, start + call blocks, plans from 
   assert.equal(built.final, undefined);
 });
 
+test('roundBlocks: the completion records the pool SIDs its answer cites (sources_used), unknown ones left out', () => {
+  const done: Decision = {
+    action: 'complete',
+    notes: '',
+    instance: 0,
+    final_answer: 'A [[S:2]] and B [[S:1, 3]] and C [[S:9]]',
+  };
+  const built = roundBlocks({
+    registry,
+    input: input(1),
+    blocks: [header('turn_1')],
+    ts: TS,
+    workflowId: WF,
+    interpretation: accepted([done]),
+    sources: [
+      { sid: 1, title: 'one', url: 'https://one.example' },
+      { sid: 2, title: 'two', url: 'https://two.example' },
+      { sid: 3, title: 'three', url: 'https://three.example' },
+    ],
+  });
+  const completion = built.blocks.find((b) => b.type === 'assistant.completion')!;
+  assert.deepEqual(completion.meta['sources_used'], [1, 2, 3]);
+});
+
 test('roundBlocks: a final action writes the numbered completion; a finalize round records its completion path', () => {
   const earlier = makeBlock({
     type: 'assistant.completion',
@@ -100,6 +124,7 @@ test('roundBlocks: a final action writes the numbered completion; a finalize rou
     action: 'complete',
     ordinal: 2,
     completion_path: 'steer_finalize',
+    sources_used: [],
   });
   assert.ok(built.blocks.some((b) => b.type === 'stage.suggested_followups'));
 });
