@@ -7,6 +7,7 @@ import type { ToolRegistry } from '../core/tools/registry';
 import type { MultiActionMode } from '../core/decision/multi-action';
 import type { ViewCache } from '../store/view-cache';
 import type { EmbeddingProvider } from './memory/embeddings';
+import type { AgentViews } from './agents/view';
 
 export interface ActivityDeps {
   db: Db;
@@ -22,6 +23,12 @@ export interface ActivityDeps {
   maxIterations: number;
   /** Context budget of a turn without its own (DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
   contextMaxTokens: number;
+  /**
+   * The worker's agents by version (activities/agents/view.ts): instructions, the registry narrowed
+   * to each agent's tools, its settings. Absent (tests, benches): the built-in agent over `registry`
+   * and the settings above (activities/agents/turn-agent.ts).
+   */
+  agents?: AgentViews;
   /** Clock (injectable for tests). */
   now(): Date;
   /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */

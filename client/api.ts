@@ -8,8 +8,10 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import {
   conversationWorkflowId,
   StartTurnRequestSchema,
@@ -23,6 +25,8 @@ import {
   type UserEvent,
 } from '../core/turn/contracts';
 import {
+  AGENT_CONFLICT,
+  AgentNameKey,
   ConversationIdKey,
   ProjectIdKey,
   TenantIdKey,
@@ -59,7 +63,7 @@ const MachineFeedbackSchema = z.strictObject({
 export class DreactError extends Error {
   constructor(
     message: string,
-    readonly code: 'bad_input' | 'not_found' | 'no_active_turn' | 'failed',
+    readonly code: 'bad_input' | 'not_found' | 'no_active_turn' | 'conflict' | 'failed',
   ) {
     super(message);
     this.name = 'DreactError';
@@ -97,6 +101,7 @@ export class DreactClient {
     options: TurnOptionsInput = {},
     messageId = 'msg_validate',
     attachments?: AttachmentRef[],
+    agent?: string,
   ): z.output<typeof StartTurnRequestSchema> {
     const parsed = StartTurnRequestSchema.safeParse({
       conversationId,
@@ -104,6 +109,7 @@ export class DreactClient {
       messageId,
       options,
       ...(attachments?.length ? { attachments } : {}),
+      ...(agent !== undefined ? { agent: { name: agent } } : {}),
     });
     if (!parsed.success) throw badInput(parsed.error);
     return parsed.data;
@@ -138,8 +144,13 @@ export class DreactClient {
     attachments?: AttachmentRef[],
     /** Who owns the conversation (the gateway's verified key; default the local tenant): search attributes and the fairness key. */
     owner: TenantScope = LOCAL_TENANT,
+    /**
+     * The agent, by name (absent: the conversation's; `default` for a new one). A conversation is
+     * bound to its first turn's agent: naming another is a `conflict` error and queues nothing.
+     */
+    agent?: string,
   ): Promise<StartedTurn> {
-    const request = this.validateTurn(conversationId, prompt, options, messageId, attachments);
+    const request = this.validateTurn(conversationId, prompt, options, messageId, attachments, agent);
     const startOp = new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {
       workflowId: conversationWorkflowId(conversationId),
       taskQueue: this.opts.taskQueue ?? TASK_QUEUE,
@@ -150,16 +161,25 @@ export class DreactClient {
         { key: ConversationIdKey, value: conversationId },
         { key: TenantIdKey, value: owner.tenantId },
         { key: ProjectIdKey, value: owner.projectId },
+        { key: AgentNameKey, value: request.agent?.name ?? 'default' },
       ],
       // Task-queue fairness per tenant: one tenant's burst cannot starve another's turns (turns
       // and their activities inherit the conversation's priority).
       priority: { fairnessKey: owner.tenantId },
     });
-    const started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, {
-      args: [request],
-      startWorkflowOperation: startOp,
-      updateId: messageId,
-    });
+    let started;
+    try {
+      started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, {
+        args: [request],
+        startWorkflowOperation: startOp,
+        updateId: messageId,
+      });
+    } catch (err) {
+      const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === AGENT_CONFLICT)
+        throw new DreactError(cause.message, 'conflict');
+      throw err;
+    }
     return { conversationId, ...started, messageId };
   }
 

@@ -18,16 +18,25 @@ export interface TurnRow {
   error: string | null;
   startedAt: string;
   finishedAt: string | null;
+  /** The agent the turn ran under and its version (null for turns from before agent definitions). */
+  agentName: string | null;
+  agentHash: string | null;
 }
 
 export async function openTurn(
   db: Queryable,
-  t: { conversationId: string; turnIndex: number; turnId: string; workflowId: string },
+  t: {
+    conversationId: string;
+    turnIndex: number;
+    turnId: string;
+    workflowId: string;
+    agent?: { name: string; hash: string };
+  },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id) VALUES ($1, $2, $3, $4)
+    `INSERT INTO turns (conversation_id, turn_index, turn_id, workflow_id, agent_name, agent_hash) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (conversation_id, turn_index) DO NOTHING`,
-    [t.conversationId, t.turnIndex, t.turnId, t.workflowId],
+    [t.conversationId, t.turnIndex, t.turnId, t.workflowId, t.agent?.name ?? null, t.agent?.hash ?? null],
   );
 }
 
@@ -69,8 +78,11 @@ export async function listTurns(db: Queryable, conversationId: string): Promise<
     error: string | null;
     started_at: Date;
     finished_at: Date | null;
+    agent_name: string | null;
+    agent_hash: string | null;
   }>(
-    `SELECT turn_index, turn_id, workflow_id, status, completion_path, rounds, error, started_at, finished_at
+    `SELECT turn_index, turn_id, workflow_id, status, completion_path, rounds, error, started_at, finished_at,
+            agent_name, agent_hash
        FROM turns WHERE conversation_id = $1 ORDER BY turn_index`,
     [conversationId],
   );
@@ -84,6 +96,8 @@ export async function listTurns(db: Queryable, conversationId: string): Promise<
     error: r.error,
     startedAt: r.started_at.toISOString(),
     finishedAt: r.finished_at ? r.finished_at.toISOString() : null,
+    agentName: r.agent_name,
+    agentHash: r.agent_hash,
   }));
 }
 

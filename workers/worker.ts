@@ -29,6 +29,10 @@ import { skillCatalogue } from '../core/library/skills';
 import { projectFile } from '../store/project-files';
 import { journalInterceptor, type ActivityJournal } from './activity-journal';
 import { badDataInterceptor } from '../activities/bad-data';
+import { loadAgents } from '../activities/agents/loader';
+import { createAgentViews } from '../activities/agents/view';
+import { workerDefaultsOf } from '../activities/agents/turn-agent';
+import type { DefinedTool } from '../activities/agents/define-tool';
 
 // The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
@@ -75,6 +79,14 @@ export interface CreateWorkerOptions {
   defaultModel?: ModelConfig;
   /** Extra tools: a declaration (what the model sees) and its implementation. */
   extraTools?: Array<{ declaration: AnyToolDeclaration; impl: ToolImpl }>;
+  /** A team's own tools (`defineTool` results), offered to every agent whose allow-list matches them. */
+  tools?: readonly DefinedTool[];
+  /**
+   * Agent definitions (docs/agents.md): the files in `dir` (else DREACT_AGENTS_DIR, else ./agents)
+   * and `files` by path. Loaded and checked at start: a bad file stops the start naming file,
+   * field and rule. The built-in `default` agent is always there.
+   */
+  agents?: { dir?: string; files?: readonly string[] };
   multiAction?: MultiActionMode;
   /** Default iteration budget (else env AI_REACT_MAX_ITERATIONS, else 15). */
   maxIterations?: number;
@@ -124,30 +136,48 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : (opts.embeddings ?? undefined);
   const library =
     opts.library === undefined ? await openLibrary(opts.db, libraryConfigFromEnv()) : (opts.library ?? undefined);
+  const localTools = opts.localTools ?? envLocalTools();
+  const extra = [...(opts.extraTools ?? []), ...(opts.tools ?? [])];
+  const registryWith = (more: readonly DefinedTool[]) =>
+    createToolRegistry({
+      ...libraryDeclarations(
+        library,
+        [...extra, ...more].map((t) => t.declaration),
+      ),
+      localTools,
+    });
+  // The agents are checked against the worker's tools; their modules' tools join the registry.
+  const catalogue = await loadAgents({
+    toolIds: registryWith([]).ids(),
+    ...(opts.agents?.dir !== undefined ? { dir: opts.agents.dir } : {}),
+    ...(opts.agents?.files ? { files: opts.agents.files } : {}),
+  });
+  const all = [...extra, ...catalogue.moduleTools];
   const deps: ActivityDeps = {
     db: opts.db,
     provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
     tools: builtinTools(
-      (opts.extraTools ?? []).map((t) => t.impl),
+      all.map((t) => t.impl),
       {
         ...(embeddings ? { embeddings } : {}),
         ...(library ? { library } : {}),
       },
     ),
     ...(embeddings ? { embeddings } : {}),
-    registry: createToolRegistry({
-      ...libraryDeclarations(
-        library,
-        (opts.extraTools ?? []).map((t) => t.declaration),
-      ),
-      localTools: opts.localTools ?? envLocalTools(),
-    }),
+    registry: registryWith(catalogue.moduleTools),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
     contextMaxTokens:
       opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
     now: opts.now ?? (() => new Date()),
   };
+  // Every declared tool has an implementation (else each call would be an "unknown tool" observation).
+  const unimplemented = deps.registry.ids().filter((id) => !deps.tools.has(id));
+  if (unimplemented.length > 0)
+    throw new Error(`tools without an implementation: ${unimplemented.join(', ')} (pass { declaration, impl } pairs)`);
+  deps.agents = createAgentViews(catalogue, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool });
+  // Every version this worker runs is stored: a later worker still builds a running turn's view.
+  await deps.agents.save(opts.db.pool);
   // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
   streamWriteGapMs();
   const telemetryOptions = telemetry.workerOptions();

@@ -8,6 +8,7 @@
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import type { CompactionReason, DecideOutcome, ModelConfig, RoundOutcome, Usage } from '../core/turn/contracts';
+import type { AgentRef } from '../core/agents/ref';
 import { CompactionWorkflow } from './compaction';
 import { SHORT_WORKFLOW_TASK_TIMEOUT } from './definitions';
 
@@ -32,6 +33,8 @@ export function compactionStep(ctx: {
   conversationId: string;
   turnId: string;
   model: ModelConfig;
+  /** The turn's agent version (the summariser is its compaction role). */
+  agent?: AgentRef;
   onStart(line: string): void;
   onEnd(): void;
 }): CompactionStep {
@@ -55,6 +58,7 @@ export function compactionStep(ctx: {
           estimate: over.estimate,
           systemTokens: over.systemTokens,
           model: ctx.model,
+          ...(ctx.agent ? { agent: ctx.agent } : {}),
         },
       ],
       staticSummary: `compact ${reason === 'context_length' ? 'after a context-limit refusal' : 'before the round'} (${over.estimate} > ${over.budget} tokens)`,

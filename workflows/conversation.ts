@@ -6,6 +6,7 @@
  * Continues as new when Temporal suggests it and no turn is running.
  */
 import {
+  ApplicationFailure,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
@@ -33,7 +34,10 @@ import {
   TenantIdKey,
   TurnIndexKey,
   TurnStatusKey,
+  AgentNameKey,
+  AGENT_CONFLICT,
 } from './definitions';
+import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { TurnWorkflow } from './turn';
 
 /** The conversation's TenantId / ProjectId (set by the client at start), for its turns. */
@@ -61,6 +65,8 @@ export interface ConversationState {
   /** Recently seen message ids (bounded) so a repeated followup starts at most one turn. */
   seenMessages: string[];
   lastOptions?: TurnOptions;
+  /** The agent the conversation is bound to: its first turn's (absent there: `default`). */
+  agent?: string;
 }
 
 const SEEN_LIMIT = 512;
@@ -68,6 +74,13 @@ const SEEN_LIMIT = 512;
 export async function ConversationWorkflow(initial: ConversationState): Promise<void> {
   const state: ConversationState = { ...initial, queue: [...initial.queue], seenMessages: [...initial.seenMessages] };
   let active: { turnIndex: number; workflowId: string } | null = null;
+
+  /**
+   * The bound agent. A conversation whose turns started before agents existed ran them under the
+   * built-in agent, so it is bound to `default`; a new one binds at its first startTurn.
+   */
+  const boundAgent = (): string | undefined =>
+    state.agent ?? (state.nextTurnIndex > 1 || state.queue.length > 0 ? DEFAULT_AGENT_NAME : undefined);
 
   const remember = (messageId: string): boolean => {
     if (state.seenMessages.includes(messageId)) return false;
@@ -96,6 +109,8 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
           workflowId: turnWorkflowId(state.conversationId, existing.turnIndex),
         };
       remember(request.messageId);
+      // Data only, no new command: binding needs no patch (the turn input below has one).
+      state.agent ??= boundAgent() ?? request.agent?.name ?? DEFAULT_AGENT_NAME;
       return enqueue(request.prompt, request.messageId, request.options, request.attachments);
     },
     {
@@ -108,6 +123,13 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
           throw new Error(formatZodError(parsed.error, { source: 'startTurn update', root: 'request' }));
         if (request.conversationId !== state.conversationId)
           throw new Error(`conversation mismatch: ${request.conversationId}`);
+        // A conversation belongs to one agent: a turn naming another is refused, nothing is queued.
+        const bound = boundAgent();
+        if (request.agent && bound !== undefined && request.agent.name !== bound)
+          throw ApplicationFailure.nonRetryable(
+            `conversation ${state.conversationId} is bound to agent "${bound}"; a turn cannot run agent "${request.agent.name}" in it (start a new conversation)`,
+            AGENT_CONFLICT,
+          );
       },
       description: 'Queue a prompt as the next turn; returns its turn index and workflow id.',
     },
@@ -165,6 +187,10 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
       options: next.options,
     };
     const workflowId = turnWorkflowId(state.conversationId, next.turnIndex);
+    // Histories from before agent definitions start their turns without an agent and without the
+    // AgentName search attribute; from here on a turn runs the conversation's bound agent.
+    const agent = patched('agent-binding') ? (state.agent ?? DEFAULT_AGENT_NAME) : undefined;
+    if (agent !== undefined) input.agent = { name: agent };
     const child = await startChild(TurnWorkflow, {
       workflowId,
       args: [input],
@@ -176,6 +202,7 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
         { key: TurnIndexKey, value: next.turnIndex },
         { key: TurnStatusKey, value: 'running' },
         ...(patched('tenant-search-attributes') ? ownerSearchAttributes() : []),
+        ...(agent !== undefined ? [{ key: AgentNameKey, value: agent }] : []),
       ],
     });
     active = { turnIndex: next.turnIndex, workflowId };

@@ -38,3 +38,7 @@ export const TurnStatusKey = defineSearchAttributeKey('TurnStatus', SearchAttrib
 /** The owner of a conversation and its turns (set from the verified API key; the CLI's is `local`). */
 export const TenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
 export const ProjectIdKey = defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD);
+/** The agent a conversation is bound to, on it (set by the client at start) and on its turns. */
+export const AgentNameKey = defineSearchAttributeKey('AgentName', SearchAttributeType.KEYWORD);
+/** Failure type of a startTurn naming another agent than the one the conversation is bound to. */
+export const AGENT_CONFLICT = 'AgentConflict';

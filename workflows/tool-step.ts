@@ -17,6 +17,7 @@ import {
 import type { TurnActivities } from '../activities/turn-activities';
 import { callStages, scheduleToolCall } from '../core/tools/call-plan';
 import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
+import type { AgentRef } from '../core/agents/ref';
 import { failureMessage } from './failure';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
@@ -61,6 +62,8 @@ export interface ToolStep {
 export function toolStep(ctx: {
   conversationId: string;
   turnId: string;
+  /** The turn's agent version: the tool activity checks calls against its tools and passes its secrets. */
+  agent?: AgentRef;
   /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
   cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
 }): ToolStep {
@@ -71,6 +74,7 @@ export function toolStep(ctx: {
     turnId,
     callId: call.callId,
     toolId: call.toolId,
+    ...(ctx.agent ? { agent: ctx.agent } : {}),
     ...(heldForBatch ? { heldForBatch } : {}),
   });
 

@@ -203,11 +203,30 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     }
   };
 
-  const context = await loadContext.executeWithOptions({ summary: `load context ${turnId}` }, [
-    { conversationId, turnId, turnIndex, workflowId, prompt: input.prompt, maxIterations: input.options.maxIterations },
-  ]);
-  // The worker resolves the budget (its default when the turn names none).
+  // The worker resolves the turn's agent to its current version and the settings over it; from here
+  // on the turn carries only the ref (the activities build the agent's view from it, never the file).
+  const agentName = input.agent?.name;
+  const context = await loadContext.executeWithOptions(
+    { summary: `load context ${turnId}${agentName ? ` (agent ${agentName})` : ''}` },
+    [
+      {
+        conversationId,
+        turnId,
+        turnIndex,
+        workflowId,
+        prompt: input.prompt,
+        maxIterations: input.options.maxIterations,
+        ...(input.agent ? { agent: input.agent } : {}),
+        ...(input.options.model ? { model: input.options.model } : {}),
+        ...(input.options.contextMaxTokens !== undefined ? { contextMaxTokens: input.options.contextMaxTokens } : {}),
+      },
+    ],
+  );
+  // The worker resolves the budget (the agent's, its default when neither names one).
   if (context.maxIterations !== undefined) budget.rebase(context.maxIterations);
+  // Histories recorded before agents have no ref: their activities use the default agent.
+  const agent = context.agent;
+  const withAgent = agent ? { agent } : {};
   // The gate titles a new conversation once; a large tool catalogue is narrowed for this turn.
   const brief = input.prompt.text.slice(0, 2000);
   // The title call runs beside the first round: nothing a round renders depends on it (its block is
@@ -216,7 +235,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
     const titling = gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [
-      { conversationId, turnId, prompt: brief, model },
+      { conversationId, turnId, prompt: brief, model, ...withAgent },
     ]);
     titled = titling.then(
       () => undefined,
@@ -225,12 +244,13 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
     await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [
-      { conversationId, turnId, prompt: brief, model, pinned: PINNED_TOOLS },
+      { conversationId, turnId, prompt: brief, model, pinned: PINNED_TOOLS, ...withAgent },
     ]);
   }
 
-  const native = model.protocol === 'native';
-  const twoPhase = native && model.answerSynthesis === true;
+  const protocol = context.settings ? context.settings.protocol : model.protocol;
+  const native = protocol === 'native';
+  const twoPhase = native && (context.settings ? context.settings.answerSynthesis : model.answerSynthesis) === true;
   const decideActivity = native ? decideNative : decide;
   let answer = '';
   let completionPath: CompletionPath | undefined;
@@ -241,12 +261,13 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
 
   // Compaction before a round that would not fit (workflows/compaction-step.ts).
-  const contextMaxTokens = input.options.contextMaxTokens;
+  const contextMaxTokens = context.settings?.contextMaxTokens ?? input.options.contextMaxTokens;
   const compaction = compactionStep({
     workflowId,
     conversationId,
     turnId,
     model,
+    ...withAgent,
     onStart: (line) => {
       status = 'compacting';
       setCurrentDetails(`**${turnId}** — ${line}\n\n${usageLine(usage)}`);
@@ -257,7 +278,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   });
   const withinBudget = compaction.withinBudget;
   // The round's tool calls (workflows/tool-step.ts).
-  const tools = toolStep({ conversationId, turnId, cancellable });
+  const tools = toolStep({ conversationId, turnId, cancellable, ...withAgent });
 
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
@@ -291,6 +312,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       model,
       ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
       ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
+      ...withAgent,
     };
     const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
     const decideOnce = () =>
@@ -339,7 +361,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   if (twoPhase && completionPath !== 'exit') {
     // Phase two: one streamed answer over the trace; the loop's answer is the fallback.
     const synth = await synthesizeAnswer.executeWithOptions({ summary: `synthesize answer ${turnId}` }, [
-      { conversationId, turnId, turnIndex, loopAnswer: answer, model },
+      { conversationId, turnId, turnIndex, loopAnswer: answer, model, ...withAgent },
     ]);
     answer = synth.answer;
     usage = addUsage(usage, synth.usage);

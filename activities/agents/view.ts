@@ -2,45 +2,75 @@
  * What a turn's activities need of its agent, built once per agent version and worker: the
  * instructions (the system prompt's preface), the tool registry narrowed to the agent's tools, and
  * its effective settings over the worker's defaults. Activities look a view up by the turn's
- * `AgentRef`; nothing of it travels through history. A ref this worker does not hold (another
- * version of the file) is an error naming both versions.
+ * `AgentRef`; nothing of it travels through history.
+ *
+ * A version this worker holds is built from its catalogue. A version it no longer holds — the file
+ * changed and the worker restarted while a turn that started on the old one still runs — is built
+ * once from the definition every worker stores at start (`agent_versions`, store/agent-store.ts),
+ * with the old version's tools as far as this worker still has them and the secrets of the agent's
+ * current version. Views are memoised by hash: a round reads no database for its agent.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { restrictRegistry, type ToolRegistry } from '../../core/tools/registry';
-import type { AgentRef } from '../../core/agents/ref';
+import type { ResolvedAgentDefinition } from '../../core/agents/definition';
+import { agentRefText, DEFAULT_AGENT_NAME, type AgentRef } from '../../core/agents/ref';
 import {
   resolveTurnSettings,
   type TurnOverrides,
   type TurnSettings,
   type WorkerDefaults,
 } from '../../core/agents/settings';
-import type { AgentCatalogue, LoadedAgent } from './catalogue';
+import type { Queryable } from '../../store/db';
+import { loadAgentVersion, saveAgentVersions } from '../../store/agent-store';
+import { canonicalJson } from './hash';
+import { loadedAgent, type AgentCatalogue, type LoadedAgent } from './catalogue';
 
 export interface AgentView {
   agent: LoadedAgent;
+  ref: AgentRef;
   /** The agent's instructions ('' for none): the preface of the system prompt. */
   instructions: string;
   /** The worker's registry narrowed to the agent's tools (declaration order kept). */
   registry: ToolRegistry;
   /** Settings for this agent with no turn overrides. */
   settings: TurnSettings;
-  /** Settings with a turn's overrides on top. */
+  /** Settings with a turn's overrides on top (memoised per distinct overrides). */
   settingsWith(overrides: TurnOverrides): TurnSettings;
 }
 
 export interface AgentViews {
+  /** The version of agent `name` this worker runs new turns on; a non-retryable UnknownAgent error otherwise. */
+  current(name: string): AgentRef;
+  /** The view of a version this worker holds (throws for another version: use `load`). */
   view(ref: AgentRef): AgentView;
+  /**
+   * The view of any version a worker ever started with: held versions from memory, others built
+   * once from their stored definition. No ref (a turn recorded before agents): the default agent.
+   */
+  load(ref: AgentRef | undefined): Promise<AgentView>;
+  /** The agents this worker holds, by name. */
+  list(): AgentView[];
+  /** Stores every held version (worker start), so a later worker can still build their views. */
+  save(db: Queryable): Promise<void>;
 }
+
+/** Failure type of a turn that names an agent the worker does not have. */
+export const UNKNOWN_AGENT = 'UnknownAgent';
 
 /**
  * Views over `catalogue`; `registry` is the worker's full registry (built-ins, extra tools and the
- * agents' module tools), `defaults` the worker's settings.
+ * agents' module tools), `defaults` the worker's settings; `db` (optional) where versions the
+ * worker no longer holds are found.
  */
 export function createAgentViews(
   catalogue: AgentCatalogue,
   registry: ToolRegistry,
   defaults: Omit<WorkerDefaults, 'toolIds'>,
+  opts: { db?: Queryable } = {},
 ): AgentViews {
   const views = new Map<string, AgentView>();
+  const stored = new Map<string, Promise<AgentView>>();
+
   const build = (agent: LoadedAgent): AgentView => {
     const missing = agent.offeredToolIds.filter((id) => !registry.has(id));
     if (missing.length > 0)
@@ -48,25 +78,100 @@ export function createAgentViews(
         `agent ${agent.ref.name}: tools ${missing.join(', ')} are not in the worker's registry (register the catalogue's moduleTools)`,
       );
     const workerDefaults: WorkerDefaults = { ...defaults, toolIds: agent.offeredToolIds };
-    const settingsWith = (overrides: TurnOverrides) => resolveTurnSettings(workerDefaults, agent.definition, overrides);
+    const memo = new Map<string, TurnSettings>();
+    const settingsWith = (overrides: TurnOverrides) => {
+      const key = canonicalJson(overrides);
+      let s = memo.get(key);
+      if (!s) {
+        s = resolveTurnSettings(workerDefaults, agent.definition, overrides);
+        if (memo.size < 64) memo.set(key, s);
+      }
+      return s;
+    };
     const settings = settingsWith({});
     return {
       agent,
+      ref: agent.ref,
       instructions: agent.definition.instructions,
       registry: restrictRegistry(registry, settings.tools),
       settings,
       settingsWith,
     };
   };
+
+  const view = (ref: AgentRef): AgentView => {
+    const key = `${ref.name}@${ref.hash}`;
+    let v = views.get(key);
+    if (!v) {
+      v = build(catalogue.getByRef(ref));
+      views.set(key, v);
+    }
+    return v;
+  };
+
+  const current = (name: string): AgentRef => {
+    const a = catalogue.find(name);
+    if (!a)
+      throw ApplicationFailure.create({
+        type: UNKNOWN_AGENT,
+        nonRetryable: true,
+        message: `unknown agent ${JSON.stringify(name)} (this worker has: ${catalogue.names().join(', ')})`,
+      });
+    return a.ref;
+  };
+
+  const fromStore = async (ref: AgentRef): Promise<AgentView> => {
+    const row = opts.db ? await loadAgentVersion(opts.db, ref.hash) : undefined;
+    if (!row || row.name !== ref.name)
+      throw ApplicationFailure.create({
+        type: UNKNOWN_AGENT,
+        nonRetryable: true,
+        message: `agent ${agentRefText(ref)} is not loaded here and no worker stored it (this worker has ${
+          catalogue.find(ref.name) ? agentRefText(catalogue.find(ref.name)!.ref) : 'no such agent'
+        })`,
+      });
+    const now = catalogue.find(ref.name);
+    const agent = loadedAgent(row.definition as unknown as ResolvedAgentDefinition, {
+      ...(row.origin.file ? { file: row.origin.file } : {}),
+      ...(row.origin.skillsDir ? { skillsDir: row.origin.skillsDir } : {}),
+      ...(row.origin.knowledgeDir ? { knowledgeDir: row.origin.knowledgeDir } : {}),
+      // The old version's tools, as far as this worker still has them.
+      offeredToolIds: registry.ids().filter((id) => row.tools.includes(id)),
+      ...(now ? { secrets: now.secrets } : {}),
+    });
+    return build({ ...agent, ref: { name: ref.name, hash: ref.hash } });
+  };
+
   return {
-    view(ref) {
-      const key = `${ref.name}@${ref.hash}`;
-      let v = views.get(key);
-      if (!v) {
-        v = build(catalogue.getByRef(ref));
-        views.set(key, v);
+    current,
+    view,
+    async load(ref) {
+      const r = ref ?? current(DEFAULT_AGENT_NAME);
+      if (catalogue.byRef(r)) return view(r);
+      let pending = stored.get(r.hash);
+      if (!pending) {
+        pending = fromStore(r);
+        stored.set(r.hash, pending);
+        pending.catch(() => stored.delete(r.hash));
       }
-      return v;
+      return pending;
+    },
+    list: () => catalogue.list().map((a) => view(a.ref)),
+    async save(db) {
+      await saveAgentVersions(
+        db,
+        catalogue.list().map((a) => ({
+          hash: a.ref.hash,
+          name: a.ref.name,
+          definition: a.definition as unknown as Record<string, unknown>,
+          origin: {
+            ...(a.file ? { file: a.file } : {}),
+            ...(a.skillsDir ? { skillsDir: a.skillsDir } : {}),
+            ...(a.knowledgeDir ? { knowledgeDir: a.knowledgeDir } : {}),
+          },
+          tools: view(a.ref).registry.ids(),
+        })),
+      );
     },
   };
 }

@@ -19,6 +19,7 @@ import { heartbeating } from '../heartbeat';
 import { ledgeredProvider } from '../turn/ledgered-provider';
 import type { StoredPlan } from './plan';
 import type { Block } from '../../core/timeline/block';
+import { resolveTurnModel } from '../agents/turn-agent';
 
 export function makeSummarizeRange(deps: ActivityDeps) {
   return async function summarizeRange(input: CompactionInput): Promise<{ usage: Usage; summaryChars: number }> {
@@ -34,7 +35,8 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     const blocks = await loadBlocks(pool, conversationId);
     const byId = new Map(blocks.map((b) => [b.id, b]));
     const pick = (ids: readonly string[]) => ids.map((id) => byId.get(id)).filter((b): b is Block => b !== undefined);
-    const provider = deps.provider(input.model);
+    const model = await resolveTurnModel(deps, input.agent, input.model, 'compaction');
+    const provider = deps.provider(model);
     const publisher = new StreamPublisher(pool, conversationId, { turnId: input.turnId, attempt: ctx.info.attempt });
     publisher.emit({
       kind: 'compact',
@@ -54,10 +56,10 @@ export function makeSummarizeRange(deps: ActivityDeps) {
         turnId: input.turnId,
         callKeyPrefix: `${compactionId}/${kind}/${ctx.info.attempt}`,
         purpose: 'compaction',
-        ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+        ...(model.model !== undefined ? { model: model.model } : {}),
         publisher,
       });
-      const res = await summarize(ledgered, kind, range, input, ctx.cancellationSignal);
+      const res = await summarize(ledgered, kind, range, { ...input, model }, ctx.cancellationSignal);
       usage = addUsage(usage, res.usage);
       if (!res.text.trim())
         throw ApplicationFailure.retryable(

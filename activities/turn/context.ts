@@ -3,7 +3,7 @@
  * last writes.
  */
 import { makeBlock } from '../../core/timeline/block';
-import type { LoadContextInput, TurnFailure, TurnSummary } from '../../core/turn/contracts';
+import type { LoadContextInput, LoadedContext, TurnFailure, TurnSummary } from '../../core/turn/contracts';
 import { completeTurn, failTurn, openTurn } from '../../store/turn-store';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, countBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
@@ -23,17 +23,31 @@ import { attachmentBlocks } from './attachments';
 import { listHostedFiles } from '../../store/file-store';
 import { loadSourcesPool } from '../../store/sources-store';
 import type { ProducedFile } from '../../core/stream/events';
+import { agentViewsOf, turnModel } from '../agents/turn-agent';
+import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
   const ts = () => deps.now().toISOString();
 
-  async function loadContext(
-    input: LoadContextInput,
-  ): Promise<{ blocks: number; maxIterations: number; needsTitle: boolean; toolCount: number }> {
+  /**
+   * Opens the turn: resolves its agent by name to this worker's current version (the ref the turn
+   * carries from here on, recorded in the turn header and the turns row) and the settings the
+   * workflow needs (round budget, context budget, protocol) over the agent's, with the turn's own
+   * overrides on top. A retry resolves again: the name → version mapping of one worker is fixed.
+   */
+  async function loadContext(input: LoadContextInput): Promise<LoadedContext> {
     const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
+    const views = agentViewsOf(deps);
+    const agent = views.current(input.agent?.name ?? DEFAULT_AGENT_NAME);
+    const view = views.view(agent);
+    const settings = view.settingsWith({
+      ...(input.maxIterations !== undefined ? { maxRounds: input.maxIterations } : {}),
+      ...(input.contextMaxTokens !== undefined ? { contextMaxTokens: input.contextMaxTokens } : {}),
+    });
+    const model = turnModel(view, input.model);
     await ensureConversation(pool, conversationId);
-    await openTurn(pool, { conversationId, turnIndex, turnId, workflowId });
+    await openTurn(pool, { conversationId, turnIndex, turnId, workflowId, agent });
     const now = ts();
     await appendBlocks(pool, conversationId, [
       makeBlock({
@@ -43,7 +57,7 @@ export function makeContextActivities(deps: ActivityDeps) {
         ts: now,
         key: 'header',
         text: '',
-        meta: { turn_index: turnIndex, started_at: now },
+        meta: { turn_index: turnIndex, started_at: now, agent: agent.name, agent_hash: agent.hash },
       }),
       makeBlock({
         type: 'user.prompt',
@@ -68,9 +82,15 @@ export function makeContextActivities(deps: ActivityDeps) {
     ]);
     return {
       blocks: blockCount,
-      maxIterations: input.maxIterations ?? deps.maxIterations,
+      maxIterations: settings.maxRounds,
       needsTitle: conversation !== undefined && conversation.title === null,
-      toolCount: selectableToolCount(deps.registry.ids()),
+      toolCount: selectableToolCount(view.registry.ids()),
+      agent,
+      settings: {
+        contextMaxTokens: settings.contextMaxTokens,
+        ...(model.protocol !== undefined ? { protocol: model.protocol } : {}),
+        ...(model.answerSynthesis !== undefined ? { answerSynthesis: model.answerSynthesis } : {}),
+      },
     };
   }
 

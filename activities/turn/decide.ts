@@ -15,14 +15,14 @@ import type { RoundInput } from './round/strategy';
 export type NativeDecideInput = RoundInput;
 
 export function makeDecide(deps: ActivityDeps) {
-  const round = roundPipeline(deps, channelsStrategy(deps));
+  const round = roundPipeline(deps, channelsStrategy());
   return function decide(input: DecideInput): Promise<DecideOutcome> {
     return round(input);
   };
 }
 
 export function makeDecideNative(deps: ActivityDeps) {
-  const round = roundPipeline(deps, nativeStrategy(deps.registry));
+  const round = roundPipeline(deps, nativeStrategy());
   return function decideNative(input: NativeDecideInput): Promise<DecideOutcome> {
     return round(input);
   };

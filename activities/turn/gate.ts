@@ -16,6 +16,8 @@ import { appendBlocks, ensureConversation, loadBlock } from '../../store/timelin
 import { ledgeredProvider } from './ledgered-provider';
 import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';
 import { heartbeating } from '../heartbeat';
+import type { AgentRef } from '../../core/agents/ref';
+import { resolveTurnModel } from '../agents/turn-agent';
 import { cleanTitle, GateOutputSchema, heuristicTitle } from '../../core/turn/title';
 
 export const GATE_BLOCK = 'stage.gate';
@@ -24,7 +26,10 @@ export interface GateInput {
   conversationId: string;
   turnId: string;
   prompt: string;
+  /** The turn's model override (the title role of its agent applies under it). */
   model: ModelConfig;
+  /** The turn's agent version (absent: the default agent). */
+  agent?: AgentRef;
 }
 
 export interface GateResult {
@@ -35,7 +40,7 @@ export interface GateResult {
   level?: StructuredLevel;
 }
 
-type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'>;
+type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'> & Partial<ActivityDeps>;
 
 /** Runs the gate for a conversation turn (see the module comment). */
 export async function gateConversation(
@@ -52,13 +57,14 @@ export async function gateConversation(
   const existing = await loadTitle(pool, conversationId);
   if (existing !== null) return { title: existing, source: 'existing' };
 
+  const model = await resolveTurnModel(deps, input.agent, input.model, 'title');
   // Every call the title takes has its ledger row from the provider's first usage report (cut or not).
-  const provider = ledgeredProvider(deps.provider(input.model), pool, {
+  const provider = ledgeredProvider(deps.provider(model), pool, {
     conversationId,
     turnId,
     callKeyPrefix: `${turnId}/gate/${opts.attempt ?? 1}`,
     purpose: 'title',
-    ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+    ...(model.model !== undefined ? { model: model.model } : {}),
   });
   const meta: Record<string, unknown> = {};
   let title: string;
@@ -75,7 +81,7 @@ export async function gateConversation(
       {
         maxTokens: 100,
         temperature: 0,
-        ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+        ...(model.model !== undefined ? { model: model.model } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
       },
     );

@@ -24,6 +24,8 @@ import { streamNative } from './round/native-stream';
 import { openActivityRound, whileStreaming } from './round/pipeline';
 import { paths } from '../../core/timeline/paths';
 import { collectCitations } from '../../core/channels';
+import type { AgentRef } from '../../core/agents/ref';
+import { resolveTurnModel } from '../agents/turn-agent';
 
 export interface SynthesizeInput {
   conversationId: string;
@@ -31,7 +33,10 @@ export interface SynthesizeInput {
   turnIndex: number;
   /** The tool loop's answer (the fallback). */
   loopAnswer: string;
+  /** The turn's model override (the synthesis role of its agent applies under it). */
   model: ModelConfig;
+  /** The turn's agent version (absent: the default agent). */
+  agent?: AgentRef;
 }
 
 export interface SynthesizeOutcome {
@@ -59,13 +64,14 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
       return { answer: done.text ?? '', synthesized: true, usage: ZERO_USAGE };
     }
     const sources = await loadSourceRefs(pool, conversationId);
+    const model = await resolveTurnModel(deps, input.agent, input.model, 'synthesis');
     // The call's ledger row is written from the provider's first usage report (a cut call keeps it).
-    const provider = ledgeredProvider(deps.provider(input.model), pool, {
+    const provider = ledgeredProvider(deps.provider(model), pool, {
       conversationId,
       turnId,
       callKeyPrefix: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`,
       purpose: 'synthesis',
-      ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+      ...(model.model !== undefined ? { model: model.model } : {}),
     });
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
 
@@ -77,9 +83,9 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         request: {
           system: [{ text: SYNTHESIS_SYSTEM_PROMPT }],
           messages: synthesisMessages(blocks, turnId, loopAnswer),
-          maxTokens: input.model.maxTokens ?? 8000,
-          model: input.model.model,
-          temperature: input.model.temperature,
+          maxTokens: model.maxTokens ?? 8000,
+          model: model.model,
+          temperature: model.temperature,
           metadata: { turnId, phase: 'synthesis', attempt },
         },
         signal: ctx.cancellationSignal,

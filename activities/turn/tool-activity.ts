@@ -36,6 +36,9 @@ import { withToolSpan } from '../telemetry/spans';
 import { paths } from '../../core/timeline/paths';
 import type { StreamEventBody } from '../../core/stream/events';
 import { planEvents } from '../../core/timeline/plan-view';
+import { turnAgent } from '../agents/turn-agent';
+import type { AgentView } from '../agents/view';
+import type { AgentToolContext } from '../agents/define-tool';
 
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
@@ -55,11 +58,16 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     let observation: ToolObservation;
     try {
+      // The turn's agent version: only its tools run, with its settings and secrets.
+      const agent = await turnAgent(deps, input.agent);
       observation = await heartbeating(async (progress) => {
-        const impl = implFor(toolId);
+        const impl = agent.registry.has(toolId) ? implFor(toolId) : undefined;
         if (!impl)
-          return { ok: false, text: `unknown tool "${toolId}". Available: ${[...deps.tools.keys()].join(', ')}` };
-        const checked = checkToolParams(deps.registry, toolId, params ?? {});
+          return {
+            ok: false,
+            text: `unknown tool "${toolId}"${deps.tools.has(toolId) ? ` (agent ${agent.ref.name} does not have it)` : ''}. Available: ${agent.registry.ids().join(', ')}`,
+          };
+        const checked = checkToolParams(agent.registry, toolId, params ?? {});
         if (!checked.ok) {
           return {
             ok: false,
@@ -68,7 +76,9 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
             meta: { invalid_params: true },
           };
         }
-        return withToolSpan(input, () => impl.run(checked.params, toolContext(deps, input, ctx, publisher, progress)));
+        return withToolSpan(input, () =>
+          impl.run(checked.params, toolContext(deps, input, ctx, publisher, progress, agent)),
+        );
       }, callDetails(callId));
     } catch (err) {
       // Thrown: Temporal retries (or, when non-retryable / out of attempts, the workflow records it).
@@ -111,12 +121,14 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     const existing = await recordedResult(pool, input);
     if (existing) return existing;
     const call = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.call', callId));
-    const checked = checkToolParams(deps.registry, toolId, callParams(input, call) ?? {});
+    const agent = await turnAgent(deps, input.agent);
+    if (!agent.registry.has(toolId)) return outcomeOf('not launched', false);
+    const checked = checkToolParams(agent.registry, toolId, callParams(input, call) ?? {});
     if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     try {
       await heartbeating(
-        (progress) => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher, progress)),
+        (progress) => impl.launch!(checked.params, toolContext(deps, input, ctx, publisher, progress, agent)),
         callDetails(callId),
       );
     } catch (err) {
@@ -151,10 +163,14 @@ function toolContext(
   ctx: Context,
   publisher: StreamPublisher,
   progress: Progress,
-): ToolContext {
+  agent: AgentView,
+): ToolContext & AgentToolContext {
   const { conversationId, turnId, callId } = input;
   const pool = deps.db.pool;
   return {
+    // What defineTool's ctx offers of the turn's agent (never written to the timeline).
+    agent: { ref: agent.ref, settings: agent.settings },
+    secrets: agent.agent.secrets,
     store: pgToolStore(pool, conversationId),
     conversationId,
     turnId,

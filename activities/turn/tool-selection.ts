@@ -27,6 +27,8 @@ import { structuredCall, StructuredOutputError, type StructuredLevel } from '../
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
 import { ledgeredProvider } from './ledgered-provider';
 import { heartbeating } from '../heartbeat';
+import type { AgentRef } from '../../core/agents/ref';
+import { resolveTurnModel, turnAgent } from '../agents/turn-agent';
 
 export type ToolSelectionFallback = 'below_threshold' | 'no_valid_tools' | 'structured_call_failed' | 'provider_error';
 
@@ -130,8 +132,11 @@ export interface SelectToolsInput {
   conversationId: string;
   turnId: string;
   prompt: string;
+  /** The turn's model override (the tool_selection role of its agent applies under it). */
   model: ModelConfig;
   pinned?: readonly string[];
+  /** The turn's agent version: selection starts from its tools (absent: the default agent). */
+  agent?: AgentRef;
 }
 
 export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fallback'>;
@@ -141,7 +146,9 @@ export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fall
  * `stage.tool_selection` block (meta: tool_ids, level | fallback, reason); a retry returns the
  * recorded choice. Below the threshold nothing is called and nothing is recorded.
  */
-export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 'registry' | 'now'>) {
+export function makeSelectTools(
+  deps: Pick<ActivityDeps, 'db' | 'provider' | 'registry' | 'now'> & Partial<ActivityDeps>,
+) {
   return (input: SelectToolsInput): Promise<SelectToolsOutcome> =>
     heartbeating(
       () => selectToolsActivity(input),
@@ -154,22 +161,27 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 're
     const id = blockId(input.turnId, TOOL_SELECTION_BLOCK, 'select');
     const existing = await loadBlock(pool, input.conversationId, id);
     if (existing) return outcomeOf(existing);
-    if (deps.registry.ids().length <= TOOL_SELECTION_THRESHOLD)
-      return { toolIds: deps.registry.ids(), fallback: 'below_threshold' };
+    // The agent's tools (the whole worker registry for deps without agents and a turn without one).
+    const registry =
+      deps.agents || input.agent ? (await turnAgent(deps as ActivityDeps, input.agent)).registry : deps.registry;
+    if (registry.ids().length <= TOOL_SELECTION_THRESHOLD)
+      return { toolIds: registry.ids(), fallback: 'below_threshold' };
+    const model = await resolveTurnModel(deps, input.agent, input.model, 'tool_selection');
     // Each call of the selection has its ledger row from the provider's first usage report.
-    const provider = ledgeredProvider(deps.provider(input.model), pool, {
+    const provider = ledgeredProvider(deps.provider(model), pool, {
       conversationId: input.conversationId,
       turnId: input.turnId,
       callKeyPrefix: `${input.turnId}/tool_selection/${Context.current().info.attempt}`,
       purpose: 'tool_selection',
-      ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+      ...(model.model !== undefined ? { model: model.model } : {}),
     });
-    const sel = await selectTools(provider, deps.registry, input.prompt, {
-      ...(input.pinned ? { pinned: input.pinned } : {}),
-      ...(input.model.model !== undefined ? { model: input.model.model } : {}),
+    const sel = await selectTools(provider, registry, input.prompt, {
+      // Pinned tools the agent does not have are not pinned for it.
+      ...(input.pinned ? { pinned: input.pinned.filter((id) => registry.has(id)) } : {}),
+      ...(model.model !== undefined ? { model: model.model } : {}),
       signal,
     });
-    const meta: Record<string, unknown> = { tool_ids: sel.toolIds, total_tools: deps.registry.ids().length };
+    const meta: Record<string, unknown> = { tool_ids: sel.toolIds, total_tools: registry.ids().length };
     if (sel.level !== undefined) meta.level = sel.level;
     if (sel.fallback !== undefined) meta.fallback = sel.fallback;
     if (sel.reason !== undefined) meta.reason = sel.reason;

@@ -27,6 +27,7 @@ export const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   forbidden: 403,
   not_found: 404,
   no_active_turn: 409,
+  conflict: 409,
   too_large: 413,
   rate_limited: 429,
   unavailable: 503,

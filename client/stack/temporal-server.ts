@@ -7,7 +7,14 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ConversationIdKey, ProjectIdKey, TenantIdKey, TurnIndexKey, TurnStatusKey } from '../../workflows/definitions';
+import {
+  AgentNameKey,
+  ConversationIdKey,
+  ProjectIdKey,
+  TenantIdKey,
+  TurnIndexKey,
+  TurnStatusKey,
+} from '../../workflows/definitions';
 import { ensureTemporalCli } from './temporal-cli';
 
 export interface TemporalServerOptions {
@@ -36,7 +43,14 @@ export interface TemporalServer {
   stop(): Promise<void>;
 }
 
-export const SEARCH_ATTRIBUTE_KEYS = [ConversationIdKey, TurnIndexKey, TurnStatusKey, TenantIdKey, ProjectIdKey];
+export const SEARCH_ATTRIBUTE_KEYS = [
+  ConversationIdKey,
+  TurnIndexKey,
+  TurnStatusKey,
+  TenantIdKey,
+  ProjectIdKey,
+  AgentNameKey,
+];
 
 /**
  * Dispatch tuning for the dev server (embedded stack, tests, benches). The history service reads

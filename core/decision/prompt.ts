@@ -119,13 +119,20 @@ export function buildDecisionSystemPrompt(registry: ToolRegistry, opts: SystemPr
   return `${sections.join('\n\n')}\n`;
 }
 
-const prompts = new WeakMap<ToolRegistry, Map<MultiActionMode, string>>();
+const prompts = new WeakMap<ToolRegistry, Map<MultiActionMode, Map<string, string>>>();
 
-/** The system prompt for a registry (memoised: identical bytes every round and turn). */
-export function systemPromptFor(registry: ToolRegistry, multiAction: MultiActionMode): string {
+/**
+ * The system prompt for a registry, an agent's instructions (`preface`) and its multi-action mode,
+ * memoised: identical bytes every round and turn of an agent version. Callers pass the registry of
+ * the agent's view (or of its memoised selection), so the memo lives as long as the view.
+ */
+export function systemPromptFor(registry: ToolRegistry, multiAction: MultiActionMode, preface = ''): string {
   let byMode = prompts.get(registry);
   if (!byMode) prompts.set(registry, (byMode = new Map()));
-  let prompt = byMode.get(multiAction);
-  if (prompt === undefined) byMode.set(multiAction, (prompt = buildDecisionSystemPrompt(registry, { multiAction })));
+  let byPreface = byMode.get(multiAction);
+  if (!byPreface) byMode.set(multiAction, (byPreface = new Map()));
+  let prompt = byPreface.get(preface);
+  if (prompt === undefined)
+    byPreface.set(preface, (prompt = buildDecisionSystemPrompt(registry, { multiAction, preface })));
   return prompt;
 }

@@ -9,6 +9,7 @@ import { UsageSchema } from '../model/provider';
 import { textProblem, type TextRules } from '../text';
 
 import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
+import { AGENT_NAME_RE, type AgentRef } from '../agents/ref';
 
 // The zod-free part of the contracts (limits, ids, previews) lives in ./ids: workflows import it from
 // there, so a workflow instance does not build these schemas (contracts are re-exported here).
@@ -142,12 +143,25 @@ export const AttachmentRefSchema = z.strictObject({
 });
 export type AttachmentRef = z.infer<typeof AttachmentRefSchema>;
 
+/**
+ * The agent a turn runs under, by name (docs/agents.md). The conversation binds the agent of its
+ * first turn (absent: `default`); a later turn naming another is refused (a conflict).
+ */
+export const TurnAgentSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(AGENT_NAME_RE, 'an agent name is a lowercase slug: a-z first, then a-z 0-9 _ - (at most 64 characters)'),
+});
+export type TurnAgent = z.infer<typeof TurnAgentSchema>;
+
 export const StartTurnRequestSchema = z.object({
   conversationId: ConversationIdSchema,
   prompt: TextInputSchema(MAX_PROMPT_CHARS, 'prompt'),
   messageId: Id,
   options: TurnOptionsSchema.default({}),
   attachments: z.array(AttachmentRefSchema).max(20).optional(),
+  /** Absent: the conversation's agent (for its first turn, `default`). */
+  agent: TurnAgentSchema.optional(),
 });
 export type StartTurnRequest = z.infer<typeof StartTurnRequestSchema>;
 
@@ -157,6 +171,8 @@ export interface TurnInput {
   turnId: string;
   prompt: TurnPrompt;
   options: TurnOptions;
+  /** The conversation's agent (absent in turns recorded before agents: the default agent). */
+  agent?: TurnAgent;
 }
 
 /** The user's message of a turn: its text, id and staged attachments (refs only). */
@@ -209,6 +225,29 @@ export interface LoadContextInput {
   prompt: TurnPrompt;
   /** From the turn input; the worker falls back to its configuration, AI_REACT_MAX_ITERATIONS, then 15. */
   maxIterations?: number;
+  /** The turn's agent by name: loadContext resolves it to the worker's current version (absent: default). */
+  agent?: TurnAgent;
+  /** The turn's own overrides, resolved over the agent's settings. */
+  model?: ModelConfig;
+  contextMaxTokens?: number;
+}
+
+/** What loadContext resolved for the turn: from here on the turn carries only `agent` (a ref). */
+export interface LoadedContext {
+  blocks: number;
+  /** The round budget (the agent's limit, the turn's override under it, else the worker's). */
+  maxIterations: number;
+  needsTitle: boolean;
+  /** Tools the agent offers the turn before selection. */
+  toolCount: number;
+  /** The agent version the turn runs on (absent in histories recorded before agents). */
+  agent?: AgentRef;
+  /** The settings the workflow itself needs (absent in histories recorded before agents). */
+  settings?: {
+    contextMaxTokens: number;
+    protocol?: 'channels' | 'native';
+    answerSynthesis?: boolean;
+  };
 }
 
 export interface DecideInput {
@@ -225,6 +264,8 @@ export interface DecideInput {
   answerPhase?: 'stream' | 'loop';
   /** The turn's context budget in tokens (absent in histories before compaction: the worker's). */
   contextMaxTokens?: number;
+  /** The turn's agent version (absent in histories recorded before agents: the default agent). */
+  agent?: AgentRef;
 }
 
 /**
@@ -272,6 +313,8 @@ export interface ToolInput {
   turnId: string;
   callId: string;
   toolId: string;
+  /** The turn's agent version: its tools and secrets (absent: the default agent). */
+  agent?: AgentRef;
   /**
    * The call runs concurrently with others of its round: its result is held and appended with the
    * batch, in call order (`appendToolResults`), instead of when it finishes.
@@ -347,6 +390,8 @@ export interface CompactionInput {
   /** Tokens of the system prompt and tool schemas. */
   systemTokens: number;
   model: ModelConfig;
+  /** The turn's agent version: the summariser is its `compaction` role (absent: the default agent). */
+  agent?: AgentRef;
 }
 
 export type CompactionPlanOutcome =

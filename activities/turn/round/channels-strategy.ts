@@ -9,11 +9,11 @@ import { failedDecisionBlocks, notice } from '../../../core/decision/notice';
 import { systemPromptFor } from '../../../core/decision/prompt';
 import { renderTimeline } from '../../../core/timeline/render';
 import { FINALIZE_NOTICE, FINALIZE_TOOLS_MESSAGE } from '../../../core/turn/finalize';
-import type { ActivityDeps } from '../../deps';
 import { streamDecision, type DecisionStream } from './channels-stream';
 import type { RoundStrategy } from './strategy';
 
-export function channelsStrategy(deps: Pick<ActivityDeps, 'multiAction'>): RoundStrategy<DecisionStream> {
+/** The agent's instructions preface the (cached) system prompt; its multi-action mode applies. */
+export function channelsStrategy(): RoundStrategy<DecisionStream> {
   return {
     protocol: 'channels',
     finalizeNotice: FINALIZE_NOTICE,
@@ -25,7 +25,7 @@ export function channelsStrategy(deps: Pick<ActivityDeps, 'multiAction'>): Round
         {
           blocks,
           currentTurnId: input.turnId,
-          systemPrompt: systemPromptFor(view.registry, deps.multiAction),
+          systemPrompt: systemPromptFor(view.registry, view.agent.settings.multiAction, view.agent.instructions),
           sources: view.sources,
           announce: view.announce,
           cacheState: view.cacheState,
@@ -45,7 +45,7 @@ export function channelsStrategy(deps: Pick<ActivityDeps, 'multiAction'>): Round
     stream: (args) => streamDecision(args),
     usage: (stream) => stream.usage,
 
-    interpret(stream, { input, registry, ts }) {
+    interpret(stream, { input, registry, ts, agent }) {
       const { raw, parser } = stream;
       const interpretation = stream.prefixViolation
         ? { ok: false as const, notices: [stream.prefixViolation], raw }
@@ -53,7 +53,7 @@ export function channelsStrategy(deps: Pick<ActivityDeps, 'multiAction'>): Round
             { results: parser.results(), preamble: parser.preamble, order: parser.order },
             raw,
             registry,
-            { multiAction: deps.multiAction },
+            { multiAction: agent.settings.multiAction },
           );
       const finalizeToolCall =
         input.mode === 'finalize' && interpretation.ok && interpretation.actions.every((a) => a.action === 'call_tool');

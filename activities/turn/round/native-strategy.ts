@@ -25,6 +25,7 @@ import { NATIVE_FINALIZE_NOTICE, STOPPED_ANSWER } from '../../../core/turn/final
 import { streamNative, type NativeResponse } from './native-stream';
 import type { RoundStrategy } from './strategy';
 
+import type { AgentView } from '../../agents/view';
 /**
  * A registry view whose activityOptions also accepts calls runTool will reject (a tool name the
  * model made up, params that fail validation): those calls are recorded so the tool_use keeps its
@@ -46,24 +47,26 @@ function asParams(input: unknown): Record<string, unknown> {
     : { input };
 }
 
-/** Per registry, memoised: views and specs built once per worker, not per round. */
-function memo<T>(build: (registry: ToolRegistry) => T): (registry: ToolRegistry) => T {
-  const cache = new WeakMap<ToolRegistry, T>();
-  return (registry) => {
-    let value = cache.get(registry);
-    if (value === undefined) cache.set(registry, (value = build(registry)));
+/** Per key object (a registry, an agent view), memoised: built once per worker, not per round. */
+function memo<K extends object, T>(build: (key: K) => T): (key: K) => T {
+  const cache = new WeakMap<K, T>();
+  return (key) => {
+    let value = cache.get(key);
+    if (value === undefined) cache.set(key, (value = build(key)));
     return value;
   };
 }
 
-/** `registry` is the worker's full registry: native names stay the same whichever tools a turn selected. */
-export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResponse> {
+/**
+ * Per agent view: the native tool names come from the agent's whole registry (they stay the same
+ * whichever tools a turn selected) and its instructions preface the system prompt.
+ */
+export function nativeStrategy(): RoundStrategy<NativeResponse> {
   // Built on first use: a worker that never runs native mode never needs native tool names.
-  let names: NativeToolNames | undefined;
-  const nativeNames = () => (names ??= new NativeToolNames(registry.ids()));
-  const systemPrompt = buildNativeSystemPrompt();
+  const nativeNames = memo((agent: AgentView) => new NativeToolNames(agent.registry.ids()));
+  const systemPrompt = memo((agent: AgentView) => buildNativeSystemPrompt(agent.instructions));
   const lenient = memo(lenientRegistry);
-  const specs = memo((r) => r.specs());
+  const specs = memo((r: ToolRegistry) => r.specs());
 
   return {
     protocol: 'native',
@@ -75,12 +78,12 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
         {
           blocks: view.blocks,
           currentTurnId: view.input.turnId,
-          systemPrompt,
+          systemPrompt: systemPrompt(view.agent),
           sources: view.sources,
           announce: view.announce,
           cacheState: view.cacheState,
           tools: specs(view.registry),
-          names: nativeNames(),
+          names: nativeNames(view.agent),
         },
         { now: view.now, ttl: {}, suppressPrevTurnCache: view.suppressPrevTurnCache },
       );
@@ -97,7 +100,7 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
     stream: (args, input) => streamNative({ ...args, channel: input.answerPhase === 'loop' ? 'thinking' : 'answer' }),
     usage: (response) => response.usage,
 
-    interpret(response, { input, ts }) {
+    interpret(response, { input, ts, agent }) {
       const { turnId, round } = input;
       const loop = input.answerPhase === 'loop';
       const text = response.text.trim();
@@ -127,7 +130,7 @@ export function nativeStrategy(registry: ToolRegistry): RoundStrategy<NativeResp
         action: 'call_tool',
         notes: '',
         instance: i,
-        tool_call: { tool_id: nativeNames().idOf(c.name) ?? c.name, params: asParams(c.input) },
+        tool_call: { tool_id: nativeNames(agent).idOf(c.name) ?? c.name, params: asParams(c.input) },
       }));
       return {
         ok: true,

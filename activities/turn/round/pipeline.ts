@@ -19,7 +19,8 @@ import { announceState, liveEventLines } from '../../../core/turn/announce';
 import { stoppedAnswer } from '../../../core/turn/finalize';
 import { roundBlocks } from '../../../core/turn/round-blocks';
 import { storedOutcome } from '../../../core/turn/stored-outcome';
-import { turnRegistry } from '../../../core/tools/selection';
+import { selectedToolIds } from '../../../core/tools/selection';
+import { restrictRegistry } from '../../../core/tools/registry';
 import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
 import { appendBlocks } from '../../../store/timeline-store';
 import { StreamPublisher } from '../../../store/publisher';
@@ -37,6 +38,31 @@ import { meteredProvider } from '../../providers/metered';
 import { chaosPoint } from '../../chaos';
 import { planEvents } from '../../../core/timeline/plan-view';
 import type { SourceRef } from '../../../core/channels';
+import { turnAgent, turnModel } from '../../agents/turn-agent';
+import type { AgentView } from '../../agents/view';
+
+const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
+
+/**
+ * The registry a round of the turn offers: its agent's tools, narrowed to the turn's recorded
+ * selection. Memoised per agent view and selection, so the system prompt built from it is too.
+ */
+export function roundRegistry(view: AgentView, blocks: readonly Block[], turnId: string): ToolRegistry {
+  const selected = selectedToolIds(blocks, turnId);
+  if (!selected) return view.registry;
+  let byKey = selections.get(view);
+  if (!byKey) selections.set(view, (byKey = new Map()));
+  const key = selected.join(',');
+  let registry = byKey.get(key);
+  if (!registry) {
+    registry = restrictRegistry(
+      view.registry,
+      selected.filter((id) => view.registry.has(id)),
+    );
+    if (byKey.size < 256) byKey.set(key, registry);
+  }
+  return registry;
+}
 
 /** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
 export interface ActivityRound {
@@ -91,7 +117,9 @@ export function roundPipeline<S>(
       turnId,
       deps.viewCache,
     );
-    const registry = turnRegistry(deps.registry, blocks, turnId);
+    // The turn's agent version: a view memoised by hash (no read per round).
+    const agent = await turnAgent(deps, input.agent);
+    const registry = roundRegistry(agent, blocks, turnId);
     const plans = strategy.planRegistry(registry);
     const stored = storedOutcome(blocks, input, workflowId, plans);
     if (stored) {
@@ -108,12 +136,13 @@ export function roundPipeline<S>(
       cacheState,
       now: now.getTime(),
       suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
+      agent,
     });
     await persistPruning(pool, conversationId, rendered.pruning);
     const { metadata, ...parts } = rendered.request;
     // The context budget: over it, no model call — the workflow compacts and reruns the round.
     const sized = { system: parts.system, messages: parts.messages, ...(parts.tools ? { tools: parts.tools } : {}) };
-    const budget = checkBudget(charsPerToken, sized, input.contextMaxTokens ?? deps.contextMaxTokens);
+    const budget = checkBudget(charsPerToken, sized, input.contextMaxTokens ?? agent.settings.contextMaxTokens);
     const over = overBudget(budget);
     if (over) {
       publisher.emit({
@@ -127,8 +156,9 @@ export function roundPipeline<S>(
     // 3. Stream the model call.
     publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
     // Usage reaches the ledger when the provider first reports it (a cut call keeps its row).
-    const baseProvider = deps.provider(input.model);
-    const model = input.model.model ?? (baseProvider as { model?: string }).model;
+    const modelConfig = turnModel(agent, input.model);
+    const baseProvider = deps.provider(modelConfig);
+    const model = modelConfig.model ?? (baseProvider as { model?: string }).model;
     const usageRow = {
       conversationId,
       turnId,
@@ -137,17 +167,35 @@ export function roundPipeline<S>(
       provider: baseProvider.id,
       model,
     };
-    const provider = meteredProvider(baseProvider, async ({ usage, final, requestId }) => {
-      const row = { ...usageRow, usage, ...(requestId !== undefined ? { requestId } : {}) };
-      if (!final) return recordRoundUsage(pool, undefined, { ...row, cut: true });
-      await chaosPoint('before-final-ledger');
-      return recordRoundUsage(pool, publisher, row);
-    });
+    const provider = meteredProvider(
+      baseProvider,
+      async ({ usage, final, requestId, provider: answeredBy, model: answeredWith }) => {
+        // The row names the provider and model that answered (a fallback chain may have moved on).
+        const row = {
+          ...usageRow,
+          ...(answeredBy !== undefined ? { provider: answeredBy } : {}),
+          ...(answeredWith !== undefined ? { model: answeredWith } : {}),
+          usage,
+          ...(requestId !== undefined ? { requestId } : {}),
+        };
+        if (!final) return recordRoundUsage(pool, undefined, { ...row, cut: true });
+        await chaosPoint('before-final-ledger');
+        return recordRoundUsage(pool, publisher, row);
+      },
+      {
+        // A fallback chain moved on before any content: clients see a retry naming the model switched to.
+        onFallback: (f) =>
+          publisher.emit({
+            kind: 'retry',
+            payload: { round, attempt, provider: f.to.provider, model: f.to.model, from: f.from.provider, reason: f.reason },
+          }),
+      },
+    );
     const request = {
       ...parts,
-      maxTokens: input.model.maxTokens ?? 8000,
-      model: input.model.model,
-      temperature: input.model.temperature,
+      maxTokens: modelConfig.maxTokens ?? 8000,
+      model: modelConfig.model,
+      temperature: modelConfig.temperature,
       metadata: { turnId, round, attempt, mode: input.mode, ...metadata },
     };
     let response: S;
@@ -174,7 +222,7 @@ export function roundPipeline<S>(
     const usage = strategy.usage(response);
 
     // 4. Interpret and append the round's blocks in one go (the round's bookkeeping meanwhile).
-    const decision = strategy.interpret(response, { input, registry, ts });
+    const decision = strategy.interpret(response, { input, registry, ts, agent });
     const [outcome] = await Promise.all([
       appendDecision(
         {

@@ -16,6 +16,7 @@ import type { DecideInput } from '../../../core/turn/contracts';
 import type { AcceptedDecision } from '../../../core/turn/round-blocks';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { RoundStreamArgs } from './io';
+import type { AgentView } from '../../agents/view';
 
 /** DecideInput plus the answer phase (two-phase mode runs the native loop with answerPhase 'loop'). */
 export interface RoundInput extends DecideInput {
@@ -34,6 +35,8 @@ export interface RoundView {
   now: number;
   /** A react.hide succeeded in this turn: the previous-turn checkpoint moves to the pre-tail one. */
   suppressPrevTurnCache: boolean;
+  /** The turn's agent version: its instructions preface the system prompt, its settings apply. */
+  agent: AgentView;
 }
 
 /** The protocol's part of the model request, and what the render's TTL pruning decided. */
@@ -78,5 +81,8 @@ export interface RoundStrategy<S> {
   render(view: RoundView): RenderedRound;
   stream(args: RoundStreamArgs, input: RoundInput): Promise<S>;
   usage(response: S): Usage;
-  interpret(response: S, round: { input: RoundInput; registry: ToolRegistry; ts: string }): RoundDecision;
+  interpret(
+    response: S,
+    round: { input: RoundInput; registry: ToolRegistry; ts: string; agent: AgentView },
+  ): RoundDecision;
 }
