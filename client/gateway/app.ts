@@ -54,6 +54,7 @@ import {
 } from './http';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
+import { registerMcpRoutes } from './mcp-routes';
 import { registerFileRoutes } from './file-routes';
 import { loadSourcesPool } from '../../store/sources-store';
 import {
@@ -448,6 +449,14 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
 
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);
+  // durable-react as an MCP server, behind the same keys (mcp-routes.ts).
+  registerMcpRoutes(app, {
+    client,
+    pool,
+    principalFor: async (key) => (validEnvKey(key) ? ENV_PRINCIPAL : ((await verifyApiKey(pool, key)) ?? undefined)),
+    ...(notifier ? { notifier } : {}),
+    rateLimitPerMinute: opts.rateLimitPerMinute ?? 600,
+  });
   registerFileRoutes(app, pool, { signer, keyStillActive });
 
   return {
