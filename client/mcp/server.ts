@@ -5,8 +5,8 @@
  * it may not see reads as absent, exactly as on the HTTP routes.
  *
  * Tools: `start_turn` (and wait for its answer, with progress notifications from the live stream),
- * `wait_turn`, `steer`, `list_conversations`, `read_timeline`, `read` (a `react.read` path) and
- * `search_memory` (react.memsearch). Built per request (client/gateway/mcp-routes.ts is stateless).
+ * `wait_turn`, `steer`, `list_conversations`, `read_timeline`, `read` (logical paths, resolved as react.read resolves
+ * them: client/mcp/read.ts) and `search_memory` (the lexical memory search). Built per request (client/gateway/mcp-routes.ts is stateless).
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
@@ -20,11 +20,8 @@ import { canSee, claimConversation, conversationOwner } from '../../store/tenanc
 import { listConversations } from '../../store/conversation-list-store';
 import { loadStreamSeq } from '../../store/conversation-store';
 import { loadBlocks } from '../../store/timeline-store';
-import { listTurns } from '../../store/turn-store';
 import { followEvents, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
-import { pgToolStore } from '../../store/tool-store';
-import { builtinTools } from '../../activities/tools';
-import { createToolRegistry } from '../../core/tools';
+import { readConversationPaths, searchConversationMemory } from './read';
 
 export interface DreactMcpOptions {
   client: DreactClient;
@@ -58,8 +55,6 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     { name: 'durable-react', version: '1.0.0' },
     { instructions: 'durable-react: durable agent conversations. Start a turn and wait for its answer.' },
   );
-  const tools = builtinTools();
-  const registry = createToolRegistry();
   const need = (scope: KeyScope) => {
     if (!hasScope(principal, scope)) throw new DreactError(`this API key lacks the "${scope}" scope`, 'bad_input');
   };
@@ -246,29 +241,10 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     }),
   );
 
-  const runTool = async (toolId: string, conversationClientId: string, params: Record<string, unknown>) => {
-    const id = await owned(conversationClientId);
-    const parsed = registry.parseParams(toolId, params);
-    if (!parsed.ok) throw new DreactError(parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; '), 'bad_input');
-    const turns = await listTurns(pool, id);
-    const turnId = turns.at(-1)?.turnId ?? 'turn_1';
-    const obs = await tools.get(toolId)!.run(parsed.params, {
-      store: pgToolStore(pool, id),
-      conversationId: id,
-      turnId,
-      callId: 'tc_000000000000',
-      signal: new AbortController().signal,
-      heartbeat: () => undefined,
-      now: () => new Date(),
-      stream: () => undefined,
-    });
-    return { content: [{ type: 'text' as const, text: obs.text }], ...(obs.ok ? {} : { isError: true }) };
-  };
-
   server.registerTool(
     'read',
     {
-      description: 'Reads logical paths of a conversation (react.read: fi:, tc:, ar:, so:, …).',
+      description: 'Reads logical paths of a conversation, as react.read names them (fi:, tc:, ar:, so:, su:, ws:).',
       inputSchema: {
         conversation_id: ConversationIdParam,
         paths: z.array(z.string().min(1).max(2_000)).min(1).max(20),
@@ -277,7 +253,15 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     },
     guarded(async ({ conversation_id, paths }) => {
       need('read');
-      return runTool('react.read', conversation_id, { paths });
+      const reads = await readConversationPaths(pool, await owned(conversation_id), paths);
+      const text = reads.map((r) =>
+        r.status === 'ok' ? `[${r.canonical}]\n${r.text}` : `[${r.path}] ${r.status}${r.error ? `: ${r.error}` : ''}`,
+      );
+      return {
+        content: [{ type: 'text', text: text.join('\n\n') }],
+        structuredContent: { reads },
+        ...(reads.every((r) => r.status !== 'ok') ? { isError: true } : {}),
+      };
     }),
   );
 
@@ -285,7 +269,7 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     'search_memory',
     {
       description:
-        "Searches a conversation's memory (react.memsearch): earlier answers, prompts, attachments, summaries.",
+        "Searches a conversation's memory (lexical, as react.memsearch): earlier answers, prompts, attachments, summaries.",
       inputSchema: {
         conversation_id: ConversationIdParam,
         query: z.string().min(1).max(2_000),
@@ -295,7 +279,8 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     },
     guarded(async ({ conversation_id, query, top_k }) => {
       need('read');
-      return runTool('react.memsearch', conversation_id, { query, top_k });
+      const hits = await searchConversationMemory(pool, await owned(conversation_id), query, top_k);
+      return ok(JSON.stringify(hits, null, 1), { hits });
     }),
   );
 
