@@ -28,6 +28,7 @@ import { createAnthropicProvider } from './anthropic';
 import { createOpenAICompatibleProvider, DEFAULT_OPENAI_MODEL } from './openai-compatible';
 import { DEFAULT_ANTHROPIC_MODEL } from './anthropic';
 import { attemptFallback, fallbackProvider } from './fallback';
+import { activePriceTable } from './pricing-file';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
 export function failingProvider(id: string, error: ProviderError): ModelProvider {
@@ -94,6 +95,8 @@ export function defaultProviderResolver(
   defaultModel: ModelConfig | undefined = envDefaultModel(env),
   options: ProviderResolverOptions = {},
 ): (config: ModelConfig | undefined) => ModelProvider {
+  // A bad pricing file (DREACT_PRICING_FILE) stops the worker's start, not the first ledger write.
+  activePriceTable(env);
   const instances = new Map<string, ModelProvider>();
   const cached = (key: string, build: () => ModelProvider): ModelProvider => {
     let p = instances.get(key);

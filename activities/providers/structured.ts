@@ -6,7 +6,10 @@
  *             whole answer; on failure one reformat retry ("could not be parsed…");
  *   level 3 — plain text: ask for JSON anywhere in the answer and extract it (json-extract.ts);
  *             one reformat retry.
- * Levels are skipped when `capabilities` say the model lacks them. Transport failures
+ * Levels are skipped when `capabilities` say the model lacks them — by default what the provider
+ * declares for its model (core/model/abilities.ts: tool calling → level 1; JSON Schema or a JSON
+ * mode → level 2, which the OpenAI-compatible provider sends as `response_format: json_schema`
+ * where the model supports it, else `json_object`). Transport failures
  * (ProviderError) propagate — they belong to the Temporal retry policy — except `bad_request` at
  * level 1/2, read as "capability not supported", which falls through to the next level.
  * Returns `{value, level, usage, attempts}`; usage sums every call. Total failure throws
@@ -25,6 +28,22 @@ import {
   type Usage,
 } from '../../core/model/provider';
 import { extractJson } from './json-extract';
+import {
+  abilitiesFor,
+  DEFAULT_ABILITIES,
+  parseProviderId,
+  structuredCapabilities,
+  type ModelAbilities,
+} from '../../core/model/abilities';
+
+/** What a provider declares its model can do (its own `abilities`, else the table by its id); undefined: unknown. */
+export function declaredCapabilities(provider: ModelProvider): { toolCall: boolean; jsonMode: boolean } | undefined {
+  const own = (provider as { abilities?: ModelAbilities }).abilities;
+  if (own) return structuredCapabilities(own);
+  const { provider: pid, model } = parseProviderId(provider.id);
+  if (!(pid in DEFAULT_ABILITIES)) return undefined;
+  return structuredCapabilities(abilitiesFor(pid, provider.model ?? model));
+}
 
 export type StructuredLevel = 1 | 2 | 3;
 
@@ -45,7 +64,7 @@ export interface StructuredOptions {
   temperature?: number;
   /** Extra leading system blocks (e.g. a cached preamble). */
   system?: ModelRequest['system'];
-  /** What the model supports; levels it lacks are skipped. Default: both true. */
+  /** What the model supports; levels it lacks are skipped. Default: what the provider declares, else both true. */
   capabilities?: { toolCall?: boolean; jsonMode?: boolean };
   onAttempt?: (attempt: StructuredAttempt) => void;
 }
@@ -117,7 +136,11 @@ export async function structuredCall<S extends z.ZodType>(
   const baseMessages: ModelMessage[] = [{ role: 'user', content: userContent(spec.input) }];
   const attempts: StructuredAttempt[] = [];
   let usage: Usage = ZERO_USAGE;
-  const caps = { toolCall: opts.capabilities?.toolCall ?? true, jsonMode: opts.capabilities?.jsonMode ?? true };
+  const declared = declaredCapabilities(provider);
+  const caps = {
+    toolCall: opts.capabilities?.toolCall ?? declared?.toolCall ?? true,
+    jsonMode: opts.capabilities?.jsonMode ?? declared?.jsonMode ?? true,
+  };
 
   const call = async (req: Omit<ModelRequest, 'maxTokens' | 'system'> & { systemText: string }) => {
     const { systemText, ...rest } = req;

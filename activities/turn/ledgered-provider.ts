@@ -32,14 +32,15 @@ export function ledgeredProvider(provider: ModelProvider, pool: Pool, scope: Led
     ...(model !== undefined ? { model } : {}),
     stream(request, options) {
       const callKey = `${scope.callKeyPrefix}/${++calls}`;
-      return meteredProvider(provider, ({ usage, final, requestId }) =>
+      return meteredProvider(provider, ({ usage, final, requestId, provider: answeredBy, model: answeredWith }) =>
         recordRoundUsage(pool, final ? scope.publisher : undefined, {
           conversationId: scope.conversationId,
           turnId: scope.turnId,
           round: 0,
           callKey,
-          provider: provider.id,
-          ...(model !== undefined ? { model } : {}),
+          // The provider and model that answered (a fallback chain may have moved on).
+          provider: answeredBy ?? provider.id,
+          ...((answeredWith ?? model) !== undefined ? { model: answeredWith ?? model } : {}),
           usage,
           purpose: scope.purpose,
           cut: !final,

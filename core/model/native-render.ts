@@ -38,6 +38,35 @@ import { renderAnnounce } from '../timeline/announce';
 export const STEER_CANCELLED_RESULT = 'cancelled: the user steered the turn';
 /** Block meta key holding the provider's tool_use id of a native call. */
 export const PROVIDER_TOOL_USE_ID = 'provider_tool_use_id';
+/**
+ * Block meta key (on the first call of a response) holding the model's reasoning blocks of that
+ * response — Anthropic thinking with its signature — sent back first in the assistant message, as
+ * the API requires in a tool loop with extended thinking.
+ */
+export const PROVIDER_REASONING = 'provider_reasoning';
+
+export interface ReasoningBlock {
+  text: string;
+  signature?: string;
+  redacted?: string;
+}
+
+/** The reasoning blocks a call block carries (meta[PROVIDER_REASONING]); malformed entries are skipped. */
+export function reasoningOf(b: Block): ReasoningBlock[] {
+  const v = b.meta[PROVIDER_REASONING];
+  if (!Array.isArray(v)) return [];
+  return v.flatMap((r: unknown) => {
+    const o = r as Partial<ReasoningBlock> | null;
+    if (!o || typeof o.text !== 'string') return [];
+    return [
+      {
+        text: o.text,
+        ...(typeof o.signature === 'string' ? { signature: o.signature } : {}),
+        ...(typeof o.redacted === 'string' ? { redacted: o.redacted } : {}),
+      },
+    ];
+  });
+}
 
 // ---- tool names -----------------------------------------------------------------------------
 
@@ -227,6 +256,12 @@ export function layoutNative(
       if (name !== undefined && params !== undefined && useId !== undefined && !usedIds.has(useId)) {
         usedIds.add(useId);
         startAssistant();
+        // The response's reasoning leads its assistant message (before its text and calls).
+        const thoughts: ContentPart[] = reasoningOf(b).map((r) => ({ type: 'thinking', ...r }));
+        if (thoughts.length > 0) {
+          assistant.unshift(...thoughts);
+          useCalls.unshift(...new Array<string>(thoughts.length));
+        }
         const part: ContentPart = { type: 'tool_use', id: useId, name, input: params };
         useCalls[assistant.length] = b.call_id;
         assistant.push(part);

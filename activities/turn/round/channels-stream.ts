@@ -82,6 +82,10 @@ export async function streamDecision(args: RoundStreamArgs): Promise<DecisionStr
             break;
           }
         }
+      } else if (part.type === 'reasoning-delta') {
+        // A model's own reasoning (DeepSeek-style reasoning_content, Anthropic thinking): the thinking channel.
+        if (part.text)
+          publisher.emit({ kind: 'delta', channel: 'thinking', instance: 0, payload: { text: part.text, round } });
       } else if (part.type === 'usage' || part.type === 'finish') {
         usage = part.usage;
       }

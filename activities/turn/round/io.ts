@@ -9,6 +9,7 @@ import { ProviderError } from '../../../core/model/provider';
 import { toActivityFailure } from '../../providers/errors';
 import { workerShutdownFailure } from '../../cancellation';
 import { estimateCost } from '../../../core/model/pricing';
+import { activePriceTable, providerOfId } from '../../providers/pricing-file';
 import type { PruneResult } from '../../../core/timeline/prune';
 import type { UserEvent } from '../../../core/turn/contracts';
 import { eventBlock, interruptedRoundBlock } from '../../../core/turn/round-blocks';
@@ -103,7 +104,7 @@ export async function recordRoundUsage(
   let costUsd: number | undefined;
   if (row.model) {
     try {
-      costUsd = estimateCost(row.usage, row.model).total;
+      costUsd = estimateCost(row.usage, row.model, activePriceTable(), providerOfId(row.provider)).total;
     } catch (err) {
       activityLog().warn(`usage: ${(err as Error).message}`);
     }
@@ -113,7 +114,12 @@ export async function recordRoundUsage(
   await withRetries(() => recordUsage(pool, { ...row, costUsd }), LEDGER_RETRY);
   publisher?.emit({
     kind: 'usage',
-    payload: { round: row.round, usage: row.usage, ...(costUsd !== undefined ? { costUsd } : {}) },
+    payload: {
+      round: row.round,
+      usage: row.usage,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+      ...(row.model !== undefined ? { model: row.model } : {}),
+    },
   });
 }
 

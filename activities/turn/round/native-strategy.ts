@@ -16,6 +16,7 @@ import type { Decision } from '../../../core/decision/schema';
 import {
   buildNativeSystemPrompt,
   NativeToolNames,
+  PROVIDER_REASONING,
   PROVIDER_TOOL_USE_ID,
   renderNative,
 } from '../../../core/model/native-render';
@@ -135,7 +136,12 @@ export function nativeStrategy(): RoundStrategy<NativeResponse> {
       return {
         ok: true,
         interpretation: { ok: true, actions, thinking: '', notes: text, notices: [] },
-        callMeta: (index) => ({ [PROVIDER_TOOL_USE_ID]: calls[index]!.id, native: true }),
+        callMeta: (index) => ({
+          [PROVIDER_TOOL_USE_ID]: calls[index]!.id,
+          native: true,
+          // The response's reasoning (thinking with signatures) rides on its first call, sent back in the tool loop.
+          ...(index === 0 && response.reasoning?.length ? { [PROVIDER_REASONING]: response.reasoning } : {}),
+        }),
         beforeCalls: [
           ...(!loop && text ? [{ kind: 'answer' as const, payload: { phase: 'discarded' as const, round } }] : []),
           ...(text

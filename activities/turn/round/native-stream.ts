@@ -1,16 +1,20 @@
 /**
  * Streams one native tool-calling model call (a decision round or the two-phase synthesis):
  * heartbeats per chunk, publishes text deltas live on `channel` (citations rendered on 'answer';
- * an `answer start` before the first delta), collects the tool_use blocks, and aborts with the
- * activity's cancellation signal.
+ * an `answer start` before the first delta), publishes the model's reasoning live on 'thinking',
+ * collects the tool_use blocks and the finished reasoning blocks (kept with their signatures for
+ * the tool loop), and aborts with the activity's cancellation signal.
  */
 import { CitationStream } from '../../../core/channels';
 import { ZERO_USAGE, type StopReason, type Usage } from '../../../core/model/provider';
 import type { RoundStreamArgs } from './io';
+import type { ReasoningBlock } from '../../../core/model/native-render';
 
 export interface NativeResponse {
   text: string;
   toolCalls: Array<{ id: string; name: string; input: unknown }>;
+  /** The response's finished reasoning blocks (Anthropic thinking with signatures). */
+  reasoning?: ReasoningBlock[];
   usage: Usage;
   stopReason: StopReason;
 }
@@ -31,6 +35,12 @@ export async function streamNative(
         publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
       out.text += part.text;
       emit(citations ? citations.push(part.text) : part.text);
+    } else if (part.type === 'reasoning-delta') {
+      if (part.text)
+        publisher.emit({ kind: 'delta', channel: 'thinking', instance: 0, payload: { text: part.text, round } });
+    } else if (part.type === 'reasoning') {
+      const { type: _t, ...block } = part;
+      (out.reasoning ??= []).push(block);
     } else if (part.type === 'tool-call') {
       out.toolCalls.push({ id: part.id, name: part.name, input: part.input });
     } else if (part.type === 'usage') {
