@@ -21,8 +21,11 @@ import { openSession, workflowUrl, type Session } from './session';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
-export async function withSession<T>(fn: (s: Session) => Promise<T>): Promise<T> {
-  const session = await openSession(err);
+export async function withSession<T>(
+  fn: (s: Session) => Promise<T>,
+  opts: { agentFiles?: readonly string[] } = {},
+): Promise<T> {
+  const session = await openSession(err, opts);
   try {
     return await fn(session);
   } finally {
@@ -36,7 +39,10 @@ export function newConversationId(): string {
 
 export interface TurnCommandOptions {
   conversation?: string;
-  provider: 'scripted' | 'anthropic';
+  /** An agent name, or the path of an agent file (loaded by the embedded worker). */
+  agent?: string;
+  /** Absent: the agent's model (else the worker's default). */
+  provider?: 'scripted' | 'anthropic';
   script?: string;
   model?: string;
   maxIterations?: number;
@@ -60,37 +66,54 @@ async function readAttachments(files: readonly string[]): Promise<AttachmentUplo
   return uploads;
 }
 
+/** `--agent` as a file path (it names a file: a slash or an agent file extension) or undefined for a name. */
+export function agentFileArg(agent: string | undefined): string | undefined {
+  if (agent === undefined) return undefined;
+  return /[/\\]/.test(agent) || /\.(ya?ml|json)$/i.test(agent) ? agent : undefined;
+}
+
 export async function turnCommand(prompt: string, opts: TurnCommandOptions): Promise<void> {
   const conversationId = opts.conversation ?? newConversationId();
   const uploads = await readAttachments(opts.attach ?? []);
-  await withSession(async (s) => {
-    const options: TurnOptionsInput = {
-      model: {
-        provider: opts.provider,
+  const agentFile = agentFileArg(opts.agent);
+  // A file's agent is named by its file name (the loader checks that the two agree).
+  const agent = agentFile ? basename(agentFile).replace(/\.(ya?ml|json)$/i, '') : opts.agent;
+  await withSession(
+    async (s) => {
+      const model = {
+        ...(opts.provider ? { provider: opts.provider } : {}),
         ...(opts.script ? { script: opts.script } : {}),
         ...(opts.model ? { model: opts.model } : {}),
-      },
-      ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
-    };
-    const messageId = `msg_${randomUUID()}`;
-    const attachments = await stageTurnAttachments(s.db.pool, { conversationId, prompt, messageId, options }, uploads);
-    const afterSeq = await streamOffset(s, conversationId);
-    const started = await s.api.startTurn(conversationId, prompt, options, messageId, attachments);
-    const out = opts.json ? err : (line: string) => process.stdout.write(line);
-    if (!opts.json) out(`conversation ${conversationId} · turn ${started.turnIndex} · ${started.workflowId}\n`);
-    const result = await followTurn(s, started, afterSeq, out);
-    const url = workflowUrl(s.info.uiUrl, started.workflowId);
-    if (opts.json) {
-      const { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } = result.usage;
-      process.stdout.write(
-        `${JSON.stringify({ conversationId, turnId: result.turnId, workflowId: result.workflowId, answer: result.answer, completionPath: result.completionPath, rounds: result.rounds, usage: { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } })}\n`,
+      };
+      const options: TurnOptionsInput = {
+        ...(Object.keys(model).length > 0 ? { model } : {}),
+        ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+      };
+      const messageId = `msg_${randomUUID()}`;
+      const attachments = await stageTurnAttachments(
+        s.db.pool,
+        { conversationId, prompt, messageId, options },
+        uploads,
       );
-    } else {
-      out(`\n${result.answer}\n`);
-      if (url) out(`Temporal UI: ${url}\n`);
-      out(`continue with: dreact turn "…" --conversation ${conversationId}\n`);
-    }
-  });
+      const afterSeq = await streamOffset(s, conversationId);
+      const started = await s.api.startTurn(conversationId, prompt, options, messageId, attachments, undefined, agent);
+      const out = opts.json ? err : (line: string) => process.stdout.write(line);
+      if (!opts.json) out(`conversation ${conversationId} · turn ${started.turnIndex} · ${started.workflowId}\n`);
+      const result = await followTurn(s, started, afterSeq, out);
+      const url = workflowUrl(s.info.uiUrl, started.workflowId);
+      if (opts.json) {
+        const { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } = result.usage;
+        process.stdout.write(
+          `${JSON.stringify({ conversationId, turnId: result.turnId, workflowId: result.workflowId, answer: result.answer, completionPath: result.completionPath, rounds: result.rounds, usage: { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } })}\n`,
+        );
+      } else {
+        out(`\n${result.answer}\n`);
+        if (url) out(`Temporal UI: ${url}\n`);
+        out(`continue with: dreact turn "…" --conversation ${conversationId}\n`);
+      }
+    },
+    agentFile ? { agentFiles: [agentFile] } : {},
+  );
 }
 
 /** The conversation's current stream offset (events after it belong to what happens next). */

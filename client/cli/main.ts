@@ -11,6 +11,7 @@ import { offsetArg, tailCommand } from './tail';
 import { registerDeployCommands } from './deploy-command';
 import { registerGcCommand } from './gc-command';
 import { registerKeysCommands } from './keys-command';
+import { registerAgentCommands } from './agents-command';
 import { registerFileCommands } from './files-command';
 
 const int = (v: string) => {
@@ -47,7 +48,11 @@ export function buildProgram(): Command {
     .description('start a turn, stream it live and print the answer')
     .argument('<prompt>', 'the user prompt')
     .option('-c, --conversation <id>', 'continue this conversation (default: a new one)')
-    .option('--provider <name>', 'scripted | anthropic', 'scripted')
+    .option(
+      '--agent <name|path>',
+      "the conversation's agent: a name, or an agent file the embedded worker loads (default: the conversation's, else default)",
+    )
+    .option('--provider <name>', "scripted | anthropic (default: the agent's model; scripted without --agent)")
     .option('--script <name>', 'scripted model script (demo, echo)')
     .option('--model <id>', 'model id (anthropic)')
     .option('--max-iterations <n>', 'iteration budget of the turn', int)
@@ -57,12 +62,15 @@ export function buildProgram(): Command {
       'attach files (images, PDF, text, CSV, Office documents); checked before anything is stored',
     )
     .action(async (prompt: string, o) => {
-      if (o.provider !== 'scripted' && o.provider !== 'anthropic')
+      if (o.provider !== undefined && o.provider !== 'scripted' && o.provider !== 'anthropic')
         throw new InvalidArgumentError(`unknown provider "${o.provider}" (scripted | anthropic)`);
+      // Without --agent the scripted model stays the default (the README's commands); with one, its model.
+      const provider = o.provider ?? (o.agent === undefined ? 'scripted' : undefined);
       await turnCommand(prompt, {
         attach: o.attach,
         conversation: o.conversation,
-        provider: o.provider,
+        agent: o.agent,
+        provider,
         script: o.script,
         model: o.model,
         maxIterations: o.maxIterations,
@@ -125,6 +133,7 @@ export function buildProgram(): Command {
   registerDeployCommands(program);
   registerGcCommand(program);
   registerKeysCommands(program);
+  registerAgentCommands(program);
   registerFileCommands(program);
   return program;
 }

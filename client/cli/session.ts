@@ -5,7 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { openDb, type Db } from '../../store/db';
-import { DreactClient } from '../api';
+import { DreactClient, DreactError } from '../api';
 import { connectToRunningStack, startEmbeddedStack, type StackInfo } from '../stack/embedded';
 import { setupTelemetry } from '../../workers/telemetry';
 
@@ -19,8 +19,23 @@ export interface Session {
   close(): Promise<void>;
 }
 
-export async function openSession(log: (line: string) => void): Promise<Session> {
+/**
+ * `agentFiles`: agent files the command names by path (`dreact turn --agent ./support.yaml`) — only
+ * a worker this command starts can load them, so they need the embedded stack.
+ */
+export async function openSession(
+  log: (line: string) => void,
+  opts: { agentFiles?: readonly string[] } = {},
+): Promise<Session> {
   const running = await connectToRunningStack();
+  const files = opts.agentFiles ?? [];
+  if (files.length > 0 && (running || (process.env.TEMPORAL_ADDRESS && process.env.DATABASE_URL))) {
+    await running?.close();
+    throw new DreactError(
+      `--agent ${files[0]}: an agent file loads in the worker this command starts, but a stack is running already (${running ? 'dreact dev' : 'TEMPORAL_ADDRESS'}): put the file in its agents folder (DREACT_AGENTS_DIR) and name the agent instead`,
+      'bad_input',
+    );
+  }
   if (running) {
     return {
       api: new DreactClient(running.client),
@@ -57,7 +72,12 @@ export async function openSession(log: (line: string) => void): Promise<Session>
     };
   }
   log('[dreact] no running stack: starting the embedded one (Temporal dev server + Postgres/PGlite + worker)…');
-  const stack = await startEmbeddedStack({ publish: true, log });
+  // A stack started for agent files is this command's own: other commands must not use it.
+  const stack = await startEmbeddedStack({
+    publish: files.length === 0,
+    log,
+    ...(files.length > 0 ? { agents: { files } } : {}),
+  });
   return {
     api: new DreactClient(stack.client),
     temporal: stack.client,

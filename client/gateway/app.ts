@@ -53,6 +53,7 @@ import {
   type GatewayEnv,
 } from './http';
 import { registerConversationRoutes } from './conversation-routes';
+import { knownAgent, registerAgentRoutes } from './agent-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
 import { registerFileRoutes } from './file-routes';
@@ -133,6 +134,8 @@ const TurnBodySchema = z.strictObject({
   // What a client may choose, and nothing else (turn-options.ts).
   options: ClientTurnOptionsSchema.optional(),
   messageId: z.string().optional(),
+  /** The conversation's agent by name (GET /v1/agents); absent: the conversation's, else default. */
+  agent: z.string().optional(),
 });
 const EventBodySchema = z.strictObject({
   text: z.string({ error: 'text is required (a string)' }),
@@ -333,6 +336,10 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     // an own conversation (and ids are scoped per caller, so "foreign" is unreachable anyway).
     const { body, uploads } = await turnRequest(c);
     const options = clientTurnOptions(body.options, modelPolicy);
+    if (body.agent !== undefined) {
+      client.validateTurn(id, body.prompt, options, 'msg_validate', undefined, body.agent);
+      await knownAgent(pool, body.agent);
+    }
     // An existing conversation must be the caller's; a new one becomes the caller's.
     const existing = await conversationOwner(pool, id);
     if ((existing && !canSee(principal, existing)) || (!existing && !mayCreate))
@@ -347,12 +354,12 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     );
     if (!existing) {
       // Validated before anything is written: a bad request must not claim the id.
-      client.validateTurn(id, body.prompt, options, messageId);
+      client.validateTurn(id, body.prompt, options, messageId, undefined, body.agent);
       const owner = await claimConversation(pool, id, ownerOf(principal));
       if (!canSee(principal, owner)) throw new DreactError(`no conversation "${clientIdParam(c)}"`, 'not_found');
     }
     const streamAfter = await loadStreamSeq(pool, id);
-    const started = await client.startTurn(id, body.prompt, options, messageId, attachments, principal);
+    const started = await client.startTurn(id, body.prompt, options, messageId, attachments, principal, body.agent);
     const shown = shownId(c, id);
     return c.json(
       {
@@ -449,6 +456,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
 
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);
+  registerAgentRoutes(app, pool);
   // durable-react as an MCP server, behind the same keys (mcp-routes.ts).
   registerMcpRoutes(app, {
     client,

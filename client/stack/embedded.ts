@@ -77,6 +77,8 @@ export interface StartStackOptions {
   log?: (line: string) => void;
   /** The worker's tools (exec.python on DREACT_EXEC_BACKEND); tests inject the environment or the sandbox probe. */
   tools?: WorkerToolSetOptions;
+  /** Agent definitions beside DREACT_AGENTS_DIR / ./agents (e.g. `dreact turn --agent ./support.yaml`). */
+  agents?: { dir?: string; files?: readonly string[] };
 }
 
 export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<EmbeddedStack> {
@@ -124,13 +126,16 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     const tools = await workerToolSet({ log: (line) => log(`[stack] ${line}`), ...opts.tools });
     // A turn that names no model: Anthropic with a key, else the scripted demo (said at start).
     const defaultModel = envDefaultModel() ?? { provider: 'scripted' as const, script: 'demo' };
-    log(`[stack] default model: ${defaultModel.provider === 'anthropic' ? 'anthropic' : 'scripted "demo" (no ANTHROPIC_API_KEY)'}`);
+    log(
+      `[stack] default model: ${defaultModel.provider === 'anthropic' ? 'anthropic' : 'scripted "demo" (no ANTHROPIC_API_KEY)'}`,
+    );
     const worker = await createWorker({
       connection: nativeConnection,
       db,
       defaultModel,
       extraTools: tools.extraTools,
       fargate: tools.fargate,
+      ...(opts.agents ? { agents: opts.agents } : {}),
     });
     const running = worker.run();
     cleanups.unshift(async () => {
