@@ -43,7 +43,7 @@ const limit = (min: number, max: number) => {
 };
 
 const ModelFields = {
-  provider: ProviderIdSchema.describe('Model provider id (scripted, anthropic).'),
+  provider: ProviderIdSchema.describe('Model provider id (scripted, anthropic, openai).'),
   model: z.string().min(1).max(200).optional().describe("The provider's model id; absent: the provider's default."),
   max_tokens: limit(1, 64_000).optional().describe('Most output tokens per call.'),
   temperature: z.number().min(0).max(1).optional(),
@@ -56,10 +56,35 @@ const ModelFields = {
     .optional()
     .describe('Native protocol only: tools first, then one streamed answer-only call.'),
   script: z.string().min(1).max(200).optional().describe('Scripted provider only: the name of a built-in script.'),
+  thinking: z
+    .strictObject({ budget_tokens: limit(1_024, 64_000).describe('Output tokens the model may think with.') })
+    .optional()
+    .describe('Extended thinking (anthropic): its budget of output tokens.'),
+};
+
+/** A model of a fallback chain: the main model's fields but the protocol (the turn keeps its own). */
+const FallbackModelSchema = z.strictObject({
+  provider: ModelFields.provider,
+  model: ModelFields.model,
+  max_tokens: ModelFields.max_tokens,
+  temperature: ModelFields.temperature,
+  script: ModelFields.script,
+  thinking: ModelFields.thinking,
+});
+
+const ChainFields = {
+  ...ModelFields,
+  fallbacks: z
+    .array(FallbackModelSchema)
+    .max(4)
+    .optional()
+    .describe(
+      'Models to move on to, in order, when this one fails before answering: overloaded, 5xx on a retry, auth, a long rate limit, or a context-length refusal (to a larger window).',
+    ),
 };
 
 /** The agent's main model. */
-export const ModelSchema = z.strictObject(ModelFields);
+export const ModelSchema = z.strictObject(ChainFields);
 export type AgentModel = z.infer<typeof ModelSchema>;
 
 /**
