@@ -17,7 +17,7 @@ const RATING_RULE = 'rating must be "ok", "not_ok", "neutral" (aliases "up", "do
 
 /** A rating as a client sends it (an alias, a canonical name, or null) → the canonical name or null. */
 export const RatingInputSchema = z
-  .union([z.enum([...FEEDBACK_RATINGS, 'up', 'down']), z.null()], { error: RATING_RULE })
+  .union([z.enum([...FEEDBACK_RATINGS, 'up', 'down'], { error: RATING_RULE }), z.null()], { error: RATING_RULE })
   .transform((r): FeedbackRating | null => (r === null ? null : (ALIASES[r] ?? (r as FeedbackRating))));
 
 /** A rating filter (`?rating=`): a canonical name or an alias. */

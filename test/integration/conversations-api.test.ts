@@ -235,7 +235,7 @@ test('feedback: stored from the key, queryable, on the timeline for the next tur
   assert.equal(again.status, 200);
   assert.equal(again.body.created, false, 'a retried POST writes nothing new');
   const refused: Array<[unknown, number, RegExp, string?]> = [
-    [{ ...body, feedbackId: undefined, rating: 'meh' }, 400, /rating must be "up" or "down"/],
+    [{ ...body, feedbackId: undefined, rating: 'meh' }, 400, /rating must be "ok", "not_ok", "neutral"/],
     [{ ...body, feedbackId: undefined, turnIndex: 9 }, 404, /has no turn 9/],
     [{ ...body, feedbackId: undefined, tenantId: 'globex' }, 400, /tenantId/],
     [{ ...body, feedbackId: undefined, text: 'x'.repeat(2001) }, 400, /too long/],
@@ -255,9 +255,11 @@ test('feedback: stored from the key, queryable, on the timeline for the next tur
       conversationId: conv,
       turnId: 'turn_1',
       target: 'completion',
-      rating: 'down',
+      rating: 'not_ok', // `down` is an alias
       text: 'too long',
       userId: null,
+      origin: 'user',
+      source: null,
       createdAt: undefined,
     },
   );
