@@ -26,6 +26,7 @@ import { DreactError } from '../../client/api';
 import { agentListLines } from '../../client/cli/agents-command';
 import { isDecisionRequest } from '../support/note-turns';
 import { startGateway } from '../../client/gateway/server';
+import { recordHistory } from '../support/fixtures';
 
 const AGENTS_DIR = path.join(__dirname, '..', 'fixtures', 'agents');
 
@@ -173,6 +174,7 @@ test('a conversation is bound to its first agent: another agent is a conflict, n
   await stack.client.startTurn(plain, 'hi', scripted(complete('hello')));
   await stack.client.result(plain, 1);
   assert.equal((await listTurns(stack.db.pool, plain))[0]!.agentName, 'default');
+  await recordHistory(stack.server.address, `conv/${conv}`, 'conversation-agent-bound-v4');
 });
 
 test('custom tools (defineTool in an agent module): retried on throw, ok:false an observation, summaries in history', async () => {
@@ -209,6 +211,7 @@ test('custom tools (defineTool in an agent module): retried on throw, ok:false a
   }
   assert.ok(summaries.includes('acme flaky k1'), `summaries: ${summaries.join(' | ')}`);
   assert.ok(summaries.includes('acme order A-9'));
+  await recordHistory(stack.server.address, r.workflowId, 'turn-agent-custom-tools-v5');
 });
 
 test('the stored versions list the agents (dreact agents list)', async () => {
