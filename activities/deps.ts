@@ -29,6 +29,8 @@ export interface ActivityDeps {
    * and the settings above (activities/agents/turn-agent.ts).
    */
   agents?: AgentViews;
+  /** Tool availability lines for ANNOUNCE's [TOOLS] (MCP servers down, tools refused at start); absent: none. */
+  toolNotices?: () => string[];
   /** Clock (injectable for tests). */
   now(): Date;
   /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */

@@ -33,6 +33,8 @@ import { loadAgents } from '../activities/agents/loader';
 import { createAgentViews } from '../activities/agents/view';
 import { workerDefaultsOf } from '../activities/agents/turn-agent';
 import type { DefinedTool } from '../activities/agents/define-tool';
+import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
+import { withMcpTools } from '../activities/mcp/agents';
 
 // The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
@@ -116,6 +118,8 @@ export interface CreateWorkerOptions {
    * this one dies releases them at once. The worker process passes one; tests may.
    */
   journal?: ActivityJournal;
+  /** MCP connection settings (start timeout, reconnect backoff); the servers come from the agents' files. */
+  mcp?: McpStartOptions;
   /** Extra worker options (e.g. tuning in tests). */
   worker?: Partial<WorkerOptions>;
 }
@@ -152,7 +156,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ...(opts.agents?.dir !== undefined ? { dir: opts.agents.dir } : {}),
     ...(opts.agents?.files ? { files: opts.agents.files } : {}),
   });
-  const all = [...extra, ...catalogue.moduleTools];
+  // Every agent's MCP servers, connected now (one down does not stop the start: ANNOUNCE names it);
+  // their tools join the registry like module tools, and each agent's allow-list applies to them.
+  const mcp = await McpConnections.start(mcpServersOf(catalogue), opts.mcp);
+  const agents = withMcpTools(catalogue, mcp);
+  const all = [...extra, ...catalogue.moduleTools, ...mcp.tools];
   const deps: ActivityDeps = {
     db: opts.db,
     provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
@@ -164,7 +172,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       },
     ),
     ...(embeddings ? { embeddings } : {}),
-    registry: registryWith(catalogue.moduleTools),
+    registry: registryWith([...catalogue.moduleTools, ...mcp.tools]),
+    ...(mcp.connections.size > 0 ? { toolNotices: () => mcp.notices() } : {}),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
     contextMaxTokens:
@@ -175,7 +184,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const unimplemented = deps.registry.ids().filter((id) => !deps.tools.has(id));
   if (unimplemented.length > 0)
     throw new Error(`tools without an implementation: ${unimplemented.join(', ')} (pass { declaration, impl } pairs)`);
-  deps.agents = createAgentViews(catalogue, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool });
+  deps.agents = createAgentViews(agents, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool });
   // Every version this worker runs is stored: a later worker still builds a running turn's view.
   await deps.agents.save(opts.db.pool);
   // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
@@ -183,7 +192,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const telemetryOptions = telemetry.workerOptions();
   const cacheBytes = viewCacheBytes();
   if (cacheBytes > 0) deps.viewCache = createViewCache({ maxBytes: cacheBytes });
-  return Worker.create({
+  const worker = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
@@ -218,5 +227,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       ],
     },
     ...opts.worker,
+  }).catch(async (err: unknown) => {
+    await mcp.close();
+    throw err;
   });
+  // The MCP connections (and stdio servers) close when the worker stops.
+  const run = worker.run.bind(worker);
+  worker.run = () => run().finally(() => mcp.close());
+  return worker;
 }

@@ -167,14 +167,13 @@ export class McpConnection {
 
   private markDown(err: unknown): void {
     if (this.state === 'closed') return;
+    const reason = this.redact((err as Error)?.message ?? String(err));
+    // Logged when the server goes down or the reason changes, not at every reconnect attempt.
+    const news = this.state !== 'down' || reason !== this.reason;
     this.state = 'down';
-    this.reason = this.redact((err as Error)?.message ?? String(err));
+    this.reason = reason;
     const delay = Math.min(this.opts.maxBackoffMs ?? 30_000, (this.opts.backoffMs ?? 250) * 2 ** this.failures++);
-    activityLog().warn('MCP server unavailable; reconnecting', {
-      server: this.name,
-      reason: this.reason,
-      delayMs: delay,
-    });
+    if (news) activityLog().warn('MCP server unavailable; reconnecting', { server: this.name, reason, delayMs: delay });
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
       this.connect().catch((e: unknown) => this.markDown(e));

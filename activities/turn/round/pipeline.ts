@@ -126,7 +126,14 @@ export function roundPipeline<S>(
       await publisher.close();
       return stored;
     }
-    const announce = announceState(input, ts, liveEventLines(blocks, turnId), workspace, strategy.finalizeNotice);
+    const announce = announceState(
+      input,
+      ts,
+      liveEventLines(blocks, turnId),
+      workspace,
+      strategy.finalizeNotice,
+      deps.toolNotices?.(),
+    );
     const rendered = strategy.render({
       input,
       blocks,
