@@ -27,10 +27,12 @@ import { isDefinedTool, type DefinedTool } from './define-tool';
 import { AgentDefinitionError, issuesFromZod, type AgentIssue, type AgentRule } from './errors';
 import { resolveSecret, SecretValues } from './secrets';
 import { secretRefs } from '../../core/mcp/config';
+import { PROVIDER_IDS } from '../../core/model/abilities';
 
 export const AGENT_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 export const DEFAULT_AGENTS_DIR = './agents';
-export const KNOWN_PROVIDERS: readonly string[] = ['scripted', 'anthropic'];
+/** The providers of the registry (activities/providers/registry.ts). */
+export const KNOWN_PROVIDERS: readonly string[] = PROVIDER_IDS;
 
 export interface LoadAgentsOptions {
   /** The agents folder (else DREACT_AGENTS_DIR, else ./agents; only a named folder must exist). */
@@ -212,6 +214,7 @@ async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[]): Pro
       );
   };
   checkProvider('model.provider', d.model?.provider);
+  d.model?.fallbacks?.forEach((f, i) => checkProvider(`model.fallbacks[${i}].provider`, f.provider));
   for (const purpose of ROLE_PURPOSES) checkProvider(`roles.${purpose}.provider`, d.roles?.[purpose]?.provider);
 
   const secrets = new Map<string, string>();

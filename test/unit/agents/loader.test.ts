@@ -112,7 +112,12 @@ test('each rule is reported with the file, the field and the rule', async () => 
     ],
     [{ 'a.yaml': 'name: b' }, 'name', 'name_mismatch', /differs from the file name "a"/],
     [{ 'a.yaml': 'name: a\nsubagents: [ghost]' }, 'subagents[0]', 'unknown_subagent', /no agent named "ghost"/],
-    [{ 'a.yaml': 'name: a\nmodel: { provider: openai }' }, 'model.provider', 'unknown_provider', /scripted, anthropic/],
+    [
+      { 'a.yaml': 'name: a\nmodel: { provider: gemini }' },
+      'model.provider',
+      'unknown_provider',
+      /scripted, anthropic, openai/,
+    ],
     [{ 'a.yaml': 'name: a\nroles: { title: { provider: x } }' }, 'roles.title.provider', 'unknown_provider', /"x"/],
     [{ 'a.yaml': 'name: a\nsecrets: { K: { env: NOPE } }' }, 'secrets.K', 'missing_secret', /NOPE is not set/],
     [{ 'a.yaml': 'name: a\nskills: ./skills' }, 'skills', 'missing_file', /is not a folder/],
