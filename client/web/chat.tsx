@@ -12,12 +12,16 @@ import { Cited } from './components/cited';
 import { Footer } from './components/footer';
 import { History, type Exported } from './components/history';
 import { ToolCards } from './components/tool-card';
+import { AgentPicker, type AgentOption } from './components/agent-picker';
 
 export function Chat({ conversationId, onChanged }: { conversationId: string; onChanged: () => void }) {
   const [history, setHistory] = useState<Exported | null>(null);
   const [turn, setTurn] = useState<LiveTurn | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  // A new conversation picks its agent; its first turn binds it (the gateway refuses another later).
+  const [agents, setAgents] = useState<AgentOption[]>([]);
+  const [agent, setAgent] = useState('default');
   const stream = useRef<AbortController | null>(null);
   const files = useRef<HTMLInputElement>(null);
   const resumeKey = `dreact.turn.${conversationId}`;
@@ -65,6 +69,13 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
     return () => stream.current?.abort();
   }, [conversationId]);
 
+  useEffect(() => {
+    api<{ agents: AgentOption[] }>('GET', '/v1/agents')
+      .then((r) => setAgents(r.agents))
+      .catch(() => setAgents([]));
+  }, []);
+  const isNew = history !== null && history.blocks.length === 0 && !turn;
+
   const send = async (ev: Event) => {
     ev.preventDefault();
     const form = ev.target as HTMLFormElement;
@@ -78,10 +89,12 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
         await api('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/followup`, { text: prompt });
       } else {
         const picked = files.current?.files;
-        let body: unknown = { prompt };
+        const chosen = isNew && agents.some((a) => a.name === agent) ? { agent } : {};
+        let body: unknown = { prompt, ...chosen };
         if (picked && picked.length > 0) {
           const fd = new FormData();
           fd.set('prompt', prompt);
+          if (chosen.agent) fd.set('agent', chosen.agent);
           for (const f of Array.from(picked)) fd.append('files', f);
           body = fd;
         }
@@ -186,6 +199,7 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
         </div>
       )}
       <form class="composer" onSubmit={send}>
+        {isNew && <AgentPicker agents={agents} value={agent} onChange={setAgent} />}
         <textarea
           name="prompt"
           rows={2}

@@ -1,0 +1,123 @@
+/**
+ * The web chat's agent picker in a real browser (playwright-core + Debian's chromium, as
+ * web-chat.test.ts): a new conversation lists the agents (GET /v1/agents), the chosen one runs the
+ * first turn (its instructions reach the model) and binds the conversation, after which the
+ * picker is gone. Without chromium the test skips and says so — except in CI, where it fails.
+ */
+import { after, before, test as nodeTest } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import type { Worker } from '@temporalio/worker';
+import { complete, uniqueId } from '../support/stack';
+import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { openDb, migrate, dropSchema, type Db } from '../../store/db';
+import { createWorker } from '../../workers/worker';
+import { DreactClient } from '../../client/api';
+import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { createApiKey } from '../../store/tenancy-store';
+import { createScriptedProvider } from '../../activities/providers/scripted';
+import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { listTurns } from '../../store/turn-store';
+import { needs, requiring } from '../support/requirements';
+
+const CHROMIUM = '/usr/bin/chromium';
+const need = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+const skip = needs(need);
+const available = skip === false;
+const test = requiring(nodeTest, need);
+
+let server: TemporalServer;
+let db: Db;
+let worker: Worker;
+let running: Promise<void>;
+let gw: RunningGateway;
+let browser: Browser;
+let key: string;
+const systems: string[] = [];
+
+before(async () => {
+  if (!available) return;
+  server = await startTemporalServer();
+  db = openDb({ schema: uniqueId('t_webagents').toLowerCase() });
+  await migrate(db);
+  const agents = mkdtempSync(join(tmpdir(), 'dreact-web-agents-'));
+  writeFileSync(
+    join(agents, 'poet.yaml'),
+    'name: poet\ndescription: Answers in verse.\ninstructions: You answer in verse (POET-PERSONA).\n',
+  );
+  const script = ScriptSpecSchema.parse({
+    rounds: [complete('Roses are red.')],
+    structured: { conversation_title: { title: 'A poem' } },
+  });
+  const taskQueue = uniqueId('tq-webagents');
+  worker = await createWorker({
+    connection: server.env.nativeConnection,
+    db,
+    taskQueue,
+    agents: { dir: agents },
+    provider: () => {
+      const inner = createScriptedProvider(script);
+      return {
+        id: inner.id,
+        stream(request, options) {
+          systems.push(request.system.map((s) => s.text).join('\n'));
+          return inner.stream(request, options);
+        },
+      };
+    },
+  });
+  running = worker.run();
+  key = (await createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes: ['read', 'write'] }))
+    .key;
+  gw = await startGateway({
+    client: new DreactClient(server.env.client, { taskQueue }),
+    pool: db.pool,
+    apiKeys: [],
+    port: 0,
+    host: '127.0.0.1',
+    log: () => undefined,
+  });
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+  });
+});
+after(async () => {
+  if (!available) return;
+  await browser?.close();
+  await gw?.close();
+  worker?.shutdown();
+  await running;
+  await dropSchema(db);
+  await db.close();
+  await server.stop();
+});
+
+test('a new conversation picks its agent; the first turn runs it and binds the conversation', { skip }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await page.goto(gw.url);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Use key' }).click();
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  const picker = page.getByLabel('agent');
+  await picker.waitFor();
+  assert.deepEqual(await picker.locator('option').allTextContents(), ['default', 'poet']);
+  await picker.selectOption('poet');
+  assert.match((await page.locator('.agent-description').textContent()) ?? '', /Answers in verse/);
+  await page.getByLabel('message').fill('write me a poem');
+  await page.getByRole('button', { name: 'Send' }).click();
+  const answer = page.locator('.msg.assistant:not([data-live])');
+  await answer.first().waitFor({ timeout: 30_000 });
+  assert.match((await answer.first().textContent()) ?? '', /Roses are red/);
+  assert.equal(await page.getByLabel('agent').count(), 0, 'a bound conversation has no picker');
+  const decision = systems.find((s) => s.includes('# Response protocol'));
+  assert.match(decision ?? '', /^You answer in verse \(POET-PERSONA\)/);
+  const conv = (await db.pool.query<{ conversation_id: string }>('SELECT conversation_id FROM turns LIMIT 1')).rows[0]!
+    .conversation_id;
+  assert.equal((await listTurns(db.pool, conv))[0]!.agentName, 'poet');
+  await page.close();
+});
