@@ -33,6 +33,8 @@ import { loadAgents } from '../activities/agents/loader';
 import { createAgentViews } from '../activities/agents/view';
 import { workerDefaultsOf } from '../activities/agents/turn-agent';
 import type { DefinedTool } from '../activities/agents/define-tool';
+import { createEvalActivities } from '../activities/evals';
+import { cassetteResolver } from '../activities/providers/cassette';
 import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
 import { withMcpTools } from '../activities/mcp/agents';
 
@@ -136,7 +138,11 @@ function libraryDeclarations(library: Library | undefined, extra: AnyToolDeclara
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const telemetry = opts.telemetry ?? setupTelemetry();
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
-  const resolveProvider = opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel);
+  // Eval trials that record or replay go through their cassette (activities/providers/cassette.ts).
+  const resolveProvider = cassetteResolver(
+    opts.db.pool,
+    opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel),
+  );
   const embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : (opts.embeddings ?? undefined);
   const library =
     opts.library === undefined ? await openLibrary(opts.db, libraryConfigFromEnv()) : (opts.library ?? undefined);
@@ -201,6 +207,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     }),
     activities: {
       ...createWorkerActivities(deps),
+      ...createEvalActivities(deps),
       // Loaded only with the Fargate backend (the AWS SDK adds to every worker start otherwise).
       ...(opts.fargate
         ? (

@@ -5,5 +5,7 @@ export { PersistTurnWorkflow } from './persist';
 export { CompactionWorkflow } from './compaction';
 export { ExecReaperWorkflow } from './exec-reaper';
 export { PurgeConversationWorkflow } from './purge';
+export { EvalRunWorkflow } from './eval-run';
+export { EvalTrialWorkflow } from './eval-trial';
 // Worker Versioning behaviour per workflow type (pinned turns, auto-upgrading conversations).
 import './versioning';

@@ -13,6 +13,7 @@ import { registerGcCommand } from './gc-command';
 import { registerKeysCommands } from './keys-command';
 import { registerAgentCommands } from './agents-command';
 import { registerFileCommands } from './files-command';
+import { registerEvalCommands } from './eval-command';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -135,6 +136,7 @@ export function buildProgram(): Command {
   registerKeysCommands(program);
   registerAgentCommands(program);
   registerFileCommands(program);
+  registerEvalCommands(program);
   return program;
 }
 

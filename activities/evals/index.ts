@@ -1,0 +1,255 @@
+/**
+ * The evals' activities (EvalRunWorkflow, EvalTrialWorkflow), bound to the worker's dependencies:
+ * open a run and a trial, play a trial's turn through the real conversation workflow (the
+ * DreactClient over the worker's own Temporal client), score a trial from Postgres (and store
+ * the verdict as `origin: machine` feedback on its last turn), close a run with its summary.
+ *
+ * Each is idempotent, so a retry or a resumed run repeats nothing: runs and trials are rows keyed
+ * by id, a turn is started with a message id derived from its position (the conversation dedupes
+ * the update), events likewise, the feedback by an id derived from the trial.
+ */
+import { createHash } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { ActivityDeps } from '../deps';
+import { DreactClient } from '../../client/api';
+import { claimConversation } from '../../store/tenancy-store';
+import { stageTurnAttachments } from '../../client/attachments/stage';
+import type { ModelConfig } from '../../core/turn/contracts';
+import type { EvalCase, TurnSpec } from '../../core/evals/suite';
+import { turnOf } from '../../core/evals/suite';
+import { scoreTrial, summariseRun, trialSummary, failureLines, type RunSummary } from '../../core/evals/aggregate';
+import { judgeCheck, judgePrompt, JUDGE_SYSTEM } from '../../core/evals/judge';
+import type { Check } from '../../core/evals/check';
+import {
+  evalTrials,
+  finishEvalRun,
+  openEvalRun,
+  openEvalTrial,
+  saveEvalTrial,
+  type EvalMode,
+} from '../../store/eval-store';
+import { recordMachineFeedback } from '../../store/feedback-store';
+import { observeTrial } from './observe';
+
+export interface EvalTrialInput {
+  runId: string;
+  suite: string;
+  mode: EvalMode;
+  case: EvalCase;
+  trial: number;
+  conversationId: string;
+  /** The run's overrides (CLI --agent, --provider), over the case's and the suite's. */
+  agent?: string;
+  model?: ModelConfig;
+  judge?: ModelConfig;
+}
+
+export interface PlayTurnInput {
+  conversationId: string;
+  suite: string;
+  turnIndex: number;
+  turn: TurnSpec;
+  agent?: string;
+  model?: ModelConfig;
+}
+
+export interface PlayedTurn {
+  turnIndex: number;
+  completionPath?: string;
+  failure?: string;
+}
+
+export interface TrialOutcome {
+  caseId: string;
+  trial: number;
+  pass: boolean;
+  passed: number;
+  total: number;
+  summary: string;
+}
+
+/** The workflow running the current activity. */
+const workflowIdOf = () => Context.current().info.workflowExecution?.workflowId ?? Context.current().info.activityId;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The eval tenant: each suite its own project, so trials never mix with users' conversations. */
+export const evalOwner = (suite: string) => ({ tenantId: 'eval', projectId: suite });
+
+export function createEvalActivities(deps: ActivityDeps) {
+  const pool = deps.db.pool;
+  const client = () => {
+    const ctx = Context.current();
+    return new DreactClient(ctx.client, { taskQueue: ctx.info.taskQueue, db: pool });
+  };
+
+  return {
+    async evalOpenRun(input: {
+      runId: string;
+      suite: string;
+      mode: EvalMode;
+      options: Record<string, unknown>;
+    }): Promise<void> {
+      const workflowId = workflowIdOf();
+      await openEvalRun(pool, {
+        id: input.runId,
+        suite: input.suite,
+        mode: input.mode,
+        workflowId,
+        options: input.options,
+      });
+    },
+
+    async evalOpenTrial(input: {
+      runId: string;
+      suite: string;
+      caseId: string;
+      trial: number;
+      conversationId: string;
+    }) {
+      const workflowId = workflowIdOf();
+      await openEvalTrial(pool, { ...input, workflowId });
+      await claimConversation(pool, input.conversationId, { ...evalOwner(input.suite), userId: null });
+    },
+
+    /** Plays one user turn to its end: start, the followup/steer at its round, the result. */
+    async evalPlayTurn(input: PlayTurnInput): Promise<PlayedTurn> {
+      const ctx = Context.current();
+      const api = client();
+      const spec = turnOf(input.turn);
+      const messageId = `eval_turn_${input.turnIndex}`;
+      const options = input.model ? { model: input.model } : {};
+      const attachments = spec.attachments?.length
+        ? await stageTurnAttachments(
+            pool,
+            { conversationId: input.conversationId, prompt: spec.prompt, messageId, options },
+            spec.attachments.map((a) => ({ name: a.name, bytes: Buffer.from(a.text, 'utf8') })),
+            {},
+            { ...evalOwner(input.suite), userId: null },
+          )
+        : undefined;
+      const started = await api.startTurn(
+        input.conversationId,
+        spec.prompt,
+        options,
+        messageId,
+        attachments,
+        evalOwner(input.suite),
+        input.agent,
+      );
+      const beat = setInterval(() => ctx.heartbeat(), 1000);
+      try {
+        for (const kind of ['followup', 'steer'] as const) {
+          const event = spec[kind];
+          if (!event) continue;
+          // Wait for the turn to reach the round (or end), then send the event once.
+          for (;;) {
+            const state = await api.turnState(input.conversationId, started.turnIndex).catch(() => undefined);
+            if (state && (state.round >= event.at_round || state.status !== 'running')) break;
+            if (ctx.cancellationSignal.aborted) throw new Error('cancelled');
+            await sleep(50);
+          }
+          await api[kind](input.conversationId, event.text, `${messageId}_${kind}`).catch((err: Error) => {
+            // The turn ended before the event: it is then the next turn's, which the case did not ask for.
+            if (!/no running turn|not_found/.test(err.message)) throw err;
+          });
+        }
+        const result = await api.result(input.conversationId, started.turnIndex);
+        return { turnIndex: started.turnIndex, completionPath: result.completionPath };
+      } catch (err) {
+        if (err instanceof WorkflowFailedError)
+          return { turnIndex: started.turnIndex, failure: (err.cause?.message ?? err.message).slice(0, 2000) };
+        throw err;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** Scores a trial from what Postgres holds, stores the verdict (and the feedback), returns it. */
+    async evalScoreTrial(input: EvalTrialInput): Promise<TrialOutcome> {
+      const c = input.case;
+      const obs = await observeTrial(pool, input.conversationId);
+      const extra: Check[] = [];
+      if (c.rubric) extra.push(await judge(input, obs.answers.at(-1) ?? ''));
+      const verdict = scoreTrial(c, obs, extra);
+      const workflowId = workflowIdOf();
+      await saveEvalTrial(pool, input.runId, {
+        caseId: c.id,
+        trial: input.trial,
+        ...verdict,
+        rounds: obs.rounds,
+        tokens: obs.tokens,
+        costUsd: obs.costUsd,
+        wallMs: obs.wallMs,
+        conversationId: input.conversationId,
+        workflowId,
+      });
+      const summary = trialSummary(c.id, input.trial, verdict);
+      const turns = obs.answers.length;
+      if (turns > 0) {
+        const feedbackId = `fb_eval_${createHash('sha256').update(`${input.runId}/${c.id}/${input.trial}`).digest('hex').slice(0, 24)}`;
+        await recordMachineFeedback(pool, {
+          feedbackId,
+          conversationId: input.conversationId,
+          turnId: `turn_${turns}`,
+          target: 'turn',
+          rating: verdict.pass ? 'ok' : 'not_ok',
+          text: [summary, ...failureLines(verdict)].join('\n').slice(0, 2000),
+          source: `eval:${input.suite}/${c.id}`,
+        });
+      }
+      return {
+        caseId: c.id,
+        trial: input.trial,
+        pass: verdict.pass,
+        passed: verdict.passed,
+        total: verdict.total,
+        summary,
+      };
+    },
+
+    async evalFinishRun(input: { runId: string; caseIds: string[] }): Promise<RunSummary> {
+      const summary = summariseRun(await evalTrials(pool, input.runId), input.caseIds);
+      await finishEvalRun(pool, input.runId, summary);
+      return summary;
+    },
+  };
+
+  /** The rubric's judge: the suite's judge model, else the case's model, else the run's. */
+  async function judge(input: EvalTrialInput, answer: string): Promise<Check> {
+    const c = input.case;
+    const config = input.judge ?? input.model ?? c.model ?? {};
+    const provider = deps.provider(config);
+    let text = '';
+    for await (const part of provider.stream({
+      system: [{ text: JUDGE_SYSTEM }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'text',
+              text: judgePrompt(
+                c.rubric!,
+                c.turns.map((t) => turnOf(t).prompt),
+                answer,
+              ),
+            },
+          ],
+        },
+      ],
+      maxTokens: 400,
+      ...(config.model ? { model: config.model } : {}),
+      temperature: 0,
+      metadata: { purpose: 'judge', evalConversation: input.conversationId, turnId: 'judge' },
+    })) {
+      if (part.type === 'text-delta') text += part.text;
+    }
+    if (!text) throw ApplicationFailure.retryable(`the judge of case ${c.id} answered nothing`);
+    return judgeCheck(text, c.threshold);
+  }
+}
+
+export type EvalActivities = ReturnType<typeof createEvalActivities>;
