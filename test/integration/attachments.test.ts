@@ -28,7 +28,14 @@ before(async () => {
   await stack.startWorker({
     provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
   });
-  gw = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port: 0, log: () => undefined });
+  gw = await startGateway({
+    client: stack.client,
+    allowScripted: true,
+    pool: stack.db.pool,
+    apiKeys: [KEY],
+    port: 0,
+    log: () => undefined,
+  });
 });
 after(async () => {
   await gw.close();

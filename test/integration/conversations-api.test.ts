@@ -17,6 +17,8 @@ let stack: TestStack;
 let gw: GatewayApp;
 let keyA: string;
 let keyB: string;
+/** The stored id of a client's conversation id: the gateway scopes ids per tenant and project. */
+const stored = (conv: string, key = keyA) => `${key === keyB ? 'globex~app' : 'acme~web'}~${conv}`;
 let adminA: string;
 
 const call = async (method: string, path: string, key: string, body?: unknown) => {
@@ -53,8 +55,8 @@ async function converse(key: string, conv: string, answer: string): Promise<void
     ...turn(answer),
   });
   assert.equal(r.status, 202, JSON.stringify(r.body));
-  await stack.client.result(conv, 1);
-  await waitFor('released', async () => (await stack.client.conversationState(conv)).activeTurn === null);
+  await stack.client.result(stored(conv, key), 1);
+  await waitFor('released', async () => (await stack.client.conversationState(stored(conv, key))).activeTurn === null);
 }
 
 before(async () => {
@@ -68,7 +70,13 @@ before(async () => {
   keyB = (
     await createApiKey(stack.db.pool, { tenantId: 'globex', projectId: 'app', userId: null, scopes: ['read', 'write'] })
   ).key;
-  gw = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [], listen: false });
+  gw = await createGatewayApp({
+    client: stack.client,
+    allowScripted: true,
+    pool: stack.db.pool,
+    apiKeys: [],
+    listen: false,
+  });
 });
 after(async () => {
   await gw?.close();
@@ -88,7 +96,7 @@ const counts = async (conv: string) => {
   ]) {
     const col = table === 'conversations' ? 'id' : 'conversation_id';
     out[table] = (
-      await stack.db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${col} = $1`, [conv])
+      await stack.db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${col} = $1`, [stored(conv)])
     ).rows[0].n;
   }
   return out;
@@ -174,7 +182,7 @@ test('delete: a purge workflow stops the running turn and removes every row; a s
   assert.equal(started.status, 202);
   await waitFor('the turn to run', async () => {
     const d = await stack.server.env.client.workflow
-      .getHandle(`conv/${running}/turn/1`)
+      .getHandle(`conv/${stored(running)}/turn/1`)
       .describe()
       .catch(() => undefined);
     return d?.status.name === 'RUNNING';
@@ -182,15 +190,16 @@ test('delete: a purge workflow stops the running turn and removes every row; a s
   for (const id of [conv, running]) {
     const deleted = await call('DELETE', `/v1/conversations/${id}`, keyA);
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
-    assert.deepEqual(deleted.body, { conversationId: id, deleted: true, workflowId: `purge/${id}` });
+    assert.deepEqual(deleted.body, { conversationId: id, deleted: true, workflowId: `purge/${stored(id)}` });
   }
   await waitFor(
     'the running turn to stop (cancelled with its conversation)',
     async () =>
-      (await stack.server.env.client.workflow.getHandle(`conv/${running}/turn/1`).describe()).status.name !== 'RUNNING',
+      (await stack.server.env.client.workflow.getHandle(`conv/${stored(running)}/turn/1`).describe()).status.name !==
+      'RUNNING',
     20_000,
   );
-  await stack.server.env.client.workflow.getHandle(`purge/${running}`).result();
+  await stack.server.env.client.workflow.getHandle(`purge/${stored(running)}`).result();
   for (const id of [conv, running])
     assert.ok(
       Object.values(await counts(id)).every((n) => n === 0),
@@ -266,14 +275,14 @@ test('feedback: stored from the key, queryable, on the timeline for the next tur
   const tenantDown = await call('GET', '/v1/feedback?rating=down', keyA);
   assert.ok(tenantDown.body.feedback.some((f: { feedbackId: string }) => f.feedbackId === 'fb_test_0001'));
   assert.deepEqual((await call('GET', '/v1/feedback', keyB)).body.feedback, [], 'another tenant sees none');
-  const blocks = await loadBlocks(stack.db.pool, conv);
+  const blocks = await loadBlocks(stack.db.pool, stored(conv));
   assert.equal(blocks.filter((b) => b.type === 'user.feedback').length, 1);
 
   // The next turn's render shows it, after turn 1's answer.
   const next = await call('POST', `/v1/conversations/${conv}/turns`, keyA, { prompt: 'shorter please', ...turn('ok') });
   assert.equal(next.status, 202);
-  await stack.client.result(conv, 2);
-  const view = visibleItems(await loadBlocks(stack.db.pool, conv), 'turn_2').map((it) => it.text);
+  await stack.client.result(stored(conv), 2);
+  const view = visibleItems(await loadBlocks(stack.db.pool, stored(conv)), 'turn_2').map((it) => it.text);
   const at = view.findIndex((t) => t.includes('[USER FEEDBACK: thumbs down on the answer of turn_1]'));
   assert.ok(at >= 0, view.join('\n---\n'));
   assert.match(view[at]!, /too long/);

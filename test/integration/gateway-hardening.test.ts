@@ -38,6 +38,7 @@ before(async () => {
   });
   gw = await createGatewayApp({
     client: stack.client,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [],
     listen: false,

@@ -33,6 +33,7 @@ before(async () => {
   await stack.startWorker();
   gw = await startGateway({
     client: stack.client,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [KEY, 'test-key-2'],
     port: 0,
@@ -263,11 +264,12 @@ test('requests without a valid API key are refused (401); anonymous writes are r
   );
 
   await assert.rejects(
-    createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [' '] }),
+    createGatewayApp({ client: stack.client, allowScripted: true, pool: stack.db.pool, apiKeys: [' '] }),
     /needs at least one API key/,
   );
   const insecure = await createGatewayApp({
     client: stack.client,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [],
     insecure: true,
@@ -328,6 +330,7 @@ test('bad input gets 400 with a clear JSON error and writes nothing', async () =
   }
   const small = await createGatewayApp({
     client: stack.client,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [KEY],
     listen: false,
@@ -443,7 +446,10 @@ test('the CLI: `dreact gateway` refuses to start without keys and serves with th
   assert.match(refused.err(), /the gateway needs at least one API key: create one with `dreact keys create/);
 
   const port = await freePort();
-  const served = dreact(['gateway', '--port', String(port), '--host', '127.0.0.1'], { DREACT_API_KEYS: 'cli-key' });
+  const served = dreact(['gateway', '--port', String(port), '--host', '127.0.0.1'], {
+    DREACT_API_KEYS: 'cli-key',
+    DREACT_ALLOW_SCRIPTED: '1',
+  });
   try {
     await waitFor(
       'the gateway to listen',
@@ -487,6 +493,7 @@ test('the CLI: `dreact gateway` refuses to start without keys and serves with th
 test('an idle stream sends retry and keepalive comments; cancelling the response body ends the server-side follow', async () => {
   const app = await createGatewayApp({
     client: stack.client,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [KEY],
     keepAliveMs: 50,
@@ -537,6 +544,7 @@ test('a retried POST with the same messageId starts one turn', async () => {
 test('`dreact tail --url` survives a gateway restart mid-turn: it reconnects with Last-Event-ID and shows every event once', async () => {
   const first = await startGateway({
     client: stack.client,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [KEY],
     port: 0,
@@ -561,6 +569,7 @@ test('`dreact tail --url` survives a gateway restart mid-turn: it reconnects wit
     await first.close();
     second = await startGateway({
       client: stack.client,
+      allowScripted: true,
       pool: stack.db.pool,
       apiKeys: [KEY],
       port,

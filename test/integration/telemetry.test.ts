@@ -27,6 +27,7 @@ before(async () => {
   api = new DreactClient(client, { taskQueue: stack.taskQueue });
   gw = await startGateway({
     client: api,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [KEY],
     port: 0,

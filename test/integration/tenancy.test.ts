@@ -71,7 +71,14 @@ before(async () => {
   await stack.startWorker();
   keyA = await cliKey(['--tenant', 'acme', '--project', 'web']);
   keyB = await cliKey(['--tenant', 'globex', '--project', 'app', '--scopes', 'read,write,admin']);
-  gw = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [], listen: false, pollMs: 50 });
+  gw = await createGatewayApp({
+    client: stack.client,
+    allowScripted: true,
+    pool: stack.db.pool,
+    apiKeys: [],
+    listen: false,
+    pollMs: 50,
+  });
 });
 after(async () => {
   await gw?.close();
@@ -110,16 +117,17 @@ test('keys from the CLI: listed without secrets; bad input exits 2 naming the fi
 
 test("a foreign key gets 404 on every endpoint of another tenant's conversation, and nothing changes", async () => {
   const conv = uniqueId('conv');
+  const id = `acme~web~${conv}`; // stored: the gateway scopes each tenant's ids (core/tenancy/conversation-space.ts)
   const started = await call('POST', `/v1/conversations/${conv}/turns`, keyA, {
     prompt: 'hello',
     ...scripted('Hi A.'),
   });
   assert.equal(started.status, 202, await started.clone().text());
-  await stack.client.result(conv, 1);
-  await waitFor('turn released', async () => (await stack.client.conversationState(conv)).activeTurn === null);
-  assert.deepEqual(await conversationOwner(stack.db.pool, conv), { tenantId: 'acme', projectId: 'web', userId: null });
+  await stack.client.result(id, 1);
+  await waitFor('turn released', async () => (await stack.client.conversationState(id)).activeTurn === null);
+  assert.deepEqual(await conversationOwner(stack.db.pool, id), { tenantId: 'acme', projectId: 'web', userId: null });
   // Search attributes and the fairness key of the conversation and its turn come from the key.
-  for (const workflowId of [`conv/${conv}`, `conv/${conv}/turn/1`]) {
+  for (const workflowId of [`conv/${id}`, `conv/${id}/turn/1`]) {
     const desc = await stack.server.env.client.workflow.getHandle(workflowId).describe();
     assert.equal(desc.typedSearchAttributes.get(TenantIdKey), 'acme', workflowId);
     assert.equal(desc.typedSearchAttributes.get(ProjectIdKey), 'web', workflowId);
@@ -128,12 +136,12 @@ test("a foreign key gets 404 on every endpoint of another tenant's conversation,
   await waitFor('visibility to list the turn by tenant', async () => {
     let n = 0;
     for await (const w of stack.server.env.client.workflow.list({
-      query: `TenantId = "acme" AND ConversationId = "${conv}"`,
+      query: `TenantId = "acme" AND ConversationId = "${id}"`,
     }))
       if (w.workflowId) n++;
     return n === 2;
   });
-  const before = await snapshot(conv);
+  const before = await snapshot(id);
   const alice = (
     await createApiKey(stack.db.pool, {
       tenantId: 'acme',
@@ -151,7 +159,6 @@ test("a foreign key gets 404 on every endpoint of another tenant's conversation,
     })
   ).key;
   const endpoints: Array<[string, string, unknown?]> = [
-    ['POST', `/v1/conversations/${conv}/turns`, { prompt: 'take over', ...scripted('hijacked') }],
     ['POST', `/v1/conversations/${conv}/steer`, { text: 'stop' }],
     ['POST', `/v1/conversations/${conv}/followup`, { text: 'more' }],
     ['GET', `/v1/conversations/${conv}/state`],
@@ -177,7 +184,7 @@ test("a foreign key gets 404 on every endpoint of another tenant's conversation,
       assert.equal(res.status, 404, `${label}: ${method} ${path} → ${res.status} ${text}`);
       assert.equal(JSON.parse(text).error.message, `no conversation "${conv}"`, 'indistinguishable from absent');
     }
-  assert.deepEqual(await snapshot(conv), before, 'nothing changed');
+  assert.deepEqual(await snapshot(id), before, 'nothing changed');
   // Lists never show it either.
   for (const key of [keyB, alice, otherProject]) {
     const listed = (await (await call('GET', '/v1/conversations', key)).json()) as {
@@ -188,6 +195,19 @@ test("a foreign key gets 404 on every endpoint of another tenant's conversation,
   // The owner's key still sees it all.
   assert.equal((await call('GET', `/v1/conversations/${conv}/state`, keyA)).status, 200);
   assert.equal((await call('GET', `/v1/conversations/${conv}/timeline`, keyA)).status, 200);
+  // A turn on the same id from another tenant starts a conversation of its own, in its own space.
+  const theirs = await call('POST', `/v1/conversations/${conv}/turns`, keyB, {
+    prompt: 'take over',
+    ...scripted('B.'),
+  });
+  assert.equal(theirs.status, 202, await theirs.clone().text());
+  assert.equal(
+    ((await theirs.json()) as { conversationId: string }).conversationId,
+    conv,
+    'shown as the client named it',
+  );
+  await stack.client.result(`globex~app~${conv}`, 1);
+  assert.deepEqual(await snapshot(id), before, "acme's conversation is untouched");
 });
 
 test('a user-bound key sees only its user’s conversations; scopes are enforced (403); revocation is immediate', async () => {
@@ -199,12 +219,13 @@ test('a user-bound key sees only its user’s conversations; scopes are enforced
     (await call('POST', `/v1/conversations/${conv}/turns`, bob, { prompt: 'mine', ...scripted('Yours.') })).status,
     202,
   );
-  await stack.client.result(conv, 1);
-  assert.deepEqual(await conversationOwner(stack.db.pool, conv), { tenantId: 'acme', projectId: 'web', userId: 'bob' });
+  const id = `acme~web~bob~${conv}`; // a user-bound key's ids are scoped to its user
+  await stack.client.result(id, 1);
+  assert.deepEqual(await conversationOwner(stack.db.pool, id), { tenantId: 'acme', projectId: 'web', userId: 'bob' });
   assert.equal(
-    (await call('GET', `/v1/conversations/${conv}/state`, keyA)).status,
+    (await call('GET', `/v1/conversations/bob~${conv}/state`, keyA)).status,
     200,
-    'the project key sees its users’ conversations',
+    'the project key sees its users’ conversations (named relative to its space)',
   );
 
   const readOnly = await createApiKey(stack.db.pool, {
@@ -213,14 +234,14 @@ test('a user-bound key sees only its user’s conversations; scopes are enforced
     userId: null,
     scopes: ['read'],
   });
-  assert.equal((await call('GET', `/v1/conversations/${conv}/state`, readOnly.key)).status, 200);
-  const write = await call('POST', `/v1/conversations/${conv}/followup`, readOnly.key, { text: 'more' });
+  assert.equal((await call('GET', `/v1/conversations/bob~${conv}/state`, readOnly.key)).status, 200);
+  const write = await call('POST', `/v1/conversations/bob~${conv}/followup`, readOnly.key, { text: 'more' });
   assert.equal(write.status, 403);
   assert.match(((await write.json()) as { error: { message: string } }).error.message, /lacks the "write" scope/);
 
   const revoked = await dreact(['keys', 'revoke', readOnly.id]);
   assert.equal(revoked.code, 0, revoked.err);
-  const after = await call('GET', `/v1/conversations/${conv}/state`, readOnly.key);
+  const after = await call('GET', `/v1/conversations/bob~${conv}/state`, readOnly.key);
   assert.equal(after.status, 401);
   assert.match(((await after.json()) as { error: { message: string } }).error.message, /invalid or revoked/);
   const rows = await listApiKeys(stack.db.pool, { tenantId: 'acme' });
@@ -239,7 +260,7 @@ test('stream tokens: EventSource-style access without headers, bound to conversa
       (await call('POST', `/v1/conversations/${c}/turns`, keyA, { prompt: 'hi', ...scripted('Hello.') })).status,
       202,
     );
-  await stack.client.result(conv, 1);
+  await stack.client.result(`acme~web~${conv}`, 1);
   const issued = (await (await call('POST', `/v1/conversations/${conv}/stream-token`, keyA, {})).json()) as {
     token: string;
     stream: string;
@@ -270,16 +291,19 @@ test('stream tokens: EventSource-style access without headers, bound to conversa
   assert.match(JSON.stringify(t.verify(old.token, conv)), /expired/);
   const signed = await createGatewayApp({
     client: stack.client,
+    allowScripted: true,
     pool: stack.db.pool,
     apiKeys: [],
     listen: false,
     tokenSecret: 'secret',
   });
-  const foreign = t.issue({ ...owner, tenantId: 'globex', projectId: 'app' }, conv);
-  const res = await signed.fetch(
-    new Request(`http://gw/v1/conversations/${conv}/stream?token=${encodeURIComponent(foreign.token)}`),
-  );
-  assert.equal(res.status, 404, 'the owner is checked again');
+  // A globex token for acme's stored id lies outside globex's id space; one for the plain id (the
+  // form of conversations made before ids were scoped) reaches the owner check.
+  const globex = { ...owner, tenantId: 'globex', projectId: 'app' };
+  const stream = (token: string) =>
+    signed.fetch(new Request(`http://gw/v1/conversations/${conv}/stream?token=${encodeURIComponent(token)}`));
+  assert.equal((await stream(t.issue(globex, `acme~web~${conv}`).token)).status, 401, 'not its id space');
+  assert.equal((await stream(t.issue(globex, conv).token)).status, 404, 'the owner is checked again');
   await signed.close();
 });
 
@@ -289,15 +313,21 @@ test("another tenant cannot claim an existing conversation id; a new id becomes 
     (await call('POST', `/v1/conversations/${conv}/turns`, keyB, { prompt: 'first', ...scripted('B.') })).status,
     202,
   );
-  const stolen = await call('POST', `/v1/conversations/${conv}/turns`, keyA, { prompt: 'mine now', ...scripted('A.') });
-  assert.equal(stolen.status, 404);
-  assert.deepEqual(await conversationOwner(stack.db.pool, conv), {
+  // The same id from acme names acme's own conversation: globex's is neither taken nor visible.
+  const mine = await call('POST', `/v1/conversations/${conv}/turns`, keyA, { prompt: 'mine now', ...scripted('A.') });
+  assert.equal(mine.status, 202);
+  assert.deepEqual(await conversationOwner(stack.db.pool, `globex~app~${conv}`), {
     tenantId: 'globex',
     projectId: 'app',
+    userId: null,
+  });
+  assert.deepEqual(await conversationOwner(stack.db.pool, `acme~web~${conv}`), {
+    tenantId: 'acme',
+    projectId: 'web',
     userId: null,
   });
   // A request that is refused as bad input claims nothing.
   const fresh = uniqueId('conv');
   assert.equal((await call('POST', `/v1/conversations/${fresh}/turns`, keyA, { prompt: '   ' })).status, 400);
-  assert.equal(await conversationOwner(stack.db.pool, fresh), undefined);
+  assert.equal(await conversationOwner(stack.db.pool, `acme~web~${fresh}`), undefined);
 });
