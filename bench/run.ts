@@ -25,6 +25,7 @@ const BENCHES: Record<string, () => Bench> = {
   gateway: () => (require('./gateway') as typeof import('./gateway')).benchGateway,
   'fetch-guard': () => (require('./fetch-guard') as typeof import('./fetch-guard')).benchFetchGuard,
   files: () => (require('./files') as typeof import('./files')).benchFiles,
+  agents: () => (require('./agents') as typeof import('./agents')).benchAgents,
 };
 
 async function main(): Promise<void> {
