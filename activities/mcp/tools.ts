@@ -125,7 +125,7 @@ function implementation(conn: McpConnection, name: string, id: string): ToolImpl
       return {
         ...obs,
         text: retried
-          ? `${obs.text}\n[attempt ${attempt}: an earlier attempt failed in transport and may have reached the server]`
+          ? `${obs.text}\n[attempt ${attempt}: an earlier attempt did not finish and may have reached the server]`
           : obs.text,
         meta: { ...obs.meta, attempt },
       };

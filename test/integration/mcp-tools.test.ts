@@ -187,7 +187,7 @@ test('a server that crashes mid-call: the retry reaches the restarted server and
   const [res] = resultsOf(blocks);
   assert.match(res!.text!, /^survived/);
   assert.equal(res!.meta.attempt, 2);
-  assert.match(res!.text!, /attempt 2: an earlier attempt failed in transport and may have reached the server/);
+  assert.match(res!.text!, /attempt 2: an earlier attempt did not finish and may have reached the server/);
 });
 
 test('a server that never answers: the call times out and the failure is the observation (retries: false)', async () => {

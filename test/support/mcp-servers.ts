@@ -4,7 +4,7 @@
  * or over Streamable HTTP (`startHttpMcpServer`, stateless, on 127.0.0.1).
  *
  * Tools: `echo` {text}; `fail` (isError); `crash_once` (the first call kills the process mid-call,
- * later calls answer — MCP_CRASH_MARKER names the marker file); `hang` (never answers);
+ * later calls answer — MCP_CRASH_MARKER names the marker file); `hang` (never answers); `sleep` {ms};
  * `image` (a PNG of ~24 KB); `link` (a resource_link to `test://notes`); `whoami` (whether the
  * request carried the expected credential: env MCP_EXPECT_TOKEN vs MCP_TOKEN over stdio, the
  * `authorization` header over HTTP — never echoing it); `add_tool` (adds `late_tool` and sends
@@ -57,6 +57,11 @@ export function buildMcpServer(opts: ToolSetOptions = {}): Server {
     { name: 'fail', description: 'Always reports an error.', inputSchema: obj() },
     { name: 'crash_once', description: 'Crashes the server on its first call.', inputSchema: obj() },
     { name: 'hang', description: 'Never answers.', inputSchema: obj() },
+    {
+      name: 'sleep',
+      description: 'Answers after ms.',
+      inputSchema: obj({ ms: { type: 'integer', minimum: 0 } }, ['ms']),
+    },
     { name: 'image', description: 'Returns an image.', inputSchema: obj() },
     { name: 'link', description: 'Returns a link to a resource.', inputSchema: obj() },
     { name: 'whoami', description: 'Says whether the caller is authorized.', inputSchema: obj() },
@@ -100,6 +105,9 @@ export function buildMcpServer(opts: ToolSetOptions = {}): Server {
       }
       case 'hang':
         return new Promise((_, reject) => extra.signal.addEventListener('abort', () => reject(new Error('cancelled'))));
+      case 'sleep':
+        await new Promise((r) => setTimeout(r, Number(args.ms)));
+        return text(`slept ${String(args.ms)} ms (pid ${process.pid})`);
       case 'image':
         return {
           content: [
