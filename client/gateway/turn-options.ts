@@ -18,7 +18,8 @@ export const MAX_CLIENT_ITERATIONS = 50;
 export const MAX_CLIENT_OUTPUT_TOKENS = 32_000;
 
 export const ClientModelSchema = z.strictObject({
-  provider: z.enum(['anthropic', 'scripted']).optional(),
+  /** Any provider the runtime has; the worker answers one it lacks credentials for with a clear error. */
+  provider: ModelConfigSchema.shape.provider,
   /** A model id among the deployment's (DREACT_GATEWAY_MODELS). */
   model: z.string().min(1).max(100).optional(),
   maxTokens: z.number().int().positive().max(MAX_CLIENT_OUTPUT_TOKENS).optional(),

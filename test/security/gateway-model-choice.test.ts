@@ -110,9 +110,7 @@ test('attack: a prompt-only turn (the web chat) runs the scripted fake model by 
   assert.equal(answers.length, 0, 'no scripted answer');
   // The resolver itself: no provider named → the deployment's default model.
   const resolve = defaultProviderResolver({ ANTHROPIC_API_KEY: 'k' }, { provider: 'anthropic' });
-  assert.equal(resolve({}).id, 'anthropic');
-  assert.equal(resolve(undefined).id, 'anthropic');
-  assert.equal(resolve({ maxTokens: 10 }).id, 'anthropic');
+  for (const named of [{}, undefined, { maxTokens: 10 }]) assert.match(resolve(named).id, /^anthropic/);
 });
 
 test('control: with DREACT_ALLOW_SCRIPTED=1 the operator may let tests choose the scripted model', async () => {
