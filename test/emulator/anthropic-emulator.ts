@@ -10,7 +10,14 @@
  * queue or a function of the request (default: echo the last user text); prompt-cache accounting
  * (see prompt-cache.ts) drives the usage numbers; failure injection: HTTP errors with headers,
  * a stream cut mid-way (socket destroyed), an SSE `error` event, a held-open stream.
+ *
+ * Extended thinking: a reply's `thinking` blocks stream as thinking / signature deltas, signed by
+ * the emulator (an HMAC of the text); a request with `thinking` enabled is checked as the API
+ * does — budget ≥ 1024 and below max_tokens, no temperature, and in a tool loop the last
+ * assistant message must start with a thinking block carrying a signature the emulator issued for
+ * that text (else a 400). `thinkingReturned` records that a signed block came back.
  */
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { extractiveSummary, SUMMARIZER_MARKER } from '../../core/compaction/prompt';
@@ -28,6 +35,7 @@ import {
   messageBody,
   outputTokensOf,
   streamEvents,
+  thinkingTokensOf,
   unevenChunks,
   wireUsage,
   type ReplyBlock,
@@ -92,6 +100,8 @@ export interface RecordedRequest {
   usageSentAt?: number;
   /** When the connection closed. */
   closedAt?: number;
+  /** A thinking block the emulator signed came back first in the tool loop's assistant message. */
+  thinkingReturned?: boolean;
 }
 
 export type Responder = (req: RecordedRequest) => Reply | Promise<Reply>;
@@ -150,6 +160,11 @@ export const reply = {
     },
   }),
   overloaded: (): ErrorReply => ({ kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded' }),
+  /** `r` with a thinking block first (signed by the emulator). */
+  thinking: (thinking: string, r: MessageReply): MessageReply => ({
+    ...r,
+    content: [{ type: 'thinking', thinking }, ...r.content],
+  }),
   serverError: (): ErrorReply => ({ kind: 'error', status: 500, type: 'api_error', message: 'Internal server error' }),
 };
 
@@ -178,6 +193,47 @@ function validate(body: Record<string, unknown>): string | undefined {
   if (typeof body.max_tokens !== 'number' || body.max_tokens < 1) return 'max_tokens: Field required';
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
   return undefined;
+}
+
+/** The emulator's signature of a thinking text (what the API's opaque signature stands for). */
+export function signThinking(text: string): string {
+  return createHmac('sha256', 'emulator-thinking').update(text).digest('base64');
+}
+
+type WireBlock = { type: string; thinking?: string; signature?: string; data?: string };
+
+/** The API's checks of a request with extended thinking; a message on failure. */
+function thinkingProblem(body: Record<string, unknown>): { problem?: string; returned: boolean } {
+  const cfg = body.thinking as { type?: string; budget_tokens?: number } | undefined;
+  if (!cfg || cfg.type !== 'enabled') return { returned: false };
+  const budget = Number(cfg.budget_tokens);
+  if (!Number.isInteger(budget) || budget < 1024)
+    return {
+      problem: 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024',
+      returned: false,
+    };
+  if (budget >= Number(body.max_tokens))
+    return { problem: '`max_tokens` must be greater than `thinking.budget_tokens`', returned: false };
+  if (body.temperature !== undefined && body.temperature !== 1)
+    return { problem: '`temperature` may only be set to 1 when thinking is enabled', returned: false };
+  const tc = body.tool_choice as { type?: string } | undefined;
+  if (tc && tc.type !== 'auto' && tc.type !== 'none')
+    return { problem: 'Thinking may not be enabled when tool_choice forces tool use.', returned: false };
+  const messages = (body.messages as Array<{ role: string; content: unknown }> | undefined) ?? [];
+  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
+  if (!lastAssistant || !Array.isArray(lastAssistant.content)) return { returned: false };
+  const blocks = lastAssistant.content as WireBlock[];
+  if (!blocks.some((b) => b.type === 'tool_use')) return { returned: false };
+  const first = blocks[0]!;
+  if (first.type === 'redacted_thinking') return { returned: true };
+  if (first.type !== 'thinking')
+    return {
+      problem: `messages: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`,
+      returned: false,
+    };
+  if (first.signature !== signThinking(first.thinking ?? ''))
+    return { problem: 'messages: Invalid `signature` in `thinking` block', returned: false };
+  return { returned: true };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
@@ -322,6 +378,10 @@ export class AnthropicEmulator {
     const bps = breakpointCount(body);
     if (bps > 4) return sendError(400, 'invalid_request_error', new TooManyBreakpointsError(bps).message);
 
+    const thought = thinkingProblem(body);
+    if (thought.problem) return sendError(400, 'invalid_request_error', thought.problem);
+    if (thought.returned) rec.thinkingReturned = true;
+
     const window = this.options.contextWindowTokens;
     if (window !== undefined && rec.inputTokens > window) {
       return sendError(
@@ -333,6 +393,12 @@ export class AnthropicEmulator {
     // Compaction's summariser calls are answered here (a summary in the layout), before the queue.
     const next = summarizer ? summaryResponder : (this.takeQueued(body) ?? this.responder);
     const r = typeof next === 'function' ? await next(rec) : next;
+    if (r.kind === 'message') {
+      // Thinking blocks carry the emulator's signature of their text (what the API checks on the way back).
+      r.content = r.content.map((b) =>
+        b.type === 'thinking' && b.signature === undefined ? { ...b, signature: signThinking(b.thinking) } : b,
+      );
+    }
     rec.reply = r;
     if (r.kind === 'error') return sendError(r.status, r.type, r.message, r.headers);
 
@@ -344,7 +410,7 @@ export class AnthropicEmulator {
       throw e;
     }
     rec.accounting = acc;
-    const usage = wireUsage(acc, outputTokensOf(r.content));
+    const usage = wireUsage(acc, outputTokensOf(r.content), thinkingTokensOf(r.content));
     rec.usage = usage;
     const id = `msg_emu${String(this.nextId++).padStart(6, '0')}`;
     const model = String(body.model);

@@ -7,6 +7,8 @@ import { approxTokens } from './prompt-cache';
 
 export type ReplyBlock =
   | { type: 'text'; text: string }
+  /** Extended thinking: streamed as thinking_delta pieces, then one signature_delta (the emulator signs it when absent). */
+  | { type: 'thinking'; thinking: string; signature?: string }
   /** `rawJson`: stream these input_json_delta bytes instead of JSON.stringify(input) (e.g. cut JSON). */
   | { type: 'tool_use'; id?: string; name: string; input: unknown; rawJson?: string };
 
@@ -15,6 +17,8 @@ export interface WireUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Present when the reply thought: its thinking tokens (part of output_tokens). */
+  output_tokens_details?: { thinking_tokens: number };
 }
 
 export interface SseEvent {
@@ -34,7 +38,7 @@ export function prng(seed: number): () => number {
   };
 }
 
-function splitUneven(s: string, rand: () => number, min: number, max: number): string[] {
+export function splitUneven(s: string, rand: () => number, min: number, max: number): string[] {
   const out: string[] = [];
   let i = 0;
   while (i < s.length) {
@@ -48,16 +52,28 @@ function splitUneven(s: string, rand: () => number, min: number, max: number): s
 export function outputTokensOf(blocks: ReplyBlock[]): number {
   let chars = 0;
   for (const b of blocks)
-    chars += b.type === 'text' ? b.text.length : b.name.length + JSON.stringify(b.input ?? {}).length;
+    chars +=
+      b.type === 'text'
+        ? b.text.length
+        : b.type === 'thinking'
+          ? b.thinking.length
+          : b.name.length + JSON.stringify(b.input ?? {}).length;
   return Math.max(1, approxTokens(chars));
 }
 
-export function wireUsage(acc: CacheAccounting, outputTokens: number): WireUsage {
+/** Thinking tokens of a reply (part of its output tokens). */
+export function thinkingTokensOf(blocks: ReplyBlock[]): number {
+  const chars = blocks.reduce((n, b) => n + (b.type === 'thinking' ? b.thinking.length : 0), 0);
+  return chars === 0 ? 0 : approxTokens(chars);
+}
+
+export function wireUsage(acc: CacheAccounting, outputTokens: number, thinkingTokens = 0): WireUsage {
   return {
     input_tokens: acc.inputTokens,
     output_tokens: outputTokens,
     cache_creation_input_tokens: acc.cacheWriteTokens,
     cache_read_input_tokens: acc.cacheReadTokens,
+    ...(thinkingTokens > 0 ? { output_tokens_details: { thinking_tokens: thinkingTokens } } : {}),
   };
 }
 
@@ -129,7 +145,22 @@ export function streamEvents(
   events.push({ event: 'ping', data: { type: 'ping' } });
   const raw = blocks.map((b) => (b.type === 'tool_use' ? b.rawJson : undefined));
   withIds(blocks, id).forEach((b, index) => {
-    if (b.type === 'text') {
+    if (b.type === 'thinking') {
+      events.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      });
+      for (const piece of splitUneven(b.thinking, rand, 1, 12)) {
+        events.push({
+          event: 'content_block_delta',
+          data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } },
+        });
+      }
+      events.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: b.signature ?? '' } },
+      });
+    } else if (b.type === 'text') {
       events.push({
         event: 'content_block_start',
         data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
