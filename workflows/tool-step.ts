@@ -19,6 +19,7 @@ import { callStages, scheduleToolCall } from '../core/tools/call-plan';
 import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
 import type { AgentRef } from '../core/agents/ref';
 import { failureMessage } from './failure';
+import { approvalStep, type ApprovalStep } from './approval-step';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>({
@@ -66,8 +67,17 @@ export function toolStep(ctx: {
   agent?: AgentRef;
   /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
   cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
+  /** Told when the turn starts or stops waiting for a person's approval (workflows/approval-step.ts). */
+  onApprovalWait?(waiting: boolean): void;
 }): ToolStep {
   const { conversationId, turnId, cancellable } = ctx;
+  // Calls whose plan asks for approval wait for the decideToolCall Update first.
+  const approvals = approvalStep({
+    conversationId,
+    turnId,
+    ...(ctx.agent ? { agent: ctx.agent } : {}),
+    ...(ctx.onApprovalWait ? { onWaiting: ctx.onApprovalWait } : {}),
+  });
 
   const toolInput = (call: ToolCallPlan, heldForBatch: boolean): ToolInput => ({
     conversationId,
@@ -92,7 +102,9 @@ export function toolStep(ctx: {
           // so no result arrives after it.
           interrupted =
             (await cancellable(async () => {
-              const settled = await Promise.allSettled(stage.map((call) => runToolCall(call, toolInput(call, true))));
+              const settled = await Promise.allSettled(
+                stage.map((call) => runToolCall(call, toolInput(call, true), approvals)),
+              );
               const failed = settled.find((r) => r.status === 'rejected');
               if (failed) throw failed.reason;
               return settled;
@@ -102,7 +114,7 @@ export function toolStep(ctx: {
           ]);
         } else {
           for (const call of stage) {
-            interrupted = (await cancellable(() => runToolCall(call, toolInput(call, false)))) === undefined;
+            interrupted = (await cancellable(() => runToolCall(call, toolInput(call, false), approvals))) === undefined;
             if (interrupted) break;
           }
         }
@@ -118,7 +130,14 @@ export function toolStep(ctx: {
  * non-retryable, or a timeout) becomes the call's observation, so the model sees it and the turn
  * goes on; a steer's cancellation propagates.
  */
-async function runToolCall(call: ToolCallPlan, input: ToolInput): Promise<ToolOutcome> {
+async function runToolCall(call: ToolCallPlan, planned: ToolInput, approvals: ApprovalStep): Promise<ToolOutcome> {
+  let input = planned;
+  if (call.approval) {
+    // A steer's cancellation of the wait propagates like a cancelled activity's.
+    const gate = await approvals.gate(call, input);
+    if (!gate.run) return gate.outcome;
+    if (gate.params) input = { ...input, params: gate.params };
+  }
   const scheduled = scheduleToolCall(call);
   try {
     if (scheduled.local) {

@@ -278,7 +278,15 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   });
   const withinBudget = compaction.withinBudget;
   // The round's tool calls (workflows/tool-step.ts).
-  const tools = toolStep({ conversationId, turnId, cancellable, ...withAgent });
+  const tools = toolStep({
+    conversationId,
+    turnId,
+    cancellable,
+    ...withAgent,
+    onApprovalWait: (waiting) => {
+      status = waiting ? 'awaiting_approval' : 'running';
+    },
+  });
 
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
   while (completionPath === undefined) {
@@ -349,9 +357,16 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     });
     failures = next.failures;
     if (next.kind === 'done') completionPath = next.completionPath;
+    // A spend cap refused the round's model call: the round answered so and the turn ends.
+    if (outcome?.kind === 'final' && outcome.completionPath === 'budget_exceeded') completionPath = 'budget_exceeded';
   }
 
-  if (completionPath !== 'complete' && completionPath !== 'exit' && completionPath !== 'steer_finalize') {
+  if (
+    completionPath !== 'complete' &&
+    completionPath !== 'exit' &&
+    completionPath !== 'steer_finalize' &&
+    completionPath !== 'budget_exceeded'
+  ) {
     const closing = await finalizeTurn.executeWithOptions({ summary: `finalize ${turnId} (${completionPath})` }, [
       { conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage },
     ]);

@@ -89,7 +89,10 @@ export interface ToolDefinition<P extends z.ZodType> {
   local?: boolean;
   /** Run as an activity of its own: its type name (or spec with heartbeat timeout / task queue). */
   ownActivity?: string | Omit<ToolActivitySpec, 'then'>;
-  /** Human approval before each call: not available yet (issue 30); only `false` is accepted. */
+  /**
+   * Human approval before each call (true), or before the calls whose params the function picks:
+   * the turn waits for a person's approve / deny / edit (docs/governance.md).
+   */
   needsApproval?: boolean | ((params: z.output<P>) => boolean);
 }
 
@@ -102,8 +105,12 @@ export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): Defined
   const where = `defineTool(${JSON.stringify(def.id)})`;
   if ((def.params as unknown as { _zod?: { def?: { type?: string } } })._zod?.def?.type !== 'object')
     throw new Error(`${where}: params must be a zod object schema (z.object({...}))`);
-  if (def.needsApproval !== undefined && def.needsApproval !== false)
-    throw new Error(`${where}: needsApproval is not available yet; tools needing approval cannot be defined`);
+  if (
+    def.needsApproval !== undefined &&
+    typeof def.needsApproval !== 'boolean' &&
+    typeof def.needsApproval !== 'function'
+  )
+    throw new Error(`${where}: needsApproval must be a boolean or a function of the params`);
   const activity = typeof def.ownActivity === 'string' ? { name: def.ownActivity } : def.ownActivity;
   if (activity && def.local) throw new Error(`${where}: a tool is either local or has an activity of its own`);
   if (typeof def.run !== 'function') throw new Error(`${where}: run must be a function`);
@@ -117,6 +124,7 @@ export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): Defined
     summarize: def.summary ?? (() => `tool ${def.id}`),
     ...(def.local ? { local: true } : {}),
     ...(activity ? { activity: { ...activity } } : {}),
+    ...(def.needsApproval ? { needsApproval: def.needsApproval } : {}),
   });
   try {
     new ToolRegistry([declaration]); // the registry's own checks: id, description, strategy, timeout, retry

@@ -26,6 +26,7 @@ export function toolCallPlan(callId: string, toolId: string, options: ToolActivi
     ...(options.then ? { then: options.then } : {}),
     ...(options.concurrent ? { concurrent: true } : {}),
     ...(options.local ? { local: true } : {}),
+    ...(options.approval ? { approval: options.approval } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { textProblem, type TextRules } from '../text';
 
 import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
 import { AGENT_NAME_RE, type AgentRef } from '../agents/ref';
+import type { ApprovalSpec } from '../governance/approval';
 
 // The zod-free part of the contracts (limits, ids, previews) lives in ./ids: workflows import it from
 // there, so a workflow instance does not build these schemas (contracts are re-exported here).
@@ -182,7 +183,14 @@ export interface TurnPrompt {
   attachments?: AttachmentRef[];
 }
 
-export type CompletionPath = 'complete' | 'exit' | 'steer_finalize' | 'iteration_cap' | 'decision_failure';
+export type CompletionPath =
+  | 'complete'
+  | 'exit'
+  | 'steer_finalize'
+  | 'iteration_cap'
+  | 'decision_failure'
+  /** A spend cap refused a model call (core/governance/budget.ts): the turn answered so. */
+  | 'budget_exceeded';
 
 export type Usage = z.infer<typeof UsageSchema>;
 
@@ -202,7 +210,15 @@ export interface TurnResult {
   leftoverEvents: UserEvent[];
 }
 
-export type TurnStatus = 'running' | 'compacting' | 'finalizing' | 'persisting' | 'completed' | 'failed';
+export type TurnStatus =
+  | 'running'
+  | 'compacting'
+  /** A tool call waits for a person's decision (workflows/approval-step.ts). */
+  | 'awaiting_approval'
+  | 'finalizing'
+  | 'persisting'
+  | 'completed'
+  | 'failed';
 
 export interface TurnState {
   turnId: string;
@@ -289,6 +305,8 @@ export interface ToolCallPlan {
   concurrent?: boolean;
   /** A short Postgres-only tool: runs as a local activity (no server round trip). */
   local?: boolean;
+  /** The call waits for a person's decision before it runs (workflows/approval-step.ts). */
+  approval?: ApprovalSpec;
   /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
   startToCloseMs?: number;
   maximumAttempts?: number;
@@ -315,6 +333,8 @@ export interface ToolInput {
   toolId: string;
   /** The turn's agent version: its tools and secrets (absent: the default agent). */
   agent?: AgentRef;
+  /** Params a person edited before approving: they replace the call block's (validated like them). */
+  params?: Record<string, unknown>;
   /**
    * The call runs concurrently with others of its round: its result is held and appended with the
    * batch, in call order (`appendToolResults`), instead of when it finishes.
