@@ -108,7 +108,9 @@ export function fileKeyOf(rawTail: string): string {
 }
 
 /** `Content-Disposition` with an ASCII fallback name and the exact name as `filename*` (RFC 6266 / 8187). */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+export function contentDisposition(kind: 'inline' | 'attachment', rawName: string): string {
+  // A lone surrogate cannot be percent-encoded: it becomes U+FFFD.
+  const name = rawName.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
   const ascii = name.replace(/[^A-Za-z0-9._ -]/g, '_').replace(/^[ .]+/, '') || 'download';
   const exact = encodeURIComponent(name).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${exact}`;
