@@ -39,6 +39,8 @@ import { planEvents } from '../../core/timeline/plan-view';
 import { turnAgent } from '../agents/turn-agent';
 import type { AgentView } from '../agents/view';
 import type { AgentToolContext } from '../agents/define-tool';
+import { APPROVAL_DENIED } from '../../core/governance/approval';
+import { toolPolicyRefusal } from '../governance/round-tools';
 
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
@@ -54,13 +56,17 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const found = await loadBlocksById(pool, conversationId, [callBlock, resultBlock]);
     const existing = await recordedResult(pool, input, found.get(resultBlock) ?? null);
     if (existing) return existing;
-    const params = callParams(input, found.get(callBlock));
+    // Params a person edited before approving replace the model's (checked like them below).
+    const params = input.params ?? callParams(input, found.get(callBlock));
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     let observation: ToolObservation;
     try {
       // The turn's agent version: only its tools run, with its settings and secrets.
       const agent = await turnAgent(deps, input.agent);
       observation = await heartbeating(async (progress) => {
+        // Defence in depth: a tool the tenant's policy denies is a notice, never a run.
+        const refused = await toolPolicyRefusal(deps, conversationId, toolId);
+        if (refused) return { ok: false, text: refused, meta: { policy_denied: true } };
         const impl = agent.registry.has(toolId) ? implFor(toolId) : undefined;
         if (!impl)
           return {
@@ -209,7 +215,8 @@ export function makeRecordToolFailure(deps: ActivityDeps) {
     });
     const observation: ToolObservation = {
       ok: false,
-      text: `tool ${input.toolId} failed: ${input.error}`,
+      // A person's denial (workflows/approval-step.ts) is the observation as it is.
+      text: input.failureType === APPROVAL_DENIED ? input.error : `tool ${input.toolId} failed: ${input.error}`,
       meta: { failure_type: input.failureType ?? null, retry_state: input.retryState ?? null },
     };
     await appendResult(deps, input, observation, publisher);

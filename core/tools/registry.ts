@@ -10,6 +10,9 @@
 import { z } from 'zod';
 import type { RetryPolicy } from '@temporalio/common';
 import type { ToolSpec } from '../model/provider';
+import type { ApprovalSpec } from '../governance/approval';
+import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from '../governance/approval';
+import { patternMatches } from '../agents/tool-filter';
 
 /**
  * How a tool relates to the workspace, used by the multi-action strategy matrix:
@@ -80,6 +83,21 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
    * tool's policy and recorded in history. Ignored for tools with an activity of their own.
    */
   local?: boolean;
+  /**
+   * A person approves each call before it runs (true), or the calls whose (validated) params the
+   * function picks. Decided when the call is planned, so it is in history (core/governance/approval.ts).
+   */
+  needsApproval?: boolean | ((params: z.output<P>) => boolean);
+}
+
+/** Approval rules over a registry's declarations: the agent's and the tenant policy's patterns. */
+export interface ApprovalRules {
+  /** The agent's `approval.tools` patterns. */
+  agentTools?: readonly string[];
+  /** The tenant / project policy's require-approval patterns. */
+  policyTools?: readonly string[];
+  timeoutSeconds?: number;
+  onTimeout?: 'deny' | 'fail';
 }
 
 /** A declaration with its params type erased, as stored in the registry. */
@@ -105,6 +123,8 @@ export interface ToolActivityOptions {
   concurrent?: boolean;
   /** Runs as a local activity (ToolDeclaration.local). */
   local?: boolean;
+  /** The call waits for a person's decision (ToolDeclaration.needsApproval, ApprovalRules). */
+  approval?: ApprovalSpec;
 }
 
 /** The activity every tool without its own runs in. */
@@ -120,8 +140,11 @@ const SUMMARY_MAX = 160;
 export class ToolRegistry {
   private readonly byId: ReadonlyMap<string, AnyToolDeclaration>;
   private readonly order: readonly string[];
+  /** Approval rules over the declarations' own (core/governance/policy.ts governRegistry). */
+  readonly approvalRules: ApprovalRules;
 
-  constructor(declarations: readonly AnyToolDeclaration[]) {
+  constructor(declarations: readonly AnyToolDeclaration[], approvalRules: ApprovalRules = {}) {
+    this.approvalRules = approvalRules;
     const map = new Map<string, AnyToolDeclaration>();
     for (const d of declarations) {
       if (!TOOL_ID_RE.test(d.id)) throw new Error(`tool registry: invalid tool id ${JSON.stringify(d.id)}`);
@@ -216,6 +239,7 @@ export class ToolRegistry {
       summary: this.summary(id, params),
       ...(d.strategy === 'exploration' && !d.sequential ? { concurrent: true } : {}),
       ...(d.local && !d.activity ? { local: true } : {}),
+      ...this.approvalOf(d, params),
       ...(d.activity?.then
         ? {
             then: {
@@ -230,6 +254,28 @@ export class ToolRegistry {
     };
   }
 
+  /** Whether a call needs a person's approval, and why (the declaration, the agent, the policy). */
+  private approvalOf(d: AnyToolDeclaration, params: Record<string, unknown>): { approval?: ApprovalSpec } {
+    const r = this.approvalRules;
+    const own =
+      typeof d.needsApproval === 'function' ? asksApproval(d.needsApproval, params) : d.needsApproval === true;
+    const source: ApprovalSpec['source'] | undefined = own
+      ? 'tool'
+      : r.agentTools?.some((p) => patternMatches(p, d.id))
+        ? 'agent'
+        : r.policyTools?.some((p) => patternMatches(p, d.id))
+          ? 'policy'
+          : undefined;
+    if (!source) return {};
+    return {
+      approval: {
+        source,
+        timeoutSeconds: r.timeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+        onTimeout: r.onTimeout ?? 'deny',
+      },
+    };
+  }
+
   /** Tools that run as their own activity (the worker registers one activity for each). */
   ownActivities(): Array<{ toolId: string; activity: ToolActivitySpec }> {
     return this.list().flatMap((d) => (d.activity ? [{ toolId: d.id, activity: d.activity }] : []));
@@ -238,6 +284,15 @@ export class ToolRegistry {
   /** The path the call writes (for collision checks), if the tool declares one. */
   writesPath(id: string, params: Record<string, unknown>): string | undefined {
     return this.get(id).writesPath?.(params);
+  }
+}
+
+/** A needsApproval function that throws asks for approval (fail safe). */
+function asksApproval(fn: (params: never) => boolean, params: Record<string, unknown>): boolean {
+  try {
+    return fn(params as never) === true;
+  } catch {
+    return true;
   }
 }
 
