@@ -4,6 +4,7 @@
  * usage and cost per conversation and per tenant and day.
  */
 import type { Queryable } from './db';
+import { withSubagents } from './subagent-store';
 import type { ConversationOwner } from './tenancy-store';
 
 export interface ConversationSummary {
@@ -92,7 +93,10 @@ const totals = (r: Record<string, unknown>): UsageTotals => ({
 });
 
 export async function conversationUsage(db: Queryable, id: string): Promise<UsageTotals> {
-  const res = await db.query(`SELECT ${TOTALS} FROM usage_ledger WHERE conversation_id = $1`, [id]);
+  // Its subagents' conversations (`<id>:sub:…`, store/subagent-store.ts) roll up into it.
+  const res = await db.query(`SELECT ${TOTALS} FROM usage_ledger WHERE ${withSubagents('conversation_id', '$1')}`, [
+    id,
+  ]);
   return totals(res.rows[0]);
 }
 

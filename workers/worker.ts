@@ -37,6 +37,7 @@ import { createEvalActivities } from '../activities/evals';
 import { cassetteResolver } from '../activities/providers/cassette';
 import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
 import { withMcpTools } from '../activities/mcp/agents';
+import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 
 // The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
@@ -166,7 +167,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   // their tools join the registry like module tools, and each agent's allow-list applies to them.
   const mcp = await McpConnections.start(mcpServersOf(catalogue), opts.mcp);
   const agents = withMcpTools(catalogue, mcp);
-  const all = [...extra, ...catalogue.moduleTools, ...mcp.tools];
+  // agent.delegate joins the worker's tools when an agent lists subagents (activities/agents/delegate.ts).
+  const delegation = agents.list().some((a) => (a.definition.subagents ?? []).length > 0)
+    ? createDelegateTool()
+    : undefined;
+  const delegateTools = delegation ? [delegation.tool] : [];
+  const all = [...extra, ...catalogue.moduleTools, ...mcp.tools, ...delegateTools];
   const deps: ActivityDeps = {
     db: opts.db,
     provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
@@ -178,7 +184,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       },
     ),
     ...(embeddings ? { embeddings } : {}),
-    registry: registryWith([...catalogue.moduleTools, ...mcp.tools]),
+    registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]),
     ...(mcp.connections.size > 0 ? { toolNotices: () => mcp.notices() } : {}),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
@@ -191,6 +197,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   if (unimplemented.length > 0)
     throw new Error(`tools without an implementation: ${unimplemented.join(', ')} (pass { declaration, impl } pairs)`);
   deps.agents = createAgentViews(agents, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool });
+  delegation?.bind(deps);
   // Every version this worker runs is stored: a later worker still builds a running turn's view.
   await deps.agents.save(opts.db.pool);
   // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
@@ -207,6 +214,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     }),
     activities: {
       ...createWorkerActivities(deps),
+      ...makeDelegationActivities(deps),
       ...createEvalActivities(deps),
       // Loaded only with the Fargate backend (the AWS SDK adds to every worker start otherwise).
       ...(opts.fargate

@@ -16,10 +16,11 @@ import {
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import { callStages, scheduleToolCall } from '../core/tools/call-plan';
-import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
+import type { ToolCallPlan, ToolInput, ToolOutcome, UserEvent } from '../core/turn/contracts';
 import type { AgentRef } from '../core/agents/ref';
 import { failureMessage } from './failure';
 import { approvalStep, type ApprovalStep } from './approval-step';
+import { subagentStep, type SubagentStep } from './subagent-step';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>({
@@ -58,6 +59,8 @@ const localToolActivities = proxyLocalActivities<Record<string, (input: ToolInpu
 export interface ToolStep {
   /** Runs one round's tool calls; resolves `true` when a steer interrupted them. */
   run(calls: ToolCallPlan[]): Promise<boolean>;
+  /** The subagent turns its delegate calls ran (workflows/subagent-step.ts), and their usage. */
+  readonly subagents: Pick<SubagentStep, 'count' | 'usage'>;
 }
 
 export function toolStep(ctx: {
@@ -69,6 +72,8 @@ export function toolStep(ctx: {
   cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
   /** Told when the turn starts or stops waiting for a person's approval (workflows/approval-step.ts). */
   onApprovalWait?(waiting: boolean): void;
+  /** The steer that is stopping the turn, if one is (forwarded to a running subagent). */
+  steerEvent?(): UserEvent | undefined;
 }): ToolStep {
   const { conversationId, turnId, cancellable } = ctx;
   // Calls whose plan asks for approval wait for the decideToolCall Update first.
@@ -78,6 +83,8 @@ export function toolStep(ctx: {
     ...(ctx.agent ? { agent: ctx.agent } : {}),
     ...(ctx.onApprovalWait ? { onWaiting: ctx.onApprovalWait } : {}),
   });
+  // Delegate calls run a subagent's turn as a child workflow.
+  const subagents = subagentStep(ctx.steerEvent ? { steerEvent: ctx.steerEvent } : {});
 
   const toolInput = (call: ToolCallPlan, heldForBatch: boolean): ToolInput => ({
     conversationId,
@@ -89,6 +96,7 @@ export function toolStep(ctx: {
   });
 
   return {
+    subagents,
     async run(calls) {
       // Each call is its own activity with the tool's timeout and retries. Consecutive read-only
       // calls of one round (native parallel calls, accepted multi-action explorations) run
@@ -103,7 +111,7 @@ export function toolStep(ctx: {
           interrupted =
             (await cancellable(async () => {
               const settled = await Promise.allSettled(
-                stage.map((call) => runToolCall(call, toolInput(call, true), approvals)),
+                stage.map((call) => runToolCall(call, toolInput(call, true), approvals, subagents)),
               );
               const failed = settled.find((r) => r.status === 'rejected');
               if (failed) throw failed.reason;
@@ -114,7 +122,8 @@ export function toolStep(ctx: {
           ]);
         } else {
           for (const call of stage) {
-            interrupted = (await cancellable(() => runToolCall(call, toolInput(call, false), approvals))) === undefined;
+            interrupted =
+              (await cancellable(() => runToolCall(call, toolInput(call, false), approvals, subagents))) === undefined;
             if (interrupted) break;
           }
         }
@@ -130,7 +139,12 @@ export function toolStep(ctx: {
  * non-retryable, or a timeout) becomes the call's observation, so the model sees it and the turn
  * goes on; a steer's cancellation propagates.
  */
-async function runToolCall(call: ToolCallPlan, planned: ToolInput, approvals: ApprovalStep): Promise<ToolOutcome> {
+async function runToolCall(
+  call: ToolCallPlan,
+  planned: ToolInput,
+  approvals: ApprovalStep,
+  subagents: SubagentStep,
+): Promise<ToolOutcome> {
   let input = planned;
   if (call.approval) {
     // A steer's cancellation of the wait propagates like a cancelled activity's.
@@ -140,6 +154,7 @@ async function runToolCall(call: ToolCallPlan, planned: ToolInput, approvals: Ap
   }
   const scheduled = scheduleToolCall(call);
   try {
+    if (scheduled.kind === 'child') return await subagents.run(input, scheduled);
     if (scheduled.local) {
       const { summary, startToCloseTimeout, retry } = scheduled.options;
       return await localToolActivities[scheduled.activity]!.executeWithOptions(

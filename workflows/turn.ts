@@ -286,6 +286,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     onApprovalWait: (waiting) => {
       status = waiting ? 'awaiting_approval' : 'running';
     },
+    steerEvent: () => (steerRequested ? [...pending].reverse().find((e) => e.kind === 'steer') : undefined),
   });
 
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
@@ -406,6 +407,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     rounds: budget.used,
     usage,
     ...(compaction.count > 0 ? { compactions: compaction.count, compactionUsage: compaction.usage } : {}),
+    ...(tools.subagents.count > 0 ? { subagents: tools.subagents.count, subagentUsage: tools.subagents.usage } : {}),
     leftoverEvents: pending.splice(0),
   };
 }

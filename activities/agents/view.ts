@@ -24,6 +24,7 @@ import type { Queryable } from '../../store/db';
 import { loadAgentVersion, saveAgentVersions } from '../../store/agent-store';
 import { canonicalJson } from './hash';
 import { loadedAgent, type AgentCatalogue, type LoadedAgent } from './catalogue';
+import { DELEGATE_TOOL_ID, mayDelegate } from '../../core/agents/subagents';
 
 export interface AgentView {
   agent: LoadedAgent;
@@ -71,19 +72,28 @@ export function createAgentViews(
   const views = new Map<string, AgentView>();
   const stored = new Map<string, Promise<AgentView>>();
 
-  const build = (agent: LoadedAgent): AgentView => {
+  const build = (agent: LoadedAgent, depth = 0): AgentView => {
     const missing = agent.offeredToolIds.filter((id) => !registry.has(id));
     if (missing.length > 0)
       throw new Error(
         `agent ${agent.ref.name}: tools ${missing.join(', ')} are not in the worker's registry (register the catalogue's moduleTools)`,
       );
-    const workerDefaults: WorkerDefaults = { ...defaults, toolIds: agent.offeredToolIds };
+    const workerDefaults: WorkerDefaults = {
+      ...defaults,
+      toolIds: agent.offeredToolIds.filter((id) => id !== DELEGATE_TOOL_ID),
+    };
+    // agent.delegate comes with `subagents` (whatever the allow-list), above the depth cap only.
+    const delegates =
+      registry.has(DELEGATE_TOOL_ID) &&
+      mayDelegate({ ...agent.definition, name: agent.ref.name }, depth) &&
+      !(agent.definition.tools?.allow ?? []).includes(`!${DELEGATE_TOOL_ID}`);
     const memo = new Map<string, TurnSettings>();
     const settingsWith = (overrides: TurnOverrides) => {
       const key = canonicalJson(overrides);
       let s = memo.get(key);
       if (!s) {
         s = resolveTurnSettings(workerDefaults, agent.definition, overrides);
+        if (delegates) s = { ...s, tools: [...s.tools, DELEGATE_TOOL_ID] };
         if (memo.size < 64) memo.set(key, s);
       }
       return s;
@@ -100,10 +110,11 @@ export function createAgentViews(
   };
 
   const view = (ref: AgentRef): AgentView => {
-    const key = `${ref.name}@${ref.hash}`;
+    const key = `${ref.name}@${ref.hash}${ref.depth ? `/${ref.depth}` : ''}`;
     let v = views.get(key);
     if (!v) {
-      v = build(catalogue.getByRef(ref));
+      v = build(catalogue.getByRef(ref), ref.depth);
+      if (ref.depth) v = { ...v, ref: { ...v.ref, depth: ref.depth } };
       views.set(key, v);
     }
     return v;
@@ -139,7 +150,8 @@ export function createAgentViews(
       offeredToolIds: registry.ids().filter((id) => row.tools.includes(id)),
       ...(now ? { secrets: now.secrets } : {}),
     });
-    return build({ ...agent, ref: { name: ref.name, hash: ref.hash } });
+    const v = build({ ...agent, ref: { name: ref.name, hash: ref.hash } }, ref.depth);
+    return ref.depth ? { ...v, ref: { ...v.ref, depth: ref.depth } } : v;
   };
 
   return {
@@ -148,11 +160,12 @@ export function createAgentViews(
     async load(ref) {
       const r = ref ?? current(DEFAULT_AGENT_NAME);
       if (catalogue.byRef(r)) return view(r);
-      let pending = stored.get(r.hash);
+      const key = `${r.hash}${r.depth ? `/${r.depth}` : ''}`;
+      let pending = stored.get(key);
       if (!pending) {
         pending = fromStore(r);
-        stored.set(r.hash, pending);
-        pending.catch(() => stored.delete(r.hash));
+        stored.set(key, pending);
+        pending.catch(() => stored.delete(key));
       }
       return pending;
     },

@@ -25,6 +25,7 @@ import { loadSourcesPool } from '../../store/sources-store';
 import type { ProducedFile } from '../../core/stream/events';
 import { agentViewsOf, turnModel } from '../agents/turn-agent';
 import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
+import { delegationDepth } from '../../core/agents/subagents';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -39,7 +40,9 @@ export function makeContextActivities(deps: ActivityDeps) {
   async function loadContext(input: LoadContextInput): Promise<LoadedContext> {
     const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
     const views = agentViewsOf(deps);
-    const agent = views.current(input.agent?.name ?? DEFAULT_AGENT_NAME);
+    // A subagent's turn carries its delegation depth: its view offers agent.delegate above the cap only.
+    const depth = delegationDepth(conversationId);
+    const agent = { ...views.current(input.agent?.name ?? DEFAULT_AGENT_NAME), ...(depth > 0 ? { depth } : {}) };
     const view = views.view(agent);
     const settings = view.settingsWith({
       ...(input.maxIterations !== undefined ? { maxRounds: input.maxIterations } : {}),

@@ -10,6 +10,8 @@ export interface AgentRef {
   name: string;
   /** sha256 hex of the canonical resolved definition, instructions text included. */
   hash: string;
+  /** Delegations above the turn's conversation (a subagent's turn, core/agents/subagents.ts); absent: 0. */
+  depth?: number;
 }
 
 /** The agent the worker builds in code (activities/agents/default-agent.ts); an agent file may replace it. */

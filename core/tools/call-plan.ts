@@ -27,6 +27,7 @@ export function toolCallPlan(callId: string, toolId: string, options: ToolActivi
     ...(options.concurrent ? { concurrent: true } : {}),
     ...(options.local ? { local: true } : {}),
     ...(options.approval ? { approval: options.approval } : {}),
+    ...(options.child ? { child: true } : {}),
   };
 }
 
@@ -70,20 +71,56 @@ export interface ScheduledActivity {
   };
 }
 
-export interface ScheduledToolCall extends ScheduledActivity {
+/** A call run as its activity: alone, as a local activity, or two activities in a row. */
+export interface ScheduledActivityCall extends ScheduledActivity {
+  kind: 'activity';
   /** The activity scheduled after the first one, with the same input (ToolActivitySpec.then). */
   then?: ScheduledActivity;
   /** Run as a local activity in the turn's worker (no heartbeat timeout, no task queue). */
   local?: boolean;
 }
 
+/**
+ * A call that runs another agent's turn as a child workflow (agent.delegate): `prepare` checks the
+ * call and opens the child's conversation, the child runs, then the tool activity (`activity`,
+ * `options`) appends the child's answer as the call's result (workflows/subagent-step.ts).
+ */
+export interface ScheduledChildCall extends ScheduledActivity {
+  kind: 'child';
+  prepare: ScheduledActivity;
+  then?: never;
+  local?: never;
+}
+
+export type ScheduledToolCall = ScheduledActivityCall | ScheduledChildCall;
+
+/** The activity that checks a delegate call and opens its child conversation. */
+export const PREPARE_DELEGATION_ACTIVITY = 'prepareDelegation';
+
 /** How the workflow schedules a plan; plans from older builds map to what those builds did. */
 export function scheduleToolCall(call: ToolCallPlan): ScheduledToolCall {
+  if (call.child) {
+    const options = {
+      summary: call.summary,
+      startToCloseTimeout: call.startToCloseTimeout ?? 30_000,
+      ...(call.retry ? { retry: call.retry } : {}),
+    };
+    return {
+      kind: 'child',
+      activity: call.activity ?? RUN_TOOL_ACTIVITY,
+      options,
+      prepare: {
+        activity: PREPARE_DELEGATION_ACTIVITY,
+        options: { ...options, summary: truncateSummary(`prepare ${call.summary}`) },
+      },
+    };
+  }
   if (call.activity === undefined && call.retry === undefined && call.startToCloseTimeout === undefined) {
     const retry: RetryPolicy | undefined = call.maximumAttempts
       ? { initialInterval: call.initialIntervalMs ?? 1000, maximumAttempts: call.maximumAttempts }
       : undefined;
     return {
+      kind: 'activity',
       activity: RUN_TOOL_ACTIVITY,
       options: {
         summary: call.summary,
@@ -93,6 +130,7 @@ export function scheduleToolCall(call: ToolCallPlan): ScheduledToolCall {
     };
   }
   return {
+    kind: 'activity',
     activity: call.activity ?? RUN_TOOL_ACTIVITY,
     options: {
       summary: call.summary,

@@ -88,6 +88,11 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
    * function picks. Decided when the call is planned, so it is in history (core/governance/approval.ts).
    */
   needsApproval?: boolean | ((params: z.output<P>) => boolean);
+  /**
+   * The call runs another agent's turn as a child workflow of the turn (agent.delegate,
+   * core/agents/subagents.ts); the tool activity then records its answer.
+   */
+  child?: boolean;
 }
 
 /** Approval rules over a registry's declarations: the agent's and the tenant policy's patterns. */
@@ -125,6 +130,8 @@ export interface ToolActivityOptions {
   local?: boolean;
   /** The call waits for a person's decision (ToolDeclaration.needsApproval, ApprovalRules). */
   approval?: ApprovalSpec;
+  /** The call runs a child workflow first (ToolDeclaration.child). */
+  child?: boolean;
 }
 
 /** The activity every tool without its own runs in. */
@@ -239,6 +246,7 @@ export class ToolRegistry {
       summary: this.summary(id, params),
       ...(d.strategy === 'exploration' && !d.sequential ? { concurrent: true } : {}),
       ...(d.local && !d.activity ? { local: true } : {}),
+      ...(d.child ? { child: true } : {}),
       ...this.approvalOf(d, params),
       ...(d.activity?.then
         ? {

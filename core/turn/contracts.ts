@@ -206,6 +206,9 @@ export interface TurnResult {
   /** Compactions the turn ran, and their model usage (counted apart from `usage`). */
   compactions?: number;
   compactionUsage?: Usage;
+  /** Subagent turns the turn delegated to (agent.delegate), and their model usage (counted apart from `usage`). */
+  subagents?: number;
+  subagentUsage?: Usage;
   /** Events that arrived after the turn's last decision boundary; the conversation starts a new turn with them. */
   leftoverEvents: UserEvent[];
 }
@@ -307,6 +310,8 @@ export interface ToolCallPlan {
   local?: boolean;
   /** The call waits for a person's decision before it runs (workflows/approval-step.ts). */
   approval?: ApprovalSpec;
+  /** The call runs another agent's turn as a child workflow first (agent.delegate, workflows/subagent-step.ts). */
+  child?: boolean;
   /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
   startToCloseMs?: number;
   maximumAttempts?: number;

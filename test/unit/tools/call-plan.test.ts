@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { callStages, invalidCallOptions, scheduleToolCall, toolCallPlan } from '../../../core/tools/call-plan';
-import { createToolRegistry, declareTool } from '../../../core/tools';
+import { createToolRegistry, declareTool, ToolRegistry } from '../../../core/tools';
+import { agentDelegate } from '../../../core/tools/agent-tools';
 
 const own = declareTool({
   id: 'test.own',
@@ -41,6 +42,7 @@ test('a plan carries the activity type, timeouts, task queue and the RetryPolicy
     },
   });
   assert.deepEqual(scheduleToolCall(plan), {
+    kind: 'activity',
     activity: 'ownTool',
     options: {
       summary: 'tool test.own',
@@ -63,11 +65,13 @@ test('plans recorded by older builds schedule runTool exactly as those builds di
       initialIntervalMs: 500,
     }),
     {
+      kind: 'activity',
       activity: 'runTool',
       options: { summary: 's', startToCloseTimeout: 30_000, retry: { initialInterval: 500, maximumAttempts: 3 } },
     },
   );
   assert.deepEqual(scheduleToolCall({ callId: 'tc_0123456789ab', toolId: 'react.read', summary: 's' }), {
+    kind: 'activity',
     activity: 'runTool',
     options: { summary: 's', startToCloseTimeout: 300_000 },
   });
@@ -107,4 +111,19 @@ test('callStages: consecutive read-only calls share a stage; every other call ru
   assert.deepEqual(ids(callStages([c('w'), c('r1', true), c('r2', true)])), [['w'], ['r1', 'r2']]);
   assert.deepEqual(ids(callStages([c('r1', true), c('w'), c('r2', true)])), [['r1'], ['w'], ['r2']]);
   assert.deepEqual(ids(callStages([c('w1'), c('w2')])), [['w1'], ['w2']]);
+});
+
+test('a delegate call plans a child: prepare, the child workflow, then the tool activity records its answer', () => {
+  const reg = new ToolRegistry([agentDelegate]);
+  const params = { agent: 'researcher', task: 'find the answer' };
+  const plan = toolCallPlan('tc_0123456789ab', 'agent.delegate', reg.activityOptions('agent.delegate', params));
+  assert.equal(plan.child, true);
+  const s = scheduleToolCall(plan);
+  assert.equal(s.kind, 'child');
+  if (s.kind !== 'child') return;
+  assert.equal(s.activity, 'runTool');
+  assert.equal(s.prepare.activity, 'prepareDelegation');
+  assert.equal(s.options.summary, 'subagent researcher: find the answer');
+  assert.equal(s.prepare.options.summary, 'prepare subagent researcher: find the answer');
+  assert.equal(callStages([plan, plan]).length, 2, 'a delegate call runs alone');
 });

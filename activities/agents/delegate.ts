@@ -1,0 +1,157 @@
+/**
+ * agent.delegate on the worker (core/agents/subagents.ts, workflows/subagent-step.ts): two halves
+ * around the child workflow the turn runs.
+ *
+ * - `prepareDelegation` (activity, before the child): checks the call — its params, that the turn's
+ *   agent lists the subagent, the depth cap, that this worker has the agent — and opens the child's
+ *   conversation under the parent's owner. It returns what the workflow needs to start the child,
+ *   or nothing (refused, or answered already: a retry or replay starts no second child). Retries
+ *   repeat the same idempotent checks.
+ * - the tool implementation (run by the tool activity after the child): the same check (a refusal
+ *   is the call's observation), then the child turn's answer — or its failure — with the files it
+ *   produced, by reference, as the call's result. The tool activity makes that append idempotent.
+ */
+import type { Pool } from 'pg';
+import { blockId } from '../../core/timeline/block';
+import type { ToolInput } from '../../core/turn/contracts';
+import { AgentDelegateParamsSchema, agentDelegate, type AgentDelegateParams } from '../../core/tools/agent-tools';
+import {
+  DELEGATE_TOOL_ID,
+  delegationDepth,
+  delegationRefusal,
+  subagentConversationId,
+  subagentWorkflowId,
+} from '../../core/agents/subagents';
+import type { AgentRef } from '../../core/agents/ref';
+import { loadBlocksById } from '../../store/timeline-store';
+import { openSubConversation, subagentOutcome } from '../../store/subagent-store';
+import { listHostedFiles } from '../../store/file-store';
+import type { ActivityDeps } from '../deps';
+import type { ToolImpl, ToolObservation } from '../tools/types';
+import type { AgentToolContext } from './define-tool';
+import { agentViewsOf, turnAgent } from './turn-agent';
+
+/** What prepareDelegation hands the workflow: the child to start, or nothing. */
+export interface DelegationStart {
+  start?: {
+    agent: string;
+    task: string;
+    /** The child conversation (`<parent>:sub:<callId>`). */
+    conversationId: string;
+    /** Its turn's workflow id (`conv/<parent>/sub/<callId>`). */
+    workflowId: string;
+  };
+}
+
+type Check = { ok: true; params: AgentDelegateParams } | { ok: false; text: string };
+
+/** Whether the turn's agent may run this delegation (the model sees the text of a refusal). */
+async function checkDelegation(
+  deps: ActivityDeps,
+  conversationId: string,
+  ref: AgentRef | undefined,
+  raw: unknown,
+): Promise<Check> {
+  const parsed = AgentDelegateParamsSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, text: `invalid ${DELEGATE_TOOL_ID} params: ${parsed.error.message}` };
+  const view = await turnAgent(deps, ref);
+  const depth = ref?.depth ?? delegationDepth(conversationId);
+  const refusal = delegationRefusal({ ...view.agent.definition, name: view.ref.name }, depth, parsed.data.agent);
+  if (refusal) return { ok: false, text: refusal };
+  try {
+    agentViewsOf(deps).current(parsed.data.agent);
+  } catch (err) {
+    return { ok: false, text: (err as Error).message };
+  }
+  return { ok: true, params: parsed.data };
+}
+
+export function makeDelegationActivities(deps: ActivityDeps) {
+  const pool = deps.db.pool;
+  return {
+    async prepareDelegation(input: ToolInput): Promise<DelegationStart> {
+      const { conversationId, turnId, callId } = input;
+      const callBlock = blockId(turnId, 'react.tool.call', callId);
+      const resultBlock = blockId(turnId, 'react.tool.result', callId);
+      const found = await loadBlocksById(pool, conversationId, [callBlock, resultBlock]);
+      if (found.get(resultBlock)) return {}; // answered already
+      const call = found.get(callBlock);
+      if (!call)
+        throw new Error(`prepareDelegation: no react.tool.call block for ${callId} in ${conversationId}/${turnId}`);
+      const raw = input.params ?? (JSON.parse(call.text ?? '{}') as { params?: unknown }).params;
+      const check = await checkDelegation(deps, conversationId, input.agent, raw);
+      if (!check.ok) return {}; // the tool activity records the refusal
+      const child = subagentConversationId(conversationId, callId);
+      await openSubConversation(pool, conversationId, child);
+      return {
+        start: {
+          agent: check.params.agent,
+          task: check.params.task,
+          conversationId: child,
+          workflowId: subagentWorkflowId(conversationId, callId),
+        },
+      };
+    },
+  };
+}
+
+/** The delegate tool's pair; `bind(deps)` once the worker's deps exist (the impl reads agents and turns). */
+export function createDelegateTool() {
+  let bound: ActivityDeps | undefined;
+  const impl: ToolImpl = {
+    id: DELEGATE_TOOL_ID,
+    async run(params, ctx): Promise<ToolObservation> {
+      if (!bound) throw new Error('agent.delegate: the worker did not bind its deps');
+      const deps = bound;
+      const ref = (ctx as typeof ctx & Partial<AgentToolContext>).agent?.ref;
+      const check = await checkDelegation(deps, ctx.conversationId, ref, params);
+      if (!check.ok) return { ok: false, text: check.text, meta: { subagent_refused: true } };
+      return childObservation(deps.db.pool, ctx.conversationId, ctx.callId, check.params);
+    },
+  };
+  return {
+    tool: { declaration: agentDelegate, impl },
+    bind(deps: ActivityDeps) {
+      bound = deps;
+    },
+  };
+}
+
+/** The child's answer (or failure) and its files, as the delegate call's result. */
+async function childObservation(
+  pool: Pool,
+  parentId: string,
+  callId: string,
+  params: AgentDelegateParams,
+): Promise<ToolObservation> {
+  const child = subagentConversationId(parentId, callId);
+  const outcome = await subagentOutcome(pool, child);
+  const meta = {
+    subagent: {
+      agent: params.agent,
+      conversation_id: child,
+      workflow_id: subagentWorkflowId(parentId, callId),
+      ...(outcome?.completionPath ? { completion_path: outcome.completionPath } : {}),
+      ...(outcome?.rounds != null ? { rounds: outcome.rounds } : {}),
+      ...(outcome?.usage ? { usage: outcome.usage } : {}),
+    },
+  };
+  if (!outcome || outcome.status === 'running')
+    return { ok: false, text: `subagent ${params.agent} did not finish its turn (${child})`, meta };
+  if (outcome.status === 'failed')
+    return { ok: false, text: `subagent ${params.agent} failed: ${outcome.error ?? 'unknown error'}`, meta };
+  const files = await listHostedFiles(pool, child);
+  const listing = files.length
+    ? `\n\nFiles it produced (conversation ${child}):\n${files.map((f) => `- ${f.path} (${f.mime}, ${f.size} bytes)`).join('\n')}`
+    : '';
+  return {
+    ok: true,
+    text: `${outcome.answer ?? ''}${listing}`,
+    meta: {
+      subagent: {
+        ...meta.subagent,
+        files: files.map((f) => ({ path: f.path, mime: f.mime, size: f.size, sha256: f.sha256 })),
+      },
+    },
+  };
+}
