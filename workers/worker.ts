@@ -31,6 +31,7 @@ import { journalInterceptor, type ActivityJournal } from './activity-journal';
 import { badDataInterceptor } from '../activities/bad-data';
 import { loadAgents } from '../activities/agents/loader';
 import { createAgentViews } from '../activities/agents/view';
+import { openAgentLibraries } from '../activities/agents/agent-library';
 import { workerDefaultsOf } from '../activities/agents/turn-agent';
 import type { DefinedTool } from '../activities/agents/define-tool';
 import { createEvalActivities } from '../activities/evals';
@@ -196,7 +197,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const unimplemented = deps.registry.ids().filter((id) => !deps.tools.has(id));
   if (unimplemented.length > 0)
     throw new Error(`tools without an implementation: ${unimplemented.join(', ')} (pass { declaration, impl } pairs)`);
-  deps.agents = createAgentViews(agents, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool });
+  // Agents with skills / knowledge folders of their own: opened (and indexed) before the worker polls.
+  const libraries = await openAgentLibraries(opts.db, agents, library);
+  deps.agents = createAgentViews(agents, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool, libraries });
   delegation?.bind(deps);
   // Every version this worker runs is stored: a later worker still builds a running turn's view.
   await deps.agents.save(opts.db.pool);

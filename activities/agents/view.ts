@@ -24,6 +24,8 @@ import type { Queryable } from '../../store/db';
 import { loadAgentVersion, saveAgentVersions } from '../../store/agent-store';
 import { canonicalJson } from './hash';
 import { loadedAgent, type AgentCatalogue, type LoadedAgent } from './catalogue';
+import { withAgentLibrary, type AgentLibraries } from './agent-library';
+import type { ToolImpl } from '../tools/types';
 import { DELEGATE_TOOL_ID, mayDelegate } from '../../core/agents/subagents';
 
 export interface AgentView {
@@ -31,8 +33,10 @@ export interface AgentView {
   ref: AgentRef;
   /** The agent's instructions ('' for none): the preface of the system prompt. */
   instructions: string;
-  /** The worker's registry narrowed to the agent's tools (declaration order kept). */
+  /** The worker's registry narrowed to the agent's tools (declaration order kept), with its own library's tools. */
   registry: ToolRegistry;
+  /** Implementations of the agent's own (over the worker's): react.read and react.search_knowledge over its folders. */
+  tools: ReadonlyMap<string, ToolImpl>;
   /** Settings for this agent with no turn overrides. */
   settings: TurnSettings;
   /** Settings with a turn's overrides on top (memoised per distinct overrides). */
@@ -67,7 +71,7 @@ export function createAgentViews(
   catalogue: AgentCatalogue,
   registry: ToolRegistry,
   defaults: Omit<WorkerDefaults, 'toolIds'>,
-  opts: { db?: Queryable } = {},
+  opts: { db?: Queryable; libraries?: AgentLibraries } = {},
 ): AgentViews {
   const views = new Map<string, AgentView>();
   const stored = new Map<string, Promise<AgentView>>();
@@ -99,11 +103,13 @@ export function createAgentViews(
       return s;
     };
     const settings = settingsWith({});
+    const own = withAgentLibrary(restrictRegistry(registry, settings.tools), agent, opts.libraries);
     return {
       agent,
       ref: agent.ref,
       instructions: agent.definition.instructions,
-      registry: restrictRegistry(registry, settings.tools),
+      registry: own.registry,
+      tools: own.impls,
       settings,
       settingsWith,
     };

@@ -67,7 +67,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
         // Defence in depth: a tool the tenant's policy denies is a notice, never a run.
         const refused = await toolPolicyRefusal(deps, conversationId, toolId);
         if (refused) return { ok: false, text: refused, meta: { policy_denied: true } };
-        const impl = agent.registry.has(toolId) ? implFor(toolId) : undefined;
+        const impl = agent.registry.has(toolId) ? (agent.tools.get(toolId) ?? implFor(toolId)) : undefined;
         if (!impl)
           return {
             ok: false,
@@ -177,6 +177,7 @@ function toolContext(
     // What defineTool's ctx offers of the turn's agent (never written to the timeline).
     agent: { ref: agent.ref, settings: agent.settings },
     secrets: agent.agent.secrets,
+    toolset: { registry: agent.registry, impl: (id) => agent.tools.get(id) ?? deps.tools.get(id) },
     store: pgToolStore(pool, conversationId),
     conversationId,
     turnId,

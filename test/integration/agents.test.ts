@@ -218,12 +218,12 @@ test('the stored versions list the agents (dreact agents list)', async () => {
   const rows = await listCurrentAgents(stack.db.pool);
   assert.deepEqual(
     rows.map((r) => r.name),
-    ['default', 'narrow', 'support'],
+    ['default', 'librarian', 'narrow', 'support'],
   );
   const narrow = rows.find((r) => r.name === 'narrow')!;
   assert.deepEqual(narrow.tools, ['react.read', 'react.write']);
   const lines = agentListLines(rows);
-  assert.match(lines[2]!, /^support\s+[0-9a-f]{12}\s+\d+ tools\s+Answers customer questions about Acme orders\.$/);
+  assert.match(lines[3]!, /^support\s+[0-9a-f]{12}\s+\d+ tools\s+Answers customer questions about Acme orders\.$/);
 });
 
 test('through the gateway: GET /v1/agents; a turn names its agent; another agent is a 409; an unknown one a 400', async () => {
@@ -273,4 +273,36 @@ test('through the gateway: GET /v1/agents; a turn names its agent; another agent
   } finally {
     await gw.close();
   }
+});
+
+test("an agent's own skills and knowledge: react.read lists its skills, react.search_knowledge searches its space", async () => {
+  const conv = uniqueId('conv');
+  const before = scriptedSystems.length;
+  await stack.client.startTurn(
+    conv,
+    'how fast do you ship?',
+    scripted(
+      callTool('react.search_knowledge', { query: 'ships business days' }),
+      callTool('react.read', { paths: ['sk:refunds'] }),
+      complete('two days'),
+    ),
+    undefined,
+    undefined,
+    undefined,
+    'librarian',
+  );
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'two days');
+  const system = scriptedSystems.slice(before).find((s) => s.includes('# Response protocol'))!;
+  assert.match(system, /## react\.search_knowledge/);
+  assert.match(system, /Skills \(read one to load its instructions and sources\): .*refunds/);
+  const results = (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === 'react.tool.result');
+  assert.match(
+    results.find((b) => b.meta.tool_id === 'react.search_knowledge')!.text ?? '',
+    /SHIPPING-KNOWLEDGE-TEXT|ks:shipping\.md/,
+  );
+  assert.match(results.find((b) => b.meta.tool_id === 'react.read')!.text ?? '', /REFUND-SKILL-TEXT/);
+  // The worker itself has no library: other agents have neither tool nor skills.
+  const narrow = scriptedSystems.find((s) => s.startsWith('You keep notes'));
+  assert.doesNotMatch(narrow ?? '', /react\.search_knowledge|Skills \(read one/);
 });
