@@ -13,6 +13,7 @@ import { makeSynthesizeAnswer } from './turn/synthesize';
 import { makeAppendToolResults } from './turn/tool-results';
 import { createPurgeActivities } from './purge';
 import { makeIndexTurnMemory } from './memory/index-turn';
+import { makeApprovalActivities } from './approval/approval-activities';
 
 export function createTurnActivities(deps: ActivityDeps) {
   return {
@@ -34,7 +35,13 @@ export type TurnActivities = ReturnType<typeof createTurnActivities>;
 /** The turn activities plus one activity per tool that declares its own (what the worker registers). */
 export function createWorkerActivities(deps: ActivityDeps) {
   const own = toolActivities(deps);
-  const turn = { ...createTurnActivities(deps), ...createCompactionActivities(deps), ...createPurgeActivities(deps) };
+  const turn = {
+    ...createTurnActivities(deps),
+    ...createCompactionActivities(deps),
+    ...createPurgeActivities(deps),
+    // Human approval of tool calls (workflows/approval-step.ts).
+    ...makeApprovalActivities(deps),
+  };
   for (const name of Object.keys(own)) {
     if (name in turn) throw new Error(`a tool's activity name ${name} collides with a turn activity`);
   }

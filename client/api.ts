@@ -46,6 +46,9 @@ import type { Queryable } from '../store/db';
 import { recordMachineFeedback } from '../store/feedback-store';
 import { RatingInputSchema } from '../core/feedback/rating';
 import { turnIdFor } from '../core/turn/ids';
+import { ApprovalError, listApprovals, sendDecision, type ApprovalItem } from './approvals';
+import type { ApprovalDecision, ApprovalPrincipal, DecideToolCallArgs } from '../core/governance/approval';
+import { LOCAL_PRINCIPAL } from '../core/tenancy/principal';
 
 /** Machine feedback as a tool or an eval sends it (DreactClient.machineFeedback). */
 const MachineFeedbackSchema = z.strictObject({
@@ -260,6 +263,30 @@ export class DreactClient {
       return { feedbackId, created };
     } catch (err) {
       if (/has no turn/.test((err as Error).message)) throw new DreactError((err as Error).message, 'not_found');
+      throw err;
+    }
+  }
+
+  /** The tool calls the conversation's running turn waits on for a person's decision (client/approvals.ts). */
+  async approvals(conversationId: string): Promise<ApprovalItem[]> {
+    return listApprovals(this.temporal, this.opts.db, conversationId, await this.requireRunning(conversationId));
+  }
+
+  /**
+   * A person's decision on a waiting tool call (approve, deny, edit with params), sent to the turn
+   * as the `decideToolCall` Update. `principal`: who decides (needs the approve scope; the CLI's is
+   * the local one). A rejected decision is a `bad_input` / `not_found` error and changes nothing.
+   */
+  async decideToolCall(
+    conversationId: string,
+    decision: Omit<DecideToolCallArgs, 'principal'>,
+    principal: ApprovalPrincipal = LOCAL_PRINCIPAL,
+  ): Promise<ApprovalDecision> {
+    const view = await this.requireRunning(conversationId);
+    try {
+      return await sendDecision(this.temporal, this.opts.db, conversationId, view, decision, principal);
+    } catch (err) {
+      if (err instanceof ApprovalError && err.code !== 'forbidden') throw new DreactError(err.message, err.code);
       throw err;
     }
   }

@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { StartTurnRequest, TurnState, UserEvent } from '../core/turn/contracts';
+import type { ApprovalDecision, DecideToolCallArgs, PendingApproval } from '../core/governance/approval';
 
 /**
  * Workflow task timeout of turns and their children (persist, compaction). A worker killed inside a
@@ -31,6 +32,15 @@ export const startTurnUpdate = defineUpdate<
   { turnIndex: number; turnId: string; workflowId: string },
   [StartTurnRequest]
 >('startTurn');
+
+/**
+ * A person's decision on a tool call waiting for approval, sent straight to the turn workflow
+ * (`turnWorkflowId`) with the update id `approval:<callId>`; its validator rejects an unknown or
+ * decided call, a malformed edit and a principal without the `approve` scope (workflows/approval-step.ts).
+ */
+export const decideToolCallUpdate = defineUpdate<ApprovalDecision, [DecideToolCallArgs]>('decideToolCall');
+/** The turn's tool calls waiting for a decision. */
+export const pendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
 
 export const ConversationIdKey = defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD);
 export const TurnIndexKey = defineSearchAttributeKey('TurnIndex', SearchAttributeType.INT);

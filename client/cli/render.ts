@@ -200,6 +200,24 @@ export function createLiveRenderer(
         break;
       case 'usage': // per-call usage: the done line sums it up
         break;
+      case 'approval':
+        newline();
+        if (p.phase === 'requested')
+          write(
+            yellow(
+              `⏸ ${String(p.tool)} call ${String(p.callId)} waits for approval: dreact approve ${e.conversationId} ${String(p.callId)} [--deny] [--reason TEXT] [--params JSON]\n`,
+            ),
+          );
+        else write(dim(`⏵ ${String(p.tool)} call ${String(p.callId)}: ${String(p.decision)} by ${String(p.by)}\n`));
+        break;
+      case 'budget':
+        newline();
+        write(
+          (p.phase === 'exceeded' ? red : yellow)(
+            `$ ${String(p.budget)}: ${p.phase === 'exceeded' ? 'spend cap reached' : '80 % used'} (${Number(p.usedUsd).toFixed(4)} of ${Number(p.capUsd).toFixed(2)} USD)\n`,
+          ),
+        );
+        break;
       default:
         unknownKind(e);
     }

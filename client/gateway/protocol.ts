@@ -98,6 +98,8 @@ export function protocolEvent(
       return { event: 'phase', fields: rest };
     }
     case 'answer':
+    case 'approval':
+    case 'budget':
     case 'compact':
     case 'exec':
     case 'inject':

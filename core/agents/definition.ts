@@ -141,6 +141,26 @@ export const LimitsSchema = z.strictObject({
   max_rounds: limit(1, 100).optional().describe('Most rounds (model decisions) per turn.'),
   context_max_tokens: limit(1_000, 2_000_000).optional().describe("Context budget of one round's request, tokens."),
   cache_ttl_seconds: limit(1, 86_400).optional().describe("The provider's prompt-cache TTL, seconds."),
+  spend_usd_per_turn: z
+    .number()
+    .positive()
+    .max(10_000)
+    .optional()
+    .describe('Most a turn may spend on model calls, USD (reserved before each call; docs/governance.md).'),
+});
+
+/** Human approval of tool calls (docs/governance.md). */
+export const ApprovalSchema = z.strictObject({
+  tools: uniqueList(ToolPatternSchema, 200)
+    .optional()
+    .describe('Tool patterns whose calls wait for a person to approve, deny or edit them (* as in tools.allow).'),
+  timeout_seconds: limit(1, 30 * 86_400)
+    .optional()
+    .describe('How long a call waits for a decision (default 86400: a day).'),
+  on_timeout: z
+    .enum(['deny', 'fail'])
+    .optional()
+    .describe('When no one decided in time: deny the call (default) or fail the turn.'),
 });
 
 export const ExecSchema = z.strictObject({
@@ -188,6 +208,7 @@ export const AgentDefinitionSchema = z
     skills: PathSchema.optional().describe('Skills folder (one SKILL.md per sub-folder).'),
     knowledge: PathSchema.optional().describe('Knowledge folder (react.search_knowledge).'),
     limits: LimitsSchema.optional(),
+    approval: ApprovalSchema.optional(),
     multi_action: z.enum(['off', 'safe_fanout']).optional().describe('Up to 2 actions per round when safe_fanout.'),
     exec: ExecSchema.optional(),
     subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),

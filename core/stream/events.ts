@@ -140,6 +140,20 @@ export const ProducedFileSchema = z.object({
 });
 export type ProducedFile = z.infer<typeof ProducedFileSchema>;
 
+/** Human approval of a tool call: requested (the turn waits), decided (approve, deny, edit, expired). */
+export const APPROVAL_PHASES = ['requested', 'decided'] as const;
+const ApprovalEvent = z.object({
+  kind: z.literal('approval'),
+  payload: Loose({ phase: z.enum(APPROVAL_PHASES), callId: z.string(), tool: z.string() }),
+});
+
+/** Spend caps: a budget is 80 % used (`warning`), or refused a model call (`exceeded`). */
+export const BUDGET_PHASES = ['warning', 'exceeded'] as const;
+const BudgetEvent = z.object({
+  kind: z.literal('budget'),
+  payload: Loose({ phase: z.enum(BUDGET_PHASES), budget: z.string(), capUsd: z.number(), usedUsd: z.number() }),
+});
+
 /** The turn ended. */
 const DoneEvent = z.object({
   kind: z.literal('done'),
@@ -166,6 +180,8 @@ export const StreamEventBodySchema = z.discriminatedUnion('kind', [
   RetryEvent,
   CompactEvent,
   ExecEvent,
+  ApprovalEvent,
+  BudgetEvent,
   DoneEvent,
 ]);
 export type StreamEventBody = z.infer<typeof StreamEventBodySchema>;

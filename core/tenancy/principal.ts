@@ -5,7 +5,7 @@ import { z } from 'zod';
  * embedded stack), never from a request body. Every store query and Temporal call made for a
  * request is scoped by the principal's tenant and project.
  */
-export const KeyScopeSchema = z.enum(['read', 'write', 'admin']);
+export const KeyScopeSchema = z.enum(['read', 'write', 'approve', 'admin']);
 export type KeyScope = z.infer<typeof KeyScopeSchema>;
 
 export const TenantScopeSchema = z.object({

@@ -40,6 +40,7 @@ import { planEvents } from '../../../core/timeline/plan-view';
 import type { SourceRef } from '../../../core/channels';
 import { turnAgent, turnModel } from '../../agents/turn-agent';
 import type { AgentView } from '../../agents/view';
+import { governedRegistry } from '../../governance/round-tools';
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
 
@@ -119,7 +120,8 @@ export function roundPipeline<S>(
     );
     // The turn's agent version: a view memoised by hash (no read per round).
     const agent = await turnAgent(deps, input.agent);
-    const registry = roundRegistry(agent, blocks, turnId);
+    // The tenant's tool policy and the agent's approval settings (activities/governance/round-tools.ts).
+    const registry = await governedRegistry(deps, agent, conversationId, roundRegistry(agent, blocks, turnId));
     const plans = strategy.planRegistry(registry);
     const stored = storedOutcome(blocks, input, workflowId, plans);
     if (stored) {

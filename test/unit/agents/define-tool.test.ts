@@ -188,7 +188,11 @@ test('definition errors name the tool and the problem', () => {
   assert.throws(() => defineTool({ ...base, id: 'acme.t', timeoutMs: 0 }), /needs a positive timeoutMs/);
   assert.throws(() => defineTool({ ...base, id: 'acme.r', retry: { maximumAttempts: 0 } }), /maximumAttempts >= 1/);
   assert.throws(() => defineTool({ ...base, id: 'acme.p', params: z.string() }), /params must be a zod object schema/);
-  assert.throws(() => defineTool({ ...base, id: 'acme.a', needsApproval: true }), /needsApproval is not available yet/);
+  assert.equal(defineTool({ ...base, id: 'acme.a', needsApproval: true }).declaration.needsApproval, true);
+  assert.throws(
+    () => defineTool({ ...base, id: 'acme.b', needsApproval: 'yes' as unknown as boolean }),
+    /needsApproval must be a boolean or a function/,
+  );
   assert.throws(
     () => defineTool({ ...base, id: 'acme.l', local: true, ownActivity: 'x' }),
     /either local or has an activity/,

@@ -1,0 +1,183 @@
+/**
+ * The approval steps of a tool call around the turn's durable wait (workflows/approval-step.ts):
+ * the request (an approval-request block with the tool, its params and the model's stated reason,
+ * and the `approval` stream event) and the decision (a decision block the model reads next round,
+ * and the stream event). Both idempotent: deterministic block ids, appends that skip existing ids.
+ *
+ * The blocks are user-side text in both protocols (`stage.approval.*`, authored `react` / `user`),
+ * so in native mode they never separate a tool_use from its tool_result.
+ */
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from '../deps';
+import { blockId, makeBlock, type Block } from '../../core/timeline/block';
+import { appendBlocks, loadBlocksById } from '../../store/timeline-store';
+import { StreamPublisher } from '../../store/publisher';
+import type { ApprovalSpec } from '../../core/governance/approval';
+import type { ToolInput } from '../../core/turn/contracts';
+import type { AgentRef } from '../../core/agents/ref';
+import { turnAgent } from '../agents/turn-agent';
+
+export const APPROVAL_REQUEST_BLOCK = 'stage.approval.request';
+export const APPROVAL_DECISION_BLOCK = 'stage.approval.decision';
+
+export interface ApprovalRequestInput {
+  conversationId: string;
+  turnId: string;
+  workflowId: string;
+  callId: string;
+  toolId: string;
+  summary: string;
+  source: ApprovalSpec['source'];
+  expiresAt: string;
+  onTimeout: 'deny' | 'fail';
+  /** The turn's agent version: the tool's params schema comes from its registry. */
+  agent?: AgentRef;
+}
+
+export interface ApprovalDecisionInput extends ToolInput {
+  decision: 'approve' | 'deny' | 'edit' | 'expired';
+  by: string;
+  reason?: string;
+}
+
+/** What the approval card, the CLI and the gateway show of a waiting call. */
+export interface ApprovalRequestView {
+  callId: string;
+  toolId: string;
+  turnId: string;
+  params: Record<string, unknown>;
+  reason: string;
+  source: string;
+  expiresAt: string;
+  requestedAt: string;
+  /** The JSON schema of the tool's params: edits are checked against it before they are sent. */
+  paramsSchema?: Record<string, unknown>;
+}
+
+/** The model's stated reason for the call: the notes of the round that planned it. */
+function statedReason(blocks: readonly Block[], call: Block | undefined): string {
+  if (!call) return '';
+  const iteration = call.meta['iteration'];
+  const notes = blocks.filter(
+    (b) => b.turn_id === call.turn_id && b.type === 'react.notes' && b.meta['iteration'] === iteration,
+  );
+  return notes
+    .map((b) => b.text ?? '')
+    .join('\n')
+    .trim()
+    .slice(0, 2_000);
+}
+
+export function makeApprovalActivities(deps: ActivityDeps) {
+  return {
+    async requestApproval(input: ApprovalRequestInput): Promise<void> {
+      const pool = deps.db.pool;
+      const { conversationId, turnId, callId, toolId } = input;
+      const callBlockId = blockId(turnId, 'react.tool.call', callId);
+      const found = await loadBlocksById(pool, conversationId, [callBlockId]);
+      const call = found.get(callBlockId);
+      const params = call ? ((JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> }).params ?? {}) : {};
+      const round = call?.meta['iteration'];
+      const noteBlocks =
+        typeof round === 'number'
+          ? await loadBlocksById(pool, conversationId, [blockId(turnId, 'react.notes', `r${round}`)])
+          : new Map<string, Block>();
+      const reason = statedReason([...noteBlocks.values()], call);
+      const registry = (await turnAgent(deps, input.agent)).registry;
+      const paramsSchema = registry.has(toolId) ? registry.jsonSchema(toolId) : undefined;
+      const ts = deps.now().toISOString();
+      await appendBlocks(pool, conversationId, [
+        makeBlock({
+          type: APPROVAL_REQUEST_BLOCK,
+          author: 'react',
+          turn_id: turnId,
+          ts,
+          key: callId,
+          call_id: callId,
+          mime: 'text/plain',
+          text: `tool call ${callId} (${toolId}) waits for a person's approval${reason ? `; the stated reason: ${reason}` : ''}`,
+          meta: {
+            tool_id: toolId,
+            params,
+            reason,
+            source: input.source,
+            expires_at: input.expiresAt,
+            requested_at: ts,
+            ...(paramsSchema ? { params_schema: paramsSchema } : {}),
+          },
+        }),
+      ]);
+      const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
+      publisher.emit({
+        kind: 'approval',
+        payload: {
+          phase: 'requested',
+          callId,
+          tool: toolId,
+          params,
+          reason,
+          source: input.source,
+          expiresAt: input.expiresAt,
+          onTimeout: input.onTimeout,
+        },
+      });
+      await publisher.close();
+    },
+
+    async recordApprovalDecision(input: ApprovalDecisionInput): Promise<void> {
+      const pool = deps.db.pool;
+      const { conversationId, turnId, callId, toolId, decision, by } = input;
+      const reason = input.reason?.trim();
+      const text =
+        decision === 'approve'
+          ? `approved by ${by}${reason ? `: ${reason}` : ''}`
+          : decision === 'edit'
+            ? `approved by ${by} with edited params ${JSON.stringify(input.params ?? {})}${reason ? `: ${reason}` : ''}`
+            : decision === 'deny'
+              ? `denied by ${by}: ${reason || 'no reason given'}`
+              : `nobody decided in time (the wait expired)`;
+      await appendBlocks(pool, conversationId, [
+        makeBlock({
+          type: APPROVAL_DECISION_BLOCK,
+          author: decision === 'expired' ? 'react' : 'user',
+          turn_id: turnId,
+          ts: deps.now().toISOString(),
+          key: callId,
+          call_id: callId,
+          mime: 'text/plain',
+          text: `tool call ${callId} (${toolId}) ${text}`,
+          meta: {
+            tool_id: toolId,
+            decision,
+            by,
+            ...(reason ? { reason } : {}),
+            ...(input.params ? { params: input.params } : {}),
+          },
+        }),
+      ]);
+      const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
+      publisher.emit({
+        kind: 'approval',
+        payload: { phase: 'decided', callId, tool: toolId, decision, by, ...(reason ? { reason } : {}) },
+      });
+      await publisher.close();
+    },
+  };
+}
+
+export type ApprovalActivities = ReturnType<typeof makeApprovalActivities>;
+
+/** A waiting call as the request block recorded it (for the gateway, the CLI and the web chat). */
+export function approvalRequestView(b: Block): ApprovalRequestView {
+  return {
+    callId: b.call_id ?? '',
+    toolId: String(b.meta['tool_id'] ?? ''),
+    turnId: b.turn_id,
+    params: (b.meta['params'] as Record<string, unknown>) ?? {},
+    reason: String(b.meta['reason'] ?? ''),
+    source: String(b.meta['source'] ?? ''),
+    expiresAt: String(b.meta['expires_at'] ?? ''),
+    requestedAt: String(b.meta['requested_at'] ?? b.ts),
+    ...(b.meta['params_schema'] ? { paramsSchema: b.meta['params_schema'] as Record<string, unknown> } : {}),
+  };
+}

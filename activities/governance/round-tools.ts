@@ -1,0 +1,91 @@
+/**
+ * Governance where a round's tools are chosen and where a call runs (issue 30): the tenant's tool
+ * policy (store/policy-store.ts) and the agent's approval settings over the round's registry.
+ *
+ * The tenant of a turn is its conversation's owner (`conversations` row, claimed by the gateway
+ * before the first turn; the CLI's is `local`): read once per conversation and worker, nothing
+ * added to history. Policies are read at most every POLICY_TTL_MS per project, so a change applies
+ * to the next rounds within seconds.
+ */
+import type { ActivityDeps } from '../deps';
+import type { ToolRegistry } from '../../core/tools/registry';
+import {
+  effectivePolicy,
+  governRegistry,
+  NO_POLICY,
+  policyRefusal,
+  type EffectivePolicy,
+} from '../../core/governance/policy';
+import { loadToolPolicies } from '../../store/policy-store';
+import { conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
+import type { AgentView } from '../agents/view';
+import { LOCAL_TENANT } from '../../core/tenancy/principal';
+
+const POLICY_TTL_MS = 2_000;
+const owners = new Map<string, ConversationOwner>();
+const policies = new Map<string, { at: number; policy: EffectivePolicy; key: string }>();
+
+/** The owner of a conversation (its tenant, project, user); the local tenant when it has no row. */
+export async function turnOwner(deps: Pick<ActivityDeps, 'db'>, conversationId: string): Promise<ConversationOwner> {
+  let owner = owners.get(conversationId);
+  if (!owner) {
+    owner = (await conversationOwner(deps.db.pool, conversationId)) ?? { ...LOCAL_TENANT, userId: null };
+    if (owners.size > 10_000) owners.clear();
+    owners.set(conversationId, owner);
+  }
+  return owner;
+}
+
+async function policyOf(deps: Pick<ActivityDeps, 'db'>, conversationId: string) {
+  const owner = await turnOwner(deps, conversationId);
+  const k = `${owner.tenantId}\u0000${owner.projectId}`;
+  const hit = policies.get(k);
+  if (hit && Date.now() - hit.at < POLICY_TTL_MS) return hit;
+  const rows = await loadToolPolicies(deps.db.pool, owner.tenantId, owner.projectId);
+  const policy = rows.length === 0 ? NO_POLICY : effectivePolicy(rows);
+  const entry = { at: Date.now(), policy, key: JSON.stringify(policy) };
+  if (policies.size > 10_000) policies.clear();
+  policies.set(k, entry);
+  return entry;
+}
+
+const governed = new WeakMap<ToolRegistry, Map<string, ToolRegistry>>();
+
+/**
+ * The round's registry under the tenant's policy and the agent's approval settings (memoised per
+ * registry and policy, so what is built from it — prompts, native specs — is too).
+ */
+export async function governedRegistry(
+  deps: Pick<ActivityDeps, 'db'>,
+  agent: AgentView,
+  conversationId: string,
+  registry: ToolRegistry,
+): Promise<ToolRegistry> {
+  const { policy, key: policyKey } = await policyOf(deps, conversationId);
+  const approval = agent.agent.definition.approval;
+  if (policy === NO_POLICY && !approval?.tools?.length && !approval?.timeout_seconds && !approval?.on_timeout)
+    return registry;
+  const key = `${policyKey}|${JSON.stringify(approval ?? {})}`;
+  let byKey = governed.get(registry);
+  if (!byKey) governed.set(registry, (byKey = new Map()));
+  let out = byKey.get(key);
+  if (!out) {
+    out = governRegistry(registry, policy, {
+      ...(approval?.tools ? { agentTools: approval.tools } : {}),
+      ...(approval?.timeout_seconds ? { timeoutSeconds: approval.timeout_seconds } : {}),
+      ...(approval?.on_timeout ? { onTimeout: approval.on_timeout } : {}),
+    });
+    if (byKey.size < 64) byKey.set(key, out);
+  }
+  return out;
+}
+
+/** Why the tenant's policy refuses a call to `toolId` now (undefined: it may run). */
+export async function toolPolicyRefusal(
+  deps: Pick<ActivityDeps, 'db'>,
+  conversationId: string,
+  toolId: string,
+): Promise<string | undefined> {
+  const { policy } = await policyOf(deps, conversationId);
+  return policy === NO_POLICY ? undefined : policyRefusal(policy, toolId);
+}

@@ -1,0 +1,183 @@
+/**
+ * The turn's side of human approval (issue 30, docs/governance.md). A call whose plan carries
+ * `approval` (decided by the round that planned it, so it is in history) waits here — durably, in
+ * the workflow: no activity, no worker slot, no polling — for the `decideToolCall` Update, sent
+ * straight to this turn workflow:
+ *
+ * - the request: an activity appends the approval-request block (tool, params, the model's stated
+ *   reason) and publishes the `approval` stream event; `TurnStatus` becomes `awaiting_approval`;
+ * - the wait: `condition(() => decided.has(callId), timeout)` in the scope a steer cancels (a steer
+ *   ends the wait and the turn finalizes; the call gets the synthetic "cancelled" result);
+ * - approve runs the call; edit runs it with the person's params (the tool activity validates them
+ *   like any params); deny — or the timeout, by default — records "denied by <user>: <reason>" as
+ *   the call's observation, so every tool_use still has its tool_result; `on_timeout: fail` fails
+ *   the turn.
+ *
+ * The Update's validator rejects an unknown or already decided call, a malformed edit and a
+ * principal without the `approve` scope (core/governance/approval.ts): a rejected Update never
+ * reaches history. Calls of one round (concurrent explorations, multi-action) wait and are decided
+ * one by one. Subagents do not exist yet: a nested turn's approvals are not surfaced (issue 30).
+ */
+import {
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ApprovalActivities } from '../activities/approval/approval-activities';
+import type { TurnActivities } from '../activities/turn-activities';
+import {
+  APPROVAL_DENIED,
+  APPROVAL_TIMEOUT,
+  deciderName,
+  decisionProblem,
+  deniedObservation,
+  expiredObservation,
+  type ApprovalDecision,
+  type PendingApproval,
+} from '../core/governance/approval';
+import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
+import type { AgentRef } from '../core/agents/ref';
+import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from './definitions';
+
+// Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
+const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+const { recordToolFailure } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+
+/** What to do with a call after its wait: run it (with edited params), or its observation. */
+export type ApprovalGate = { run: true; params?: Record<string, unknown> } | { run: false; outcome: ToolOutcome };
+
+export interface ApprovalStep {
+  /** Waits for the decision on a call whose plan asks for approval. */
+  gate(call: ToolCallPlan, input: ToolInput): Promise<ApprovalGate>;
+}
+
+export function approvalStep(ctx: {
+  conversationId: string;
+  turnId: string;
+  agent?: AgentRef;
+  /** Told when the turn starts or stops waiting for a person (the state query's status). */
+  onWaiting?(waiting: boolean): void;
+}): ApprovalStep {
+  const pending = new Map<string, PendingApproval>();
+  const decided = new Map<string, ApprovalDecision>();
+
+  setHandler(
+    decideToolCallUpdate,
+    (args) => {
+      const decision: ApprovalDecision = {
+        callId: args.callId,
+        decision: args.decision,
+        by: deciderName(args.principal),
+        ...(args.reason ? { reason: args.reason } : {}),
+        ...(args.decision === 'edit' && args.params ? { params: args.params } : {}),
+      };
+      decided.set(args.callId, decision);
+      return decision;
+    },
+    {
+      validator: (args) => {
+        const problem = decisionProblem(args, new Set(pending.keys()), new Set(decided.keys()));
+        if (problem) throw new Error(problem);
+      },
+      description: 'Approve, deny or edit a tool call that waits for a person (callId, decision, reason, params)',
+    },
+  );
+  setHandler(pendingApprovalsQuery, () => [...pending.values()]);
+
+  /** Calls between their request and their decision (pending lists them once the request is recorded). */
+  let waitingCalls = 0;
+  const setWaiting = (delta: number) => {
+    waitingCalls += delta;
+    const waiting = waitingCalls > 0;
+    upsertSearchAttributes([{ key: TurnStatusKey, value: waiting ? 'awaiting_approval' : 'running' }]);
+    ctx.onWaiting?.(waiting);
+  };
+
+  return {
+    async gate(call, input) {
+      const spec = call.approval!;
+      const { callId, toolId } = call;
+      const since = Date.now();
+      const timeoutMs = spec.timeoutSeconds * 1000;
+      setWaiting(+1);
+      let decision: ApprovalDecision | undefined;
+      try {
+        await requestApproval.executeWithOptions({ summary: `approval requested: ${call.summary}`.slice(0, 160) }, [
+          {
+            conversationId: ctx.conversationId,
+            turnId: ctx.turnId,
+            workflowId: workflowInfo().workflowId,
+            callId,
+            toolId,
+            summary: call.summary,
+            source: spec.source,
+            expiresAt: new Date(since + timeoutMs).toISOString(),
+            onTimeout: spec.onTimeout,
+            ...(ctx.agent ? { agent: ctx.agent } : {}),
+          },
+        ]);
+        // Listed (and decidable) once its request block exists: a client sees the params and schema.
+        pending.set(callId, {
+          callId,
+          toolId,
+          summary: call.summary,
+          turnId: ctx.turnId,
+          since: new Date(since).toISOString(),
+          expiresAt: new Date(since + timeoutMs).toISOString(),
+          onTimeout: spec.onTimeout,
+        });
+        // Durable: the workflow sleeps in the server until the Update (or the timer) wakes it.
+        const got = await condition(() => decided.has(callId), timeoutMs);
+        decision = got ? decided.get(callId)! : undefined;
+      } finally {
+        pending.delete(callId);
+        setWaiting(-1);
+      }
+      if (!decision && spec.onTimeout === 'fail') {
+        await recordApprovalDecision.executeWithOptions(
+          { summary: `approval expired: ${call.summary}`.slice(0, 160) },
+          [{ ...input, decision: 'expired', by: 'timeout' }],
+        );
+        throw ApplicationFailure.nonRetryable(
+          `tool call ${callId} (${toolId}) waited ${spec.timeoutSeconds} s for approval; the agent fails the turn on timeout`,
+          APPROVAL_TIMEOUT,
+        );
+      }
+      const kind = decision?.decision ?? 'expired';
+      await recordApprovalDecision.executeWithOptions(
+        { summary: `approval ${kind}${decision ? ` by ${decision.by}` : ''}: ${call.summary}`.slice(0, 160) },
+        [
+          {
+            ...input,
+            decision: kind,
+            by: decision?.by ?? 'timeout',
+            ...(decision?.reason ? { reason: decision.reason } : {}),
+            ...(decision?.params ? { params: decision.params } : {}),
+          },
+        ],
+      );
+      if (decision && decision.decision !== 'deny')
+        return { run: true, ...(decision.params ? { params: decision.params } : {}) };
+      const outcome = await recordToolFailure.executeWithOptions(
+        { summary: `record denial: ${call.summary}`.slice(0, 160) },
+        [
+          {
+            ...input,
+            error: decision ? deniedObservation(decision) : expiredObservation(spec.timeoutSeconds),
+            failureType: APPROVAL_DENIED,
+          },
+        ],
+      );
+      return { run: false, outcome };
+    },
+  };
+}
