@@ -56,6 +56,7 @@ export async function benchGateway(): Promise<Record<string, number | string>> {
         DREACT_TASK_QUEUE: taskQueue,
         DREACT_RATE_LIMIT_PER_MINUTE: String(1e9),
         DREACT_API_KEYS: '',
+        DREACT_ALLOW_SCRIPTED: '1', // the bench's turns name the scripted model
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -90,7 +91,8 @@ export async function benchGateway(): Promise<Record<string, number | string>> {
       });
       if (r.status !== 202) throw new Error(`turn start: ${r.status} ${await r.text()}`);
     }
-    for (const c of convs) await api.result(c, 1);
+    // The gateway stores a tenant's ids in its own space (core/tenancy/conversation-space.ts).
+    for (const c of convs) await api.result(`${owner.tenantId}~${owner.projectId}~${c}`, 1);
 
     const figures: Record<string, number | string> = { conversations: CONVERSATIONS, concurrent_clients: CLIENTS };
     for (const [label, path] of [
@@ -150,7 +152,10 @@ export async function benchGateway(): Promise<Record<string, number | string>> {
     });
     await new Promise((r) => setTimeout(r, 1500)); // connected and idle
     const rssOpen = rssKb(child.pid!);
-    const publisher = new StreamPublisher(db.pool, conv, { turnId: 'turn_9', attempt: 1 });
+    const publisher = new StreamPublisher(db.pool, `${owner.tenantId}~${owner.projectId}~${conv}`, {
+      turnId: 'turn_9',
+      attempt: 1,
+    });
     const start = performance.now();
     for (let i = 0; i < DELTAS; i++) {
       const wait = start + (i * 1000) / DELTAS_PER_SECOND - performance.now();
