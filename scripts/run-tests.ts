@@ -56,7 +56,8 @@ async function main(): Promise<number> {
     stops.push(database.stop);
     if (database.url) env.DATABASE_URL = database.url;
   }
-  if (files.some((f) => f.startsWith('test/integration/')) && !env.TEMPORAL_ADDRESS) {
+  // test/security's cases may run on Temporal too (one server for the run, not one per file).
+  if (files.some((f) => f.startsWith('test/integration/') || f.startsWith('test/security/')) && !env.TEMPORAL_ADDRESS) {
     const server = await startTemporalServer();
     env.TEMPORAL_ADDRESS = server.address;
     stops.push(server.stop);
