@@ -42,6 +42,7 @@ export async function EvalTrialWorkflow(input: EvalTrialInput): Promise<TrialOut
           turn,
           ...(agent !== undefined ? { agent } : {}),
           ...(model !== undefined ? { model } : {}),
+          ...(c.options !== undefined ? { options: c.options } : {}),
         },
       ],
     );

@@ -53,6 +53,7 @@ export interface PlayTurnInput {
   turn: TurnSpec;
   agent?: string;
   model?: ModelConfig;
+  options?: EvalCase['options'];
 }
 
 export interface PlayedTurn {
@@ -120,7 +121,13 @@ export function createEvalActivities(deps: ActivityDeps) {
       const api = client();
       const spec = turnOf(input.turn);
       const messageId = `eval_turn_${input.turnIndex}`;
-      const options = input.model ? { model: input.model } : {};
+      const options = {
+        ...(input.model ? { model: input.model } : {}),
+        ...(input.options?.max_rounds !== undefined ? { maxIterations: input.options.max_rounds } : {}),
+        ...(input.options?.context_max_tokens !== undefined
+          ? { contextMaxTokens: input.options.context_max_tokens }
+          : {}),
+      };
       const attachments = spec.attachments?.length
         ? await stageTurnAttachments(
             pool,

@@ -47,7 +47,7 @@ export function describeKey(key: string): string {
 
 /**
  * The request's shape as text: system, messages, tools, tool choice and response format, with the
- * conversation id, ISO timestamps, block and tool call ids, and clock times replaced.
+ * conversation id, timestamps, block, tool call and plan ids replaced.
  */
 export function requestShape(
   request: { system: unknown; messages: unknown; tools?: unknown; toolChoice?: unknown; responseFormat?: unknown },
@@ -63,6 +63,7 @@ export function requestShape(
   return text
     .split(conversationId)
     .join('<conversation>')
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?/g, '<ts>')
-    .replace(/\b(blk|tc|toolu|msg|fb)_[A-Za-z0-9_-]+/g, '$1_<id>');
+    .replace(/\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d| ?UTC)?/g, '<ts>')
+    .replace(/\b(blk|tc|toolu|msg|fb)_[A-Za-z0-9_-]+/g, '$1_<id>')
+    .replace(/\b(plan:[A-Za-z0-9_-]+:)[0-9a-f]{8}\b/g, '$1<id>');
 }

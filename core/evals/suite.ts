@@ -96,6 +96,13 @@ export const EvalCaseSchema = z.strictObject({
   /** The model of this case's turns (e.g. a scripted script); else the suite's, else the agent's. */
   model: ModelConfigSchema.optional(),
   turns: z.array(TurnSpecSchema).min(1).max(20),
+  /** Turn options: the round budget and the context budget (e.g. a small one to exercise compaction). */
+  options: z
+    .strictObject({
+      max_rounds: z.number().int().positive().max(100).optional(),
+      context_max_tokens: z.number().int().min(1_000).max(2_000_000).optional(),
+    })
+    .optional(),
   expect: z
     .strictObject({
       tools: ToolsExpectSchema.optional(),
@@ -134,7 +141,10 @@ export class SuiteError extends Error {
 export function parseSuite(text: string, file: string): EvalSuite {
   const doc = parseDocument(text, { prettyErrors: true });
   const problems = [...doc.errors, ...doc.warnings];
-  if (problems.length > 0) throw new SuiteError(`${file}: ${problems.map((e) => e.message).join('; ')}`);
+  if (problems.length > 0)
+    throw new SuiteError(
+      `${file}: ${problems[0]!.message}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`,
+    );
   const raw: unknown = doc.toJS();
   const parsed = EvalSuiteSchema.safeParse(raw);
   if (parsed.success) {

@@ -12,6 +12,7 @@ import {
   type TrialRecord,
 } from '../../../core/evals/aggregate';
 import type { TrialObservation } from '../../../core/evals/check';
+import { callKindOf, cassetteKey, describeKey, firstTrialKey, requestShape } from '../../../core/evals/cassette';
 
 const obs: TrialObservation = {
   calls: [],
@@ -83,4 +84,32 @@ test('run summary, comparison and exit code', () => {
   const allPass = summariseRun([rec('a', 1, true)]);
   assert.equal(exitCodeOf(allPass), 0);
   assert.equal(exitCodeOf(allPass, [{ caseId: 'a', kind: 'regression' }]), 1);
+});
+
+test('cassette keys and request shapes: run-specific ids and times do not change the shape, content does', () => {
+  const { callKindOf, cassetteKey, describeKey, firstTrialKey, requestShape } =
+    await import('../../../core/evals/cassette');
+  assert.equal(callKindOf({ round: 3, mode: 'normal' }), 'round:3');
+  assert.equal(callKindOf({ round: 4, mode: 'finalize' }), 'round:4:finalize');
+  assert.equal(callKindOf({ purpose: 'structured', name: 'conversation_title' }), 'structured:conversation_title');
+  assert.equal(callKindOf({ purpose: 'summarize', kind: 'range' }), 'summarize:range');
+  assert.equal(callKindOf({ purpose: 'judge' }), 'judge');
+  const key = cassetteKey({ caseId: 'refund-policy', trial: 2, turn: 'turn_1', call: 'round:3' });
+  assert.equal(key, 'refund-policy/t2/turn_1/round:3');
+  assert.equal(firstTrialKey(key), 'refund-policy/t1/turn_1/round:3');
+  assert.equal(describeKey(key), 'case refund-policy trial 2, turn_1 round:3');
+  const req = (conv: string, ts: string, plan: string, text = 'hello') => ({
+    system: [{ text: `now ${ts}` }],
+    messages: [
+      {
+        role: 'user',
+        content: [{ type: 'text', text: `${text} ${conv} blk_${plan}a tc_${plan}b plan:turn_1:${plan}` }],
+      },
+    ],
+  });
+  const a = requestShape(req('eval~s~run_1.c.t1', '2026-11-27T11:00:00.123Z', '0a1b2c3d'), 'eval~s~run_1.c.t1');
+  const b = requestShape(req('eval~s~run_2.c.t1', '2026-11-28 09:15 UTC', 'ffee0011'), 'eval~s~run_2.c.t1');
+  assert.equal(a, b);
+  const c = requestShape(req('eval~s~run_2.c.t1', '2026-11-28T09:15:00Z', 'ffee0011', 'hullo'), 'eval~s~run_2.c.t1');
+  assert.notEqual(a, c);
 });
