@@ -120,6 +120,8 @@ export function defaultProviderResolver(
       return cached(`anthropic|${name}|${budget ?? ''}`, () =>
         createAnthropicProvider({
           ...(name ? { model: name } : {}),
+          ...(env.ANTHROPIC_API_KEY ? { apiKey: env.ANTHROPIC_API_KEY } : {}),
+          ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
           ...(budget !== undefined ? { thinking: { budgetTokens: budget } } : {}),
         }),
       );
