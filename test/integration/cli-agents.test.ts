@@ -1,0 +1,75 @@
+/**
+ * Agents through the `dreact` CLI as a user runs it (separate processes, the embedded stack with
+ * its state on disk): `dreact turn --agent <file>` loads the file in the command's own worker and
+ * binds the conversation; naming another agent for it later is a clear error (exit code 1);
+ * `dreact agents list` and `show` print the stored agents.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const home = mkdtempSync(join(tmpdir(), 'dreact-cli-agents-'));
+after(() => rmSync(home, { recursive: true, force: true }));
+
+function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DREACT_HOME: home, NO_COLOR: '1' };
+  delete env.TEMPORAL_ADDRESS; // the embedded stack, not the test run's server
+  delete env.DATABASE_URL; // PGlite
+  delete env.ANTHROPIC_API_KEY;
+  delete env.ANTHROPIC_AUTH_TOKEN;
+  env.DREACT_EMBEDDED_DB = 'pglite';
+  env.DREACT_TEMPORAL_PORT = '17433';
+  env.DREACT_PGLITE_PORT = '15632';
+  env.DREACT_EXEC_BACKEND = 'off';
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
+    env,
+    cwd: home,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr })));
+}
+
+test('dreact turn --agent <file> binds the conversation; another agent is a clear error; agents list/show', async () => {
+  const file = join(home, 'poet.yaml');
+  writeFileSync(file, 'name: poet\ndescription: Answers in verse.\ninstructions: You answer in verse.\n');
+  const first = await dreact([
+    'turn',
+    'a poem please',
+    '--agent',
+    file,
+    '--provider',
+    'scripted',
+    '--script',
+    'echo',
+    '--json',
+  ]);
+  assert.equal(first.code, 0, first.stderr);
+  const out = JSON.parse(first.stdout.trim()) as { conversationId: string; answer: string };
+  assert.ok(out.answer.length > 0);
+
+  const other = await dreact(['turn', 'now plainly', '--conversation', out.conversationId, '--agent', 'default']);
+  assert.equal(other.code, 1);
+  assert.match(
+    other.stderr,
+    /dreact: conversation \S+ is bound to agent "poet"; a turn cannot run agent "default" in it/,
+  );
+
+  const list = await dreact(['agents', 'list']);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, /^default\s+[0-9a-f]{12}\s+\d+ tools/m);
+  assert.match(list.stdout, /^poet\s+[0-9a-f]{12}\s+\d+ tools\s+Answers in verse\.$/m);
+  const show = await dreact(['agents', 'show', 'poet']);
+  assert.equal(show.code, 0, show.stderr);
+  assert.match(show.stdout, /^agent poet$/m);
+  assert.match(show.stdout, /^ {2}You answer in verse\.$/m);
+  const missing = await dreact(['agents', 'show', 'nobody']);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /unknown agent "nobody"/);
+});
