@@ -87,8 +87,6 @@ test('run summary, comparison and exit code', () => {
 });
 
 test('cassette keys and request shapes: run-specific ids and times do not change the shape, content does', () => {
-  const { callKindOf, cassetteKey, describeKey, firstTrialKey, requestShape } =
-    await import('../../../core/evals/cassette');
   assert.equal(callKindOf({ round: 3, mode: 'normal' }), 'round:3');
   assert.equal(callKindOf({ round: 4, mode: 'finalize' }), 'round:4:finalize');
   assert.equal(callKindOf({ purpose: 'structured', name: 'conversation_title' }), 'structured:conversation_title');
