@@ -124,10 +124,11 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     cleanups.unshift(() => nativeConnection.close());
     // The same tool set as the standalone worker (workers/tool-set.ts): exec.python included.
     const tools = await workerToolSet({ log: (line) => log(`[stack] ${line}`), ...opts.tools });
-    // A turn that names no model: Anthropic with a key, else the scripted demo (said at start).
+    // A turn that names no model: the configured provider (a key in the environment), else the
+    // scripted demo — said at start.
     const defaultModel = envDefaultModel() ?? { provider: 'scripted' as const, script: 'demo' };
     log(
-      `[stack] default model: ${defaultModel.provider === 'anthropic' ? 'anthropic' : 'scripted "demo" (no ANTHROPIC_API_KEY)'}`,
+      `[stack] default model: ${defaultModel.provider === 'scripted' ? 'scripted "demo" (no ANTHROPIC_API_KEY)' : defaultModel.provider}`,
     );
     const worker = await createWorker({
       connection: nativeConnection,
