@@ -34,12 +34,13 @@ const Id = z
 /**
  * A conversation id. The gateway keeps each tenant's ids apart by scoping them server-side as
  * `<tenant>~<project>[~<user>]~<id>` (core/tenancy/conversation-space.ts), so `~` and the longer
- * length are allowed here; the ids a gateway client chooses have neither.
+ * length (tenant 64 + project 64 + user 128 + id 200) are allowed here; an id a gateway client
+ * creates has neither.
  */
 export const ConversationIdSchema = z
   .string()
   .min(1)
-  .max(400)
+  .max(500)
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:~-]*$/, 'ids use letters, digits, _ . : ~ - and start with a letter or digit');
 
 /**
