@@ -41,6 +41,8 @@ export const DEFAULT_TOOL_RETRY: Readonly<ToolRetryPolicy> = Object.freeze({ max
 export interface AgentToolContext {
   agent?: { ref: AgentRef; settings: TurnSettings };
   secrets?: SecretValues;
+  /** The tools the call's turn may use (its agent's registry, their implementations): what the exec proxy offers generated code. */
+  toolset?: { registry: ToolRegistry; impl(id: string): ToolImpl | undefined };
 }
 
 /** What a tool's `run` may use. */
