@@ -37,6 +37,7 @@ import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } fro
 import { DockerBackend } from './docker';
 import { LocalBackend } from './local';
 import { ToolSupervisor } from './proxy/supervisor';
+import type { AgentToolContext } from '../agents/define-tool';
 import { chownTree, DEFAULT_EXEC_LIMITS } from './sandbox-files';
 
 /** Largest output file stored as an artifact (bigger ones are file errors in the envelope). */
@@ -132,6 +133,8 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
       execId: spec.execId,
       tools: proxy.tools,
       registry: proxy.registry,
+      // The turn's own tools (its agent's registry, MCP tools included) when the tool activity passes them.
+      ...((ctx as AgentToolContext).toolset ? { toolset: (ctx as AgentToolContext).toolset } : {}),
       now: ctx.now,
     });
     supervisors.set(spec.execId, sup);

@@ -95,22 +95,25 @@ function implementation(conn: McpConnection, name: string, id: string): ToolImpl
   return {
     id,
     async run(params: Record<string, unknown>, ctx: ToolContext): Promise<ToolObservation> {
-      const attempt = currentAttempt();
-      await ctx.store.appendBlocks([
-        makeBlock({
-          type: MCP_ATTEMPT_BLOCK,
-          author: 'tool',
-          turn_id: ctx.turnId,
-          ts: ctx.now().toISOString(),
-          key: `${ctx.callId}.${attempt}`,
-          call_id: ctx.callId,
-          hidden: true,
-          text: `mcp ${conn.name}.${name} attempt ${attempt}`,
-          meta: { tool_id: id, server: conn.name, tool: name, attempt },
-        }),
-      ]);
+      // In its own activity: the attempt is recorded before the call. Proxied from an exec sandbox,
+      // the supervisor records the call itself (stage.exec.tool).
+      const attempt = ownAttempt(id);
+      if (attempt !== undefined)
+        await ctx.store.appendBlocks([
+          makeBlock({
+            type: MCP_ATTEMPT_BLOCK,
+            author: 'tool',
+            turn_id: ctx.turnId,
+            ts: ctx.now().toISOString(),
+            key: `${ctx.callId}.${attempt}`,
+            call_id: ctx.callId,
+            hidden: true,
+            text: `mcp ${conn.name}.${name} attempt ${attempt}`,
+            meta: { tool_id: id, server: conn.name, tool: name, attempt },
+          }),
+        ]);
       if (!conn.tools.some((t) => t.name === name))
-        return { ok: false, text: `MCP server ${conn.name} no longer offers the tool ${name}`, meta: { attempt } };
+        return { ok: false, text: `MCP server ${conn.name} no longer offers the tool ${name}` };
       const result = await conn.callTool(name, params, {
         signal: ctx.signal,
         onProgress: () => ctx.heartbeat({ callId: ctx.callId, progress: true }),
@@ -121,22 +124,25 @@ function implementation(conn: McpConnection, name: string, id: string): ToolImpl
         tool: name,
         readResource: (uri) => conn.readResource(uri, ctx.signal) as Promise<{ contents: Array<{ uri: string }> }>,
       });
-      const retried = attempt > 1;
+      if (attempt === undefined) return obs;
       return {
         ...obs,
-        text: retried
-          ? `${obs.text}\n[attempt ${attempt}: an earlier attempt did not finish and may have reached the server]`
-          : obs.text,
+        text:
+          attempt > 1
+            ? `${obs.text}\n[attempt ${attempt}: an earlier attempt did not finish and may have reached the server]`
+            : obs.text,
         meta: { ...obs.meta, attempt },
       };
     },
   };
 }
 
-function currentAttempt(): number {
+/** The activity's attempt when the call runs as its own activity; undefined elsewhere (the exec proxy, tests). */
+function ownAttempt(id: string): number | undefined {
   try {
-    return Context.current().info.attempt;
+    const info = Context.current().info;
+    return info.activityType === mcpActivityName(id) ? info.attempt : undefined;
   } catch {
-    return 1; // outside an activity (the exec proxy, tests)
+    return undefined;
   }
 }

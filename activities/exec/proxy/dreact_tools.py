@@ -5,8 +5,9 @@
     # -> {"ok": True, "text": "..."}
 
 Sends one JSON request over the supervisor's Unix socket (the only way out of the sandbox) and
-returns the supervisor's answer. The supervisor runs only allowed tools (web_search, web_fetch,
-react.read) and records each call in the conversation's timeline.
+returns the supervisor's answer. The supervisor runs only the tools it offers — web_search,
+web_fetch, react.read and the turn's MCP tools (mcp.<server>.<tool>), as far as the turn's agent
+has them — and records each call in the conversation's timeline.
 """
 import json
 import os

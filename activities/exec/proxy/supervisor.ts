@@ -1,9 +1,14 @@
 /**
  * The tool supervisor of one exec: listens on the Unix socket mounted into the sandbox (the
  * sandbox's only way out), answers one JSON request per connection (`{tool_id, params}\n` →
- * `{ok, text}\n`), runs only allowed tools with the runtime's implementations and parameter checks,
+ * `{ok, text}\n`), runs only offered tools with the runtime's implementations and parameter checks,
  * and records every call and its result in the timeline (`stage.exec.tool` blocks keyed by the exec
  * call and a sequence number, so appends are idempotent).
+ *
+ * The offered tools come from the registry the exec call runs with — its turn's agent's tools when
+ * the tool activity passes them (`toolset`), else the proxy's own: the read-only built-ins
+ * (`PROXY_ALLOWED_TOOLS`) and the MCP tools (`mcp.*`) that registry holds, narrowed by `allowed`.
+ * The offer is recorded once per exec (`stage.exec.tool_offer`).
  */
 import net from 'node:net';
 import { promises as fs } from 'node:fs';
@@ -14,9 +19,18 @@ import { checkToolParams } from '../../tools';
 import type { ToolImpl, ToolObservation } from '../../tools/types';
 import { activityLog } from '../../log';
 
-/** Tools a sandboxed program may call. */
+/** Built-in tools a sandboxed program may call (when the registry holds them). */
 export const PROXY_ALLOWED_TOOLS: readonly string[] = ['web_search', 'web_fetch', 'react.read'];
 export const PROXY_BLOCK_TYPE = 'stage.exec.tool';
+export const PROXY_OFFER_BLOCK_TYPE = 'stage.exec.tool_offer';
+
+/** The tools a sandboxed program may call with `registry`: the proxied built-ins and MCP tools it holds, in its order. */
+export function proxyOffer(registry: ToolRegistry, allowed?: readonly string[]): string[] {
+  return registry
+    .ids()
+    .filter((id) => PROXY_ALLOWED_TOOLS.includes(id) || /^mcp\./.test(id))
+    .filter((id) => !allowed || allowed.includes(id));
+}
 const MAX_REQUEST_BYTES = 256 * 1024;
 /** Largest answer sent back into the sandbox. */
 const MAX_ANSWER_CHARS = 2_000_000;
@@ -32,6 +46,9 @@ export interface SupervisorOptions {
   execId: string;
   tools: ReadonlyMap<string, ToolImpl>;
   registry: ToolRegistry;
+  /** The exec call's own tools (its agent's registry and implementations); wins over `tools` / `registry`. */
+  toolset?: { registry: ToolRegistry; impl(id: string): ToolImpl | undefined };
+  /** Narrows the offer further. */
   allowed?: readonly string[];
   now(): Date;
 }
@@ -41,8 +58,16 @@ export class ToolSupervisor {
   private seq = 0;
   private readonly aborter = new AbortController();
   private readonly inflight = new Set<Promise<void>>();
+  private readonly registry: ToolRegistry;
+  private readonly impl: (id: string) => ToolImpl | undefined;
+  /** The tool ids a program may call. */
+  readonly offered: readonly string[];
 
-  constructor(private readonly opts: SupervisorOptions) {}
+  constructor(private readonly opts: SupervisorOptions) {
+    this.registry = opts.toolset?.registry ?? opts.registry;
+    this.impl = opts.toolset ? (id) => opts.toolset!.impl(id) : (id) => opts.tools.get(id);
+    this.offered = proxyOffer(this.registry, opts.allowed);
+  }
 
   /** Starts listening (replacing a stale socket left by a crashed worker). */
   async listen(): Promise<void> {
@@ -50,6 +75,19 @@ export class ToolSupervisor {
     const prefix = `${o.callId}.proxy.`;
     // Continue the sequence after calls recorded by an earlier supervisor of the same exec.
     this.seq = (await o.store.blocks()).filter((b) => b.type === PROXY_BLOCK_TYPE && b.id.includes(prefix)).length;
+    await o.store.appendBlocks([
+      makeBlock({
+        type: PROXY_OFFER_BLOCK_TYPE,
+        author: 'tool',
+        turn_id: o.turnId,
+        ts: o.now().toISOString(),
+        key: `${o.callId}.offer`,
+        call_id: o.callId,
+        hidden: true,
+        text: this.offered.join('\n'),
+        meta: { offered: [...this.offered], exec_id: o.execId, via: 'exec.tool_proxy' },
+      }),
+    ]);
     await fs.rm(o.socketPath, { force: true });
     const server = net.createServer((socket) => {
       const p = this.serve(socket).finally(() => this.inflight.delete(p));
@@ -90,12 +128,11 @@ export class ToolSupervisor {
       return;
     }
     const toolId = typeof req.tool_id === 'string' ? req.tool_id : '';
-    const allowed = this.opts.allowed ?? PROXY_ALLOWED_TOOLS;
     let observation: ToolObservation;
-    if (!allowed.includes(toolId)) {
+    if (!this.offered.includes(toolId)) {
       observation = {
         ok: false,
-        text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${allowed.join(', ')})`,
+        text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${this.offered.join(', ')})`,
       };
     } else {
       observation = await this.run(toolId, req.params ?? {});
@@ -111,9 +148,9 @@ export class ToolSupervisor {
 
   private async run(toolId: string, rawParams: unknown): Promise<ToolObservation> {
     const o = this.opts;
-    const impl = o.tools.get(toolId);
+    const impl = this.impl(toolId);
     if (!impl) return { ok: false, text: `tool ${toolId} has no implementation in this worker` };
-    const checked = checkToolParams(o.registry, toolId, rawParams);
+    const checked = checkToolParams(this.registry, toolId, rawParams);
     if (!checked.ok) return { ok: false, text: checked.text };
     try {
       let obs = await impl.run(checked.params, {
