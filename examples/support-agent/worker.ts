@@ -1,0 +1,38 @@
+/**
+ * The support team's worker: durable-react's turn runtime with the support agent
+ * (./agents/support.yaml) and its two tools. Run: `node --import tsx examples/support-agent/worker.ts`
+ * (TEMPORAL_ADDRESS, DATABASE_URL, DREACT_TASK_QUEUE, and the agent's SUPPORT_* secrets).
+ */
+import { join } from 'node:path';
+import { createWorker, NativeConnection, openDb, migrate, type CreateWorkerOptions } from 'durable-react/worker';
+import { orderLookup, closeOrdersDb } from './tools/orders';
+import { shippingStatus } from './tools/shipping';
+
+/** The worker, on `connection` and `db`; anything else (task queue, model) from `options`. */
+export function supportWorker(options: Pick<CreateWorkerOptions, 'connection' | 'db'> & Partial<CreateWorkerOptions>) {
+  return createWorker({
+    agents: { dir: join(__dirname, 'agents') },
+    tools: [orderLookup, shippingStatus],
+    ...options,
+  });
+}
+
+async function main(): Promise<void> {
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
+  const db = openDb();
+  await migrate(db);
+  const worker = await supportWorker({ connection, db, taskQueue: process.env.DREACT_TASK_QUEUE });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+  console.error('[support] worker polling');
+  await worker.run();
+  await closeOrdersDb();
+  await db.close();
+  await connection.close();
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
