@@ -89,10 +89,12 @@ export interface CreateWorkerOptions {
   tools?: readonly DefinedTool[];
   /**
    * Agent definitions (docs/agents.md): the files in `dir` (else DREACT_AGENTS_DIR, else ./agents)
-   * and `files` by path. Loaded and checked at start: a bad file stops the start naming file,
-   * field and rule. The built-in `default` agent is always there.
+   * and `files` by path, and `definitions` in code (objects shaped like a file, e.g.
+   * `{ name: 'support', instructions: '…', tools: { allow: ['react.*', 'acme.*'] } }`). Loaded and
+   * checked at start: a bad one stops the start naming file, field and rule. The built-in
+   * `default` agent is always there.
    */
-  agents?: { dir?: string; files?: readonly string[] };
+  agents?: { dir?: string; files?: readonly string[]; definitions?: readonly unknown[] };
   multiAction?: MultiActionMode;
   /** Default iteration budget (else env AI_REACT_MAX_ITERATIONS, else 15). */
   maxIterations?: number;
@@ -163,6 +165,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     toolIds: registryWith([]).ids(),
     ...(opts.agents?.dir !== undefined ? { dir: opts.agents.dir } : {}),
     ...(opts.agents?.files ? { files: opts.agents.files } : {}),
+    ...(opts.agents?.definitions ? { definitions: opts.agents.definitions } : {}),
   });
   // Every agent's MCP servers, connected now (one down does not stop the start: ANNOUNCE names it);
   // their tools join the registry like module tools, and each agent's allow-list applies to them.

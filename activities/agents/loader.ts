@@ -39,6 +39,11 @@ export interface LoadAgentsOptions {
   dir?: string;
   /** Agent files by path, beside the folder's (e.g. `dreact turn --agent ./support.yaml`). */
   files?: readonly string[];
+  /**
+   * Agents defined in code (a worker built with createWorker): objects checked exactly like a
+   * file's content; their relative paths are relative to `cwd`. Errors name them `definitions[i]`.
+   */
+  definitions?: readonly unknown[];
   /** The worker's tool ids (its registry before the agents' modules), in registry order. */
   toolIds: readonly string[];
   /** Provider ids the worker resolves (default scripted, anthropic). */
@@ -51,8 +56,11 @@ export interface LoadAgentsOptions {
 }
 
 interface Parsed {
+  /** The file (for a definition in code: a path in `cwd` that names it, for relative paths). */
   file: string;
   shown: string;
+  /** Defined in code, not in a file. */
+  inCode?: boolean;
   definition: AgentDefinition;
 }
 
@@ -75,6 +83,11 @@ export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalogu
   for (const file of [...new Set(files)]) {
     const p = parseFile(file, shown(file), issues);
     if (p) parsed.push(p);
+  }
+  for (const [i, raw] of (opts.definitions ?? []).entries()) {
+    const label = `definitions[${i}]`;
+    const p = parseObject(raw, path.join(cwd, `(${label})`), label, issues, undefined);
+    if (p) parsed.push({ ...p, inCode: true });
   }
 
   const seen = new Map<string, string>();
@@ -155,6 +168,21 @@ function parseFile(file: string, shown: string, issues: AgentIssue[]): Parsed | 
     }
     raw = doc.toJS();
   }
+  return parseObject(raw, file, shown, issues, path.basename(file, path.extname(file)));
+}
+
+/** A parsed agent object checked against the schema; `stem`: the file name it must equal. */
+function parseObject(
+  raw: unknown,
+  file: string,
+  shown: string,
+  issues: AgentIssue[],
+  stem: string | undefined,
+): Parsed | undefined {
+  const fail = (rule: AgentRule, message: string) => {
+    issues.push({ file: shown, field: '(file)', rule, message });
+    return undefined;
+  };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     return fail('invalid_value', 'an agent file holds one object (name, instructions, model, …)');
   const result = AgentDefinitionSchema.safeParse(raw);
@@ -162,8 +190,7 @@ function parseFile(file: string, shown: string, issues: AgentIssue[]): Parsed | 
     issues.push(...result.error.issues.flatMap((i) => issuesFromZod(shown, i)));
     return undefined;
   }
-  const stem = path.basename(file, path.extname(file));
-  if (result.data.name !== stem) {
+  if (stem !== undefined && result.data.name !== stem) {
     issues.push({
       file: shown,
       field: 'name',
@@ -268,7 +295,7 @@ async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[]): Pro
   const { $schema: _schema, instructions_file: _file, instructions: _inline, ...rest } = d;
   const definition: ResolvedAgentDefinition = { ...rest, instructions };
   return loadedAgent(definition, {
-    file: p.file,
+    ...(p.inCode ? {} : { file: p.file }),
     ...(d.skills !== undefined ? { skillsDir: local(d.skills) } : {}),
     ...(d.knowledge !== undefined ? { knowledgeDir: local(d.knowledge) } : {}),
     offeredToolIds: offered,

@@ -301,3 +301,28 @@ test('the catalogue: by name, by exact reference, and readable misses', async ()
     ['a', 'default'],
   );
 });
+
+test('agents defined in code are checked like files; errors name definitions[i]', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dreact-agents-code-'));
+  const catalogue = await loadAgents({
+    dir,
+    toolIds: TOOL_IDS,
+    env: {},
+    cwd: dir,
+    definitions: [{ name: 'coded', instructions: 'From code.', tools: { allow: ['react.*'] } }],
+  });
+  const coded = catalogue.get('coded');
+  assert.equal(coded.file, undefined);
+  assert.equal(coded.definition.instructions, 'From code.');
+  assert.deepEqual(coded.toolIds, ['react.read', 'react.write', 'react.plan']);
+  await assert.rejects(
+    loadAgents({
+      dir,
+      toolIds: TOOL_IDS,
+      env: {},
+      cwd: dir,
+      definitions: [{ name: 'bad', limits: { max_rounds: 0 } }],
+    }),
+    /definitions\[0\]: limits\.max_rounds: must be an integer from 1 to 100 \[bad_limit\]/,
+  );
+});
