@@ -24,6 +24,7 @@ const BENCHES: Record<string, () => Bench> = {
   memsearch: () => (require('./memsearch') as typeof import('./memsearch')).benchMemsearch,
   gateway: () => (require('./gateway') as typeof import('./gateway')).benchGateway,
   'fetch-guard': () => (require('./fetch-guard') as typeof import('./fetch-guard')).benchFetchGuard,
+  'provider-ttft': () => (require('./provider-ttft') as typeof import('./provider-ttft')).benchProviderTtft,
   files: () => (require('./files') as typeof import('./files')).benchFiles,
   agents: () => (require('./agents') as typeof import('./agents')).benchAgents,
 };

@@ -1,13 +1,13 @@
 /**
  * Automatic prompt caching as OpenAI documents it, for the OpenAI emulator:
- * - no breakpoints: every request's prompt prefixes are cached on their own, keyed by model;
- * - the prompt is a sequence of segments (the tools, then each message in order); a prefix ends at
- *   a segment boundary and is cached when it is at least `minCacheableTokens` long (1024);
- * - a request reads the longest cached prefix of its own, reported in 128-token increments
- *   (`prompt_tokens_details.cached_tokens`, rounded down; never below the minimum);
+ * - no breakpoints: every request's prompt is cached on its own, keyed by model;
+ * - the prompt is read as one token sequence (the tools, then each message with its role); a later
+ *   request reads the longest exact prefix it shares with a cached prompt, in 128-token
+ *   increments (`prompt_tokens_details.cached_tokens`), and only from 1024 tokens on;
  * - entries live `ttlMs` (default 10 minutes), refreshed on a hit, on an injectable clock;
  * - there is no write surcharge (no cache-write tokens).
- * Tokens are approximated as ceil(chars / 4) per segment, as in prompt-cache.ts.
+ * Tokens are approximated as 4 characters of the canonical prompt text each; a prefix is matched
+ * block by block of `incrementTokens` tokens (a hash chain over the blocks).
  */
 import { createHash } from 'node:crypto';
 import { approxTokens } from './prompt-cache';
@@ -30,39 +30,26 @@ export interface OpenAICacheAccounting {
 
 type Json = Record<string, unknown>;
 
-function textChars(v: unknown): number {
-  if (typeof v === 'string') return v.length;
-  if (Array.isArray(v)) return v.reduce((n: number, x) => n + textChars(x), 0);
-  if (v && typeof v === 'object') {
-    const o = v as Json;
-    if (typeof o.text === 'string') return o.text.length;
-    if (o.image_url) return 1600 * 4; // an image: ~1600 tokens
-    return Object.entries(o).reduce((n, [k, x]) => n + (k === 'role' || k === 'type' ? 0 : textChars(x)), 0);
-  }
-  return 0;
-}
-
-interface Segment {
-  canonical: string;
-  tokens: number;
-}
-
-function segments(body: Json): Segment[] {
-  const out: Segment[] = [];
+/** The prompt as one canonical text: tools, then each message with its role. */
+function canonicalPrompt(body: Json): string {
+  let text = '';
   const tools = body.tools as unknown[] | undefined;
-  if (tools && tools.length > 0) {
-    const canonical = JSON.stringify(tools);
-    out.push({ canonical: `tools:${canonical}`, tokens: approxTokens(canonical.length) });
-  }
+  if (tools && tools.length > 0) text += `<tools>${JSON.stringify(tools)}`;
   for (const m of (body.messages as Json[] | undefined) ?? []) {
-    out.push({ canonical: JSON.stringify(m), tokens: approxTokens(textChars(m)) });
+    text += `<|${String(m.role)}|>`;
+    const c = m.content;
+    if (typeof c === 'string') text += c;
+    else if (Array.isArray(c))
+      for (const p of c as Json[]) text += typeof p.text === 'string' ? p.text : JSON.stringify(p);
+    if (m.tool_calls) text += JSON.stringify(m.tool_calls);
+    if (m.tool_call_id) text += `#${String(m.tool_call_id)}`;
   }
-  return out;
+  return text;
 }
 
 /** Prompt tokens of a request as the emulator counts them. */
 export function openAIRequestTokens(body: Json): number {
-  return segments(body).reduce((n, s) => n + s.tokens, 0);
+  return approxTokens(canonicalPrompt(body).length);
 }
 
 export class OpenAIPromptCache {
@@ -85,32 +72,32 @@ export class OpenAIPromptCache {
 
   account(body: Json): OpenAICacheAccounting {
     const now = this.now();
-    const segs = segments(body);
+    const text = canonicalPrompt(body);
+    const promptTokens = approxTokens(text.length);
+    const blockChars = this.step * 4;
+    const blocks = Math.floor(text.length / blockChars);
     let hash = createHash('sha256')
       .update(`model:${String(body.model ?? '')}`)
       .digest('hex');
-    let tokens = 0;
     const keys: string[] = [];
-    const prefix: number[] = [];
-    for (const s of segs) {
-      hash = createHash('sha256').update(hash).update(s.canonical).digest('hex');
-      tokens += s.tokens;
+    for (let i = 0; i < blocks; i++) {
+      hash = createHash('sha256')
+        .update(hash)
+        .update(text.slice(i * blockChars, (i + 1) * blockChars))
+        .digest('hex');
       keys.push(hash);
-      prefix.push(tokens);
     }
+    const minBlocks = Math.ceil(this.min / this.step);
     let hitAt = -1;
-    // The last segment is the new input: only a strict prefix can have been seen before whole.
-    for (let i = segs.length - 1; i >= 0; i--) {
+    for (let i = keys.length - 1; i >= minBlocks - 1; i--) {
       const exp = this.entries.get(keys[i]!);
       if (exp !== undefined && exp > now) {
         hitAt = i;
-        this.entries.set(keys[i]!, now + this.ttlMs);
         break;
       }
     }
-    const read = hitAt >= 0 ? prefix[hitAt]! : 0;
-    const cachedTokens = read >= this.min ? Math.floor(read / this.step) * this.step : 0;
-    for (let i = 0; i < segs.length; i++) if (prefix[i]! >= this.min) this.entries.set(keys[i]!, now + this.ttlMs);
-    return { promptTokens: tokens, cachedTokens, hitAt };
+    for (let i = minBlocks - 1; i < keys.length; i++) this.entries.set(keys[i]!, now + this.ttlMs);
+    const cachedTokens = hitAt >= 0 ? Math.min(promptTokens, (hitAt + 1) * this.step) : 0;
+    return { promptTokens, cachedTokens, hitAt };
   }
 }

@@ -28,7 +28,13 @@ test('channel protocol: system blocks join, cache flags dropped, text and images
           ],
         },
         { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
-        { role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'text', text: 'y' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'text', text: 'y' },
+          ],
+        },
       ],
       maxTokens: 50,
       temperature: 0.2,
@@ -209,7 +215,9 @@ const apiError = (status: number | undefined, error: Record<string, unknown>, h?
   OpenAI.APIError.generate(status, { error }, undefined, headers(h));
 
 test('errors: 429 with retry-after, 5xx, overload, context length, auth and stream payloads by kind', () => {
-  const rl = classifyOpenAIError(apiError(429, { message: 'Rate limit reached', type: 'requests' }, { 'retry-after': '7' }));
+  const rl = classifyOpenAIError(
+    apiError(429, { message: 'Rate limit reached', type: 'requests' }, { 'retry-after': '7' }),
+  );
   assert.deepEqual([rl.kind, rl.retryable, rl.retryAfterMs, rl.status], ['rate_limit', true, 7000, 429]);
   assert.equal(classifyOpenAIError(apiError(500, { message: 'boom', type: 'server_error' })).kind, 'server');
   assert.equal(
@@ -239,8 +247,9 @@ test('errors: 429 with retry-after, 5xx, overload, context length, auth and stre
   assert.equal(classifyOpenAIError(apiError(400, { message: 'bad' })).kind, 'bad_request');
   assert.equal(
     // An error payload inside the stream: an APIError without a status.
-    classifyOpenAIError(new OpenAI.APIError(undefined, { message: 'overloaded', type: 'server_error' }, undefined, headers()))
-      .kind,
+    classifyOpenAIError(
+      new OpenAI.APIError(undefined, { message: 'overloaded', type: 'server_error' }, undefined, headers()),
+    ).kind,
     'overloaded',
   );
   assert.equal(classifyOpenAIError(new OpenAI.APIConnectionError({ message: 'refused' })).kind, 'network');
