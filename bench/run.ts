@@ -27,6 +27,7 @@ const BENCHES: Record<string, () => Bench> = {
   'provider-ttft': () => (require('./provider-ttft') as typeof import('./provider-ttft')).benchProviderTtft,
   files: () => (require('./files') as typeof import('./files')).benchFiles,
   agents: () => (require('./agents') as typeof import('./agents')).benchAgents,
+  mcp: () => (require('./mcp') as typeof import('./mcp')).benchMcp,
 };
 
 async function main(): Promise<void> {
