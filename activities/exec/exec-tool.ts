@@ -135,6 +135,8 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
       registry: proxy.registry,
       // The turn's own tools (its agent's registry, MCP tools included) when the tool activity passes them.
       ...((ctx as AgentToolContext).toolset ? { toolset: (ctx as AgentToolContext).toolset } : {}),
+      // Its agent and secrets, for the agent's own tools called from the program.
+      agentContext: { agent: (ctx as AgentToolContext).agent, secrets: (ctx as AgentToolContext).secrets },
       now: ctx.now,
     });
     supervisors.set(spec.execId, sup);

@@ -72,7 +72,9 @@ export function declareExecPython(backend?: string) {
       'Run the Python program written in <channel:code> in an isolated sandbox (no network, read-only system, ' +
       'working directory = the current turn workspace with files/ and outputs/). Write every contracted file to ' +
       'os.environ["OUTPUT_DIR"]; each one becomes an artifact at fi:<turn>.outputs/<filename>. Inside the program, ' +
-      '`import dreact_tools; dreact_tools.call("react.read", {"paths": [...]})` calls web_search, web_fetch or react.read. ' +
+      '`import dreact_tools; dreact_tools.call("react.read", {"paths": [...]})` calls one of your tools and returns ' +
+      '{"ok", "text"}: the read-only built-ins, your own and your MCP tools (not exec.python, agent.delegate, ' +
+      'tools that need approval, nor the workspace writers: write outputs to OUTPUT_DIR). ' +
       'The result reports status, missing contracted outputs and the tail of the program log.',
     params: ExecPythonParamsSchema,
     strategy: 'exploitation',

@@ -5,9 +5,10 @@
     # -> {"ok": True, "text": "..."}
 
 Sends one JSON request over the supervisor's Unix socket (the only way out of the sandbox) and
-returns the supervisor's answer. The supervisor runs only the tools it offers — web_search,
-web_fetch, react.read and the turn's MCP tools (mcp.<server>.<tool>), as far as the turn's agent
-has them — and records each call in the conversation's timeline.
+returns the supervisor's answer. The supervisor runs only the tools it offers — the turn's agent's
+read-only built-ins (react.read, web_search, web_fetch, …), its own tools and its MCP tools
+(mcp.<server>.<tool>), checked against their declarations — and records each call in the
+conversation's timeline.
 """
 import json
 import os

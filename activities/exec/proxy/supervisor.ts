@@ -6,30 +6,51 @@
  * call and a sequence number, so appends are idempotent).
  *
  * The offered tools come from the registry the exec call runs with — its turn's agent's tools when
- * the tool activity passes them (`toolset`), else the proxy's own: the read-only built-ins
- * (`PROXY_ALLOWED_TOOLS`) and the MCP tools (`mcp.*`) that registry holds, narrowed by `allowed`.
- * The offer is recorded once per exec (`stage.exec.tool_offer`).
+ * the tool activity passes them (`toolset`), else the proxy's own — narrowed by `allowed`: every
+ * tool of it a program can call (`proxyOffer`): the read-only built-ins, the agent's own tools
+ * (defineTool) and its MCP tools; never the exec tool itself, agent.delegate (a child workflow),
+ * a tool that waits for a person's approval, a tool that runs as two activities or on a task queue
+ * of its own, nor the built-ins that write the turn's workspace or bookkeeping (react.write,
+ * react.patch, react.pull, react.plan, …: the program writes its outputs itself). A custom tool runs
+ * with the turn's agent and secrets, as in the tool activity. The offer is recorded once per exec
+ * (`stage.exec.tool_offer`).
  */
 import net from 'node:net';
 import { promises as fs } from 'node:fs';
 import { makeBlock } from '../../../core/timeline/block';
-import type { ToolRegistry } from '../../../core/tools/registry';
+import type { AnyToolDeclaration, ToolRegistry } from '../../../core/tools/registry';
+import { BUILTIN_TOOLS, reactSearchKnowledge } from '../../../core/tools';
+import { patternMatches } from '../../../core/agents/tool-filter';
+import type { AgentToolContext } from '../../agents/define-tool';
 import type { ToolStore } from '../../../store/tool-store';
 import { checkToolParams } from '../../tools';
 import type { ToolImpl, ToolObservation } from '../../tools/types';
 import { activityLog } from '../../log';
 
-/** Built-in tools a sandboxed program may call (when the registry holds them). */
-export const PROXY_ALLOWED_TOOLS: readonly string[] = ['web_search', 'web_fetch', 'react.read'];
 export const PROXY_BLOCK_TYPE = 'stage.exec.tool';
 export const PROXY_OFFER_BLOCK_TYPE = 'stage.exec.tool_offer';
 
-/** The tools a sandboxed program may call with `registry`: the proxied built-ins and MCP tools it holds, in its order. */
+const BUILTIN_IDS: ReadonlySet<string> = new Set([...BUILTIN_TOOLS.map((d) => d.id), reactSearchKnowledge.id]);
+
+/** The tools a sandboxed program may call with `registry`, in its order (see the header). */
 export function proxyOffer(registry: ToolRegistry, allowed?: readonly string[]): string[] {
+  const rules = registry.approvalRules;
+  const approved = (id: string) =>
+    [...(rules.agentTools ?? []), ...(rules.policyTools ?? [])].some((p) => patternMatches(p, id));
   return registry
-    .ids()
-    .filter((id) => PROXY_ALLOWED_TOOLS.includes(id) || /^mcp\./.test(id))
+    .list()
+    .filter((d) => proxyable(d) && !approved(d.id))
+    .map((d) => d.id)
     .filter((id) => !allowed || allowed.includes(id));
+}
+
+/** Whether a program may call the tool (registry and approval rules aside). */
+function proxyable(d: AnyToolDeclaration): boolean {
+  // Tools that cannot run inside an exec's supervisor, or must not without a person.
+  if (d.consumesCode || d.child || d.needsApproval || d.activity?.then || d.activity?.taskQueue) return false;
+  // Built-ins: the read-only ones (pull / checkout are explorations that write the workspace).
+  if (BUILTIN_IDS.has(d.id)) return d.strategy === 'exploration' && !d.sequential;
+  return true; // the agent's own tools and its MCP tools
 }
 const MAX_REQUEST_BYTES = 256 * 1024;
 /** Largest answer sent back into the sandbox. */
@@ -50,6 +71,8 @@ export interface SupervisorOptions {
   toolset?: { registry: ToolRegistry; impl(id: string): ToolImpl | undefined };
   /** Narrows the offer further. */
   allowed?: readonly string[];
+  /** The exec call's agent and secrets (the tool activity's context): custom tools get them too. */
+  agentContext?: Pick<AgentToolContext, 'agent' | 'secrets'>;
   now(): Date;
 }
 
@@ -162,7 +185,9 @@ export class ToolSupervisor {
         heartbeat: () => undefined,
         now: o.now,
         stream: () => undefined,
-      });
+        ...(o.agentContext?.agent ? { agent: o.agentContext.agent } : {}),
+        ...(o.agentContext?.secrets ? { secrets: o.agentContext.secrets } : {}),
+      } as Parameters<ToolImpl['run']>[1]);
       const rows = obs.meta?.source_rows;
       if (Array.isArray(rows) && rows.length > 0) {
         const merged = await o.store.mergeSources(rows, obs.text, o.turnId);
