@@ -42,7 +42,7 @@ export interface TurnCommandOptions {
   /** An agent name, or the path of an agent file (loaded by the embedded worker). */
   agent?: string;
   /** Absent: the agent's model (else the worker's default). */
-  provider?: 'scripted' | 'anthropic';
+  provider?: 'scripted' | 'anthropic' | 'openai';
   script?: string;
   model?: string;
   maxIterations?: number;

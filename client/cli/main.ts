@@ -2,6 +2,7 @@
  * `dreact` — the durable-react CLI (argument parsing with commander).
  */
 import { Command, InvalidArgumentError } from 'commander';
+import { PROVIDER_IDS } from '../../core/model/abilities';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { eventCommand, historyCommand, timelineCommand, turnsCommand, turnCommand } from './commands';
 import { startEmbeddedStack, stackHome } from '../stack/embedded';
@@ -53,9 +54,9 @@ export function buildProgram(): Command {
       '--agent <name|path>',
       "the conversation's agent: a name, or an agent file the embedded worker loads (default: the conversation's, else default)",
     )
-    .option('--provider <name>', "scripted | anthropic (default: the agent's model; scripted without --agent)")
+    .option('--provider <name>', "scripted | anthropic | openai (default: the agent's model; scripted without --agent)")
     .option('--script <name>', 'scripted model script (demo, echo)')
-    .option('--model <id>', 'model id (anthropic)')
+    .option('--model <id>', 'model id (anthropic, openai)')
     .option('--max-iterations <n>', 'iteration budget of the turn', int)
     .option('--json', 'print one final JSON object on stdout')
     .option(
@@ -63,8 +64,8 @@ export function buildProgram(): Command {
       'attach files (images, PDF, text, CSV, Office documents); checked before anything is stored',
     )
     .action(async (prompt: string, o) => {
-      if (o.provider !== undefined && o.provider !== 'scripted' && o.provider !== 'anthropic')
-        throw new InvalidArgumentError(`unknown provider "${o.provider}" (scripted | anthropic)`);
+      if (o.provider !== undefined && !(PROVIDER_IDS as readonly string[]).includes(o.provider))
+        throw new InvalidArgumentError(`unknown provider "${o.provider}" (${PROVIDER_IDS.join(' | ')})`);
       // Without --agent the scripted model stays the default (the README's commands); with one, its model.
       const provider = o.provider ?? (o.agent === undefined ? 'scripted' : undefined);
       await turnCommand(prompt, {
