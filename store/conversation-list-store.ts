@@ -52,7 +52,8 @@ export async function listConversations(
   page: { limit: number; after?: { lastActivity: string; id: string } },
 ): Promise<ConversationSummary[]> {
   const res = await db.query(
-    `SELECT * FROM (${SUMMARY} WHERE ${scoped(1)}) s
+    // Subagent conversations (`<parent>:sub:<call>`) are reached through their parent's call, not listed.
+    `SELECT * FROM (${SUMMARY} WHERE ${scoped(1)} AND strpos(c.id, ':sub:') = 0) s
       WHERE ($4::timestamptz IS NULL OR (s.last_activity, s.id) < ($4::timestamptz, $5::text))
       ORDER BY s.last_activity DESC, s.id DESC
       LIMIT $6`,

@@ -15,7 +15,7 @@ import { createScriptedProvider, resolveScript } from '../../activities/provider
 import type { ModelProvider } from '../../core/model/provider';
 import type { ModelConfig, ScriptSpec } from '../../core/turn/contracts';
 import { loadBlocks } from '../../store/timeline-store';
-import { conversationUsage } from '../../store/conversation-list-store';
+import { conversationUsage, listConversations } from '../../store/conversation-list-store';
 import { subagentConversationId, subagentWorkflowId } from '../../core/agents/subagents';
 import { recordHistory } from '../support/fixtures';
 
@@ -140,6 +140,16 @@ test('a delegated task runs as a child workflow; its answer, file and usage come
   assert.ok(sub.rows[0].n > 0);
   const total = await conversationUsage(stack.db.pool, conv);
   assert.equal(total.calls, own.rows[0].n + sub.rows[0].n);
+  // The child belongs to the parent's owner but is reached through the call, not listed.
+  const owner = await stack.db.pool.query(`SELECT tenant_id, project_id FROM conversations WHERE id = $1`, [child]);
+  assert.deepEqual(owner.rows[0], { tenant_id: 'local', project_id: 'default' });
+  const listed = await listConversations(
+    stack.db.pool,
+    { tenantId: 'local', projectId: 'default', userId: null },
+    { limit: 100 },
+  );
+  assert.ok(listed.some((c) => c.id === conv));
+  assert.ok(!listed.some((c) => c.id === child));
 
   // Replay fixtures of the new shapes (DREACT_RECORD_FIXTURES=1): the delegating turn and its child.
   await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-delegate-v5');
