@@ -163,7 +163,13 @@ export function createEvalActivities(deps: ActivityDeps) {
             if (!/no running turn|not_found/.test(err.message)) throw err;
           });
         }
-        const result = await api.result(input.conversationId, started.turnIndex);
+        // A worker shutting down cancels the wait at once (the next attempt waits for the same turn).
+        const cancelled = new Promise<never>((_, reject) =>
+          ctx.cancellationSignal.addEventListener('abort', () => reject(new Error('evalPlayTurn cancelled')), {
+            once: true,
+          }),
+        );
+        const result = await Promise.race([api.result(input.conversationId, started.turnIndex), cancelled]);
         return { turnIndex: started.turnIndex, completionPath: result.completionPath };
       } catch (err) {
         if (err instanceof WorkflowFailedError)
