@@ -183,3 +183,34 @@ test("a steer of the parent reaches the child: both finalize, the child's answer
   assert.equal(result.subagents, 1);
   await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-steer-forwarded-v5');
 });
+
+test('cancelling the parent turn cancels the running child', async () => {
+  const conv = uniqueId('conv');
+  const started = await stack.client.startTurn(
+    conv,
+    'Delegate something slow.',
+    {},
+    undefined,
+    undefined,
+    undefined,
+    'lead-steer',
+  );
+  const call = await waitFor('the delegate call', async () => (await calls(conv))[0]);
+  const temporal = stack.server.env.client.workflow;
+  const childId = subagentWorkflowId(conv, call.call_id!);
+  await waitFor('the child to run', async () => {
+    const r = await stack.db.pool.query(
+      `SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'delta'`,
+      [subagentConversationId(conv, call.call_id!)],
+    );
+    return r.rows[0].n > 3;
+  });
+  await temporal.getHandle(started.workflowId).cancel();
+  await waitFor('both to close as cancelled', async () => {
+    const [parent, child] = await Promise.all([
+      temporal.getHandle(started.workflowId).describe(),
+      temporal.getHandle(childId).describe(),
+    ]);
+    return parent.status.name === 'CANCELLED' && child.status.name === 'CANCELLED';
+  });
+});
