@@ -3,7 +3,8 @@
  * researcher, whose turn runs as a child workflow on its own conversation; its answer and its file
  * come back as the call's result, its usage rolls up to the lead's turn and conversation usage, and
  * Temporal shows the child with a readable summary. A subagent the lead does not list is refused, a
- * subagent at the depth cap is not offered the tool, and a steer of the lead reaches the child.
+ * subagent at the depth cap is not offered the tool, and a steer or a cancellation of the lead reaches
+ * the child.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
