@@ -28,6 +28,7 @@ const BENCHES: Record<string, () => Bench> = {
   files: () => (require('./files') as typeof import('./files')).benchFiles,
   agents: () => (require('./agents') as typeof import('./agents')).benchAgents,
   mcp: () => (require('./mcp') as typeof import('./mcp')).benchMcp,
+  evals: () => (require('./evals') as typeof import('./evals')).benchEvals,
 };
 
 async function main(): Promise<void> {
