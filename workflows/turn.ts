@@ -19,6 +19,7 @@ import {
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
+import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { normaliseEventText } from '../core/text';
 import type { ActivityOptions } from '@temporalio/common';
 import type {
@@ -207,7 +208,9 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   // on the turn carries only the ref (the activities build the agent's view from it, never the file).
   const agentName = input.agent?.name;
   const context = await loadContext.executeWithOptions(
-    { summary: `load context ${turnId}${agentName ? ` (agent ${agentName})` : ''}` },
+    {
+      summary: `load context ${turnId}${agentName && agentName !== DEFAULT_AGENT_NAME ? ` (agent ${agentName})` : ''}`,
+    },
     [
       {
         conversationId,
