@@ -15,6 +15,7 @@ import { createWorker } from '../workers/worker';
 import { runEval } from '../client/cli/eval-command';
 import { percentile } from '../core/evals/aggregate';
 import { projectFile } from '../store/project-files';
+import { evalTrialTimings } from '../store/eval-store';
 
 const CASES = [
   'answers-directly',
@@ -56,21 +57,15 @@ export async function benchEvals(): Promise<Record<string, number | string>> {
       figures[`trials/min, concurrency ${concurrency}`] = Math.round(report.summary.trials / minutes);
       if (concurrency === 1) {
         // Where a trial's time goes: its turns (the runtime) vs the eval machinery around them.
-        const res = await db.pool.query<{ trial_ms: number; turns_ms: number }>(
-          `SELECT extract(epoch FROM (t.scored_at - t.started_at)) * 1000 AS trial_ms,
-                  (SELECT sum(extract(epoch FROM (u.finished_at - u.started_at)) * 1000) FROM turns u
-                    WHERE u.conversation_id = t.conversation_id) AS turns_ms
-             FROM eval_trials t WHERE t.run_id = $1`,
-          [report.runId],
-        );
-        const trial = res.rows.map((r) => Number(r.trial_ms));
-        const share = res.rows.map((r) => Number(r.turns_ms) / Number(r.trial_ms));
+        const rows = await evalTrialTimings(db.pool, report.runId);
+        const trial = rows.map((r) => r.trialMs);
+        const share = rows.map((r) => r.turnsMs / r.trialMs);
         figures['trial wall p50 / p95 (ms), concurrency 1'] =
           `${Math.round(percentile(trial, 0.5))} / ${Math.round(percentile(trial, 0.95))}`;
         figures["runtime's (turns') share of a trial's wall, p50"] = `${Math.round(percentile(share, 0.5) * 100)} %`;
         figures['eval machinery per trial, p50 (ms)'] = Math.round(
           percentile(
-            res.rows.map((r) => Number(r.trial_ms) - Number(r.turns_ms)),
+            rows.map((r) => r.trialMs - r.turnsMs),
             0.5,
           ),
         );

@@ -195,3 +195,18 @@ export async function cassetteEntries(db: Queryable, cassette: string): Promise<
   );
   return res.rows.map((r) => ({ key: r.key, requestHash: r.request_hash, parts: r.parts }));
 }
+
+/** Each scored trial's wall time (opened → scored) and its turns' (started → finished), in ms. */
+export async function evalTrialTimings(
+  db: Queryable,
+  runId: string,
+): Promise<Array<{ trialMs: number; turnsMs: number }>> {
+  const res = await db.query<{ trial_ms: number; turns_ms: number }>(
+    `SELECT extract(epoch FROM (t.scored_at - t.started_at)) * 1000 AS trial_ms,
+            (SELECT sum(extract(epoch FROM (u.finished_at - u.started_at)) * 1000) FROM turns u
+              WHERE u.conversation_id = t.conversation_id) AS turns_ms
+       FROM eval_trials t WHERE t.run_id = $1 AND t.status = 'scored'`,
+    [runId],
+  );
+  return res.rows.map((r) => ({ trialMs: Number(r.trial_ms), turnsMs: Number(r.turns_ms ?? 0) }));
+}
