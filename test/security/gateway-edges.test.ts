@@ -20,6 +20,7 @@ let conv: string;
 
 before(async () => {
   stack = await createTestStack('sec_edges');
+  await stack.startWorker(); // so that a turn wrongly accepted runs (and the case fails) instead of waiting
   gw = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], listen: false, pollMs: 50 });
   // A conversation of the local tenant (DREACT_API_KEYS keys keep plain ids), with no turn needed.
   conv = uniqueId('sec');
