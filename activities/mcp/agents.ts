@@ -6,25 +6,22 @@
  * registry view (activities/agents/view.ts). Versions (hashes) do not change: the tools a server
  * lists are not part of the definition.
  */
-import { AgentCatalogue, loadedAgent } from '../agents/catalogue';
+import { AgentCatalogue, type LoadedAgent } from '../agents/catalogue';
+import { filterToolIds } from '../../core/agents/tool-filter';
 import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import { parseMcpToolId } from '../../core/mcp/names';
 import type { McpConnections } from './connections';
 
 export function withMcpTools(catalogue: AgentCatalogue, mcp: McpConnections): AgentCatalogue {
   const mcpIds = mcp.tools.map((t) => t.declaration.id);
-  const agents = catalogue.list().map((a) => {
+  const agents = catalogue.list().map((a): LoadedAgent => {
     const servers = new Set(Object.keys(a.definition.mcp?.servers ?? {}));
     const builtinDefault = a.ref.name === DEFAULT_AGENT_NAME && a.file === undefined;
     const own = mcpIds.filter((id) => builtinDefault || servers.has(parseMcpToolId(id)?.server ?? ''));
     const offered = [...a.offeredToolIds, ...own.filter((id) => !a.offeredToolIds.includes(id))];
-    return loadedAgent(a.definition, {
-      ...(a.file ? { file: a.file } : {}),
-      ...(a.skillsDir ? { skillsDir: a.skillsDir } : {}),
-      ...(a.knowledgeDir ? { knowledgeDir: a.knowledgeDir } : {}),
-      offeredToolIds: offered,
-      secrets: a.secrets,
-    });
+    const allow = a.definition.tools?.allow;
+    // Every other field kept as loaded (files, folders, secrets, whatever the loader adds).
+    return { ...a, offeredToolIds: offered, toolIds: allow ? filterToolIds(offered, allow) : offered };
   });
   return new AgentCatalogue(agents, catalogue.moduleTools);
 }

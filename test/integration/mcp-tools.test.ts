@@ -160,19 +160,23 @@ test('an image is stored by reference (a small result and history); a resource_l
   const key = files[0]!.path.replace(/^fi:turn_1\.outputs\//, 'turn_1/outputs/');
   const stored = await getArtifact(stack.db.pool, conv, 'file', key);
   assert.equal(stored?.sizeBytes, IMAGE_BYTES.length);
-  // The MCP call's activity: its input and result stay small in history.
+  // The MCP call's activity in history (scheduled, started, completed): under 4 KB, the image is not in it.
   const history = await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
-  const mcpEvents = (history.events ?? []).filter(
-    (e) =>
-      e.activityTaskScheduledEventAttributes?.activityType?.name === 'mcp__local__image' ||
-      e.activityTaskCompletedEventAttributes,
-  );
-  const size = Buffer.byteLength(JSON.stringify(mcpEvents));
-  assert.ok(mcpEvents.length > 0 && size < 4096 * 4, `history payloads of the MCP call: ${size} bytes`);
-  const scheduled = (history.events ?? []).find(
+  const events = history.events ?? [];
+  const scheduled = events.find(
     (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'mcp__local__image',
   );
-  assert.ok(Buffer.byteLength(JSON.stringify(scheduled)) < 4096);
+  assert.ok(scheduled, 'the image call ran as its own activity type');
+  const id = String(scheduled.eventId);
+  const own = events.filter(
+    (e) =>
+      e === scheduled ||
+      String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? '') === id ||
+      String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === id,
+  );
+  assert.equal(own.length, 3);
+  const size = Buffer.byteLength(JSON.stringify(own));
+  assert.ok(size < 4096, `the MCP call's history events: ${size} bytes`);
   assert.match(link!.text!, /resource test:\/\/notes stored as fi:turn_1\.outputs\/mcp\/tc_[0-9a-f]+\/1\.md/);
   const linkPath = /stored as (fi:\S+)/.exec(link!.text!)![1]!;
   const read = await runTurn([callTool('react.read', { paths: [linkPath] }), complete('read')], 'tester', conv);
