@@ -372,17 +372,15 @@ export class OpenAIEmulator {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/chat/completions')) {
-      res
-        .writeHead(404, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            error: {
-              message: `Unknown request URL: ${req.method} ${req.url}`,
-              type: 'invalid_request_error',
-              code: 'unknown_url',
-            },
-          }),
-        );
+      res.writeHead(404, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: {
+            message: `Unknown request URL: ${req.method} ${req.url}`,
+            type: 'invalid_request_error',
+            code: 'unknown_url',
+          },
+        }),
+      );
       return;
     }
     let body: Record<string, unknown>;

@@ -106,7 +106,8 @@ test('stream: thinking deltas as reasoning deltas, the finished block with its s
   assert.ok(finish.type === 'finish' && (finish.usage.reasoningTokens ?? 0) > 0);
   assert.ok(finish.type === 'finish' && finish.usage.outputTokens > (finish.usage.reasoningTokens ?? 0));
   assert.deepEqual(emu.requests[0]!.body.thinking, { type: 'enabled', budget_tokens: 1024 });
-  assert.equal(parts[0]!.type === 'response-metadata' && parts[0].provider, 'anthropic:claude-test');
+  const meta = parts[0]!;
+  assert.equal(meta.type === 'response-metadata' && meta.provider, 'anthropic:claude-test');
 });
 
 test('emulator: a tool loop with thinking must send the signed block back first (else a 400)', async () => {
