@@ -8,6 +8,7 @@ import type { MultiActionMode } from '../core/decision/multi-action';
 import type { ViewCache } from '../store/view-cache';
 import type { EmbeddingProvider } from './memory/embeddings';
 import type { AgentViews } from './agents/view';
+import type { LoadedAgent } from './agents/catalogue';
 
 export interface ActivityDeps {
   db: Db;
@@ -29,8 +30,8 @@ export interface ActivityDeps {
    * and the settings above (activities/agents/turn-agent.ts).
    */
   agents?: AgentViews;
-  /** Tool availability lines for ANNOUNCE's [TOOLS] (MCP servers down, tools refused at start); absent: none. */
-  toolNotices?: () => string[];
+  /** Tool availability lines of an agent for ANNOUNCE's [TOOLS] (its MCP servers down, tools refused at start). */
+  toolNotices?: (agent: LoadedAgent) => string[];
   /** Clock (injectable for tests). */
   now(): Date;
   /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */

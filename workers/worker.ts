@@ -37,7 +37,7 @@ import type { DefinedTool } from '../activities/agents/define-tool';
 import { createEvalActivities } from '../activities/evals';
 import { cassetteResolver } from '../activities/providers/cassette';
 import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
-import { withMcpTools } from '../activities/mcp/agents';
+import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 
 // The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
@@ -189,7 +189,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ),
     ...(embeddings ? { embeddings } : {}),
     registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]),
-    ...(mcp.connections.size > 0 ? { toolNotices: () => mcp.notices() } : {}),
+    ...(mcp.connections.size > 0 ? { toolNotices: (agent) => mcp.notices(mcpServersFor(agent)) } : {}),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
     contextMaxTokens:

@@ -25,3 +25,9 @@ export function withMcpTools(catalogue: AgentCatalogue, mcp: McpConnections): Ag
   });
   return new AgentCatalogue(agents, catalogue.moduleTools);
 }
+
+/** The MCP servers whose notices an agent sees: its own; the built-in default agent's, all (undefined). */
+export function mcpServersFor(agent: LoadedAgent): ReadonlySet<string> | undefined {
+  if (agent.ref.name === DEFAULT_AGENT_NAME && agent.file === undefined) return undefined;
+  return new Set(Object.keys(agent.definition.mcp?.servers ?? {}));
+}

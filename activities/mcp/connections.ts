@@ -152,11 +152,13 @@ export class McpConnections {
 
   /**
    * Lines for ANNOUNCE: servers that are not connected (with the reason), tools refused at start,
-   * and changes of a server's tool list since start. Empty when all is well.
+   * and changes of a server's tool list since start — of `servers` only, when given (an agent's
+   * own). Empty when all is well.
    */
-  notices(): string[] {
+  notices(servers?: ReadonlySet<string>): string[] {
     const out: string[] = [];
     for (const c of this.connections.values()) {
+      if (servers && !servers.has(c.name)) continue;
       const offered = this.startIds.get(c.name) ?? new Set<string>();
       if (c.state !== 'ready') {
         out.push(
@@ -181,7 +183,8 @@ export class McpConnections {
       if (added.length)
         out.push(`MCP server ${c.name} now also lists ${added.join(', ')} (offered after the worker restarts)`);
     }
-    for (const r of this.rejected) out.push(`MCP tool ${r.id} is not offered: ${r.reason}`);
+    for (const r of this.rejected)
+      if (!servers || servers.has(r.server)) out.push(`MCP tool ${r.id} is not offered: ${r.reason}`);
     return out;
   }
 

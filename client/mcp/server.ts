@@ -138,9 +138,14 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
         prompt: z.string().min(1).max(64_000),
         conversation_id: ConversationIdParam.optional(),
         wait: z.boolean().default(true).describe('Wait for the answer (default true).'),
+        agent: z
+          .string()
+          .max(64)
+          .optional()
+          .describe("The agent a new conversation runs under (default: the conversation's, else default)."),
       },
     },
-    guarded(async ({ prompt, conversation_id, wait: doWait }, extra) => {
+    guarded(async ({ prompt, conversation_id, wait: doWait, agent }, extra) => {
       need('write');
       const clientId = conversation_id ?? `mcp-${randomUUID()}`;
       const scoped = scopeConversationId(principal, clientId);
@@ -158,7 +163,7 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
         if (!canSee(principal, owner)) throw new DreactError(`no conversation "${clientId}"`, 'not_found');
       }
       const after = await loadStreamSeq(pool, scoped.id);
-      const started = await client.startTurn(scoped.id, prompt, {}, messageId, undefined, principal);
+      const started = await client.startTurn(scoped.id, prompt, {}, messageId, undefined, principal, agent);
       if (!doWait)
         return ok(`turn ${started.turnIndex} of ${shown(scoped.id)} started`, {
           conversation_id: shown(scoped.id),

@@ -229,6 +229,7 @@ test('the reference server (server-everything) over stdio: its echo tool', async
 });
 
 test("an agent's allow-list narrows MCP tools like built-ins: a tool outside it never runs", async () => {
+  const before = requests.length;
   const { blocks } = await runTurn(
     [callTool('mcp.local.image', {}), callTool('mcp.local.echo', { text: 'allowed' }), complete('done')],
     'narrow',
@@ -236,6 +237,10 @@ test("an agent's allow-list narrows MCP tools like built-ins: a tool outside it 
   assert.equal(blocks.filter((b) => b.type === 'stage.mcp.attempt' && b.meta.tool === 'image').length, 0);
   const echo = resultsOf(blocks).find((b) => b.meta.tool_id === 'mcp.local.echo');
   assert.equal(echo?.text, 'echo: allowed');
+  // Its ANNOUNCE names only its own servers' troubles (not tester's server "down").
+  const seen = requests.slice(before).join('\n');
+  assert.doesNotMatch(seen, /MCP server down/);
+  assert.match(seen, /MCP tool mcp\.local\.bad_schema is not offered/);
 });
 
 test('secrets: absent from the timeline, the turn histories, the stored agent versions and the logs', async () => {

@@ -134,7 +134,7 @@ export function roundPipeline<S>(
       liveEventLines(blocks, turnId),
       workspace,
       strategy.finalizeNotice,
-      deps.toolNotices?.(),
+      deps.toolNotices?.(agent.agent),
     );
     const rendered = strategy.render({
       input,
