@@ -27,7 +27,7 @@ import { isDefinedTool, type DefinedTool } from './define-tool';
 import { AgentDefinitionError, issuesFromZod, type AgentIssue, type AgentRule } from './errors';
 import { resolveSecret, SecretValues } from './secrets';
 import { secretRefs } from '../../core/mcp/config';
-import { PROVIDER_IDS } from '../../core/model/abilities';
+import { abilityProblems, PROVIDER_IDS } from '../../core/model/abilities';
 
 export const AGENT_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 export const DEFAULT_AGENTS_DIR = './agents';
@@ -242,6 +242,18 @@ async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[]): Pro
   };
   checkProvider('model.provider', d.model?.provider);
   d.model?.fallbacks?.forEach((f, i) => checkProvider(`model.fallbacks[${i}].provider`, f.provider));
+  // What the model must be able to do (core/model/abilities.ts): native protocol → tool calling, thinking → a budget.
+  const m = d.model;
+  const declared: readonly string[] = PROVIDER_IDS;
+  if (m && [m.provider, ...(m.fallbacks ?? []).map((f) => f.provider)].every((id) => declared.includes(id)))
+    for (const problem of abilityProblems(`agent ${d.name}`, {
+      provider: m.provider,
+      ...(m.model !== undefined ? { model: m.model } : {}),
+      ...(m.protocol !== undefined ? { protocol: m.protocol } : {}),
+      ...(m.thinking ? { thinking: { budgetTokens: m.thinking.budget_tokens } } : {}),
+      ...(m.fallbacks ? { fallbacks: m.fallbacks } : {}),
+    }))
+      add('model', 'invalid_value', problem);
   for (const purpose of ROLE_PURPOSES) checkProvider(`roles.${purpose}.provider`, d.roles?.[purpose]?.provider);
 
   const secrets = new Map<string, string>();

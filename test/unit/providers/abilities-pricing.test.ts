@@ -110,3 +110,24 @@ test('registry: openai without credentials is a non-retryable auth error naming 
   });
   assert.equal(chain.id, 'anthropic:claude-x');
 });
+
+test('the agent loader stops the start on a model that cannot do what the agent asks', async () => {
+  const { loadAgents } = await import('../../../activities/agents/loader');
+  const dir = mkdtempSync(path.join(tmpdir(), 'agents-abilities-'));
+  writeFileSync(
+    path.join(dir, 'reasoner.yaml'),
+    'name: reasoner\nmodel: { provider: openai, model: deepseek-reasoner, protocol: native }\n',
+  );
+  writeFileSync(
+    path.join(dir, 'fine.yaml'),
+    'name: fine\nmodel:\n  provider: anthropic\n  protocol: native\n  thinking: { budget_tokens: 2048 }\n  fallbacks: [{ provider: openai, model: gpt-4o-mini }]\n',
+  );
+  await assert.rejects(loadAgents({ dir, toolIds: ['react.read'], env: {}, cwd: dir }), (err: Error) => {
+    assert.match(
+      err.message,
+      /reasoner\.yaml: model: agent reasoner asks for protocol native but openai model deepseek-reasoner \(model\) has no tool calling \[invalid_value\]/,
+    );
+    assert.doesNotMatch(err.message, /fine\.yaml/);
+    return true;
+  });
+});
