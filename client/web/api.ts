@@ -21,8 +21,52 @@ export interface TimelineBlock {
   text?: string;
   path?: string;
   call_id?: string;
+  ts?: string;
   meta: Record<string, unknown>;
 }
+
+/** A turn as the gateway's `GET …/state` lists it. */
+export interface TurnRow {
+  turnIndex: number;
+  turnId: string;
+  workflowId: string;
+  status: string;
+  completionPath: string | null;
+  rounds: number | null;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+  agentName: string | null;
+  /** The turn's usage, when the gateway lists it (the turns table keeps it). */
+  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+}
+
+/** A file made for the user (`GET …/files?signed=1`; the stream's `done` carries the same without `signedUrl`). */
+export interface HostedFile {
+  path: string;
+  name: string;
+  url: string;
+  signedUrl?: string;
+  mime: string;
+  size: number;
+  sha256?: string;
+  turn: number;
+  origin: 'exec' | 'write' | 'attachment';
+}
+
+export type Rating = 'ok' | 'not_ok' | 'neutral';
+
+export interface FeedbackRow {
+  turnId: string;
+  target: 'turn' | 'completion';
+  rating: Rating | null;
+  text: string | null;
+  createdAt: string;
+}
+
+/** `/v1/conversations/<id>/<rest>` with the id encoded. */
+export const convPath = (conversationId: string, rest = '') =>
+  `/v1/conversations/${encodeURIComponent(conversationId)}${rest ? `/${rest}` : ''}`;
 
 export interface SourceRow {
   sid: number;

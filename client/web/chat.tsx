@@ -1,22 +1,35 @@
 /**
- * One conversation: its history, the running turn streaming live (thinking, tool cards, plan,
- * canvas, follow-up chips, usage footer), the sources panel and the composer — Send, follow-up
- * and Steer while a turn runs, attachments. A reload mid-turn resumes the stream from the turn's
- * first event.
+ * One conversation: the header, its turns — each rendered once (components/turn.tsx), from the
+ * stream while it runs and from the stored timeline once done — the sources panel and the
+ * composer (Enter sends, Shift+Enter breaks the line; follow-up and Steer while a turn runs,
+ * attachments). A reload mid-turn resumes the stream from the turn's first event.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, follow } from './api';
+import { api, ApiError, convPath, follow, type FeedbackRow, type HostedFile, type Rating, type TurnRow } from './api';
+import type { SourceRow, TimelineBlock } from './api';
 import { apply, emptyTurn, type LiveTurn } from './live';
-import { PlanPanel } from './plan';
-import { Cited } from './components/cited';
-import { Footer } from './components/footer';
-import { History, type Exported } from './components/history';
-import { ToolCards } from './components/tool-card';
+import { fromLive, fromStored, type LiveExtras, type Stored, type TurnData, type UserMessage } from './turns';
+import { TurnView } from './components/turn';
+import { ChatHeader } from './components/chat-header';
 import { AgentPicker, type AgentOption } from './components/agent-picker';
 
+/** A read that is empty (not an error) for a conversation that has no turn yet. */
+async function orEmpty<T>(p: Promise<T>, empty: T): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return empty;
+    throw err;
+  }
+}
+
+const EMPTY: Stored = { blocks: [], sources: [], turns: [], files: [], feedback: [] };
+
 export function Chat({ conversationId, onChanged }: { conversationId: string; onChanged: () => void }) {
-  const [history, setHistory] = useState<Exported | null>(null);
+  const [stored, setStored] = useState<Stored | null>(null);
+  const [title, setTitle] = useState<string | null>(null);
   const [turn, setTurn] = useState<LiveTurn | null>(null);
+  const [prompt, setPrompt] = useState<UserMessage[]>([]);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   // A new conversation picks its agent; its first turn binds it (the gateway refuses another later).
@@ -24,14 +37,34 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
   const [agent, setAgent] = useState('default');
   const stream = useRef<AbortController | null>(null);
   const files = useRef<HTMLInputElement>(null);
+  const box = useRef<HTMLTextAreaElement>(null);
+  // Usage, cost and time of turns finished while the page is open (the stored turn rows carry none).
+  const extras = useRef(new Map<number, LiveExtras>());
   const resumeKey = `dreact.turn.${conversationId}`;
 
   const loadHistory = async () => {
     try {
-      setHistory(await api<Exported>('GET', `/v1/conversations/${encodeURIComponent(conversationId)}/export`));
+      const [timeline, state, listed, feedback, summary] = await Promise.all([
+        orEmpty(api<{ blocks: TimelineBlock[]; sources: SourceRow[] }>('GET', convPath(conversationId, 'timeline')), {
+          blocks: [],
+          sources: [],
+        }),
+        orEmpty(api<{ turns?: TurnRow[] }>('GET', convPath(conversationId, 'state')), { turns: [] }),
+        orEmpty(api<{ files: HostedFile[] }>('GET', convPath(conversationId, 'files?signed=1')), { files: [] }),
+        orEmpty(api<{ feedback: FeedbackRow[] }>('GET', convPath(conversationId, 'feedback')), { feedback: [] }),
+        orEmpty(api<{ title: string | null }>('GET', convPath(conversationId)), { title: null }),
+      ]);
+      setStored({
+        blocks: timeline.blocks,
+        sources: timeline.sources,
+        turns: state.turns ?? [],
+        files: listed.files,
+        feedback: feedback.feedback,
+      });
+      setTitle(summary.title);
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404)) setError((err as Error).message);
-      setHistory({ blocks: [], sources_pool: [], conversation_title: null });
+      setError((err as Error).message);
+      setStored((s) => s ?? EMPTY);
     }
   };
 
@@ -41,16 +74,29 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
     stream.current = abort;
     sessionStorage.setItem(resumeKey, String(after));
     setTurn(emptyTurn());
+    let ended = false;
     void follow(
       conversationId,
       after,
       (e) => {
         setTurn((t) => {
           const next = apply(t ?? emptyTurn(), e);
-          if (next.done && !(t?.done ?? false)) {
+          if ((next.done || next.failed !== undefined) && !ended) {
+            ended = true;
             sessionStorage.removeItem(resumeKey);
+            if (next.turnIndex !== undefined)
+              extras.current.set(next.turnIndex, {
+                ...(next.usage ? { usage: next.usage } : {}),
+                costUsd: next.costUsd,
+                ...(next.elapsedMs !== undefined ? { elapsedMs: next.elapsedMs } : {}),
+              });
             abort.abort();
-            void loadHistory().then(onChanged);
+            // The finished turn is shown from the stored timeline from now on (one rendering).
+            void loadHistory().then(() => {
+              setTurn(null);
+              setPrompt([]);
+              onChanged();
+            });
           }
           return next;
         });
@@ -62,6 +108,7 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
   useEffect(() => {
     setTurn(null);
     setError('');
+    setStored(null);
     void loadHistory();
     // A reload mid-turn: resume from the turn's first event (Last-Event-ID), rebuilding it exactly once.
     const resume = sessionStorage.getItem(resumeKey);
@@ -74,46 +121,33 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
       .then((r) => setAgents(r.agents))
       .catch(() => setAgents([]));
   }, []);
-  const isNew = history !== null && history.blocks.length === 0 && !turn;
+  const isNew = stored !== null && stored.blocks.length === 0 && !turn;
+  const running = !!turn && !turn.done && turn.failed === undefined;
 
   const send = async (ev: Event) => {
     ev.preventDefault();
     const form = ev.target as HTMLFormElement;
-    const prompt = (new FormData(form).get('prompt') as string).trim();
-    if (!prompt) return;
+    const text = (new FormData(form).get('prompt') as string).trim();
+    if (!text || busy) return;
     setBusy(true);
     setError('');
     try {
-      const running = turn && !turn.done;
       if (running) {
-        await api('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/followup`, { text: prompt });
+        await api('POST', convPath(conversationId, 'followup'), { text });
       } else {
         const picked = files.current?.files;
         const chosen = isNew && agents.some((a) => a.name === agent) ? { agent } : {};
-        let body: unknown = { prompt, ...chosen };
+        let body: unknown = { prompt: text, ...chosen };
         if (picked && picked.length > 0) {
           const fd = new FormData();
-          fd.set('prompt', prompt);
+          fd.set('prompt', text);
           if (chosen.agent) fd.set('agent', chosen.agent);
           for (const f of Array.from(picked)) fd.append('files', f);
           body = fd;
         }
-        const started = await api<{ streamAfter: number }>(
-          'POST',
-          `/v1/conversations/${encodeURIComponent(conversationId)}/turns`,
-          body,
-        );
+        const started = await api<{ streamAfter: number }>('POST', convPath(conversationId, 'turns'), body);
         if (files.current) files.current.value = '';
-        setHistory(
-          (h) =>
-            h && {
-              ...h,
-              blocks: [
-                ...h.blocks,
-                { id: `pending-${Date.now()}`, type: 'user.prompt', turn_id: '', text: prompt, meta: {} },
-              ],
-            },
-        );
+        setPrompt([{ kind: 'prompt', text }]);
         watch(started.streamAfter);
         onChanged();
       }
@@ -127,57 +161,58 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
 
   const steer = async () => {
     try {
-      await api('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/steer`, {
-        text: 'stop and summarise',
-      });
+      await api('POST', convPath(conversationId, 'steer'), { text: 'stop and summarise' });
     } catch (err) {
       setError((err as Error).message);
     }
   };
 
-  const running = !!turn && !turn.done;
-  const sources = history?.sources_pool ?? [];
+  const rate = async (turnIndex: number, rating: Rating | null, text?: string) => {
+    try {
+      await api('POST', convPath(conversationId, 'feedback'), { turnIndex, rating, ...(text ? { text } : {}) });
+      const { feedback } = await api<{ feedback: FeedbackRow[] }>('GET', convPath(conversationId, 'feedback'));
+      setStored((s) => s && { ...s, feedback });
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  const followup = (text: string) => {
+    if (box.current) box.current.value = text;
+    box.current?.focus();
+  };
+
+  // One rendering per turn: the stored turns, the running one from its stream (in its place).
+  const shown: TurnData[] = stored ? fromStored(stored, extras.current, !!turn?.plan) : [];
+  if (turn) {
+    const at = turn.turnId ? shown.findIndex((t) => t.turnId === turn.turnId) : -1;
+    const user = at >= 0 && shown[at]!.user.length > 0 ? shown[at]!.user : prompt;
+    const live = { ...fromLive(turn, user), cited: new Set((stored?.sources ?? []).map((r) => r.sid)) };
+    if (at >= 0) shown[at] = live;
+    else shown.push(live);
+  }
+  const sources = stored?.sources ?? [];
+  const agentName = stored?.turns.find((t) => t.agentName)?.agentName ?? (isNew ? agent : '');
   return (
     <main class="chat" aria-label="conversation">
-      <section class="messages" aria-live="polite">
-        {history && <History data={history} livePlan={!!turn?.plan} />}
-        {turn && (
-          <div class="msg assistant live" data-live="true">
-            {turn.thinking && (
-              <details class="thinking">
-                <summary>Thinking</summary>
-                <pre>{turn.thinking}</pre>
-              </details>
-            )}
-            <ToolCards turn={turn} />
-            {turn.plan && <PlanPanel plan={turn.plan} />}
-            {turn.canvas && <pre class="canvas">{turn.canvas}</pre>}
-            {!turn.done && <Cited text={turn.answer} />}
-            {turn.notes.map((n, i) => (
-              <div key={i} class="note">
-                {n}
-              </div>
-            ))}
-            {turn.done && turn.followups.length > 0 && (
-              <div class="chips">
-                {turn.followups.map((f) => (
-                  <button
-                    key={f}
-                    type="button"
-                    onClick={() => {
-                      const box = document.querySelector<HTMLTextAreaElement>('textarea[name=prompt]');
-                      if (box) box.value = f;
-                      box?.focus();
-                    }}
-                  >
-                    {f}
-                  </button>
-                ))}
-              </div>
-            )}
-            <Footer turn={turn} conversationId={conversationId} />
-          </div>
-        )}
+      <ChatHeader
+        title={title ?? (isNew ? 'New conversation' : conversationId)}
+        agent={agentName}
+        latest={shown.at(-1)}
+        conversationId={conversationId}
+      />
+      <section class="messages" aria-label="turns">
+        {shown.map((t, i) => (
+          <TurnView
+            key={t.key}
+            turn={t}
+            conversationId={conversationId}
+            last={i === shown.length - 1}
+            onFollowup={followup}
+            onRate={rate}
+          />
+        ))}
+        {stored && shown.length === 0 && <p class="empty-hint">Ask anything to start.</p>}
       </section>
       {sources.length > 0 && (
         <aside class="sources" aria-label="sources">
@@ -201,20 +236,36 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
       <form class="composer" onSubmit={send}>
         {isNew && <AgentPicker agents={agents} value={agent} onChange={setAgent} />}
         <textarea
+          ref={box}
           name="prompt"
           rows={2}
           aria-label={running ? 'follow-up' : 'message'}
-          placeholder={running ? 'Add a follow-up…' : 'Ask…'}
+          placeholder={
+            running
+              ? 'Add a follow-up… (Enter sends, Shift+Enter breaks the line)'
+              : 'Ask… (Enter sends, Shift+Enter breaks the line)'
+          }
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+              e.preventDefault();
+              e.currentTarget.form?.requestSubmit();
+            }
+          }}
         />
-        <input ref={files} type="file" multiple aria-label="attachments" disabled={running} />
-        <button type="submit" disabled={busy}>
-          {running ? 'Follow up' : 'Send'}
-        </button>
-        {running && (
-          <button type="button" class="steer" onClick={steer}>
-            Steer
+        <div class="composer-actions">
+          <label class="attach">
+            <span>Attach</span>
+            <input ref={files} type="file" multiple aria-label="attachments" disabled={running} />
+          </label>
+          {running && (
+            <button type="button" class="steer" onClick={steer}>
+              Steer
+            </button>
+          )}
+          <button type="submit" class="primary" disabled={busy}>
+            {running ? 'Follow up' : 'Send'}
           </button>
-        )}
+        </div>
       </form>
     </main>
   );

@@ -1,25 +1,39 @@
-/** A turn's usage footer with a link to the turn in Temporal UI. */
+/** A turn's footer: tokens in / out, cache reads and writes, cost, time, how it ended, Temporal UI. */
+import { turnWorkflowId } from '../../../core/turn/ids';
 import { config } from '../config';
-import type { LiveTurn } from '../live';
+import type { TurnData } from '../turns';
+import { duration } from './tool-card';
 
-export function Footer({ turn, conversationId }: { turn: LiveTurn; conversationId: string }) {
-  const u = turn.usage;
-  const link =
-    config.temporalUiUrl && turn.turnIndex
-      ? `${config.temporalUiUrl}/namespaces/default/workflows/${encodeURIComponent(`conv/${conversationId}/turn/${turn.turnIndex}`)}`
-      : '';
+/**
+ * The turn's page in Temporal UI (only when /config.json names a public UI). The workflow id is
+ * the one the gateway gave (the stored, tenant-scoped conversation id); without it, the helper's.
+ */
+export function temporalLink(turn: Pick<TurnData, 'workflowId' | 'turnIndex'>, conversationId: string): string {
+  if (!config.temporalUiUrl || turn.turnIndex === undefined) return '';
+  const id = turn.workflowId ?? turnWorkflowId(conversationId, turn.turnIndex);
+  return `${config.temporalUiUrl}/namespaces/default/workflows/${encodeURIComponent(id)}`;
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+export function Footer({ turn, conversationId }: { turn: TurnData; conversationId: string }) {
+  const u = turn.extras?.usage;
+  const cost = turn.extras?.costUsd ?? 0;
+  const link = temporalLink(turn, conversationId);
+  const elapsed = turn.extras?.elapsedMs;
   return (
     <div class="footer" role="status">
       {u && (
-        <span>
-          {u.inputTokens} in · {u.outputTokens} out · cache {u.cacheReadTokens} read / {u.cacheWriteTokens} write
-          {turn.costUsd > 0 ? ` · $${turn.costUsd.toFixed(4)}` : ''}
+        <span class="usage">
+          {n(u.inputTokens)} in · {n(u.outputTokens)} out · cache {n(u.cacheReadTokens)} read / {n(u.cacheWriteTokens)}{' '}
+          write
+          {cost > 0 ? ` · $${cost.toFixed(4)}` : ''}
         </span>
       )}
-      {turn.done && <span> · {turn.completionPath}</span>}
+      {elapsed !== undefined && <span>{duration(elapsed)}</span>}
+      {turn.completionPath && <span class="path">{turn.completionPath}</span>}
       {link && (
         <a href={link} target="_blank" rel="noreferrer">
-          {' '}
           Temporal UI
         </a>
       )}

@@ -1,20 +1,88 @@
-/** The live turn's tool calls, one card each with its arguments, preview and timing. */
-import type { LiveTurn } from '../live';
+/**
+ * A tool call's card, the same live and reloaded: its summary line (tool, what it was asked,
+ * state, timing), then the parameters as fields, exec's code highlighted, and the result preview.
+ */
+import type { ToolCard as Card } from '../live';
+import { highlight } from '../markdown';
 
-export function ToolCards({ turn }: { turn: LiveTurn }) {
+const str = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
+
+/** One line saying what the call does: the tool and its first short parameter values. */
+export function toolSummary(args: unknown): string {
+  if (!args || typeof args !== 'object') return '';
+  const parts: string[] = [];
+  for (const v of Object.values(args as Record<string, unknown>)) {
+    // Strings, lists of strings, and lists of objects by their first string field (exec's contract: file names).
+    const item = (x: unknown) =>
+      typeof x === 'string'
+        ? x
+        : x && typeof x === 'object'
+          ? Object.values(x).find((y) => typeof y === 'string')
+          : undefined;
+    const s = Array.isArray(v) ? v.map(item).filter(Boolean).join(', ') : typeof v === 'string' ? v : '';
+    if (s && !s.includes('\n')) parts.push(s);
+    if (parts.length === 2) break;
+  }
+  const line = parts.join(' · ');
+  return line.length > 90 ? `${line.slice(0, 89)}…` : line;
+}
+
+export function duration(ms: number): string {
+  return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+}
+
+function stateOf(c: Card): 'running' | 'done' | 'failed' {
+  return c.finishedAt === undefined ? 'running' : c.ok === false ? 'failed' : 'done';
+}
+
+export function ToolCard({ card }: { card: Card }) {
+  const state = stateOf(card);
+  const args = card.args && typeof card.args === 'object' ? Object.entries(card.args as Record<string, unknown>) : [];
+  const took =
+    card.finishedAt !== undefined && Number.isFinite(card.finishedAt - card.startedAt)
+      ? duration(card.finishedAt - card.startedAt)
+      : '';
+  return (
+    <details class="tool-card" data-state={state}>
+      <summary>
+        <span class="tool-state" role="img" aria-label={state}>
+          {state === 'running' ? '◌' : state === 'failed' ? '✕' : '✓'}
+        </span>
+        <span class="tool-name">{card.tool}</span>
+        <span class="tool-summary">{toolSummary(card.args)}</span>
+        <span class="tool-time">{state === 'running' ? 'running…' : took}</span>
+      </summary>
+      {args.length > 0 && (
+        <dl class="fields">
+          {args.map(([k, v]) => (
+            <div key={k} class="field">
+              <dt>{k}</dt>
+              <dd>{typeof v === 'string' && !v.includes('\n') ? v : <pre tabIndex={0}>{str(v)}</pre>}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+      {card.code && (
+        <pre class="code" tabIndex={0}>
+          <code class="hljs" dangerouslySetInnerHTML={{ __html: highlight(card.code, 'python') }} />
+        </pre>
+      )}
+      {card.preview !== undefined && (
+        <div class="tool-result">
+          <span class="label">Result</span>
+          <pre tabIndex={0}>{card.preview}</pre>
+        </div>
+      )}
+    </details>
+  );
+}
+
+export function ToolCards({ cards }: { cards: Card[] }) {
+  if (cards.length === 0) return null;
   return (
     <div class="tools">
-      {turn.tools.map((c) => (
-        <details key={c.key} class="tool-card">
-          <summary>
-            {c.tool}{' '}
-            {c.finishedAt
-              ? `· ${c.ok === false ? 'failed · ' : ''}${Math.max(0, c.finishedAt - c.startedAt)} ms`
-              : '· running…'}
-          </summary>
-          <pre>{JSON.stringify(c.args ?? {}, null, 2)}</pre>
-          {c.preview && <pre class="preview">{c.preview}</pre>}
-        </details>
+      {cards.map((c) => (
+        <ToolCard key={c.key} card={c} />
       ))}
     </div>
   );

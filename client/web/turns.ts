@@ -1,0 +1,189 @@
+/**
+ * One model of a turn for the one rendering of it (components/turn.tsx): folded from the stream
+ * while the turn runs (live.ts), or rebuilt from the stored timeline, the turn rows, the hosted
+ * files and the feedback once it is done — a reload shows what the live view showed when it ended.
+ */
+import type { PlanView } from '../../core/timeline/plan-view';
+import type { FeedbackRow, HostedFile, Rating, SourceRow, TimelineBlock, TurnRow } from './api';
+import { canvasKind, type Canvas, type LiveTurn, type ToolCard } from './live';
+import { planFromSnapshot } from './plan';
+
+export interface UserMessage {
+  kind: 'prompt' | 'followup' | 'steer';
+  text: string;
+}
+
+/** What the live stream alone knows of a finished turn (kept for it while the page is open). */
+export interface LiveExtras {
+  usage?: LiveTurn['usage'];
+  costUsd: number;
+  elapsedMs?: number;
+}
+
+export interface TurnData {
+  key: string;
+  turnIndex?: number;
+  turnId?: string;
+  workflowId?: string;
+  live: boolean;
+  status: string;
+  user: UserMessage[];
+  attachments: HostedFile[];
+  thinking: string;
+  tools: ToolCard[];
+  plan?: PlanView | { unreadable: string };
+  canvases: Canvas[];
+  answer: string;
+  /** SIDs whose `[[S:n]]` markers link (the completion's `meta.sources_used`); undefined: none stored. */
+  cited?: ReadonlySet<number>;
+  files: HostedFile[];
+  followups: string[];
+  notes: string[];
+  completionPath?: string;
+  rounds?: number;
+  extras?: LiveExtras;
+  rating?: { rating: Rating | null; text: string | null };
+}
+
+export const turnIndexOf = (turnId: string) => Number(/^turn_(\d+)$/.exec(turnId)?.[1] ?? NaN);
+
+/** A text file made for the user shows as a canvas (rendered by kind) besides its card. */
+export function isCanvasFile(f: HostedFile): boolean {
+  return canvasKind(f.mime, f.name) !== 'text' || /^text\/plain/.test(f.mime);
+}
+
+export function fromLive(t: LiveTurn, prompt: UserMessage[]): TurnData {
+  return {
+    key: t.turnId ? t.turnId : 'live',
+    ...(t.turnIndex !== undefined && Number.isFinite(t.turnIndex) ? { turnIndex: t.turnIndex } : {}),
+    ...(t.turnId ? { turnId: t.turnId } : {}),
+    ...(t.workflowId ? { workflowId: t.workflowId } : {}),
+    live: true,
+    // Running until the stored turn takes its place: a finished turn is only ever shown from the store.
+    status: t.failed !== undefined ? 'failed' : 'running',
+    user: prompt,
+    attachments: [],
+    thinking: t.thinking,
+    tools: t.tools,
+    ...(t.plan ? { plan: t.plan } : {}),
+    canvases: t.canvases,
+    answer: t.answer,
+    files: t.files,
+    followups: t.followups,
+    notes: t.notes,
+    ...(t.completionPath ? { completionPath: t.completionPath } : {}),
+    extras: {
+      ...(t.usage ? { usage: t.usage } : {}),
+      costUsd: t.costUsd,
+      ...(t.elapsedMs !== undefined ? { elapsedMs: t.elapsedMs } : {}),
+    },
+  };
+}
+
+function json(text: string | undefined): Record<string, unknown> {
+  try {
+    const v = JSON.parse(text ?? '') as unknown;
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const PREVIEW = 600;
+
+export interface Stored {
+  blocks: TimelineBlock[];
+  sources: SourceRow[];
+  turns: TurnRow[];
+  files: HostedFile[];
+  feedback: FeedbackRow[];
+}
+
+/** The stored turns, in order; the conversation's current plan shows in the turn that wrote it. */
+export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, livePlan: boolean): TurnData[] {
+  const byTurn = new Map<string, TurnData>();
+  const calls = new Map<string, ToolCard>();
+  const rows = new Map(s.turns.map((r) => [r.turnId, r]));
+  const lastPlan = livePlan ? undefined : [...s.blocks].reverse().find((b) => b.type === 'react.plan');
+  const ratings = new Map<string, FeedbackRow>();
+  for (const f of s.feedback)
+    if (f.target === 'turn' && (ratings.get(f.turnId)?.createdAt ?? '') <= f.createdAt) ratings.set(f.turnId, f);
+  const turnOf = (id: string): TurnData => {
+    let t = byTurn.get(id);
+    if (!t) {
+      const row = rows.get(id);
+      const index = turnIndexOf(id);
+      const rating = ratings.get(id);
+      const extra = extras.get(index) ?? (row?.usage ? { usage: row.usage, costUsd: 0 } : undefined);
+      t = {
+        key: id,
+        turnId: id,
+        ...(Number.isFinite(index) ? { turnIndex: index } : {}),
+        ...(row ? { workflowId: row.workflowId } : {}),
+        live: false,
+        status: row?.status ?? 'completed',
+        user: [],
+        attachments: s.files.filter((f) => f.turn === index && f.origin === 'attachment'),
+        thinking: '',
+        tools: [],
+        canvases: [],
+        answer: '',
+        files: s.files.filter((f) => f.turn === index && f.origin !== 'attachment'),
+        followups: [],
+        notes: row?.error ? [`turn failed: ${row.error}`] : [],
+        ...(row?.completionPath ? { completionPath: row.completionPath } : {}),
+        ...(row?.rounds ? { rounds: row.rounds } : {}),
+        ...(extra ? { extras: extra } : {}),
+        ...(rating ? { rating: { rating: rating.rating, text: rating.text } } : {}),
+      };
+      byTurn.set(id, t);
+    }
+    return t;
+  };
+  for (const b of s.blocks) {
+    if (b.type === 'user.prompt' || b.type === 'user.followup' || b.type === 'user.steer') {
+      const kind = b.type === 'user.prompt' ? 'prompt' : b.type === 'user.followup' ? 'followup' : 'steer';
+      turnOf(b.turn_id).user.push({ kind, text: b.text ?? '' });
+    } else if (b.type === 'react.tool.call' && b.call_id) {
+      const body = json(b.text);
+      const card: ToolCard = {
+        key: b.call_id,
+        tool: String(body.tool_id ?? b.meta.tool_id ?? 'tool'),
+        args: body.params ?? {},
+        ...(typeof body.code === 'string' ? { code: body.code } : {}),
+        startedAt: Date.parse(b.ts ?? ''),
+      };
+      calls.set(b.call_id, card);
+      turnOf(b.turn_id).tools.push(card);
+    } else if (b.type === 'react.tool.result' && b.call_id) {
+      const card = calls.get(b.call_id);
+      if (card) {
+        card.finishedAt = Date.parse(b.ts ?? '');
+        card.ok = b.meta.ok !== false;
+        card.preview = (b.text ?? '').slice(0, PREVIEW);
+      }
+    } else if (b.type === 'react.plan' && b === lastPlan) {
+      turnOf(b.turn_id).plan = planFromSnapshot(b.text ?? '');
+    } else if (b.type === 'assistant.completion') {
+      const t = turnOf(b.turn_id);
+      t.answer = b.text ?? '';
+      const used = b.meta.sources_used;
+      t.cited = new Set(Array.isArray(used) ? used.map(Number) : s.sources.map((r) => r.sid));
+    } else if (b.type === 'stage.suggested_followups') {
+      const v = json(b.text) as { followups?: unknown } | unknown[];
+      const list = Array.isArray(v) ? v : v.followups;
+      if (Array.isArray(list)) turnOf(b.turn_id).followups = list.map(String);
+    }
+  }
+  for (const t of byTurn.values())
+    t.canvases = t.files.filter(isCanvasFile).map((f) => ({
+      key: f.path,
+      title: f.name,
+      kind: canvasKind(f.mime, f.name),
+      mime: f.mime,
+      text: '',
+      done: true,
+      ...(f.signedUrl ? { src: f.signedUrl } : {}),
+    }));
+  return [...byTurn.values()];
+}

@@ -1,0 +1,424 @@
+/**
+ * The web chat shows what the agent makes (issue 32, items 2–5), in a real browser
+ * (playwright-core + Debian's chromium) on real Temporal, Postgres and the local exec sandbox: an
+ * exec chart inline and a Markdown report rendered, both downloaded with their bytes and type; an
+ * HTML canvas in a sandbox that reaches neither the page's cookies nor the page; a composite JSON
+ * artifact's widget filling in attribute by attribute; citations identical after a reload; a
+ * finished turn rendered once, the same after a reload; feedback round-tripping to the API; Enter
+ * sends; axe-core finds no serious or critical violation. Screenshots in test-artifacts/web-chat/.
+ */
+import { after, before, test as nodeTest } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
+import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { createScriptedProvider } from '../../activities/providers/scripted';
+import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
+import { turnWorkflowId } from '../../core/turn/ids';
+import { openLibrary } from '../../activities/library/library';
+import { createExecTool } from '../../activities/exec/exec-tool';
+import { LocalBackend } from '../../activities/exec/local';
+import { publishEvents } from '../../store/stream-bus';
+import { execScratch } from '../support/exec';
+import { needs, requiring } from '../support/requirements';
+
+const CHROMIUM = '/usr/bin/chromium';
+const needChromium = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+const needSandbox = { group: 'web chat browser tests (exec)', requirement: 'bubblewrap' } as const;
+const skip = needs(needChromium) || needs(needSandbox);
+const test = requiring(requiring(nodeTest, needChromium), needSandbox);
+const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat');
+const KEY = 'web-chat-files-key';
+const UI = 'http://temporal-ui.example';
+// A short root: the exec supervisor's socket path (root + 34-character conversation id + exec id) must stay
+// under the 108 bytes of a Unix socket address.
+const root = execScratch('wcf');
+
+let stack: TestStack;
+let gw: RunningGateway;
+let browser: Browser;
+let script: ScriptSpec;
+const useScript = (s: Partial<ScriptSpec> & { rounds: string[] }) => {
+  script = ScriptSpecSchema.parse({ structured: { conversation_title: { title: 'Files chat' } }, ...s });
+};
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+const REPORT =
+  '# Quarterly report\n\nRevenue **grew** by 12 %.\n\n- north: 10\n- south: 12\n\n`files/notes.md` kept.\n';
+/** A real 64×48 RGB PNG made with the standard library (a gradient), and the report beside it. */
+const CODE = [
+  'import os, struct, zlib',
+  'out = os.environ["OUTPUT_DIR"]',
+  'w, h = 64, 48',
+  "raw = b''.join(b'\\x00' + bytes(v for x in range(w) for v in ((x * 4) % 256, (y * 5) % 256, 160)) for y in range(h))",
+  'def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)',
+  "png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')",
+  "open(os.path.join(out, 'chart.png'), 'wb').write(png)",
+  `open(os.path.join(out, 'report.md'), 'w').write(${JSON.stringify(REPORT)})`,
+].join('\n');
+const execCall = (code: string, files: string[]) =>
+  thinking('run code') +
+  decision({
+    action: 'call_tool',
+    notes: 'exec',
+    tool_call: {
+      tool_id: 'exec.python',
+      params: { contract: files.map((filename) => ({ filename, description: 'out', visibility: 'external' })) },
+    },
+  }) +
+  `<channel:code>${code}</channel:code>`;
+const answerRound = (text: string) =>
+  thinking('I can answer now.') +
+  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
+  `<channel:answer>${text}</channel:answer>`;
+
+before(async () => {
+  if (skip) return;
+  mkdirSync(SHOTS, { recursive: true });
+  stack = await createTestStack('webfiles');
+  const skills = mkdtempSync(join(tmpdir(), 'dreact-skills-'));
+  mkdirSync(join(skills, 'guide'));
+  writeFileSync(join(skills, 'guide', 'SKILL.md'), '# Guide\n\nSay hello politely.\n');
+  writeFileSync(
+    join(skills, 'guide', 'sources.yaml'),
+    '- url: https://example.org/guide\n  title: The guide\n- url: https://example.org/manners\n  title: Manners\n',
+  );
+  useScript({ rounds: [complete('hi')] });
+  await stack.startWorker({
+    provider: () => createScriptedProvider(script),
+    library: await openLibrary(stack.db, { skillsDir: skills }),
+    extraTools: [
+      createExecTool({
+        backend: new LocalBackend({ stateRoot: join(root, 'state') }),
+        workRoot: join(root, 'work'),
+        pollMs: 50,
+      }),
+    ],
+  });
+  gw = await startGateway({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [KEY],
+    port: 0,
+    host: '127.0.0.1',
+    temporalUiUrl: UI,
+    log: () => undefined,
+  });
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+  });
+});
+after(async () => {
+  if (skip) return;
+  await browser?.close();
+  await gw?.close();
+  await stack?.teardown();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Opens the chat with the key on a new conversation (its id returned). */
+async function openNew(width = 1280): Promise<{ page: Page; conv: string }> {
+  const page = await (await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true })).newPage();
+  await page.goto(gw.url);
+  await page.getByLabel('API key').fill(KEY);
+  await page.getByRole('button', { name: 'Use key' }).click();
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  const conv = decodeURIComponent(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('c') ?? '');
+  assert.ok(conv, 'the page opened a conversation');
+  return { page, conv };
+}
+
+/** Types the prompt and presses Enter (the composer sends on Enter). */
+async function sendWithEnter(page: Page, prompt: string): Promise<void> {
+  const box = page.getByRole('textbox', { name: 'message' });
+  await box.fill(prompt);
+  await box.press('Enter');
+}
+
+const finished = (page: Page, turn = 1) =>
+  page.locator(`.turn[data-turn="turn_${turn}"] .msg.assistant:not([data-live])`);
+
+/** The DOM structure of an element: tags and classes, no text (usage is known only live: skipped). */
+const STRUCTURE = `(function walk(n) {
+  if (n.matches('.footer .usage')) return '';
+  const cls = n.className ? '.' + String(n.className).split(/\\s+/).sort().join('.') : '';
+  return '<' + n.tagName.toLowerCase() + cls + '>' + [...n.children].map(walk).join('');
+})(document.querySelector(SELECTOR))`;
+const structure = (page: Page, selector: string) =>
+  page.evaluate(STRUCTURE.replace('SELECTOR', JSON.stringify(selector))) as Promise<string>;
+
+async function axe(page: Page, state: string): Promise<void> {
+  const { default: AxeBuilder } = await import('@axe-core/playwright');
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  writeFileSync(
+    join(SHOTS, `axe-${state}.json`),
+    JSON.stringify(
+      result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })),
+      null,
+      2,
+    ),
+  );
+  assert.deepEqual(
+    bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe on ${state}`,
+  );
+}
+
+test(
+  'an exec chart shows inline, the report renders as Markdown, both download with their bytes and type',
+  { skip },
+  async () => {
+    useScript({
+      rounds: [execCall(CODE, ['chart.png', 'report.md']), answerRound('The chart and the report are ready.')],
+      chunkSize: 12,
+      latencyMs: 20,
+    });
+    const { page, conv } = await openNew();
+    await sendWithEnter(page, 'Chart the revenue and write a report');
+    await page.locator('[data-live] .tool-card').first().waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, 'files-live.png'), fullPage: true });
+    await finished(page).waitFor({ timeout: 60_000 });
+    const img = page.locator('.file-card[data-path="turn_1/outputs/chart.png"] img');
+    try {
+      await img.waitFor({ timeout: 15_000 });
+    } catch (err) {
+      await page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })");
+      await page.screenshot({ path: join(SHOTS, 'files-failed.png'), fullPage: true });
+      writeFileSync(join(SHOTS, 'files-failed.txt'), await page.locator('body').innerText());
+      throw err;
+    }
+    await page.waitForFunction(
+      () => (document.querySelector('.file-card img') as HTMLImageElement | null)?.naturalWidth === 64,
+    );
+    // The report is rendered Markdown: a heading, bold, a list, inline code; no raw Markdown marks.
+    const report = page.locator('.canvas[data-kind="markdown"]');
+    await report.locator('h1', { hasText: 'Quarterly report' }).waitFor();
+    assert.equal(await report.locator('strong').textContent(), 'grew');
+    assert.equal(await report.locator('li').count(), 2);
+    assert.equal(await report.locator('code').textContent(), 'files/notes.md');
+    assert.doesNotMatch((await report.textContent()) ?? '', /[#*`]/);
+    // The exec card: summary line, the code highlighted, timing.
+    const card = page.locator('.tool-card', { hasText: 'exec.python' });
+    assert.match((await card.locator('.tool-time').textContent()) ?? '', /\d+(\.\d)? m?s/);
+    await card.locator('summary').click();
+    assert.ok((await card.locator('pre.code .hljs-keyword').count()) > 0, 'python highlighted');
+    await page.screenshot({ path: join(SHOTS, 'files.png'), fullPage: true });
+    await axe(page, 'files');
+
+    const listed = (await (
+      await fetch(`${gw.url}/v1/conversations/${conv}/files`, { headers: { 'x-api-key': KEY } })
+    ).json()) as { files: Array<{ path: string; sha256: string; mime: string }> };
+    const want = new Map(listed.files.map((f) => [f.path, f]));
+    for (const [name, mime] of [
+      ['chart.png', 'image/png'],
+      ['report.md', 'text/markdown'],
+    ] as const) {
+      const link = page.getByRole('link', { name: `Download ${name}` });
+      const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+      const bytes = readFileSync((await download.path())!);
+      const listedFile = want.get(`turn_1/outputs/${name}`)!;
+      assert.equal(sha(bytes), listedFile.sha256, `${name}: the bytes stored`);
+      if (name === 'report.md') assert.equal(sha(bytes), sha(REPORT), 'the report as the code wrote it');
+      else assert.equal(bytes.subarray(1, 4).toString('latin1'), 'PNG');
+      assert.equal(download.suggestedFilename(), name);
+      const res = await page.request.get(new URL((await link.getAttribute('href'))!, gw.url).href);
+      assert.match(res.headers()['content-type'] ?? '', new RegExp(`^${mime}`));
+    }
+    await page.close();
+  },
+);
+
+test('an HTML canvas runs in a sandbox: no cookies, no parent page', { skip }, async () => {
+  const html =
+    '<!doctype html><html><body><h1>Widget</h1><p id="out">static</p>' +
+    '<script>document.getElementById("out").textContent = "script ran: " + document.cookie;</script></body></html>';
+  useScript({
+    rounds: [
+      callTool('react.write', { path: 'outputs/page.html', channel: 'canvas', content: html, kind: 'file' }),
+      answerRound('The page is ready.'),
+    ],
+    chunkSize: 40,
+    latencyMs: 10,
+  });
+  const { page } = await openNew();
+  await page.evaluate(() => {
+    document.cookie = 'chat_secret=s3cret; path=/';
+  });
+  await sendWithEnter(page, 'Make an HTML page');
+  await finished(page).waitFor({ timeout: 60_000 });
+  const iframe = page.locator('.canvas[data-kind="html"] iframe');
+  await iframe.waitFor();
+  assert.equal(await iframe.getAttribute('sandbox'), 'allow-scripts', 'scripts at most, never same-origin');
+  const frame = (await (await iframe.elementHandle())!.contentFrame())!;
+  await frame.locator('h1', { hasText: 'Widget' }).waitFor();
+  // Code running inside the canvas: its origin is opaque — no cookie jar, no parent document, no storage.
+  const inside = (await frame.evaluate(`(() => {
+    const attempt = (f) => { try { return 'reached ' + String(f()); } catch (err) { return 'blocked ' + err.name; } };
+    return {
+      origin: location.origin,
+      cookie: attempt(() => document.cookie),
+      parent: attempt(() => window.parent.document.cookie),
+      top: attempt(() => window.top.location.href),
+      storage: attempt(() => localStorage.getItem('dreact.key')),
+    };
+  })()`)) as Record<string, string>;
+  assert.equal(inside.origin, 'null');
+  assert.match(inside.cookie, /^blocked SecurityError/);
+  assert.match(inside.parent, /^blocked SecurityError/);
+  assert.match(inside.top, /^blocked SecurityError/);
+  assert.match(inside.storage, /^blocked SecurityError/);
+  // Nor can the page reach into it (the same boundary from the other side).
+  assert.equal(
+    await iframe.evaluate((el) => {
+      try {
+        return (el as HTMLIFrameElement).contentDocument === null ? 'opaque' : 'same-origin';
+      } catch {
+        return 'opaque';
+      }
+    }),
+    'opaque',
+  );
+  // The page's CSP (srcdoc inherits it) keeps even the sandboxed script from running.
+  assert.equal(await frame.locator('#out').textContent(), 'static');
+  await page.screenshot({ path: join(SHOTS, 'html-canvas.png'), fullPage: true });
+  await page.close();
+});
+
+test("a composite JSON artifact's widget fills in attribute by attribute while the turn runs", { skip }, async () => {
+  useScript({ rounds: [answerRound(`${'Working on it. '.repeat(40)}Done.`)], chunkSize: 4, latencyMs: 60 });
+  const { page, conv } = await openNew();
+  await sendWithEnter(page, 'Build the summary card');
+  await page.locator('[data-live] .text', { hasText: 'Working' }).waitFor({ timeout: 30_000 });
+  const attrs: Array<[string, unknown]> = [
+    ['title', 'Revenue summary'],
+    ['total', 22],
+    ['regions', ['north', 'south']],
+    ['detail', { north: 10, south: 12 }],
+  ];
+  const widget = page.locator('[data-live] .canvas[data-kind="json"] .widget');
+  for (const [i, [key, value]] of attrs.entries()) {
+    await publishEvents(stack.db.pool, conv, [
+      { kind: 'attribute', channel: 'canvas', instance: 0, payload: { key, value }, turnId: 'turn_1', attempt: 1 },
+    ]);
+    await widget.locator(`.attr[data-key="${key}"]`).waitFor({ timeout: 10_000 });
+    assert.equal(await widget.locator('.attr').count(), i + 1, `attribute ${key} added, nothing more`);
+    assert.equal(await widget.getAttribute('aria-busy'), 'true');
+    if (i === 1) await page.screenshot({ path: join(SHOTS, 'composite-widget.png'), fullPage: true });
+  }
+  assert.equal(await widget.locator('.attr[data-key="title"] dd').textContent(), 'Revenue summary');
+  assert.equal(await widget.locator('.attr[data-key="total"] dd').textContent(), '22');
+  assert.deepEqual(await widget.locator('.attr[data-key="regions"] li').allTextContents(), ['north', 'south']);
+  await finished(page).waitFor({ timeout: 60_000 });
+  await page.close();
+});
+
+test(
+  'citations, the turn and its header after a reload are those the live view ended with; Enter sends; feedback round-trips',
+  { skip },
+  async () => {
+    useScript({
+      rounds: [
+        callTool('react.read', { paths: ['sk:guide'] }),
+        answerRound('The guide says to greet **politely** [[S:1]] and to mind manners [[S:1,2]].'),
+      ],
+      chunkSize: 6,
+      latencyMs: 15,
+    });
+    const { page, conv } = await openNew();
+    await sendWithEnter(page, 'What does the guide say?');
+    await page.locator('[data-live]').waitFor({ timeout: 30_000 });
+    // Shift+Enter breaks the line instead of sending (the box keeps the text).
+    const box = page.getByRole('textbox', { name: /follow-up|message/ });
+    await box.fill('line one');
+    await box.press('Shift+Enter');
+    await box.pressSequentially('line two');
+    assert.equal(await box.inputValue(), 'line one\nline two');
+    await box.fill('');
+    await finished(page).locator('.cite a[data-sid="2"]').waitFor({ timeout: 60_000 });
+    const turnSel = '.turn[data-turn="turn_1"]';
+    assert.equal(await page.locator(turnSel).count(), 1, 'one rendering of the turn');
+    assert.equal(await page.locator('.msg.assistant').count(), 1);
+    const before = {
+      answer: await page.locator(`${turnSel} .answer`).innerHTML(),
+      sources: await page.locator('.sources').innerHTML(),
+      structure: await structure(page, turnSel),
+    };
+    assert.match(before.answer, /<strong>politely<\/strong>/);
+    assert.match(before.answer, /<sup class="cite"><a href="#source-1" data-sid="1">\[1\]<\/a><\/sup>/);
+    assert.doesNotMatch(before.answer, /\[\[S:/);
+    // The header: title, status, the Temporal UI link built from the turn's workflow id.
+    const header = page.locator('.chat-header');
+    await header.locator('.status', { hasText: 'Done' }).waitFor();
+    assert.equal(
+      await header.getByRole('link', { name: 'Temporal UI' }).getAttribute('href'),
+      `${UI}/namespaces/default/workflows/${encodeURIComponent(turnWorkflowId(conv, 1))}`,
+    );
+    assert.match((await page.locator(`${turnSel} .footer .usage`).textContent()) ?? '', /\d+ in · \d+ out · cache/);
+    await page.screenshot({ path: join(SHOTS, 'citations-live.png'), fullPage: true });
+    await axe(page, 'answer');
+
+    // Feedback: 👎 with a comment, then 👍, then clear — the API has each.
+    const rated = async () =>
+      (
+        (await (
+          await fetch(`${gw.url}/v1/conversations/${conv}/feedback`, { headers: { 'x-api-key': KEY } })
+        ).json()) as { feedback: Array<{ rating: string | null; text: string | null; createdAt: string }> }
+      ).feedback.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    const fb = page.getByRole('group', { name: 'feedback on this answer' });
+    await fb.getByText('Comment').click();
+    await fb.getByLabel('feedback comment').fill('too short');
+    await fb.getByRole('button', { name: 'Bad answer' }).click();
+    await fb.getByRole('button', { name: 'Bad answer', pressed: true }).waitFor();
+    assert.deepEqual((await rated()).at(-1), { ...(await rated()).at(-1)!, rating: 'not_ok', text: 'too short' });
+    await fb.getByRole('button', { name: 'Good answer' }).click();
+    await fb.getByRole('button', { name: 'Good answer', pressed: true }).waitFor();
+    assert.equal((await rated()).at(-1)!.rating, 'ok');
+    await page.screenshot({ path: join(SHOTS, 'feedback.png'), fullPage: true });
+
+    await page.reload();
+    await page.locator(`${turnSel} .cite a[data-sid="2"]`).waitFor({ timeout: 20_000 });
+    assert.equal(await page.locator(`${turnSel} .answer`).innerHTML(), before.answer, 'identical citations');
+    assert.equal(await page.locator('.sources').innerHTML(), before.sources, 'identical sources panel');
+    assert.equal(await structure(page, turnSel), before.structure, 'the same turn, rendered once');
+    assert.equal(await page.locator('.msg.assistant').count(), 1);
+    await page.getByRole('button', { name: 'Good answer', pressed: true }).waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.getByRole('button', { name: 'Good answer', pressed: false }).waitFor();
+    assert.equal((await rated()).at(-1)!.rating, null);
+    await page.screenshot({ path: join(SHOTS, 'citations-reloaded.png'), fullPage: true });
+    await page.close();
+
+    // Phone width, dark theme: the same turn, usable.
+    const phone = await (
+      await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' })
+    ).newPage();
+    await phone.goto(`${gw.url}/#c=${encodeURIComponent(conv)}`);
+    await phone.locator(`${turnSel} .cite a`).first().waitFor({ timeout: 20_000 });
+    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `no sideways scrolling at phone width (${overflow}px)`);
+    await phone.screenshot({ path: join(SHOTS, 'phone-dark.png'), fullPage: true });
+    await axe(phone, 'phone-dark');
+    await phone.close();
+  },
+);
+
+test('axe: the empty chat and a new conversation have no serious or critical violations', { skip }, async () => {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(gw.url);
+  await axe(page, 'start');
+  await page.getByLabel('API key').fill(KEY);
+  await page.getByRole('button', { name: 'Use key' }).click();
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await page.getByRole('textbox', { name: 'message' }).waitFor();
+  await page.screenshot({ path: join(SHOTS, 'new-conversation.png'), fullPage: true });
+  await axe(page, 'new-conversation');
+  await page.close();
+});
