@@ -210,3 +210,23 @@ export async function evalTrialTimings(
   );
   return res.rows.map((r) => ({ trialMs: Number(r.trial_ms), turnsMs: Number(r.turns_ms ?? 0) }));
 }
+
+/** A turn's workspace files created before `before` (ANNOUNCE's files as a past round saw them). */
+export async function turnFilesBefore(
+  db: Queryable,
+  conversationId: string,
+  turnId: string,
+  before: string,
+): Promise<Array<{ key: string; sizeBytes: number; checkedOutFrom?: string }>> {
+  const res = await db.query<{ key: string; size_bytes: number; from: unknown }>(
+    `SELECT key, size_bytes, payload->'checked_out_from' AS from FROM artifacts
+      WHERE conversation_id = $1 AND kind = 'file' AND starts_with(key, $2) AND created_at < $3
+      ORDER BY created_at, key`,
+    [conversationId, `${turnId}/`, before],
+  );
+  return res.rows.map((r) => ({
+    key: r.key,
+    sizeBytes: Number(r.size_bytes),
+    ...(typeof r.from === 'string' ? { checkedOutFrom: r.from } : {}),
+  }));
+}

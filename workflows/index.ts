@@ -7,5 +7,6 @@ export { ExecReaperWorkflow } from './exec-reaper';
 export { PurgeConversationWorkflow } from './purge';
 export { EvalRunWorkflow } from './eval-run';
 export { EvalTrialWorkflow } from './eval-trial';
+export { InspectRoundWorkflow } from './eval-inspect';
 // Worker Versioning behaviour per workflow type (pinned turns, auto-upgrading conversations).
 import './versioning';

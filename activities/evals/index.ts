@@ -32,6 +32,7 @@ import {
 } from '../../store/eval-store';
 import { recordMachineFeedback } from '../../store/feedback-store';
 import { observeTrial } from './observe';
+import { inspectRound, type InspectRoundInput, type InspectedRound } from './inspect';
 
 export interface EvalTrialInput {
   runId: string;
@@ -221,6 +222,11 @@ export function createEvalActivities(deps: ActivityDeps) {
         total: verdict.total,
         summary,
       };
+    },
+
+    /** A past round's request, rebuilt (activities/evals/inspect.ts): `dreact inspect`, the gateway. */
+    async inspectRound(input: InspectRoundInput): Promise<InspectedRound> {
+      return inspectRound(deps, Context.current().client, input);
     },
 
     async evalFinishRun(input: { runId: string; caseIds: string[] }): Promise<RunSummary> {

@@ -15,6 +15,9 @@ import { registerKeysCommands } from './keys-command';
 import { registerAgentCommands } from './agents-command';
 import { registerFileCommands } from './files-command';
 import { registerEvalCommands } from './eval-command';
+import { registerApprovalCommands } from './approvals-command';
+import { registerPolicyCommands } from './policy-command';
+import { registerBudgetCommands } from './budget-command';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -138,6 +141,9 @@ export function buildProgram(): Command {
   registerAgentCommands(program);
   registerFileCommands(program);
   registerEvalCommands(program);
+  registerApprovalCommands(program);
+  registerPolicyCommands(program);
+  registerBudgetCommands(program);
   return program;
 }
 
