@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
@@ -173,6 +174,49 @@ export async function startHttpMcpServer(opts: { port?: number; token?: string }
   const port = (http.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    calls,
+    close: () =>
+      new Promise<void>((r) => {
+        http.closeAllConnections();
+        http.close(() => r());
+      }),
+  };
+}
+
+/** A legacy HTTP+SSE MCP server: GET `/sse` opens the event stream, POST `/messages?sessionId=` carries requests. */
+export async function startSseMcpServer(opts: { token?: string } = {}): Promise<HttpMcpServer> {
+  const calls: string[] = [];
+  const sessions = new Map<string, SSEServerTransport>();
+  const http: HttpServer = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (req.method === 'GET' && url.pathname === '/sse') {
+        const auth = req.headers.authorization;
+        const transport = new SSEServerTransport('/messages', res);
+        sessions.set(transport.sessionId, transport);
+        res.on('close', () => sessions.delete(transport.sessionId));
+        const server = buildMcpServer({
+          authorized: () => opts.token !== undefined && auth === `Bearer ${opts.token}`,
+          onCall: (n) => calls.push(n),
+        });
+        await server.connect(transport);
+        return;
+      }
+      const transport = sessions.get(url.searchParams.get('sessionId') ?? '');
+      if (req.method === 'POST' && url.pathname === '/messages' && transport) {
+        await transport.handlePostMessage(req, res);
+        return;
+      }
+      res.writeHead(404).end();
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const port = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
     port,
     calls,
     close: () =>
