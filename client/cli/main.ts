@@ -15,6 +15,7 @@ import { registerKeysCommands } from './keys-command';
 import { registerAgentCommands } from './agents-command';
 import { registerFileCommands } from './files-command';
 import { registerEvalCommands } from './eval-command';
+import { registerInspectCommand } from './inspect-command';
 import { registerApprovalCommands } from './approvals-command';
 import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
@@ -141,6 +142,7 @@ export function buildProgram(): Command {
   registerAgentCommands(program);
   registerFileCommands(program);
   registerEvalCommands(program);
+  registerInspectCommand(program);
   registerApprovalCommands(program);
   registerPolicyCommands(program);
   registerBudgetCommands(program);
