@@ -18,13 +18,11 @@ import { decideToolCallUpdate, pendingApprovalsQuery, type ConversationView } fr
 import {
   approvalRequestView,
   APPROVAL_REQUEST_BLOCK,
+  type ApprovalDecision,
+  type ApprovalPrincipal,
   type ApprovalRequestView,
-} from '../activities/approval/approval-activities';
-import type {
-  ApprovalDecision,
-  ApprovalPrincipal,
-  DecideToolCallArgs,
-  PendingApproval,
+  type DecideToolCallArgs,
+  type PendingApproval,
 } from '../core/governance/approval';
 
 /** A waiting call: what the turn says (ids, expiry) and what the request block recorded (params, reason). */

@@ -106,33 +106,36 @@ export function approvalStep(ctx: {
     async gate(call, input) {
       const spec = call.approval!;
       const { callId, toolId } = call;
-      const since = Date.now();
       const timeoutMs = spec.timeoutSeconds * 1000;
       setWaiting(+1);
       let decision: ApprovalDecision | undefined;
       try {
-        await requestApproval.executeWithOptions({ summary: `approval requested: ${call.summary}`.slice(0, 160) }, [
-          {
-            conversationId: ctx.conversationId,
-            turnId: ctx.turnId,
-            workflowId: workflowInfo().workflowId,
-            callId,
-            toolId,
-            summary: call.summary,
-            source: spec.source,
-            expiresAt: new Date(since + timeoutMs).toISOString(),
-            onTimeout: spec.onTimeout,
-            ...(ctx.agent ? { agent: ctx.agent } : {}),
-          },
-        ]);
+        // The request's times come from the activity (recorded in history), not a clock read here.
+        const requested = await requestApproval.executeWithOptions(
+          { summary: `approval requested: ${call.summary}`.slice(0, 160) },
+          [
+            {
+              conversationId: ctx.conversationId,
+              turnId: ctx.turnId,
+              workflowId: workflowInfo().workflowId,
+              callId,
+              toolId,
+              summary: call.summary,
+              source: spec.source,
+              timeoutSeconds: spec.timeoutSeconds,
+              onTimeout: spec.onTimeout,
+              ...(ctx.agent ? { agent: ctx.agent } : {}),
+            },
+          ],
+        );
         // Listed (and decidable) once its request block exists: a client sees the params and schema.
         pending.set(callId, {
           callId,
           toolId,
           summary: call.summary,
           turnId: ctx.turnId,
-          since: new Date(since).toISOString(),
-          expiresAt: new Date(since + timeoutMs).toISOString(),
+          since: requested.requestedAt,
+          expiresAt: requested.expiresAt,
           onTimeout: spec.onTimeout,
         });
         // Durable: the workflow sleeps in the server until the Update (or the timer) wakes it.

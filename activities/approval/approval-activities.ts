@@ -12,13 +12,10 @@ import type { ActivityDeps } from '../deps';
 import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { appendBlocks, loadBlocksById } from '../../store/timeline-store';
 import { StreamPublisher } from '../../store/publisher';
-import type { ApprovalSpec } from '../../core/governance/approval';
+import { APPROVAL_DECISION_BLOCK, APPROVAL_REQUEST_BLOCK, type ApprovalSpec } from '../../core/governance/approval';
 import type { ToolInput } from '../../core/turn/contracts';
 import type { AgentRef } from '../../core/agents/ref';
 import { turnAgent } from '../agents/turn-agent';
-
-export const APPROVAL_REQUEST_BLOCK = 'stage.approval.request';
-export const APPROVAL_DECISION_BLOCK = 'stage.approval.decision';
 
 export interface ApprovalRequestInput {
   conversationId: string;
@@ -28,7 +25,8 @@ export interface ApprovalRequestInput {
   toolId: string;
   summary: string;
   source: ApprovalSpec['source'];
-  expiresAt: string;
+  /** How long the call may wait (the activity's clock starts it: the turn records the times it returns). */
+  timeoutSeconds: number;
   onTimeout: 'deny' | 'fail';
   /** The turn's agent version: the tool's params schema comes from its registry. */
   agent?: AgentRef;
@@ -38,20 +36,6 @@ export interface ApprovalDecisionInput extends ToolInput {
   decision: 'approve' | 'deny' | 'edit' | 'expired';
   by: string;
   reason?: string;
-}
-
-/** What the approval card, the CLI and the gateway show of a waiting call. */
-export interface ApprovalRequestView {
-  callId: string;
-  toolId: string;
-  turnId: string;
-  params: Record<string, unknown>;
-  reason: string;
-  source: string;
-  expiresAt: string;
-  requestedAt: string;
-  /** The JSON schema of the tool's params: edits are checked against it before they are sent. */
-  paramsSchema?: Record<string, unknown>;
 }
 
 /** The model's stated reason for the call: the notes of the round that planned it. */
@@ -70,7 +54,7 @@ function statedReason(blocks: readonly Block[], call: Block | undefined): string
 
 export function makeApprovalActivities(deps: ActivityDeps) {
   return {
-    async requestApproval(input: ApprovalRequestInput): Promise<void> {
+    async requestApproval(input: ApprovalRequestInput): Promise<{ requestedAt: string; expiresAt: string }> {
       const pool = deps.db.pool;
       const { conversationId, turnId, callId, toolId } = input;
       const callBlockId = blockId(turnId, 'react.tool.call', callId);
@@ -85,7 +69,9 @@ export function makeApprovalActivities(deps: ActivityDeps) {
       const reason = statedReason([...noteBlocks.values()], call);
       const registry = (await turnAgent(deps, input.agent)).registry;
       const paramsSchema = registry.has(toolId) ? registry.jsonSchema(toolId) : undefined;
-      const ts = deps.now().toISOString();
+      const now = deps.now();
+      const ts = now.toISOString();
+      const expiresAt = new Date(now.getTime() + input.timeoutSeconds * 1000).toISOString();
       await appendBlocks(pool, conversationId, [
         makeBlock({
           type: APPROVAL_REQUEST_BLOCK,
@@ -101,7 +87,7 @@ export function makeApprovalActivities(deps: ActivityDeps) {
             params,
             reason,
             source: input.source,
-            expires_at: input.expiresAt,
+            expires_at: expiresAt,
             requested_at: ts,
             ...(paramsSchema ? { params_schema: paramsSchema } : {}),
           },
@@ -117,11 +103,12 @@ export function makeApprovalActivities(deps: ActivityDeps) {
           params,
           reason,
           source: input.source,
-          expiresAt: input.expiresAt,
+          expiresAt,
           onTimeout: input.onTimeout,
         },
       });
       await publisher.close();
+      return { requestedAt: ts, expiresAt };
     },
 
     async recordApprovalDecision(input: ApprovalDecisionInput): Promise<void> {
@@ -166,18 +153,3 @@ export function makeApprovalActivities(deps: ActivityDeps) {
 }
 
 export type ApprovalActivities = ReturnType<typeof makeApprovalActivities>;
-
-/** A waiting call as the request block recorded it (for the gateway, the CLI and the web chat). */
-export function approvalRequestView(b: Block): ApprovalRequestView {
-  return {
-    callId: b.call_id ?? '',
-    toolId: String(b.meta['tool_id'] ?? ''),
-    turnId: b.turn_id,
-    params: (b.meta['params'] as Record<string, unknown>) ?? {},
-    reason: String(b.meta['reason'] ?? ''),
-    source: String(b.meta['source'] ?? ''),
-    expiresAt: String(b.meta['expires_at'] ?? ''),
-    requestedAt: String(b.meta['requested_at'] ?? b.ts),
-    ...(b.meta['params_schema'] ? { paramsSchema: b.meta['params_schema'] as Record<string, unknown> } : {}),
-  };
-}

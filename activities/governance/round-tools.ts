@@ -20,16 +20,17 @@ import { loadToolPolicies } from '../../store/policy-store';
 import { conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
 import type { AgentView } from '../agents/view';
 import { LOCAL_TENANT } from '../../core/tenancy/principal';
+import type { Queryable } from '../../store/db';
 
 const POLICY_TTL_MS = 2_000;
 const owners = new Map<string, ConversationOwner>();
 const policies = new Map<string, { at: number; policy: EffectivePolicy; key: string }>();
 
 /** The owner of a conversation (its tenant, project, user); the local tenant when it has no row. */
-export async function turnOwner(deps: Pick<ActivityDeps, 'db'>, conversationId: string): Promise<ConversationOwner> {
+export async function turnOwner(db: Queryable, conversationId: string): Promise<ConversationOwner> {
   let owner = owners.get(conversationId);
   if (!owner) {
-    owner = (await conversationOwner(deps.db.pool, conversationId)) ?? { ...LOCAL_TENANT, userId: null };
+    owner = (await conversationOwner(db, conversationId)) ?? { ...LOCAL_TENANT, userId: null };
     if (owners.size > 10_000) owners.clear();
     owners.set(conversationId, owner);
   }
@@ -37,7 +38,7 @@ export async function turnOwner(deps: Pick<ActivityDeps, 'db'>, conversationId: 
 }
 
 async function policyOf(deps: Pick<ActivityDeps, 'db'>, conversationId: string) {
-  const owner = await turnOwner(deps, conversationId);
+  const owner = await turnOwner(deps.db.pool, conversationId);
   const k = `${owner.tenantId}\u0000${owner.projectId}`;
   const hit = policies.get(k);
   if (hit && Date.now() - hit.at < POLICY_TTL_MS) return hit;

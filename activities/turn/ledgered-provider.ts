@@ -12,6 +12,7 @@ import type { ModelProvider } from '../../core/model/provider';
 import { meteredProvider } from '../providers/metered';
 import type { StreamPublisher } from '../../store/publisher';
 import { recordRoundUsage } from './round/io';
+import { budgetedProvider } from '../budget/budgeted-provider';
 
 export interface LedgerScope {
   conversationId: string;
@@ -32,21 +33,32 @@ export function ledgeredProvider(provider: ModelProvider, pool: Pool, scope: Led
     ...(model !== undefined ? { model } : {}),
     stream(request, options) {
       const callKey = `${scope.callKeyPrefix}/${++calls}`;
-      return meteredProvider(provider, ({ usage, final, requestId, provider: answeredBy, model: answeredWith }) =>
-        recordRoundUsage(pool, final ? scope.publisher : undefined, {
-          conversationId: scope.conversationId,
-          turnId: scope.turnId,
-          round: 0,
-          callKey,
-          // The provider and model that answered (a fallback chain may have moved on).
-          provider: answeredBy ?? provider.id,
-          ...((answeredWith ?? model) !== undefined ? { model: answeredWith ?? model } : {}),
-          usage,
-          purpose: scope.purpose,
-          cut: !final,
-          ...(requestId !== undefined ? { requestId } : {}),
-        }),
-      ).stream(request, options);
+      // Spend caps: the call's worst case is reserved first (activities/budget/budgeted-provider.ts).
+      const spend = {
+        conversationId: scope.conversationId,
+        turnId: scope.turnId,
+        callKey,
+        ...(model !== undefined ? { model } : {}),
+        ...(scope.publisher ? { publisher: scope.publisher } : {}),
+      };
+      const metered = meteredProvider(
+        provider,
+        ({ usage, final, requestId, provider: answeredBy, model: answeredWith }) =>
+          recordRoundUsage(pool, final ? scope.publisher : undefined, {
+            conversationId: scope.conversationId,
+            turnId: scope.turnId,
+            round: 0,
+            callKey,
+            // The provider and model that answered (a fallback chain may have moved on).
+            provider: answeredBy ?? provider.id,
+            ...((answeredWith ?? model) !== undefined ? { model: answeredWith ?? model } : {}),
+            usage,
+            purpose: scope.purpose,
+            cut: !final,
+            ...(requestId !== undefined ? { requestId } : {}),
+          }),
+      );
+      return budgetedProvider(metered, pool, spend).stream(request, options);
     },
   };
 }

@@ -18,6 +18,7 @@ import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../co
 import { createLiveRenderer } from './render';
 import { debugRender } from './debug-render';
 import { openSession, workflowUrl, type Session } from './session';
+import { turnStateQuery } from '../../workflows/definitions';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -195,10 +196,20 @@ export async function turnsCommand(conversationId: string, opts: { json?: boolea
           ? `failed: ${t.error ?? '(no message)'}`
           : t.status === 'completed'
             ? `completed (${t.completionPath ?? '?'}, ${t.rounds ?? '?'} rounds)`
-            : 'running';
+            : await liveStatus(s, conversationId, t.workflowId);
       process.stdout.write(`turn ${String(t.turnIndex).padEnd(4)} ${t.workflowId.padEnd(40)} ${how}\n`);
     }
   });
+}
+
+/** A running turn's own status (e.g. `awaiting_approval`, workflows/approval-step.ts); `running` when it cannot say. */
+async function liveStatus(s: Session, conversationId: string, workflowId: string): Promise<string> {
+  const state = await s.temporal.workflow
+    .getHandle(workflowId)
+    .query(turnStateQuery)
+    .catch(() => undefined);
+  if (state?.status === 'awaiting_approval') return `awaiting_approval (see: dreact approvals ${conversationId})`;
+  return state?.status ?? 'running';
 }
 
 /** One line per block; an exec result also shows its whole report (the envelope's report_text), indented. */

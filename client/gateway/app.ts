@@ -57,6 +57,9 @@ import { knownAgent, registerAgentRoutes } from './agent-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
 import { registerFileRoutes } from './file-routes';
+import { registerApprovalRoutes } from './approval-routes';
+import { registerPolicyRoutes } from './policy-routes';
+import { registerBudgetRoutes } from './budget-routes';
 import { loadSourcesPool } from '../../store/sources-store';
 import {
   accessLog,
@@ -466,6 +469,10 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     rateLimitPerMinute: opts.rateLimitPerMinute ?? 600,
   });
   registerFileRoutes(app, pool, { signer, keyStillActive });
+  // Governance (issue 30): approvals of tool calls, tool policies.
+  registerApprovalRoutes(app, client, pool);
+  registerPolicyRoutes(app, pool);
+  registerBudgetRoutes(app, pool);
 
   return {
     app,

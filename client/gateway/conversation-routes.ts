@@ -12,6 +12,7 @@ import { DreactError, type DreactClient } from '../api';
 import { userTextCheck } from '../../core/turn/contracts';
 import { conversationOwner } from '../../store/tenancy-store';
 import { conversationTimeline } from '../../store/timeline-export';
+import { budgetUses, reservedSpend } from '../../store/budget-store';
 import { conversationSatisfaction, tenantSatisfaction } from '../../store/feedback-store';
 import {
   conversationSummary,
@@ -126,18 +127,26 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
   app.get('/v1/conversations/:id/usage', async (c) => {
     const principal = need(c, 'read');
     const id = await conversationId(c, pool);
-    await ownedConversation(pool, principal, id);
-    const [usage, satisfaction] = await Promise.all([conversationUsage(pool, id), conversationSatisfaction(pool, id)]);
-    return c.json({ conversationId: shownId(c, id), ...usage, satisfaction });
+    const owner = await ownedConversation(pool, principal, id);
+    const [usage, satisfaction, reservedUsd] = await Promise.all([
+      conversationUsage(pool, id),
+      conversationSatisfaction(pool, id),
+      // Money model calls in flight have reserved against the spend caps (store/budget-store.ts).
+      reservedSpend(pool, owner.tenantId, id),
+    ]);
+    return c.json({ conversationId: shownId(c, id), ...usage, satisfaction, reservedUsd });
   });
 
   app.get('/v1/usage', async (c) => {
     const principal = need(c, 'admin');
     const q = query(UsageQuerySchema, c.req.query());
-    const [days, satisfaction] = await Promise.all([
+    const [days, satisfaction, budgets, reservedUsd] = await Promise.all([
       tenantUsageByDay(pool, principal.tenantId, q.days),
       tenantSatisfaction(pool, principal.tenantId, q.days),
+      // Spend caps: each budget's spent and reserved in its current period.
+      budgetUses(pool, principal.tenantId),
+      reservedSpend(pool, principal.tenantId),
     ]);
-    return c.json({ tenantId: principal.tenantId, days, satisfaction });
+    return c.json({ tenantId: principal.tenantId, days, satisfaction, budgets, reservedUsd });
   });
 }

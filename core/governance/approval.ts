@@ -14,6 +14,8 @@
  * never a run.
  */
 
+import type { Block } from '../timeline/block';
+
 /** What the plan records when a call waits for a person (durations in seconds). */
 export interface ApprovalSpec {
   /** Why: the tool's declaration, the agent's `approval.tools`, or the tenant's policy. */
@@ -122,4 +124,37 @@ export function deniedObservation(d: Pick<ApprovalDecision, 'by' | 'reason'>): s
 /** The observation of a call whose wait timed out as a deny. */
 export function expiredObservation(timeoutSeconds: number): string {
   return `denied: nobody approved the call within ${timeoutSeconds} s`;
+}
+
+/** Block types of an approval's request and decision (user-side text in both protocols). */
+export const APPROVAL_REQUEST_BLOCK = 'stage.approval.request';
+export const APPROVAL_DECISION_BLOCK = 'stage.approval.decision';
+
+/** What the approval card, the CLI and the gateway show of a waiting call. */
+export interface ApprovalRequestView {
+  callId: string;
+  toolId: string;
+  turnId: string;
+  params: Record<string, unknown>;
+  reason: string;
+  source: string;
+  expiresAt: string;
+  requestedAt: string;
+  /** The JSON schema of the tool's params: edits are checked against it before they are sent. */
+  paramsSchema?: Record<string, unknown>;
+}
+
+/** A waiting call as the request block recorded it (for the gateway, the CLI and the web chat). */
+export function approvalRequestView(b: Block): ApprovalRequestView {
+  return {
+    callId: b.call_id ?? '',
+    toolId: String(b.meta['tool_id'] ?? ''),
+    turnId: b.turn_id,
+    params: (b.meta['params'] as Record<string, unknown>) ?? {},
+    reason: String(b.meta['reason'] ?? ''),
+    source: String(b.meta['source'] ?? ''),
+    expiresAt: String(b.meta['expires_at'] ?? ''),
+    requestedAt: String(b.meta['requested_at'] ?? b.ts),
+    ...(b.meta['params_schema'] ? { paramsSchema: b.meta['params_schema'] as Record<string, unknown> } : {}),
+  };
 }

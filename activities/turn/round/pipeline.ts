@@ -41,6 +41,9 @@ import type { SourceRef } from '../../../core/channels';
 import { turnAgent, turnModel } from '../../agents/turn-agent';
 import type { AgentView } from '../../agents/view';
 import { governedRegistry } from '../../governance/round-tools';
+import { budgetedProvider } from '../../budget/budgeted-provider';
+import { budgetExceededOutcome } from '../../budget/exceeded';
+import { budgetExceededIn } from '../../../core/governance/budget';
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
 
@@ -176,7 +179,7 @@ export function roundPipeline<S>(
       provider: baseProvider.id,
       model,
     };
-    const provider = meteredProvider(
+    const metered = meteredProvider(
       baseProvider,
       async ({ usage, final, requestId, provider: answeredBy, model: answeredWith }) => {
         // The row names the provider and model that answered (a fallback chain may have moved on).
@@ -196,10 +199,27 @@ export function roundPipeline<S>(
         onFallback: (f) =>
           publisher.emit({
             kind: 'retry',
-            payload: { round, attempt, provider: f.to.provider, model: f.to.model, from: f.from.provider, reason: f.reason },
+            payload: {
+              round,
+              attempt,
+              provider: f.to.provider,
+              model: f.to.model,
+              from: f.from.provider,
+              reason: f.reason,
+            },
           }),
       },
     );
+    // Spend caps: the call's worst case is reserved first (activities/budget/budgeted-provider.ts).
+    const spendCap = agent.agent.definition.limits?.spend_usd_per_turn;
+    const provider = budgetedProvider(metered, pool, {
+      conversationId,
+      turnId,
+      callKey: usageRow.callKey,
+      ...(model !== undefined ? { model } : {}),
+      ...(spendCap !== undefined ? { turnCapUsd: spendCap } : {}),
+      publisher,
+    });
     const request = {
       ...parts,
       maxTokens: modelConfig.maxTokens ?? 8000,
@@ -219,6 +239,9 @@ export function roundPipeline<S>(
       };
       response = await whileStreaming(round, (heartbeat) => strategy.stream({ ...args, heartbeat }, input));
     } catch (err) {
+      // A spend cap refused the call before it was sent: the turn answers so and ends.
+      const refused = budgetExceededIn(err);
+      if (refused) return budgetExceededOutcome({ pool, publisher, input, blocks, ts, workflowId, plans }, refused.use);
       // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
       throw await roundFailure(
         err,

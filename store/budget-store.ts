@@ -1,0 +1,186 @@
+/**
+ * Spend budgets and the reservations model calls take against them (core/governance/budget.ts).
+ *
+ * `reserveSpend` is one transaction: it locks the budget rows that cover the call (FOR UPDATE, in
+ * a fixed order; an advisory lock for the turn's own cap), then sums — in the same transaction,
+ * after the locks, so it sees every reservation committed before it — what the ledger says was
+ * spent in each budget's period and what unexpired reservations hold, and inserts the call's
+ * reservation only when every budget stays within its cap. Concurrent calls of one tenant
+ * therefore queue on the row lock for a few milliseconds and never both take the last dollar.
+ * Expired reservations (a killed worker's) are deleted by the next reservation of the tenant and
+ * never count.
+ */
+import type { Pool } from 'pg';
+import type { Queryable } from './db';
+import {
+  budgetLabel,
+  turnBudgetLabel,
+  WARN_RATIO,
+  type BudgetPeriod,
+  type BudgetScope,
+  type BudgetUse,
+  type SpendBudget,
+} from '../core/governance/budget';
+
+export interface SpendOwner {
+  tenantId: string;
+  projectId: string;
+  userId: string | null;
+}
+
+export interface ReserveInput {
+  conversationId: string;
+  turnId: string;
+  callKey: string;
+  owner: SpendOwner;
+  amountUsd: number;
+  ttlSeconds: number;
+  /** The turn's own cap (the agent's limits.spend_usd_per_turn). */
+  turnCapUsd?: number;
+}
+
+export type ReserveResult = { ok: true; warnings: BudgetUse[] } | { ok: false; refused: BudgetUse };
+
+const COVERS = `
+  b.tenant_id = $1 AND (
+    (b.scope = 'tenant' AND b.scope_id = '') OR (b.scope = 'project' AND b.scope_id = $2) OR
+    (b.scope = 'user' AND b.scope_id = $3) OR (b.scope = 'conversation' AND b.scope_id = $4))`;
+
+/** Spent (ledger) and reserved (unexpired reservations) in each budget's current period. */
+const USE_SQL = `
+  SELECT b.tenant_id, b.scope, b.scope_id, b.period, b.cap_usd,
+    (SELECT coalesce(sum(l.cost_usd), 0) FROM usage_ledger l JOIN conversations c ON c.id = l.conversation_id
+      WHERE c.tenant_id = b.tenant_id
+        AND l.created_at >= date_trunc(b.period, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+        AND CASE b.scope WHEN 'tenant' THEN true WHEN 'project' THEN c.project_id = b.scope_id
+                         WHEN 'user' THEN c.user_id = b.scope_id ELSE c.id = b.scope_id END)::float AS spent,
+    (SELECT coalesce(sum(r.amount_usd), 0) FROM spend_reservations r
+      WHERE r.tenant_id = b.tenant_id AND r.expires_at >= now()
+        AND CASE b.scope WHEN 'tenant' THEN true WHEN 'project' THEN r.project_id = b.scope_id
+                         WHEN 'user' THEN r.user_id = b.scope_id ELSE r.conversation_id = b.scope_id END)::float AS reserved
+  FROM spend_budgets b`;
+
+type UseRow = {
+  tenant_id: string;
+  scope: BudgetScope;
+  scope_id: string;
+  period: BudgetPeriod;
+  cap_usd: number;
+  spent: number;
+  reserved: number;
+};
+
+const useOf = (r: UseRow): BudgetUse & { budget: SpendBudget } => ({
+  label: budgetLabel({ tenantId: r.tenant_id, scope: r.scope, scopeId: r.scope_id, period: r.period }),
+  capUsd: r.cap_usd,
+  spentUsd: r.spent,
+  reservedUsd: r.reserved,
+  budget: { tenantId: r.tenant_id, scope: r.scope, scopeId: r.scope_id, period: r.period, capUsd: r.cap_usd },
+});
+
+export async function reserveSpend(pool: Pool, input: ReserveInput): Promise<ReserveResult> {
+  const { owner, conversationId, turnId, amountUsd } = input;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`DELETE FROM spend_reservations WHERE tenant_id = $1 AND expires_at < now()`, [owner.tenantId]);
+    const args = [owner.tenantId, owner.projectId, owner.userId ?? '', conversationId];
+    const locked = await client.query(
+      `SELECT 1 FROM spend_budgets b WHERE ${COVERS} ORDER BY scope, scope_id, period FOR UPDATE`,
+      args,
+    );
+    const uses: BudgetUse[] = [];
+    if ((locked.rowCount ?? 0) > 0) {
+      const res = await client.query<UseRow>(`${USE_SQL} WHERE ${COVERS}`, args);
+      uses.push(...res.rows.map(useOf));
+    }
+    if (input.turnCapUsd !== undefined) {
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`turn-spend:${conversationId}/${turnId}`]);
+      const res = await client.query<{ spent: number; reserved: number }>(
+        `SELECT (SELECT coalesce(sum(cost_usd), 0) FROM usage_ledger WHERE conversation_id = $1 AND turn_id = $2)::float AS spent,
+                (SELECT coalesce(sum(amount_usd), 0) FROM spend_reservations
+                  WHERE conversation_id = $1 AND turn_id = $2 AND expires_at >= now())::float AS reserved`,
+        [conversationId, turnId],
+      );
+      uses.push({
+        label: turnBudgetLabel(turnId, conversationId),
+        capUsd: input.turnCapUsd,
+        spentUsd: res.rows[0]!.spent,
+        reservedUsd: res.rows[0]!.reserved,
+      });
+    }
+    const refused = uses.find((u) => u.spentUsd + u.reservedUsd + amountUsd > u.capUsd);
+    if (refused) {
+      await client.query('ROLLBACK');
+      return { ok: false, refused };
+    }
+    await client.query(
+      `INSERT INTO spend_reservations (conversation_id, call_key, turn_id, tenant_id, project_id, user_id, amount_usd, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))
+       ON CONFLICT (conversation_id, call_key) DO UPDATE SET amount_usd = EXCLUDED.amount_usd, expires_at = EXCLUDED.expires_at`,
+      [
+        conversationId,
+        input.callKey,
+        turnId,
+        owner.tenantId,
+        owner.projectId,
+        owner.userId,
+        amountUsd,
+        input.ttlSeconds,
+      ],
+    );
+    await client.query('COMMIT');
+    const warnings = uses.filter(
+      (u) => u.capUsd > 0 && (u.spentUsd + u.reservedUsd + amountUsd) / u.capUsd >= WARN_RATIO,
+    );
+    return { ok: true, warnings };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Releases a call's reservation (its ledger row counts from now on). */
+export async function releaseSpend(db: Queryable, conversationId: string, callKey: string): Promise<void> {
+  await db.query(`DELETE FROM spend_reservations WHERE conversation_id = $1 AND call_key = $2`, [
+    conversationId,
+    callKey,
+  ]);
+}
+
+/** Sets a budget (cap in USD); a negative cap is refused by the table. */
+export async function setBudget(db: Queryable, b: SpendBudget): Promise<void> {
+  await db.query(
+    `INSERT INTO spend_budgets (tenant_id, scope, scope_id, period, cap_usd) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant_id, scope, scope_id, period) DO UPDATE SET cap_usd = EXCLUDED.cap_usd, updated_at = now()`,
+    [b.tenantId, b.scope, b.scopeId, b.period, b.capUsd],
+  );
+}
+
+export async function deleteBudget(db: Queryable, b: Omit<SpendBudget, 'capUsd'>): Promise<boolean> {
+  const res = await db.query(
+    `DELETE FROM spend_budgets WHERE tenant_id = $1 AND scope = $2 AND scope_id = $3 AND period = $4`,
+    [b.tenantId, b.scope, b.scopeId, b.period],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
+/** A tenant's budgets with what each has spent and reserved now. */
+export async function budgetUses(db: Queryable, tenantId: string): Promise<Array<BudgetUse & { budget: SpendBudget }>> {
+  const res = await db.query<UseRow>(`${USE_SQL} WHERE b.tenant_id = $1 ORDER BY b.scope, b.scope_id, b.period`, [
+    tenantId,
+  ]);
+  return res.rows.map(useOf);
+}
+
+/** Money unexpired reservations of a tenant (optionally one conversation) hold now. */
+export async function reservedSpend(db: Queryable, tenantId: string, conversationId?: string): Promise<number> {
+  const res = await db.query<{ reserved: number }>(
+    `SELECT coalesce(sum(amount_usd), 0)::float AS reserved FROM spend_reservations
+      WHERE tenant_id = $1 AND expires_at >= now() AND ($2::text IS NULL OR conversation_id = $2)`,
+    [tenantId, conversationId ?? null],
+  );
+  return res.rows[0]!.reserved;
+}
