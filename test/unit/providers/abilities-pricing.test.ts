@@ -9,6 +9,7 @@ import { DEFAULT_PRICE_TABLE, estimateCost, parsePriceTable, priceFor } from '..
 import { activePriceTable, loadPriceFile } from '../../../activities/providers/pricing-file';
 import { abilitiesOf, defaultProviderResolver, envDefaultModel } from '../../../activities/providers/registry';
 import { collectStream, ProviderError } from '../../../core/model/provider';
+import { loadAgents } from '../../../activities/agents/loader';
 
 test('abilities: by provider and longest model prefix, the provider default for unknown models, overrides on top', () => {
   assert.deepEqual(PROVIDER_IDS, ['scripted', 'anthropic', 'openai']);
@@ -112,7 +113,6 @@ test('registry: openai without credentials is a non-retryable auth error naming 
 });
 
 test('the agent loader stops the start on a model that cannot do what the agent asks', async () => {
-  const { loadAgents } = await import('../../../activities/agents/loader');
   const dir = mkdtempSync(path.join(tmpdir(), 'agents-abilities-'));
   writeFileSync(
     path.join(dir, 'reasoner.yaml'),
