@@ -6,6 +6,8 @@
  * original names (sorted), so the same tool list always maps the same way. Pure.
  */
 export const MCP_TOOL_PREFIX = 'mcp';
+/** Longest tool id (Anthropic and OpenAI accept tool names of up to 64 characters). */
+export const MAX_TOOL_ID_CHARS = 64;
 
 /** The id segment a name folds to (before collisions are resolved). */
 export function toolSegment(name: string): string {
@@ -36,8 +38,10 @@ export class McpToolNames {
     names: readonly string[],
   ) {
     const taken = new Set<string>();
+    // Whole ids stay within 64 characters (providers' tool-name limit once dots become underscores).
+    const room = Math.max(8, MAX_TOOL_ID_CHARS - `${MCP_TOOL_PREFIX}.${server}.`.length - 3);
     for (const name of [...new Set(names)].sort()) {
-      const base = toolSegment(name);
+      const base = toolSegment(name).slice(0, room).replace(/_+$/, '');
       let seg = base;
       for (let n = 2; taken.has(seg); n++) seg = `${base}_${n}`;
       taken.add(seg);

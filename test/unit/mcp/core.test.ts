@@ -34,6 +34,11 @@ test('MCP names fold to registry ids, one-to-one per server, the same way for th
     });
   assert.deepEqual(new ToolRegistry(ids.map(decl)).ids(), ids);
   assert.deepEqual(parseMcpToolId('mcp.gh.a_b'), { server: 'gh', segment: 'a_b' });
+  // Long names are cut so the whole id fits 64 characters; cut names that collide stay distinct.
+  const server = 'a_rather_long_server_name';
+  const long = new McpToolNames(server, ['x'.repeat(100) + '1', 'x'.repeat(100) + '2']);
+  assert.equal(new Set(long.ids()).size, 2);
+  for (const id of long.ids()) assert.ok(id.length <= 64, id);
   assert.equal(parseMcpToolId('react.read'), undefined);
 });
 
