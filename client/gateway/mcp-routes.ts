@@ -4,6 +4,7 @@
  * progress notifications. Authenticated like `/v1`: an API key in `x-api-key` or as
  * `Authorization: Bearer <key>` (what MCP clients send), checked by the gateway's own key check;
  * failed authentication and each key's requests are rate-limited as on `/v1`; the body is capped.
+ * A key is always needed (the insecure development mode's anonymous reads do not extend to MCP).
  */
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
