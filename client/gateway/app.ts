@@ -60,6 +60,7 @@ import { registerFileRoutes } from './file-routes';
 import { registerApprovalRoutes } from './approval-routes';
 import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
+import { registerInspectRoutes } from './inspect-routes';
 import { loadSourcesPool } from '../../store/sources-store';
 import {
   accessLog,
@@ -473,6 +474,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerApprovalRoutes(app, client, pool);
   registerPolicyRoutes(app, pool);
   registerBudgetRoutes(app, pool);
+  // What the model saw at a round (inspect-routes.ts).
+  registerInspectRoutes(app, client, pool);
 
   return {
     app,

@@ -19,6 +19,7 @@ import { toAnthropicParams } from '../../activities/providers/anthropic-request'
 import { inspectRoundRequest } from '../../client/cli/inspect-command';
 import { inspectText } from '../../core/evals/inspect';
 import { loadBlocks } from '../../store/timeline-store';
+import { createGatewayApp } from '../../client/gateway/app';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
@@ -96,4 +97,27 @@ test('inspect is byte-identical to the request sent, for rounds after a compacti
     assert.deepEqual(params.tools ?? null, (last.body.tools as unknown) ?? null, `round ${round}: tools`);
     assert.match(inspectText(inspected), /=>\[cache\]/);
   }
+  // The gateway's route answers the same request, and names a round that does not exist.
+  const KEY = 'inspect-test-key';
+  const app = await createGatewayApp({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], listen: false });
+  const get = (round: number) =>
+    app.fetch(
+      new Request(`http://gw/v1/conversations/${conv}/turns/${turns}/rounds/${round}/request`, {
+        headers: { 'x-api-key': KEY },
+      }),
+    );
+  const res = await get(3);
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { request: unknown; turnId: string };
+  const direct = await inspectRoundRequest(
+    stack.server.env.client,
+    { conversationId: conv, turnIndex: turns, round: 3 },
+    stack.taskQueue,
+  );
+  assert.equal(body.turnId, `turn_${turns}`);
+  assert.deepEqual(body.request, JSON.parse(JSON.stringify(direct.request)));
+  const missing = await get(9);
+  assert.equal(missing.status, 404);
+  assert.match(((await missing.json()) as { error: { message: string } }).error.message, /has no round 9/);
+  await app.close();
 });
