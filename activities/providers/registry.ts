@@ -7,8 +7,10 @@
  * - `anthropic`: Claude through @anthropic-ai/sdk; needs ANTHROPIC_API_KEY (or _AUTH_TOKEN);
  *   `thinking` turns extended thinking on.
  * - `openai`: any OpenAI-compatible server through the `openai` SDK; OPENAI_BASE_URL,
- *   OPENAI_API_KEY, OPENAI_ORG_ID / OPENAI_PROJECT_ID, DREACT_OPENAI_MODEL. A local server needs
- *   no key: set OPENAI_BASE_URL and the key defaults to a placeholder.
+ *   OPENAI_API_KEY, OPENAI_ORG_ID / OPENAI_PROJECT_ID, DREACT_OPENAI_MODEL, DREACT_OPENAI_HEADERS
+ *   (a JSON object of headers sent with every request), DREACT_OPENAI_STREAM_USAGE=off for a
+ *   server that rejects `stream_options`. A local server needs no key: set OPENAI_BASE_URL and the
+ *   key defaults to a placeholder.
  * - `fallbacks`: the config's chain (`model.fallbacks`) wraps the providers in `fallbackProvider`,
  *   which moves on by `decideFallback` from the activity's attempt and the classified failure.
  *
@@ -84,6 +86,22 @@ function activityAttempt(): number {
   }
 }
 
+/** DREACT_OPENAI_HEADERS: a JSON object of string headers; anything else is a clear Error (at worker start). */
+export function openAIHeadersFrom(raw: string | undefined): Record<string, string> | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`DREACT_OPENAI_HEADERS must be a JSON object of headers: ${(err as Error).message}`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string'))
+    throw new Error(
+      'DREACT_OPENAI_HEADERS must be a JSON object of string header values, e.g. {"HTTP-Referer":"https://acme.test"}',
+    );
+  return v as Record<string, string>;
+}
+
 const withoutUndefined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
@@ -97,6 +115,11 @@ export function defaultProviderResolver(
 ): (config: ModelConfig | undefined) => ModelProvider {
   // A bad pricing file (DREACT_PRICING_FILE) stops the worker's start, not the first ledger write.
   activePriceTable(env);
+  const openaiHeaders = openAIHeadersFrom(env.DREACT_OPENAI_HEADERS);
+  if (env.DREACT_OPENAI_STREAM_USAGE !== undefined && !['on', 'off', ''].includes(env.DREACT_OPENAI_STREAM_USAGE))
+    throw new Error(
+      `DREACT_OPENAI_STREAM_USAGE must be "on" or "off", got ${JSON.stringify(env.DREACT_OPENAI_STREAM_USAGE)}`,
+    );
   const instances = new Map<string, ModelProvider>();
   const cached = (key: string, build: () => ModelProvider): ModelProvider => {
     let p = instances.get(key);
@@ -144,6 +167,8 @@ export function defaultProviderResolver(
           ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
           ...(env.OPENAI_ORG_ID ? { organization: env.OPENAI_ORG_ID } : {}),
           ...(env.OPENAI_PROJECT_ID ? { project: env.OPENAI_PROJECT_ID } : {}),
+          ...(openaiHeaders ? { defaultHeaders: openaiHeaders } : {}),
+          ...(env.DREACT_OPENAI_STREAM_USAGE === 'off' ? { streamUsage: false } : {}),
           abilities: abilitiesFor('openai', model, options.abilities),
         }),
       );

@@ -10,6 +10,7 @@ import { activePriceTable, loadPriceFile } from '../../../activities/providers/p
 import { abilitiesOf, defaultProviderResolver, envDefaultModel } from '../../../activities/providers/registry';
 import { collectStream, ProviderError } from '../../../core/model/provider';
 import { loadAgents } from '../../../activities/agents/loader';
+import { oreply, startOpenAIEmulator } from '../../emulator/openai-emulator';
 
 test('abilities: by provider and longest model prefix, the provider default for unknown models, overrides on top', () => {
   assert.deepEqual(PROVIDER_IDS, ['scripted', 'anthropic', 'openai']);
@@ -130,4 +131,32 @@ test('the agent loader stops the start on a model that cannot do what the agent 
     assert.doesNotMatch(err.message, /fine\.yaml/);
     return true;
   });
+});
+
+test('registry: DREACT_OPENAI_HEADERS reach every request; a bad value stops the start', async () => {
+  const emu = await startOpenAIEmulator();
+  try {
+    emu.enqueue(oreply.text('hi'));
+    const resolve = defaultProviderResolver({
+      OPENAI_BASE_URL: emu.baseURL,
+      DREACT_OPENAI_HEADERS: '{"x-tenant":"acme"}',
+      DREACT_OPENAI_STREAM_USAGE: 'off',
+    });
+    const res = await collectStream(
+      resolve({ provider: 'openai', model: 'llama3' }).stream({
+        system: [],
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+        maxTokens: 5,
+      }),
+    );
+    assert.equal(res.text, 'hi');
+    assert.equal(emu.requests[0]!.headers['x-tenant'], 'acme');
+    assert.equal(emu.requests[0]!.headers.authorization, 'Bearer none', 'a local server needs no key');
+    assert.equal(emu.requests[0]!.body.stream_options, undefined);
+  } finally {
+    await emu.stop();
+  }
+  assert.throws(() => defaultProviderResolver({ DREACT_OPENAI_HEADERS: '[1]' }), /JSON object of string header/);
+  assert.throws(() => defaultProviderResolver({ DREACT_OPENAI_HEADERS: '{' }), /DREACT_OPENAI_HEADERS/);
+  assert.throws(() => defaultProviderResolver({ DREACT_OPENAI_STREAM_USAGE: 'maybe' }), /on" or "off/);
 });
