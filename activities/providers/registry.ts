@@ -102,6 +102,24 @@ export function openAIHeadersFrom(raw: string | undefined): Record<string, strin
   return v as Record<string, string>;
 }
 
+/** A fallback entry's own output budget and temperature over the request's (the primary's). */
+function withSettings(provider: ModelProvider, entry: FallbackModel): ModelProvider {
+  if (entry.maxTokens === undefined && entry.temperature === undefined) return provider;
+  return {
+    id: provider.id,
+    ...(provider.model !== undefined ? { model: provider.model } : {}),
+    stream: (request, options) =>
+      provider.stream(
+        {
+          ...request,
+          ...(entry.maxTokens !== undefined ? { maxTokens: entry.maxTokens } : {}),
+          ...(entry.temperature !== undefined ? { temperature: entry.temperature } : {}),
+        },
+        options,
+      ),
+  };
+}
+
 const withoutUndefined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
@@ -200,7 +218,7 @@ export function defaultProviderResolver(
     if (fallbacks.length === 0) return primary;
     const chain = [config, ...fallbacks];
     return fallbackProvider(
-      [primary, ...fallbacks.map(single)],
+      [primary, ...fallbacks.map((f) => withSettings(single(f), f))],
       attemptFallback(
         options.attempt ?? activityAttempt,
         chain.map((c) => abilitiesOf(c, env, options.abilities).contextWindow),

@@ -160,3 +160,31 @@ test('registry: DREACT_OPENAI_HEADERS reach every request; a bad value stops the
   assert.throws(() => defaultProviderResolver({ DREACT_OPENAI_HEADERS: '{' }), /DREACT_OPENAI_HEADERS/);
   assert.throws(() => defaultProviderResolver({ DREACT_OPENAI_STREAM_USAGE: 'maybe' }), /on" or "off/);
 });
+
+test('registry: a chain whose primary has no credentials moves on (auth); the fallback entry keeps its own settings', async () => {
+  const emu = await startOpenAIEmulator();
+  try {
+    emu.enqueue(oreply.text('from the fallback'));
+    const p = defaultProviderResolver({ OPENAI_BASE_URL: emu.baseURL })({
+      provider: 'anthropic',
+      model: 'claude-x',
+      maxTokens: 1000,
+      fallbacks: [{ provider: 'openai', model: 'local-model', maxTokens: 77, temperature: 0.5 }],
+    });
+    const res = await collectStream(
+      p.stream({
+        system: [],
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+        maxTokens: 1000,
+        model: 'claude-x',
+      }),
+    );
+    assert.equal(res.text, 'from the fallback');
+    assert.deepEqual(
+      [emu.requests[0]!.body.model, emu.requests[0]!.body.max_tokens, emu.requests[0]!.body.temperature],
+      ['local-model', 77, 0.5],
+    );
+  } finally {
+    await emu.stop();
+  }
+});
