@@ -29,6 +29,7 @@ const BENCHES: Record<string, () => Bench> = {
   agents: () => (require('./agents') as typeof import('./agents')).benchAgents,
   mcp: () => (require('./mcp') as typeof import('./mcp')).benchMcp,
   evals: () => (require('./evals') as typeof import('./evals')).benchEvals,
+  'web-render': () => (require('./web-render') as typeof import('./web-render')).benchWebRender,
 };
 
 async function main(): Promise<void> {

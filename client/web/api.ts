@@ -41,18 +41,7 @@ export interface TurnRow {
   usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
 }
 
-/** A file made for the user (`GET …/files?signed=1`; the stream's `done` carries the same without `signedUrl`). */
-export interface HostedFile {
-  path: string;
-  name: string;
-  url: string;
-  signedUrl?: string;
-  mime: string;
-  size: number;
-  sha256?: string;
-  turn: number;
-  origin: 'exec' | 'write' | 'attachment';
-}
+export type { HostedFile } from './live';
 
 export type Rating = 'ok' | 'not_ok' | 'neutral';
 

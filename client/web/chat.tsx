@@ -12,6 +12,7 @@ import { fromLive, fromStored, type LiveExtras, type Stored, type TurnData, type
 import { TurnView } from './components/turn';
 import { ChatHeader } from './components/chat-header';
 import { AgentPicker, type AgentOption } from './components/agent-picker';
+import { ApprovalCards } from './components/approval-card';
 
 /** A read that is empty (not an error) for a conversation that has no turn yet. */
 async function orEmpty<T>(p: Promise<T>, empty: T): Promise<T> {
@@ -35,6 +36,8 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
   // A new conversation picks its agent; its first turn binds it (the gateway refuses another later).
   const [agents, setAgents] = useState<AgentOption[]>([]);
   const [agent, setAgent] = useState('default');
+  /** Bumped by each `approval` stream event (components/approval-card.tsx refetches). */
+  const [approvalTick, setApprovalTick] = useState(0);
   const stream = useRef<AbortController | null>(null);
   const files = useRef<HTMLInputElement>(null);
   const box = useRef<HTMLTextAreaElement>(null);
@@ -79,6 +82,8 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
       conversationId,
       after,
       (e) => {
+        // A call started or stopped waiting for a person: the approval cards fetch their list again.
+        if (e.event === 'approval') setApprovalTick((n) => n + 1);
         setTurn((t) => {
           const next = apply(t ?? emptyTurn(), e);
           if ((next.done || next.failed !== undefined) && !ended) {
@@ -213,6 +218,7 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
           />
         ))}
         {stored && shown.length === 0 && <p class="empty-hint">Ask anything to start.</p>}
+        <ApprovalCards conversationId={conversationId} tick={approvalTick} />
       </section>
       {sources.length > 0 && (
         <aside class="sources" aria-label="sources">

@@ -6,7 +6,19 @@ export interface LiveEvent {
   data: Record<string, unknown>;
 }
 import type { PlanView } from '../../core/timeline/plan-view';
-import type { HostedFile } from './api';
+
+/** A file made for the user (`GET …/files?signed=1`; the stream's `done` carries the same without `signedUrl`). */
+export interface HostedFile {
+  path: string;
+  name: string;
+  url: string;
+  signedUrl?: string;
+  mime: string;
+  size: number;
+  sha256?: string;
+  turn: number;
+  origin: 'exec' | 'write' | 'attachment';
+}
 
 export interface ToolCard {
   key: string;

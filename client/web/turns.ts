@@ -114,7 +114,10 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
       const row = rows.get(id);
       const index = turnIndexOf(id);
       const rating = ratings.get(id);
-      const extra = extras.get(index) ?? (row?.usage ? { usage: row.usage, costUsd: 0 } : undefined);
+      // Usage and cost are known live (or from the row when the gateway lists it); the time from the row.
+      const known = extras.get(index) ?? (row?.usage ? { usage: row.usage, costUsd: 0 } : { costUsd: 0 });
+      const took = row?.finishedAt ? Date.parse(row.finishedAt) - Date.parse(row.startedAt) : NaN;
+      const extra: LiveExtras = { ...known, ...(Number.isFinite(took) ? { elapsedMs: took } : {}) };
       t = {
         key: id,
         turnId: id,
@@ -133,7 +136,7 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         notes: row?.error ? [`turn failed: ${row.error}`] : [],
         ...(row?.completionPath ? { completionPath: row.completionPath } : {}),
         ...(row?.rounds ? { rounds: row.rounds } : {}),
-        ...(extra ? { extras: extra } : {}),
+        extras: extra,
         ...(rating ? { rating: { rating: rating.rating, text: rating.text } } : {}),
       };
       byTurn.set(id, t);

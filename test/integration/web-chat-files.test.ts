@@ -153,6 +153,17 @@ const STRUCTURE = `(function walk(n) {
 const structure = (page: Page, selector: string) =>
   page.evaluate(STRUCTURE.replace('SELECTOR', JSON.stringify(selector))) as Promise<string>;
 
+/** A screenshot of the whole conversation (its turns scroll inside the page: the viewport grows to them). */
+async function shot(page: Page, name: string): Promise<void> {
+  const size = page.viewportSize()!;
+  const tall = (await page.evaluate(
+    "Math.max(document.body.scrollHeight, (document.querySelector('.messages')?.scrollHeight ?? 0) + 320)",
+  )) as number;
+  await page.setViewportSize({ width: size.width, height: Math.min(Math.max(size.height, tall), 4000) });
+  await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+  await page.setViewportSize(size);
+}
+
 async function axe(page: Page, state: string): Promise<void> {
   const { default: AxeBuilder } = await import('@axe-core/playwright');
   const result = await new AxeBuilder({ page }).analyze();
@@ -184,20 +195,18 @@ test(
     const { page, conv } = await openNew();
     await sendWithEnter(page, 'Chart the revenue and write a report');
     await page.locator('[data-live] .tool-card').first().waitFor({ timeout: 30_000 });
-    await page.screenshot({ path: join(SHOTS, 'files-live.png'), fullPage: true });
+    await shot(page, 'files-live.png');
     await finished(page).waitFor({ timeout: 60_000 });
     const img = page.locator('.file-card[data-path="turn_1/outputs/chart.png"] img');
     try {
       await img.waitFor({ timeout: 15_000 });
     } catch (err) {
       await page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })");
-      await page.screenshot({ path: join(SHOTS, 'files-failed.png'), fullPage: true });
+      await shot(page, 'files-failed.png');
       writeFileSync(join(SHOTS, 'files-failed.txt'), await page.locator('body').innerText());
       throw err;
     }
-    await page.waitForFunction(
-      () => (document.querySelector('.file-card img') as HTMLImageElement | null)?.naturalWidth === 64,
-    );
+    await page.waitForFunction("document.querySelector('.file-card img')?.naturalWidth === 64");
     // The report is rendered Markdown: a heading, bold, a list, inline code; no raw Markdown marks.
     const report = page.locator('.canvas[data-kind="markdown"]');
     await report.locator('h1', { hasText: 'Quarterly report' }).waitFor();
@@ -210,7 +219,7 @@ test(
     assert.match((await card.locator('.tool-time').textContent()) ?? '', /\d+(\.\d)? m?s/);
     await card.locator('summary').click();
     assert.ok((await card.locator('pre.code .hljs-keyword').count()) > 0, 'python highlighted');
-    await page.screenshot({ path: join(SHOTS, 'files.png'), fullPage: true });
+    await shot(page, 'files.png');
     await axe(page, 'files');
 
     const listed = (await (
@@ -249,9 +258,7 @@ test('an HTML canvas runs in a sandbox: no cookies, no parent page', { skip }, a
     latencyMs: 10,
   });
   const { page } = await openNew();
-  await page.evaluate(() => {
-    document.cookie = 'chat_secret=s3cret; path=/';
-  });
+  await page.evaluate("document.cookie = 'chat_secret=s3cret; path=/'");
   await sendWithEnter(page, 'Make an HTML page');
   await finished(page).waitFor({ timeout: 60_000 });
   const iframe = page.locator('.canvas[data-kind="html"] iframe');
@@ -269,7 +276,7 @@ test('an HTML canvas runs in a sandbox: no cookies, no parent page', { skip }, a
       top: attempt(() => window.top.location.href),
       storage: attempt(() => localStorage.getItem('dreact.key')),
     };
-  })()`)) as Record<string, string>;
+  })()`)) as { origin: string; cookie: string; parent: string; top: string; storage: string };
   assert.equal(inside.origin, 'null');
   assert.match(inside.cookie, /^blocked SecurityError/);
   assert.match(inside.parent, /^blocked SecurityError/);
@@ -277,18 +284,18 @@ test('an HTML canvas runs in a sandbox: no cookies, no parent page', { skip }, a
   assert.match(inside.storage, /^blocked SecurityError/);
   // Nor can the page reach into it (the same boundary from the other side).
   assert.equal(
-    await iframe.evaluate((el) => {
+    await page.evaluate(`(() => {
       try {
-        return (el as HTMLIFrameElement).contentDocument === null ? 'opaque' : 'same-origin';
+        return document.querySelector('.canvas iframe').contentDocument === null ? 'opaque' : 'same-origin';
       } catch {
         return 'opaque';
       }
-    }),
+    })()`),
     'opaque',
   );
   // The page's CSP (srcdoc inherits it) keeps even the sandboxed script from running.
   assert.equal(await frame.locator('#out').textContent(), 'static');
-  await page.screenshot({ path: join(SHOTS, 'html-canvas.png'), fullPage: true });
+  await shot(page, 'html-canvas.png');
   await page.close();
 });
 
@@ -311,7 +318,7 @@ test("a composite JSON artifact's widget fills in attribute by attribute while t
     await widget.locator(`.attr[data-key="${key}"]`).waitFor({ timeout: 10_000 });
     assert.equal(await widget.locator('.attr').count(), i + 1, `attribute ${key} added, nothing more`);
     assert.equal(await widget.getAttribute('aria-busy'), 'true');
-    if (i === 1) await page.screenshot({ path: join(SHOTS, 'composite-widget.png'), fullPage: true });
+    if (i === 1) await shot(page, 'composite-widget.png');
   }
   assert.equal(await widget.locator('.attr[data-key="title"] dd').textContent(), 'Revenue summary');
   assert.equal(await widget.locator('.attr[data-key="total"] dd').textContent(), '22');
@@ -349,7 +356,6 @@ test(
     const before = {
       answer: await page.locator(`${turnSel} .answer`).innerHTML(),
       sources: await page.locator('.sources').innerHTML(),
-      structure: await structure(page, turnSel),
     };
     assert.match(before.answer, /<strong>politely<\/strong>/);
     assert.match(before.answer, /<sup class="cite"><a href="#source-1" data-sid="1">\[1\]<\/a><\/sup>/);
@@ -362,7 +368,7 @@ test(
       `${UI}/namespaces/default/workflows/${encodeURIComponent(turnWorkflowId(conv, 1))}`,
     );
     assert.match((await page.locator(`${turnSel} .footer .usage`).textContent()) ?? '', /\d+ in · \d+ out · cache/);
-    await page.screenshot({ path: join(SHOTS, 'citations-live.png'), fullPage: true });
+    await shot(page, 'citations-live.png');
     await axe(page, 'answer');
 
     // Feedback: 👎 with a comment, then 👍, then clear — the API has each.
@@ -381,30 +387,33 @@ test(
     await fb.getByRole('button', { name: 'Good answer' }).click();
     await fb.getByRole('button', { name: 'Good answer', pressed: true }).waitFor();
     assert.equal((await rated()).at(-1)!.rating, 'ok');
-    await page.screenshot({ path: join(SHOTS, 'feedback.png'), fullPage: true });
+    await shot(page, 'feedback.png');
+
+    const liveStructure = await structure(page, turnSel);
 
     await page.reload();
     await page.locator(`${turnSel} .cite a[data-sid="2"]`).waitFor({ timeout: 20_000 });
     assert.equal(await page.locator(`${turnSel} .answer`).innerHTML(), before.answer, 'identical citations');
     assert.equal(await page.locator('.sources').innerHTML(), before.sources, 'identical sources panel');
-    assert.equal(await structure(page, turnSel), before.structure, 'the same turn, rendered once');
+    assert.equal(await structure(page, turnSel), liveStructure, 'the same turn, rendered once');
     assert.equal(await page.locator('.msg.assistant').count(), 1);
     await page.getByRole('button', { name: 'Good answer', pressed: true }).waitFor();
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.getByRole('button', { name: 'Good answer', pressed: false }).waitFor();
     assert.equal((await rated()).at(-1)!.rating, null);
-    await page.screenshot({ path: join(SHOTS, 'citations-reloaded.png'), fullPage: true });
+    await shot(page, 'citations-reloaded.png');
     await page.close();
 
     // Phone width, dark theme: the same turn, usable.
     const phone = await (
       await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' })
     ).newPage();
+    await phone.addInitScript(`localStorage.setItem('dreact.key', ${JSON.stringify(KEY)})`);
     await phone.goto(`${gw.url}/#c=${encodeURIComponent(conv)}`);
     await phone.locator(`${turnSel} .cite a`).first().waitFor({ timeout: 20_000 });
-    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = (await phone.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
     assert.ok(overflow <= 1, `no sideways scrolling at phone width (${overflow}px)`);
-    await phone.screenshot({ path: join(SHOTS, 'phone-dark.png'), fullPage: true });
+    await shot(phone, 'phone-dark.png');
     await axe(phone, 'phone-dark');
     await phone.close();
   },
@@ -418,7 +427,7 @@ test('axe: the empty chat and a new conversation have no serious or critical vio
   await page.getByRole('button', { name: 'Use key' }).click();
   await page.getByRole('button', { name: 'New conversation' }).click();
   await page.getByRole('textbox', { name: 'message' }).waitFor();
-  await page.screenshot({ path: join(SHOTS, 'new-conversation.png'), fullPage: true });
+  await shot(page, 'new-conversation.png');
   await axe(page, 'new-conversation');
   await page.close();
 });

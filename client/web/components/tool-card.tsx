@@ -31,6 +31,42 @@ export function duration(ms: number): string {
   return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
 
+const isRecord = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
+const cell = (x: unknown) => (x === null || typeof x !== 'object' ? String(x ?? '') : JSON.stringify(x));
+
+/** A parameter as people read it: text, a list, a table of records; anything else as JSON. */
+function FieldValue({ v }: { v: unknown }) {
+  if (typeof v === 'string' && !v.includes('\n')) return <>{v}</>;
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return <>{String(v)}</>;
+  if (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object')) return <>{v.map(cell).join(', ')}</>;
+  if (Array.isArray(v) && v.length > 0 && v.every(isRecord)) {
+    const cols = [...new Set(v.flatMap((x) => Object.keys(x)))];
+    return (
+      <table class="param-table">
+        <thead>
+          <tr>
+            {cols.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {v.map((row, i) => (
+            <tr key={i}>
+              {cols.map((c) => (
+                <td key={c}>{cell(row[c])}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    );
+  }
+  return <pre tabIndex={0}>{str(v)}</pre>;
+}
+
 function stateOf(c: Card): 'running' | 'done' | 'failed' {
   return c.finishedAt === undefined ? 'running' : c.ok === false ? 'failed' : 'done';
 }
@@ -57,7 +93,9 @@ export function ToolCard({ card }: { card: Card }) {
           {args.map(([k, v]) => (
             <div key={k} class="field">
               <dt>{k}</dt>
-              <dd>{typeof v === 'string' && !v.includes('\n') ? v : <pre tabIndex={0}>{str(v)}</pre>}</dd>
+              <dd>
+                <FieldValue v={v} />
+              </dd>
             </div>
           ))}
         </dl>
