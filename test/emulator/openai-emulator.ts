@@ -352,7 +352,10 @@ export class OpenAIEmulator {
     return key !== undefined ? models[key]! : {};
   }
 
-  /** The title call (structured, beside round 1) takes the first queued reply naming conversation_title. */
+  /**
+   * The title call (structured, beside round 1) takes the first queued reply naming
+   * conversation_title (else a generated title); other calls skip such replies.
+   */
   private takeQueued(body: Record<string, unknown>): OpenAIReply | OpenAIResponder | undefined {
     const callsTitle = (r: OpenAIReply | OpenAIResponder) =>
       typeof r !== 'function' &&
@@ -361,9 +364,10 @@ export class OpenAIEmulator {
     const forced = body.tool_choice as { function?: { name?: string } } | undefined;
     const rf = body.response_format as { json_schema?: { name?: string } } | undefined;
     const isTitle = forced?.function?.name === TITLE_TOOL || rf?.json_schema?.name === TITLE_TOOL;
-    let i = isTitle ? this.queue.findIndex(callsTitle) : this.queue.findIndex((r) => !callsTitle(r));
-    if (i < 0 && isTitle) i = 0;
-    return i < 0 || i >= this.queue.length ? undefined : this.queue.splice(i, 1)[0];
+    const i = isTitle ? this.queue.findIndex(callsTitle) : this.queue.findIndex((r) => !callsTitle(r));
+    // A title call with no title queued (a retried gate) gets a title, never a round's reply.
+    if (i < 0 && isTitle) return oreply.toolCall(TITLE_TOOL, { title: 'Emulated conversation' });
+    return i < 0 ? undefined : this.queue.splice(i, 1)[0];
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
