@@ -1,0 +1,176 @@
+/**
+ * The approval card in a real browser (playwright-core + Debian's chromium, like web-chat.test.ts):
+ * a call that needs approval shows a card live (tool, params as JSON, the model's reason), still
+ * there after a reload; Edit params with params that fail the tool's schema shows the gateway's
+ * message and changes nothing; a key without the approve scope is refused; Approve runs the call and
+ * the answer shows. Screenshots in test-artifacts/approvals-web/.
+ */
+import { after, before, test as nodeTest } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Browser, Page } from 'playwright-core';
+import type { Worker } from '@temporalio/worker';
+import { callTool, complete, uniqueId } from '../support/stack';
+import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { openDb, migrate, dropSchema, type Db } from '../../store/db';
+import { createWorker } from '../../workers/worker';
+import { DreactClient } from '../../client/api';
+import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { createApiKey } from '../../store/tenancy-store';
+import { createScriptedProvider } from '../../activities/providers/scripted';
+import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { declareTool } from '../../core/tools/registry';
+import type { ToolImpl } from '../../activities/tools/types';
+import { needs, requiring } from '../support/requirements';
+
+const CHROMIUM = '/usr/bin/chromium';
+const need = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+const skip = needs(need);
+const available = skip === false;
+const test = requiring(nodeTest, need);
+const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'approvals-web');
+
+let server: TemporalServer;
+let db: Db;
+let worker: Worker;
+let running: Promise<void>;
+let gw: RunningGateway;
+let browser: Browser;
+let approver: string;
+let writer: string;
+const runs: Array<Record<string, unknown>> = [];
+
+const send = {
+  declaration: declareTool({
+    id: 'test.send',
+    description: 'Sends an email.',
+    params: z.object({ to: z.string().email(), body: z.string() }),
+    strategy: 'exploitation',
+    timeoutMs: 10_000,
+    retry: { maximumAttempts: 1 },
+    summarize: (p) => `tool test.send ${p.to}`,
+    needsApproval: true,
+  }),
+  impl: {
+    id: 'test.send',
+    async run(params) {
+      runs.push(params);
+      return { ok: true, text: `sent to ${String(params.to)}` };
+    },
+  } satisfies ToolImpl,
+};
+
+const script = ScriptSpecSchema.parse({
+  structured: { conversation_title: { title: 'Approval' } },
+  rounds: [
+    callTool(
+      'test.send',
+      { to: 'team@example.com', body: 'The release is out.' },
+      'the user asked me to email the team',
+    ),
+    complete('The email is sent.'),
+  ],
+});
+
+before(async () => {
+  if (!available) return;
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startTemporalServer();
+  db = openDb({ schema: uniqueId('t_approvalweb').toLowerCase() });
+  await migrate(db);
+  const taskQueue = uniqueId('tq-approvalweb');
+  worker = await createWorker({
+    connection: server.env.nativeConnection,
+    db,
+    taskQueue,
+    provider: () => createScriptedProvider(script),
+    extraTools: [send],
+  });
+  running = worker.run();
+  const key = (scopes: Array<'read' | 'write' | 'approve'>) =>
+    createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes }).then((k) => k.key);
+  approver = await key(['read', 'write', 'approve']);
+  writer = await key(['read', 'write']);
+  gw = await startGateway({
+    client: new DreactClient(server.env.client, { taskQueue }),
+    pool: db.pool,
+    apiKeys: [],
+    port: 0,
+    host: '127.0.0.1',
+    log: () => undefined,
+  });
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+});
+after(async () => {
+  if (!available) return;
+  await browser?.close();
+  await gw?.close();
+  worker?.shutdown();
+  await running;
+  await dropSchema(db);
+  await db.close();
+  await server.stop();
+});
+
+async function openChat(key: string, url = gw.url): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  await page.goto(url);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Use key' }).click();
+  return page;
+}
+
+test(
+  'the approval card: live, after a reload, a bad edit refused, no approve scope refused, Approve runs',
+  { skip },
+  async () => {
+    const page = await openChat(approver);
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.getByLabel('message').fill('Email the team that the release is out');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = page.locator('.approval-card');
+    await card.waitFor({ timeout: 30_000 });
+    const text = (await card.textContent()) ?? '';
+    assert.match(text, /test\.send waits for your approval/);
+    assert.match(text, /the user asked me to email the team/);
+    assert.match((await card.locator('pre.params').textContent()) ?? '', /"to": "team@example.com"/);
+    await page.screenshot({ path: join(SHOTS, 'card.png'), fullPage: true });
+
+    // After a reload the card is still there (the list comes from the gateway, not the stream).
+    await page.reload();
+    await card.waitFor({ timeout: 15_000 });
+    const url = page.url();
+
+    // Edited params that fail the tool's schema: the gateway's message, nothing decided.
+    await card.getByRole('button', { name: 'Edit params' }).click();
+    await card.getByLabel('edited params').fill('{"to": "not-an-email", "body": "x"}');
+    await card.getByRole('button', { name: 'Approve edited' }).click();
+    await card.locator('.approval-problem').waitFor();
+    assert.match(
+      (await card.locator('.approval-problem').textContent()) ?? '',
+      /edited params for test\.send are invalid/,
+    );
+    await card.getByRole('button', { name: 'Cancel' }).click();
+
+    // A key without the approve scope sees the card but cannot decide.
+    const other = await openChat(writer, url);
+    await other.reload(); // the conversation in the URL loads with the key now stored
+    const otherCard = other.locator('.approval-card');
+    await otherCard.waitFor({ timeout: 15_000 });
+    await otherCard.getByRole('button', { name: 'Approve' }).click();
+    await otherCard.locator('.approval-problem').waitFor();
+    assert.match((await otherCard.locator('.approval-problem').textContent()) ?? '', /approve/);
+    await other.close();
+    assert.equal(runs.length, 0);
+
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.locator('.msg.assistant', { hasText: 'The email is sent.' }).first().waitFor({ timeout: 30_000 });
+    await card.waitFor({ state: 'detached', timeout: 15_000 });
+    assert.deepEqual(runs, [{ to: 'team@example.com', body: 'The release is out.' }]);
+    await page.screenshot({ path: join(SHOTS, 'approved.png'), fullPage: true });
+    await page.close();
+  },
+);
