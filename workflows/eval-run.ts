@@ -7,6 +7,7 @@
  * loop over children).
  */
 import {
+  ChildWorkflowFailure,
   executeChild,
   proxyActivities,
   setCurrentDetails,
@@ -75,11 +76,25 @@ export async function EvalRunWorkflow(input: EvalRunInput): Promise<EvalRunResul
   const lane = async () => {
     while (next < jobs.length) {
       const job = jobs[next++]!;
-      const outcome = await executeChild(EvalTrialWorkflow, {
-        workflowId: `${workflowInfo().workflowId}/${job.case.id}/${job.trial}`,
-        args: [job],
-        staticSummary: `case ${job.case.id} trial ${job.trial}`,
-      });
+      let outcome: TrialOutcome;
+      try {
+        outcome = await executeChild(EvalTrialWorkflow, {
+          workflowId: `${workflowInfo().workflowId}/${job.case.id}/${job.trial}`,
+          args: [job],
+          staticSummary: `case ${job.case.id} trial ${job.trial}`,
+        });
+      } catch (err) {
+        // A trial that could not finish (its activities' retries spent) fails itself, not the run.
+        const cause = err instanceof ChildWorkflowFailure ? (err.cause?.message ?? err.message) : String(err);
+        outcome = {
+          caseId: job.case.id,
+          trial: job.trial,
+          pass: false,
+          passed: 0,
+          total: 1,
+          summary: `case ${job.case.id} trial ${job.trial}: ERROR ${cause}`,
+        };
+      }
       outcomes.push(outcome);
       if (outcome.pass) passed++;
       setCurrentDetails(`${outcomes.length}/${total} trials, ${passed} passed`);

@@ -21,7 +21,8 @@ import type { EvalCase, TurnSpec } from '../../core/evals/suite';
 import { turnOf } from '../../core/evals/suite';
 import { scoreTrial, summariseRun, trialSummary, failureLines, type RunSummary } from '../../core/evals/aggregate';
 import { judgeCheck, judgePrompt, JUDGE_SYSTEM } from '../../core/evals/judge';
-import type { Check } from '../../core/evals/check';
+import { check, type Check } from '../../core/evals/check';
+import { ProviderError, type ModelRequest } from '../../core/model/provider';
 import {
   evalTrials,
   finishEvalRun,
@@ -186,7 +187,12 @@ export function createEvalActivities(deps: ActivityDeps) {
       const c = input.case;
       const obs = await observeTrial(pool, input.conversationId);
       const extra: Check[] = [];
-      if (c.rubric) extra.push(await judge(input, obs.answers.at(-1) ?? ''));
+      if (c.rubric)
+        extra.push(
+          obs.failure === undefined && obs.answers.at(-1)
+            ? await judge(input, obs.answers.at(-1)!)
+            : check('rubric', false, `score ≥ ${c.threshold}`, 'no answer to judge'),
+        );
       const verdict = scoreTrial(c, obs, extra);
       const workflowId = workflowIdOf();
       await saveEvalTrial(pool, input.runId, {
@@ -242,7 +248,7 @@ export function createEvalActivities(deps: ActivityDeps) {
     const config = input.judge ?? input.model ?? c.model ?? {};
     const provider = deps.provider(config);
     let text = '';
-    for await (const part of provider.stream({
+    const request: ModelRequest = {
       system: [{ text: JUDGE_SYSTEM }],
       messages: [
         {
@@ -263,8 +269,15 @@ export function createEvalActivities(deps: ActivityDeps) {
       ...(config.model ? { model: config.model } : {}),
       temperature: 0,
       metadata: { purpose: 'judge', evalConversation: input.conversationId, turnId: 'judge' },
-    })) {
-      if (part.type === 'text-delta') text += part.text;
+    };
+    try {
+      for await (const part of provider.stream(request)) if (part.type === 'text-delta') text += part.text;
+    } catch (err) {
+      // A judge that cannot answer (a cassette mismatch, a refused request) fails the rubric, saying why;
+      // a transient failure is retried with the activity.
+      if (err instanceof ProviderError && !err.retryable)
+        return check('rubric', false, `score ≥ ${c.threshold}`, `the judge failed: ${err.message}`);
+      throw err;
     }
     if (!text) throw ApplicationFailure.retryable(`the judge of case ${c.id} answered nothing`);
     return judgeCheck(text, c.threshold);

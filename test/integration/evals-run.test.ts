@@ -49,7 +49,7 @@ test('a suite runs as workflows: the passing case passes, the broken one fails n
   assert.match(fb[0]!.text ?? '', /case writes-notes trial 2: pass 7\/7 checks/);
   // Temporal UI: the trial's details say its verdict.
   const desc = await stack.server.env.client.workflow.getHandle(t.workflowId).describe();
-  assert.equal(desc.staticSummary, 'case writes-notes trial 2');
+  assert.equal(await desc.staticSummary(), 'case writes-notes trial 2');
   assert.equal(await countEvalTrials(stack.db.pool, report.runId), 4);
   const runs = await listEvalRuns(stack.db.pool);
   assert.equal(runs[0]!.id, report.runId);
