@@ -66,7 +66,10 @@ export interface ToolStep {
 export function toolStep(ctx: {
   conversationId: string;
   turnId: string;
-  /** The turn's agent version: the tool activity checks calls against its tools and passes its secrets. */
+  /**
+   * The turn's agent version, for approvals and delegations. Other tool activities read it from the
+   * turn header beside the call block: the ref is not repeated in every tool input's history.
+   */
   agent?: AgentRef;
   /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
   cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
@@ -91,7 +94,7 @@ export function toolStep(ctx: {
     turnId,
     callId: call.callId,
     toolId: call.toolId,
-    ...(ctx.agent ? { agent: ctx.agent } : {}),
+    ...(ctx.agent && call.child ? { agent: ctx.agent } : {}),
     ...(heldForBatch ? { heldForBatch } : {}),
   });
 

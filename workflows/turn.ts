@@ -264,7 +264,8 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
 
   // Compaction before a round that would not fit (workflows/compaction-step.ts).
-  const contextMaxTokens = context.settings?.contextMaxTokens ?? input.options.contextMaxTokens;
+  // The turn's own budget, when it set one: the round resolves it under the agent's ceiling.
+  const contextMaxTokens = input.options.contextMaxTokens;
   const compaction = compactionStep({
     workflowId,
     conversationId,

@@ -22,6 +22,10 @@ function sortKeys(v: unknown): unknown {
   );
 }
 
+/**
+ * The first 128 bits of the sha256 (32 hex digits): ample to tell versions apart, and the ref
+ * every model call of a turn carries through history stays small.
+ */
 export function agentHash(definition: ResolvedAgentDefinition): string {
-  return createHash('sha256').update(canonicalJson(definition)).digest('hex');
+  return createHash('sha256').update(canonicalJson(definition)).digest('hex').slice(0, 32);
 }

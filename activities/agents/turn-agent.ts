@@ -15,6 +15,8 @@ import type { ActivityDeps } from '../deps';
 import { AgentCatalogue } from './catalogue';
 import { defaultAgent } from './default-agent';
 import { createAgentViews, type AgentView, type AgentViews } from './view';
+import { blockId, type Block } from '../../core/timeline/block';
+import { delegationDepth } from '../../core/agents/subagents';
 
 /** The prompt-cache TTL when neither the worker nor the agent sets one (Anthropic's default). */
 export const DEFAULT_CACHE_TTL_SECONDS = 300;
@@ -74,4 +76,21 @@ export async function resolveTurnModel(
 ): Promise<ModelConfig> {
   if (!deps.agents && (!ref || !deps.registry)) return override ?? {};
   return turnModel(await turnAgent(deps as ActivityDeps, ref), override, purpose);
+}
+
+/** The id of a turn's header block, which records the turn's agent version (`meta.agent`, `meta.agent_hash`). */
+export const turnHeaderId = (turnId: string): string => blockId(turnId, 'turn.header', 'header');
+
+/**
+ * The agent version a turn's header recorded (loadContext writes it once, before any round):
+ * tool activities read it beside the call block, in the same statement, instead of carrying the
+ * ref in every tool input. Undefined for a turn recorded before agents (the default agent).
+ */
+export function headerAgentRef(header: Block | undefined, conversationId: string): AgentRef | undefined {
+  const name = header?.meta['agent'];
+  const hash = header?.meta['agent_hash'];
+  if (typeof name !== 'string' || typeof hash !== 'string') return undefined;
+  // A subagent's turn: its depth comes from its conversation id, as loadContext derives it.
+  const depth = delegationDepth(conversationId);
+  return { name, hash, ...(depth > 0 ? { depth } : {}) };
 }

@@ -90,7 +90,6 @@ export function makeContextActivities(deps: ActivityDeps) {
       toolCount: selectableToolCount(view.registry.ids()),
       agent,
       settings: {
-        contextMaxTokens: settings.contextMaxTokens,
         ...(model.protocol !== undefined ? { protocol: model.protocol } : {}),
         ...(model.answerSynthesis !== undefined ? { answerSynthesis: model.answerSynthesis } : {}),
       },

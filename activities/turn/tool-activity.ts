@@ -36,7 +36,7 @@ import { withToolSpan } from '../telemetry/spans';
 import { paths } from '../../core/timeline/paths';
 import type { StreamEventBody } from '../../core/stream/events';
 import { planEvents } from '../../core/timeline/plan-view';
-import { turnAgent } from '../agents/turn-agent';
+import { headerAgentRef, turnAgent, turnHeaderId } from '../agents/turn-agent';
 import type { AgentView } from '../agents/view';
 import type { AgentToolContext } from '../agents/define-tool';
 import { APPROVAL_DENIED } from '../../core/governance/approval';
@@ -50,10 +50,12 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const ctx = Context.current();
     const { conversationId, turnId, callId, toolId } = input;
     const pool = deps.db.pool;
-    // A retried call may already have its result: the call and its result are read in one statement.
+    // A retried call may already have its result: the call, its result and the turn header (the
+    // turn's agent version) are read in one statement.
     const callBlock = blockId(turnId, 'react.tool.call', callId);
     const resultBlock = blockId(turnId, 'react.tool.result', callId);
-    const found = await loadBlocksById(pool, conversationId, [callBlock, resultBlock]);
+    const header = turnHeaderId(turnId);
+    const found = await loadBlocksById(pool, conversationId, [callBlock, resultBlock, header]);
     const existing = await recordedResult(pool, input, found.get(resultBlock) ?? null);
     if (existing) return existing;
     // Params a person edited before approving replace the model's (checked like them below).
@@ -62,7 +64,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     let observation: ToolObservation;
     try {
       // The turn's agent version: only its tools run, with its settings and secrets.
-      const agent = await turnAgent(deps, input.agent);
+      const agent = await turnAgent(deps, headerAgentRef(found.get(header), conversationId));
       observation = await heartbeating(async (progress) => {
         // Defence in depth: a tool the tenant's policy denies is a notice, never a run.
         const refused = await toolPolicyRefusal(deps, conversationId, toolId);
@@ -126,8 +128,11 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     const pool = deps.db.pool;
     const existing = await recordedResult(pool, input);
     if (existing) return existing;
-    const call = await loadBlock(pool, conversationId, blockId(turnId, 'react.tool.call', callId));
-    const agent = await turnAgent(deps, input.agent);
+    const callBlock = blockId(turnId, 'react.tool.call', callId);
+    const header = turnHeaderId(turnId);
+    const found = await loadBlocksById(pool, conversationId, [callBlock, header]);
+    const call = found.get(callBlock);
+    const agent = await turnAgent(deps, headerAgentRef(found.get(header), conversationId));
     if (!agent.registry.has(toolId)) return outcomeOf('not launched', false);
     const checked = checkToolParams(agent.registry, toolId, callParams(input, call) ?? {});
     if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);

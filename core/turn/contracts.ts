@@ -264,7 +264,6 @@ export interface LoadedContext {
   agent?: AgentRef;
   /** The settings the workflow itself needs (absent in histories recorded before agents). */
   settings?: {
-    contextMaxTokens: number;
     protocol?: 'channels' | 'native';
     answerSynthesis?: boolean;
   };
@@ -282,7 +281,10 @@ export interface DecideInput {
   model: ModelConfig;
   /** Native two-phase mode: 'loop' rounds do not stream an answer (a synthesis call does). */
   answerPhase?: 'stream' | 'loop';
-  /** The turn's context budget in tokens (absent in histories before compaction: the worker's). */
+  /**
+   * The turn's own context budget in tokens, when it set one (the round caps it by the agent's
+   * limit); absent: the agent's, else the worker's.
+   */
   contextMaxTokens?: number;
   /** The turn's agent version (absent in histories recorded before agents: the default agent). */
   agent?: AgentRef;
@@ -337,7 +339,10 @@ export interface ToolInput {
   turnId: string;
   callId: string;
   toolId: string;
-  /** The turn's agent version: its tools and secrets (absent: the default agent). */
+  /**
+   * The turn's agent version, sent for delegate (child) calls only: other tool activities read it
+   * from the turn header beside the call block, so history does not repeat it per call.
+   */
   agent?: AgentRef;
   /** Params a person edited before approving: they replace the call block's (validated like them). */
   params?: Record<string, unknown>;

@@ -250,7 +250,7 @@ test('through the gateway: GET /v1/agents; a turn names its agent; another agent
       hash: narrow.hash,
       tools: ['react.read', 'react.write'],
     });
-    assert.match(narrow.hash, /^[0-9a-f]{64}$/);
+    assert.match(narrow.hash, /^[0-9a-f]{32}$/);
 
     const conv = uniqueId('gw');
     const turn = (body: Record<string, unknown>) =>

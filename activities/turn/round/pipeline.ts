@@ -47,6 +47,13 @@ import { budgetExceededIn } from '../../../core/governance/budget';
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
 
+/** The round's context budget: the turn's own under the agent's limit, else the agent's (else the worker's). */
+function contextBudget(agent: AgentView, own: number | undefined): number {
+  return own === undefined
+    ? agent.settings.contextMaxTokens
+    : agent.settingsWith({ contextMaxTokens: own }).contextMaxTokens;
+}
+
 /**
  * The registry a round of the turn offers: its agent's tools, narrowed to the turn's recorded
  * selection. Memoised per agent view and selection, so the system prompt built from it is too.
@@ -154,7 +161,7 @@ export function roundPipeline<S>(
     const { metadata, ...parts } = rendered.request;
     // The context budget: over it, no model call — the workflow compacts and reruns the round.
     const sized = { system: parts.system, messages: parts.messages, ...(parts.tools ? { tools: parts.tools } : {}) };
-    const budget = checkBudget(charsPerToken, sized, input.contextMaxTokens ?? agent.settings.contextMaxTokens);
+    const budget = checkBudget(charsPerToken, sized, contextBudget(agent, input.contextMaxTokens));
     const over = overBudget(budget);
     if (over) {
       publisher.emit({

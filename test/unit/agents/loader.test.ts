@@ -65,7 +65,7 @@ test('loads YAML and JSON agents, the instructions file inline, plus the built-i
   assert.deepEqual(support.toolIds, ['react.read', 'react.write', 'react.plan', 'web_fetch']);
   assert.deepEqual(support.offeredToolIds, TOOL_IDS);
   assert.equal(support.file, path.join(dir, 'support.yaml'));
-  assert.match(support.ref.hash, /^[0-9a-f]{64}$/);
+  assert.match(support.ref.hash, /^[0-9a-f]{32}$/);
   assert.deepEqual(cat.get('researcher').toolIds, TOOL_IDS, 'no allow-list: every tool');
   assert.deepEqual(cat.get('default').definition, DEFAULT_AGENT_DEFINITION);
   assert.equal(cat.get('default').file, undefined);
