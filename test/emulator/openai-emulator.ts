@@ -363,10 +363,12 @@ export class OpenAIEmulator {
       r.content.some((b) => b.type === 'tool_call' && b.name === TITLE_TOOL);
     const forced = body.tool_choice as { function?: { name?: string } } | undefined;
     const rf = body.response_format as { json_schema?: { name?: string } } | undefined;
-    const isTitle = forced?.function?.name === TITLE_TOOL || rf?.json_schema?.name === TITLE_TOOL;
-    const i = isTitle ? this.queue.findIndex(callsTitle) : this.queue.findIndex((r) => !callsTitle(r));
-    // A title call with no title queued (a retried gate) gets a title, never a round's reply.
-    if (i < 0 && isTitle) return oreply.toolCall(TITLE_TOOL, { title: 'Emulated conversation' });
+    const toolTitle = forced?.function?.name === TITLE_TOOL;
+    const isTitle = toolTitle || rf?.json_schema?.name === TITLE_TOOL;
+    let i = isTitle ? this.queue.findIndex(callsTitle) : this.queue.findIndex((r) => !callsTitle(r));
+    // A forced title call with no title queued (a gate retried under load) gets a title, never a round's reply.
+    if (i < 0 && toolTitle) return oreply.toolCall(TITLE_TOOL, { title: 'Emulated conversation' });
+    if (i < 0 && isTitle) i = 0;
     return i < 0 ? undefined : this.queue.splice(i, 1)[0];
   }
 
