@@ -85,7 +85,8 @@ test('attack: id oracle — a bad body to a foreign id and to a missing id get t
   for (const body of [{ prompt: 42 }, { prompt: 'x', options: { model: { foo: 1 } } }, { nope: true }]) {
     const a = await call(gw, 'POST', `/v1/conversations/${theirs}/turns`, keyB, body);
     const b = await call(gw, 'POST', `/v1/conversations/${missing}/turns`, keyB, body);
-    const [ja, jb] = [(await a.json()) as { error: { code: string; message: string } }, (await b.json()) as typeof ja];
+    type ErrorBody = { error: { code: string; message: string } };
+    const [ja, jb] = [(await a.json()) as ErrorBody, (await b.json()) as ErrorBody];
     assert.equal(a.status, b.status, JSON.stringify(body));
     assert.deepEqual([ja.error.code, ja.error.message], [jb.error.code, jb.error.message], JSON.stringify(body));
   }
