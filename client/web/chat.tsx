@@ -201,7 +201,7 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
   return (
     <main class="chat" aria-label="conversation">
       <ChatHeader
-        title={title ?? (isNew ? 'New conversation' : conversationId)}
+        title={title ?? 'New conversation'}
         agent={agentName}
         latest={shown.at(-1)}
         conversationId={conversationId}

@@ -98,7 +98,7 @@ export function CanvasView({ canvas }: { canvas: Canvas }) {
           could not load {canvas.title}: {error}
         </p>
       ) : canvas.kind === 'markdown' ? (
-        <Markdown text={text} tabIndex={0} />
+        <Markdown text={text} tabIndex={0} live={!canvas.done} throttleMs={300} />
       ) : canvas.kind === 'html' ? (
         <iframe sandbox="allow-scripts" srcdoc={text} title={canvas.title} referrerpolicy="no-referrer" />
       ) : canvas.kind === 'json' ? (

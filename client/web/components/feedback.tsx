@@ -1,14 +1,30 @@
 /**
- * A finished turn's feedback: 👍 / 👎 / neutral (toggle buttons, the current rating pressed),
+ * A finished turn's feedback: good (👍) / bad (👎) / neutral (toggle buttons, the current rating pressed),
  * Clear, and an optional comment sent with the rating (POST …/feedback).
  */
 import { useState } from 'preact/hooks';
 import type { Rating } from '../api';
 
-const CHOICES: Array<{ rating: Rating; icon: string; label: string }> = [
-  { rating: 'ok', icon: '👍', label: 'Good answer' },
-  { rating: 'not_ok', icon: '👎', label: 'Bad answer' },
-  { rating: 'neutral', icon: '😐', label: 'Neutral' },
+/** Icons as inline SVG (stroke paths after Feather, MIT): no emoji font needed. */
+const ICONS: Record<Rating, preact.JSX.Element> = {
+  ok: (
+    <path d="M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3" />
+  ),
+  not_ok: (
+    <path d="M10 15v4a3 3 0 0 0 3 3l4-9V2H5.72a2 2 0 0 0-2 1.7l-1.38 9a2 2 0 0 0 2 2.3zm7-13h2.67A2.31 2.31 0 0 1 22 4v7a2.31 2.31 0 0 1-2.33 2H17" />
+  ),
+  neutral: (
+    <>
+      <circle cx="12" cy="12" r="10" />
+      <path d="M8 15h8M9 9h.01M15 9h.01" />
+    </>
+  ),
+};
+
+const CHOICES: Array<{ rating: Rating; label: string }> = [
+  { rating: 'ok', label: 'Good answer' },
+  { rating: 'not_ok', label: 'Bad answer' },
+  { rating: 'neutral', label: 'Neutral' },
 ];
 
 export function Feedback({
@@ -42,7 +58,19 @@ export function Feedback({
           disabled={saving}
           onClick={() => void rate(rating === c.rating ? null : c.rating)}
         >
-          <span aria-hidden="true">{c.icon}</span>
+          <svg
+            aria-hidden="true"
+            viewBox="0 0 24 24"
+            width="18"
+            height="18"
+            fill="none"
+            stroke="currentColor"
+            stroke-width="2"
+            stroke-linecap="round"
+            stroke-linejoin="round"
+          >
+            {ICONS[c.rating]}
+          </svg>
         </button>
       ))}
       {rating && (

@@ -54,7 +54,12 @@ export function TurnView({
           <CanvasView key={c.key} canvas={c} />
         ))}
         {(turn.answer || running) && (
-          <Markdown class="text answer" text={turn.answer} {...(turn.cited ? { known: turn.cited } : {})} />
+          <Markdown
+            class="text answer"
+            text={turn.answer}
+            live={running}
+            {...(turn.cited ? { known: turn.cited } : {})}
+          />
         )}
         <FileList files={turn.files} label="files" />
         {turn.notes.map((n, i) => (
