@@ -5,19 +5,22 @@
  */
 import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { ModelProvider, StreamPart, Usage } from '../../core/model/provider';
-import { estimateCost } from '../../core/model/pricing';
+import { costIfPriced } from '../../core/model/pricing';
+import { activePriceTable, providerOfId } from '../providers/pricing-file';
 
 const tracer = () => trace.getTracer('durable-react');
 
 /** Usage attributes of a model span (OpenTelemetry gen_ai names where they exist). */
-export function usageAttributes(usage: Usage, model: string | undefined): Attributes {
+export function usageAttributes(usage: Usage, model: string | undefined, provider = 'anthropic'): Attributes {
   const attrs: Attributes = {
     'gen_ai.usage.input_tokens': usage.inputTokens,
     'gen_ai.usage.output_tokens': usage.outputTokens,
     'gen_ai.usage.cache_read_input_tokens': usage.cacheReadTokens ?? 0,
     'gen_ai.usage.cache_creation_input_tokens': usage.cacheWriteTokens ?? 0,
   };
-  if (model) attrs['dreact.cost_usd'] = estimateCost(usage, model).total;
+  // Priced by provider; a model the price table does not know gets no cost attribute (never a failed call).
+  const cost = model ? costIfPriced(usage, model, activePriceTable(), provider) : undefined;
+  if (cost !== undefined) attrs['dreact.cost_usd'] = cost;
   return attrs;
 }
 
@@ -61,7 +64,7 @@ export function tracedProvider(provider: ModelProvider): ModelProvider {
         for await (const part of provider.stream(request, options)) {
           if (part.type === 'finish') {
             span.setAttributes({
-              ...usageAttributes(part.usage, requested),
+              ...usageAttributes(part.usage, requested, providerOfId(provider.id)),
               'gen_ai.response.finish_reason': part.stopReason,
             });
           }

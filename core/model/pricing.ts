@@ -65,15 +65,8 @@ export const DEFAULT_PRICE_TABLE: PriceTable = Object.freeze({
 const longestPrefix = (keys: string[], id: string): string | undefined =>
   keys.filter((k) => id.startsWith(k)).sort((a, b) => b.length - a.length)[0];
 
-/**
- * Resolves a model's price (`provider` defaults to anthropic, whose keys need no qualifier);
- * throws a clear Error when the table has nothing for it.
- */
-export function priceFor(
-  model: string,
-  table: PriceTable = DEFAULT_PRICE_TABLE,
-  provider = 'anthropic',
-): Required<ModelPrice> {
+/** A model's price entry, or undefined when the table has nothing for it (`provider` defaults to anthropic). */
+function findPrice(model: string, table: PriceTable, provider: string): ModelPrice | undefined {
   const prefix = `${provider}:`;
   const qualified = Object.keys(table).filter((k) => k.startsWith(prefix));
   let p: ModelPrice | undefined = table[`${prefix}${model}`];
@@ -95,6 +88,19 @@ export function priceFor(
       if (family) p = table[family];
     }
   }
+  return p;
+}
+
+/**
+ * Resolves a model's price (`provider` defaults to anthropic, whose keys need no qualifier);
+ * throws a clear Error when the table has nothing for it.
+ */
+export function priceFor(
+  model: string,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+  provider = 'anthropic',
+): Required<ModelPrice> {
+  const p = findPrice(model, table, provider);
   if (!p)
     throw new Error(
       `no price for model "${model}" of provider ${provider} (known: ${Object.keys(table).join(', ')}); pass a price table that covers it (DREACT_PRICING_FILE)`,
@@ -128,6 +134,16 @@ export function estimateCost(
   const cacheWrite = (usage.cacheWriteTokens * p.cacheWritePerMTok) / 1e6;
   const cacheRead = (usage.cacheReadTokens * p.cacheReadPerMTok) / 1e6;
   return { input, output, cacheWrite, cacheRead, total: input + output + cacheWrite + cacheRead };
+}
+
+/** The estimated cost in USD, or undefined for a model the table does not price (e.g. a span attribute). */
+export function costIfPriced(
+  usage: Usage,
+  model: string,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+  provider = 'anthropic',
+): number | undefined {
+  return findPrice(model, table, provider) ? estimateCost(usage, model, table, provider).total : undefined;
 }
 
 /** What the same usage would cost with no caching (every prompt token billed as plain input). */

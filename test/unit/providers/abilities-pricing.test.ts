@@ -5,7 +5,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { abilitiesFor, abilityProblems, PROVIDER_IDS } from '../../../core/model/abilities';
-import { DEFAULT_PRICE_TABLE, estimateCost, parsePriceTable, priceFor } from '../../../core/model/pricing';
+import {
+  costIfPriced,
+  DEFAULT_PRICE_TABLE,
+  estimateCost,
+  parsePriceTable,
+  priceFor,
+} from '../../../core/model/pricing';
+import { usageAttributes } from '../../../activities/telemetry/spans';
 import { activePriceTable, loadPriceFile } from '../../../activities/providers/pricing-file';
 import { abilitiesOf, defaultProviderResolver, envDefaultModel } from '../../../activities/providers/registry';
 import { collectStream, ProviderError } from '../../../core/model/provider';
@@ -187,4 +194,12 @@ test('registry: a chain whose primary has no credentials moves on (auth); the fa
   } finally {
     await emu.stop();
   }
+});
+
+test('span usage attributes: priced by provider; an unpriced model has no cost attribute (the call never fails for it)', () => {
+  const u = { inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  assert.ok((usageAttributes(u, 'gpt-4o-mini', 'openai')['dreact.cost_usd'] as number) > 0);
+  assert.equal(usageAttributes(u, 'llama-local', 'openai')['dreact.cost_usd'], undefined);
+  assert.equal(usageAttributes(u, 'claude-test')['dreact.cost_usd'], undefined);
+  assert.equal(costIfPriced(u, 'gpt-4o-mini', DEFAULT_PRICE_TABLE, 'anthropic'), undefined);
 });
