@@ -30,6 +30,7 @@ const BENCHES: Record<string, () => Bench> = {
   mcp: () => (require('./mcp') as typeof import('./mcp')).benchMcp,
   evals: () => (require('./evals') as typeof import('./evals')).benchEvals,
   'web-render': () => (require('./web-render') as typeof import('./web-render')).benchWebRender,
+  governance: () => (require('./governance') as typeof import('./governance')).benchGovernance,
 };
 
 async function main(): Promise<void> {
