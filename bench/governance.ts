@@ -21,6 +21,7 @@ import { declareTool } from '../core/tools/registry';
 import type { ToolImpl } from '../activities/tools/types';
 import { releaseSpend, reserveSpend, setBudget } from '../store/budget-store';
 import { percentile } from './stats';
+import { approvalRequestCount, conversationRows } from '../store/governance-stats';
 
 const TURNS = Number(process.env.DREACT_BENCH_GOV_TURNS ?? 1000);
 const SECONDS = Number(process.env.DREACT_BENCH_GOV_SECONDS ?? 240);
@@ -66,11 +67,7 @@ export async function benchGovernance(): Promise<Record<string, number | string>
   try {
     const script = { rounds: [callTool('bench.gated', { n: 1 }), complete('done')] };
     const options = { model: { provider: 'scripted' as const, script } };
-    const waiting = async () =>
-      Number(
-        (await db.pool.query(`SELECT count(*)::int AS n FROM timeline_blocks WHERE type = 'stage.approval.request'`))
-          .rows[0].n,
-      );
+    const waiting = () => approvalRequestCount(db.pool);
     global.gc?.();
     const idle = process.memoryUsage().rss;
     const t0 = Date.now();
@@ -111,14 +108,9 @@ export async function benchGovernance(): Promise<Record<string, number | string>
     out['histories grown over 10 s of waiting (of 20)'] = grew;
 
     // Database rows per waiting turn.
-    const rows = async (table: string) =>
-      Number(
-        (await db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE conversation_id = ANY($1)`, [convs]))
-          .rows[0].n,
-      );
     const n = Math.max(1, convs.length);
-    for (const table of ['timeline_blocks', 'stream_events', 'usage_ledger', 'turns', 'spend_reservations'])
-      out[`${table} rows per waiting turn`] = Number(((await rows(table)) / n).toFixed(2));
+    for (const table of ['timeline_blocks', 'stream_events', 'usage_ledger', 'turns', 'spend_reservations'] as const)
+      out[`${table} rows per waiting turn`] = Number(((await conversationRows(db.pool, table, convs)) / n).toFixed(2));
 
     // Reservation latency (reserve + release around a model call), without and with budgets.
     const owner = { tenantId: 'bench', projectId: 'p', userId: 'u' };
