@@ -3,7 +3,7 @@
  * user and conversation (per day and per month), and the reservations a model call takes against
  * them before it runs (released at its end, or when they expire: a killed worker leaves none
  * behind for long). Spent money is the usage ledger's; the budget tables hold caps and the money
- * calls in flight may still spend. Turn slots: the per-tenant turn concurrency semaphore.
+ * calls in flight may still spend.
  */
 import type { MigrationBuilder } from 'node-pg-migrate';
 
@@ -47,26 +47,12 @@ export async function up(pgm: MigrationBuilder): Promise<void> {
 
     CREATE INDEX usage_ledger_by_time ON usage_ledger (created_at);
 
-    CREATE TABLE turn_limits (
-      tenant_id  text PRIMARY KEY,
-      max_turns  integer NOT NULL CHECK (max_turns > 0)
-    );
-    CREATE TABLE turn_slots (
-      tenant_id       text NOT NULL,
-      conversation_id text NOT NULL,
-      turn_id         text NOT NULL,
-      requested_at    timestamptz NOT NULL DEFAULT now(),
-      granted_at      timestamptz,
-      expires_at      timestamptz NOT NULL,
-      PRIMARY KEY (conversation_id, turn_id)
-    );
-    CREATE INDEX turn_slots_by_tenant ON turn_slots (tenant_id, requested_at);
   `);
 }
 
 export async function down(pgm: MigrationBuilder): Promise<void> {
   pgm.sql(`
-    DROP TABLE turn_slots, turn_limits, spend_reservations, spend_budgets, tool_policies;
+    DROP TABLE spend_reservations, spend_budgets, tool_policies;
     DROP INDEX usage_ledger_by_time;
   `);
 }
