@@ -90,7 +90,9 @@ function App() {
       {current ? (
         <Chat key={current} conversationId={current} onChanged={() => void refresh()} />
       ) : (
-        <main class="chat empty">Pick or start a conversation.</main>
+        <main class="chat empty">
+          <h1 class="empty-title">Pick or start a conversation.</h1>
+        </main>
       )}
     </div>
   );
