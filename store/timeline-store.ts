@@ -6,6 +6,12 @@ import type { Queryable } from './db';
 import { BlockSchema, type Block } from '../core/timeline/block';
 import { jsonForPostgres } from '../core/text';
 
+/**
+ * A fork's shared blocks (store/fork-store.ts), joined as `conversation_forks f JOIN
+ * timeline_blocks b ON <this>`: the source's blocks up to the fork's turn, read by reference.
+ */
+export const FORK_PREFIX_JOIN = `b.conversation_id = f.source_conversation_id AND b.seq <= f.up_to_seq`;
+
 export async function ensureConversation(db: Queryable, conversationId: string): Promise<void> {
   await db.query(`INSERT INTO conversations (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [conversationId]);
 }
@@ -41,16 +47,29 @@ export async function appendBlocks(db: Queryable, conversationId: string, blocks
 
 /** Loads the conversation's blocks in append order, with hide/prune overlays applied. */
 export async function loadBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
-  return withOverlays(
-    await db.query<OverlaidRow>(
-      `SELECT b.block, o.hidden, o.replacement_text
+  return withOverlays(await db.query<OverlaidRow>(withForkPrefix(''), [conversationId]));
+}
+
+/**
+ * The conversation's blocks from seq `$2` on (all without `from`), overlays applied, in order —
+ * a fork's shared prefix first (store/fork-store.ts: the source's blocks up to the fork's turn, by
+ * reference, the fork's own overlays over the source's). For a conversation that is not a fork
+ * the second branch is one primary-key probe that finds nothing.
+ */
+function withForkPrefix(from: '' | 'AND b.seq >= $2'): string {
+  return `SELECT block, hidden, replacement_text FROM (
+       SELECT b.seq, b.block, o.hidden, o.replacement_text
          FROM timeline_blocks b
          LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
-        WHERE b.conversation_id = $1
-        ORDER BY b.seq`,
-      [conversationId],
-    ),
-  );
+        WHERE b.conversation_id = $1 ${from}
+       UNION ALL
+       SELECT b.seq, b.block, coalesce(fo.hidden, so.hidden),
+              CASE WHEN fo.block_id IS NOT NULL THEN fo.replacement_text ELSE so.replacement_text END
+         FROM conversation_forks f JOIN timeline_blocks b ON ${FORK_PREFIX_JOIN}
+         LEFT JOIN block_overlays fo ON fo.conversation_id = f.conversation_id AND fo.block_id = b.id
+         LEFT JOIN block_overlays so ON so.conversation_id = b.conversation_id AND so.block_id = b.id
+        WHERE f.conversation_id = $1 ${from}
+     ) v ORDER BY seq`;
 }
 
 /** Loads one turn's blocks in append order, with overlays applied (what a turn's indexing reads). */
@@ -75,14 +94,10 @@ export async function loadTurnBlocks(db: Queryable, conversationId: string, turn
  */
 export async function loadViewBlocks(db: Queryable, conversationId: string): Promise<Block[]> {
   return withOverlays(
-    await db.query<OverlaidRow>(
-      `SELECT b.block, o.hidden, o.replacement_text
-         FROM timeline_blocks b
-         LEFT JOIN block_overlays o ON o.conversation_id = b.conversation_id AND o.block_id = b.id
-        WHERE b.conversation_id = $1 AND b.seq >= $2
-        ORDER BY b.seq`,
-      [conversationId, await viewStartSeq(db, conversationId)],
-    ),
+    await db.query<OverlaidRow>(withForkPrefix('AND b.seq >= $2'), [
+      conversationId,
+      await viewStartSeq(db, conversationId),
+    ]),
   );
 }
 
@@ -90,11 +105,16 @@ export async function loadViewBlocks(db: Queryable, conversationId: string): Pro
 export async function viewStartSeq(db: Queryable, conversationId: string): Promise<number> {
   const start = await db.query<{ seq: string | null }>(
     `WITH s AS (
-       SELECT seq, block->'meta'->>'kept_from_block_id' AS kept
-         FROM timeline_blocks WHERE conversation_id = $1 AND type = 'conv.range.summary'
-        ORDER BY seq DESC LIMIT 1
+       SELECT seq, kept, cid FROM (
+         SELECT seq, block->'meta'->>'kept_from_block_id' AS kept, conversation_id AS cid
+           FROM timeline_blocks WHERE conversation_id = $1 AND type = 'conv.range.summary'
+         UNION ALL
+         SELECT b.seq, b.block->'meta'->>'kept_from_block_id', b.conversation_id
+           FROM conversation_forks f JOIN timeline_blocks b ON ${FORK_PREFIX_JOIN}
+          WHERE f.conversation_id = $1 AND b.type = 'conv.range.summary'
+       ) x ORDER BY seq DESC LIMIT 1
      )
-     SELECT LEAST((SELECT seq FROM s), (SELECT k.seq FROM timeline_blocks k, s WHERE k.conversation_id = $1 AND k.id = s.kept)) AS seq`,
+     SELECT LEAST((SELECT seq FROM s), (SELECT k.seq FROM timeline_blocks k, s WHERE k.conversation_id = s.cid AND k.id = s.kept)) AS seq`,
     [conversationId],
   );
   return Number(start.rows[0]?.seq ?? 0);

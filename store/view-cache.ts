@@ -17,7 +17,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Pool } from 'pg';
 import type { Block } from '../core/timeline/block';
-import { viewStartSeq } from './timeline-store';
+import { loadViewBlocks, viewStartSeq } from './timeline-store';
 import type { SideRead } from './round-reads';
 
 interface Overlay {
@@ -86,11 +86,19 @@ async function loadFull(
   attempt = 1,
 ): Promise<{ view: CachedView; sideRow: SideRow }> {
   const { params, param } = statementParams([conversationId]);
-  const overlaySeq = await db.query<{ overlay_seq: string }>(
-    `SELECT c.overlay_seq${sideColumns(side, param)} FROM conversations c WHERE c.id = $1`,
+  const overlaySeq = await db.query<{ overlay_seq: string; view_forked: boolean }>(
+    `SELECT c.overlay_seq, EXISTS (SELECT 1 FROM conversation_forks fk WHERE fk.conversation_id = c.id) AS view_forked${sideColumns(side, param)}
+       FROM conversations c WHERE c.id = $1`,
     params,
   );
   const startSeq = await viewStartSeq(db, conversationId);
+  if (overlaySeq.rows[0]?.view_forked) {
+    // A fork (store/fork-store.ts): its view, shared prefix and overlays applied, from the loader; a
+    // lastSeq before the view makes every refresh reload it (forks are not cached incrementally).
+    const blocks = await loadViewBlocks(db, conversationId);
+    const view = { startSeq, lastSeq: -1, overlaySeq: 0, blocks, overlays: new Map(), bytes: 1 };
+    return { view, sideRow: overlaySeq.rows[0] as SideRow };
+  }
   const rows = await db.query<Row>(
     `SELECT seq, block FROM timeline_blocks WHERE conversation_id = $1 AND seq >= $2 ORDER BY seq`,
     [conversationId, startSeq],

@@ -16,6 +16,7 @@ import { registerAgentCommands } from './agents-command';
 import { registerFileCommands } from './files-command';
 import { registerEvalCommands } from './eval-command';
 import { registerInspectCommand } from './inspect-command';
+import { registerForkCommand } from './fork-command';
 import { registerApprovalCommands } from './approvals-command';
 import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
@@ -143,6 +144,7 @@ export function buildProgram(): Command {
   registerFileCommands(program);
   registerEvalCommands(program);
   registerInspectCommand(program);
+  registerForkCommand(program);
   registerApprovalCommands(program);
   registerPolicyCommands(program);
   registerBudgetCommands(program);
