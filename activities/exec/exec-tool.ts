@@ -97,7 +97,9 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
     const recorded = call?.text ? (JSON.parse(call.text) as { code?: unknown }) : {};
     const code = checkCode(recorded.code);
     const execId = execIdFor(ctx.conversationId, ctx.callId);
-    const convDir = /^[A-Za-z0-9_-]{1,80}$/.test(ctx.conversationId)
+    // Short: the supervisor's socket lives under this folder and a Unix socket path has at most
+    // 107 bytes (a longer id — a tenant-scoped one — is hashed).
+    const convDir = /^[A-Za-z0-9_-]{1,24}$/.test(ctx.conversationId)
       ? ctx.conversationId
       : `c-${stableHash(ctx.conversationId)}`;
     const base = path.join(workRoot, convDir, execId);
