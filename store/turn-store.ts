@@ -21,6 +21,8 @@ export interface TurnRow {
   /** The agent the turn ran under and its version (null for turns from before agent definitions). */
   agentName: string | null;
   agentHash: string | null;
+  /** The turn's model usage as recorded when it completed (null while running or failed). */
+  usage: Record<string, unknown> | null;
 }
 
 export async function openTurn(
@@ -80,9 +82,10 @@ export async function listTurns(db: Queryable, conversationId: string): Promise<
     finished_at: Date | null;
     agent_name: string | null;
     agent_hash: string | null;
+    usage: Record<string, unknown> | null;
   }>(
     `SELECT turn_index, turn_id, workflow_id, status, completion_path, rounds, error, started_at, finished_at,
-            agent_name, agent_hash
+            agent_name, agent_hash, usage
        FROM turns WHERE conversation_id = $1 ORDER BY turn_index`,
     [conversationId],
   );
@@ -98,6 +101,7 @@ export async function listTurns(db: Queryable, conversationId: string): Promise<
     finishedAt: r.finished_at ? r.finished_at.toISOString() : null,
     agentName: r.agent_name,
     agentHash: r.agent_hash,
+    usage: r.usage ?? null,
   }));
 }
 
