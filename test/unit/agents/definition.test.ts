@@ -29,7 +29,8 @@ const FULL = {
   tools: { allow: ['react.*', 'web_fetch', 'acme.*', '!react.patch'], modules: ['./tools/acme.ts', '@acme/tools'] },
   skills: './skills',
   knowledge: './knowledge',
-  limits: { max_rounds: 12, context_max_tokens: 100_000, cache_ttl_seconds: 3600 },
+  limits: { max_rounds: 12, context_max_tokens: 100_000, cache_ttl_seconds: 3600, spend_usd_per_turn: 0.5 },
+  approval: { tools: ['web_fetch'], timeout_seconds: 3600, on_timeout: 'deny' },
   multi_action: 'safe_fanout',
   exec: { backend: 'docker', image: 'python:3.12-slim', limits: { timeout_seconds: 120, memory_mb: 512, cpus: 0.5 } },
   subagents: ['researcher'],
@@ -73,7 +74,7 @@ test('unknown fields are rejected at every level, with a hint for renamed ones',
     ['exec', { limits: { gpus: 1 } }],
     ['secrets', { A: { env: 'A', file: 'b' } }],
     ['mcp', { servers: { gh: { url: 'https://x.test/mcp', token: 'a' } } }],
-    ['approval', { tools: ['*'] }],
+    ['approval', { tool: ['*'] }],
   ] as const) {
     const r = issues({ name: 'x', [field]: value });
     assert.ok(
