@@ -26,6 +26,8 @@ const SAMPLES: StreamEventBody[] = [
     payload: { phase: 'committed', compactionId: 'x/compact/1', tokensBefore: 9000, tokensAfter: 4000 },
   },
   { kind: 'exec', payload: { phase: 'output', execId: 'e1', backend: 'local', text: 'line\n' } },
+  { kind: 'approval', payload: { phase: 'requested', callId: 'tc_000000000001', tool: 'web_fetch' } },
+  { kind: 'budget', payload: { phase: 'warning', budget: 'tenant acme, per day', capUsd: 5, usedUsd: 4.2 } },
   { kind: 'done', payload: { turnId: 'turn_1', answer: 'a', iterations: 1, usage, completionPath: 'complete' } },
 ];
 
