@@ -25,8 +25,8 @@ import type { ToolRegistry } from '../../../core/tools/registry';
 import { NATIVE_FINALIZE_NOTICE, STOPPED_ANSWER } from '../../../core/turn/finalize';
 import { streamNative, type NativeResponse } from './native-stream';
 import type { RoundStrategy } from './strategy';
-
 import type { AgentView } from '../../agents/view';
+
 /**
  * A registry view whose activityOptions also accepts calls runTool will reject (a tool name the
  * model made up, params that fail validation): those calls are recorded so the tool_use keeps its
