@@ -12,12 +12,22 @@
  * finds no connection in that time throws `McpUnavailableError`, which Temporal retries.
  */
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * The SDK's client classes, loaded at the first connection (~0.3 s of module loading that a worker
+ * whose agents name no MCP server should not pay at every start).
+ */
+function mcpSdk() {
+  return {
+    ...(require('@modelcontextprotocol/sdk/client/index.js') as typeof import('@modelcontextprotocol/sdk/client/index.js')),
+    ...(require('@modelcontextprotocol/sdk/client/stdio.js') as typeof import('@modelcontextprotocol/sdk/client/stdio.js')),
+    ...(require('@modelcontextprotocol/sdk/client/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js')),
+    ...(require('@modelcontextprotocol/sdk/client/sse.js') as typeof import('@modelcontextprotocol/sdk/client/sse.js')),
+  };
+}
 import { isStdioServer, substituteSecrets, type McpServerConfig } from '../../core/mcp/config';
 import { activityLog } from '../log';
 
@@ -88,7 +98,7 @@ export class McpConnection {
   private async connect(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'connecting';
-    const client = new Client(CLIENT_INFO, {
+    const client = new (mcpSdk().Client)(CLIENT_INFO, {
       capabilities: {},
       listChanged: {
         tools: {
@@ -138,11 +148,11 @@ export class McpConnection {
     const sub = (v: string) => substituteSecrets(v, this.opts.secret);
     if (isStdioServer(c)) {
       const env = Object.fromEntries(Object.entries(c.env ?? {}).map(([k, v]) => [k, sub(v)]));
-      return new StdioClientTransport({
+      return new (mcpSdk().StdioClientTransport)({
         command: c.command,
         args: c.args ?? [],
         // The SDK's safe defaults (PATH, HOME…) — never the worker's whole environment.
-        env: { ...getDefaultEnvironment(), ...env },
+        env: { ...mcpSdk().getDefaultEnvironment(), ...env },
         ...(c.cwd ? { cwd: path.resolve(this.opts.baseDir ?? process.cwd(), c.cwd) } : {}),
         stderr: 'ignore',
       });
@@ -150,14 +160,14 @@ export class McpConnection {
     const headers = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, sub(v)]));
     const url = new URL(c.url);
     return c.transport === 'sse'
-      ? new SSEClientTransport(url, {
+      ? new (mcpSdk().SSEClientTransport)(url, {
           requestInit: { headers },
           eventSourceInit: {
             fetch: (u, init) =>
               fetch(u, { ...init, headers: { ...headers, ...(init?.headers as Record<string, string>) } }),
           },
         })
-      : new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+      : new (mcpSdk().StreamableHTTPClientTransport)(url, { requestInit: { headers } });
   }
 
   private setTools(tools: Tool[]): void {
