@@ -2,58 +2,26 @@
  * The HTTP gateway (Hono): turns, steers, followups, conversation state, timeline and the live
  * stream as Server-Sent Events. Authenticated by `x-api-key`. Input is validated by the client
  * API's zod contracts before anything reaches Temporal or Postgres, so bad input writes nothing.
- * The server start (port, env, pruning) lives in server.ts.
+ * This file is the composition (middleware, authentication, readiness, web assets); the routes
+ * live in `*-routes.ts` (turns, steers and the stream: turn-routes.ts). The server start (port,
+ * env, pruning) lives in server.ts.
  */
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Principal } from '../../core/tenancy/principal';
-import {
-  apiKeyActive,
-  canSee,
-  claimConversation,
-  conversationOwner,
-  countActiveApiKeys,
-  verifyApiKey,
-} from '../../store/tenancy-store';
-import { scopeConversationId } from '../../core/tenancy/conversation-space';
-import { ClientTurnOptionsSchema, clientTurnOptions, type ModelPolicy } from './turn-options';
-import { publicTurnError } from './public-errors';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { apiKeyActive, countActiveApiKeys, verifyApiKey } from '../../store/tenancy-store';
+import type { ModelPolicy } from './turn-options';
 import { streamTokens, tokenSigner } from './stream-token';
 import { Hono, type Context } from 'hono';
 import type { Pool } from 'pg';
-import { z } from 'zod';
 import { DreactError, type DreactClient } from '../api';
-import { UserEventSchema } from '../../core/turn/contracts';
-import { loadBlocks } from '../../store/timeline-store';
 import { pingDb } from '../../store/db';
-import { listTurns } from '../../store/turn-store';
-import { loadStreamSeq } from '../../store/conversation-store';
 import { startStreamNotifier, type PgStreamNotifier } from '../../store/stream-notifier';
-import { parseOffset } from './protocol';
 import { AttachmentLimitsSchema, type AttachmentLimits } from '../../core/attachments/policy';
-import type { AttachmentUpload } from '../attachments/preflight';
-import { stageTurnAttachments } from '../attachments/stage';
-import { sseStream } from './sse-stream';
 import { sharedReads } from './shared-reads';
 import { webAssets } from './web-bundle';
-import {
-  ANONYMOUS_PRINCIPAL,
-  clientIdParam,
-  conversationId,
-  ENV_PRINCIPAL,
-  fail,
-  Forbidden,
-  jsonBody,
-  need,
-  ownedConversation,
-  ownerOf,
-  scopedConversation,
-  shownId,
-  Unauthorized,
-  zodMessage,
-  type GatewayEnv,
-} from './http';
+import { ANONYMOUS_PRINCIPAL, ENV_PRINCIPAL, fail, Forbidden, Unauthorized, type GatewayEnv } from './http';
+import { registerTurnRoutes } from './turn-routes';
 import { registerConversationRoutes } from './conversation-routes';
-import { knownAgent, registerAgentRoutes } from './agent-routes';
+import { registerAgentRoutes } from './agent-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
 import { registerFileRoutes } from './file-routes';
@@ -61,7 +29,6 @@ import { registerApprovalRoutes } from './approval-routes';
 import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
 import { registerInspectRoutes } from './inspect-routes';
-import { loadSourcesPool } from '../../store/sources-store';
 import {
   accessLog,
   bodyLimits,
@@ -132,61 +99,6 @@ export interface GatewayApp {
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Limit of small bodies (rename, feedback, stream token). */
 export const SMALL_BODY_BYTES = 16 * 1024;
-
-const TurnBodySchema = z.strictObject({
-  prompt: z.string({ error: 'prompt is required (a string)' }),
-  // What a client may choose, and nothing else (turn-options.ts).
-  options: ClientTurnOptionsSchema.optional(),
-  messageId: z.string().optional(),
-  /** The conversation's agent by name (GET /v1/agents); absent: the conversation's, else default. */
-  agent: z.string().optional(),
-});
-const EventBodySchema = z.strictObject({
-  text: z.string({ error: 'text is required (a string)' }),
-  messageId: z.string().optional(),
-});
-
-/**
- * A turn request: JSON `{prompt, options?, messageId?}`, or multipart/form-data with the same
- * fields (options as a JSON string) and the attachments as `files` parts.
- */
-async function turnRequest(
-  c: Context,
-): Promise<{ body: z.output<typeof TurnBodySchema>; uploads: AttachmentUpload[] }> {
-  if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('multipart/form-data'))
-    return { body: await jsonBody(c, TurnBodySchema), uploads: [] };
-  let form: Record<string, string | File | Array<string | File>>;
-  try {
-    form = await c.req.parseBody({ all: true });
-  } catch (err) {
-    throw new DreactError(`unreadable multipart body: ${(err as Error).message}`, 'bad_input');
-  }
-  const uploads: AttachmentUpload[] = [];
-  const fields: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(form)) {
-    const values = Array.isArray(value) ? value : [value];
-    if (name === 'files') {
-      for (const v of values) {
-        if (typeof v === 'string') throw new DreactError('files: each part must be a file upload', 'bad_input');
-        uploads.push({ name: v.name, bytes: Buffer.from(await v.arrayBuffer()) });
-      }
-      continue;
-    }
-    if (values.length !== 1 || typeof values[0] !== 'string')
-      throw new DreactError(`${name}: expected one text field`, 'bad_input');
-    fields[name] = values[0];
-  }
-  if (typeof fields.options === 'string') {
-    try {
-      fields.options = JSON.parse(fields.options);
-    } catch {
-      throw new DreactError('options: must be a JSON object', 'bad_input');
-    }
-  }
-  const parsed = TurnBodySchema.safeParse(fields);
-  if (!parsed.success) throw new DreactError(zodMessage(parsed.error), 'bad_input');
-  return { body: parsed.data, uploads };
-}
 
 const digest = (key: string) => createHash('sha256').update(key).digest();
 
@@ -333,130 +245,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     }),
   );
 
-  app.post('/v1/conversations/:id/turns', async (c) => {
-    const principal = need(c, 'write');
-    const { id, mayCreate } = await scopedConversation(c, pool, principal);
-    // The body first, whoever owns the id: a bad body is the same 400 for a missing, a foreign and
-    // an own conversation (and ids are scoped per caller, so "foreign" is unreachable anyway).
-    const { body, uploads } = await turnRequest(c);
-    const options = clientTurnOptions(body.options, modelPolicy);
-    if (body.agent !== undefined) {
-      client.validateTurn(id, body.prompt, options, 'msg_validate', undefined, body.agent);
-      await knownAgent(pool, body.agent);
-    }
-    // An existing conversation must be the caller's; a new one becomes the caller's.
-    const existing = await conversationOwner(pool, id);
-    if ((existing && !canSee(principal, existing)) || (!existing && !mayCreate))
-      throw new DreactError(`no conversation "${clientIdParam(c)}"`, 'not_found');
-    const messageId = body.messageId ?? `msg_${randomUUID()}`;
-    const attachments = await stageTurnAttachments(
-      pool,
-      { conversationId: id, prompt: body.prompt, messageId, options },
-      uploads,
-      limits,
-      ownerOf(principal),
-    );
-    if (!existing) {
-      // Validated before anything is written: a bad request must not claim the id.
-      client.validateTurn(id, body.prompt, options, messageId, undefined, body.agent);
-      const owner = await claimConversation(pool, id, ownerOf(principal));
-      if (!canSee(principal, owner)) throw new DreactError(`no conversation "${clientIdParam(c)}"`, 'not_found');
-    }
-    const streamAfter = await loadStreamSeq(pool, id);
-    const started = await client.startTurn(id, body.prompt, options, messageId, attachments, principal, body.agent);
-    const shown = shownId(c, id);
-    return c.json(
-      {
-        ...started,
-        conversationId: shown,
-        streamAfter,
-        stream: `/v1/conversations/${encodeURIComponent(shown)}/stream?after=${streamAfter}`,
-      },
-      202,
-    );
-  });
-
-  app.post('/v1/conversations/:id/stream-token', async (c) => {
-    const principal = need(c, 'read');
-    const id = await conversationId(c, pool);
-    await ownedConversation(pool, principal, id);
-    const { token, expiresAt } = tokens.issue(principal, id);
-    const shown = shownId(c, id);
-    return c.json({
-      conversationId: shown,
-      token,
-      expiresAt,
-      stream: `/v1/conversations/${encodeURIComponent(shown)}/stream?token=${encodeURIComponent(token)}`,
-    });
-  });
-
-  for (const kind of ['steer', 'followup'] as const) {
-    app.post(`/v1/conversations/:id/${kind}`, async (c) => {
-      const principal = need(c, 'write');
-      const id = await conversationId(c, pool);
-      const body = await jsonBody(c, EventBodySchema);
-      // Input first (a bad request says so whoever owns the id), then ownership.
-      const event = UserEventSchema.safeParse({ kind, messageId: body.messageId ?? 'msg_validate', text: body.text });
-      if (!event.success) throw new DreactError(zodMessage(event.error), 'bad_input');
-      await ownedConversation(pool, principal, id);
-      const r =
-        kind === 'steer'
-          ? await client.steer(id, body.text, body.messageId)
-          : await client.followup(id, body.text, body.messageId);
-      return c.json({ conversationId: shownId(c, id), kind, ...r }, 202);
-    });
-  }
-
-  app.get('/v1/conversations/:id/state', async (c) => {
-    const principal = need(c, 'read');
-    const id = await conversationId(c, pool);
-    await ownedConversation(pool, principal, id);
-    const view = await client.conversationState(id);
-    const turns = (await listTurns(pool, id)).map((t) => (t.error ? { ...t, error: publicTurnError(t.error) } : t));
-    return c.json({ ...view, conversationId: shownId(c, id), streamSeq: await loadStreamSeq(pool, id), turns });
-  });
-
-  app.get('/v1/conversations/:id/timeline', async (c) => {
-    const principal = need(c, 'read');
-    const id = await conversationId(c, pool);
-    await ownedConversation(pool, principal, id);
-    const [blocks, sources] = await Promise.all([loadBlocks(pool, id), loadSourcesPool(pool, id)]);
-    if (blocks.length === 0) throw new DreactError(`no timeline for conversation "${clientIdParam(c)}"`, 'not_found');
-    // The sources pool beside the blocks: a completion's [[S:n]] markers and meta.sources_used
-    // resolve against it, so a client rebuilds the live stream's citations after a reload.
-    return c.json({ conversationId: shownId(c, id), blocks, sources });
-  });
-
-  app.get('/v1/conversations/:id/stream', async (c) => {
-    const token = c.req.query('token');
-    let principal: Principal;
-    let id: string;
-    if (token !== undefined && c.get('principal') === undefined) {
-      // Checked on every request, so on every reconnect: signature, expiry, conversation, owner, key.
-      const clientId = clientIdParam(c);
-      const verified = tokens.verify(
-        token,
-        (tokenConv, p) => tokenConv === scopeConversationId(p, clientId).id || tokenConv === clientId,
-      );
-      if ('error' in verified) return fail(c, 'unauthorized', verified.error);
-      if (!(await keyStillActive(verified.keyId)))
-        return fail(c, 'unauthorized', 'the API key that asked for this stream token was revoked');
-      ({ conversationId: id, ...principal } = verified);
-    } else {
-      principal = need(c, 'read');
-      id = await conversationId(c, pool);
-    }
-    const lastEventId = c.req.header('last-event-id');
-    const offset =
-      lastEventId !== undefined && lastEventId.trim() !== ''
-        ? parseOffset(lastEventId, 'Last-Event-ID')
-        : parseOffset(c.req.query('after'), 'after');
-    if (typeof offset !== 'number') throw new DreactError(offset.error, 'bad_input');
-    // A conversation that does not exist (yet) is a 404 like a foreign one: start the turn first,
-    // its answer's `streamAfter` makes sure no event is missed.
-    await ownedConversation(pool, principal, id);
-    return sseStream(c, streamOpts, id, offset, () => Promise.resolve(keyStillActive(principal.keyId)));
-  });
+  registerTurnRoutes(app, client, pool, { modelPolicy, limits, tokens, streamOpts, keyStillActive });
 
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);

@@ -1,7 +1,7 @@
 /**
  * The conversations API: list (paged, newest activity first), get, rename, delete (a
  * PurgeConversationWorkflow stops running turns and removes every row; the call returns once the
- * rows are gone), export as `conv.timeline.v1`, usage per conversation and per tenant and day
+ * rows are gone), state (with its turns), timeline (with the sources pool), export as `conv.timeline.v1`, usage per conversation and per tenant and day
  * (with the feedback satisfaction rate per conversation, tenant and project).
  * Every route is scoped by the caller's key; another tenant's conversation is a 404.
  */
@@ -12,6 +12,11 @@ import { DreactError, type DreactClient } from '../api';
 import { userTextCheck } from '../../core/turn/contracts';
 import { conversationOwner } from '../../store/tenancy-store';
 import { conversationTimeline } from '../../store/timeline-export';
+import { loadBlocks } from '../../store/timeline-store';
+import { listTurns } from '../../store/turn-store';
+import { loadStreamSeq } from '../../store/conversation-store';
+import { loadSourcesPool } from '../../store/sources-store';
+import { publicTurnError } from './public-errors';
 import { budgetUses, reservedSpend } from '../../store/budget-store';
 import { conversationSatisfaction, tenantSatisfaction } from '../../store/feedback-store';
 import {
@@ -22,6 +27,7 @@ import {
   tenantUsageByDay,
 } from '../../store/conversation-list-store';
 import {
+  clientIdParam,
   conversationId,
   jsonBody,
   need,
@@ -115,6 +121,25 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
     return c.json({ conversationId: shownId(c, id), deleted: gone, workflowId }, gone ? 200 : 202);
   });
 
+  app.get('/v1/conversations/:id/state', async (c) => {
+    const principal = need(c, 'read');
+    const id = await conversationId(c, pool);
+    await ownedConversation(pool, principal, id);
+    const view = await client.conversationState(id);
+    const turns = (await listTurns(pool, id)).map((t) => (t.error ? { ...t, error: publicTurnError(t.error) } : t));
+    return c.json({ ...view, conversationId: shownId(c, id), streamSeq: await loadStreamSeq(pool, id), turns });
+  });
+
+  app.get('/v1/conversations/:id/timeline', async (c) => {
+    const principal = need(c, 'read');
+    const id = await conversationId(c, pool);
+    await ownedConversation(pool, principal, id);
+    const [blocks, sources] = await Promise.all([loadBlocks(pool, id), loadSourcesPool(pool, id)]);
+    if (blocks.length === 0) throw new DreactError(`no timeline for conversation "${clientIdParam(c)}"`, 'not_found');
+    // The sources pool beside the blocks: a completion's [[S:n]] markers and meta.sources_used
+    // resolve against it, so a client rebuilds the live stream's citations after a reload.
+    return c.json({ conversationId: shownId(c, id), blocks, sources });
+  });
   app.get('/v1/conversations/:id/export', async (c) => {
     const principal = need(c, 'read');
     const id = await conversationId(c, pool);
