@@ -4,13 +4,11 @@
  * of the types and validate input at the edges (client and activities).
  */
 import { z } from 'zod';
-import type { RetryPolicy } from '@temporalio/common';
 import { UsageSchema } from '../model/provider';
 import { textProblem, type TextRules } from '../text';
 
 import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
-import { AGENT_NAME_RE, type AgentRef } from '../agents/ref';
-import type { ApprovalSpec } from '../governance/approval';
+import { AGENT_NAME_RE } from '../agents/ref';
 
 // The zod-free part of the contracts (limits, ids, previews) lives in ./ids: workflows import it from
 // there, so a workflow instance does not build these schemas (contracts are re-exported here).
@@ -235,218 +233,25 @@ export interface TurnState {
   usage: Usage;
 }
 
-// ---- activity contracts -------------------------------------------------------------------
-
-export interface LoadContextInput {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
-  workflowId: string;
-  prompt: TurnPrompt;
-  /** From the turn input; the worker falls back to its configuration, AI_REACT_MAX_ITERATIONS, then 15. */
-  maxIterations?: number;
-  /** The turn's agent by name: loadContext resolves it to the worker's current version (absent: default). */
-  agent?: TurnAgent;
-  /** The turn's own overrides, resolved over the agent's settings. */
-  model?: ModelConfig;
-  contextMaxTokens?: number;
-}
-
-/** What loadContext resolved for the turn: from here on the turn carries only `agent` (a ref). */
-export interface LoadedContext {
-  blocks: number;
-  /** The round budget (the agent's limit, the turn's override under it, else the worker's). */
-  maxIterations: number;
-  needsTitle: boolean;
-  /** Tools the agent offers the turn before selection. */
-  toolCount: number;
-  /** The agent version the turn runs on (absent in histories recorded before agents). */
-  agent?: AgentRef;
-  /** The settings the workflow itself needs (absent in histories recorded before agents). */
-  settings?: {
-    protocol?: 'channels' | 'native';
-    answerSynthesis?: boolean;
-  };
-}
-
-export interface DecideInput {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
-  round: number;
-  mode: 'normal' | 'finalize';
-  /** Events received since the last boundary; folded into the timeline before rendering. */
-  events: UserEvent[];
-  iteration: { index: number; max: number; base: number; bonus: number };
-  model: ModelConfig;
-  /** Native two-phase mode: 'loop' rounds do not stream an answer (a synthesis call does). */
-  answerPhase?: 'stream' | 'loop';
-  /**
-   * The turn's own context budget in tokens, when it set one (the round caps it by the agent's
-   * limit); absent: the agent's, else the worker's.
-   */
-  contextMaxTokens?: number;
-  /** The turn's agent version (absent in histories recorded before agents: the default agent). */
-  agent?: AgentRef;
-}
-
-/**
- * One tool call the workflow runs as an activity, with the tool's own activity type, timeouts
- * and Temporal RetryPolicy (built by `toolCallPlan` in core/tools/call-plan.ts).
- */
-export interface ToolCallPlan {
-  callId: string;
-  toolId: string;
-  /** Activity summary for Temporal UI, e.g. `tool react.write files/notes.md`. */
-  summary: string;
-  /** Activity type; absent in plans recorded before tools could have their own: `runTool`. */
-  activity?: string;
-  startToCloseTimeout?: number;
-  heartbeatTimeout?: number;
-  taskQueue?: string;
-  retry?: RetryPolicy;
-  /** A second activity scheduled after `activity` with the same input (e.g. exec: launch, then await). */
-  then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
-  /** A read-only (exploration) call: runs concurrently with its neighbours of the same kind. */
-  concurrent?: boolean;
-  /** A short Postgres-only tool: runs as a local activity (no server round trip). */
-  local?: boolean;
-  /** The call waits for a person's decision before it runs (workflows/approval-step.ts). */
-  approval?: ApprovalSpec;
-  /** The call runs another agent's turn as a child workflow first (agent.delegate, workflows/subagent-step.ts). */
-  child?: boolean;
-  /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
-  startToCloseMs?: number;
-  maximumAttempts?: number;
-  initialIntervalMs?: number;
-}
-
-/** What the loop acts on: every outcome but `over_budget` (answered by compaction). */
-export type RoundOutcome = Exclude<DecideOutcome, OverBudget>;
-
-export type DecideOutcome =
-  /** Legacy single-call shape (kept so recorded histories replay unchanged). */
-  | { kind: 'tool'; callId: string; toolId: string; summary: string; usage: Usage }
-  /** Accepted calls (run concurrently when there are several); `final` (multi-action: complete after neutral tools) ends the turn after them. */
-  | { kind: 'tools'; calls: ToolCallPlan[]; final?: { action: 'complete' | 'exit'; answer: string }; usage: Usage }
-  | { kind: 'final'; action: 'complete' | 'exit'; answer: string; completionPath: string; usage: Usage }
-  | { kind: 'invalid'; code: string; message: string; usage: Usage }
-  /** The request would not fit the context budget: no model call; the workflow compacts, then reruns the round. */
-  | OverBudget;
-
-export interface ToolInput {
-  conversationId: string;
-  turnId: string;
-  callId: string;
-  toolId: string;
-  /**
-   * The turn's agent version, sent for delegate (child) calls only: other tool activities read it
-   * from the turn header beside the call block, so history does not repeat it per call.
-   */
-  agent?: AgentRef;
-  /** Params a person edited before approving: they replace the call block's (validated like them). */
-  params?: Record<string, unknown>;
-  /**
-   * The call runs concurrently with others of its round: its result is held and appended with the
-   * batch, in call order (`appendToolResults`), instead of when it finishes.
-   */
-  heldForBatch?: boolean;
-}
-
-/** The calls of a concurrent batch whose held results go to the timeline now, in this order. */
-export interface ToolBatchInput {
-  conversationId: string;
-  turnId: string;
-  callIds: string[];
-}
-
-/** A tool call whose activity failed for good: the failure becomes the call's observation. */
-export interface ToolFailureInput extends ToolInput {
-  /** The failure's message chain. */
-  error: string;
-  /** ApplicationFailure type of the last failure, when it had one. */
-  failureType?: string;
-  /** Temporal's retry state when the activity gave up (e.g. MAXIMUM_ATTEMPTS_REACHED). */
-  retryState?: string;
-}
-
-export interface ToolOutcome {
-  ok: boolean;
-  /** Bounded preview (≤ PREVIEW_CHARS) — the full result lives in the timeline under its tc: path. */
-  preview: string;
-  sizeBytes: number;
-}
-
-export interface RecordEventsInput {
-  conversationId: string;
-  turnId: string;
-  events: UserEvent[];
-}
-
-/** The small summary of a finished turn (input of finalizeTurn and of PersistTurnWorkflow). */
-export interface TurnSummary {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
-  answer: string;
-  completionPath: CompletionPath;
-  rounds: number;
-  usage: Usage;
-}
-
-/** What a failed turn records about itself (turns row and stream). */
-export interface TurnFailure {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
-  workflowId: string;
-  /** The failure's message chain, bounded. */
-  error: string;
-}
-
-// ---- compaction -----------------------------------------------------------------------------
-
-/** Why a compaction runs: the render's estimate is over the budget, or the provider said so. */
-export type CompactionReason = 'over_budget' | 'context_length';
-
-export interface CompactionInput {
-  conversationId: string;
-  turnId: string;
-  /** `<turn workflow id>/compact/<k>`: the child workflow's id and the compaction's key. */
-  compactionId: string;
-  reason: CompactionReason;
-  budget: number;
-  /** The estimate of the request that did not fit (tokens). */
-  estimate: number;
-  /** Tokens of the system prompt and tool schemas. */
-  systemTokens: number;
-  model: ModelConfig;
-  /** The turn's agent version: the summariser is its `compaction` role (absent: the default agent). */
-  agent?: AgentRef;
-}
-
-export type CompactionPlanOutcome =
-  | {
-      status: 'planned';
-      kind: 'history' | 'mid_turn';
-      coveredTurns: string[];
-      tokensBefore: number;
-      tokensAfter: number;
-    }
-  | { status: 'skipped'; reason: 'no_visible_token_reduction' | 'nothing_to_compact'; tokensBefore: number }
-  | { status: 'breaker_open'; failures: number };
-
-export type CompactionResult =
-  | { status: 'compacted'; coveredTurns: string[]; tokensBefore: number; tokensAfter: number; usage: Usage }
-  | { status: 'skipped'; reason: string; tokensBefore: number }
-  | { status: 'breaker_open'; failures: number }
-  | { status: 'failed'; error: string; failures: number };
-
-/** The render's verdict when a round's request would not fit: no model call was made. */
-export interface OverBudget {
-  kind: 'over_budget';
-  estimate: number;
-  budget: number;
-  systemTokens: number;
-  usage: Usage;
-}
+// The activity contracts (inputs and outcomes of the turn's activities and of compaction) live in
+// ./activity-contracts (types only); re-exported here so imports keep working.
+export type {
+  LoadContextInput,
+  LoadedContext,
+  DecideInput,
+  ToolCallPlan,
+  RoundOutcome,
+  DecideOutcome,
+  ToolInput,
+  ToolBatchInput,
+  ToolFailureInput,
+  ToolOutcome,
+  RecordEventsInput,
+  TurnSummary,
+  TurnFailure,
+  CompactionReason,
+  CompactionInput,
+  CompactionPlanOutcome,
+  CompactionResult,
+  OverBudget,
+} from './activity-contracts';
