@@ -14,14 +14,12 @@ import {
   workflowInfo,
   setCurrentDetails,
   log,
-  ActivityCancellationType,
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
 import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { normaliseEventText } from '../core/text';
-import type { ActivityOptions } from '@temporalio/common';
 import type {
   CompletionPath,
   ModelConfig,
@@ -38,6 +36,7 @@ import { followupSignal, SHORT_WORKFLOW_TASK_TIMEOUT, steerSignal, turnStateQuer
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';
 import { toolStep } from './tool-step';
+import { decideStep } from './decide-step';
 import { failureMessage } from './failure';
 
 // Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
@@ -62,40 +61,6 @@ const { gate, selectTools } = proxyActivities<TurnActivities>({
   heartbeatTimeout: '2 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
-
-/**
- * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut
- * streams, a killed worker (each kill costs every round in flight one attempt) — within 30 minutes
- * in all; non-retryable errors (a 400, a bad key) fail it at once. A cap of 6 attempts let the
- * chaos storm fail 2 of 20 turns (kills and injected faults landing on the same round).
- */
-const { decide, decideNative } = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '10 minutes',
-  scheduleToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '2 seconds',
-  retry: {
-    initialInterval: '200ms',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: Infinity,
-  },
-});
-
-/**
- * The finalize round after a steer is bounded: the user asked the turn to stop, so it ends within
- * about a minute — answered, or failed with the round's failure — instead of after a decision
- * round's 30 minutes of retries (a provider that keeps failing, or data a round keeps refusing).
- */
-const FINALIZE_BOUND: Pick<ActivityOptions, 'scheduleToCloseTimeout' | 'retry'> = {
-  scheduleToCloseTimeout: '90 seconds',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 6 },
-};
-
-/**
- * A steer's finalize round must not overlap the cancelled round (its last stream deltas and partial
- * blocks land first): a cancelled decide call is awaited until its cancellation completed.
- */
-const WAIT_FOR_CANCEL = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 const { synthesizeAnswer } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
@@ -254,7 +219,6 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   const protocol = context.settings ? context.settings.protocol : model.protocol;
   const native = protocol === 'native';
   const twoPhase = native && (context.settings ? context.settings.answerSynthesis : model.answerSynthesis) === true;
-  const decideActivity = native ? decideNative : decide;
   let answer = '';
   let completionPath: CompletionPath | undefined;
   let failures = 0;
@@ -281,6 +245,18 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     },
   });
   const withinBudget = compaction.withinBudget;
+  // The round's decide call (workflows/decide-step.ts).
+  const decision = decideStep({
+    conversationId,
+    turnId,
+    turnIndex,
+    model,
+    native,
+    twoPhase,
+    ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
+    ...withAgent,
+    cancellable,
+  });
   // The round's tool calls (workflows/tool-step.ts).
   const tools = toolStep({
     conversationId,
@@ -314,24 +290,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       `**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}\n\n${usageLine(usage)}`,
     );
 
-    const decideInput = {
-      conversationId,
-      turnId,
-      turnIndex,
-      round,
-      mode: finalize ? ('finalize' as const) : ('normal' as const),
-      events: unconfirmed,
-      iteration: budget.snapshot(),
-      model,
-      ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
-      ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
-      ...withAgent,
-    };
-    const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
-    const decideOnce = () =>
-      finalize
-        ? decideActivity.executeWithOptions({ summary, ...FINALIZE_BOUND }, [decideInput])
-        : cancellable(() => decideActivity.executeWithOptions({ summary, ...WAIT_FOR_CANCEL }, [decideInput]));
+    const decideOnce = decision.round({ round, finalize, events: unconfirmed, iteration: budget.snapshot() });
     const outcome: RoundOutcome | undefined = await withinBudget(decideOnce);
     let result: RoundResult;
     if (outcome === undefined) {

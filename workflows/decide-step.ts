@@ -1,0 +1,101 @@
+/**
+ * The turn's decision round as an activity call: `decide` (channels protocol) or `decideNative`,
+ * its input built once per round from the turn's state. A normal round runs in a scope a steer can
+ * cancel, and a cancelled call is awaited until its cancellation completed; the finalize round
+ * after a steer is bounded instead. Retries: a round is retried while its failures are transient
+ * (below); a non-retryable failure (a 400, a bad key) fails it at once.
+ */
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/common';
+import type { TurnActivities } from '../activities/turn-activities';
+import type { AgentRef } from '../core/agents/ref';
+import type { DecideInput, DecideOutcome, ModelConfig, UserEvent } from '../core/turn/contracts';
+
+/**
+ * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut
+ * streams, a killed worker (each kill costs every round in flight one attempt) — within 30 minutes
+ * in all; non-retryable errors (a 400, a bad key) fail it at once. A cap of 6 attempts let the
+ * chaos storm fail 2 of 20 turns (kills and injected faults landing on the same round).
+ */
+const { decide, decideNative } = proxyActivities<TurnActivities>({
+  startToCloseTimeout: '10 minutes',
+  scheduleToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '2 seconds',
+  retry: {
+    initialInterval: '200ms',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: Infinity,
+  },
+});
+
+/**
+ * The finalize round after a steer is bounded: the user asked the turn to stop, so it ends within
+ * about a minute — answered, or failed with the round's failure — instead of after a decision
+ * round's 30 minutes of retries (a provider that keeps failing, or data a round keeps refusing).
+ */
+const FINALIZE_BOUND: Pick<ActivityOptions, 'scheduleToCloseTimeout' | 'retry'> = {
+  scheduleToCloseTimeout: '90 seconds',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 6 },
+};
+
+/**
+ * A steer's finalize round must not overlap the cancelled round (its last stream deltas and partial
+ * blocks land first): a cancelled decide call is awaited until its cancellation completed.
+ */
+const WAIT_FOR_CANCEL = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+
+export interface DecideStep {
+  /**
+   * The round's decide call, its input built now: each call of the returned function runs it once
+   * (compaction may run it again). Undefined when a steer cancelled it.
+   */
+  round(r: {
+    round: number;
+    finalize: boolean;
+    events: UserEvent[];
+    iteration: DecideInput['iteration'];
+  }): () => Promise<DecideOutcome | undefined>;
+}
+
+export function decideStep(ctx: {
+  conversationId: string;
+  turnId: string;
+  turnIndex: number;
+  model: ModelConfig;
+  /** The native protocol (`decideNative`), else channels (`decide`). */
+  native: boolean;
+  /** Native two-phase mode: the loop's rounds do not stream an answer (a synthesis call does). */
+  twoPhase: boolean;
+  /** The turn's own context budget, when it set one. */
+  contextMaxTokens?: number;
+  /** The turn's agent version (absent in histories recorded before agents). */
+  agent?: AgentRef;
+  cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
+}): DecideStep {
+  const { conversationId, turnId, turnIndex, model, twoPhase, contextMaxTokens, cancellable } = ctx;
+  const decideActivity = ctx.native ? decideNative : decide;
+  const withAgent = ctx.agent ? { agent: ctx.agent } : {};
+  return {
+    round: ({ round, finalize, events, iteration }) => {
+      const decideInput = {
+        conversationId,
+        turnId,
+        turnIndex,
+        round,
+        mode: finalize ? ('finalize' as const) : ('normal' as const),
+        events,
+        iteration,
+        model,
+        ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
+        ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
+        ...withAgent,
+      };
+      const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
+      return () =>
+        finalize
+          ? decideActivity.executeWithOptions({ summary, ...FINALIZE_BOUND }, [decideInput])
+          : cancellable(() => decideActivity.executeWithOptions({ summary, ...WAIT_FOR_CANCEL }, [decideInput]));
+    },
+  };
+}
