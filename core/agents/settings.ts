@@ -14,7 +14,7 @@
  *   in registry order); an override's patterns can only narrow that list.
  */
 import type { MultiActionMode } from '../decision/multi-action';
-import type { ModelConfig } from '../turn/contracts';
+import type { FallbackModel, ModelConfig } from '../turn/contracts';
 import type { AgentModel, ResolvedAgentDefinition, RoleModel } from './definition';
 import { ROLE_PURPOSES, type RolePurpose } from './ref';
 import { filterToolIds } from './tool-filter';
@@ -115,6 +115,18 @@ export function modelSettingsOf(m: AgentModel | RoleModel | undefined): Partial<
     protocol: m.protocol,
     answerSynthesis: m.answer_synthesis,
     script: m.script,
+    thinking: m.thinking ? { budgetTokens: m.thinking.budget_tokens } : undefined,
+    fallbacks: m.fallbacks?.map((f) =>
+      dropUndefined({
+        // The loader checked the provider against the registry's ids.
+        provider: f.provider as FallbackModel['provider'],
+        model: f.model,
+        maxTokens: f.max_tokens,
+        temperature: f.temperature,
+        script: f.script,
+        thinking: f.thinking ? { budgetTokens: f.thinking.budget_tokens } : undefined,
+      }),
+    ),
   });
 }
 

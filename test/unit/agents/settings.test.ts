@@ -125,6 +125,21 @@ test('modelSettingsOf maps the file fields and drops absent ones', () => {
   });
 });
 
+test('modelSettingsOf carries extended thinking and the fallback chain of an agent file', () => {
+  assert.deepEqual(
+    modelSettingsOf({
+      provider: 'anthropic',
+      thinking: { budget_tokens: 2048 },
+      fallbacks: [{ provider: 'openai', model: 'gpt-4o-mini', max_tokens: 4000 }, { provider: 'scripted' }],
+    }),
+    {
+      provider: 'anthropic',
+      thinking: { budgetTokens: 2048 },
+      fallbacks: [{ provider: 'openai', model: 'gpt-4o-mini', maxTokens: 4000 }, { provider: 'scripted' }],
+    },
+  );
+});
+
 const provider = fc.constantFrom('scripted', 'anthropic', 'openai');
 const model: fc.Arbitrary<Partial<ModelSettings>> = fc.record(
   {
