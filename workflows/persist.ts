@@ -5,6 +5,7 @@
  */
 import { proxyLocalActivities } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
+import type { ProducedFile } from '../core/stream/events';
 import type { TurnSummary } from '../core/turn/contracts';
 
 /**
@@ -16,7 +17,9 @@ const { persistTurn, indexTurnMemory } = proxyLocalActivities<TurnActivities>({
   retry: { initialInterval: '1 second', maximumAttempts: 10 },
 });
 
-export async function PersistTurnWorkflow(input: TurnSummary): Promise<{ blocks: number; bytes: number }> {
+export async function PersistTurnWorkflow(
+  input: TurnSummary,
+): Promise<{ blocks: number; bytes: number; files?: ProducedFile[] }> {
   const persisted = await persistTurn.executeWithOptions({ summary: `persist conv.timeline.v1 ${input.turnId}` }, [
     input,
   ]);

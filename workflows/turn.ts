@@ -351,7 +351,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   // The state query says `persisting`; the search attribute goes from running to completed in one
   // visibility update (the persist child shows as its own execution meanwhile).
   status = 'persisting';
-  await executeChild(PersistTurnWorkflow, {
+  const persisted = await executeChild(PersistTurnWorkflow, {
     workflowId: `${workflowId}/persist`,
     args: [{ conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage }],
     workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
@@ -371,6 +371,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     usage,
     ...(compaction.count > 0 ? { compactions: compaction.count, compactionUsage: compaction.usage } : {}),
     ...(tools.subagents.count > 0 ? { subagents: tools.subagents.count, subagentUsage: tools.subagents.usage } : {}),
+    ...(persisted.files?.length ? { files: persisted.files } : {}),
     leftoverEvents: pending.splice(0),
   };
 }

@@ -9,6 +9,7 @@ import { textProblem, type TextRules } from '../text';
 
 import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
 import { AGENT_NAME_RE } from '../agents/ref';
+import type { ProducedFile } from '../stream/events';
 
 // The zod-free part of the contracts (limits, ids, previews) lives in ./ids: workflows import it from
 // there, so a workflow instance does not build these schemas (contracts are re-exported here).
@@ -208,6 +209,8 @@ export interface TurnResult {
   /** Subagent turns the turn delegated to (agent.delegate), and their model usage (counted apart from `usage`). */
   subagents?: number;
   subagentUsage?: Usage;
+  /** The files the turn made for its user (refs: path, gateway url, type, size), as the stream's `done` lists them. */
+  files?: ProducedFile[];
   /** Events that arrived after the turn's last decision boundary; the conversation starts a new turn with them. */
   leftoverEvents: UserEvent[];
 }

@@ -238,7 +238,7 @@ test('signed URLs: ?signed=1 lists URLs a browser fetches without a key; the sam
   await anonymous.arrayBuffer();
 });
 
-test('done: the stream’s done event carries the turn’s produced files (not the user’s attachment)', async () => {
+test('done and the turn result carry the turn’s produced files (not the user’s attachment)', async () => {
   const done = (await readEvents(stack.db.pool, conv, 0)).find((e) => e.kind === 'done');
   assert.ok(done && done.kind === 'done');
   const files = done.payload.files ?? [];
@@ -254,6 +254,12 @@ test('done: the stream’s done event carries the turn’s produced files (not t
         'write',
       ],
     ],
+  );
+  // The turn's result (its workflow's) lists the same files.
+  const result = await stack.client.result(conv, 1);
+  assert.deepEqual(
+    (result.files ?? []).map((f) => f.path),
+    files.map((f) => f.path),
   );
   // The relative url resolves against the conversation's resource to the download.
   const resolved = new URL(files[0]!.url, `${gw.url}/v1/conversations/${conv}/`);
