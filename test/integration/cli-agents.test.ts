@@ -17,12 +17,10 @@ after(() => rmSync(home, { recursive: true, force: true }));
 function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DREACT_HOME: home, NO_COLOR: '1' };
   delete env.TEMPORAL_ADDRESS; // the embedded stack, not the test run's server
-  delete env.DATABASE_URL; // PGlite
+  delete env.DATABASE_URL; // the embedded Postgres
   delete env.ANTHROPIC_API_KEY;
   delete env.ANTHROPIC_AUTH_TOKEN;
-  env.DREACT_EMBEDDED_DB = 'pglite';
   env.DREACT_TEMPORAL_PORT = '17433';
-  env.DREACT_PGLITE_PORT = '15632';
   env.DREACT_EXEC_BACKEND = 'off';
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
     env,
