@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { startTemporalServer } from '../client/stack/temporal-server';
 import { testDatabase } from './test-postgres';
 import { skipSummary } from '../test/support/requirements';
+import { failureSummary } from './failure-summary';
 
 const root = join(__dirname, '..');
 
@@ -51,6 +52,7 @@ async function main(): Promise<number> {
   const skipsDir = mkdtempSync(join(tmpdir(), 'dreact-test-skips-'));
   stops.push(async () => rmSync(skipsDir, { recursive: true, force: true }));
   env.DREACT_TEST_SKIPS = join(skipsDir, 'skips.jsonl');
+  const failureFiles: string[] = [];
   if (files.some((f) => !f.startsWith('test/unit/'))) {
     const database = await testDatabase(env);
     stops.push(database.stop);
@@ -69,9 +71,22 @@ async function main(): Promise<number> {
   const rest = files.filter((f) => !f.startsWith('test/chaos/'));
   const run = (batch: string[], concurrency: number) =>
     new Promise<number>((resolve) => {
+      const failuresFile = join(skipsDir, `failures-${failureFiles.length}.jsonl`);
+      failureFiles.push(failuresFile);
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...batch],
+        [
+          '--import',
+          'tsx',
+          '--test',
+          `--test-concurrency=${concurrency}`,
+          // The usual report on stdout, and the failures alone in a file, listed again at the end.
+          `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+          '--test-reporter-destination=stdout',
+          `--test-reporter=${join(root, 'scripts', 'failures-reporter.mjs')}`,
+          `--test-reporter-destination=${failuresFile}`,
+          ...batch,
+        ],
         { cwd: root, env, stdio: 'inherit' },
       );
       child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
@@ -82,6 +97,8 @@ async function main(): Promise<number> {
     // After the node runner's own summary: what did not run here, and what installs it.
     if (existsSync(env.DREACT_TEST_SKIPS))
       for (const line of skipSummary(readFileSync(env.DREACT_TEST_SKIPS, 'utf8').split('\n'))) console.log(line);
+    const failures = failureFiles.filter((f) => existsSync(f)).map((f) => readFileSync(f, 'utf8'));
+    for (const line of failureSummary(failures.join(''), root)) console.log(line);
     return code;
   } finally {
     await stopAll();
