@@ -41,10 +41,34 @@ export interface ReserveInput {
 
 export type ReserveResult = { ok: true; warnings: BudgetUse[] } | { ok: false; refused: BudgetUse };
 
-const COVERS = `
-  b.tenant_id = $1 AND (
-    (b.scope = 'tenant' AND b.scope_id = '') OR (b.scope = 'project' AND b.scope_id = $2) OR
-    (b.scope = 'user' AND b.scope_id = $3) OR (b.scope = 'conversation' AND b.scope_id = $4))`;
+/** The condition "budget row `b` covers the call": SQL expressions for the tenant, project, user ('' for none) and conversation. */
+export const coversSql = (tenant: string, project: string, user: string, conversation: string) => `
+  b.tenant_id = ${tenant} AND (
+    (b.scope = 'tenant' AND b.scope_id = '') OR (b.scope = 'project' AND b.scope_id = ${project}) OR
+    (b.scope = 'user' AND b.scope_id = ${user}) OR (b.scope = 'conversation' AND b.scope_id = ${conversation}))`;
+
+const COVERS = coversSql('$1', '$2', '$3', '$4');
+
+/**
+ * Whether any budget covers a conversation's calls, as a column of a statement on its
+ * `conversations` row (aliased `c`): a round reads it beside its view (store/round-reads.ts), so a
+ * tenant without budgets takes no reservation (activities/budget/budgeted-provider.ts).
+ */
+export const BUDGETED_COLUMN_SQL = `EXISTS (SELECT 1 FROM spend_budgets b WHERE ${coversSql(
+  'c.tenant_id',
+  'c.project_id',
+  "coalesce(c.user_id, '')",
+  'c.id',
+)})`;
+
+/** Whether any budget covers the owner's calls in the conversation (one statement; throws when unreadable). */
+export async function budgetsCover(db: Queryable, owner: SpendOwner, conversationId: string): Promise<boolean> {
+  const res = await db.query<{ covered: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM spend_budgets b WHERE ${COVERS}) AS covered`,
+    [owner.tenantId, owner.projectId, owner.userId ?? '', conversationId],
+  );
+  return res.rows[0]!.covered;
+}
 
 /** Spent (ledger) and reserved (unexpired reservations) in each budget's current period. */
 const USE_SQL = `

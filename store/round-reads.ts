@@ -1,9 +1,10 @@
 /**
  * What a decision round reads, in as few statements as the data allows: the view (the blocks the
  * model can see), the prompt cache's state and the calibrated chars-per-token ratio, the sources
- * pool and the current turn's workspace files (ANNOUNCE). The per-round values are columns of
- * the `conversations` row's statement; with the worker's view cache warm that is the same
- * statement that fetches the view's new rows — ONE statement a round, where it was four.
+ * pool, the current turn's workspace files (ANNOUNCE) and whether a spend budget covers the
+ * conversation. The per-round values are columns of the `conversations` row's statement; with the
+ * worker's view cache warm that is the same statement that fetches the view's new rows — ONE
+ * statement a round, where it was four.
  */
 import type { Pool } from 'pg';
 import type { Block } from '../core/timeline/block';
@@ -12,6 +13,7 @@ import type { SourceRow } from '../core/timeline/sources';
 import type { SourceRef } from '../core/channels';
 import { workspaceStateLines } from '../core/workspace/refs';
 import { FILE_ARTIFACT_KIND } from './artifact-store';
+import { BUDGETED_COLUMN_SQL } from './budget-store';
 import { SOURCES_POOL_KEY, SOURCES_POOL_KIND, sourcesPoolRows } from './sources-store';
 import { loadViewBlocks } from './timeline-store';
 import { withSourceRefs } from './conversation-store';
@@ -43,13 +45,18 @@ export interface RoundState {
   sources: { rows: SourceRow[]; refs: SourceRef[] };
   /** ANNOUNCE workspace lines: the current turn's files by scope, where each came from. */
   workspace: string[];
+  /**
+   * Whether a spend budget covers the conversation's calls (undefined: no conversation row yet).
+   * False lets the round's model call skip its reservation (activities/budget/budgeted-provider.ts).
+   */
+  budgeted: boolean | undefined;
 }
 
 /** The round's per-conversation state as columns of the conversation row's statement. */
 export function roundStateRead(conversationId: string, turnId: string): SideRead<RoundState> {
   return {
     columns: (param) => `c.cache_last_touch_at AS round_cache_touch, c.cache_ttl_seconds AS round_cache_ttl,
-      c.chars_per_token AS round_chars_per_token,
+      c.chars_per_token AS round_chars_per_token, ${BUDGETED_COLUMN_SQL} AS round_budgeted,
       (SELECT jsonb_build_object('payload', a.payload) FROM artifacts a
         WHERE a.conversation_id = c.id AND a.kind = ${param(SOURCES_POOL_KIND)} AND a.key = ${param(SOURCES_POOL_KEY)}) AS round_sources,
       (SELECT coalesce(jsonb_agg(jsonb_build_object('key', a.key, 'size', a.size_bytes, 'from', a.payload->'checked_out_from')
@@ -67,6 +74,7 @@ export function roundStateRead(conversationId: string, turnId: string): SideRead
       return {
         cacheState,
         charsPerToken: row?.round_chars_per_token == null ? undefined : Number(row.round_chars_per_token),
+        budgeted: row === undefined ? undefined : row.round_budgeted === true,
         sources: withSourceRefs(rows),
         workspace: workspaceStateLines(
           turnId,

@@ -10,12 +10,19 @@
  * too (fail closed: no unchecked call). Reservations expire after DREACT_SPEND_RESERVATION_TTL_SECONDS
  * (default 900: longer than a decision round's 10-minute attempt), so a killed worker's do not hold
  * a budget for long.
+ *
+ * A call no budget covers (and no turn cap) takes no reservation: a reservation only ever counts
+ * against a budget. Whether one covers the conversation is read just before the call — by the
+ * round's own read statement for decision rounds (`scope.budgeted`, store/round-reads.ts), else by
+ * one statement here — so a budget set before a call starts applies to it, and an unreadable
+ * budget table still refuses the call (the read throws). That saves a tenant without budgets the
+ * reservation's transaction and its release (~6 statements) on every model call.
  */
 import type { Pool } from 'pg';
 import type { ModelProvider, StreamPart } from '../../core/model/provider';
 import { estimateTokens, requestChars } from '../../core/compaction/estimate';
 import { BudgetExceededError, worstCaseUsd, type BudgetUse } from '../../core/governance/budget';
-import { releaseSpend, reserveSpend } from '../../store/budget-store';
+import { budgetsCover, releaseSpend, reserveSpend } from '../../store/budget-store';
 import type { StreamPublisher } from '../../store/publisher';
 import { turnOwner } from '../governance/round-tools';
 import { activityLog } from '../log';
@@ -39,6 +46,11 @@ export interface SpendScope {
   turnCapUsd?: number;
   /** Where 80 % warnings and refusals are streamed. */
   publisher?: StreamPublisher;
+  /**
+   * Whether a budget covers the conversation, when the caller has just read it (a decision round's
+   * read, store/round-reads.ts); undefined: this wrapper reads it before the call.
+   */
+  budgeted?: boolean;
 }
 
 /** Warnings already streamed per conversation and budget (one per period is enough). */
@@ -81,6 +93,13 @@ export function budgetedProvider(provider: ModelProvider, pool: Pool, scope: Spe
         activePriceTable(),
       );
       const owner = await turnOwner(pool, scope.conversationId);
+      if (scope.turnCapUsd === undefined) {
+        const budgeted = scope.budgeted ?? (await budgetsCover(pool, owner, scope.conversationId));
+        if (!budgeted) {
+          yield* provider.stream(request, options);
+          return;
+        }
+      }
       const reserved = await reserveSpend(pool, {
         conversationId: scope.conversationId,
         turnId: scope.turnId,

@@ -3,7 +3,8 @@
  * worst case before it runs. 30 concurrent turns against a cap of a few calls bill at most the cap
  * plus the largest single reservation; a refused call ends the turn with a budget_exceeded answer
  * naming the budget (and a stream event); a killed worker's reservation expires; the agent's
- * per-turn cap; fail closed when the budget store cannot be read.
+ * per-turn cap; fail closed when the budget store cannot be read; a conversation no budget covers
+ * takes no reservation, and a budget set before its next turn applies to that turn's first call.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -101,6 +102,27 @@ test("the agent's per-turn cap ends a turn whose calls would exceed it", async (
   assert.equal(r.completionPath, 'budget_exceeded');
   assert.match(r.answer, /turn turn_1 of .* \(the agent's limits\.spend_usd_per_turn\)/);
   assert.ok((await billed([conv])) <= 0.04 + (await largestReservation()));
+});
+
+test('a conversation no budget covers takes no reservation; a budget set before its next turn applies at once', async () => {
+  const conv = uniqueId('conv');
+  const logged = async () =>
+    (await stack.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM reservation_log`)).rows[0]!.n;
+  const before = await logged();
+  await stack.client.startTurn(conv, 'a question', scripted(complete('answered')));
+  assert.equal((await stack.client.result(conv, 1)).completionPath, 'complete');
+  assert.equal(await logged(), before, 'the title call and the decision round reserved nothing');
+  assert.ok((await billed([conv])) > 0, 'the calls are in the ledger all the same');
+  const budget = { tenantId: 'local', scope: 'conversation' as const, scopeId: conv, period: 'day' as const };
+  await setBudget(stack.db.pool, { ...budget, capUsd: 0.000001 });
+  try {
+    await stack.client.startTurn(conv, 'another question', scripted(complete('never')));
+    const r = await stack.client.result(conv, 2);
+    assert.equal(r.completionPath, 'budget_exceeded', 'the budget set a moment ago refused the round');
+    assert.match(r.answer, new RegExp(`conversation ${conv}`));
+  } finally {
+    await deleteBudget(stack.db.pool, budget);
+  }
 });
 
 test("a killed worker's reservation expires and stops holding the budget", async () => {

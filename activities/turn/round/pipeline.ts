@@ -122,7 +122,7 @@ export function roundPipeline<S>(
 
     // 2. Render with the turn's tools; a round an earlier attempt recorded returns what it recorded.
     // The round's reads are one statement when the worker's view cache is warm (store/round-reads.ts).
-    const { blocks, sources, workspace, cacheState, charsPerToken } = await loadRoundReads(
+    const { blocks, sources, workspace, cacheState, charsPerToken, budgeted } = await loadRoundReads(
       pool,
       conversationId,
       turnId,
@@ -225,6 +225,7 @@ export function roundPipeline<S>(
       callKey: usageRow.callKey,
       ...(model !== undefined ? { model } : {}),
       ...(spendCap !== undefined ? { turnCapUsd: spendCap } : {}),
+      ...(budgeted !== undefined ? { budgeted } : {}),
       publisher,
     });
     const request = {
