@@ -14,6 +14,7 @@ import { makeAppendToolResults } from './turn/tool-results';
 import { createPurgeActivities } from './purge';
 import { makeIndexTurnMemory } from './memory/index-turn';
 import { makeApprovalActivities } from './approval/approval-activities';
+import { makeTurnSlotActivities } from './governance/turn-slots';
 
 export function createTurnActivities(deps: ActivityDeps) {
   return {
@@ -41,6 +42,8 @@ export function createWorkerActivities(deps: ActivityDeps) {
     ...createPurgeActivities(deps),
     // Human approval of tool calls (workflows/approval-step.ts).
     ...makeApprovalActivities(deps),
+    // Per-tenant turn concurrency (activities/governance/turn-slots.ts).
+    ...makeTurnSlotActivities(deps),
   };
   for (const name of Object.keys(own)) {
     if (name in turn) throw new Error(`a tool's activity name ${name} collides with a turn activity`);

@@ -22,7 +22,7 @@ import { temporal } from '@temporalio/proto';
 import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { DreactClient } from '../client/api';
 import { startTemporalServer, type TemporalServer } from '../client/stack/temporal-server';
-import { connectionsInUse } from '../store/storage-stats';
+import { backendPids, connectionsInUse } from '../store/storage-stats';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
 import { isDecisionRequest, noteDecision, noteReply } from '../test/support/note-turns';
 import {
@@ -71,6 +71,10 @@ interface Run {
   benchCpuSeconds: number;
   /** CPU seconds of every Postgres process (the backends serving the worker, the bench and the server's own). */
   postgresCpuSeconds: number;
+  /** CPU seconds of the Postgres backends serving the worker (by application_name): other clients of a shared server excluded. */
+  workerBackendsCpuSeconds: number;
+  /** Events in the turns' histories (turn workflows only, not the conversation's or the persist child's). */
+  historyEvents: number;
   idleRss: number;
   peakRss: number;
   peakConnections: number;
@@ -80,7 +84,7 @@ interface Run {
 async function runLoad(
   server: TemporalServer,
   db: Db,
-  worker: WorkerProcess,
+  worker: WorkerProcess & { applicationName: string },
   api: DreactClient,
   n: number,
   model: Record<string, unknown>,
@@ -98,10 +102,12 @@ async function runLoad(
   let peakConnections = 0;
   let peakActive = 0;
   let sampling = true;
+  const backends = await backendCpuReader(db, worker.applicationName);
   const sampler = (async () => {
     // Stops when the worker is gone: the run then fails with the worker's log (below).
     while (sampling && worker.child.exitCode === null && worker.child.signalCode === null) {
       peakRss = Math.max(peakRss, residentBytes(pid));
+      await backends.sample();
       const c = await connectionsInUse(db);
       peakConnections = Math.max(peakConnections, c.open);
       peakActive = Math.max(peakActive, c.active);
@@ -125,6 +131,7 @@ async function runLoad(
   const wallMs = Date.now() - t0;
   sampling = false;
   await sampler;
+  await backends.sample();
   const cpu = cpuSeconds(pid) - cpu0;
   const serverCpuSeconds = serverPid ? cpuSeconds(serverPid) - serverCpu0 : undefined;
   const self = process.cpuUsage(self0);
@@ -139,8 +146,10 @@ async function runLoad(
   let stickyTimeouts = 0;
   let retriedActivities = 0;
   const retryCauses = new Map<string, number>();
+  let historyEvents = 0;
   for (const s of started) {
     const history = await server.env.client.workflow.getHandle(s.workflowId).fetchHistory();
+    historyEvents += history.events?.length ?? 0;
     for (const e of history.events ?? []) {
       const timedOut = e.workflowTaskTimedOutEventAttributes;
       // SCHEDULE_TO_START: the sticky queue's 1 s passed before the worker polled it; else start-to-close.
@@ -170,6 +179,8 @@ async function runLoad(
     machineBusy,
     benchCpuSeconds,
     postgresCpuSeconds,
+    workerBackendsCpuSeconds: backends.cpuSeconds(),
+    historyEvents,
     idleRss,
     peakRss,
     peakConnections,
@@ -179,7 +190,18 @@ async function runLoad(
 
 function figures(prefix: string, n: number, run: Run, modelMs: number): Record<string, number | string> {
   const overhead = run.roundGaps.map((g) => g - modelMs);
+  // CPU per decision round by component: what a round costs the machine, whatever the wall time.
+  const perRound = (seconds: number) => (seconds * 1000) / (n * ROUNDS);
+  const components = [run.cpuSeconds, run.serverCpuSeconds ?? NaN, run.workerBackendsCpuSeconds].map(perRound);
+  const sum = components.reduce((a, b) => a + b, 0);
   return {
+    [`${prefix} ${n} conv: CPU ms per round: worker / Temporal server / Postgres (the worker's backends) / sum`]: [
+      ...components,
+      sum,
+    ]
+      .map((x) => x.toFixed(1))
+      .join(' / '),
+    [`${prefix} ${n} conv: turn history events per round`]: Number((run.historyEvents / (n * ROUNDS)).toFixed(1)),
     [`${prefix} ${n} conv: rounds/s`]: Number(((n * ROUNDS) / (run.wallMs / 1000)).toFixed(1)),
     [`${prefix} ${n} conv: wall s`]: Number((run.wallMs / 1000).toFixed(1)),
     [`${prefix} ${n} conv: round overhead p50 / p95 ms`]: `${Math.round(pct(overhead, 50))} / ${Math.round(pct(overhead, 95))}`,
@@ -194,7 +216,7 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
     [`${prefix} ${n} conv: bench process (emulator + client) CPU % (of one core)`]: Math.round(
       (run.benchCpuSeconds / (run.wallMs / 1000)) * 100,
     ),
-    [`${prefix} ${n} conv: Postgres CPU % (of one core, all its processes)`]: Math.round(
+    [`${prefix} ${n} conv: Postgres CPU % (of one core, all its processes, other clients included)`]: Math.round(
       (run.postgresCpuSeconds / (run.wallMs / 1000)) * 100,
     ),
     [`${prefix} ${n} conv: machine CPU busy % (both cores)`]: Math.round(run.machineBusy * 100),
@@ -215,15 +237,17 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
   await migrate(db);
   const taskQueue = `bench-load-${process.pid}`;
   let emulator: AnthropicEmulator | undefined;
-  let worker: WorkerProcess | undefined;
+  let worker: (WorkerProcess & { applicationName: string }) | undefined;
   try {
     // One SSE event per write, as the API flushes them (the tests' 1–97-byte cuts prove the parser, not the load).
     emulator = await startAnthropicEmulator({ pace: PACE, wire: 'events' });
     emulator.respond((req) => noteReply(req.body, ROUNDS));
-    worker = spawnWorkerProcess({
+    // The worker's backends carry this application_name: their CPU is told apart from other clients'.
+    const applicationName = `dreact-bench-load-${process.pid}`;
+    const spawned = spawnWorkerProcess({
       TEMPORAL_ADDRESS: server.address,
       DREACT_DB_SCHEMA: db.schema,
-      DATABASE_URL: db.databaseUrl,
+      DATABASE_URL: withApplicationName(db.databaseUrl, applicationName),
       DREACT_TASK_QUEUE: taskQueue,
       ANTHROPIC_API_KEY: 'load-bench',
       ANTHROPIC_BASE_URL: emulator.baseURL,
@@ -231,6 +255,7 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
       // Workflow task slots: the worker's default (20), or DREACT_MAX_CONCURRENT_WORKFLOW_TASKS from this environment.
       DREACT_DB_POOL_MAX: process.env.DREACT_DB_POOL_MAX ?? '40',
     });
+    worker = { ...spawned, applicationName };
     const startupMs = await worker.ready;
     const api = new DreactClient(server.env.client, { taskQueue });
     const out: Record<string, number | string> = { 'load.worker start to polling ms': startupMs };
@@ -299,4 +324,40 @@ function retryCause(failure: temporal.api.failure.v1.IFailure | null | undefined
   if (timeout)
     return `${temporal.api.enums.v1.TimeoutType[timeout].replace('TIMEOUT_TYPE_', '').toLowerCase()} timeout`;
   return (failure?.message ?? 'unknown').slice(0, 60);
+}
+
+/** The connection string with `application_name` set (pg reads it from the URL's query). */
+function withApplicationName(databaseUrl: string, name: string): string {
+  const url = new URL(databaseUrl);
+  url.searchParams.set('application_name', name);
+  return url.toString();
+}
+
+/**
+ * CPU of the Postgres backends whose application_name is `name`, from /proc: each `sample()` lists
+ * them (pg_stat_activity) and keeps each one's latest CPU reading, so a backend that closes
+ * mid-run still counts up to its last sample; `cpuSeconds()` sums what they used since the first.
+ */
+async function backendCpuReader(db: Db, name: string) {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = async () => {
+    for (const pid of await backendPids(db, name)) {
+      let t: number;
+      try {
+        t = cpuSeconds(pid);
+      } catch {
+        continue; // closed since the query
+      }
+      if (!last.has(pid)) first.set(pid, t);
+      last.set(pid, t);
+    }
+  };
+  await sample();
+  // Backends that were there at the start count from then; later ones from their birth (0).
+  const initial = new Map(first);
+  return {
+    sample,
+    cpuSeconds: () => [...last].reduce((sum, [pid, t]) => sum + t - (initial.get(pid) ?? 0), 0),
+  };
 }

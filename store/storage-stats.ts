@@ -194,6 +194,14 @@ export async function connectionsInUse(db: Db): Promise<{ open: number; active: 
   return res.rows[0] ?? { open: 0, active: 0 };
 }
 
+/** Process ids of the backends serving connections with this application_name (a bench tells its worker's apart). */
+export async function backendPids(db: Db, applicationName: string): Promise<number[]> {
+  const res = await db.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1`, [
+    applicationName,
+  ]);
+  return res.rows.map((r) => r.pid);
+}
+
 /**
  * How the stream events of these conversations were written: every write statement stamps its
  * rows with its transaction's time, so distinct stamps are statements.

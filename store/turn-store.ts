@@ -6,7 +6,8 @@ import type { Queryable } from './db';
 import type { TurnSummary } from '../core/turn/contracts';
 import { normaliseText } from '../core/text';
 
-export type TurnRowStatus = 'running' | 'completed' | 'failed';
+/** `queued`: running, but waiting for a slot under its tenant's turn limit (store/turn-slots.ts). */
+export type TurnRowStatus = 'queued' | 'running' | 'completed' | 'failed';
 
 export interface TurnRow {
   turnIndex: number;
@@ -23,6 +24,8 @@ export interface TurnRow {
   agentHash: string | null;
   /** The turn's model usage as recorded when it completed (null while running or failed). */
   usage: Record<string, unknown> | null;
+  /** While `queued`: the turn's place in its tenant's queue now (1 = next). */
+  queuePosition?: number;
 }
 
 export async function openTurn(
@@ -83,17 +86,22 @@ export async function listTurns(db: Queryable, conversationId: string): Promise<
     agent_name: string | null;
     agent_hash: string | null;
     usage: Record<string, unknown> | null;
+    queue_position: string | null;
   }>(
-    `SELECT turn_index, turn_id, workflow_id, status, completion_path, rounds, error, started_at, finished_at,
-            agent_name, agent_hash, usage
-       FROM turns WHERE conversation_id = $1 ORDER BY turn_index`,
+    `SELECT t.turn_index, t.turn_id, t.workflow_id, t.status, t.completion_path, t.rounds, t.error, t.started_at,
+            t.finished_at, t.agent_name, t.agent_hash, t.usage,
+            CASE WHEN s.workflow_id IS NOT NULL THEN (SELECT count(*) FROM turn_slots o
+              WHERE o.tenant_id = s.tenant_id AND NOT o.granted AND o.seq <= s.seq) END AS queue_position
+       FROM turns t LEFT JOIN turn_slots s ON s.workflow_id = t.workflow_id AND NOT s.granted
+      WHERE t.conversation_id = $1 ORDER BY t.turn_index`,
     [conversationId],
   );
   return res.rows.map((r) => ({
     turnIndex: r.turn_index,
     turnId: r.turn_id,
     workflowId: r.workflow_id,
-    status: r.status,
+    status: r.status === 'running' && r.queue_position !== null ? 'queued' : r.status,
+    ...(r.status === 'running' && r.queue_position !== null ? { queuePosition: Number(r.queue_position) } : {}),
     completionPath: r.completion_path,
     rounds: r.rounds,
     error: r.error,

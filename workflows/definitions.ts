@@ -39,6 +39,9 @@ export const startTurnUpdate = defineUpdate<
  * decided call, a malformed edit and a principal without the `approve` scope (workflows/approval-step.ts).
  */
 export const decideToolCallUpdate = defineUpdate<ApprovalDecision, [DecideToolCallArgs]>('decideToolCall');
+/** A queued turn's slot under its tenant's concurrency limit is granted (activities/governance/turn-slots.ts). */
+export const slotGrantedSignal = defineSignal('slotGranted');
+
 /** The turn's tool calls waiting for a decision. */
 export const pendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
 

@@ -5,6 +5,7 @@
  */
 import {
   CancellationScope,
+  condition,
   executeChild,
   isCancellation,
   proxyActivities,
@@ -32,7 +33,15 @@ import type {
 } from '../core/turn/contracts';
 import { IterationBudget } from '../core/turn/budget';
 import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
-import { followupSignal, SHORT_WORKFLOW_TASK_TIMEOUT, steerSignal, turnStateQuery, TurnStatusKey } from './definitions';
+import {
+  followupSignal,
+  SHORT_WORKFLOW_TASK_TIMEOUT,
+  slotGrantedSignal,
+  steerSignal,
+  turnStateQuery,
+  TurnStatusKey,
+} from './definitions';
+import type { TurnSlotActivities } from '../activities/governance/turn-slots';
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';
 import { toolStep } from './tool-step';
@@ -62,6 +71,13 @@ const { gate, selectTools } = proxyActivities<TurnActivities>({
   retry: { initialInterval: '500ms', maximumAttempts: 10 },
 });
 
+// Per-tenant turn concurrency (activities/governance/turn-slots.ts): Postgres and a few signals.
+// Only turns of a tenant with a limit run these, so other turns' histories are unchanged.
+const { releaseTurnSlot, reapTurnSlots } = proxyActivities<TurnSlotActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+
 const { synthesizeAnswer } = proxyActivities<TurnActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '2 seconds',
@@ -75,9 +91,28 @@ function usageLine(u: TurnState['usage']): string {
   return `usage: input ${u.inputTokens} · cache write ${u.cacheWriteTokens} · cache read ${u.cacheReadTokens} (${(ratio * 100).toFixed(1)}%) · output ${u.outputTokens}`;
 }
 
+/** Whether the turn holds a concurrency slot (or a place in its tenant's queue) to give back. */
+interface SlotHold {
+  held: boolean;
+}
+
+/** The turn's last step when it took a slot: gives it back and lets the queue's head in (never cancelled). */
+async function releaseSlot(slot: SlotHold, turnId: string): Promise<void> {
+  if (!slot.held) return;
+  slot.held = false;
+  await CancellationScope.nonCancellable(() =>
+    releaseTurnSlot.executeWithOptions({ summary: `release turn slot of ${turnId}` }, [
+      { workflowId: workflowInfo().workflowId },
+    ]),
+  );
+}
+
 export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
+  const slot: SlotHold = { held: false };
   try {
-    return await runTurn(input);
+    const result = await runTurn(input, slot);
+    await releaseSlot(slot, input.turnId);
+    return result;
   } catch (err) {
     // A failed turn is findable in Temporal UI (TurnStatus = failed) and in the turns table;
     // the failure itself propagates.
@@ -98,11 +133,12 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
         log.error('could not record the turn failure', { turnId: input.turnId, error: failureMessage(recordErr) });
       }
     }
+    await releaseSlot(slot, input.turnId);
     throw err;
   }
 }
 
-async function runTurn(input: TurnInput): Promise<TurnResult> {
+async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   const { conversationId, turnId, turnIndex } = input;
   // No model named: the activities' worker resolves `{}` to its deployment default (never scripted).
   const model: ModelConfig = input.options.model ?? {};
@@ -114,6 +150,8 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
   let status: TurnState['status'] = 'running';
   let steerRequested = false;
   let inflight: CancellationScope | null = null;
+  let slotGranted = false;
+  let queuePosition: number | undefined;
 
   const accept = (raw: UserEvent): boolean => {
     // A signal cannot be refused: its text is normalised (core/text.ts), so an event never wedges
@@ -144,6 +182,9 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     steerRequested = true;
     inflight?.cancel();
   });
+  setHandler(slotGrantedSignal, () => {
+    slotGranted = true;
+  });
   setHandler(turnStateQuery, () => ({
     turnId,
     round: budget.used,
@@ -153,6 +194,7 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
     pendingEvents: pending.length,
     steered: steerRequested,
     usage,
+    ...(status === 'queued' && queuePosition !== undefined ? { queuePosition } : {}),
   }));
 
   /** Runs an activity in a scope a steer can cancel. Returns undefined when cancelled by a steer. */
@@ -190,6 +232,26 @@ async function runTurn(input: TurnInput): Promise<TurnResult> {
       },
     ],
   );
+  // A tenant's turn concurrency limit: a queued turn waits here, durably, for `slotGranted`; as the
+  // queue's head it releases the slots of turns that no longer run every `reapSeconds`.
+  if (context.slot) {
+    slot.held = true;
+    const { granted, position, reapSeconds } = context.slot;
+    if (!granted && !slotGranted) {
+      status = 'queued';
+      queuePosition = position;
+      upsertSearchAttributes([{ key: TurnStatusKey, value: 'queued' }]);
+      setCurrentDetails(`**${turnId}** — queued (position ${position}) under the tenant's turn limit`);
+      while (!(await condition(() => slotGranted, reapSeconds * 1000))) {
+        await reapTurnSlots.executeWithOptions({ summary: `reap turn slots of ended turns (${turnId} waits)` }, [
+          { conversationId, workflowId },
+        ]);
+      }
+      status = 'running';
+      queuePosition = undefined;
+      upsertSearchAttributes([{ key: TurnStatusKey, value: 'running' }]);
+    }
+  }
   // The worker resolves the budget (the agent's, its default when neither names one).
   if (context.maxIterations !== undefined) budget.rebase(context.maxIterations);
   // Histories recorded before agents have no ref: their activities use the default agent.

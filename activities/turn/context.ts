@@ -26,6 +26,7 @@ import type { ProducedFile } from '../../core/stream/events';
 import { agentViewsOf, turnModel } from '../agents/turn-agent';
 import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import { delegationDepth } from '../../core/agents/subagents';
+import { takeTurnSlot } from '../governance/turn-slots';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -79,9 +80,10 @@ export function makeContextActivities(deps: ActivityDeps) {
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
     publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
     await publisher.close();
-    const [blockCount, conversation] = await Promise.all([
+    const [blockCount, conversation, slot] = await Promise.all([
       countBlocks(pool, conversationId),
       loadConversation(pool, conversationId),
+      takeTurnSlot(deps, { conversationId, workflowId }),
     ]);
     return {
       blocks: blockCount,
@@ -93,6 +95,7 @@ export function makeContextActivities(deps: ActivityDeps) {
         ...(model.protocol !== undefined ? { protocol: model.protocol } : {}),
         ...(model.answerSynthesis !== undefined ? { answerSynthesis: model.answerSynthesis } : {}),
       },
+      ...(slot ? { slot } : {}),
     };
   }
 

@@ -196,7 +196,9 @@ export async function turnsCommand(conversationId: string, opts: { json?: boolea
           ? `failed: ${t.error ?? '(no message)'}`
           : t.status === 'completed'
             ? `completed (${t.completionPath ?? '?'}, ${t.rounds ?? '?'} rounds)`
-            : await liveStatus(s, conversationId, t.workflowId);
+            : t.status === 'queued'
+              ? `queued (position ${t.queuePosition ?? '?'} under the tenant's turn limit)`
+              : await liveStatus(s, conversationId, t.workflowId);
       process.stdout.write(`turn ${String(t.turnIndex).padEnd(4)} ${t.workflowId.padEnd(40)} ${how}\n`);
     }
   });

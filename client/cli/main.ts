@@ -20,6 +20,7 @@ import { registerForkCommand } from './fork-command';
 import { registerApprovalCommands } from './approvals-command';
 import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
+import { registerLimitCommands } from './limits-command';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -148,6 +149,7 @@ export function buildProgram(): Command {
   registerApprovalCommands(program);
   registerPolicyCommands(program);
   registerBudgetCommands(program);
+  registerLimitCommands(program);
   return program;
 }
 

@@ -28,6 +28,7 @@ import { registerFileRoutes } from './file-routes';
 import { registerApprovalRoutes } from './approval-routes';
 import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
+import { registerLimitRoutes } from './limit-routes';
 import { registerInspectRoutes } from './inspect-routes';
 import {
   accessLog,
@@ -263,6 +264,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerApprovalRoutes(app, client, pool);
   registerPolicyRoutes(app, pool);
   registerBudgetRoutes(app, pool);
+  registerLimitRoutes(app, client, pool);
   // What the model saw at a round (inspect-routes.ts).
   registerInspectRoutes(app, client, pool);
 

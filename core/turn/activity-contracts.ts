@@ -41,6 +41,12 @@ export interface LoadedContext {
     protocol?: 'channels' | 'native';
     answerSynthesis?: boolean;
   };
+  /**
+   * The turn's concurrency slot when its tenant has a limit (activities/governance/turn-slots.ts):
+   * granted at once, or queued at `position` (the turn waits for `slotGranted`; the queue's head
+   * reaps dead holders every `reapSeconds`). Absent: no limit, nothing to release.
+   */
+  slot?: { granted: boolean; position: number; reapSeconds: number };
 }
 
 export interface DecideInput {

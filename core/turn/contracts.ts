@@ -216,6 +216,8 @@ export interface TurnResult {
 }
 
 export type TurnStatus =
+  /** Waits for a slot under its tenant's turn concurrency limit (activities/governance/turn-slots.ts). */
+  | 'queued'
   | 'running'
   | 'compacting'
   /** A tool call waits for a person's decision (workflows/approval-step.ts). */
@@ -234,6 +236,8 @@ export interface TurnState {
   pendingEvents: number;
   steered: boolean;
   usage: Usage;
+  /** While `queued`: the place in the tenant's queue when the turn queued (the turns list has the live one). */
+  queuePosition?: number;
 }
 
 // The activity contracts (inputs and outcomes of the turn's activities and of compaction) live in
