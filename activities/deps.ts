@@ -30,8 +30,13 @@ export interface ActivityDeps {
    * and the settings above (activities/agents/turn-agent.ts).
    */
   agents?: AgentViews;
-  /** Tool availability lines of an agent for ANNOUNCE's [TOOLS] (its MCP servers down, tools refused at start). */
-  toolNotices?: (agent: LoadedAgent) => string[];
+  /**
+   * Tool availability lines of an agent for ANNOUNCE's [TOOLS] (its MCP servers down, tools refused,
+   * and the MCP tools added or removed since the turn started when it recorded `offered`).
+   */
+  toolNotices?: (agent: LoadedAgent, offered?: readonly string[]) => string[];
+  /** Whether an MCP tool's server lists it now (a turn records those it offers: core/mcp/turn-tools.ts). */
+  mcpListed?: (id: string) => boolean;
   /** Clock (injectable for tests). */
   now(): Date;
   /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */

@@ -38,6 +38,7 @@ import { createEvalActivities } from '../activities/evals';
 import { cassetteResolver } from '../activities/providers/cassette';
 import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
+import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 
 // The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
@@ -177,19 +178,25 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     : undefined;
   const delegateTools = delegation ? [delegation.tool] : [];
   const all = [...extra, ...catalogue.moduleTools, ...mcp.tools, ...delegateTools];
+  const impls = builtinTools(
+    all.map((t) => t.impl),
+    {
+      ...(embeddings ? { embeddings } : {}),
+      ...(library ? { library } : {}),
+    },
+  );
   const deps: ActivityDeps = {
     db: opts.db,
     provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
-    tools: builtinTools(
-      all.map((t) => t.impl),
-      {
-        ...(embeddings ? { embeddings } : {}),
-        ...(library ? { library } : {}),
-      },
-    ),
+    tools: impls,
     ...(embeddings ? { embeddings } : {}),
     registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]),
-    ...(mcp.connections.size > 0 ? { toolNotices: (agent) => mcp.notices(mcpServersFor(agent)) } : {}),
+    ...(mcp.connections.size > 0
+      ? {
+          toolNotices: (agent, offered) => mcp.notices(mcpServersFor(agent), offered),
+          mcpListed: (id) => mcp.listed(id),
+        }
+      : {}),
     multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
     maxIterations: opts.maxIterations ?? envMaxIterations(),
     contextMaxTokens:
@@ -203,6 +210,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   // Agents with skills / knowledge folders of their own: opened (and indexed) before the worker polls.
   const libraries = await openAgentLibraries(opts.db, agents, library);
   deps.agents = createAgentViews(agents, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool, libraries });
+  // Tools a server lists later join the registry and the views; each turn offers those listed at its start.
+  mcp.onToolsAdded((added) => {
+    for (const t of added) impls.set(t.declaration.id, t.impl);
+    deps.registry = registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]);
+    deps.agents = createAgentViews(withMcpTools(catalogue, mcp), deps.registry, workerDefaultsOf(deps), {
+      db: opts.db.pool,
+      libraries,
+    });
+  });
   delegation?.bind(deps);
   // Every version this worker runs is stored: a later worker still builds a running turn's view.
   await deps.agents.save(opts.db.pool);
@@ -222,6 +238,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       ...createWorkerActivities(deps),
       ...makeDelegationActivities(deps),
       ...createEvalActivities(deps),
+      // MCP tools listed after start run under their own type through Temporal's default activity.
+      ...(mcp.connections.size > 0 ? { default: lateMcpToolActivity(deps) } : {}),
       // Loaded only with the Fargate backend (the AWS SDK adds to every worker start otherwise).
       ...(opts.fargate
         ? (

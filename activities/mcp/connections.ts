@@ -3,15 +3,19 @@
  * from every agent of the catalogue (a server defined by several agents with the same config is one
  * connection; the same name with another config stops the start), connected in parallel at worker
  * start. A server that is down at start does not stop the worker: it reconnects in the background
- * and `notices()` — shown in ANNOUNCE — names it with the reason. The tools the servers list at
- * start become the worker's registry tools (`tools`); tools whose schema we refuse are reported
- * (`rejected`, logged at start and in ANNOUNCE).
+ * and `notices()` — shown in ANNOUNCE — names it with the reason. The tools the servers list become
+ * the worker's registry tools (`tools`); tools whose schema we refuse are reported (`rejected`,
+ * logged and in ANNOUNCE). A server's list is read again on `notifications/tools/list_changed` and
+ * on every reconnect: new tools join `tools` (grow-only: a removed one stays declared, `listed`
+ * says it is gone) and `onToolsAdded` tells the worker, which widens its registry and agent views;
+ * a turn offers the tools listed when it started (core/mcp/turn-tools.ts).
  */
 import path from 'node:path';
 import type { AgentCatalogue } from '../agents/catalogue';
 import { secretRefs, type McpServerConfig } from '../../core/mcp/config';
 import { activityLog } from '../log';
-import { McpToolNames } from '../../core/mcp/names';
+import { McpToolNames, parseMcpToolId } from '../../core/mcp/names';
+import { paramsJsonSchema } from '../../core/tools/registry';
 import { McpConnection, type McpConnectionOptions } from './connection';
 import { mcpServerTools, type McpTool, type RejectedMcpTool } from './tools';
 
@@ -76,17 +80,19 @@ export interface McpStartOptions extends Pick<McpConnectionOptions, 'backoffMs' 
 }
 
 export class McpConnections {
-  private constructor(
-    readonly connections: ReadonlyMap<string, McpConnection>,
-    /** The registry tools of the servers connected at start. */
-    readonly tools: readonly McpTool[],
-    /** Tools refused at start (their input schema), with the reason. */
-    readonly rejected: readonly RejectedMcpTool[],
-    /** Tool ids offered at start, per server. */
-    private readonly startIds: ReadonlyMap<string, ReadonlySet<string>>,
-  ) {}
+  /** Every tool a server listed since start, by id (a removed one stays: a turn may still offer it). */
+  private readonly byId = new Map<string, McpTool>();
+  /** The tool ids each server lists now (refused ones aside). */
+  private readonly listedIds = new Map<string, ReadonlySet<string>>();
+  /** Refused tools (their input schema) by server, as last listed. */
+  private readonly refused = new Map<string, readonly RejectedMcpTool[]>();
+  /** Each server's name → id map: ids never change while the worker runs. */
+  private readonly names = new Map<string, McpToolNames>();
+  private readonly listeners: Array<(added: readonly McpTool[]) => void> = [];
+  private started = false;
+  readonly connections: ReadonlyMap<string, McpConnection>;
 
-  static async start(entries: readonly McpServerEntry[], opts: McpStartOptions = {}): Promise<McpConnections> {
+  private constructor(entries: readonly McpServerEntry[], opts: McpStartOptions) {
     const conns = new Map<string, McpConnection>();
     for (const e of entries) {
       const values: string[] = [];
@@ -107,38 +113,91 @@ export class McpConnections {
           secretValues: values,
           ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
           ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
+          // A list_changed notification or a reconnect: the server's tools again (after start).
+          onToolsChanged: () => {
+            if (this.started) this.refresh(conns.get(e.name)!);
+          },
         }),
       );
     }
+    this.connections = conns;
+  }
+
+  static async start(entries: readonly McpServerEntry[], opts: McpStartOptions = {}): Promise<McpConnections> {
+    const mcp = new McpConnections(entries, opts);
     const timeout = opts.connectTimeoutMs ?? 10_000;
     await Promise.all(
-      [...conns.values()].map((c) =>
+      [...mcp.connections.values()].map((c) =>
         Promise.race([c.start(), new Promise<void>((r) => setTimeout(r, timeout).unref())]).then(() => {
           if (c.state === 'connecting') c.reason = `no answer within ${timeout} ms at start`;
         }),
       ),
     );
-    const tools: McpTool[] = [];
-    const rejected: RejectedMcpTool[] = [];
-    const startIds = new Map<string, Set<string>>();
-    for (const c of conns.values()) {
-      const r = c.state === 'ready' ? mcpServerTools(c) : { tools: [], rejected: [] };
-      tools.push(...r.tools);
-      rejected.push(...r.rejected);
-      startIds.set(c.name, new Set(r.tools.map((t) => t.declaration.id)));
-      if (c.state !== 'ready')
+    for (const c of mcp.connections.values()) {
+      if (c.state === 'ready') mcp.refresh(c);
+      else
         activityLog().warn('MCP server unavailable at start: its tools are not offered', {
           server: c.name,
           reason: c.reason ?? c.state,
         });
     }
-    for (const r of rejected)
-      activityLog().warn('MCP tool not offered: its input schema is not supported', {
-        tool: r.id,
-        server: r.server,
-        reason: r.reason,
+    mcp.started = true;
+    return mcp;
+  }
+
+  /**
+   * The server's tools as it lists them now: new or changed declarations join `tools` (and the
+   * listeners hear of them); `listed` follows the list; refused schemas are logged once.
+   */
+  private refresh(c: McpConnection): void {
+    let names = this.names.get(c.name);
+    if (!names) this.names.set(c.name, (names = new McpToolNames(c.name, [])));
+    const known = new Set((this.refused.get(c.name) ?? []).map((r) => r.id));
+    const r = mcpServerTools(c, names);
+    const added: McpTool[] = [];
+    for (const t of r.tools) {
+      const before = this.byId.get(t.declaration.id);
+      if (before && sameDeclaration(before, t)) continue;
+      this.byId.set(t.declaration.id, t);
+      added.push(t);
+    }
+    this.listedIds.set(c.name, new Set(r.tools.map((t) => t.declaration.id)));
+    this.refused.set(c.name, r.rejected);
+    for (const x of r.rejected)
+      if (!known.has(x.id))
+        activityLog().warn('MCP tool not offered: its input schema is not supported', {
+          tool: x.id,
+          server: x.server,
+          reason: x.reason,
+        });
+    if (this.started && added.length > 0) {
+      activityLog().info('MCP server lists new tools: offered from the next turn', {
+        server: c.name,
+        tools: added.map((t) => t.declaration.id),
       });
-    return new McpConnections(conns, tools, rejected, startIds);
+      for (const l of this.listeners) l(added);
+    }
+  }
+
+  /** Every MCP tool a server listed since the worker started (the worker's registry holds them all). */
+  get tools(): McpTool[] {
+    return [...this.byId.values()];
+  }
+
+  /** Tools refused (their input schema), with the reason. */
+  get rejected(): RejectedMcpTool[] {
+    return [...this.refused.values()].flat();
+  }
+
+  /** Whether the tool's server lists it now (a turn offers the ones listed when it starts). */
+  listed(id: string): boolean {
+    const server = parseMcpToolId(id)?.server;
+    return server !== undefined && (this.listedIds.get(server)?.has(id) ?? false);
+  }
+
+  /** Called with the tools a server lists after start that the worker had not declared yet. */
+  onToolsAdded(listener: (added: readonly McpTool[]) => void): void {
+    this.listeners.push(listener);
   }
 
   get(name: string): McpConnection | undefined {
@@ -151,37 +210,31 @@ export class McpConnections {
   }
 
   /**
-   * Lines for ANNOUNCE: servers that are not connected (with the reason), tools refused at start,
-   * and changes of a server's tool list since start — of `servers` only, when given (an agent's
-   * own). Empty when all is well.
+   * Lines for ANNOUNCE: servers that are not connected (with the reason), tools refused, and — for
+   * a turn that records the MCP tools it offers (`offered`) — the tools its servers added or removed
+   * since it started. Of `servers` only, when given (an agent's own). Empty when all is well.
    */
-  notices(servers?: ReadonlySet<string>): string[] {
+  notices(servers?: ReadonlySet<string>, offered?: readonly string[]): string[] {
     const out: string[] = [];
+    const turnOffers = offered ? new Set(offered) : undefined;
     for (const c of this.connections.values()) {
       if (servers && !servers.has(c.name)) continue;
-      const offered = this.startIds.get(c.name) ?? new Set<string>();
+      const listed = this.listedIds.get(c.name);
       if (c.state !== 'ready') {
         out.push(
-          offered.size === 0
+          !listed || listed.size === 0
             ? `MCP server ${c.name} is unavailable (${c.reason ?? c.state}): its tools mcp.${c.name}.* are not offered`
             : `MCP server ${c.name} is reconnecting (${c.reason ?? c.state}): calls to mcp.${c.name}.* may fail until it is back`,
         );
         continue;
       }
-      const refused = new Set(this.rejected.map((r) => r.id));
-      const nowIds = new Set(
-        new McpToolNames(
-          c.name,
-          c.tools.map((t) => t.name),
-        )
-          .ids()
-          .filter((id) => !refused.has(id)),
-      );
-      const gone = [...offered].filter((id) => !nowIds.has(id));
-      const added = [...nowIds].filter((id) => !offered.has(id));
-      if (gone.length) out.push(`MCP server ${c.name} no longer offers: ${gone.join(', ')}`);
+      if (!turnOffers || !listed) continue;
+      const mine = [...turnOffers].filter((id) => parseMcpToolId(id)?.server === c.name);
+      const gone = mine.filter((id) => !listed.has(id));
+      const added = [...listed].filter((id) => !turnOffers.has(id));
+      if (gone.length) out.push(`MCP server ${c.name} no longer offers: ${gone.join(', ')} (a call is not made)`);
       if (added.length)
-        out.push(`MCP server ${c.name} now also lists ${added.join(', ')} (offered after the worker restarts)`);
+        out.push(`MCP server ${c.name} now also lists ${added.join(', ')} (offered from the next turn)`);
     }
     for (const r of this.rejected)
       if (!servers || servers.has(r.server)) out.push(`MCP tool ${r.id} is not offered: ${r.reason}`);
@@ -191,4 +244,16 @@ export class McpConnections {
   async close(): Promise<void> {
     await Promise.all([...this.connections.values()].map((c) => c.close()));
   }
+}
+
+/** Same description, params schema and approval: a re-listed tool that needs no new declaration. */
+function sameDeclaration(a: McpTool, b: McpTool): boolean {
+  const key = (t: McpTool) =>
+    JSON.stringify([
+      t.declaration.description,
+      paramsJsonSchema(t.declaration.params),
+      t.declaration.strategy,
+      t.declaration.needsApproval === true,
+    ]);
+  return key(a) === key(b);
 }

@@ -3,7 +3,8 @@
  * a declaration `mcp.<server>.<tool>` (description, params from its input JSON Schema through
  * `z.fromJSONSchema`, `exploration` when it says `readOnlyHint`) and an implementation that calls it
  * through the server's connection. A schema zod cannot take is reported at start and the tool is
- * not offered.
+ * not offered. A call waits for a person's approval when the server's `approval` setting says so
+ * (core/mcp/approval.ts: by default, tools annotated `destructiveHint`).
  *
  * A call runs as an activity of its own type (`mcp__<server>__<tool>`, summary `mcp <server>.<tool>`)
  * inside the standard tool activity (activities/turn/tool-activity.ts): the params are checked
@@ -21,6 +22,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { declareTool, type AnyToolDeclaration, type ToolRetryPolicy } from '../../core/tools/registry';
 import { mcpParamsSchema } from '../../core/mcp/schema';
 import { McpToolNames } from '../../core/mcp/names';
+import { mcpNeedsApproval } from '../../core/mcp/approval';
 import { makeBlock } from '../../core/timeline/block';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import type { McpConnection } from './connection';
@@ -46,12 +48,16 @@ export interface RejectedMcpTool {
 
 export const mcpActivityName = (id: string) => id.replace(/^mcp\./, 'mcp__').replace(/\./g, '__');
 
-/** The registry tools of one connected server, and the ones refused (with the reason). */
-export function mcpServerTools(conn: McpConnection): { tools: McpTool[]; rejected: RejectedMcpTool[] } {
-  const names = new McpToolNames(
-    conn.name,
-    conn.tools.map((t) => t.name),
-  );
+/**
+ * The registry tools of one connected server as it lists them now, and the ones refused (with the
+ * reason). `names` is the server's id map, kept by the caller so that ids stay the same when the
+ * list changes (a new name is added to it).
+ */
+export function mcpServerTools(
+  conn: McpConnection,
+  names: McpToolNames = new McpToolNames(conn.name, []),
+): { tools: McpTool[]; rejected: RejectedMcpTool[] } {
+  names.add(conn.tools.map((t) => t.name));
   const tools: McpTool[] = [];
   const rejected: RejectedMcpTool[] = [];
   for (const tool of conn.tools) {
@@ -84,6 +90,8 @@ function declaration(conn: McpConnection, tool: Tool, id: string, params: AnyToo
     description,
     params,
     strategy: tool.annotations?.readOnlyHint === true ? 'exploration' : 'unknown',
+    // Decided when the call is planned (in history): the server's `approval` over the tool's hints.
+    ...(mcpNeedsApproval(conn.config.approval, tool.annotations) ? { needsApproval: true } : {}),
     timeoutMs: timeoutMs + ACTIVITY_MARGIN_MS,
     retry,
     summarize: () => summary,
@@ -113,7 +121,11 @@ function implementation(conn: McpConnection, name: string, id: string): ToolImpl
           }),
         ]);
       if (!conn.tools.some((t) => t.name === name))
-        return { ok: false, text: `MCP server ${conn.name} no longer offers the tool ${name}` };
+        return {
+          ok: false,
+          text: `MCP server ${conn.name} no longer offers the tool ${name} (it was removed after this turn started); the call was not made`,
+          meta: { mcp: { server: conn.name, tool: name, removed: true } },
+        };
       const result = await conn.callTool(name, params, {
         signal: ctx.signal,
         onProgress: () => ctx.heartbeat({ callId: ctx.callId, progress: true }),

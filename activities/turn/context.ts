@@ -26,6 +26,7 @@ import type { ProducedFile } from '../../core/stream/events';
 import { agentViewsOf, turnModel } from '../agents/turn-agent';
 import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import { delegationDepth } from '../../core/agents/subagents';
+import { mcpToolsMeta } from '../../core/mcp/turn-tools';
 import { takeTurnSlot } from '../governance/turn-slots';
 
 export function makeContextActivities(deps: ActivityDeps) {
@@ -61,7 +62,14 @@ export function makeContextActivities(deps: ActivityDeps) {
         ts: now,
         key: 'header',
         text: '',
-        meta: { turn_index: turnIndex, started_at: now, agent: agent.name, agent_hash: agent.hash },
+        meta: {
+          turn_index: turnIndex,
+          started_at: now,
+          agent: agent.name,
+          agent_hash: agent.hash,
+          // The MCP tools the turn offers: those its servers list now (core/mcp/turn-tools.ts).
+          ...mcpToolsMeta(view.registry.ids(), deps.mcpListed),
+        },
       }),
       makeBlock({
         type: 'user.prompt',

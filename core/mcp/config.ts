@@ -9,6 +9,7 @@
  * the timeline and history only ever hold the reference.
  */
 import { z } from 'zod';
+import { MCP_APPROVAL_MODES } from './approval';
 
 /** A server name: one segment of a tool id (`mcp.<server>.<tool>`). */
 export const MCP_SERVER_NAME_RE = /^[a-z][a-z0-9_]{0,39}$/;
@@ -33,6 +34,12 @@ const Common = {
     .optional()
     .describe(
       'false: a call that fails in transport is never retried (for servers whose tools must not run twice). Default true (3 attempts).',
+    ),
+  approval: z
+    .enum(MCP_APPROVAL_MODES)
+    .optional()
+    .describe(
+      "Which of the server's tool calls wait for a person's approval: destructive (default: tools annotated destructiveHint and not readOnlyHint), always, or never.",
     ),
 };
 

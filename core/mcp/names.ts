@@ -3,7 +3,8 @@
  * tool `mcp.github.create_issue`: tool ids are lowercase segments of `a-z 0-9 _`
  * (core/tools/registry.ts), MCP names may hold capitals, dashes, dots and more. The map is
  * one-to-one per server: names that fold to the same segment get `_2`, `_3`… in the order of their
- * original names (sorted), so the same tool list always maps the same way. Pure.
+ * original names (sorted), so the same tool list always maps the same way; a name a server lists
+ * later (`add`) never changes the ids given before. Pure.
  */
 export const MCP_TOOL_PREFIX = 'mcp';
 /** Longest tool id (Anthropic and OpenAI accept tool names of up to 64 characters). */
@@ -32,20 +33,29 @@ export function parseMcpToolId(id: string): { server: string; segment: string } 
 export class McpToolNames {
   private readonly idByName = new Map<string, string>();
   private readonly nameById = new Map<string, string>();
+  private readonly taken = new Set<string>();
 
   constructor(
     readonly server: string,
     names: readonly string[],
   ) {
-    const taken = new Set<string>();
+    this.add(names);
+  }
+
+  /**
+   * Maps names not mapped yet (a tool a server lists after start): the ids already given never
+   * change, new names take the next free segment (in the order of their names, sorted).
+   */
+  add(names: readonly string[]): void {
     // Whole ids stay within 64 characters (providers' tool-name limit once dots become underscores).
-    const room = Math.max(8, MAX_TOOL_ID_CHARS - `${MCP_TOOL_PREFIX}.${server}.`.length - 3);
+    const room = Math.max(8, MAX_TOOL_ID_CHARS - `${MCP_TOOL_PREFIX}.${this.server}.`.length - 3);
     for (const name of [...new Set(names)].sort()) {
+      if (this.idByName.has(name)) continue;
       const base = toolSegment(name).slice(0, room).replace(/_+$/, '');
       let seg = base;
-      for (let n = 2; taken.has(seg); n++) seg = `${base}_${n}`;
-      taken.add(seg);
-      const id = mcpToolId(server, seg);
+      for (let n = 2; this.taken.has(seg); n++) seg = `${base}_${n}`;
+      this.taken.add(seg);
+      const id = mcpToolId(this.server, seg);
       this.idByName.set(name, id);
       this.nameById.set(id, name);
     }

@@ -46,6 +46,9 @@ test("the exec proxy offers the call's registry (its MCP tools included), checks
   const worker = createToolRegistry({ extra: mcp.tools.map((t) => t.declaration) });
   const impls = builtinTools(mcp.tools.map((t) => t.impl));
   assert.ok(proxyOffer(worker).includes('mcp.local.image'));
+  // A tool that waits for a person (destructiveHint) is never callable from code.
+  assert.ok(!proxyOffer(worker).includes('mcp.local.delete_item'));
+  assert.ok(proxyOffer(worker).includes('mcp.local.add_item'));
   // The agent allows react.read and mcp.local.echo only.
   const agentRegistry = restrictRegistry(worker, ['react.read', 'mcp.local.echo', 'react.write']);
   const recorded: Block[] = [];

@@ -8,8 +8,10 @@
  * `image` (a PNG of ~24 KB); `link` (a resource_link to `test://notes`); `whoami` (whether the
  * request carried the expected credential: env MCP_EXPECT_TOKEN vs MCP_TOKEN over stdio, the
  * `authorization` header over HTTP — never echoing it); `add_tool` (adds `late_tool` and sends
- * notifications/tools/list_changed); `Weird-Name.v2` (a name our ids fold); `bad_schema` (an
- * input schema with if/then, which we refuse); `read_only` (readOnlyHint).
+ * notifications/tools/list_changed); `remove_tool` (removes it again, with the same notification);
+ * `Weird-Name.v2` (a name our ids fold); `bad_schema` (an input schema with if/then, which we
+ * refuse); `read_only` (readOnlyHint); `delete_item` {id} (destructiveHint: waits for approval by
+ * default); `add_item` {id} (destructiveHint false: additive, no approval).
  */
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -67,6 +69,19 @@ export function buildMcpServer(opts: ToolSetOptions = {}): Server {
     { name: 'link', description: 'Returns a link to a resource.', inputSchema: obj() },
     { name: 'whoami', description: 'Says whether the caller is authorized.', inputSchema: obj() },
     { name: 'add_tool', description: 'Adds late_tool.', inputSchema: obj() },
+    { name: 'remove_tool', description: 'Removes late_tool.', inputSchema: obj() },
+    {
+      name: 'delete_item',
+      description: 'Deletes an item.',
+      inputSchema: obj({ id: { type: 'string' } }, ['id']),
+      annotations: { destructiveHint: true },
+    },
+    {
+      name: 'add_item',
+      description: 'Adds an item.',
+      inputSchema: obj({ id: { type: 'string' } }, ['id']),
+      annotations: { destructiveHint: false },
+    },
     { name: 'Weird-Name.v2', description: 'A name with capitals, a dash and a dot.', inputSchema: obj() },
     {
       name: 'read_only',
@@ -123,13 +138,24 @@ export function buildMcpServer(opts: ToolSetOptions = {}): Server {
       case 'add_tool':
         late = true;
         await server.sendToolListChanged();
+        // The client re-lists while this call is still open (it answers after its refresh).
+        await new Promise((r) => setTimeout(r, 300));
         return text('added late_tool');
+      case 'remove_tool':
+        late = false;
+        await server.sendToolListChanged();
+        await new Promise((r) => setTimeout(r, 300));
+        return text('removed late_tool');
+      case 'delete_item':
+        return text(`deleted ${String(args.id)}`);
+      case 'add_item':
+        return text(`added ${String(args.id)}`);
       case 'Weird-Name.v2':
         return text('weird ok');
       case 'read_only':
         return text(`read ${String(args.n ?? 0)}`);
       case 'late_tool':
-        return text('late ok');
+        return late ? text('late ok') : { isError: true, content: [{ type: 'text', text: 'unknown tool late_tool' }] };
       default:
         return { isError: true, content: [{ type: 'text', text: `unknown tool ${name}` }] };
     }

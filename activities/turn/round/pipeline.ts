@@ -44,6 +44,7 @@ import { governedRegistry } from '../../governance/round-tools';
 import { budgetedProvider } from '../../budget/budgeted-provider';
 import { budgetExceededOutcome } from '../../budget/exceeded';
 import { budgetExceededIn } from '../../../core/governance/budget';
+import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
 
@@ -56,20 +57,20 @@ function contextBudget(agent: AgentView, own: number | undefined): number {
 
 /**
  * The registry a round of the turn offers: its agent's tools, narrowed to the turn's recorded
- * selection. Memoised per agent view and selection, so the system prompt built from it is too.
+ * selection and to the MCP tools the turn recorded at its start (core/mcp/turn-tools.ts).
+ * Memoised per agent view and tool set, so the system prompt built from it is too.
  */
 export function roundRegistry(view: AgentView, blocks: readonly Block[], turnId: string): ToolRegistry {
   const selected = selectedToolIds(blocks, turnId);
-  if (!selected) return view.registry;
+  const mcp = turnMcpTools(blocks, turnId);
+  if (!selected && !mcp) return view.registry;
+  const ids = offeredByTurn(selected ? selected.filter((id) => view.registry.has(id)) : view.registry.ids(), mcp);
   let byKey = selections.get(view);
   if (!byKey) selections.set(view, (byKey = new Map()));
-  const key = selected.join(',');
+  const key = ids.join(',');
   let registry = byKey.get(key);
   if (!registry) {
-    registry = restrictRegistry(
-      view.registry,
-      selected.filter((id) => view.registry.has(id)),
-    );
+    registry = restrictRegistry(view.registry, ids);
     if (byKey.size < 256) byKey.set(key, registry);
   }
   return registry;
@@ -144,7 +145,7 @@ export function roundPipeline<S>(
       liveEventLines(blocks, turnId),
       workspace,
       strategy.finalizeNotice,
-      deps.toolNotices?.(agent.agent),
+      deps.toolNotices?.(agent.agent, turnMcpTools(blocks, turnId)),
     );
     const rendered = strategy.render({
       input,
