@@ -25,6 +25,7 @@ import { registerAgentRoutes } from './agent-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
 import { registerFileRoutes } from './file-routes';
+import { registerCanvasRoutes } from './canvas-routes';
 import { registerApprovalRoutes } from './approval-routes';
 import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
@@ -260,6 +261,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     rateLimitPerMinute: opts.rateLimitPerMinute ?? 600,
   });
   registerFileRoutes(app, pool, { signer, keyStillActive });
+  // The HTML canvas frame (its own CSP) and the composite canvases of finished turns.
+  registerCanvasRoutes(app, pool);
   // Governance (issue 30): approvals of tool calls, tool policies.
   registerApprovalRoutes(app, client, pool);
   registerPolicyRoutes(app, pool);

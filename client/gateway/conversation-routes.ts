@@ -1,7 +1,7 @@
 /**
  * The conversations API: list (paged, newest activity first), get, rename, delete (a
  * PurgeConversationWorkflow stops running turns and removes every row; the call returns once the
- * rows are gone), state (with its turns), timeline (with the sources pool), export as `conv.timeline.v1`, usage per conversation and per tenant and day
+ * rows are gone), state (with its turns and each turn's cost from the ledger), timeline (with the sources pool), export as `conv.timeline.v1`, usage per conversation and per tenant and day
  * (with the feedback satisfaction rate per conversation, tenant and project).
  * Every route is scoped by the caller's key; another tenant's conversation is a 404.
  */
@@ -14,6 +14,7 @@ import { conversationOwner } from '../../store/tenancy-store';
 import { conversationTimeline } from '../../store/timeline-export';
 import { loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
+import { turnCosts } from '../../store/turn-display-store';
 import { loadStreamSeq } from '../../store/conversation-store';
 import { loadSourcesPool } from '../../store/sources-store';
 import { publicTurnError } from './public-errors';
@@ -126,7 +127,13 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
     const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
     const view = await client.conversationState(id);
-    const turns = (await listTurns(pool, id)).map((t) => (t.error ? { ...t, error: publicTurnError(t.error) } : t));
+    const [rows, costs] = await Promise.all([listTurns(pool, id), turnCosts(pool, id)]);
+    // Each turn's spend from the ledger (the chat's usage footer after a reload).
+    const turns = rows.map((t) => ({
+      ...t,
+      ...(t.error ? { error: publicTurnError(t.error) } : {}),
+      costUsd: costs.get(t.turnId) ?? 0,
+    }));
     return c.json({ ...view, conversationId: shownId(c, id), streamSeq: await loadStreamSeq(pool, id), turns });
   });
 

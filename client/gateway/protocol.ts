@@ -28,6 +28,7 @@
  */
 import type { StreamEvent } from '../../store/stream-bus';
 import { parseStreamEvent, unknownKind } from '../../core/stream/events';
+import { sseEventFields } from '../../core/stream/sse';
 import { publicTurnError } from './public-errors';
 
 export interface SseMessage {
@@ -134,58 +135,12 @@ export function parseOffset(raw: string | undefined, what: string): number | { e
 /**
  * The inverse of toSseMessage: a stream event rebuilt from an SSE message (for clients that render
  * stream events, e.g. `dreact tail --url`). Undefined for the synthetic messages (gap, rewind, error).
+ * The mapping lives in core/stream/sse.ts (the web chat reads it without zod); this parses it.
  */
 export function fromSseMessage(
   m: { event: string; id?: string; data: string },
   conversationId: string,
 ): StreamEvent | undefined {
-  if (m.id === undefined || m.event === 'rewind') return undefined;
-  const { seq: _seq, ts, turnId, attempt, ...f } = JSON.parse(m.data) as Record<string, unknown>;
-  const raw: Record<string, unknown> = { conversationId, seq: Number(m.id), ts: String(ts), kind: m.event };
-  if (typeof turnId === 'string') raw.turnId = turnId;
-  if (typeof attempt === 'number') raw.attempt = attempt;
-  const { instance, ...rest } = f;
-  if (typeof instance === 'number') raw.instance = instance;
-  let payload: Record<string, unknown> = rest;
-  switch (m.event) {
-    case 'step': {
-      const { type, phase, arguments: args, ...more } = rest;
-      payload = {
-        phase: type === 'thinking' || type === 'iteration' ? `${String(type)}.${String(phase)}` : type,
-        ...more,
-      };
-      if (args !== undefined) payload.params = args;
-      break;
-    }
-    case 'answer':
-      if (rest.phase === 'delta') {
-        const { phase: _phase, ...more } = rest;
-        Object.assign(raw, { kind: 'delta', channel: 'answer' });
-        payload = more;
-      }
-      break;
-    case 'channel': {
-      const { channel, attribute, ...more } = rest;
-      payload = more;
-      if (channel === 'usage') raw.kind = 'usage';
-      else {
-        raw.channel = String(channel);
-        if (attribute && typeof attribute === 'object') {
-          raw.kind = 'attribute';
-          payload = { ...(attribute as Record<string, unknown>), ...more };
-        } else raw.kind = 'delta';
-      }
-      break;
-    }
-    case 'phase':
-    case 'done':
-      payload = { turnId, ...rest };
-      break;
-    case 'retry': // its payload attempt is the envelope's (the retrying attempt publishes it)
-      payload = { ...rest, attempt };
-      break;
-    default:
-      break;
-  }
-  return parseStreamEvent({ ...raw, payload });
+  const raw = sseEventFields(m, conversationId);
+  return raw && parseStreamEvent(raw);
 }

@@ -1,10 +1,11 @@
 /**
  * The web chat's client of the gateway API: JSON calls with the key from localStorage, and the
  * live stream read with fetch (EventSource cannot send the key) that reconnects with
- * Last-Event-ID after a network drop (parsed by the gateway's own SSE reader).
+ * Last-Event-ID after a network drop (read by the gateway's own SSE reader, each message turned
+ * back into a stream event by its protocol parser: live.ts).
  */
 import { parseSse } from '../gateway/sse-client';
-import type { LiveEvent } from './live';
+import { liveEvent, type LiveEvent } from './live';
 
 export interface ConversationSummary {
   id: string;
@@ -39,6 +40,8 @@ export interface TurnRow {
   agentName: string | null;
   /** The turn's usage, when the gateway lists it (the turns table keeps it). */
   usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  /** The turn's spend from the usage ledger (USD). */
+  costUsd?: number;
 }
 
 export type { HostedFile } from './live';
@@ -114,7 +117,8 @@ export async function follow(
       if (!res.ok || !res.body) throw new ApiError(res.status, `stream: ${res.status}`);
       for await (const m of parseSse(res.body)) {
         if (m.id) last = m.id; // a rewind's id moves the cursor back too
-        onEvent({ event: m.event, id: m.id ?? '', data: JSON.parse(m.data) as Record<string, unknown> });
+        const e = liveEvent(m, conversationId);
+        if (e) onEvent(e);
       }
     } catch (err) {
       if (signal.aborted) return;

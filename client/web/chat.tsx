@@ -8,7 +8,15 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, convPath, follow, type FeedbackRow, type HostedFile, type Rating, type TurnRow } from './api';
 import type { SourceRow, TimelineBlock } from './api';
 import { apply, emptyTurn, type LiveTurn } from './live';
-import { fromLive, fromStored, type LiveExtras, type Stored, type TurnData, type UserMessage } from './turns';
+import {
+  fromLive,
+  fromStored,
+  type LiveExtras,
+  type Stored,
+  type StoredComposite,
+  type TurnData,
+  type UserMessage,
+} from './turns';
 import { TurnView } from './components/turn';
 import { ChatHeader } from './components/chat-header';
 import { AgentPicker, type AgentOption } from './components/agent-picker';
@@ -24,7 +32,7 @@ async function orEmpty<T>(p: Promise<T>, empty: T): Promise<T> {
   }
 }
 
-const EMPTY: Stored = { blocks: [], sources: [], turns: [], files: [], feedback: [] };
+const EMPTY: Stored = { blocks: [], sources: [], turns: [], files: [], feedback: [], composites: [] };
 
 export function Chat({ conversationId, onChanged }: { conversationId: string; onChanged: () => void }) {
   const [stored, setStored] = useState<Stored | null>(null);
@@ -41,13 +49,13 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
   const stream = useRef<AbortController | null>(null);
   const files = useRef<HTMLInputElement>(null);
   const box = useRef<HTMLTextAreaElement>(null);
-  // Usage, cost and time of turns finished while the page is open (the stored turn rows carry none).
+  // Usage, cost and time of turns finished while the page is open (used where the stored turn has none).
   const extras = useRef(new Map<number, LiveExtras>());
   const resumeKey = `dreact.turn.${conversationId}`;
 
   const loadHistory = async () => {
     try {
-      const [timeline, state, listed, feedback, summary] = await Promise.all([
+      const [timeline, state, listed, feedback, summary, canvases] = await Promise.all([
         orEmpty(api<{ blocks: TimelineBlock[]; sources: SourceRow[] }>('GET', convPath(conversationId, 'timeline')), {
           blocks: [],
           sources: [],
@@ -56,6 +64,9 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
         orEmpty(api<{ files: HostedFile[] }>('GET', convPath(conversationId, 'files?signed=1')), { files: [] }),
         orEmpty(api<{ feedback: FeedbackRow[] }>('GET', convPath(conversationId, 'feedback')), { feedback: [] }),
         orEmpty(api<{ title: string | null }>('GET', convPath(conversationId)), { title: null }),
+        orEmpty(api<{ composites: StoredComposite[] }>('GET', convPath(conversationId, 'canvases')), {
+          composites: [],
+        }),
       ]);
       setStored({
         blocks: timeline.blocks,
@@ -63,6 +74,7 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
         turns: state.turns ?? [],
         files: listed.files,
         feedback: feedback.feedback,
+        composites: canvases.composites,
       });
       setTitle(summary.title);
     } catch (err) {
@@ -83,7 +95,7 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
       after,
       (e) => {
         // A call started or stopped waiting for a person: the approval cards fetch their list again.
-        if (e.event === 'approval') setApprovalTick((n) => n + 1);
+        if (e.kind === 'approval') setApprovalTick((n) => n + 1);
         setTurn((t) => {
           const next = apply(t ?? emptyTurn(), e);
           if ((next.done || next.failed !== undefined) && !ended) {

@@ -1,10 +1,13 @@
-/** The live state of a running turn, folded from its stream events (SSE protocol of the gateway). */
-/** One SSE message of the gateway's stream, its data parsed. */
-export interface LiveEvent {
-  event: string;
-  id: string;
-  data: Record<string, unknown>;
-}
+/**
+ * The live state of a running turn, folded from the gateway's stream: each SSE message is turned
+ * back into the runtime's own stream event by the mapping the gateway's parser uses
+ * (core/stream/sse.ts, behind `fromSseMessage` and `dreact tail --url`), and `apply` switches over
+ * the event kinds of core/stream/events.ts exhaustively, so a new kind is added in one place. The
+ * events are not parsed again by their zod schema here (the gateway parsed them when it read them
+ * from Postgres): zod would triple the page's bundle.
+ */
+import type { StreamEvent } from '../../core/stream/events';
+import { sseEventFields, type SseMessageLike } from '../../core/stream/sse';
 import type { PlanView } from '../../core/timeline/plan-view';
 
 /** A file made for the user (`GET …/files?signed=1`; the stream's `done` carries the same without `signedUrl`). */
@@ -68,6 +71,22 @@ function upsertCanvas(list: Canvas[], key: string, make: () => Canvas, change: (
   return next;
 }
 
+/** The key of a composite canvas: its turn and channel instance (the same live and rebuilt). */
+export const compositeKey = (turnId: string, instance: number) => `composite:${turnId}:${instance}`;
+
+export function compositeCanvas(key: string, attributes: Array<[string, unknown]>, done = false): Canvas {
+  return { key, title: 'Artifact', kind: 'json', mime: 'application/json', text: '', attributes, done };
+}
+
+/** The attributes with `key` set: a new key goes last, a known one is replaced in place. */
+function withAttribute(list: Array<[string, unknown]>, key: string, value: unknown): Array<[string, unknown]> {
+  const at = list.findIndex(([k]) => k === key);
+  if (at < 0) return [...list, [key, value]];
+  const next = [...list];
+  next[at] = [key, value];
+  return next;
+}
+
 export interface LiveTurn {
   turnId?: string;
   turnIndex?: number;
@@ -90,7 +109,8 @@ export interface LiveTurn {
   done: boolean;
   completionPath?: string;
   elapsedMs?: number;
-  seen: Set<string>;
+  /** Stream offsets applied (a replay after a reconnect is skipped). */
+  seen: Set<number>;
 }
 
 export const emptyTurn = (): LiveTurn => ({
@@ -116,62 +136,53 @@ function followupList(text: string): string[] {
   }
 }
 
-/** Applies one event (ignored when its id was seen: replays after a reconnect never duplicate). */
-export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
-  if (e.event === 'rewind') {
-    // The stream lost the offsets after `to` (they will be given out again): forget having seen them.
-    const to = Number(e.data.to);
-    return { ...turn, seen: new Set([...turn.seen].filter((id) => Number(id) <= to)) };
+/** A stream event, or the gateway's synthetic `rewind` (offsets after `to` come again). */
+export type LiveEvent = StreamEvent | { kind: 'rewind'; seq: number; to: number };
+
+/** One SSE message of the gateway's stream as a live event; undefined for id-less ones (gap, error). */
+export function liveEvent(m: SseMessageLike, conversationId: string): LiveEvent | undefined {
+  if (m.event === 'rewind' && m.id !== undefined) {
+    const to = Number((JSON.parse(m.data) as { to?: unknown }).to);
+    return Number.isInteger(to) ? { kind: 'rewind', seq: Number(m.id), to } : undefined;
   }
-  if (e.id && turn.seen.has(e.id)) return turn;
+  return sseEventFields(m, conversationId) as StreamEvent | undefined;
+}
+
+/** Compile-time exhaustiveness of the switch below (core/stream/events.ts has the same; importing it loads zod). */
+function unhandled(e: never): never {
+  throw new Error(`unhandled stream event kind ${String((e as { kind?: unknown }).kind)}`);
+}
+
+/** Applies one event (ignored when its offset was seen: replays after a reconnect never duplicate). */
+export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
+  if (e.kind === 'rewind') {
+    // The stream lost the offsets after `to` (they will be given out again): forget having seen them.
+    return { ...turn, seen: new Set([...turn.seen].filter((seq) => seq <= e.to)) };
+  }
+  if (turn.seen.has(e.seq)) return turn;
   // The seen set is shared between states (only a rewind makes a new one): copying it per event is quadratic.
   const t: LiveTurn = { ...turn };
-  if (e.id) t.seen.add(e.id);
-  const d = e.data;
-  switch (e.event) {
-    case 'phase':
-      if (d.phase === 'turn.start') {
-        t.turnId = String(d.turnId ?? e.data.turnId ?? '');
-        t.turnIndex = Number(d.turnIndex);
-        if (typeof d.workflowId === 'string') t.workflowId = d.workflowId;
-      }
-      if (d.phase === 'turn.failed') {
-        t.failed = String(d.error);
-        t.notes = [...t.notes, `turn failed: ${String(d.error)}`];
+  t.seen.add(e.seq);
+  switch (e.kind) {
+    case 'phase': {
+      const p = e.payload;
+      if (p.phase === 'turn.start') {
+        t.turnId = p.turnId;
+        t.turnIndex = p.turnIndex;
+        t.workflowId = p.workflowId;
+      } else {
+        t.failed = p.error;
+        t.notes = [...t.notes, `turn failed: ${p.error}`];
       }
       break;
-    case 'answer':
-      if (d.phase === 'delta') t.answer += String(d.text ?? '');
-      // The full text (raw citation markers) only when nothing streamed: the streamed text has them linked.
-      else if (d.phase === 'done' && typeof d.text === 'string' && !t.answer) t.answer = d.text;
-      else if (d.phase === 'discarded') t.answer = '';
-      break;
-    case 'channel':
-      if (d.channel === 'thinking') t.thinking += String(d.text ?? '');
-      else if (d.channel === 'canvas' && d.attribute && typeof d.attribute === 'object') {
-        // A composite JSON channel's attribute: the widget of its instance fills in key by key.
-        const { key, value } = d.attribute as { key: string; value: unknown };
-        t.canvases = upsertCanvas(
-          t.canvases,
-          `composite:${String(d.instance ?? 0)}`,
-          () => ({
-            key: `composite:${String(d.instance ?? 0)}`,
-            title: 'Artifact',
-            kind: 'json',
-            mime: 'application/json',
-            text: '',
-            attributes: [],
-            done: false,
-          }),
-          (c) => {
-            const attrs = (c.attributes ?? []).filter(([k]) => k !== key);
-            const at = (c.attributes ?? []).findIndex(([k]) => k === key);
-            if (at >= 0) attrs.splice(at, 0, [key, value]);
-            else attrs.push([key, value]);
-            return { ...c, attributes: attrs };
-          },
-        );
-      } else if (d.channel === 'canvas') {
+    }
+    case 'delta': {
+      const d = e.payload;
+      if (e.channel === 'answer') t.answer += d.text;
+      else if (e.channel === 'thinking') t.thinking += d.text;
+      else if (e.channel === 'code') t.code = (t.code ?? '') + d.text;
+      else if (e.channel === 'followup') t.followups = followupList(d.text) || t.followups;
+      else if (e.channel === 'canvas') {
         const path = typeof d.path === 'string' ? d.path : 'canvas';
         const mime = typeof d.mime === 'string' ? d.mime : 'text/markdown';
         const title = path.split(/[/:]/).pop() || 'Canvas';
@@ -179,56 +190,90 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
           t.canvases,
           path,
           () => ({ key: path, title, kind: canvasKind(mime, title), mime, text: '', done: false }),
-          (c) => ({ ...c, text: c.text + String(d.text ?? ''), done: c.done || d.completed === true }),
+          // Each write streams from index 0: a rewrite (or a patch) of the same path starts over.
+          (c) => ({ ...c, text: d.index === 0 ? d.text : c.text + d.text, done: c.done || d.completed === true }),
         );
-      } else if (d.channel === 'code') t.code = (t.code ?? '') + String(d.text ?? '');
-      else if (d.channel === 'followup') t.followups = followupList(String(d.text ?? '')) || t.followups;
-      else if (d.channel === 'usage') {
-        const u = d.usage as LiveTurn['usage'];
-        if (u) t.usage = u;
-        if (typeof d.costUsd === 'number') t.costUsd += d.costUsd;
       }
       break;
-    case 'step':
-      if (d.type === 'iteration' && d.phase === 'start')
+    }
+    case 'attribute': {
+      // A composite JSON channel's attribute: the widget of its instance fills in key by key.
+      if (e.channel !== 'canvas') break;
+      const { key, value } = e.payload;
+      const id = compositeKey(e.turnId ?? t.turnId ?? '', e.instance ?? 0);
+      t.canvases = upsertCanvas(
+        t.canvases,
+        id,
+        () => compositeCanvas(id, []),
+        (c) => ({
+          ...c,
+          attributes: withAttribute(c.attributes ?? [], key, value),
+        }),
+      );
+      break;
+    }
+    case 'answer':
+      // The full text (raw citation markers) only when nothing streamed: the streamed text has them linked.
+      if (e.payload.phase === 'done' && typeof e.payload.text === 'string' && !t.answer) t.answer = e.payload.text;
+      else if (e.payload.phase === 'discarded') t.answer = '';
+      break;
+    case 'usage':
+      t.usage = e.payload.usage;
+      if (typeof e.payload.costUsd === 'number') t.costUsd += e.payload.costUsd;
+      break;
+    case 'step': {
+      const p = e.payload;
+      if (p.phase === 'iteration.start') {
         t.tools = [
           ...t.tools,
           {
-            key: String(d.callId ?? `${String(d.round)}:${t.tools.length}`),
-            tool: String(d.tool ?? 'tool'),
-            args: d.arguments,
+            key: String(p.callId ?? `${String(p.round)}:${t.tools.length}`),
+            tool: String(p.tool ?? 'tool'),
+            args: p.params,
             ...(t.code ? { code: t.code } : {}),
-            startedAt: Date.parse(String(d.ts)),
+            startedAt: Date.parse(e.ts),
           },
         ];
-      else if (d.type === 'iteration' && d.phase === 'done')
+        t.code = undefined;
+      } else if (p.phase === 'iteration.done')
         t.tools = t.tools.map((c) =>
-          c.key === String(d.callId)
+          c.key === String(p.callId)
             ? {
                 ...c,
-                finishedAt: Date.parse(String(d.ts)),
-                ok: d.ok !== false,
-                ...(typeof d.observation === 'string' ? { preview: d.observation } : {}),
+                finishedAt: Date.parse(e.ts),
+                ok: p.ok !== false,
+                ...(typeof p.observation === 'string' ? { preview: p.observation } : {}),
               }
             : c,
         );
-      else if (d.type === 'plan') t.plan = d.plan as PlanView;
-      if (d.type === 'iteration' && d.phase === 'start') t.code = undefined;
-      else if (d.type === 'interrupted') t.notes = [...t.notes, 'interrupted by a steer'];
+      else if (p.phase === 'plan') t.plan = p.plan as PlanView;
+      else if (p.phase === 'interrupted') t.notes = [...t.notes, 'interrupted by a steer'];
       break;
+    }
     case 'inject':
-      t.notes = [...t.notes, `${String(d.type)}: ${String(d.text)}`];
+      t.notes = [...t.notes, `${e.payload.type}: ${e.payload.text}`];
       break;
-    case 'done':
+    case 'done': {
+      const d = e.payload;
       t.done = true;
       // The streamed text stays until the stored turn replaces it; `done` fills an answer never streamed.
-      if (typeof d.answer === 'string' && d.answer && !t.answer) t.answer = d.answer;
-      if (d.usage) t.usage = d.usage as LiveTurn['usage'];
-      t.completionPath = String(d.completionPath ?? '');
+      if (d.answer && !t.answer) t.answer = d.answer;
+      t.usage = d.usage;
+      t.completionPath = d.completionPath;
       if (typeof d.elapsedMs === 'number') t.elapsedMs = d.elapsedMs;
-      if (Array.isArray(d.files)) t.files = d.files as HostedFile[];
+      if (d.files) t.files = d.files;
       t.canvases = t.canvases.map((c) => ({ ...c, done: true }));
       break;
+    }
+    // Shown elsewhere (approval cards refetch on `approval`) or not by the chat.
+    case 'retry':
+    case 'compact':
+    case 'exec':
+    case 'approval':
+    case 'budget':
+      break;
+    default:
+      return unhandled(e);
   }
   return t;
 }

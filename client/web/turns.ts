@@ -1,11 +1,13 @@
 /**
  * One model of a turn for the one rendering of it (components/turn.tsx): folded from the stream
  * while the turn runs (live.ts), or rebuilt from the stored timeline, the turn rows, the hosted
- * files and the feedback once it is done — a reload shows what the live view showed when it ended.
+ * files, the feedback and the composite canvases once it is done — a reload shows what the live
+ * view showed when it ended: canvases react.write streamed are rebuilt from its calls, composite
+ * JSON widgets from their stored attribute events, the footer's cost from the ledger.
  */
 import type { PlanView } from '../../core/timeline/plan-view';
 import type { FeedbackRow, HostedFile, Rating, SourceRow, TimelineBlock, TurnRow } from './api';
-import { canvasKind, type Canvas, type LiveTurn, type ToolCard } from './live';
+import { canvasKind, compositeCanvas, compositeKey, type Canvas, type LiveTurn, type ToolCard } from './live';
 import { planFromSnapshot } from './plan';
 
 export interface UserMessage {
@@ -91,12 +93,35 @@ function json(text: string | undefined): Record<string, unknown> {
 
 const PREVIEW = 600;
 
+/** A composite JSON canvas of a turn, folded by the gateway from its stored attribute events. */
+export interface StoredComposite {
+  turnId: string;
+  instance: number;
+  attributes: Array<[string, unknown]>;
+}
+
 export interface Stored {
   blocks: TimelineBlock[];
   sources: SourceRow[];
   turns: TurnRow[];
   files: HostedFile[];
   feedback: FeedbackRow[];
+  composites: StoredComposite[];
+}
+
+/**
+ * The canvas a react.write call streamed (channel canvas or timeline_text), rebuilt from its call
+ * (the content) and its result (path and MIME): the key and title the live view gave it.
+ */
+function writeCanvas(params: Record<string, unknown>, result: TimelineBlock): Canvas | undefined {
+  const channel = result.meta.channel;
+  if (result.meta.ok === false || (channel !== 'canvas' && channel !== 'timeline_text')) return undefined;
+  const out = json(result.text);
+  const path = typeof result.meta.logical_path === 'string' ? result.meta.logical_path : String(out.path ?? '');
+  if (!path || typeof params.content !== 'string') return undefined;
+  const mime = typeof out.mime === 'string' ? out.mime : 'text/markdown';
+  const title = path.split(/[/:]/).pop() || 'Canvas';
+  return { key: path, title, kind: canvasKind(mime, title), mime, text: params.content, done: true };
 }
 
 /** The stored turns, in order; the conversation's current plan shows in the turn that wrote it. */
@@ -108,14 +133,22 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
   const ratings = new Map<string, FeedbackRow>();
   for (const f of s.feedback)
     if (f.target === 'turn' && (ratings.get(f.turnId)?.createdAt ?? '') <= f.createdAt) ratings.set(f.turnId, f);
+  // The canvases each turn streamed, in stream order: react.write canvases by path (a rewrite
+  // replaces the text in place, as live), the artifacts it wrote (not shown twice as hosted files).
+  const written = new Map<string, Map<string, Canvas>>();
+  const writtenKeys = new Set<string>();
+  const callParams = new Map<string, Record<string, unknown>>();
   const turnOf = (id: string): TurnData => {
     let t = byTurn.get(id);
     if (!t) {
       const row = rows.get(id);
       const index = turnIndexOf(id);
       const rating = ratings.get(id);
-      // Usage and cost are known live (or from the row when the gateway lists it); the time from the row.
-      const known = extras.get(index) ?? (row?.usage ? { usage: row.usage, costUsd: 0 } : { costUsd: 0 });
+      // Usage and cost stored with the turn (its row, the ledger) win; what the stream said is the fallback.
+      const live = extras.get(index);
+      const known: LiveExtras = row?.usage
+        ? { usage: row.usage, costUsd: row.costUsd ?? live?.costUsd ?? 0 }
+        : (live ?? { costUsd: row?.costUsd ?? 0 });
       const took = row?.finishedAt ? Date.parse(row.finishedAt) - Date.parse(row.startedAt) : NaN;
       const extra: LiveExtras = { ...known, ...(Number.isFinite(took) ? { elapsedMs: took } : {}) };
       t = {
@@ -157,6 +190,8 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         startedAt: Date.parse(b.ts ?? ''),
       };
       calls.set(b.call_id, card);
+      if (card.tool === 'react.write' && body.params && typeof body.params === 'object')
+        callParams.set(b.call_id, body.params as Record<string, unknown>);
       turnOf(b.turn_id).tools.push(card);
     } else if (b.type === 'react.tool.result' && b.call_id) {
       const card = calls.get(b.call_id);
@@ -164,6 +199,13 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         card.finishedAt = Date.parse(b.ts ?? '');
         card.ok = b.meta.ok !== false;
         card.preview = (b.text ?? '').slice(0, PREVIEW);
+      }
+      const params = callParams.get(b.call_id);
+      const canvas = params && writeCanvas(params, b);
+      if (canvas) {
+        const list = written.get(b.turn_id) ?? new Map<string, Canvas>();
+        written.set(b.turn_id, list.set(canvas.key, canvas));
+        if (typeof b.meta.artifact === 'string') writtenKeys.add(b.meta.artifact);
       }
     } else if (b.type === 'react.plan' && b === lastPlan) {
       turnOf(b.turn_id).plan = planFromSnapshot(b.text ?? '');
@@ -178,15 +220,22 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
       if (Array.isArray(list)) turnOf(b.turn_id).followups = list.map(String);
     }
   }
-  for (const t of byTurn.values())
-    t.canvases = t.files.filter(isCanvasFile).map((f) => ({
-      key: f.path,
-      title: f.name,
-      kind: canvasKind(f.mime, f.name),
-      mime: f.mime,
-      text: '',
-      done: true,
-      ...(f.signedUrl ? { src: f.signedUrl } : {}),
-    }));
+  for (const t of byTurn.values()) {
+    const files: Canvas[] = t.files
+      .filter((f) => isCanvasFile(f) && !writtenKeys.has(f.path))
+      .map((f) => ({
+        key: f.path,
+        title: f.name,
+        kind: canvasKind(f.mime, f.name),
+        mime: f.mime,
+        text: '',
+        done: true,
+        ...(f.signedUrl ? { src: f.signedUrl } : {}),
+      }));
+    const composites = s.composites
+      .filter((c) => c.turnId === t.turnId)
+      .map((c) => compositeCanvas(compositeKey(c.turnId, c.instance), c.attributes, true));
+    t.canvases = [...(written.get(t.key)?.values() ?? []), ...files, ...composites];
+  }
   return [...byTurn.values()];
 }

@@ -2,8 +2,10 @@
  * The web chat shows what the agent makes (issue 32, items 2–5), in a real browser
  * (playwright-core + Debian's chromium) on real Temporal, Postgres and the local exec sandbox: an
  * exec chart inline and a Markdown report rendered, both downloaded with their bytes and type; an
- * HTML canvas in a sandbox that reaches neither the page's cookies nor the page; a composite JSON
- * artifact's widget filling in attribute by attribute; citations identical after a reload; a
+ * HTML canvas whose script runs in a sandbox that reaches neither the page's cookies, the page nor
+ * the API; a composite JSON artifact's widget filling in attribute by attribute; Markdown, HTML and
+ * JSON canvases the same live, after the turn ended and after a reload (with the footer's cost);
+ * citations identical after a reload; a
  * finished turn rendered once, the same after a reload; feedback round-tripping to the API; Enter
  * sends; axe-core finds no serious or critical violation. Screenshots in test-artifacts/web-chat/.
  */
@@ -37,6 +39,8 @@ const UI = 'http://temporal-ui.example';
 // A short root: the exec supervisor's socket path (root + 34-character conversation id + exec id) must stay
 // under the 108 bytes of a Unix socket address.
 const root = execScratch('wcf');
+const PRICED_MODEL = 'priced-test-model';
+const PRICE = { inputPerMTok: 3, outputPerMTok: 15 };
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -88,8 +92,12 @@ before(async () => {
     '- url: https://example.org/guide\n  title: The guide\n- url: https://example.org/manners\n  title: Manners\n',
   );
   useScript({ rounds: [complete('hi')] });
+  // The worker prices the scripted model from a pricing file (activities/providers/pricing-file.ts).
+  writeFileSync(join(root, 'prices.json'), JSON.stringify({ [`scripted:${PRICED_MODEL}`]: PRICE }));
+  process.env.DREACT_PRICING_FILE = join(root, 'prices.json');
   await stack.startWorker({
-    provider: () => createScriptedProvider(script),
+    // A priced model: the usage footer shows a cost (live, then rebuilt from the ledger).
+    provider: () => ({ ...createScriptedProvider(script), model: PRICED_MODEL }),
     library: await openLibrary(stack.db, { skillsDir: skills }),
     extraTools: [
       createExecTool({
@@ -120,6 +128,7 @@ after(async () => {
   await gw?.close();
   await stack?.teardown();
   rmSync(root, { recursive: true, force: true });
+  delete process.env.DREACT_PRICING_FILE;
 });
 
 /** Opens the chat with the key on a new conversation (its id returned). */
@@ -144,9 +153,8 @@ async function sendWithEnter(page: Page, prompt: string): Promise<void> {
 const finished = (page: Page, turn = 1) =>
   page.locator(`.turn[data-turn="turn_${turn}"] .msg.assistant:not([data-live])`);
 
-/** The DOM structure of an element: tags and classes, no text (usage is known only live: skipped). */
+/** The DOM structure of an element: tags and classes, no text. */
 const STRUCTURE = `(function walk(n) {
-  if (n.matches('.footer .usage')) return '';
   const cls = n.className ? '.' + String(n.className).split(/\\s+/).sort().join('.') : '';
   return '<' + n.tagName.toLowerCase() + cls + '>' + [...n.children].map(walk).join('');
 })(document.querySelector(SELECTOR))`;
@@ -245,13 +253,44 @@ test(
   },
 );
 
-test('an HTML canvas runs in a sandbox: no cookies, no parent page', { skip }, async () => {
-  const html =
-    '<!doctype html><html><body><h1>Widget</h1><p id="out">static</p>' +
-    '<script>document.getElementById("out").textContent = "script ran: " + document.cookie;</script></body></html>';
+/** An HTML canvas whose script draws on a <canvas> and writes what it read back into its DOM. */
+const CHART_HTML =
+  '<!doctype html><html><body><h1>Widget</h1><canvas id="c" width="40" height="20"></canvas><p id="out">static</p>' +
+  '<script>const g = document.getElementById("c").getContext("2d"); g.fillStyle = "rgb(200, 30, 60)";' +
+  'g.fillRect(0, 0, 40, 20); const px = g.getImageData(5, 5, 1, 1).data;' +
+  'document.getElementById("out").textContent = "drawn " + px[0] + "," + px[1] + "," + px[2];</script></body></html>';
+
+/** Waits for an HTML canvas's script to have run; what it wrote, and what code inside the frame can reach. */
+async function htmlCanvas(page: Page, canvas: string) {
+  const iframe = page.locator(`${canvas} iframe`);
+  await iframe.waitFor();
+  assert.equal(await iframe.getAttribute('sandbox'), 'allow-scripts', 'scripts at most, never same-origin');
+  assert.equal(await iframe.getAttribute('src'), '/canvas-frame.html', 'the frame with its own CSP, not srcdoc');
+  const frame = (await (await iframe.elementHandle())!.contentFrame())!;
+  await frame.locator('#out', { hasText: 'drawn' }).waitFor({ timeout: 15_000 });
+  // Code running inside the canvas: an opaque origin — no cookie jar, no parent, no storage (so no
+  // API key), and no request to the API or anywhere else (the frame's CSP allows no connection).
+  const inside = (await frame.evaluate(`(async () => {
+    const attempt = (f) => { try { return 'reached ' + String(f()); } catch (err) { return 'blocked ' + err.name; } };
+    return {
+      origin: self.origin,
+      cookie: attempt(() => document.cookie),
+      parent: attempt(() => window.parent.document.cookie),
+      top: attempt(() => window.top.location.href),
+      storage: attempt(() => localStorage.getItem('dreact.key')),
+      api: await fetch('/v1/conversations', { credentials: 'include' }).then(
+        (r) => 'reached ' + r.status,
+        (err) => 'blocked ' + err.name,
+      ),
+    };
+  })()`)) as Record<'origin' | 'cookie' | 'parent' | 'top' | 'storage' | 'api', string>;
+  return { out: await frame.locator('#out').textContent(), inside };
+}
+
+test('an HTML canvas runs its script in a sandbox: no cookies, no parent page, no API', { skip }, async () => {
   useScript({
     rounds: [
-      callTool('react.write', { path: 'outputs/page.html', channel: 'canvas', content: html, kind: 'file' }),
+      callTool('react.write', { path: 'outputs/page.html', channel: 'canvas', content: CHART_HTML, kind: 'file' }),
       answerRound('The page is ready.'),
     ],
     chunkSize: 40,
@@ -261,27 +300,15 @@ test('an HTML canvas runs in a sandbox: no cookies, no parent page', { skip }, a
   await page.evaluate("document.cookie = 'chat_secret=s3cret; path=/'");
   await sendWithEnter(page, 'Make an HTML page');
   await finished(page).waitFor({ timeout: 60_000 });
-  const iframe = page.locator('.canvas[data-kind="html"] iframe');
-  await iframe.waitFor();
-  assert.equal(await iframe.getAttribute('sandbox'), 'allow-scripts', 'scripts at most, never same-origin');
-  const frame = (await (await iframe.elementHandle())!.contentFrame())!;
-  await frame.locator('h1', { hasText: 'Widget' }).waitFor();
-  // Code running inside the canvas: its origin is opaque — no cookie jar, no parent document, no storage.
-  const inside = (await frame.evaluate(`(() => {
-    const attempt = (f) => { try { return 'reached ' + String(f()); } catch (err) { return 'blocked ' + err.name; } };
-    return {
-      origin: location.origin,
-      cookie: attempt(() => document.cookie),
-      parent: attempt(() => window.parent.document.cookie),
-      top: attempt(() => window.top.location.href),
-      storage: attempt(() => localStorage.getItem('dreact.key')),
-    };
-  })()`)) as { origin: string; cookie: string; parent: string; top: string; storage: string };
+  const { out, inside } = await htmlCanvas(page, '.canvas[data-kind="html"]');
+  // The script ran: it drew, read its pixels back and wrote them into its DOM.
+  assert.equal(out, 'drawn 200,30,60');
   assert.equal(inside.origin, 'null');
   assert.match(inside.cookie, /^blocked SecurityError/);
   assert.match(inside.parent, /^blocked SecurityError/);
   assert.match(inside.top, /^blocked SecurityError/);
   assert.match(inside.storage, /^blocked SecurityError/);
+  assert.match(inside.api, /^blocked TypeError/, 'no request to the API from the canvas');
   // Nor can the page reach into it (the same boundary from the other side).
   assert.equal(
     await page.evaluate(`(() => {
@@ -293,39 +320,109 @@ test('an HTML canvas runs in a sandbox: no cookies, no parent page', { skip }, a
     })()`),
     'opaque',
   );
-  // The page's CSP (srcdoc inherits it) keeps even the sandboxed script from running.
-  assert.equal(await frame.locator('#out').textContent(), 'static');
+  // The frame's own policy, sandboxed even when opened on its own.
+  const res = await fetch(`${gw.url}/canvas-frame.html`);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  assert.match(csp, /(^|; )sandbox allow-scripts(;|$)/);
+  assert.match(csp, /default-src 'none'/);
+  assert.doesNotMatch(csp, /allow-same-origin|connect-src/);
   await shot(page, 'html-canvas.png');
   await page.close();
 });
 
-test("a composite JSON artifact's widget fills in attribute by attribute while the turn runs", { skip }, async () => {
-  useScript({ rounds: [answerRound(`${'Working on it. '.repeat(40)}Done.`)], chunkSize: 4, latencyMs: 60 });
-  const { page, conv } = await openNew();
-  await sendWithEnter(page, 'Build the summary card');
-  await page.locator('[data-live] .text', { hasText: 'Working' }).waitFor({ timeout: 30_000 });
-  const attrs: Array<[string, unknown]> = [
-    ['title', 'Revenue summary'],
-    ['total', 22],
-    ['regions', ['north', 'south']],
-    ['detail', { north: 10, south: 12 }],
-  ];
-  const widget = page.locator('[data-live] .canvas[data-kind="json"] .widget');
-  for (const [i, [key, value]] of attrs.entries()) {
-    await publishEvents(stack.db.pool, conv, [
-      { kind: 'attribute', channel: 'canvas', instance: 0, payload: { key, value }, turnId: 'turn_1', attempt: 1 },
-    ]);
-    await widget.locator(`.attr[data-key="${key}"]`).waitFor({ timeout: 10_000 });
-    assert.equal(await widget.locator('.attr').count(), i + 1, `attribute ${key} added, nothing more`);
-    assert.equal(await widget.getAttribute('aria-busy'), 'true');
-    if (i === 1) await shot(page, 'composite-widget.png');
-  }
-  assert.equal(await widget.locator('.attr[data-key="title"] dd').textContent(), 'Revenue summary');
-  assert.equal(await widget.locator('.attr[data-key="total"] dd').textContent(), '22');
-  assert.deepEqual(await widget.locator('.attr[data-key="regions"] li').allTextContents(), ['north', 'south']);
-  await finished(page).waitFor({ timeout: 60_000 });
-  await page.close();
-});
+const NOTES_MD = '# Findings\n\n- revenue **up**\n- costs flat\n';
+
+/** Per canvas of a turn: its kind, title and DOM structure (tags and classes) — and the Markdown's HTML. */
+const canvasesOf = (page: Page, turn: string) =>
+  page.evaluate(`[...document.querySelectorAll(${JSON.stringify(`${turn} .canvas`)})].map((c) => ({
+    kind: c.dataset.kind,
+    title: c.querySelector('.canvas-title span').textContent,
+    md: c.querySelector('.md')?.innerHTML ?? null,
+  }))`) as Promise<Array<{ kind: string; title: string; md: string | null }>>;
+const widgetOf = (page: Page, scope: string) =>
+  page.evaluate(`[...document.querySelectorAll(${JSON.stringify(`${scope} .widget .attr`)})].map((a) =>
+    [a.dataset.key, a.querySelector('dd').innerHTML])`) as Promise<Array<[string, string]>>;
+
+test(
+  "canvases and a composite JSON widget (filling in attribute by attribute) stay after the turn ends and after a reload, with the usage footer's cost",
+  { skip },
+  async () => {
+    useScript({
+      rounds: [
+        callTool('react.write', { path: 'notes.md', channel: 'canvas', content: NOTES_MD, kind: 'display' }),
+        callTool('react.write', { path: 'chart.html', channel: 'canvas', content: CHART_HTML, kind: 'display' }),
+        answerRound(`${'Working on it. '.repeat(40)}Done.`),
+      ],
+      chunkSize: 4,
+      latencyMs: 60,
+    });
+    const { page, conv } = await openNew();
+    await sendWithEnter(page, 'Build the summary card');
+    await page.locator('[data-live] .text', { hasText: 'Working' }).waitFor({ timeout: 60_000 });
+    const attrs: Array<[string, unknown]> = [
+      ['title', 'Revenue summary'],
+      ['total', 22],
+      ['regions', ['north', 'south']],
+      ['detail', { north: 10, south: 12 }],
+    ];
+    const widget = page.locator('[data-live] .canvas[data-kind="json"] .widget');
+    for (const [i, [key, value]] of attrs.entries()) {
+      await publishEvents(stack.db.pool, conv, [
+        { kind: 'attribute', channel: 'canvas', instance: 0, payload: { key, value }, turnId: 'turn_1', attempt: 1 },
+      ]);
+      await widget.locator(`.attr[data-key="${key}"]`).waitFor({ timeout: 10_000 });
+      assert.equal(await widget.locator('.attr').count(), i + 1, `attribute ${key} added, nothing more`);
+      assert.equal(await widget.getAttribute('aria-busy'), 'true');
+      if (i === 1) await shot(page, 'composite-widget.png');
+    }
+    assert.equal(await widget.locator('.attr[data-key="title"] dd').textContent(), 'Revenue summary');
+    assert.equal(await widget.locator('.attr[data-key="total"] dd').textContent(), '22');
+    assert.deepEqual(await widget.locator('.attr[data-key="regions"] li').allTextContents(), ['north', 'south']);
+    // What the live view shows while the answer still streams: the two written canvases and the widget.
+    const live = await canvasesOf(page, '[data-live]');
+    const liveWidget = await widgetOf(page, '[data-live]');
+    assert.deepEqual(
+      live.map((c) => [c.kind, c.title]),
+      [
+        ['markdown', 'notes.md'],
+        ['html', 'chart.html'],
+        ['json', 'Artifact'],
+      ],
+    );
+    assert.match(live[0]!.md ?? '', /<h1>Findings<\/h1>/);
+    assert.equal((await htmlCanvas(page, '[data-live] .canvas[data-kind="html"]')).out, 'drawn 200,30,60');
+    await shot(page, 'canvases-live.png');
+
+    // The turn ends: the stored rendering takes over and keeps every canvas, the same.
+    await finished(page).waitFor({ timeout: 60_000 });
+    const turnSel = '.turn[data-turn="turn_1"]';
+    const ended = await canvasesOf(page, turnSel);
+    assert.deepEqual(ended, live, 'the canvases the live view showed');
+    assert.deepEqual(await widgetOf(page, turnSel), liveWidget, 'the widget the live view built');
+    assert.equal(await page.locator(`${turnSel} .widget`).getAttribute('aria-busy'), 'false');
+    assert.equal((await htmlCanvas(page, `${turnSel} .canvas[data-kind="html"]`)).out, 'drawn 200,30,60');
+    const footer = (await page.locator(`${turnSel} .footer .usage`).textContent()) ?? '';
+    assert.match(
+      footer,
+      /^[\d,]+ in · [\d,]+ out · cache [\d,]+ read \/ [\d,]+ write · \$\d+\.\d{4}$/,
+      'usage and cost',
+    );
+    const endedStructure = await structure(page, turnSel);
+    await shot(page, 'canvases-ended.png');
+    await axe(page, 'canvases');
+
+    // A reload rebuilds the same turn from the store: canvases, widget, footer with its cost.
+    await page.reload();
+    await finished(page).locator('.widget .attr[data-key="detail"]').waitFor({ timeout: 20_000 });
+    assert.deepEqual(await canvasesOf(page, turnSel), live, 'the canvases after a reload');
+    assert.deepEqual(await widgetOf(page, turnSel), liveWidget, 'the widget after a reload');
+    assert.equal((await htmlCanvas(page, `${turnSel} .canvas[data-kind="html"]`)).out, 'drawn 200,30,60');
+    assert.equal(await page.locator(`${turnSel} .footer .usage`).textContent(), footer, 'the footer and its cost');
+    assert.equal(await structure(page, turnSel), endedStructure, 'the same DOM structure as before the reload');
+    await shot(page, 'canvases-reloaded.png');
+    await page.close();
+  },
+);
 
 test(
   'citations, the turn and its header after a reload are those the live view ended with; Enter sends; feedback round-trips',

@@ -1,15 +1,14 @@
 /**
  * A canvas rendered by kind, updating while the agent streams it: Markdown (sanitised), HTML in a
- * sandboxed iframe without same-origin (its script runs in an opaque origin: no cookies, no
- * parent page), JSON as a widget of its top-level attributes (composite `attribute` events, or the
- * streamed JSON text read attribute by attribute), code highlighted. A finished turn's canvas is
- * the hosted file, read from its signed URL.
+ * sandboxed frame without same-origin whose scripts run (below), JSON as a widget of its top-level
+ * attributes (composite `attribute` events, or the streamed JSON text read attribute by
+ * attribute), code highlighted. A hosted file's canvas is read from its signed URL.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { CompositeJsonStreamer } from '../../../core/channels/composite';
 import type { Canvas } from '../live';
 import { highlight } from '../markdown';
-import { Markdown } from './markdown';
+import { Markdown, useThrottled } from './markdown';
 
 const MAX_FETCH = 4 * 1024 * 1024;
 
@@ -71,6 +70,39 @@ export function Widget({ attributes, done }: { attributes: Array<[string, unknow
   );
 }
 
+/** The frame the gateway serves for HTML canvases (client/gateway/canvas-routes.ts: its own CSP). */
+export const CANVAS_FRAME = '/canvas-frame.html';
+
+/**
+ * An HTML canvas: the gateway's canvas frame, sandboxed (`allow-scripts` only: an opaque origin,
+ * no cookies, no storage, no parent page, and by the frame's CSP no network, so no API call with
+ * the user's key), sent the HTML by postMessage once it loaded. A srcdoc frame would inherit the
+ * chat page's CSP, which runs no inline script. A new version (throttled while streaming) is a new
+ * frame: the frame writes the first HTML it gets as its document.
+ */
+function HtmlFrame({ html, title, live }: { html: string; title: string; live: boolean }) {
+  const shown = useThrottled(html, 1000, live);
+  const version = useRef({ html: shown, n: 0 });
+  if (version.current.html !== shown) version.current = { html: shown, n: version.current.n + 1 };
+  const sent = useRef(new WeakSet<HTMLIFrameElement>());
+  return (
+    <iframe
+      key={version.current.n}
+      src={CANVAS_FRAME}
+      sandbox="allow-scripts"
+      title={title}
+      referrerpolicy="no-referrer"
+      onLoad={(e) => {
+        const frame = e.currentTarget;
+        // Its written document loads too: the HTML goes once per frame.
+        if (sent.current.has(frame)) return;
+        sent.current.add(frame);
+        frame.contentWindow?.postMessage({ html: shown }, '*');
+      }}
+    />
+  );
+}
+
 const LANG: Record<string, string> = {
   py: 'python',
   js: 'javascript',
@@ -100,7 +132,7 @@ export function CanvasView({ canvas }: { canvas: Canvas }) {
       ) : canvas.kind === 'markdown' ? (
         <Markdown text={text} tabIndex={0} live={!canvas.done} throttleMs={300} />
       ) : canvas.kind === 'html' ? (
-        <iframe sandbox="allow-scripts" srcdoc={text} title={canvas.title} referrerpolicy="no-referrer" />
+        <HtmlFrame html={text} title={canvas.title} live={!canvas.done} />
       ) : canvas.kind === 'json' ? (
         <Widget attributes={attrs} done={canvas.done} />
       ) : canvas.kind === 'code' ? (

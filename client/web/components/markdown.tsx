@@ -6,7 +6,7 @@ import { renderMarkdown } from '../markdown';
  * While a text streams, the value rendered at most every `ms` (the latest one wins): parsing a
  * growing document on every delta is quadratic. A finished text renders at once.
  */
-function useThrottled(value: string, ms: number, live: boolean): string {
+export function useThrottled(value: string, ms: number, live: boolean): string {
   const [shown, setShown] = useState(value);
   const last = useRef(0);
   useEffect(() => {

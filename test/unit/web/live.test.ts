@@ -1,28 +1,102 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apply, emptyTurn } from '../../../client/web/live';
+import { apply, emptyTurn, liveEvent, type LiveEvent } from '../../../client/web/live';
+import { toSseMessage } from '../../../client/gateway/protocol';
+import { parseStreamEvent } from '../../../core/stream/events';
 
-const delta = (id: string, text: string) => ({ event: 'answer', id, data: { phase: 'delta', text } });
+const TS = '2026-01-01T00:00:00.000Z';
+/** An SSE message as the gateway sends it, read back as the web chat reads it (the shared parser). */
+const sse = (seq: number, raw: Record<string, unknown>): LiveEvent => {
+  const e = parseStreamEvent({ conversationId: 'c', seq, ts: TS, turnId: 'turn_1', attempt: 1, ...raw });
+  return liveEvent(toSseMessage(e), 'c')!;
+};
+const delta = (seq: number, text: string) => sse(seq, { kind: 'delta', channel: 'answer', payload: { text } });
 
-test('the live turn drops replayed events by id, and takes reissued offsets again after a rewind', () => {
+test('the live turn drops replayed events by offset, and takes reissued offsets again after a rewind', () => {
   let t = emptyTurn();
-  for (const [id, text] of [
-    ['1', 'a'],
-    ['2', 'b'],
-    ['3', 'c'],
-    ['2', 'b'], // a replay after a reconnect: ignored
+  for (const [seq, text] of [
+    [1, 'a'],
+    [2, 'b'],
+    [3, 'c'],
+    [2, 'b'], // a replay after a reconnect: ignored
   ] as const)
-    t = apply(t, delta(id, text));
+    t = apply(t, delta(seq, text));
   assert.equal(t.answer, 'abc');
   // The stream lost offset 3 (Postgres crash): it rewinds to 2 and gives offset 3 out again.
-  t = apply(t, { event: 'rewind', id: '2', data: { from: 3, to: 2 } });
-  t = apply(t, delta('3', 'C'));
+  t = apply(t, liveEvent({ event: 'rewind', id: '2', data: JSON.stringify({ from: 3, to: 2 }) }, 'c')!);
+  t = apply(t, delta(3, 'C'));
   assert.equal(t.answer, 'abcC', 'the reissued offset is new to the reader');
-  assert.deepEqual([...t.seen].sort(), ['1', '2', '3']);
+  assert.deepEqual([...t.seen].sort(), [1, 2, 3]);
+  assert.equal(liveEvent({ event: 'gap', data: JSON.stringify({ from: 1, to: 4 }) }, 'c'), undefined);
 });
 
 test('a plan step event sets the live plan', () => {
   const plan = { planId: 'p', steps: [{ n: 1, text: 'x', status: 'done' }], state: 'complete' };
-  const t = apply(emptyTurn(), { event: 'step', id: '1', data: { type: 'plan', plan } });
+  const t = apply(emptyTurn(), sse(1, { kind: 'step', payload: { phase: 'plan', plan } }));
   assert.deepEqual(t.plan, plan);
+});
+
+test('tool cards, canvases (a rewrite starts over), composite attributes in place, usage and cost, done', () => {
+  const events = [
+    sse(1, { kind: 'phase', payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'w' } }),
+    sse(2, {
+      kind: 'step',
+      payload: { phase: 'iteration.start', round: 0, callId: 'k1', tool: 'react.write', params: { path: 'a.md' } },
+    }),
+    sse(3, {
+      kind: 'delta',
+      channel: 'canvas',
+      payload: { text: '# one', path: 'fi:turn_1.files/a.md', mime: 'text/markdown', index: 0 },
+    }),
+    sse(4, {
+      kind: 'delta',
+      channel: 'canvas',
+      payload: { text: '', path: 'fi:turn_1.files/a.md', index: 1, completed: true },
+    }),
+    sse(5, { kind: 'delta', channel: 'canvas', payload: { text: '# two', path: 'fi:turn_1.files/a.md', index: 0 } }),
+    sse(6, {
+      kind: 'step',
+      payload: { phase: 'iteration.done', callId: 'k1', tool: 'react.write', ok: true, observation: '{}' },
+    }),
+    sse(7, { kind: 'attribute', channel: 'canvas', instance: 0, payload: { key: 'title', value: 'T' } }),
+    sse(8, { kind: 'attribute', channel: 'canvas', instance: 0, payload: { key: 'n', value: 1 } }),
+    sse(9, { kind: 'attribute', channel: 'canvas', instance: 0, payload: { key: 'title', value: 'T2' } }),
+    sse(10, {
+      kind: 'usage',
+      payload: {
+        round: 0,
+        usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        costUsd: 0.25,
+      },
+    }),
+    sse(11, {
+      kind: 'done',
+      payload: {
+        turnId: 'turn_1',
+        answer: 'ok',
+        iterations: 1,
+        usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        completionPath: 'complete',
+      },
+    }),
+  ];
+  const t = events.reduce(apply, emptyTurn());
+  assert.equal(t.turnId, 'turn_1');
+  assert.equal(t.tools.length, 1);
+  assert.equal(t.tools[0]!.ok, true);
+  assert.deepEqual(t.tools[0]!.args, { path: 'a.md' });
+  assert.deepEqual(
+    t.canvases.map((c) => [c.key, c.kind, c.text, c.done]),
+    [
+      ['fi:turn_1.files/a.md', 'markdown', '# two', true],
+      ['composite:turn_1:0', 'json', '', true],
+    ],
+  );
+  assert.deepEqual(t.canvases[1]!.attributes, [
+    ['title', 'T2'],
+    ['n', 1],
+  ]);
+  assert.equal(t.costUsd, 0.25);
+  assert.equal(t.answer, 'ok');
+  assert.equal(t.completionPath, 'complete');
 });

@@ -1,0 +1,66 @@
+/**
+ * Canvases of the web chat (issue 32).
+ *
+ * `GET /canvas-frame.html` — the frame an HTML canvas runs in. The chat's page forbids inline
+ * script (`default-src 'self'`), and a `srcdoc` frame inherits that policy, so a canvas's own
+ * script never ran. This frame has its own policy: the document is sandboxed by its CSP
+ * (`sandbox allow-scripts`: an opaque origin even when opened on its own — no cookies, no storage,
+ * no access to the chat page or its API key), inline script and style run, nothing is fetched
+ * (`default-src 'none'`: no request to the API or anywhere else; images and fonts only as data:
+ * or blob: URLs), and only a page of this origin may frame it. Its one script waits for the
+ * canvas HTML from the frame's parent (postMessage) and writes it as the frame's document; the
+ * chat (client/web/components/canvas.tsx) frames it with `sandbox="allow-scripts"` and posts the
+ * HTML once per version. The frame is static: the canvas HTML never reaches the gateway.
+ *
+ * `GET /v1/conversations/:id/canvases` — the composite JSON canvases of the conversation's turns,
+ * folded from their stored `attribute` events (store/turn-display-store.ts), so a reload shows the
+ * widgets the live stream built. Scoped like every conversation route (another tenant's: 404).
+ */
+import type { Hono } from 'hono';
+import type { Pool } from 'pg';
+import { compositeCanvases } from '../../store/turn-display-store';
+import { conversationId, need, ownedConversation, shownId, type GatewayEnv } from './http';
+
+/** The frame's policy: its own opaque origin, inline script and style, no network, framed by this origin only. */
+export const CANVAS_FRAME_CSP = [
+  'sandbox allow-scripts',
+  "default-src 'none'",
+  "script-src 'unsafe-inline'",
+  "style-src 'unsafe-inline'",
+  'img-src data: blob:',
+  'font-src data:',
+  'media-src data: blob:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'self'",
+].join('; ');
+
+/**
+ * The frame: the first message from its parent that carries `{html}` becomes the document
+ * (document.write keeps this document's policy; the listener goes with the old document).
+ */
+export const CANVAS_FRAME_HTML = `<!doctype html><html><head><meta charset="utf-8"><title>canvas</title></head><body><script>
+addEventListener('message', function (e) {
+  if (e.source !== parent || !e.data || typeof e.data.html !== 'string') return;
+  document.open();
+  document.write(e.data.html);
+  document.close();
+});
+</script></body></html>`;
+
+export function registerCanvasRoutes(app: Hono<GatewayEnv>, pool: Pool): void {
+  app.get('/canvas-frame.html', (c) => {
+    c.header('content-type', 'text/html; charset=utf-8');
+    c.header('content-security-policy', CANVAS_FRAME_CSP);
+    c.header('cache-control', 'no-cache');
+    c.header('cross-origin-resource-policy', 'same-origin');
+    return c.body(CANVAS_FRAME_HTML);
+  });
+
+  app.get('/v1/conversations/:id/canvases', async (c) => {
+    const principal = need(c, 'read');
+    const id = await conversationId(c, pool);
+    await ownedConversation(pool, principal, id);
+    return c.json({ conversationId: shownId(c, id), composites: await compositeCanvases(pool, id) });
+  });
+}
