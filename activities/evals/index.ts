@@ -117,9 +117,17 @@ export function createEvalActivities(deps: ActivityDeps) {
       await claimConversation(pool, input.conversationId, { ...evalOwner(input.suite), userId: null });
     },
 
-    /** Plays one user turn to its end: start, the followup/steer at its round, the result. */
+    /**
+     * Plays one user turn to its end: start, the followup/steer at its round, the result. Every wait
+     * races the activity's cancellation (`ctx.cancelled`, which rejects even when the cancel came
+     * before the wait began): a worker shutting down cancels its running activities and waits for
+     * them, and this one waits on a turn that only a polling worker moves — a wait deaf to a cancel
+     * that arrived during `startTurn` (a listener added after the abort never fires) kept the
+     * shutdown from ending and the attempt from being retried elsewhere.
+     */
     async evalPlayTurn(input: PlayTurnInput): Promise<PlayedTurn> {
       const ctx = Context.current();
+      const untilCancelled = <T>(p: Promise<T>): Promise<T> => Promise.race([p, ctx.cancelled]);
       const api = client();
       const spec = turnOf(input.turn);
       const messageId = `eval_turn_${input.turnIndex}`;
@@ -130,53 +138,56 @@ export function createEvalActivities(deps: ActivityDeps) {
           ? { contextMaxTokens: input.options.context_max_tokens }
           : {}),
       };
-      const attachments = spec.attachments?.length
-        ? await stageTurnAttachments(
-            pool,
-            { conversationId: input.conversationId, prompt: spec.prompt, messageId, options },
-            spec.attachments.map((a) => ({ name: a.name, bytes: Buffer.from(a.text, 'utf8') })),
-            {},
-            { ...evalOwner(input.suite), userId: null },
-          )
-        : undefined;
-      const started = await api.startTurn(
-        input.conversationId,
-        spec.prompt,
-        options,
-        messageId,
-        attachments,
-        evalOwner(input.suite),
-        input.agent,
-      );
       const beat = setInterval(() => ctx.heartbeat(), 1000);
       try {
+        const attachments = spec.attachments?.length
+          ? await untilCancelled(
+              stageTurnAttachments(
+                pool,
+                { conversationId: input.conversationId, prompt: spec.prompt, messageId, options },
+                spec.attachments.map((a) => ({ name: a.name, bytes: Buffer.from(a.text, 'utf8') })),
+                {},
+                { ...evalOwner(input.suite), userId: null },
+              ),
+            )
+          : undefined;
+        const started = await untilCancelled(
+          api.startTurn(
+            input.conversationId,
+            spec.prompt,
+            options,
+            messageId,
+            attachments,
+            evalOwner(input.suite),
+            input.agent,
+          ),
+        );
         for (const kind of ['followup', 'steer'] as const) {
           const event = spec[kind];
           if (!event) continue;
           // Wait for the turn to reach the round (or end), then send the event once.
           for (;;) {
-            const state = await api.turnState(input.conversationId, started.turnIndex).catch(() => undefined);
+            const state = await untilCancelled(
+              api.turnState(input.conversationId, started.turnIndex).catch(() => undefined),
+            );
             if (state && (state.round >= event.at_round || state.status !== 'running')) break;
-            if (ctx.cancellationSignal.aborted) throw new Error('cancelled');
-            await sleep(50);
+            await untilCancelled(sleep(50));
           }
-          await api[kind](input.conversationId, event.text, `${messageId}_${kind}`).catch((err: Error) => {
-            // The turn ended before the event: it is then the next turn's, which the case did not ask for.
-            if (!/no running turn|not_found/.test(err.message)) throw err;
-          });
+          await untilCancelled(
+            api[kind](input.conversationId, event.text, `${messageId}_${kind}`).catch((err: Error) => {
+              // The turn ended before the event: it is then the next turn's, which the case did not ask for.
+              if (!/no running turn|not_found/.test(err.message)) throw err;
+            }),
+          );
         }
-        // A worker shutting down cancels the wait at once (the next attempt waits for the same turn).
-        const cancelled = new Promise<never>((_, reject) =>
-          ctx.cancellationSignal.addEventListener('abort', () => reject(new Error('evalPlayTurn cancelled')), {
-            once: true,
-          }),
-        );
-        const result = await Promise.race([api.result(input.conversationId, started.turnIndex), cancelled]);
-        return { turnIndex: started.turnIndex, completionPath: result.completionPath };
-      } catch (err) {
-        if (err instanceof WorkflowFailedError)
-          return { turnIndex: started.turnIndex, failure: (err.cause?.message ?? err.message).slice(0, 2000) };
-        throw err;
+        try {
+          const result = await untilCancelled(api.result(input.conversationId, started.turnIndex));
+          return { turnIndex: started.turnIndex, completionPath: result.completionPath };
+        } catch (err) {
+          if (err instanceof WorkflowFailedError)
+            return { turnIndex: started.turnIndex, failure: (err.cause?.message ?? err.message).slice(0, 2000) };
+          throw err;
+        }
       } finally {
         clearInterval(beat);
       }

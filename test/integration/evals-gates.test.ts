@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { complete, createTestStack, thinking, waitFor, type TestStack } from '../support/stack';
 import { runEval, type EvalTarget } from '../../client/cli/eval-command';
 import { renderHtml, renderTable } from '../../core/evals/report';
 import { countEvalTrials, evalTrials } from '../../store/eval-store';
@@ -99,21 +99,18 @@ test("--compare flags the regression a change of the agent's instructions causes
   assert.match(table, new RegExp(`vs ${baseline.report.runId}: 1 regression\\(s\\), 0 improvement\\(s\\)`));
 });
 
-// TODO (issue 33): once in three full runs today the replacement worker never picked up the trial's
-// evalPlayTurn retry (scheduled, attempt 2, after a heartbeat timeout) and the run waited for ever;
-// marked todo with a timeout so the suite reports it without hanging, until the cause is found.
+// The stop used to hang: a cancel that reached evalPlayTurn during its startTurn call was never
+// seen (the abort listener was added after it fired), so the shutdown waited for ever on an activity
+// waiting for a turn that no worker ran; the retry was never scheduled on the replacement (issue 33).
 test(
   'a worker stopped mid-run is replaced: the run finishes and each trial counts once',
-  {
-    skip: 'hangs: the retried evalPlayTurn is never picked up after the worker is replaced (issue 33)',
-    timeout: 180_000,
-  },
+  { timeout: 180_000 },
   async () => {
     const file = suiteFile(
       'slow',
       `model: ${JSON.stringify({
         provider: 'scripted',
-        script: { rounds: [complete('slow answer')], chunkSize: 8, latencyMs: 40 },
+        script: { rounds: [thinking('slowly '.repeat(20)) + complete('slow answer')], chunkSize: 8, latencyMs: 40 },
       })}
 trials: 3
 cases:
@@ -138,11 +135,33 @@ cases:
       'EvalRunWorkflow',
       { taskQueue: stack.taskQueue, workflowId: `eval/${runId}`, args: [input] },
     );
-    // Stop the worker once the first trial is scored and the second is under way.
+    // Two stops. The first lands as the second trial opens — often while its evalPlayTurn is in
+    // startTurn — the second while the third trial's turn streams (its evalPlayTurn waiting for
+    // the result). Each time the shutdown cancels evalPlayTurn, which must end at once (or the
+    // shutdown waits for ever), and the replacement runs its retry.
+    const replace = async () => {
+      const stopping = Date.now();
+      await stack.stopWorker();
+      const stoppedMs = Date.now() - stopping;
+      assert.ok(stoppedMs < 15_000, `the worker's shutdown took ${stoppedMs} ms (an activity ignored its cancel)`);
+      await startWorker();
+    };
     await waitFor('the first trial scored', async () => (await evalTrials(stack.db.pool, runId)).length >= 1, 60_000);
     await waitFor('the second trial started', async () => (await countEvalTrials(stack.db.pool, runId)) >= 2, 30_000);
-    await stack.stopWorker();
-    await startWorker();
+    await replace();
+    const third = `eval~slow~${runId}.slow-answer.t3`;
+    await waitFor(
+      'the third trial streaming',
+      async () =>
+        (
+          await stack.db.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM stream_events WHERE conversation_id = $1 AND kind = 'delta'`,
+            [third],
+          )
+        ).rows[0]!.n > 3,
+      60_000,
+    );
+    await replace();
     const result = await handle.result();
     assert.equal(result.summary.trials, 3);
     assert.equal(result.summary.passedTrials, 3, JSON.stringify(result.summary));
@@ -151,10 +170,18 @@ cases:
       result.trials.map((t) => t.summary),
       [1, 2, 3].map((n) => `case slow-answer trial ${n}: pass 2/2 checks`),
     );
+    const retried: string[] = [];
     for (const t of await evalTrials(stack.db.pool, runId)) {
       const fb = await feedbackOf(stack.db.pool, t.conversationId);
       assert.equal(fb.filter((f) => f.origin === 'machine').length, 1, `${t.conversationId}: one verdict`);
+      const history = await stack.server.env.client.workflow.getHandle(t.workflowId).fetchHistory();
+      if ((history.events ?? []).some((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1))
+        retried.push(t.workflowId);
     }
+    // The second stop cut the third trial's evalPlayTurn, which its replacement ran again (the
+    // first one cut the second trial's when it landed inside it).
+    assert.ok(retried.includes(`eval/${runId}/slow-answer/3`), retried.join(', '));
+    assert.ok(!retried.includes(`eval/${runId}/slow-answer/1`), retried.join(', '));
   },
 );
 
