@@ -20,7 +20,10 @@ import type { ModelConfig } from '../../core/turn/contracts';
 import type { EvalCase, TurnSpec } from '../../core/evals/suite';
 import { turnOf } from '../../core/evals/suite';
 import { scoreTrial, summariseRun, trialSummary, failureLines, type RunSummary } from '../../core/evals/aggregate';
-import { judgeCheck, judgePrompt, JUDGE_SYSTEM } from '../../core/evals/judge';
+import { judgeCheck, judgeModelOf, judgePrompt, JUDGE_SYSTEM } from '../../core/evals/judge';
+import { listTurns } from '../../store/turn-store';
+import { agentViewsOf } from '../agents/turn-agent';
+import { ledgeredProvider } from '../turn/ledgered-provider';
 import { check, type Check } from '../../core/evals/check';
 import { ProviderError, type ModelRequest } from '../../core/model/provider';
 import {
@@ -253,11 +256,28 @@ export function createEvalActivities(deps: ActivityDeps) {
     },
   };
 
-  /** The rubric's judge: the suite's judge model, else the case's model, else the run's. */
+  /**
+   * The rubric's judge (core/evals/judge.ts `judgeModelOf`): the evaluated agent's `judge` role —
+   * the version the trial's last turn ran — else the suite's judge, else the trial's model. Its
+   * call has its own ledger row (purpose `judge`, on the trial's last turn, under a key that a
+   * retried scoring reuses), which the trial's own figures leave out (./observe.ts).
+   */
   async function judge(input: EvalTrialInput, answer: string): Promise<Check> {
     const c = input.case;
-    const config = input.judge ?? input.model ?? c.model ?? {};
-    const provider = deps.provider(config);
+    const last = (await listTurns(pool, input.conversationId)).at(-1);
+    let agentRole: ModelConfig | undefined;
+    if (last?.agentName && last.agentHash) {
+      const view = await agentViewsOf(deps).load({ name: last.agentName, hash: last.agentHash });
+      if (view.agent.definition.roles?.judge) agentRole = view.settings.roles.judge as ModelConfig;
+    }
+    const { config } = judgeModelOf({ agentRole, suiteJudge: input.judge, fallback: input.model ?? c.model });
+    const provider = ledgeredProvider(deps.provider(config), pool, {
+      conversationId: input.conversationId,
+      turnId: last?.turnId ?? 'turn_1',
+      callKeyPrefix: 'eval/judge',
+      purpose: 'judge',
+      ...(config.model ? { model: config.model } : {}),
+    });
     let text = '';
     const request: ModelRequest = {
       system: [{ text: JUDGE_SYSTEM }],

@@ -1,7 +1,8 @@
 /**
  * What a trial did, read back from Postgres: its tool calls and answers from the timeline, its
  * rounds, failures and wall time from the turns table, tokens and cost from the ledger, the files
- * it wrote and the sources its answers cited (core/evals/check.ts `TrialObservation`).
+ * it wrote and the sources its answers cited (core/evals/check.ts `TrialObservation`). The rubric
+ * judge's own calls (ledger purpose `judge`) are the eval's cost, not the agent's: left out.
  */
 import type { Pool } from 'pg';
 import type { TrialObservation } from '../../core/evals/check';
@@ -18,7 +19,7 @@ export async function observeTrial(pool: Pool, conversationId: string): Promise<
   const [blocks, turns, usage, sources, files] = await Promise.all([
     loadBlocks(pool, conversationId),
     listTurns(pool, conversationId),
-    usageByPurpose(pool, conversationId),
+    usageByPurpose(pool, conversationId).then((rows) => rows.filter((u) => u.purpose !== 'judge')),
     loadSourcesPool(pool, conversationId),
     listArtifacts(pool, conversationId, 'file'),
   ]);

@@ -19,7 +19,7 @@ export interface LedgerScope {
   turnId: string;
   /** Per activity attempt (e.g. `turn_1/gate/2`): the attempt's n-th call is `<prefix>/<n>`. */
   callKeyPrefix: string;
-  purpose: 'title' | 'tool_selection' | 'synthesis' | 'compaction';
+  purpose: 'title' | 'tool_selection' | 'synthesis' | 'compaction' | 'judge';
   model?: string;
   /** Streams each finished call's usage to the conversation's live clients. */
   publisher?: StreamPublisher;

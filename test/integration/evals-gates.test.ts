@@ -31,6 +31,11 @@ const agents = join(dir, 'agents');
 mkdirSync(agents);
 writeFileSync(join(agents, 'support-a.yaml'), 'name: support-a\ninstructions: You are Acme support. Keep notes.\n');
 writeFileSync(join(agents, 'support-b.yaml'), 'name: support-b\ninstructions: You are Acme support. Be brief.\n');
+// An agent whose rubric judge is a model of its own (roles.judge), not the suite's judge.
+writeFileSync(
+  join(agents, 'strict-judge.yaml'),
+  'name: strict-judge\ninstructions: You are Acme support.\nroles:\n  judge: { provider: anthropic, model: claude-judge-1 }\n',
+);
 
 const suiteFile = (name: string, yaml: string) => {
   const file = join(dir, `${name}.yaml`);
@@ -254,4 +259,45 @@ cases:
   } finally {
     await browser.close();
   }
+});
+
+test("the rubric's judge is the evaluated agent's `judge` role, over the suite's judge; its ledger row says so", async () => {
+  const file = suiteFile(
+    'role-judged',
+    `agent: strict-judge
+model: { provider: scripted, script: echo }
+judge: { provider: scripted, script: { rounds: ['{"score": 0.1, "reason": "the suite judge"}'] } }
+cases:
+  - id: role-judged
+    turns: ['Define a refund window']
+    rubric: The answer defines a refund window.
+    threshold: 0.7
+`,
+  );
+  emu.reset();
+  emu.respond(() => reply.text('{"score": 0.95, "reason": "the role judge"}'));
+  const { report } = await runEval(target, { suite: file });
+  const table = renderTable(report);
+  assert.equal(report.exitCode, 0, table);
+  const rubric = report.trials[0]!.checks.find((c) => c.name === 'rubric')!;
+  assert.match(rubric.observed ?? '', /0\.95 \(the role judge\)/, table);
+  // The judge's request went to the role's model through the Anthropic adapter.
+  assert.equal(emu.requests.length, 1);
+  assert.equal(emu.requests[0]!.body.model, 'claude-judge-1');
+  assert.match(JSON.stringify(emu.requests[0]!.body.messages), /RUBRIC:\\nThe answer defines a refund window\./);
+  // The ledger has the judge's call as its own purpose, on the trial's last turn, with the role's model.
+  const conv = report.trials[0]!.conversationId;
+  const rows = await stack.db.pool.query<{ purpose: string; provider: string; model: string | null; turn_id: string }>(
+    `SELECT purpose, provider, model, turn_id FROM usage_ledger WHERE conversation_id = $1 ORDER BY purpose`,
+    [conv],
+  );
+  const judged = rows.rows.filter((r) => r.purpose === 'judge');
+  assert.equal(judged.length, 1, JSON.stringify(rows.rows));
+  assert.match(judged[0]!.provider, /^anthropic/);
+  assert.equal(judged[0]!.model, 'claude-judge-1');
+  assert.equal(judged[0]!.turn_id, 'turn_1');
+  assert.ok(
+    rows.rows.some((r) => r.purpose === 'decision' && r.provider === 'scripted'),
+    JSON.stringify(rows.rows),
+  );
 });
