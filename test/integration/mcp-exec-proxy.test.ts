@@ -3,12 +3,12 @@
  * the offer is the registry the exec call runs with — here an agent's, narrowed to react.read and
  * one MCP tool of a real stdio server — recorded once in the timeline; an offered MCP tool runs
  * with its params checked against its declaration, one outside the registry is refused, and every
- * call is recorded.
+ * call is recorded; and the same through a turn's exec.python in the bubblewrap sandbox.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { proxyOffer, ToolSupervisor } from '../../activities/exec/proxy/supervisor';
@@ -19,6 +19,13 @@ import { McpConnections } from '../../activities/mcp/connections';
 import { stdioServerConfig } from '../support/mcp-servers';
 import type { Block } from '../../core/timeline/block';
 import type { ToolStore } from '../../store/tool-store';
+import { stringify } from 'yaml';
+import { callTool, complete, createTestStack, decision, thinking, uniqueId } from '../support/stack';
+import { loadBlocks } from '../../store/timeline-store';
+import { createExecTool } from '../../activities/exec/exec-tool';
+import { LocalBackend } from '../../activities/exec/local';
+import { LOCAL_SANDBOX, execScratch } from '../support/exec';
+import { requiring } from '../support/requirements';
 
 let mcp: McpConnections;
 let dir = '';
@@ -96,5 +103,82 @@ test("the exec proxy offers the call's registry (its MCP tools included), checks
     assert.equal(recorded.filter((b) => b.type === 'stage.mcp.attempt').length, 0);
   } finally {
     await sup.close();
+  }
+});
+
+/**
+ * End to end: in a turn of an agent with a real stdio MCP server, exec.python's program (in the
+ * bubblewrap sandbox) calls an MCP tool through the supervisor; a destructive one (it would wait
+ * for approval) is refused from code.
+ */
+requiring(test, LOCAL_SANDBOX)('a turn: generated code calls an MCP tool through the exec proxy', async () => {
+  const root = execScratch('mcp-exec-proxy');
+  const agents = mkdtempSync(path.join(tmpdir(), 'mcp-proxy-agents-'));
+  writeFileSync(
+    path.join(agents, 'mcoder.yaml'),
+    stringify({
+      name: 'mcoder',
+      tools: { allow: ['react.read', 'exec.python', 'mcp.local.*'] },
+      mcp: { servers: { local: stdioServerConfig() } },
+    }),
+  );
+  const stack = await createTestStack('mcp_exec_proxy');
+  try {
+    await stack.startWorker({
+      agents: { dir: agents },
+      extraTools: [
+        createExecTool({
+          backend: new LocalBackend({ stateRoot: path.join(root, 'state') }),
+          workRoot: path.join(root, 'work'),
+          pollMs: 50,
+        }),
+      ],
+    });
+    const code = [
+      'import os, dreact_tools',
+      'e = dreact_tools.call("mcp.local.echo", {"text": "from code"})',
+      'd = dreact_tools.call("mcp.local.delete_item", {"id": "x"})',
+      'open(os.path.join(os.environ["OUTPUT_DIR"], "out.txt"), "w").write("%s|%s|%s" % (e["ok"], e["text"], d["ok"]))',
+    ].join('\n');
+    const exec =
+      thinking('run code') +
+      decision({
+        action: 'call_tool',
+        notes: 'exec',
+        tool_call: {
+          tool_id: 'exec.python',
+          params: { contract: [{ filename: 'out.txt', description: 'out', visibility: 'external' }] },
+        },
+      }) +
+      `<channel:code>${code}</channel:code>`;
+    const conv = uniqueId('conv');
+    const rounds = [exec, callTool('react.read', { paths: ['fi:turn_1.outputs/out.txt'] }), complete('done')];
+    await stack.client.startTurn(
+      conv,
+      'echo from code',
+      { model: { provider: 'scripted', script: { rounds } } },
+      undefined,
+      undefined,
+      undefined,
+      'mcoder',
+    );
+    await stack.client.result(conv, 1);
+    const blocks = await loadBlocks(stack.db.pool, conv);
+    const results = blocks.filter((b) => b.type === 'react.tool.result');
+    assert.equal(results[0]?.meta.ok, true, results[0]?.text);
+    assert.match(results[1]?.text ?? '', /True\|echo: from code\|False/);
+    const offered = blocks.find((b) => b.type === 'stage.exec.tool_offer')?.meta.offered as string[];
+    assert.ok(offered.includes('mcp.local.echo'), offered.join(', '));
+    assert.ok(!offered.includes('mcp.local.delete_item'));
+    assert.deepEqual(
+      blocks.filter((b) => b.type === 'stage.exec.tool').map((b) => [b.meta.tool_id, b.meta.ok]),
+      [
+        ['mcp.local.echo', true],
+        ['mcp.local.delete_item', false],
+      ],
+    );
+  } finally {
+    await stack.teardown();
+    rmSync(root, { recursive: true, force: true });
   }
 });
