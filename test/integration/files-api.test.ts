@@ -5,7 +5,8 @@
  * a CSV. The list has exactly the user's files; each downloads with its bytes (sha256) and type;
  * ranges, ETag revalidation, HEAD and signed URLs work; the stream's `done` carries the turn's
  * produced files; `dreact files` / `dreact download` list and save them through the gateway and
- * directly against the stack.
+ * directly against the stack. The canvases route folds composite widgets from stored attribute
+ * events; the HTML canvas frame carries its own sandboxing CSP.
  */
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,7 +21,8 @@ import { createExecTool } from '../../activities/exec/exec-tool';
 import { LocalBackend } from '../../activities/exec/local';
 import { LOCAL_SANDBOX, execScratch } from '../support/exec';
 import { requiring } from '../support/requirements';
-import { readEvents } from '../../store/stream-bus';
+import { publishEvents, readEvents } from '../../store/stream-bus';
+import { createApiKey } from '../../store/tenancy-store';
 
 const test = requiring(nodeTest, LOCAL_SANDBOX);
 const KEY = 'files-api-test-key';
@@ -320,4 +322,56 @@ test('CLI against the stack: dreact files and dreact download -o - read Postgres
   const saved = await dreact(['download', conv, 'turn_1/outputs/report.md', '-o', '-'], direct);
   assert.equal(saved.code, 0, saved.stderr);
   assert.equal(saved.stdout.toString(), REPORT);
+});
+
+test('canvases: composite widgets from the stored attribute events, each turn’s cost in the state, the canvas frame’s own CSP; a foreign tenant 404', async () => {
+  const attribute = (key: string, value: unknown, instance = 0) =>
+    ({
+      kind: 'attribute',
+      channel: 'canvas',
+      instance,
+      payload: { key, value },
+      turnId: 'turn_1',
+      attempt: 1,
+    }) as const;
+  await publishEvents(stack.db.pool, conv, [
+    attribute('title', 'Draft'),
+    attribute('total', 22),
+    attribute('other', true, 1),
+    attribute('title', 'Final'), // a later value replaces the key in place, as the live view folds it
+  ]);
+  const res = await get(`/v1/conversations/${conv}/canvases`);
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.deepEqual(((await res.json()) as { composites: unknown }).composites, [
+    {
+      turnId: 'turn_1',
+      instance: 0,
+      attributes: [
+        ['title', 'Final'],
+        ['total', 22],
+      ],
+    },
+    { turnId: 'turn_1', instance: 1, attributes: [['other', true]] },
+  ]);
+  const state = (await (await get(`/v1/conversations/${conv}/state`)).json()) as { turns: Array<{ costUsd: unknown }> };
+  assert.equal(typeof state.turns[0]!.costUsd, 'number', 'each turn lists its ledger cost');
+
+  const { key: foreign } = await createApiKey(stack.db.pool, {
+    tenantId: 'files-foreign',
+    projectId: 'p',
+    userId: null,
+    scopes: ['read'],
+  });
+  for (const p of ['canvases', 'state'])
+    assert.equal((await get(`/v1/conversations/${conv}/${p}`, { 'x-api-key': foreign })).status, 404, p);
+
+  // The HTML canvas frame: no key needed (it holds no data), sandboxed by its own policy.
+  const frame = await fetch(`${gw.url}/canvas-frame.html`);
+  assert.equal(frame.status, 200);
+  assert.match(frame.headers.get('content-type') ?? '', /^text\/html/);
+  const csp = frame.headers.get('content-security-policy') ?? '';
+  for (const directive of ['sandbox allow-scripts', "default-src 'none'", "frame-ancestors 'self'"])
+    assert.ok(csp.split('; ').includes(directive), `${directive} in ${csp}`);
+  assert.doesNotMatch(csp, /allow-same-origin/);
+  assert.equal(frame.headers.get('x-content-type-options'), 'nosniff');
 });
