@@ -3,13 +3,16 @@
  * its input built once per round from the turn's state. A normal round runs in a scope a steer can
  * cancel, and a cancelled call is awaited until its cancellation completed; the finalize round
  * after a steer is bounded instead. Retries: a round is retried while its failures are transient
- * (below); a non-retryable failure (a 400, a bad key) fails it at once.
+ * (below); a non-retryable failure (a 400, a bad key) fails it at once. Each outcome names the model
+ * that answered it (a fallback chain may have moved on): the step keeps which model answered which
+ * rounds, for the turn result and Temporal UI's current details (data only: no new command).
  */
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import type { TurnActivities } from '../activities/turn-activities';
 import type { AgentRef } from '../core/agents/ref';
 import type { DecideInput, DecideOutcome, ModelConfig, UserEvent } from '../core/turn/contracts';
+import type { ServedBy } from '../core/model/provider';
 
 /**
  * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut
@@ -56,6 +59,10 @@ export interface DecideStep {
     events: UserEvent[];
     iteration: DecideInput['iteration'];
   }): () => Promise<DecideOutcome | undefined>;
+  /** The models that answered the turn's rounds so far, in the order they first did (the turn result names them). */
+  models(): ServedBy[];
+  /** For Temporal UI's current details: which model answered which rounds ('' before any said). */
+  modelLine(): string;
 }
 
 export function decideStep(ctx: {
@@ -76,7 +83,23 @@ export function decideStep(ctx: {
   const { conversationId, turnId, turnIndex, model, twoPhase, contextMaxTokens, cancellable } = ctx;
   const decideActivity = ctx.native ? decideNative : decide;
   const withAgent = ctx.agent ? { agent: ctx.agent } : {};
+  // Rounds by the model that answered them (outcomes recorded before it was carried name none).
+  const answered = new Map<string, { by: ServedBy; rounds: number[] }>();
+  const note = (round: number, outcome: DecideOutcome | undefined): DecideOutcome | undefined => {
+    const by = outcome && 'answeredBy' in outcome ? outcome.answeredBy : undefined;
+    if (by) {
+      const seen = answered.get(by.provider) ?? { by, rounds: [] };
+      if (!seen.rounds.includes(round)) seen.rounds.push(round);
+      answered.set(by.provider, seen);
+    }
+    return outcome;
+  };
   return {
+    models: () => [...answered.values()].map((a) => a.by),
+    modelLine: () =>
+      answered.size === 0
+        ? ''
+        : `answered by: ${[...answered.values()].map((a) => `${a.by.provider} (round${a.rounds.length > 1 ? 's' : ''} ${a.rounds.join(', ')})`).join(' · ')}`,
     round: ({ round, finalize, events, iteration }) => {
       const decideInput = {
         conversationId,
@@ -92,10 +115,15 @@ export function decideStep(ctx: {
         ...withAgent,
       };
       const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
-      return () =>
-        finalize
-          ? decideActivity.executeWithOptions({ summary, ...FINALIZE_BOUND }, [decideInput])
-          : cancellable(() => decideActivity.executeWithOptions({ summary, ...WAIT_FOR_CANCEL }, [decideInput]));
+      return async () =>
+        note(
+          round,
+          finalize
+            ? await decideActivity.executeWithOptions({ summary, ...FINALIZE_BOUND }, [decideInput])
+            : await cancellable(() =>
+                decideActivity.executeWithOptions({ summary, ...WAIT_FOR_CANCEL }, [decideInput]),
+              ),
+        );
     },
   };
 }

@@ -319,6 +319,9 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     ...withAgent,
     cancellable,
   });
+  // Which model answered which rounds: the turn result and, for Temporal UI, the current details.
+  const answeredBy = () => (decision.models().length > 0 ? { models: decision.models() } : {});
+  const modelsLine = () => (decision.modelLine() ? `\n\n${decision.modelLine()}` : '');
   // The round's tool calls (workflows/tool-step.ts).
   const tools = toolStep({
     conversationId,
@@ -349,7 +352,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     unconfirmed = [...unconfirmed, ...pending.splice(0)];
     if (finalize) steerRequested = false;
     setCurrentDetails(
-      `**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}\n\n${usageLine(usage)}`,
+      `**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}\n\n${usageLine(usage)}${modelsLine()}`,
     );
 
     const decideOnce = decision.round({ round, finalize, events: unconfirmed, iteration: budget.snapshot() });
@@ -415,13 +418,15 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   status = 'persisting';
   const persisted = await executeChild(PersistTurnWorkflow, {
     workflowId: `${workflowId}/persist`,
-    args: [{ conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage }],
+    args: [{ conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage, ...answeredBy() }],
     workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
     staticSummary: `persist ${turnId} timeline`,
   });
   status = 'completed';
   upsertSearchAttributes([{ key: TurnStatusKey, value: 'completed' }]);
-  setCurrentDetails(`**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}`);
+  setCurrentDetails(
+    `**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}${modelsLine()}`,
+  );
   return {
     conversationId,
     turnId,
@@ -434,6 +439,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     ...(compaction.count > 0 ? { compactions: compaction.count, compactionUsage: compaction.usage } : {}),
     ...(tools.subagents.count > 0 ? { subagents: tools.subagents.count, subagentUsage: tools.subagents.usage } : {}),
     ...(persisted.files?.length ? { files: persisted.files } : {}),
+    ...answeredBy(),
     leftoverEvents: pending.splice(0),
   };
 }

@@ -13,7 +13,10 @@
  * toward it); no temperature (the API refuses one with thinking). A call that forces a tool
  * (structured output) runs without thinking, which the API does not allow there. Reasoning parts
  * go back as `thinking` blocks with their signature (or `redacted_thinking`), first in their
- * assistant message — only when thinking is on (else they are dropped).
+ * assistant message — only when thinking is on (else they are dropped). A tool loop whose last
+ * assistant message has no thinking block (another model answered that round: a fallback chain
+ * moved on to a model without thinking) runs this call without thinking — the API refuses a
+ * thinking request whose tool loop does not start with a signed thinking block — with a warning.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CacheFlag, ContentPart, ModelMessage, ModelRequest, ToolSpec } from '../../core/model/provider';
@@ -21,10 +24,10 @@ import type { CacheFlag, ContentPart, ModelMessage, ModelRequest, ToolSpec } fro
 export const MAX_CACHE_BREAKPOINTS = 4;
 
 export interface ProviderWarning {
-  code: 'cache_breakpoints_dropped';
+  code: 'cache_breakpoints_dropped' | 'thinking_off_in_tool_loop';
   message: string;
-  requested: number;
-  kept: number;
+  requested?: number;
+  kept?: number;
 }
 
 export interface RequestDefaults {
@@ -143,6 +146,16 @@ export function thinkingBudget(request: ModelRequest, defaults: RequestDefaults)
   return asked.budgetTokens;
 }
 
+/**
+ * Whether the call may think: not when it continues a tool loop (its last assistant message has a
+ * tool call) whose assistant message carries no thinking block to send back first.
+ */
+function loopAllowsThinking(request: ModelRequest): boolean {
+  const last = [...request.messages].reverse().find((m) => m.role === 'assistant');
+  if (!last || !last.content.some((p) => p.type === 'tool_use')) return true;
+  return last.content.some((p) => p.type === 'thinking' && (p.signature !== undefined || p.redacted !== undefined));
+}
+
 /** Maps a ModelRequest to streaming `messages.create` params. Throws a clear Error on unmappable input. */
 export function toAnthropicParams(
   request: ModelRequest,
@@ -171,7 +184,13 @@ export function toAnthropicParams(
   }
   // SDK 1.12 no longer declares `temperature` (the API deprecated sampling parameters); it is
   // still sent when a caller sets it explicitly, and omitted otherwise.
-  const budget = thinkingBudget(request, defaults);
+  const budget = loopAllowsThinking(request) ? thinkingBudget(request, defaults) : undefined;
+  if (budget === undefined && thinkingBudget(request, defaults) !== undefined)
+    warnings.push({
+      code: 'thinking_off_in_tool_loop',
+      message:
+        'extended thinking is off for this call: the tool loop it continues was answered without a thinking block (by a model without thinking), which the API refuses to continue with thinking on',
+    });
   const temperature = budget === undefined ? (request.temperature ?? defaults.temperature) : undefined;
   const params: MessageCreateParams & { temperature?: number } = {
     model: request.model ?? defaults.model,

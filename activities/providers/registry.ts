@@ -102,9 +102,15 @@ export function openAIHeadersFrom(raw: string | undefined): Record<string, strin
   return v as Record<string, string>;
 }
 
-/** A fallback entry's own output budget and temperature over the request's (the primary's). */
-function withSettings(provider: ModelProvider, entry: FallbackModel): ModelProvider {
-  if (entry.maxTokens === undefined && entry.temperature === undefined) return provider;
+/**
+ * A fallback entry's own output budget and temperature over the request's (the primary's); a model
+ * without budgeted thinking gets no thinking request (the primary's request may carry one), and the
+ * prior rounds' thinking blocks go only where the adapter can send them (Anthropic drops them with
+ * thinking off; OpenAI-compatible servers never get them).
+ */
+function withSettings(provider: ModelProvider, entry: FallbackModel, abilities: ModelAbilities): ModelProvider {
+  const noThinking = abilities.thinking !== 'budget';
+  if (entry.maxTokens === undefined && entry.temperature === undefined && !noThinking) return provider;
   return {
     id: provider.id,
     ...(provider.model !== undefined ? { model: provider.model } : {}),
@@ -114,6 +120,7 @@ function withSettings(provider: ModelProvider, entry: FallbackModel): ModelProvi
           ...request,
           ...(entry.maxTokens !== undefined ? { maxTokens: entry.maxTokens } : {}),
           ...(entry.temperature !== undefined ? { temperature: entry.temperature } : {}),
+          ...(noThinking && request.thinking !== undefined ? { thinking: { disabled: true as const } } : {}),
         },
         options,
       ),
@@ -218,7 +225,7 @@ export function defaultProviderResolver(
     if (fallbacks.length === 0) return primary;
     const chain = [config, ...fallbacks];
     return fallbackProvider(
-      [primary, ...fallbacks.map((f) => withSettings(single(f), f))],
+      [primary, ...fallbacks.map((f) => withSettings(single(f), f, abilitiesOf(f, env, options.abilities)))],
       attemptFallback(
         options.attempt ?? activityAttempt,
         chain.map((c) => abilitiesOf(c, env, options.abilities).contextWindow),

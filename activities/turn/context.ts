@@ -166,6 +166,8 @@ export function makeContextActivities(deps: ActivityDeps) {
         cacheReadRatio: cacheReadRatio(input.usage),
         completionPath: input.completionPath,
         files,
+        // The models that answered the turn's rounds (a fallback chain may have moved on).
+        ...(input.models?.length ? { models: input.models } : {}),
       },
     });
     await publisher.close();

@@ -105,10 +105,12 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
       if (opts.json) {
         const { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } = result.usage;
         process.stdout.write(
-          `${JSON.stringify({ conversationId, turnId: result.turnId, workflowId: result.workflowId, answer: result.answer, completionPath: result.completionPath, rounds: result.rounds, usage: { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } })}\n`,
+          `${JSON.stringify({ conversationId, turnId: result.turnId, workflowId: result.workflowId, answer: result.answer, completionPath: result.completionPath, rounds: result.rounds, usage: { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens }, ...(result.models ? { models: result.models } : {}) })}\n`,
         );
       } else {
         out(`\n${result.answer}\n`);
+        // The models that answered (more than one when a fallback chain moved on).
+        if (result.models?.length) out(`answered by: ${result.models.map((m) => m.provider).join(', ')}\n`);
         if (url) out(`Temporal UI: ${url}\n`);
         out(`continue with: dreact turn "…" --conversation ${conversationId}\n`);
       }

@@ -123,14 +123,17 @@ export interface ModelAsk {
   model?: string;
   protocol?: 'channels' | 'native';
   thinking?: { budgetTokens: number };
-  fallbacks?: ReadonlyArray<{ provider: string; model?: string }>;
+  /** `thinking`: a fallback entry's own budget (any shape: agent files say `budget_tokens`). */
+  fallbacks?: ReadonlyArray<{ provider: string; model?: string; thinking?: object }>;
 }
 
 /**
  * Problems of a model choice, one readable sentence each (empty: fine): an unknown provider, the
  * native protocol on a model without tool calling, a thinking budget on a model without
  * budgeted thinking — checked for the main model and every fallback (a fallback answers the same
- * rounds). `who` names the asker (`agent support`).
+ * rounds; the main model's thinking is not a fallback's: one without thinking answers without it,
+ * but a fallback entry's own thinking budget needs a model that has it). `who` names the asker
+ * (`agent support`).
  */
 export function abilityProblems(who: string, ask: ModelAsk, overrides: AbilityOverrides = {}): string[] {
   const problems: string[] = [];
@@ -147,8 +150,10 @@ export function abilityProblems(who: string, ask: ModelAsk, overrides: AbilityOv
     const a = abilitiesFor(m.provider, m.model, overrides);
     if (ask.protocol === 'native' && !a.toolCalling)
       problems.push(`${who} asks for protocol native but ${name} (${m.where}) has no tool calling`);
-    if (ask.thinking && m.where === 'model' && a.thinking !== 'budget')
-      problems.push(`${who} asks for thinking with a budget but ${name} has no budgeted extended thinking`);
+    if (m.thinking && a.thinking !== 'budget')
+      problems.push(
+        `${who} asks for thinking with a budget but ${name}${m.where === 'model' ? '' : ` (${m.where})`} has no budgeted extended thinking`,
+      );
   }
   return problems;
 }

@@ -165,6 +165,8 @@ const DoneEvent = z.object({
     completionPath: z.string(),
     /** Files the turn produced (absent from events published before files were hosted). */
     files: z.array(ProducedFileSchema).optional(),
+    /** The models that answered the turn's rounds, in the order they first did (absent before they were named). */
+    models: z.array(z.object({ provider: z.string(), model: z.string().optional() })).optional(),
   }),
 });
 

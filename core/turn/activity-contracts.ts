@@ -8,6 +8,7 @@ import type { RetryPolicy } from '@temporalio/common';
 import type { AgentRef } from '../agents/ref';
 import type { ApprovalSpec } from '../governance/approval';
 import type { CompletionPath, ModelConfig, TurnAgent, TurnPrompt, Usage, UserEvent } from './contracts';
+import type { ServedBy } from '../model/provider';
 
 // ---- activity contracts -------------------------------------------------------------------
 
@@ -104,13 +105,27 @@ export interface ToolCallPlan {
 /** What the loop acts on: every outcome but `over_budget` (answered by compaction). */
 export type RoundOutcome = Exclude<DecideOutcome, OverBudget>;
 
+/**
+ * The provider and model that answered the round's model call (a fallback chain may have moved on).
+ * Absent in outcomes recorded before it was carried, a round an earlier attempt recorded, and a
+ * round whose call a spend cap refused.
+ */
+export interface Answered {
+  answeredBy?: ServedBy;
+}
+
 export type DecideOutcome =
   /** Legacy single-call shape (kept so recorded histories replay unchanged). */
   | { kind: 'tool'; callId: string; toolId: string; summary: string; usage: Usage }
   /** Accepted calls (run concurrently when there are several); `final` (multi-action: complete after neutral tools) ends the turn after them. */
-  | { kind: 'tools'; calls: ToolCallPlan[]; final?: { action: 'complete' | 'exit'; answer: string }; usage: Usage }
-  | { kind: 'final'; action: 'complete' | 'exit'; answer: string; completionPath: string; usage: Usage }
-  | { kind: 'invalid'; code: string; message: string; usage: Usage }
+  | ({
+      kind: 'tools';
+      calls: ToolCallPlan[];
+      final?: { action: 'complete' | 'exit'; answer: string };
+      usage: Usage;
+    } & Answered)
+  | ({ kind: 'final'; action: 'complete' | 'exit'; answer: string; completionPath: string; usage: Usage } & Answered)
+  | ({ kind: 'invalid'; code: string; message: string; usage: Usage } & Answered)
   /** The request would not fit the context budget: no model call; the workflow compacts, then reruns the round. */
   | OverBudget;
 
@@ -172,6 +187,8 @@ export interface TurnSummary {
   completionPath: CompletionPath;
   rounds: number;
   usage: Usage;
+  /** The models that answered the turn's rounds, in the order they first did (the stream's `done` names them). */
+  models?: ServedBy[];
 }
 
 /** What a failed turn records about itself (turns row and stream). */

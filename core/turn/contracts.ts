@@ -4,7 +4,7 @@
  * of the types and validate input at the edges (client and activities).
  */
 import { z } from 'zod';
-import { UsageSchema } from '../model/provider';
+import { UsageSchema, type ServedBy } from '../model/provider';
 import { textProblem, type TextRules } from '../text';
 
 import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
@@ -211,6 +211,8 @@ export interface TurnResult {
   subagentUsage?: Usage;
   /** The files the turn made for its user (refs: path, gateway url, type, size), as the stream's `done` lists them. */
   files?: ProducedFile[];
+  /** The models that answered the turn's decision rounds, in the order they first did (a fallback chain may have moved on). */
+  models?: ServedBy[];
   /** Events that arrived after the turn's last decision boundary; the conversation starts a new turn with them. */
   leftoverEvents: UserEvent[];
 }

@@ -11,7 +11,8 @@
  * (see prompt-cache.ts) drives the usage numbers; failure injection: HTTP errors with headers,
  * a stream cut mid-way (socket destroyed), an SSE `error` event, a held-open stream.
  *
- * Extended thinking: a reply's `thinking` blocks stream as thinking / signature deltas, signed by
+ * Extended thinking: a model of the Claude 3 / 3.5 Haiku family refuses `thinking` (a 400, as the
+ * API does). A reply's `thinking` blocks stream as thinking / signature deltas, signed by
  * the emulator (an HMAC of the text); a request with `thinking` enabled is checked as the API
  * does — budget ≥ 1024 and below max_tokens, no temperature, and in a tool loop the last
  * assistant message must start with a thinking block carrying a signature the emulator issued for
@@ -206,6 +207,9 @@ type WireBlock = { type: string; thinking?: string; signature?: string; data?: s
 function thinkingProblem(body: Record<string, unknown>): { problem?: string; returned: boolean } {
   const cfg = body.thinking as { type?: string; budget_tokens?: number } | undefined;
   if (!cfg || cfg.type !== 'enabled') return { returned: false };
+  // Models without extended thinking refuse the parameter (as the API does for the Claude 3.5 family).
+  if (/^claude-3(-5)?-haiku/.test(String(body.model)))
+    return { problem: `thinking: extended thinking is not supported by ${String(body.model)}`, returned: false };
   const budget = Number(cfg.budget_tokens);
   if (!Number.isInteger(budget) || budget < 1024)
     return {

@@ -196,6 +196,9 @@ function validate(
 ): { message: string; param?: string } | undefined {
   if (typeof body.model !== 'string' || body.model === '')
     return { message: 'you must provide a model parameter', param: 'model' };
+  // Anthropic's parameters are not the API's (a request carrying a thinking budget is refused).
+  for (const key of ['thinking', 'system', 'max_tokens_to_sample'])
+    if (key in body) return { message: `Unrecognized request argument supplied: ${key}`, param: key };
   const messages = body.messages as Array<Record<string, unknown>> | undefined;
   if (!Array.isArray(messages) || messages.length === 0)
     return { message: "[] is too short - 'messages'", param: 'messages' };
@@ -216,6 +219,17 @@ function validate(
         message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`,
         param: 'messages',
       };
+    // An assistant message's content is text (or refusal) parts only: no thinking blocks, no signatures.
+    if (m.role === 'assistant' && Array.isArray(m.content)) {
+      const bad = (m.content as Array<{ type?: string }>).findIndex((c) => c.type !== 'text' && c.type !== 'refusal');
+      if (bad >= 0)
+        return {
+          message: `Invalid value: '${String((m.content as Array<{ type?: string }>)[bad]!.type)}'. Supported values are: 'text' and 'refusal'.`,
+          param: `messages.[${i}].content.[${bad}].type`,
+        };
+    }
+    if (m.role === 'assistant' && (m.thinking !== undefined || m.signature !== undefined))
+      return { message: `Unrecognized request argument supplied: messages.[${i}].thinking`, param: `messages.[${i}]` };
     if (m.role === 'assistant' && Array.isArray(m.tool_calls))
       pending = (m.tool_calls as Array<{ id: string }>).map((c) => c.id);
   }

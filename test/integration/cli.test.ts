@@ -38,12 +38,14 @@ test('dreact turn --json starts the embedded stack; a second invocation continue
     'answer',
     'completionPath',
     'conversationId',
+    'models',
     'rounds',
     'turnId',
     'usage',
     'workflowId',
   ]);
   assert.equal(out1.turnId, 'turn_1');
+  assert.deepEqual(out1.models, [{ provider: 'scripted' }], 'the model that answered');
   assert.equal(out1.workflowId, `conv/${String(out1.conversationId)}/turn/1`);
   assert.deepEqual(Object.keys(out1.usage as object).sort(), [
     'cacheReadTokens',

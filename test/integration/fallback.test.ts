@@ -5,12 +5,15 @@
  *   the stream's `retry` event name it (the title call, answered by Anthropic, names Anthropic);
  *   the turn's history replays, and the decision re-derived from the recorded attempt is the same;
  * - a 500 on attempt 1 is retried on the same model (Temporal's retry), and attempt 2's 500 moves
- *   on: the choice follows the activity's attempt, not chance.
+ *   on: the choice follows the activity's attempt, not chance;
+ * - a turn whose round 1 moves on and whose round 2 is the primary's again: the turn result, the
+ *   stream's `done`, Temporal UI's current details and `dreact turn` name both models, and the
+ *   timeline notes each switch (what changes: the cache is per provider) where the model reads it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
-import { complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
+import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator } from '../emulator/openai-emulator';
 import { defaultProviderResolver } from '../../activities/providers/registry';
@@ -21,6 +24,9 @@ import { cachedWorkflowBundle } from '../../workers/bundle';
 import { projectFile } from '../../store/project-files';
 import type { TurnOptionsInput } from '../../core/turn/contracts';
 import { isDecisionRequest } from '../support/note-turns';
+import { loadBlocks } from '../../store/timeline-store';
+import { MODEL_SWITCH_KIND } from '../../core/model/switch-note';
+import { visibleItems } from '../../core/timeline/render';
 
 let stack: TestStack;
 let anthropic: AnthropicEmulator;
@@ -157,5 +163,126 @@ test('a 500 stays on the primary on attempt 1 (Temporal retries it) and moves on
   assert.deepEqual(
     rows.rows.map((row) => row.provider),
     ['openai:gpt-4o-mini'],
+  );
+});
+
+test('round 1 on the fallback, round 2 on the primary again: result, done, Temporal UI details and the timeline name both', async () => {
+  anthropic.reset();
+  openai.reset();
+  anthropic.enqueue(title, reply.overloaded(), reply.text(complete('Back on the primary.')));
+  openai.enqueue(
+    oreply.text(callTool('react.write', { path: 'files/a.md', channel: 'internal', content: 'a', kind: 'file' })),
+  );
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'write a note, then answer', chain);
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'Back on the primary.');
+  assert.equal(r.rounds, 2);
+  const fallback = { provider: 'openai:gpt-4o-mini', model: 'gpt-4o-mini' };
+  const primary = { provider: 'anthropic:claude-sonnet-5-5', model: 'claude-sonnet-5-5' };
+  assert.deepEqual(r.models, [fallback, primary], 'the turn result names both, in the order they answered');
+
+  const events = await readEvents(stack.db.pool, conv, 0, 5000);
+  const done = events.find((e) => e.kind === 'done')!;
+  assert.deepEqual(done.payload?.models, [fallback, primary], "the stream's done names both");
+
+  // Temporal UI: the workflow's current details say which model answered which rounds.
+  const meta = await stack.server.env.client.workflow
+    .getHandle(r.workflowId)
+    .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  assert.match(
+    meta.currentDetails ?? '',
+    /answered by: openai:gpt-4o-mini \(round 1\) · anthropic:claude-sonnet-5-5 \(round 2\)/,
+  );
+
+  // The timeline: a note at each switch, first of its round's blocks, rendered for the model.
+  const blocks = await loadBlocks(stack.db.pool, conv);
+  const notes = blocks.filter((b) => b.type === 'system.message' && b.meta['kind'] === MODEL_SWITCH_KIND);
+  assert.deepEqual(
+    notes.map((b) => [b.meta['iteration'], b.meta['from_provider'], b.meta['provider'], b.meta['reason'] ?? null]),
+    [
+      [1, primary.provider, fallback.provider, 'overloaded'],
+      [2, fallback.provider, primary.provider, null],
+    ],
+  );
+  const call = blocks.findIndex((b) => b.type === 'react.tool.call');
+  assert.ok(blocks.indexOf(notes[0]!) < call, 'the note leads its round');
+  assert.match(notes[0]!.text!, /cache is per provider/);
+  // Round 2's request (the primary's) showed the model round 1's note.
+  const round2 = anthropic.requests.filter((q) => isDecisionRequest(q.body) && q.status === 200).at(-1)!;
+  assert.match(JSON.stringify(round2.body.messages), /Round 1 was answered by openai:gpt-4o-mini instead of/);
+  assert.ok(visibleItems(blocks, 'turn_1').some((i) => /Round 2 was answered by anthropic/.test(JSON.stringify(i))));
+});
+
+const thinkingChain = (fallback: { provider: string; model: string }) =>
+  ({
+    model: {
+      provider: 'anthropic',
+      model: 'claude-sonnet-5-5',
+      protocol: 'native',
+      thinking: { budgetTokens: 2048 },
+      fallbacks: [fallback],
+    },
+  }) as unknown as TurnOptionsInput;
+const writeNote = { path: 'files/t.md', channel: 'internal', content: 'note', kind: 'file' };
+
+test('thinking primary → a fallback without thinking answers a tool call; the primary continues that loop without thinking, no 400', async () => {
+  anthropic.reset();
+  openai.reset();
+  anthropic.enqueue(
+    title,
+    reply.overloaded(),
+    reply.toolUse('react_write', writeNote, { id: 'toolu_h', text: 'Writing.' }), // the fallback (Haiku)
+    reply.text('Written.'),
+  );
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(
+    conv,
+    'write a note',
+    thinkingChain({ provider: 'anthropic', model: 'claude-3-5-haiku' }),
+  );
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'Written.');
+  const rounds = anthropic.requests.filter((q) => isDecisionRequest(q.body));
+  assert.deepEqual(
+    rounds.map((q) => [q.body.model, q.status, q.body.thinking ?? null]),
+    [
+      ['claude-sonnet-5-5', 529, { type: 'enabled', budget_tokens: 2048 }],
+      ['claude-3-5-haiku', 200, null],
+      ['claude-sonnet-5-5', 200, null],
+    ],
+    'the fallback gets no thinking (the emulator refuses it there, as the API does); the loop it answered continues without',
+  );
+  assert.deepEqual(
+    r.models?.map((m) => m.provider),
+    ['anthropic:claude-3-5-haiku', 'anthropic:claude-sonnet-5-5'],
+  );
+});
+
+test('thinking primary thinks and calls a tool, then moves on to the OpenAI model: its thinking block is not sent there, no 400', async () => {
+  anthropic.reset();
+  openai.reset();
+  anthropic.enqueue(
+    title,
+    reply.thinking('I write the note first.', reply.toolUse('react_write', writeNote, { id: 'toolu_s' })),
+    reply.overloaded(),
+  );
+  openai.enqueue(oreply.text('Written, by the fallback.'));
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'write a note', thinkingChain({ provider: 'openai', model: 'gpt-4o-mini' }));
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'Written, by the fallback.');
+  assert.equal(openai.requests.length, 1);
+  const sent = openai.requests[0]!;
+  assert.equal(sent.status, 200, 'the emulator refuses thinking parameters and thinking blocks, as the API does');
+  assert.equal(sent.body.thinking, undefined);
+  assert.doesNotMatch(JSON.stringify(sent.body.messages), /I write the note first|signature/);
+  assert.ok(
+    JSON.stringify(sent.body.messages).includes('react_write'),
+    'the tool loop itself goes to the fallback (call and result)',
+  );
+  assert.deepEqual(
+    r.models?.map((m) => m.provider),
+    ['anthropic:claude-sonnet-5-5', 'openai:gpt-4o-mini'],
   );
 });

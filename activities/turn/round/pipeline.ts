@@ -44,6 +44,7 @@ import { governedRegistry } from '../../governance/round-tools';
 import { budgetedProvider } from '../../budget/budgeted-provider';
 import { budgetExceededOutcome } from '../../budget/exceeded';
 import { budgetExceededIn } from '../../../core/governance/budget';
+import { answeringModel } from './answered';
 import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
@@ -187,10 +188,13 @@ export function roundPipeline<S>(
       provider: baseProvider.id,
       model,
     };
+    // The model that answered the round (the outcome and the switch note name it).
+    const answering = answeringModel({ provider: baseProvider.id, ...(model !== undefined ? { model } : {}) });
     const metered = meteredProvider(
       baseProvider,
       async ({ usage, final, requestId, provider: answeredBy, model: answeredWith }) => {
         // The row names the provider and model that answered (a fallback chain may have moved on).
+        answering.reported({ provider: answeredBy, model: answeredWith });
         const row = {
           ...usageRow,
           ...(answeredBy !== undefined ? { provider: answeredBy } : {}),
@@ -204,7 +208,8 @@ export function roundPipeline<S>(
       },
       {
         // A fallback chain moved on before any content: clients see a retry naming the model switched to.
-        onFallback: (f) =>
+        onFallback: (f) => {
+          answering.switched(f.to, f.reason);
           publisher.emit({
             kind: 'retry',
             payload: {
@@ -215,7 +220,8 @@ export function roundPipeline<S>(
               from: f.from.provider,
               reason: f.reason,
             },
-          }),
+          });
+        },
       },
     );
     // Spend caps: the call's worst case is reserved first (activities/budget/budgeted-provider.ts).
@@ -277,9 +283,10 @@ export function roundPipeline<S>(
           usage,
           protocol: strategy.protocol,
           sources: sources.refs,
+          switchNote: answering.note({ blocks, turnId, round, ts }),
         },
         decision,
-      ),
+      ).then((o) => ({ ...o, answeredBy: answering.answeredBy })),
       saveRoundBookkeeping(pool, conversationId, {
         ...(rendered.pruning ? { touch: { at: rendered.cacheTouchAt, ttlSeconds: rendered.pruning.ttlSeconds } } : {}),
         charsPerToken: recalibratedRatio(budget, usage),
@@ -301,11 +308,13 @@ interface Decided {
   protocol: RoundStrategy<unknown>['protocol'];
   /** The sources pool (the completion records which of its SIDs the answer cites). */
   sources?: readonly SourceRef[];
+  /** The round's note that another model answered it (core/model/switch-note.ts), first of its blocks. */
+  switchNote: Block[];
 }
 
 /** Appends a round's decision, streams what it started, and returns the round's outcome. */
 async function appendDecision(at: Decided, decision: RoundDecision): Promise<DecideOutcome> {
-  const { pool, publisher, input, blocks, ts, workflowId, plans, usage } = at;
+  const { pool, publisher, input, blocks, ts, workflowId, plans, usage, switchNote } = at;
   const { conversationId, turnId, round } = input;
   const finalize = input.mode === 'finalize';
   if (!decision.ok) {
@@ -329,13 +338,13 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
         interpretation,
         sources: at.sources,
       });
-      await appendBlocks(pool, conversationId, [...decision.failed, ...built.blocks]);
+      await appendBlocks(pool, conversationId, [...switchNote, ...decision.failed, ...built.blocks]);
       publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
       await publisher.close();
       return { kind: 'final', action: 'complete', answer, completionPath: 'steer_finalize', usage };
     }
     const first = decision.notices[0];
-    await appendBlocks(pool, conversationId, decision.failed);
+    await appendBlocks(pool, conversationId, [...switchNote, ...decision.failed]);
     publisher.emit({ kind: 'step', payload: { phase: 'invalid', round, code: first?.code } });
     await publisher.close();
     return { kind: 'invalid', code: first?.code ?? 'invalid', message: first?.message ?? '', usage };
@@ -352,7 +361,7 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
     ...(callMeta ? { callMeta } : {}),
     sources: at.sources,
   });
-  await appendBlocks(pool, conversationId, built.blocks);
+  await appendBlocks(pool, conversationId, [...switchNote, ...built.blocks]);
   await chaosPoint('after-round-append');
   for (const event of planEvents(built.blocks)) publisher.emit(event);
   for (const event of decision.beforeCalls ?? []) publisher.emit(event);

@@ -8,7 +8,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toAnthropicParams } from '../../../activities/providers/anthropic-request';
 import { createAnthropicProvider } from '../../../activities/providers/anthropic';
-import { collectStream, ProviderError, type ModelRequest, type StreamPart } from '../../../core/model/provider';
+import { collectStream, type ModelRequest, type StreamPart } from '../../../core/model/provider';
 import {
   layoutNative,
   NativeToolNames,
@@ -127,11 +127,27 @@ test('emulator: a tool loop with thinking must send the signed block back first 
       { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: 'r' }] },
     ],
   });
-  await assert.rejects(collectStream(p.stream(loop([{ type: 'text', text: 'x' }]))), (err: unknown) => {
-    assert.ok(err instanceof ProviderError && err.kind === 'bad_request');
-    assert.match(err.message, /must start with a thinking block/);
-    return true;
+  // The emulator refuses a thinking request whose tool loop does not start with a thinking block…
+  const raw = await fetch(`${emu.baseURL}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: 'claude-test',
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 't', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'r' }] },
+      ],
+    }),
   });
+  assert.equal(raw.status, 400);
+  assert.match(await raw.text(), /must start with a thinking block/);
+  // …so the adapter continues such a loop (answered by a model without thinking) with thinking off.
+  const unthought = await collectStream(p.stream(loop([{ type: 'text', text: 'x' }])));
+  assert.equal(unthought.stopReason, 'end_turn');
+  assert.equal(emu.requests.at(-1)!.body.thinking, undefined);
   await assert.rejects(
     collectStream(p.stream(loop([{ type: 'thinking', text: 'a', signature: 'forged' }]))),
     /Invalid `signature`/,
