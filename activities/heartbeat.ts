@@ -12,10 +12,12 @@
  * cancelling it (test/integration/worker-versioning.test.ts failed 4 of 7 runs, once in CI); a
  * chunk after a quiet spell still heartbeats at once.
  *
- * The first beat comes after `everyMs` (or at the first progress), not at the start: the server
- * times a heartbeat timeout from the activity's start when nothing was recorded, so an opening beat
- * adds no liveness — only one more RPC and one more mutable-state write per activity (most end well
- * within a second).
+ * The first beat comes after `everyMs`, or at the first progress `minGapMs` or more after the start,
+ * not at the start: the server times a heartbeat timeout from the activity's start when nothing was
+ * recorded, so an opening beat adds no liveness — only one more RPC and one more mutable-state
+ * write per activity (most end well within a second). A stream whose first chunk comes within
+ * `minGapMs` (a fast or cached call) therefore sends no beat for it; one whose first token takes
+ * longer (a real model's usual) beats at that chunk as before.
  */
 import { Context } from '@temporalio/activity';
 
@@ -31,7 +33,8 @@ export async function heartbeating<T>(
   // A local activity cannot heartbeat (its workflow task is its liveness); it still gets cancellation.
   if (ctx.info.isLocal) return fn(() => undefined);
   let latest: { details: unknown } | undefined;
-  let lastBeatAt = -Infinity;
+  // Counted from the start: the server's heartbeat timeout runs from there too.
+  let lastBeatAt = performance.now();
   const record = (d?: unknown) => {
     lastBeatAt = performance.now();
     if (d === undefined) ctx.heartbeat();

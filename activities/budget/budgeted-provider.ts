@@ -82,6 +82,15 @@ export function budgetedProvider(provider: ModelProvider, pool: Pool, scope: Spe
     id: provider.id,
     ...(provider.model !== undefined ? { model: provider.model } : {}),
     async *stream(request, options): AsyncGenerator<StreamPart> {
+      const owner = await turnOwner(pool, scope.conversationId);
+      if (scope.turnCapUsd === undefined) {
+        const budgeted = scope.budgeted ?? (await budgetsCover(pool, owner, scope.conversationId));
+        if (!budgeted) {
+          yield* provider.stream(request, options);
+          return;
+        }
+      }
+      // The worst case (serialising the whole request) only when a reservation is taken.
       const model = request.model ?? scope.model ?? provider.model;
       const inputTokens = estimateTokens(requestChars(request), WORST_CASE_CHARS_PER_TOKEN);
       // Priced like the ledger row will be (activities/turn/round/io.ts recordRoundUsage).
@@ -92,14 +101,6 @@ export function budgetedProvider(provider: ModelProvider, pool: Pool, scope: Spe
         providerOfId(provider.id),
         activePriceTable(),
       );
-      const owner = await turnOwner(pool, scope.conversationId);
-      if (scope.turnCapUsd === undefined) {
-        const budgeted = scope.budgeted ?? (await budgetsCover(pool, owner, scope.conversationId));
-        if (!budgeted) {
-          yield* provider.stream(request, options);
-          return;
-        }
-      }
       const reserved = await reserveSpend(pool, {
         conversationId: scope.conversationId,
         turnId: scope.turnId,

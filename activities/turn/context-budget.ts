@@ -8,7 +8,12 @@
  * the provider reports.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { calibrate, DEFAULT_CHARS_PER_TOKEN, estimateTokens, requestChars } from '../../core/compaction/estimate';
+import {
+  calibrate,
+  DEFAULT_CHARS_PER_TOKEN,
+  estimateTokens,
+  requestCharsWithSystem,
+} from '../../core/compaction/estimate';
 import { ProviderError, type Usage } from '../../core/model/provider';
 import type { OverBudget } from '../../core/turn/contracts';
 import { providerFailureType } from '../providers/errors';
@@ -29,8 +34,7 @@ export function checkBudget(
   budget: number,
 ): BudgetCheck {
   const ratio = calibrated ?? DEFAULT_CHARS_PER_TOKEN;
-  const chars = requestChars(request);
-  const systemChars = requestChars({ system: request.system, tools: request.tools, messages: [] });
+  const { chars, systemChars } = requestCharsWithSystem(request);
   return {
     chars,
     ratio,

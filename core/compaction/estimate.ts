@@ -13,6 +13,19 @@ export function requestChars(request: { system?: unknown; messages: unknown; too
   return JSON.stringify([request.system ?? null, request.tools ?? null, request.messages]).length;
 }
 
+/**
+ * `requestChars` of the whole request and of its fixed part (system and tools, no messages), with
+ * the fixed part serialised once: `[s,t,m]` is `[s,t,[]]` with `[]` replaced by `m`. The same
+ * numbers as two requestChars calls (a round's context budget needs both).
+ */
+export function requestCharsWithSystem(request: { system?: unknown; messages: unknown; tools?: unknown }): {
+  chars: number;
+  systemChars: number;
+} {
+  const systemChars = requestChars({ system: request.system, tools: request.tools, messages: [] });
+  return { chars: systemChars - 2 + JSON.stringify(request.messages).length, systemChars };
+}
+
 export function estimateTokens(chars: number, charsPerToken: number = DEFAULT_CHARS_PER_TOKEN): number {
   return Math.ceil(chars / clampRatio(charsPerToken));
 }

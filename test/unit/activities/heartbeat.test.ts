@@ -18,16 +18,17 @@ test('progress heartbeats at once with its details, and the timer repeats the la
   const result = await env.run(() =>
     heartbeating(
       async (progress) => {
+        await sleep(30);
         progress({ chars: 1 });
         await sleep(30);
         progress({ chars: 2 });
         await sleep(30);
         progress({ chars: 3 });
-        await sleep(130);
+        await sleep(180);
         return 'done';
       },
       () => ({ phase: 'waiting' }),
-      100,
+      150,
       20,
     ),
   );
@@ -42,18 +43,37 @@ test('progress closer than the minimum gap only updates the details the timer se
   await env.run(() =>
     heartbeating(
       async (progress) => {
+        await sleep(30);
         for (let chunk = 1; chunk <= 50; chunk++) progress({ chars: chunk });
         await sleep(75);
         return 'done';
       },
       undefined,
-      50,
-      1000,
+      80,
+      20,
     ),
   );
-  assert.deepEqual(beats[0], { chars: 1 }, 'the first chunk heartbeats at once');
+  assert.deepEqual(beats[0], { chars: 1 }, 'the first chunk after a quiet spell heartbeats at once');
   assert.deepEqual(beats[1], { chars: 50 }, 'the timer sends the latest details');
   assert.equal(beats.length, 2, `beats: ${JSON.stringify(beats)}`);
+});
+
+test('a first chunk within the minimum gap of the start sends no beat (the server times from the start)', async () => {
+  const { env, beats } = recording();
+  await env.run(() =>
+    heartbeating(
+      async (progress) => {
+        progress({ chars: 1 });
+        progress({ chars: 2 });
+        await sleep(5);
+        return 'done';
+      },
+      undefined,
+      200,
+      100,
+    ),
+  );
+  assert.deepEqual(beats, []);
 });
 
 test('an activity shorter than the interval sends no heartbeat (the server times the heartbeat timeout from its start)', async () => {
