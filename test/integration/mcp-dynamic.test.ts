@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { stdioServerConfig } from '../support/mcp-servers';
+import { startHttpMcpServer, stdioServerConfig, type HttpMcpServer } from '../support/mcp-servers';
 import { loadBlocks } from '../../store/timeline-store';
 import type { Block } from '../../core/timeline/block';
 import { defaultProviderResolver } from '../../activities/providers/registry';
@@ -27,6 +27,9 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
 
 let stack: TestStack;
+/** A Streamable HTTP server that is down when the worker starts (its port is kept free). */
+let laterPort = 0;
+let later: HttpMcpServer | undefined;
 const home = mkdtempSync(join(tmpdir(), 'dreact-mcp-dyn-home-'));
 const requests: string[] = [];
 
@@ -37,6 +40,7 @@ const SCRIPTS: Record<string, string[]> = {
   dyn_remove: [callTool('mcp.local.remove_tool', {}), callTool('mcp.local.late_tool', {}), complete('removed')],
   dyn_gone: [callTool('mcp.local.late_tool', {}), complete('gone')],
   dyn_delete: [callTool('mcp.local.delete_item', { id: 'a1' }), complete('deleted')],
+  dyn_later: [callTool('mcp.later.echo', { text: 'back' }), complete('later')],
   dyn_free: [
     callTool('mcp.optout.delete_item', { id: 'b2' }),
     callTool('mcp.local.add_item', { id: 'c3' }),
@@ -45,19 +49,28 @@ const SCRIPTS: Record<string, string[]> = {
 };
 
 before(async () => {
+  const probe = await startHttpMcpServer();
+  laterPort = probe.port;
+  await probe.close();
   const dir = mkdtempSync(join(tmpdir(), 'dreact-mcp-dyn-'));
   writeFileSync(
     join(dir, 'dyn.yaml'),
     stringify({
       name: 'dyn',
-      mcp: { servers: { local: stdioServerConfig(), optout: { ...stdioServerConfig(), approval: 'never' } } },
+      mcp: {
+        servers: {
+          local: stdioServerConfig(),
+          optout: { ...stdioServerConfig(), approval: 'never' },
+          later: { url: `http://127.0.0.1:${laterPort}/mcp` },
+        },
+      },
     }),
   );
   stack = await createTestStack('mcpdyn');
   const resolve = defaultProviderResolver(process.env, { provider: 'scripted' });
   await stack.startWorker({
     agents: { dir },
-    mcp: { connectTimeoutMs: 15_000 },
+    mcp: { connectTimeoutMs: 15_000, backoffMs: 100, maxBackoffMs: 500 },
     provider: (config) => {
       const named = typeof config.script === 'string' ? SCRIPTS[config.script] : undefined;
       const inner = named
@@ -75,7 +88,10 @@ before(async () => {
     },
   });
 });
-after(async () => stack.teardown());
+after(async () => {
+  await stack.teardown();
+  await later?.close();
+});
 
 function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
@@ -230,4 +246,28 @@ test('approval: never on the server, and a tool annotated destructiveHint: false
     ['deleted b2', 'added c3'],
   );
   assert.equal(blocks.filter((b) => /approval/.test(b.type)).length, 0);
+});
+
+test('a server down at start: its tools are offered from the first turn after it comes up (no restart)', async () => {
+  const conv = uniqueId('conv');
+  const before = requests.length;
+  const down = await cliTurn(conv, 'dyn_later');
+  assert.equal(down.code, 0, down.stderr);
+  let blocks = await loadBlocks(stack.db.pool, conv);
+  assert.equal(attempts(blocks, 'echo'), 0, 'not offered while the server is down');
+  assert.match(
+    lastAnnounce(before),
+    /MCP server later is unavailable \([^)]*\): its tools mcp\.later\.\* are not offered/,
+  );
+  later = await startHttpMcpServer({ port: laterPort });
+  // The worker reconnects with backoff (at most 0.5 s here) and lists the server's tools.
+  await new Promise((r) => setTimeout(r, 2_000));
+  const up = await cliTurn(conv, 'dyn_later');
+  assert.equal(up.code, 0, up.stderr);
+  blocks = await loadBlocks(stack.db.pool, conv);
+  assert.ok((header(blocks, 'turn_2').meta.mcp_tools as string[]).includes('mcp.later.echo'));
+  const res = results(ofTurn(blocks, 'turn_2'))[0]!;
+  assert.equal(res.text, 'echo: back');
+  assert.equal(res.meta.ok, true);
+  assert.deepEqual(later.calls, ['echo']);
 });
