@@ -12,12 +12,16 @@
  * chat (client/web/components/canvas.tsx) frames it with `sandbox="allow-scripts"` and posts the
  * HTML once per version. The frame is static: the canvas HTML never reaches the gateway.
  *
- * `GET /v1/conversations/:id/canvases` — the composite JSON canvases of the conversation's turns,
- * folded from their stored `attribute` events (store/turn-display-store.ts), so a reload shows the
- * widgets the live stream built. Scoped like every conversation route (another tenant's: 404).
+ * `GET /v1/conversations/:id/canvases` — what a client needs besides the timeline to rebuild the
+ * canvases a turn streamed: the composite JSON canvases, folded from their stored `attribute`
+ * events (store/turn-display-store.ts), and the text of files react.patch streamed (its call holds
+ * only the diff). Scoped like every conversation route (another tenant's: 404).
  */
 import type { Hono } from 'hono';
 import type { Pool } from 'pg';
+import type { Block } from '../../core/timeline/block';
+import { getArtifact } from '../../store/artifact-store';
+import { loadBlocks } from '../../store/timeline-store';
 import { compositeCanvases } from '../../store/turn-display-store';
 import { conversationId, need, ownedConversation, shownId, type GatewayEnv } from './http';
 
@@ -61,6 +65,32 @@ export function registerCanvasRoutes(app: Hono<GatewayEnv>, pool: Pool): void {
     const principal = need(c, 'read');
     const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
-    return c.json({ conversationId: shownId(c, id), composites: await compositeCanvases(pool, id) });
+    const [composites, blocks] = await Promise.all([compositeCanvases(pool, id), loadBlocks(pool, id)]);
+    return c.json({ conversationId: shownId(c, id), composites, patched: await patchedCanvases(pool, id, blocks) });
   });
+}
+
+/**
+ * The files react.patch streamed as canvases, with their stored text: a patch's call holds only
+ * the diff (a write's call holds the whole text, which the client reads from the timeline).
+ */
+async function patchedCanvases(
+  pool: Pool,
+  id: string,
+  blocks: readonly Block[],
+): Promise<Array<{ artifact: string; mime: string; content: string }>> {
+  const keys = new Set<string>();
+  for (const b of blocks)
+    if (
+      b.type === 'react.tool.result' &&
+      b.meta.tool_id === 'react.patch' &&
+      b.meta.ok !== false &&
+      (b.meta.channel === 'canvas' || b.meta.channel === 'timeline_text') &&
+      typeof b.meta.artifact === 'string'
+    )
+      keys.add(b.meta.artifact);
+  const files = await Promise.all([...keys].map((key) => getArtifact(pool, id, 'file', key)));
+  return files.flatMap((f) =>
+    f && f.content !== undefined ? [{ artifact: f.key, mime: f.mime ?? 'text/markdown', content: f.content }] : [],
+  );
 }

@@ -14,6 +14,7 @@ import {
   type LiveExtras,
   type Stored,
   type StoredComposite,
+  type PatchedCanvas,
   type TurnData,
   type UserMessage,
 } from './turns';
@@ -32,7 +33,7 @@ async function orEmpty<T>(p: Promise<T>, empty: T): Promise<T> {
   }
 }
 
-const EMPTY: Stored = { blocks: [], sources: [], turns: [], files: [], feedback: [], composites: [] };
+const EMPTY: Stored = { blocks: [], sources: [], turns: [], files: [], feedback: [], composites: [], patched: [] };
 
 export function Chat({ conversationId, onChanged }: { conversationId: string; onChanged: () => void }) {
   const [stored, setStored] = useState<Stored | null>(null);
@@ -64,9 +65,10 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
         orEmpty(api<{ files: HostedFile[] }>('GET', convPath(conversationId, 'files?signed=1')), { files: [] }),
         orEmpty(api<{ feedback: FeedbackRow[] }>('GET', convPath(conversationId, 'feedback')), { feedback: [] }),
         orEmpty(api<{ title: string | null }>('GET', convPath(conversationId)), { title: null }),
-        orEmpty(api<{ composites: StoredComposite[] }>('GET', convPath(conversationId, 'canvases')), {
-          composites: [],
-        }),
+        orEmpty(
+          api<{ composites: StoredComposite[]; patched: PatchedCanvas[] }>('GET', convPath(conversationId, 'canvases')),
+          { composites: [], patched: [] },
+        ),
       ]);
       setStored({
         blocks: timeline.blocks,
@@ -75,6 +77,7 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
         files: listed.files,
         feedback: feedback.feedback,
         composites: canvases.composites,
+        patched: canvases.patched,
       });
       setTitle(summary.title);
     } catch (err) {

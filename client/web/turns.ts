@@ -2,7 +2,7 @@
  * One model of a turn for the one rendering of it (components/turn.tsx): folded from the stream
  * while the turn runs (live.ts), or rebuilt from the stored timeline, the turn rows, the hosted
  * files, the feedback and the composite canvases once it is done — a reload shows what the live
- * view showed when it ended: canvases react.write streamed are rebuilt from its calls, composite
+ * view showed when it ended: canvases react.write / react.patch streamed are rebuilt from their calls, composite
  * JSON widgets from their stored attribute events, the footer's cost from the ledger.
  */
 import type { PlanView } from '../../core/timeline/plan-view';
@@ -100,6 +100,13 @@ export interface StoredComposite {
   attributes: Array<[string, unknown]>;
 }
 
+/** The stored text of a file react.patch streamed (its call holds only the diff). */
+export interface PatchedCanvas {
+  artifact: string;
+  mime: string;
+  content: string;
+}
+
 export interface Stored {
   blocks: TimelineBlock[];
   sources: SourceRow[];
@@ -107,22 +114,32 @@ export interface Stored {
   files: HostedFile[];
   feedback: FeedbackRow[];
   composites: StoredComposite[];
+  patched: PatchedCanvas[];
 }
 
 /**
- * The canvas a react.write call streamed (channel canvas or timeline_text), rebuilt from its call
- * (the content) and its result (path and MIME): the key and title the live view gave it.
+ * The canvas a react.write or react.patch call streamed (channel canvas or timeline_text), rebuilt
+ * from its result (path, MIME) and its text — a write's call holds it, a patch's is read from the
+ * store — with the key and title the live view gave it.
  */
-function writeCanvas(params: Record<string, unknown>, result: TimelineBlock): Canvas | undefined {
+function writtenCanvas(
+  params: Record<string, unknown>,
+  result: TimelineBlock,
+  patched: ReadonlyMap<string, PatchedCanvas>,
+): Canvas | undefined {
   const channel = result.meta.channel;
   if (result.meta.ok === false || (channel !== 'canvas' && channel !== 'timeline_text')) return undefined;
   const out = json(result.text);
   const path = typeof result.meta.logical_path === 'string' ? result.meta.logical_path : String(out.path ?? '');
-  if (!path || typeof params.content !== 'string') return undefined;
-  const mime = typeof out.mime === 'string' ? out.mime : 'text/markdown';
+  const stored = result.meta.tool_id === 'react.patch' ? patched.get(String(result.meta.artifact)) : undefined;
+  const text = stored ? stored.content : params.content;
+  if (!path || typeof text !== 'string') return undefined;
+  const mime = stored?.mime ?? (typeof out.mime === 'string' ? out.mime : 'text/markdown');
   const title = path.split(/[/:]/).pop() || 'Canvas';
-  return { key: path, title, kind: canvasKind(mime, title), mime, text: params.content, done: true };
+  return { key: path, title, kind: canvasKind(mime, title), mime, text, done: true };
 }
+
+const WRITES = new Set(['react.write', 'react.patch']);
 
 /** The stored turns, in order; the conversation's current plan shows in the turn that wrote it. */
 export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, livePlan: boolean): TurnData[] {
@@ -133,11 +150,12 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
   const ratings = new Map<string, FeedbackRow>();
   for (const f of s.feedback)
     if (f.target === 'turn' && (ratings.get(f.turnId)?.createdAt ?? '') <= f.createdAt) ratings.set(f.turnId, f);
-  // The canvases each turn streamed, in stream order: react.write canvases by path (a rewrite
-  // replaces the text in place, as live), the artifacts it wrote (not shown twice as hosted files).
+  // The canvases each turn streamed, in stream order: react.write / react.patch canvases by path (a
+  // rewrite replaces the text in place, as live), the artifacts they wrote (not shown twice as hosted files).
   const written = new Map<string, Map<string, Canvas>>();
   const writtenKeys = new Set<string>();
   const callParams = new Map<string, Record<string, unknown>>();
+  const patched = new Map(s.patched.map((p) => [p.artifact, p]));
   const turnOf = (id: string): TurnData => {
     let t = byTurn.get(id);
     if (!t) {
@@ -190,7 +208,7 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         startedAt: Date.parse(b.ts ?? ''),
       };
       calls.set(b.call_id, card);
-      if (card.tool === 'react.write' && body.params && typeof body.params === 'object')
+      if (WRITES.has(card.tool) && body.params && typeof body.params === 'object')
         callParams.set(b.call_id, body.params as Record<string, unknown>);
       turnOf(b.turn_id).tools.push(card);
     } else if (b.type === 'react.tool.result' && b.call_id) {
@@ -201,7 +219,7 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         card.preview = (b.text ?? '').slice(0, PREVIEW);
       }
       const params = callParams.get(b.call_id);
-      const canvas = params && writeCanvas(params, b);
+      const canvas = params && writtenCanvas(params, b, patched);
       if (canvas) {
         const list = written.get(b.turn_id) ?? new Map<string, Canvas>();
         written.set(b.turn_id, list.set(canvas.key, canvas));

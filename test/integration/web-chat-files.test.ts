@@ -331,6 +331,8 @@ test('an HTML canvas runs its script in a sandbox: no cookies, no parent page, n
 });
 
 const NOTES_MD = '# Findings\n\n- revenue **up**\n- costs flat\n';
+/** react.patch replaces the canvas's text (live it streams again; after a reload it is read from the store). */
+const NOTES_PATCHED = '# Findings\n\n- revenue **up**\n- costs down\n';
 
 /** Per canvas of a turn: its kind, title and DOM structure (tags and classes) — and the Markdown's HTML. */
 const canvasesOf = (page: Page, turn: string) =>
@@ -344,12 +346,13 @@ const widgetOf = (page: Page, scope: string) =>
     [a.dataset.key, a.querySelector('dd').innerHTML])`) as Promise<Array<[string, string]>>;
 
 test(
-  "canvases and a composite JSON widget (filling in attribute by attribute) stay after the turn ends and after a reload, with the usage footer's cost",
+  "canvases (written, patched) and a composite JSON widget (filling in attribute by attribute) stay after the turn ends and after a reload, with the usage footer's cost",
   { skip },
   async () => {
     useScript({
       rounds: [
         callTool('react.write', { path: 'notes.md', channel: 'canvas', content: NOTES_MD, kind: 'display' }),
+        callTool('react.patch', { path: 'notes.md', channel: 'canvas', patch: NOTES_PATCHED, kind: 'display' }),
         callTool('react.write', { path: 'chart.html', channel: 'canvas', content: CHART_HTML, kind: 'display' }),
         answerRound(`${'Working on it. '.repeat(40)}Done.`),
       ],
@@ -389,7 +392,8 @@ test(
         ['json', 'Artifact'],
       ],
     );
-    assert.match(live[0]!.md ?? '', /<h1>Findings<\/h1>/);
+    assert.match(live[0]!.md ?? '', /<h1>Findings<\/h1>[^]*<li>costs down<\/li>/, 'the patched text, once');
+    assert.doesNotMatch(live[0]!.md ?? '', /costs flat/);
     assert.equal((await htmlCanvas(page, '[data-live] .canvas[data-kind="html"]')).out, 'drawn 200,30,60');
     await shot(page, 'canvases-live.png');
 
