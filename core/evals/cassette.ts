@@ -3,7 +3,8 @@
  * offline. An entry is keyed by case, trial, turn and call (`refund-policy/t1/turn_2/round:3`) and
  * carries the hash of the request it answered, taken over the request's *shape*: the rendered
  * text with what differs between two runs of the same case by construction (the conversation id,
- * timestamps, ids derived from the workflow id) replaced by placeholders. A replayed request
+ * timestamps, ids derived from the workflow id, memory-search scores — their recency lift moves
+ * with the seconds since the remembered turn) replaced by placeholders. A replayed request
  * whose shape differs from the recording is a clear failure naming the case and the round. Pure.
  */
 import { z } from 'zod';
@@ -47,7 +48,7 @@ export function describeKey(key: string): string {
 
 /**
  * The request's shape as text: system, messages, tools, tool choice and response format, with the
- * conversation id, timestamps, block, tool call and plan ids replaced.
+ * conversation id, timestamps, block, tool call and plan ids and scores replaced.
  */
 export function requestShape(
   request: { system: unknown; messages: unknown; tools?: unknown; toolChoice?: unknown; responseFormat?: unknown },
@@ -65,5 +66,6 @@ export function requestShape(
     .join('<conversation>')
     .replace(/\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d| ?UTC)?/g, '<ts>')
     .replace(/\b(blk|tc|toolu|msg|fb)_[A-Za-z0-9_-]+/g, '$1_<id>')
-    .replace(/\b(plan:[A-Za-z0-9_-]+:)[0-9a-f]{8}\b/g, '$1<id>');
+    .replace(/\b(plan:[A-Za-z0-9_-]+:)[0-9a-f]{8}\b/g, '$1<id>')
+    .replace(/(\\?"score\\?":\s*)-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g, '$1<score>');
 }

@@ -31,6 +31,17 @@ let stack: TestStack;
 let server: Server;
 before(async () => {
   server = createServer((req, res) => {
+    // takes-followup: round 1's fetch takes 2 s, the window its followup is sent in (folded into round 2).
+    if (req.url === '/shipping')
+      return void setTimeout(
+        () =>
+          res
+            .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+            .end(
+              '<html><head><title>Acme shipping terms</title></head><body><main><h1>Shipping</h1><p>Acme ships worldwide. Delivery takes 5 business days.</p></main></body></html>',
+            ),
+        2_000,
+      );
     if (req.url !== '/refunds') return void res.writeHead(404).end('not found');
     res
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
@@ -87,6 +98,11 @@ test(`the starter suite ${record ? 'records its cassette' : 'passes in replay mo
     blocks.some((b) => b.type === 'conv.range.summary'),
     'the long conversation was compacted',
   );
+  // The followup sent at round 1 is in the timeline before round 2's answer (the round that saw it).
+  const followed = report.trials.find((t) => t.caseId === 'takes-followup')!;
+  const types = (await loadBlocks(stack.db.pool, followed.conversationId)).map((b) => b.type);
+  const at = types.indexOf('user.followup');
+  assert.ok(at > types.indexOf('react.tool.result') && at < types.lastIndexOf('assistant.completion'), types.join(' '));
   const judged = report.trials.find((t) => t.caseId === 'judged-answer')!;
   assert.ok(judged.checks.some((c) => c.name === 'rubric' && c.pass));
   assert.equal(result.trials.length, report.summary.trials);
