@@ -7,6 +7,11 @@
  * recorded (the registry lives in the worker, not in history); the Update's validator checks their
  * structure, and the tool activity validates them again like any params (a bad edit that got
  * through is an error observation, never a run).
+ *
+ * A subagent's waiting calls are listed with its parent's: the running turn's `runningSubagents`
+ * query names the child turns (at any depth), each is asked for its own pending calls, and a
+ * decision goes to the workflow the call waits in — so the parent conversation's list, its
+ * approval cards and `dreact approve <parent> <callId>` reach a subagent's call.
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
@@ -14,7 +19,13 @@ import type { Queryable } from '../store/db';
 import { blockId, type BlockType } from '../core/timeline/block';
 import { loadBlocksById } from '../store/timeline-store';
 import { turnWorkflowId } from '../core/turn/contracts';
-import { decideToolCallUpdate, pendingApprovalsQuery, type ConversationView } from '../workflows/definitions';
+import {
+  decideToolCallUpdate,
+  pendingApprovalsQuery,
+  runningSubagentsQuery,
+  type ConversationView,
+  type RunningSubagent,
+} from '../workflows/definitions';
 import {
   approvalRequestView,
   APPROVAL_REQUEST_BLOCK,
@@ -25,8 +36,19 @@ import {
   type PendingApproval,
 } from '../core/governance/approval';
 
-/** A waiting call: what the turn says (ids, expiry) and what the request block recorded (params, reason). */
-export type ApprovalItem = PendingApproval & Partial<Omit<ApprovalRequestView, keyof PendingApproval>>;
+/**
+ * A waiting call: what the turn says (ids, expiry), what the request block recorded (params,
+ * reason), the workflow it waits in and — for a subagent's call — the subagent (its agent and the
+ * parent's delegate call).
+ */
+export type ApprovalItem = PendingApproval &
+  Partial<Omit<ApprovalRequestView, keyof PendingApproval>> & {
+    workflowId?: string;
+    subagent?: { agent: string; delegateCallId: string; depth: number };
+  };
+
+/** Subagents nest at most this deep here (the agents' own max_depth is smaller). */
+const MAX_LISTED_DEPTH = 8;
 
 export class ApprovalError extends Error {
   constructor(
@@ -53,12 +75,36 @@ export async function listApprovals(
   view: ConversationView,
 ): Promise<ApprovalItem[]> {
   if (!view.activeTurn) return [];
-  const pending = await temporal.workflow
-    .getHandle(view.activeTurn.workflowId)
-    .query(pendingApprovalsQuery)
-    .catch(() => [] as PendingApproval[]);
+  return turnApprovals(temporal, db, view.activeTurn.workflowId, conversationId, 0);
+}
+
+/** A turn's waiting calls and, depth first, those of the subagent turns it runs now. */
+async function turnApprovals(
+  temporal: Client,
+  db: Queryable | undefined,
+  workflowId: string,
+  conversationId: string,
+  depth: number,
+  via?: RunningSubagent,
+): Promise<ApprovalItem[]> {
+  const handle = temporal.workflow.getHandle(workflowId);
+  // A turn without subagents (or from before the query existed) answers [] / fails: nothing nested.
+  const [pending, children] = await Promise.all([
+    handle.query(pendingApprovalsQuery).catch(() => [] as PendingApproval[]),
+    handle.query(runningSubagentsQuery).catch(() => [] as RunningSubagent[]),
+  ]);
   const recorded = await requestBlocks(db, conversationId, pending);
-  return pending.map((p) => ({ ...recorded.get(p.callId), ...p }));
+  const items: ApprovalItem[] = pending.map((p) => ({
+    ...recorded.get(p.callId),
+    ...p,
+    workflowId,
+    ...(via ? { subagent: { agent: via.agent, delegateCallId: via.callId, depth } } : {}),
+  }));
+  if (depth >= MAX_LISTED_DEPTH) return items;
+  const nested = await Promise.all(
+    children.map((child) => turnApprovals(temporal, db, child.workflowId, child.conversationId, depth + 1, child)),
+  );
+  return [...items, ...nested.flat()];
 }
 
 /** Why `params` fail the tool's recorded JSON schema (undefined: they pass, or no schema was recorded). */
@@ -88,9 +134,10 @@ export async function sendDecision(
   if (!principal.scopes.includes('approve') && !principal.scopes.includes('admin'))
     throw new ApprovalError('deciding a tool call needs a key with the approve scope', 'forbidden');
   if (!view.activeTurn) throw new ApprovalError(`conversation "${conversationId}" has no running turn`, 'not_found');
+  // The call may wait in the running turn or in one of its subagents' turns.
+  const pending = await listApprovals(temporal, db, conversationId, view);
+  const item = pending.find((p) => p.callId === args.callId);
   if (args.decision === 'edit') {
-    const pending = await listApprovals(temporal, db, conversationId, view);
-    const item = pending.find((p) => p.callId === args.callId);
     if (!item) throw new ApprovalError(`call ${args.callId} is not waiting for approval`, 'not_found');
     const problem = editedParamsProblem(item.paramsSchema, args.params);
     if (problem) throw new ApprovalError(`edited params for ${item.toolId} are invalid: ${problem}`, 'bad_input');
@@ -98,7 +145,7 @@ export async function sendDecision(
   let recorded: ApprovalDecision;
   try {
     recorded = await temporal.workflow
-      .getHandle(view.activeTurn.workflowId)
+      .getHandle(item?.workflowId ?? view.activeTurn.workflowId)
       .executeUpdate(decideToolCallUpdate, { args: [{ ...args, principal }], updateId: `approval:${args.callId}` });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {

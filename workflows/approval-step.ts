@@ -16,7 +16,8 @@
  * The Update's validator rejects an unknown or already decided call, a malformed edit and a
  * principal without the `approve` scope (core/governance/approval.ts): a rejected Update never
  * reaches history. Calls of one round (concurrent explorations, multi-action) wait and are decided
- * one by one. Subagents do not exist yet: a nested turn's approvals are not surfaced (issue 30).
+ * one by one. A subagent's turn waits the same way in its own workflow; the parent lists it through
+ * `runningSubagents` (workflows/subagent-step.ts, client/approvals.ts).
  */
 import {
   ApplicationFailure,

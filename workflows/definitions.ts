@@ -45,6 +45,20 @@ export const slotGrantedSignal = defineSignal('slotGranted');
 /** The turn's tool calls waiting for a decision. */
 export const pendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
 
+/** A subagent turn a delegate call of this turn is running now (workflows/subagent-step.ts). */
+export interface RunningSubagent {
+  /** The parent's delegate call. */
+  callId: string;
+  agent: string;
+  workflowId: string;
+  conversationId: string;
+}
+/**
+ * The subagent turns this turn waits on: a client lists their waiting calls with the parent's
+ * (client/approvals.ts), so a subagent's approval surfaces in the parent conversation.
+ */
+export const runningSubagentsQuery = defineQuery<RunningSubagent[]>('runningSubagents');
+
 export const ConversationIdKey = defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD);
 export const TurnIndexKey = defineSearchAttributeKey('TurnIndex', SearchAttributeType.INT);
 export const TurnStatusKey = defineSearchAttributeKey('TurnStatus', SearchAttributeType.KEYWORD);

@@ -11,6 +11,10 @@
  * (its own finalize round answers), so the call still gets an answer and the parent then finalizes;
  * a cancellation of the parent cancels the child (and its parent-close policy does too).
  * The child's model usage (its compactions and own subagents included) rolls up into `usage`.
+ *
+ * The `runningSubagents` query lists the children running now, so a client can reach a child's
+ * waiting calls from the parent (client/approvals.ts: a subagent's approval surfaces in the parent
+ * conversation and is decided there). A query handler adds nothing to history.
  */
 import {
   CancellationScope,
@@ -19,6 +23,7 @@ import {
   log,
   ParentClosePolicy,
   proxyActivities,
+  setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -33,6 +38,8 @@ import {
   AgentNameKey,
   ConversationIdKey,
   ProjectIdKey,
+  runningSubagentsQuery,
+  type RunningSubagent,
   SHORT_WORKFLOW_TASK_TIMEOUT,
   steerSignal,
   TenantIdKey,
@@ -64,6 +71,8 @@ export function subagentStep(ctx: {
 }): SubagentStep {
   let count = 0;
   let usage = ZERO_USAGE;
+  const running = new Map<string, RunningSubagent>();
+  setHandler(runningSubagentsQuery, () => [...running.values()]);
 
   const run = async (input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome> => {
     const outer = CancellationScope.current();
@@ -103,6 +112,12 @@ export function subagentStep(ctx: {
           ],
         });
         count += 1;
+        running.set(input.callId, {
+          callId: input.callId,
+          agent: start.agent,
+          workflowId: start.workflowId,
+          conversationId: start.conversationId,
+        });
         // The parent's steer or cancellation reaches the child.
         let cancelled = false;
         outer.cancelRequested.catch(() => {
@@ -126,6 +141,8 @@ export function subagentStep(ctx: {
           // observation (the tool activity reads its failure from its turns row).
           if (cancelled) throw err;
           log.warn('subagent turn failed', { workflowId: start.workflowId, error: String(err) });
+        } finally {
+          running.delete(input.callId);
         }
       }
       return toolActivities[scheduled.activity]!.executeWithOptions(scheduled.options, [input]);

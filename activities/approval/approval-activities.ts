@@ -6,6 +6,11 @@
  *
  * The blocks are user-side text in both protocols (`stage.approval.*`, authored `react` / `user`),
  * so in native mode they never separate a tool_use from its tool_result.
+ *
+ * A subagent's call waits in the subagent's turn, on its own conversation; its `approval` events
+ * are published on every ancestor conversation too (under the ancestor's running turn, with
+ * `subagent: { agent, delegateCallId, depth }`), so the parent's stream, CLI and web chat cards see
+ * the request live — the parent's approvals list reaches the call (client/approvals.ts).
  */
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../deps';
@@ -16,6 +21,10 @@ import { APPROVAL_DECISION_BLOCK, APPROVAL_REQUEST_BLOCK, type ApprovalSpec } fr
 import type { ToolInput } from '../../core/turn/contracts';
 import type { AgentRef } from '../../core/agents/ref';
 import { turnAgent } from '../agents/turn-agent';
+import { delegationDepth, parentConversationOf } from '../../core/agents/subagents';
+import { listTurns } from '../../store/turn-store';
+import type { Pool } from 'pg';
+import type { StreamEventBody } from '../../core/stream/events';
 
 export interface ApprovalRequestInput {
   conversationId: string;
@@ -50,6 +59,32 @@ function statedReason(blocks: readonly Block[], call: Block | undefined): string
     .join('\n')
     .trim()
     .slice(0, 2_000);
+}
+
+/**
+ * Publishes a subagent's approval event on each ancestor conversation, under its running turn
+ * (a conversation runs one turn at a time; the ancestor's turn waits on the delegate call).
+ */
+async function publishToAncestors(
+  pool: Pool,
+  conversationId: string,
+  agent: string | undefined,
+  event: Extract<StreamEventBody, { kind: 'approval' }>,
+  attempt: number,
+): Promise<void> {
+  const depth = delegationDepth(conversationId);
+  const delegateCallId = conversationId.slice(conversationId.lastIndexOf(':sub:') + 5);
+  for (let conv = parentConversationOf(conversationId); conv !== undefined; conv = parentConversationOf(conv)) {
+    const running = (await listTurns(pool, conv)).filter((t) => t.status === 'running' || t.status === 'queued');
+    const turnId = running.at(-1)?.turnId;
+    if (!turnId) continue;
+    const publisher = new StreamPublisher(pool, conv, { turnId, attempt });
+    publisher.emit({
+      ...event,
+      payload: { ...event.payload, subagent: { ...(agent ? { agent } : {}), delegateCallId, depth } },
+    });
+    await publisher.close();
+  }
 }
 
 export function makeApprovalActivities(deps: ActivityDeps) {
@@ -93,11 +128,11 @@ export function makeApprovalActivities(deps: ActivityDeps) {
           },
         }),
       ]);
-      const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
-      publisher.emit({
-        kind: 'approval',
+      const attempt = Context.current().info.attempt;
+      const event = {
+        kind: 'approval' as const,
         payload: {
-          phase: 'requested',
+          phase: 'requested' as const,
           callId,
           tool: toolId,
           params,
@@ -106,8 +141,11 @@ export function makeApprovalActivities(deps: ActivityDeps) {
           expiresAt,
           onTimeout: input.onTimeout,
         },
-      });
+      };
+      const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt });
+      publisher.emit(event);
       await publisher.close();
+      await publishToAncestors(pool, conversationId, input.agent?.name, event, attempt);
       return { requestedAt: ts, expiresAt };
     },
 
@@ -142,12 +180,15 @@ export function makeApprovalActivities(deps: ActivityDeps) {
           },
         }),
       ]);
-      const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
-      publisher.emit({
-        kind: 'approval',
-        payload: { phase: 'decided', callId, tool: toolId, decision, by, ...(reason ? { reason } : {}) },
-      });
+      const attempt = Context.current().info.attempt;
+      const event = {
+        kind: 'approval' as const,
+        payload: { phase: 'decided' as const, callId, tool: toolId, decision, by, ...(reason ? { reason } : {}) },
+      };
+      const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt });
+      publisher.emit(event);
       await publisher.close();
+      await publishToAncestors(pool, conversationId, input.agent?.name, event, attempt);
     },
   };
 }

@@ -25,6 +25,8 @@ export function registerApprovalCommands(program: Command): void {
         if (items.length === 0) return void console.log(`no tool call of ${conv} waits for approval`);
         for (const a of items) {
           console.log(`${a.callId}  ${a.toolId}  (${a.turnId}, until ${a.expiresAt}, then ${a.onTimeout})`);
+          if (a.subagent)
+            console.log(`  in subagent ${a.subagent.agent} (the delegate call ${a.subagent.delegateCallId})`);
           if (a.reason) console.log(`  reason: ${a.reason}`);
           console.log(
             `  params: ${JSON.stringify(a.params ?? {}, null, 2)
