@@ -2,10 +2,14 @@
  * Governance over HTTP (issue 30): approvals through the gateway (list with the read scope, decide
  * with the approve scope: a key without it is a 403, a bad edit a 400 naming the field, then the
  * call runs), and a spend cap set through the admin API reaching the gateway's turn result and
- * usage endpoints.
+ * usage endpoints — and, set in the store, the `dreact turn` CLI's output (answer and cap event).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { Worker } from '@temporalio/worker';
 import { callTool, complete, uniqueId, waitFor } from '../support/stack';
@@ -19,6 +23,7 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
+import { deleteBudget, setBudget } from '../../store/budget-store';
 
 let server: TemporalServer;
 let db: Db;
@@ -26,6 +31,7 @@ let worker: Worker;
 let running: Promise<void>;
 let gw: RunningGateway;
 let client: DreactClient;
+let taskQueue: string;
 const keys: Record<'approver' | 'writer' | 'admin', string> = { approver: '', writer: '', admin: '' };
 const runs: Array<Record<string, unknown>> = [];
 
@@ -38,7 +44,7 @@ before(async () => {
   server = await startTemporalServer();
   db = openDb({ schema: uniqueId('t_approvalgw').toLowerCase() });
   await migrate(db);
-  const taskQueue = uniqueId('tq-approvalgw');
+  taskQueue = uniqueId('tq-approvalgw');
   worker = await createWorker({
     connection: server.env.nativeConnection,
     db,
@@ -141,4 +147,33 @@ test('a spend cap set through the admin API: the turn answers budget_exceeded; u
   const convUsage = await call(keys.writer, 'GET', `/v1/conversations/${conv}/usage`);
   assert.equal(convUsage.json.reservedUsd, 0);
   assert.equal((await call(keys.admin, 'DELETE', '/v1/budgets', { scope: 'tenant', period: 'day' })).status, 200);
+});
+
+test('the spend cap message reaches the CLI: `dreact turn` prints the budget_exceeded answer and the cap event', async () => {
+  const cap = { tenantId: 'local', scope: 'tenant' as const, scopeId: '', period: 'day' as const };
+  await setBudget(db.pool, { ...cap, capUsd: 0 });
+  try {
+    const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), 'turn', 'send it'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: db.databaseUrl,
+        DREACT_DB_SCHEMA: db.schema,
+        TEMPORAL_ADDRESS: server.address,
+        DREACT_TASK_QUEUE: taskQueue,
+        DREACT_HOME: mkdtempSync(join(tmpdir(), 'dreact-home-')),
+        NO_COLOR: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+    assert.equal(code, 0, err);
+    assert.match(out, /spend cap of tenant local, per day \(0\.00 USD\) would be exceeded/);
+    assert.match(out, /spend cap reached/);
+  } finally {
+    await deleteBudget(db.pool, cap);
+  }
 });
