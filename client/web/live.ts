@@ -148,9 +148,13 @@ export function liveEvent(m: SseMessageLike, conversationId: string): LiveEvent 
   return sseEventFields(m, conversationId) as StreamEvent | undefined;
 }
 
-/** Compile-time exhaustiveness of the switch below (core/stream/events.ts has the same; importing it loads zod). */
-function unhandled(e: never): never {
-  throw new Error(`unhandled stream event kind ${String((e as { kind?: unknown }).kind)}`);
+/**
+ * Compile-time exhaustiveness of the switch below (core/stream/events.ts `unknownKind` throws;
+ * importing it loads zod). At run time a kind this page does not know (a newer gateway) is skipped,
+ * not thrown in the middle of a render.
+ */
+function unhandled(_e: never): void {
+  // nothing to show
 }
 
 /** Applies one event (ignored when its offset was seen: replays after a reconnect never duplicate). */
@@ -273,7 +277,7 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
     case 'budget':
       break;
     default:
-      return unhandled(e);
+      unhandled(e);
   }
   return t;
 }

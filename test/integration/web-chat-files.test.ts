@@ -24,7 +24,7 @@ import { turnWorkflowId } from '../../core/turn/ids';
 import { openLibrary } from '../../activities/library/library';
 import { createExecTool } from '../../activities/exec/exec-tool';
 import { LocalBackend } from '../../activities/exec/local';
-import { publishEvents } from '../../store/stream-bus';
+import { publishEvents, readEvents } from '../../store/stream-bus';
 import { execScratch } from '../support/exec';
 import { needs, requiring } from '../support/requirements';
 
@@ -411,6 +411,16 @@ test(
       /^[\d,]+ in · [\d,]+ out · cache [\d,]+ read \/ [\d,]+ write · \$\d+\.\d{4}$/,
       'usage and cost',
     );
+    // The cost the stored turn shows is the ledger's (the conversation's usage API, one turn here);
+    // the live footer summed the stream's usage events, which do not carry every ledger row.
+    const usage = (await (
+      await fetch(`${gw.url}/v1/conversations/${conv}/usage`, { headers: { 'x-api-key': KEY } })
+    ).json()) as { costUsd: number };
+    assert.ok(footer.endsWith(`$${usage.costUsd.toFixed(4)}`), `${footer} vs the ledger's $${usage.costUsd}`);
+    const streamed = (await readEvents(stack.db.pool, conv, 0, 100_000))
+      .filter((e) => e.kind === 'usage' && e.turnId === 'turn_1')
+      .reduce((sum, e) => sum + Number((e.payload as { costUsd?: number }).costUsd ?? 0), 0);
+    assert.ok(streamed > 0 && streamed <= usage.costUsd + 1e-9, `streamed $${streamed} ≤ ledger $${usage.costUsd}`);
     const endedStructure = await structure(page, turnSel);
     await shot(page, 'canvases-ended.png');
     await axe(page, 'canvases');

@@ -100,3 +100,10 @@ test('tool cards, canvases (a rewrite starts over), composite attributes in plac
   assert.equal(t.answer, 'ok');
   assert.equal(t.completionPath, 'complete');
 });
+
+test('an event kind this page does not know (a newer gateway) is skipped, not thrown', () => {
+  const novel = liveEvent({ event: 'novel', id: '1', data: JSON.stringify({ seq: 1, ts: TS, x: 1 }) }, 'c')!;
+  const t = apply(emptyTurn(), novel);
+  assert.equal(t.answer, '');
+  assert.deepEqual([...t.seen], [1]);
+});
