@@ -105,10 +105,13 @@ export async function runEval(
     runId,
     suite: name,
     mode,
-    cases: cases.map((c) => (o.provider || o.model ? { ...c, model: undefined } : c)).map(stripUndefined),
+    // The agent: --agent (the run's, over every case), else the case's, else the suite's.
+    cases: cases
+      .map((c) => ({ ...c, agent: c.agent ?? suite.agent, ...(o.provider || o.model ? { model: undefined } : {}) }))
+      .map(stripUndefined),
     trials: Object.fromEntries(cases.map((c) => [c.id, trialsOf(suite, c, o.trials)])),
     concurrency: o.concurrency ?? 4,
-    ...((o.agent ?? suite.agent) ? { agent: (o.agent ?? suite.agent)! } : {}),
+    ...(o.agent ? { agent: o.agent } : {}),
     ...(model ? { model } : {}),
     ...(suite.judge ? { judge: suite.judge } : {}),
     options: {
@@ -146,7 +149,7 @@ export async function runEval(
     runId,
     suite: name,
     mode,
-    ...(input.agent ? { agent: input.agent } : {}),
+    ...((o.agent ?? suite.agent) ? { agent: (o.agent ?? suite.agent)! } : {}),
     ...(model?.provider ? { provider: model.provider + (model.model ? `:${model.model}` : '') } : {}),
     summary: result.summary,
     trials: await evalTrials(target.pool, runId),

@@ -3,7 +3,8 @@
  * agent's changed instructions cause (the cassette no longer matches its render), a worker stopped
  * mid-run is replaced and the run finishes with every trial counted once, the rubric's LLM judge
  * through the Anthropic adapter against the emulator, and the HTML report in chromium (screenshot
- * kept in test-artifacts/evals/).
+ * kept in test-artifacts/evals/); the agent's own judge role over the suite's judge; which agent a
+ * trial runs (--agent, else the case's, else the suite's).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { runEval, type EvalTarget } from '../../client/cli/eval-command';
 import { renderHtml, renderTable } from '../../core/evals/report';
 import { countEvalTrials, evalTrials } from '../../store/eval-store';
 import { feedbackOf } from '../../store/feedback-store';
+import { listTurns } from '../../store/turn-store';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
@@ -300,4 +302,31 @@ cases:
     rows.rows.some((r) => r.purpose === 'decision' && r.provider === 'scripted'),
     JSON.stringify(rows.rows),
   );
+});
+
+test("a case's agent wins over the suite's, --agent over both", async () => {
+  const file = suiteFile(
+    'agents',
+    `agent: support-a
+model: { provider: scripted, script: echo }
+cases:
+  - id: suite-agent
+    turns: ['hello']
+  - id: case-agent
+    agent: support-b
+    turns: ['hello']
+`,
+  );
+  const ran = async (o: { agent?: string }) => {
+    const { report } = await runEval(target, { suite: file, ...o });
+    assert.equal(report.exitCode, 0, renderTable(report));
+    const out: Record<string, string | null> = {};
+    for (const t of report.trials) out[t.caseId] = (await listTurns(stack.db.pool, t.conversationId))[0]!.agentName;
+    return out;
+  };
+  assert.deepEqual(await ran({}), { 'case-agent': 'support-b', 'suite-agent': 'support-a' });
+  assert.deepEqual(await ran({ agent: 'strict-judge' }), {
+    'case-agent': 'strict-judge',
+    'suite-agent': 'strict-judge',
+  });
 });
