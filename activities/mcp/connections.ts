@@ -89,6 +89,8 @@ export class McpConnections {
   /** Each server's name → id map: ids never change while the worker runs. */
   private readonly names = new Map<string, McpToolNames>();
   private readonly listeners: Array<(added: readonly McpTool[]) => void> = [];
+  /** Tools added after start but before anyone listened (delivered to the first listener). */
+  private unannounced: McpTool[] = [];
   private started = false;
   readonly connections: ReadonlyMap<string, McpConnection>;
 
@@ -175,6 +177,7 @@ export class McpConnections {
         server: c.name,
         tools: added.map((t) => t.declaration.id),
       });
+      if (this.listeners.length === 0) this.unannounced.push(...added);
       for (const l of this.listeners) l(added);
     }
   }
@@ -198,6 +201,8 @@ export class McpConnections {
   /** Called with the tools a server lists after start that the worker had not declared yet. */
   onToolsAdded(listener: (added: readonly McpTool[]) => void): void {
     this.listeners.push(listener);
+    // A server that came up between the start and this call (the worker opens libraries meanwhile).
+    if (this.unannounced.length > 0) listener(this.unannounced.splice(0));
   }
 
   get(name: string): McpConnection | undefined {
