@@ -3,7 +3,8 @@
  * a call that needs approval shows a card live (tool, params as JSON, the model's reason), still
  * there after a reload; Edit params with params that fail the tool's schema shows the gateway's
  * message and changes nothing; a key without the approve scope is refused; Approve runs the call and
- * the answer shows. Screenshots in test-artifacts/approvals-web/.
+ * the answer shows. A spend cap that refuses the turn's model call shows its message as the answer,
+ * live and after a reload. Screenshots in test-artifacts/approvals-web/.
  */
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,7 @@ import { ScriptSpecSchema } from '../../core/turn/contracts';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { needs, requiring } from '../support/requirements';
+import { deleteBudget, setBudget } from '../../store/budget-store';
 
 const CHROMIUM = '/usr/bin/chromium';
 const need = { group: 'web chat browser tests', requirement: 'chromium' } as const;
@@ -85,7 +87,8 @@ before(async () => {
     connection: server.env.nativeConnection,
     db,
     taskQueue,
-    provider: () => createScriptedProvider(script),
+    // A priced model name, so a spend cap has something to count.
+    provider: () => ({ ...createScriptedProvider(script), model: 'claude-haiku-4-5' }),
     extraTools: [send],
   });
   running = worker.run();
@@ -172,5 +175,28 @@ test(
     assert.deepEqual(runs, [{ to: 'team@example.com', body: 'The release is out.' }]);
     await page.screenshot({ path: join(SHOTS, 'approved.png'), fullPage: true });
     await page.close();
+  },
+);
+
+test(
+  "a spend cap's message reaches the web chat: the refused turn's answer names the budget, live and after a reload",
+  { skip },
+  async () => {
+    const cap = { tenantId: 'acme', scope: 'tenant' as const, scopeId: '', period: 'day' as const };
+    await setBudget(db.pool, { ...cap, capUsd: 0 });
+    try {
+      const page = await openChat(approver);
+      await page.getByRole('button', { name: 'New conversation' }).click();
+      await page.getByLabel('message').fill('Email the team again');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const capped = page.locator('.msg.assistant', { hasText: 'spend cap of tenant acme, per day (0.00 USD)' });
+      await capped.first().waitFor({ timeout: 30_000 });
+      await page.reload();
+      await capped.first().waitFor({ timeout: 15_000 });
+      await page.screenshot({ path: join(SHOTS, 'spend-cap.png'), fullPage: true });
+      await page.close();
+    } finally {
+      await deleteBudget(db.pool, cap);
+    }
   },
 );
