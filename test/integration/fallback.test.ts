@@ -27,8 +27,12 @@ import { isDecisionRequest } from '../support/note-turns';
 import { loadBlocks } from '../../store/timeline-store';
 import { MODEL_SWITCH_KIND } from '../../core/model/switch-note';
 import { visibleItems } from '../../core/timeline/render';
+import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { openSse } from '../../client/gateway/sse-client';
 
 let stack: TestStack;
+let gateway: RunningGateway;
+const GATEWAY_KEY = 'fallback-key';
 let anthropic: AnthropicEmulator;
 let openai: OpenAIEmulator;
 before(async () => {
@@ -45,9 +49,45 @@ before(async () => {
       },
       { provider: 'scripted' },
     ),
+    // An agent whose model is the chain: how a gateway client gets one (its options cannot name fallbacks).
+    agents: {
+      definitions: [
+        {
+          name: 'chained',
+          model: {
+            provider: 'anthropic',
+            model: 'claude-sonnet-5-5',
+            fallbacks: [{ provider: 'openai', model: 'gpt-4o-mini' }],
+          },
+        },
+      ],
+    },
+  });
+  // A warm-up turn through both SDKs: a cold worker's first decide attempt (module loading on a
+  // loaded machine) outlived its 2 s heartbeat timeout in 3 of 4 runs, and the 529 it got back then
+  // belonged to a cancelled attempt, which never moves on (so the first test saw the primary's retry).
+  anthropic.enqueue(reply.toolUse('conversation_title', { title: 'Warm-up' }), reply.text(complete('warm')));
+  const warm = uniqueId('warm');
+  await stack.client.startTurn(warm, 'warm up', {
+    model: {
+      provider: 'anthropic',
+      model: 'claude-sonnet-5-5',
+      fallbacks: [{ provider: 'openai', model: 'gpt-4o-mini' }],
+    },
+  } as unknown as TurnOptionsInput);
+  await stack.client.result(warm, 1);
+  gateway = await startGateway({
+    client: stack.client,
+    allowScripted: false,
+    pool: stack.db.pool,
+    apiKeys: [GATEWAY_KEY],
+    port: 0,
+    pollMs: 100,
+    log: () => undefined,
   });
 });
 after(async () => {
+  await gateway?.close();
   await stack.teardown();
   await anthropic.stop();
   await openai.stop();
@@ -285,4 +325,36 @@ test('thinking primary thinks and calls a tool, then moves on to the OpenAI mode
     r.models?.map((m) => m.provider),
     ['anthropic:claude-sonnet-5-5', 'openai:gpt-4o-mini'],
   );
+});
+
+test("through the gateway: an agent's chain moves on, and the stream's done names both models", async () => {
+  anthropic.reset();
+  openai.reset();
+  anthropic.enqueue(title, reply.overloaded(), reply.text(complete('Primary again.')));
+  openai.enqueue(
+    oreply.text(callTool('react.write', { path: 'files/g.md', channel: 'internal', content: 'g', kind: 'file' })),
+  );
+  const conv = uniqueId('conv');
+  const res = await fetch(`${gateway.url}/v1/conversations/${conv}/turns`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': GATEWAY_KEY },
+    body: JSON.stringify({ prompt: 'write a note, then answer', agent: 'chained' }),
+  });
+  assert.equal(res.status, 202, await res.clone().text());
+  const started = (await res.json()) as { stream: string };
+  let done: Record<string, unknown> | undefined;
+  for await (const e of await openSse(`${gateway.url}${started.stream}`, {
+    headers: { 'x-api-key': GATEWAY_KEY },
+    signal: AbortSignal.timeout(120_000),
+  })) {
+    if (e.event !== 'done') continue;
+    done = JSON.parse(e.data) as Record<string, unknown>;
+    break;
+  }
+  const payload = (done?.payload ?? done) as { answer?: string; models?: unknown };
+  assert.equal(payload.answer, 'Primary again.');
+  assert.deepEqual(payload.models, [
+    { provider: 'openai:gpt-4o-mini', model: 'gpt-4o-mini' },
+    { provider: 'anthropic:claude-sonnet-5-5', model: 'claude-sonnet-5-5' },
+  ]);
 });
