@@ -238,10 +238,18 @@ async function ended(client: Client, workflowId: string): Promise<boolean> {
 /**
  * Releases the slots (and queue places) of a tenant's turns that no longer run — terminated or
  * timed out, so their last step never ran — and tells the turns granted in their place.
+ * `headOnly`: only the queue's first place (one describe; a dead head would hide the head's work).
  */
-export async function reapTenantSlots(pool: Pool, client: Client, tenantId: string): Promise<string[]> {
+export async function reapTenantSlots(
+  pool: Pool,
+  client: Client,
+  tenantId: string,
+  opts: { headOnly?: boolean } = {},
+): Promise<string[]> {
   const reaped: string[] = [];
-  for (const slot of await tenantSlots(pool, tenantId)) {
+  const slots = await tenantSlots(pool, tenantId);
+  const checked = opts.headOnly ? slots.filter((s) => !s.granted).slice(0, 1) : slots;
+  for (const slot of checked) {
     if (await ended(client, slot.workflowId)) {
       await releaseTurnSlot(pool, slot.workflowId);
       reaped.push(slot.workflowId);

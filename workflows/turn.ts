@@ -232,8 +232,8 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
       },
     ],
   );
-  // A tenant's turn concurrency limit: a queued turn waits here, durably, for `slotGranted`; as the
-  // queue's head it releases the slots of turns that no longer run every `reapSeconds`.
+  // A tenant's turn concurrency limit: a queued turn waits here, durably, for `slotGranted`; after
+  // position × reapSeconds it checks for turns that died holding a slot (activities/governance/turn-slots.ts).
   if (context.slot) {
     slot.held = true;
     const { granted, position, reapSeconds } = context.slot;
@@ -242,10 +242,15 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
       queuePosition = position;
       upsertSearchAttributes([{ key: TurnStatusKey, value: 'queued' }]);
       setCurrentDetails(`**${turnId}** — queued (position ${position}) under the tenant's turn limit`);
-      while (!(await condition(() => slotGranted, reapSeconds * 1000))) {
-        await reapTurnSlots.executeWithOptions({ summary: `reap turn slots of ended turns (${turnId} waits)` }, [
-          { conversationId, workflowId },
-        ]);
+      let waitSeconds = reapSeconds * Math.max(1, position);
+      while (!(await condition(() => slotGranted, waitSeconds * 1000))) {
+        const reap = await reapTurnSlots.executeWithOptions(
+          { summary: `reap turn slots of ended turns (${turnId} waits)` },
+          [{ conversationId, workflowId }],
+        );
+        if (reap.granted) break;
+        queuePosition = reap.position;
+        waitSeconds = Math.min(reapSeconds * Math.max(1, reap.position), Math.max(reapSeconds, 3600));
       }
       status = 'running';
       queuePosition = undefined;

@@ -5,10 +5,12 @@
  * the workflow for the `slotGranted` signal — no activity, no polling. Its last step,
  * `releaseTurnSlot`, gives the slot back, grants the queue's head and signals it.
  *
- * A turn killed from outside (terminated, timed out) runs no last step: the queue's head, while it
- * waits, runs `reapTurnSlots` every `reapSeconds` (a durable timer; only the head does any work),
- * which releases the slots of turns that no longer run. Both activities are idempotent: releasing
- * twice is a no-op and grants are signalled until recorded as told.
+ * A turn killed from outside (terminated, timed out) runs no last step: a queued turn at position p
+ * runs `reapTurnSlots` after p × `reapSeconds` of waiting (a durable timer, so the queue's head checks
+ * often and the tail rarely). The head releases the slots of every turn that no longer runs; any
+ * other queued turn checks only the head (a head killed while queued would hide the head's work).
+ * Both activities are idempotent: releasing twice is a no-op and grants are signalled until
+ * recorded as told.
  *
  * Subagent turns take no slot: their parent holds one, and a child waiting for a slot its parent
  * can never free would deadlock a tenant with a limit of 1.
@@ -60,14 +62,22 @@ export function makeTurnSlotActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Run by a queued turn every `reapSeconds`: when it is the queue's head, releases the slots of
-     * turns that no longer run (terminated, timed out) and signals the turns granted in their place.
+     * Run by a queued turn from time to time: releases the slots of turns that no longer run
+     * (terminated, timed out; all of them as the queue's head, else the head only) and signals the
+     * turns granted in their place. Returns where the turn stands now (granted: stop waiting).
      */
-    async reapTurnSlots(input: { conversationId: string; workflowId: string }): Promise<{ reaped: string[] }> {
-      const state = await turnSlotState(pool, input.workflowId);
-      if (!state || state.position > 1) return { reaped: [] };
+    async reapTurnSlots(input: {
+      conversationId: string;
+      workflowId: string;
+    }): Promise<{ reaped: string[]; granted: boolean; position: number }> {
+      const before = await turnSlotState(pool, input.workflowId);
+      // No slot any more (or granted): the turn may run — the signal may still be on its way.
+      if (!before || before.granted) return { reaped: [], granted: true, position: 0 };
       const owner = await turnOwner(pool, input.conversationId);
-      return { reaped: await reapTenantSlots(pool, Context.current().client, owner.tenantId) };
+      const client = Context.current().client;
+      const reaped = await reapTenantSlots(pool, client, owner.tenantId, { headOnly: before.position > 1 });
+      const now = await turnSlotState(pool, input.workflowId);
+      return { reaped, granted: !now || now.granted, position: now?.position ?? 0 };
     },
   };
 }

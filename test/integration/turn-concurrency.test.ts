@@ -2,7 +2,7 @@
  * Per-tenant turn concurrency (issue 30, store/turn-slots.ts) through real Temporal + Postgres + a
  * worker, the gateway and the `dreact` CLI: with a limit of 2, five turns → 2 run and 3 queue at
  * positions 1..3 (turns list, state query, `dreact turns`), and they start and finish in order as
- * slots free up; a terminated turn's slot is reclaimed by the queue's head; the admin API sets the
+ * slots free up; the slots of terminated turns (a holder, the queue's head) are reclaimed; the admin API sets the
  * limit, the gateway's state shows `queued` with the position, and a raised limit lets the queue in.
  */
 import { after, before, test } from 'node:test';
@@ -163,25 +163,30 @@ test('limit 2, five turns: 2 run, 3 queue at positions 1..3 (turns list, state, 
   assert.equal(signals.length, 1, 'a queued turn is woken by one signal (no polling)');
 });
 
-test("a terminated turn's slot is reclaimed by the queue's head", async () => {
+test("terminated turns' slots are reclaimed: a dead holder and a dead queue head", async () => {
   started.length = 0;
   await setTurnLimit(stack.db.pool, { tenantId: 'local', maxTurns: 1 });
-  const [a, b] = [uniqueId('ta'), uniqueId('tb')];
+  const [a, b, c] = [uniqueId('ta'), uniqueId('tb'), uniqueId('tc')];
   await startHeld(a);
   await holding(1);
   await startHeld(b);
-  await waitFor('b queued', async () => (await turnRow(b))?.status === 'queued');
-  await stack.server.env.client.workflow.getHandle(`conv/${a}/turn/1`).terminate('test: killed from outside');
+  await startHeld(c);
+  await waitFor('c queued behind b', async () => (await turnRow(c))?.queuePosition === 2);
+  // Killed from outside, neither runs its last step: a holds the only slot, b is the queue's head.
+  const temporal = stack.server.env.client.workflow;
+  await temporal.getHandle(`conv/${b}/turn/1`).terminate('test: killed while queued');
+  await temporal.getHandle(`conv/${a}/turn/1`).terminate('test: killed from outside');
   open(a); // the orphaned tool activity ends; its turn is gone
-  await holding(2); // b's reaper (every 2 s) found a's slot and released it
-  assert.equal(started[1], b);
-  open(b);
-  assert.equal((await stack.client.result(b, 1)).answer, 'done');
-  const history = await stack.server.env.client.workflow.getHandle(`conv/${b}/turn/1`).fetchHistory();
+  // c checks the head (b: gone), then, as the head, the holders (a: gone), and is granted.
+  await holding(2);
+  assert.equal(started[1], c);
+  open(c);
+  assert.equal((await stack.client.result(c, 1)).answer, 'done');
+  const history = await temporal.getHandle(`conv/${c}/turn/1`).fetchHistory();
   const reaps = (history.events ?? []).filter(
     (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'reapTurnSlots',
   );
-  assert.ok(reaps.length >= 1, 'the queue head reaped');
+  assert.ok(reaps.length >= 2, `c reaped the head, then the holder (${reaps.length} reaps)`);
   assert.deepEqual(await tenantSlots(stack.db.pool, 'local'), []);
   await deleteTurnLimit(stack.db.pool, 'local');
 });
