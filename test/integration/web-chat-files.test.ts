@@ -383,6 +383,8 @@ test(
     assert.deepEqual(await widget.locator('.attr[data-key="regions"] li').allTextContents(), ['north', 'south']);
     // What the live view shows while the answer still streams: the two written canvases and the widget.
     const live = await canvasesOf(page, '[data-live]');
+    const liveTools = await page.locator('[data-live] .tool-summary').allTextContents();
+    assert.deepEqual(liveTools, ['notes.md · canvas', 'notes.md · canvas', 'chart.html · canvas']);
     const liveWidget = await widgetOf(page, '[data-live]');
     assert.deepEqual(
       live.map((c) => [c.kind, c.title]),
@@ -429,6 +431,7 @@ test(
     await page.reload();
     await finished(page).locator('.widget .attr[data-key="detail"]').waitFor({ timeout: 20_000 });
     assert.deepEqual(await canvasesOf(page, turnSel), live, 'the canvases after a reload');
+    assert.deepEqual(await page.locator(`${turnSel} .tool-summary`).allTextContents(), liveTools, 'tool summaries');
     assert.deepEqual(await widgetOf(page, turnSel), liveWidget, 'the widget after a reload');
     assert.equal((await htmlCanvas(page, `${turnSel} .canvas[data-kind="html"]`)).out, 'drawn 200,30,60');
     assert.equal(await page.locator(`${turnSel} .footer .usage`).textContent(), footer, 'the footer and its cost');

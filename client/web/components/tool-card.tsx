@@ -7,11 +7,21 @@ import { highlight } from '../markdown';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
 
-/** One line saying what the call does: the tool and its first short parameter values. */
+/** Parameters that say most about a call come first; the others by name. */
+const FIRST = ['path', 'paths', 'url', 'urls', 'query', 'queries'];
+const rank = (k: string) => (FIRST.includes(k) ? FIRST.indexOf(k) : FIRST.length);
+
+/**
+ * One line saying what the call does: its first short parameter values, in an order that does not
+ * depend on how the parameters were serialised (the stream and the stored call order them differently).
+ */
 export function toolSummary(args: unknown): string {
   if (!args || typeof args !== 'object') return '';
   const parts: string[] = [];
-  for (const v of Object.values(args as Record<string, unknown>)) {
+  const entries = Object.entries(args as Record<string, unknown>).sort(
+    ([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0),
+  );
+  for (const [, v] of entries) {
     // Strings, lists of strings, and lists of objects by their first string field (exec's contract: file names).
     const item = (x: unknown) =>
       typeof x === 'string'
