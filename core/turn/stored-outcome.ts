@@ -10,6 +10,7 @@ import type { ToolRegistry } from '../tools/registry';
 import { toolCallPlan } from '../tools/call-plan';
 import type { DecideInput, DecideOutcome, ToolCallPlan } from './contracts';
 import { roundCallId } from './round-blocks';
+import { answeredByOf } from '../model/answered-by';
 
 export function storedOutcome(
   blocks: readonly Block[],
@@ -19,10 +20,12 @@ export function storedOutcome(
 ): DecideOutcome | undefined {
   const own = blocks.filter((b) => b.turn_id === input.turnId);
   const calls: ToolCallPlan[] = [];
+  let first: Block | undefined;
   for (let i = 0; ; i++) {
     const callId = roundCallId(workflowId, input.round, i);
     const call = own.find((b) => b.type === 'react.tool.call' && b.call_id === callId);
     if (!call) break;
+    first ??= call;
     const toolId = String(call.meta['tool_id'] ?? '');
     const { params } = JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> };
     calls.push(toolCallPlan(callId, toolId, registry.activityOptions(toolId, params ?? {})));
@@ -34,13 +37,17 @@ export function storedOutcome(
   const final = done
     ? { action: (done.meta['action'] === 'exit' ? 'exit' : 'complete') as 'complete' | 'exit', answer: done.text ?? '' }
     : undefined;
-  if (calls.length > 0) return { kind: 'tools', calls, ...(final ? { final } : {}), usage: ZERO_USAGE };
+  // The model that answered the first attempt (rounds recorded before it was kept name none).
+  const by = answeredByOf(first ?? done);
+  const answered = by ? { answeredBy: by } : {};
+  if (calls.length > 0) return { kind: 'tools', calls, ...(final ? { final } : {}), usage: ZERO_USAGE, ...answered };
   if (final)
     return {
       kind: 'final',
       ...final,
       completionPath: input.mode === 'finalize' ? 'steer_finalize' : final.action,
       usage: ZERO_USAGE,
+      ...answered,
     };
   return undefined;
 }

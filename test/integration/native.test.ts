@@ -175,6 +175,7 @@ test('native turn: two tool calls in one response, both run, then a streamed fin
     answer: 'Both notes are written: a and b.',
     completionPath: 'complete',
     usage: second.usage,
+    answeredBy: { provider: 'anthropic:claude-test', model: 'claude-test' },
   });
   assert.ok(second.usage.inputTokens > 0);
 

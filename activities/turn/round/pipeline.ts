@@ -45,6 +45,8 @@ import { budgetedProvider } from '../../budget/budgeted-provider';
 import { budgetExceededOutcome } from '../../budget/exceeded';
 import { budgetExceededIn } from '../../../core/governance/budget';
 import { answeringModel } from './answered';
+import { stampAnsweredBy } from '../../../core/model/answered-by';
+import type { ServedBy } from '../../../core/model/provider';
 import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
@@ -284,6 +286,7 @@ export function roundPipeline<S>(
           protocol: strategy.protocol,
           sources: sources.refs,
           switchNote: answering.note({ blocks, turnId, round, ts }),
+          answeredBy: answering.answeredBy,
         },
         decision,
       ).then((o) => ({ ...o, answeredBy: answering.answeredBy })),
@@ -310,11 +313,13 @@ interface Decided {
   sources?: readonly SourceRef[];
   /** The round's note that another model answered it (core/model/switch-note.ts), first of its blocks. */
   switchNote: Block[];
+  /** The model that answered: stamped on the call blocks and completion, so a retried round names it too. */
+  answeredBy: ServedBy;
 }
 
 /** Appends a round's decision, streams what it started, and returns the round's outcome. */
 async function appendDecision(at: Decided, decision: RoundDecision): Promise<DecideOutcome> {
-  const { pool, publisher, input, blocks, ts, workflowId, plans, usage, switchNote } = at;
+  const { pool, publisher, input, blocks, ts, workflowId, plans, usage, switchNote, answeredBy } = at;
   const { conversationId, turnId, round } = input;
   const finalize = input.mode === 'finalize';
   if (!decision.ok) {
@@ -338,7 +343,11 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
         interpretation,
         sources: at.sources,
       });
-      await appendBlocks(pool, conversationId, [...switchNote, ...decision.failed, ...built.blocks]);
+      await appendBlocks(pool, conversationId, [
+        ...switchNote,
+        ...decision.failed,
+        ...stampAnsweredBy(built.blocks, answeredBy),
+      ]);
       publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
       await publisher.close();
       return { kind: 'final', action: 'complete', answer, completionPath: 'steer_finalize', usage };
@@ -361,7 +370,7 @@ async function appendDecision(at: Decided, decision: RoundDecision): Promise<Dec
     ...(callMeta ? { callMeta } : {}),
     sources: at.sources,
   });
-  await appendBlocks(pool, conversationId, [...switchNote, ...built.blocks]);
+  await appendBlocks(pool, conversationId, [...switchNote, ...stampAnsweredBy(built.blocks, answeredBy)]);
   await chaosPoint('after-round-append');
   for (const event of planEvents(built.blocks)) publisher.emit(event);
   for (const event of decision.beforeCalls ?? []) publisher.emit(event);

@@ -2,13 +2,17 @@
  * The timeline note when a round is answered by another model than the one before
  * (core/model/switch-note.ts) and the round's answering-model tracker
  * (activities/turn/round/answered.ts): a note only when the model changes — a fallback, then the
- * primary again — never in a turn whose chain did not move on, with a deterministic id.
+ * primary again — never in a turn whose chain did not move on, with a deterministic id; the
+ * answering model stamped on a round's blocks, so a retried round's stored outcome names it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastNotedModel, modelSwitchNote, MODEL_SWITCH_KIND } from '../../../core/model/switch-note';
 import { answeringModel } from '../../../activities/turn/round/answered';
 import { blockText } from '../../../core/timeline/render';
+import { makeBlock } from '../../../core/timeline/block';
+import { ANSWERED_BY_META, answeredByOf, stampAnsweredBy } from '../../../core/model/answered-by';
+import { storedOutcome } from '../../../core/turn/stored-outcome';
 
 const primary = { provider: 'anthropic:claude-sonnet-5-5', model: 'claude-sonnet-5-5' };
 const fallback = { provider: 'openai:gpt-4o-mini', model: 'gpt-4o-mini' };
@@ -63,4 +67,37 @@ test('the round tracker: the primary unless the chain moved on; metadata refines
   const [note] = moved.note({ ...at, blocks: [], round: 2 });
   assert.equal(note?.meta['reason'], 'overloaded');
   assert.equal(note?.id, 'turn_1/system.message/model_switch_r2');
+});
+
+test("the answering model is stamped on the round's call blocks and completion, and a retried round names it again", () => {
+  const completion = makeBlock({
+    type: 'assistant.completion',
+    author: 'assistant',
+    turn_id: 'turn_1',
+    ts: at.ts,
+    key: 'r2',
+    path: 'ar:turn_1.assistant.completion',
+    text: 'done',
+    meta: { iteration: 2, action: 'complete' },
+  });
+  const notes = makeBlock({ type: 'react.notes', author: 'assistant', turn_id: 'turn_1', ts: at.ts, text: 'n' });
+  const [stampedNotes, stamped] = stampAnsweredBy([notes, completion], fallback);
+  assert.equal(stampedNotes!.meta[ANSWERED_BY_META], undefined, 'only the blocks a stored outcome reads');
+  assert.deepEqual(answeredByOf(stamped), fallback);
+  const again = storedOutcome([stamped!], { turnId: 'turn_1', round: 2, mode: 'normal' }, 'wf', {
+    activityOptions: () => ({}) as never,
+  });
+  assert.deepEqual(again, {
+    kind: 'final',
+    action: 'complete',
+    answer: 'done',
+    completionPath: 'complete',
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    answeredBy: fallback,
+  });
+  // Rounds recorded before the model was kept: no answeredBy.
+  const old = storedOutcome([completion], { turnId: 'turn_1', round: 2, mode: 'normal' }, 'wf', {
+    activityOptions: () => ({}) as never,
+  });
+  assert.equal(old && 'answeredBy' in old, false);
 });
