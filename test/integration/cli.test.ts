@@ -58,6 +58,7 @@ test('dreact turn --json starts the embedded stack; a second invocation continue
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stdout, /turn 2/);
   assert.match(second.stdout, /✓ react\.write/);
+  assert.match(second.stdout, /\nanswered by: scripted\n/, 'the model that answered, after the answer');
   assert.match(second.stdout, /Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/conv%2F/);
 
   const timeline = await dreact(['timeline', String(out1.conversationId), '--json']);
