@@ -43,6 +43,18 @@ async function main(): Promise<void> {
   const stateDir = workerStateDir();
   const journal =
     stateDir === 'off' ? undefined : openActivityJournal(stateDir, { identity, address, namespace, taskQueue });
+  // A dead predecessor's (or sibling's) activities are released now and every second — before this
+  // worker is built (~1–2 s of bundle and sandbox): their retries wait in the task queue for the
+  // first poller instead of for their heartbeat timeouts (2 s for a decision round), which a slow
+  // start would otherwise reach first.
+  const orphans = journal
+    ? watchForOrphanedActivities({
+        dir: stateDir,
+        connection,
+        self: { pid: process.pid, identity, address, namespace, taskQueue },
+        ownJournal: journal.file,
+      })
+    : undefined;
   const creating = createWorker({
     connection,
     db,
@@ -95,15 +107,6 @@ async function main(): Promise<void> {
       `database and server ready at ${connectedMs})`,
   );
   const running = worker.run();
-  // Polling has begun: a dead predecessor's (or sibling's) activities are released now and every second.
-  const orphans = journal
-    ? watchForOrphanedActivities({
-        dir: stateDir,
-        connection,
-        self: { pid: process.pid, identity, address, namespace, taskQueue },
-        ownJournal: journal.file,
-      })
-    : undefined;
   await running;
   await orphans?.stop();
   // Stopped cleanly: every activity ended or was cancelled; nothing is left to release.

@@ -27,12 +27,12 @@ after(async () => stack.teardown());
 
 const dir = mkdtempSync(join(tmpdir(), 'evals-kill-'));
 const suite = join(dir, 'killed.yaml');
-// Each trial's one round streams for a few seconds, so the kill lands inside a trial.
+// Each trial's one round streams for ~6 s (150 chunks, 40 ms apart), so the kill lands inside a trial.
 writeFileSync(
   suite,
   `model: ${JSON.stringify({
     provider: 'scripted',
-    script: { rounds: [thinking('pondering '.repeat(24)) + complete('slow answer')], chunkSize: 4, latencyMs: 40 },
+    script: { rounds: [thinking('pondering '.repeat(60)) + complete('slow answer')], chunkSize: 4, latencyMs: 40 },
   })}
 trials: 4
 cases:
@@ -78,7 +78,13 @@ test('kill -9 of the worker process mid-run: a new worker resumes; each trial co
           `SELECT conversation_id FROM eval_trials WHERE run_id = $1 AND status <> 'scored' ORDER BY trial`,
           [runId],
         );
-        for (const r of open.rows) if ((await streamed(r.conversation_id)) > 3) return r.conversation_id;
+        // Streaming, and its turn not yet ended (under load the deltas are seen late).
+        for (const r of open.rows)
+          if (
+            (await streamed(r.conversation_id)) > 3 &&
+            (await listTurns(stack.db.pool, r.conversation_id)).some((t) => t.status === 'running')
+          )
+            return r.conversation_id;
         return undefined;
       },
       90_000,
