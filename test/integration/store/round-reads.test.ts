@@ -22,6 +22,7 @@ import { workspaceStateLines } from '../../../core/workspace/refs';
 import { makeBlock } from '../../../core/timeline/block';
 import { uniqueId } from '../../support/stack';
 import { countStatements } from '../../support/count-statements';
+import { budgetsCover, deleteBudget, setBudget } from '../../../store/budget-store';
 
 let db: Db;
 before(async () => {
@@ -60,7 +61,7 @@ async function separately(conv: string, turnId: string) {
   const rows = await loadSourcesPool(db.pool, conv);
   const files = await listArtifacts(db.pool, conv, FILE_ARTIFACT_KIND, `${turnId}/`);
   const conversation = await db.pool.query(
-    'SELECT cache_last_touch_at, cache_ttl_seconds, chars_per_token FROM conversations WHERE id = $1',
+    'SELECT cache_last_touch_at, cache_ttl_seconds, chars_per_token, tenant_id, project_id, user_id FROM conversations WHERE id = $1',
     [conv],
   );
   const r = conversation.rows[0];
@@ -76,6 +77,7 @@ async function separately(conv: string, turnId: string) {
     ),
     cacheState: { lastTouchAt: Number(r.cache_last_touch_at), ttlSeconds: r.cache_ttl_seconds },
     charsPerToken: r.chars_per_token,
+    budgeted: await budgetsCover(db.pool, { tenantId: r.tenant_id, projectId: r.project_id, userId: r.user_id }, conv),
   };
 }
 
@@ -138,7 +140,24 @@ test('without a view cache the reads are the same; a missing conversation reads 
       workspace: workspaceStateLines('turn_1', []),
       cacheState: { lastTouchAt: null },
       charsPerToken: undefined,
+      budgeted: undefined,
     });
+  }
+  // A budget on the conversation: the round's column and the separate check both say so.
+  const owner = await db.pool.query<{ tenant_id: string }>('SELECT tenant_id FROM conversations WHERE id = $1', [conv]);
+  const cap = {
+    tenantId: owner.rows[0]!.tenant_id,
+    scope: 'conversation' as const,
+    scopeId: conv,
+    period: 'day' as const,
+  };
+  await setBudget(db.pool, { ...cap, capUsd: 1 });
+  try {
+    const reads = await loadRoundReads(db.pool, conv, 'turn_2');
+    assert.equal(reads.budgeted, true);
+    assert.deepEqual(reads, await separately(conv, 'turn_2'));
+  } finally {
+    await deleteBudget(db.pool, cap);
   }
 });
 
