@@ -6,10 +6,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { z } from 'zod';
 import type { Worker } from '@temporalio/worker';
 import { callTool, complete, uniqueId, waitFor } from '../support/stack';
@@ -24,6 +20,7 @@ import { ScriptSpecSchema } from '../../core/turn/contracts';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { deleteBudget, setBudget } from '../../store/budget-store';
+import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let server: TemporalServer;
 let db: Db;
@@ -153,23 +150,13 @@ test('the spend cap message reaches the CLI: `dreact turn` prints the budget_exc
   const cap = { tenantId: 'local', scope: 'tenant' as const, scopeId: '', period: 'day' as const };
   await setBudget(db.pool, { ...cap, capUsd: 0 });
   try {
-    const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), 'turn', 'send it'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: db.databaseUrl,
-        DREACT_DB_SCHEMA: db.schema,
-        TEMPORAL_ADDRESS: server.address,
-        DREACT_TASK_QUEUE: taskQueue,
-        DREACT_HOME: mkdtempSync(join(tmpdir(), 'dreact-home-')),
-        NO_COLOR: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const {
+      code,
+      stdout: out,
+      stderr: err,
+    } = await runDreact(['turn', 'send it'], {
+      env: stackCliEnv({ server, db, taskQueue }),
     });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
     assert.equal(code, 0, err);
     assert.match(out, /spend cap of tenant local, per day \(0\.00 USD\) would be exceeded/);
     assert.match(out, /spend cap reached/);

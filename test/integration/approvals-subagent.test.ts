@@ -10,7 +10,6 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import os from 'node:os';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
@@ -27,6 +26,7 @@ import { startGateway, type RunningGateway } from '../../client/gateway/server';
 import { DreactClient } from '../../client/api';
 import { turnStateQuery } from '../../workflows/definitions';
 import { conversationSpace } from '../../core/tenancy/conversation-space';
+import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 const email = { to: 'ops@example.com', body: 'hello' };
 const scripts: Record<string, Partial<ScriptSpec> & { rounds: string[] }> = {
@@ -100,24 +100,7 @@ after(async () => {
 /** A client that also reads the request blocks (params, reason) from Postgres. */
 const withDb = () => new DreactClient(stack.server.env.client, { taskQueue: stack.taskQueue, db: stack.db.pool });
 
-function dreact(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env: {
-      ...process.env,
-      DATABASE_URL: stack.db.databaseUrl,
-      DREACT_DB_SCHEMA: stack.db.schema,
-      TEMPORAL_ADDRESS: stack.server.address,
-      DREACT_HOME: mkdtempSync(path.join(os.tmpdir(), 'dreact-home-')),
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, out, err })));
-}
+const dreact = (args: string[]) => runDreact(args, { env: stackCliEnv(stack) });
 
 test("the parent lists a subagent's waiting call, its stream announces it, and the CLI decides it from the parent", async () => {
   const conv = uniqueId('conv');
@@ -154,14 +137,14 @@ test("the parent lists a subagent's waiting call, its stream announces it, and t
   });
 
   const listed = await dreact(['approvals', conv]);
-  assert.equal(listed.code, 0, listed.err);
-  assert.match(listed.out, new RegExp(`${item!.callId}  test\\.send`));
-  assert.match(listed.out, /in subagent helper \(the delegate call tc_[0-9a-f]+\)/);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, new RegExp(`${item!.callId}  test\\.send`));
+  assert.match(listed.stdout, /in subagent helper \(the delegate call tc_[0-9a-f]+\)/);
   assert.equal(runs.length, 0, 'nothing ran before the decision');
 
   const approved = await dreact(['approve', conv, item!.callId, '--reason', 'fine by me']);
-  assert.equal(approved.code, 0, approved.err);
-  assert.match(approved.out, /approved by/);
+  assert.equal(approved.code, 0, approved.stderr);
+  assert.match(approved.stdout, /approved by/);
   const result = await stack.client.result(conv, 1);
   assert.equal(result.answer, 'lead: the helper sent it');
   assert.deepEqual(runs, [{ conversationId: child, params: email }], 'the call ran once, in the subagent');

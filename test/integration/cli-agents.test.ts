@@ -6,33 +6,28 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runDreact } from '../support/dreact-cli';
 
 const home = mkdtempSync(join(tmpdir(), 'dreact-cli-agents-'));
 after(() => rmSync(home, { recursive: true, force: true }));
 
-function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DREACT_HOME: home, NO_COLOR: '1' };
-  delete env.TEMPORAL_ADDRESS; // the embedded stack, not the test run's server
-  delete env.DATABASE_URL; // the embedded Postgres
-  delete env.ANTHROPIC_API_KEY;
-  delete env.ANTHROPIC_AUTH_TOKEN;
-  env.DREACT_TEMPORAL_PORT = '17433';
-  env.DREACT_EXEC_BACKEND = 'off';
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env,
+/** The embedded stack and its embedded Postgres (not the test run's servers), no model key. */
+const dreact = (args: string[]) =>
+  runDreact(args, {
     cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      DREACT_HOME: home,
+      TEMPORAL_ADDRESS: undefined,
+      DATABASE_URL: undefined,
+      ANTHROPIC_API_KEY: undefined,
+      ANTHROPIC_AUTH_TOKEN: undefined,
+      DREACT_TEMPORAL_PORT: '17433',
+      DREACT_EXEC_BACKEND: 'off',
+    },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr })));
-}
 
 test('dreact turn --agent <file> binds the conversation; another agent is a clear error; agents list/show', async () => {
   const file = join(home, 'poet.yaml');

@@ -5,30 +5,25 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runDreact } from '../support/dreact-cli';
 
 const home = mkdtempSync(join(tmpdir(), 'dreact-cli-'));
 after(() => rmSync(home, { recursive: true, force: true }));
 
-function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DREACT_HOME: home, NO_COLOR: '1' };
-  delete env.TEMPORAL_ADDRESS; // the embedded stack, not the test run's server
-  delete env.DATABASE_URL; // PGlite
-  env.DREACT_TEMPORAL_PORT = '17233';
-  env.DREACT_PGLITE_PORT = '15432';
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The embedded stack (not the test run's server), its state in `home`. */
+const dreact = (args: string[]) =>
+  runDreact(args, {
+    env: {
+      DREACT_HOME: home,
+      TEMPORAL_ADDRESS: undefined,
+      DATABASE_URL: undefined,
+      DREACT_TEMPORAL_PORT: '17233',
+      DREACT_PGLITE_PORT: '15432',
+    },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr })));
-}
 
 test('dreact turn --json starts the embedded stack; a second invocation continues the conversation', async () => {
   const first = await dreact(['turn', 'hello there', '--script', 'echo', '--json']);

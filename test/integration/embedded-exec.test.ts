@@ -8,7 +8,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +23,7 @@ import { execScratch } from '../support/exec';
 import { pathWithout } from '../support/path-without';
 import { findExecutable } from '../../activities/exec/bubblewrap';
 import { uniqueId } from '../support/stack';
+import { runDreact } from '../support/dreact-cli';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = uniqueId('t_embedded_exec').toLowerCase();
@@ -48,34 +48,21 @@ after(async () => {
 });
 
 /** `dreact <args>` in its own process, on an embedded stack of its own, over the test Postgres schema. */
-function dreact(
-  args: string[],
-  extraEnv: NodeJS.ProcessEnv = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const base = { ...process.env };
-  delete base.TEMPORAL_ADDRESS; // the embedded stack, not the test run's server
-  delete base.DREACT_EXEC_BACKEND;
-  const env: NodeJS.ProcessEnv = {
-    ...base,
-    DREACT_HOME: mkdtempSync(join(home, 'h-')),
-    DATABASE_URL,
-    DREACT_DB_SCHEMA: schema,
-    DREACT_EXEC_WORK_DIR: join(scratch, 'work'),
-    DREACT_EXEC_STATE_DIR: join(scratch, 'state'),
-    DREACT_TEMPORAL_PORT: '17533',
-    NO_COLOR: '1',
-    ...extraEnv,
-  };
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** `dreact <args>` in its own process, on an embedded stack of its own, over the test Postgres schema. */
+const dreact = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+  runDreact(args, {
+    env: {
+      TEMPORAL_ADDRESS: undefined, // the embedded stack, not the test run's server
+      DREACT_EXEC_BACKEND: undefined,
+      DREACT_HOME: mkdtempSync(join(home, 'h-')),
+      DATABASE_URL,
+      DREACT_DB_SCHEMA: schema,
+      DREACT_EXEC_WORK_DIR: join(scratch, 'work'),
+      DREACT_EXEC_STATE_DIR: join(scratch, 'state'),
+      DREACT_TEMPORAL_PORT: '17533',
+      ...extraEnv,
+    },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr })));
-}
 
 /** Runs the demo's exec turn (script demo-exec) through `dreact turn --json`; returns its blocks. */
 async function execTurn(env: NodeJS.ProcessEnv = {}): Promise<{ blocks: Block[]; stderr: string; out: TurnJson }> {

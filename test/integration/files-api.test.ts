@@ -10,7 +10,6 @@
  */
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +22,7 @@ import { LOCAL_SANDBOX, execScratch } from '../support/exec';
 import { requiring } from '../support/requirements';
 import { publishEvents, readEvents } from '../../store/stream-bus';
 import { createApiKey } from '../../store/tenancy-store';
+import { runDreact } from '../support/dreact-cli';
 
 const test = requiring(nodeTest, LOCAL_SANDBOX);
 const KEY = 'files-api-test-key';
@@ -269,29 +269,14 @@ test('done and the turn result carry the turn’s produced files (not the user�
   assert.equal(sha(Buffer.from(await res.arrayBuffer())), sha(CHART));
 });
 
-function dreact(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number; stdout: Buffer; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env: { ...process.env, DREACT_HOME: home, NO_COLOR: '1', ...env },
-    cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out: Buffer[] = [];
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => out.push(d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) =>
-    child.on('exit', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr })),
-  );
-}
+const dreact = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  runDreact(args, { cwd: home, env: { DREACT_HOME: home, ...env } });
 
 test('CLI through the gateway: dreact files --json lists them, dreact download saves the bytes', async () => {
   const remote = ['--url', gw.url, '--api-key', KEY];
   const listed = await dreact(['files', conv, '--json', ...remote]);
   assert.equal(listed.code, 0, listed.stderr);
-  const body = JSON.parse(listed.stdout.toString()) as { files: Listed[] };
+  const body = JSON.parse(listed.stdout) as { files: Listed[] };
   assert.deepEqual(body.files.map((f) => f.path).sort(), [
     'turn_1/attachments/data.csv',
     'turn_1/outputs/chart.png',
@@ -318,10 +303,10 @@ test('CLI against the stack: dreact files and dreact download -o - read Postgres
   };
   const listed = await dreact(['files', conv], direct);
   assert.equal(listed.code, 0, listed.stderr);
-  assert.match(listed.stdout.toString(), /turn 1\s+16392\s+image\/png\s+turn_1\/outputs\/chart\.png/);
+  assert.match(listed.stdout, /turn 1\s+16392\s+image\/png\s+turn_1\/outputs\/chart\.png/);
   const saved = await dreact(['download', conv, 'turn_1/outputs/report.md', '-o', '-'], direct);
   assert.equal(saved.code, 0, saved.stderr);
-  assert.equal(saved.stdout.toString(), REPORT);
+  assert.equal(saved.bytes.toString(), REPORT); // the bytes of the download, as written to stdout
 });
 
 test('canvases: composite widgets from the stored attribute events, each turn’s cost in the state, the canvas frame’s own CSP; a foreign tenant 404', async () => {

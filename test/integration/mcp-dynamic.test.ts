@@ -13,7 +13,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +24,7 @@ import type { Block } from '../../core/timeline/block';
 import { defaultProviderResolver } from '../../activities/providers/registry';
 import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let stack: TestStack;
 /** A Streamable HTTP server that is down when the worker starts (its port is kept free). */
@@ -93,26 +93,7 @@ after(async () => {
   await later?.close();
 });
 
-function dreact(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env: {
-      ...process.env,
-      DREACT_HOME: home,
-      NO_COLOR: '1',
-      TEMPORAL_ADDRESS: stack.server.address,
-      DATABASE_URL: stack.db.databaseUrl,
-      DREACT_DB_SCHEMA: stack.db.schema,
-      DREACT_TASK_QUEUE: stack.taskQueue,
-    },
-    cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((r) => child.on('exit', (code) => r({ code: code ?? 1, stdout, stderr })));
-}
+const dreact = (args: string[]) => runDreact(args, { env: { ...stackCliEnv(stack), DREACT_HOME: home }, cwd: home });
 
 const cliTurn = (conv: string, script: string) =>
   dreact([

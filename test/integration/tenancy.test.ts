@@ -6,42 +6,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
 import { streamTokens } from '../../client/gateway/stream-token';
 import { conversationOwner, createApiKey, listApiKeys } from '../../store/tenancy-store';
 import { ProjectIdKey, TenantIdKey } from '../../workflows/definitions';
 import { parseApiKey } from '../../core/tenancy/keys';
+import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let stack: TestStack;
 let gw: GatewayApp;
 
-function dreact(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env: {
-      ...process.env,
-      DATABASE_URL: stack.db.databaseUrl,
-      DREACT_DB_SCHEMA: stack.db.schema,
-      DREACT_HOME: mkdtempSync(join(tmpdir(), 'dreact-home-')),
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, out, err })));
-}
+const dreact = (args: string[]) => runDreact(args, { env: stackCliEnv(stack) });
 
 async function cliKey(args: string[]): Promise<string> {
   const r = await dreact(['keys', 'create', ...args]);
-  assert.equal(r.code, 0, r.err);
-  const lines = r.out.trim().split('\n');
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
   assert.match(lines[0]!, /^created key [0-9a-f]{12} for /);
   return lines.at(-1)!;
 }
@@ -99,19 +80,19 @@ async function snapshot(conv: string) {
 
 test('keys from the CLI: listed without secrets; bad input exits 2 naming the field', async () => {
   const listed = await dreact(['keys', 'list', '--json']);
-  assert.equal(listed.code, 0, listed.err);
-  const rows = listed.out
+  assert.equal(listed.code, 0, listed.stderr);
+  const rows = listed.stdout
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
   assert.deepEqual(rows.map((r) => `${r.tenantId}/${r.projectId}`).sort(), ['acme/web', 'globex/app']);
-  assert.ok(!listed.out.includes(parseApiKey(keyA)!.secret), 'no secret in the listing'); // whole: base64url may hold '_'
+  assert.ok(!listed.stdout.includes(parseApiKey(keyA)!.secret), 'no secret in the listing'); // whole: base64url may hold '_'
   const bad = await dreact(['keys', 'create', '--tenant', 'Bad Tenant', '--project', 'p']);
   assert.equal(bad.code, 2);
-  assert.match(bad.err, /tenant: lower-case letters/);
+  assert.match(bad.stderr, /tenant: lower-case letters/);
   const scopes = await dreact(['keys', 'create', '--tenant', 't', '--project', 'p', '--scopes', 'read,root']);
   assert.equal(scopes.code, 2);
-  assert.match(scopes.err, /scopes/);
+  assert.match(scopes.stderr, /scopes/);
   assert.equal((await dreact(['keys', 'revoke', '000000000000'])).code, 1);
 });
 
@@ -240,7 +221,7 @@ test('a user-bound key sees only its user’s conversations; scopes are enforced
   assert.match(((await write.json()) as { error: { message: string } }).error.message, /lacks the "write" scope/);
 
   const revoked = await dreact(['keys', 'revoke', readOnly.id]);
-  assert.equal(revoked.code, 0, revoked.err);
+  assert.equal(revoked.code, 0, revoked.stderr);
   const after = await call('GET', `/v1/conversations/bob~${conv}/state`, readOnly.key);
   assert.equal(after.status, 401);
   assert.match(((await after.json()) as { error: { message: string } }).error.message, /invalid or revoked/);

@@ -7,10 +7,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createScriptedProvider } from '../../activities/providers/scripted';
@@ -21,6 +17,7 @@ import { listTurns } from '../../store/turn-store';
 import { setTurnLimit, tenantSlots, deleteTurnLimit } from '../../store/turn-slots';
 import { createApiKey } from '../../store/tenancy-store';
 import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -88,24 +85,7 @@ after(async () => {
   await stack.teardown();
 });
 
-function dreact(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), ...args], {
-    env: {
-      ...process.env,
-      DATABASE_URL: stack.db.databaseUrl,
-      DREACT_DB_SCHEMA: stack.db.schema,
-      TEMPORAL_ADDRESS: stack.server.address,
-      DREACT_HOME: mkdtempSync(join(tmpdir(), 'dreact-home-')),
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, out, err })));
-}
+const dreact = (args: string[]) => runDreact(args, { env: stackCliEnv(stack) });
 
 const turnRow = async (conv: string) => (await listTurns(stack.db.pool, conv))[0];
 
@@ -135,11 +115,11 @@ test('limit 2, five turns: 2 run, 3 queue at positions 1..3 (turns list, state, 
   assert.equal(state.status, 'queued');
   assert.equal(state.queuePosition, 2);
   const cli = await dreact(['turns', convs[4]!]);
-  assert.equal(cli.code, 0, cli.err);
-  assert.match(cli.out, /queued \(position 3 under the tenant's turn limit\)/);
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.match(cli.stdout, /queued \(position 3 under the tenant's turn limit\)/);
   const shown = await dreact(['limits', 'show', '--tenant', 'local']);
-  assert.match(shown.out, /at most 2 turn\(s\) at once/);
-  assert.match(shown.out, /queued +3 +conv\//);
+  assert.match(shown.stdout, /at most 2 turn\(s\) at once/);
+  assert.match(shown.stdout, /queued +3 +conv\//);
 
   // Each finished turn lets the queue's head in: the others move up.
   open(convs[0]!);
