@@ -26,9 +26,9 @@ import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { needs, requiring } from '../support/requirements';
 import { deleteBudget, setBudget } from '../../store/budget-store';
+import { NEED_CHROMIUM, launchChromium } from '../support/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
-const need = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+const need = NEED_CHROMIUM;
 const skip = needs(need);
 const available = skip === false;
 const test = requiring(nodeTest, need);
@@ -104,8 +104,7 @@ before(async () => {
     host: '127.0.0.1',
     log: () => undefined,
   });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;

@@ -24,6 +24,7 @@ import { parseSuite } from '../../core/evals/suite';
 import type { EvalRunInput, EvalRunResult } from '../../workflows/eval-run';
 import { needs } from '../support/requirements';
 import { JUDGE_SYSTEM } from '../../core/evals/judge';
+import { launchChromium } from '../support/browser';
 
 let stack: TestStack;
 let target: EvalTarget;
@@ -244,11 +245,7 @@ cases:
       timeline: (id) => `http://gateway.test/v1/conversations/${encodeURIComponent(id)}/timeline`,
     }),
   );
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     await page.goto(`file://${html}`);

@@ -22,9 +22,9 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema } from '../../core/turn/contracts';
 import { listTurns } from '../../store/turn-store';
 import { needs, requiring } from '../support/requirements';
+import { NEED_CHROMIUM, launchChromium } from '../support/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
-const need = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+const need = NEED_CHROMIUM;
 const skip = needs(need);
 const available = skip === false;
 const test = requiring(nodeTest, need);
@@ -80,11 +80,7 @@ before(async () => {
     host: '127.0.0.1',
     log: () => undefined,
   });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;

@@ -27,9 +27,9 @@ import { LocalBackend } from '../../activities/exec/local';
 import { publishEvents, readEvents } from '../../store/stream-bus';
 import { execScratch } from '../support/exec';
 import { needs, requiring } from '../support/requirements';
+import { NEED_CHROMIUM, launchChromium } from '../support/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
-const needChromium = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+const needChromium = NEED_CHROMIUM;
 const needSandbox = { group: 'web chat browser tests (exec)', requirement: 'bubblewrap' } as const;
 const skip = needs(needChromium) || needs(needSandbox);
 const test = requiring(requiring(nodeTest, needChromium), needSandbox);
@@ -116,11 +116,7 @@ before(async () => {
     temporalUiUrl: UI,
     log: () => undefined,
   });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   if (skip) return;

@@ -28,10 +28,10 @@ import { openLibrary } from '../../activities/library/library';
 import { freePort } from '../../client/stack/embedded';
 import type { Worker } from '@temporalio/worker';
 import { needs, requiring } from '../support/requirements';
+import { NEED_CHROMIUM, launchChromium } from '../support/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
 // Skips (counted in npm test's summary) without chromium; under CI a missing chromium fails the file.
-const need = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+const need = NEED_CHROMIUM;
 const skip = needs(need);
 const available = skip === false;
 const test = requiring(nodeTest, need);
@@ -92,19 +92,7 @@ before(async () => {
     ...(server.uiUrl ? { temporalUiUrl: server.uiUrl } : {}),
     log: () => undefined,
   });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;
