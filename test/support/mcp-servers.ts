@@ -196,11 +196,16 @@ export async function startHttpMcpServer(opts: { port?: number; token?: string }
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   });
-  await new Promise<void>((r) => http.listen(opts.port ?? 0, '127.0.0.1', r));
-  const port = (http.address() as AddressInfo).port;
+  return listening(http, opts.port ?? 0, '/mcp', calls);
+}
+
+/** Listens on loopback; the server's URL is `path` on the port it got. */
+async function listening(http: HttpServer, port: number, path: string, calls: string[]): Promise<HttpMcpServer> {
+  await new Promise<void>((r) => http.listen(port, '127.0.0.1', r));
+  const got = (http.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    port,
+    url: `http://127.0.0.1:${got}${path}`,
+    port: got,
     calls,
     close: () =>
       new Promise<void>((r) => {
@@ -239,18 +244,7 @@ export async function startSseMcpServer(opts: { token?: string } = {}): Promise<
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  const port = (http.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/sse`,
-    port,
-    calls,
-    close: () =>
-      new Promise<void>((r) => {
-        http.closeAllConnections();
-        http.close(() => r());
-      }),
-  };
+  return listening(http, 0, '/sse', calls);
 }
 
 /** The stdio server's command line (for an agent's `mcp.servers.<name>`). */
