@@ -1,7 +1,12 @@
 // A node test reporter that keeps only the failures: one JSON line per `test:fail` event (file, name,
 // nesting, the error's message). `npm test` runs it beside the usual reporter and prints the list
 // after the summary (scripts/failure-summary.ts), so a failure is named at the end of a long log.
+// A whole file that fails outside its tests (a hook, an error after the tests ended, a non-zero exit)
+// has only "test failed" to say: its line adds the exit code or signal and the file's last lines of
+// output, which a CI log's tail otherwise loses.
 // Plain JavaScript: the test runner loads reporters without the tsx hooks.
+
+const TAIL_LINES = 25;
 
 /** The deepest useful message: the runner wraps a failure in ERR_TEST_FAILURE with a cause. */
 function failureMessage(error) {
@@ -11,10 +16,33 @@ function failureMessage(error) {
   return text.length > 800 ? `${text.slice(0, 800)}…` : text;
 }
 
+/** Exit code / signal of a file's child process, where the runner recorded them. */
+function exitOf(error) {
+  for (let e = error, i = 0; i < 4 && e && typeof e === 'object'; i++, e = e.cause) {
+    if (e.exitCode !== undefined || e.signal !== undefined)
+      return { exitCode: e.exitCode ?? null, signal: e.signal ?? null };
+  }
+  return undefined;
+}
+
 export default async function* failuresReporter(source) {
+  /** file → its last lines of stdout/stderr that were not test output. */
+  const tails = new Map();
   for await (const event of source) {
+    if ((event.type === 'test:stderr' || event.type === 'test:stdout') && event.data?.file) {
+      const lines = tails.get(event.data.file) ?? [];
+      for (const l of String(event.data.message ?? '').split('\n')) if (l.trim() !== '') lines.push(l);
+      tails.set(event.data.file, lines.slice(-TAIL_LINES));
+      continue;
+    }
     if (event.type !== 'test:fail' || !event.data) continue;
     const { name, nesting, file, details } = event.data;
-    yield `${JSON.stringify({ file, name, nesting, error: failureMessage(details?.error) })}\n`;
+    const row = { file, name, nesting, error: failureMessage(details?.error) };
+    if (file && name === file) {
+      const exit = exitOf(details?.error);
+      if (exit) row.exit = exit;
+      row.output = tails.get(file) ?? [];
+    }
+    yield `${JSON.stringify(row)}\n`;
   }
 }
