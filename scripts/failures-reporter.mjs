@@ -25,10 +25,25 @@ function exitOf(error) {
   return undefined;
 }
 
+/** The run's own summary diagnostics ("tests 4", "pass 2", …), not a file's. */
+const SUMMARY = /^(tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [\d.]+$/;
+
 export default async function* failuresReporter(source) {
   /** file → its last lines of stdout/stderr that were not test output. */
   const tails = new Map();
+  /**
+   * Diagnostics since the last file ended: the runner names no file on them, but one it raises for
+   * a file ("… generated asynchronous activity after the test ended …", which fails the file with
+   * exit code 1) comes just before that file's own result.
+   */
+  let diagnostics = [];
   for await (const event of source) {
+    if (event.type === 'test:diagnostic' && event.data && !SUMMARY.test(String(event.data.message))) {
+      diagnostics.push(String(event.data.message));
+      continue;
+    }
+    const fileLevel = event.data?.file && event.data.name === event.data.file;
+    if (event.type === 'test:pass' && fileLevel) diagnostics = [];
     if ((event.type === 'test:stderr' || event.type === 'test:stdout') && event.data?.file) {
       const lines = tails.get(event.data.file) ?? [];
       for (const l of String(event.data.message ?? '').split('\n')) if (l.trim() !== '') lines.push(l);
@@ -38,10 +53,11 @@ export default async function* failuresReporter(source) {
     if (event.type !== 'test:fail' || !event.data) continue;
     const { name, nesting, file, details } = event.data;
     const row = { file, name, nesting, error: failureMessage(details?.error) };
-    if (file && name === file) {
+    if (fileLevel) {
       const exit = exitOf(details?.error);
       if (exit) row.exit = exit;
-      row.output = tails.get(file) ?? [];
+      row.output = [...diagnostics, ...(tails.get(file) ?? [])];
+      diagnostics = [];
     }
     yield `${JSON.stringify(row)}\n`;
   }
