@@ -85,14 +85,16 @@ export function makeContextActivities(deps: ActivityDeps) {
         ? await attachmentBlocks(pool, conversationId, turnId, prompt.attachments, now)
         : []),
     ]);
-    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
-    publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId } });
-    await publisher.close();
     const [blockCount, conversation, slot] = await Promise.all([
       countBlocks(pool, conversationId),
       loadConversation(pool, conversationId),
       takeTurnSlot(deps, { conversationId, workflowId }),
     ]);
+    // A turn queued under its tenant's turn limit says where it stands from its first event.
+    const queued = slot && !slot.granted ? { queuePosition: slot.position } : {};
+    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: Context.current().info.attempt });
+    publisher.emit({ kind: 'phase', payload: { phase: 'turn.start', turnId, turnIndex, workflowId, ...queued } });
+    await publisher.close();
     return {
       blocks: blockCount,
       maxIterations: settings.maxRounds,

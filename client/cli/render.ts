@@ -98,6 +98,12 @@ export function createLiveRenderer(
           break;
         }
         write(bold(`▶ ${String(p.turnId ?? e.turnId)} started (${String(p.workflowId ?? '')})\n`));
+        if (p.queuePosition !== undefined)
+          write(
+            yellow(
+              `… queued (position ${String(p.queuePosition)}) under the tenant's turn limit: it runs when a running turn ends\n`,
+            ),
+          );
         answered = false;
         break;
       case 'retry':

@@ -4,7 +4,7 @@
  * resume) and a JSON `data:` object carrying {seq, ts, turnId, attempt} plus the fields below.
  *
  * event     data (besides the envelope)
- * phase     {phase, ...}                      turn.start: {turnIndex, workflowId}; turn.failed: {turnIndex, error}
+ * phase     {phase, ...}                      turn.start: {turnIndex, workflowId, queuePosition?}; turn.failed: {turnIndex, error}
  *                                             (a database's message replaced by our own, public-errors.ts)
  * step      {type:'thinking', phase:'start'|'done', round, mode?}
  *           {type:'iteration', phase:'start', round, tool, callId, summary, arguments}

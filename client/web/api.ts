@@ -38,6 +38,8 @@ export interface TurnRow {
   startedAt: string;
   finishedAt: string | null;
   agentName: string | null;
+  /** While `queued` under the tenant's turn limit: the place in the queue (1 = next). */
+  queuePosition?: number;
   /** The turn's usage, when the gateway lists it (the turns table keeps it). */
   usage?: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
   /** The turn's spend from the usage ledger (USD). */

@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, convPath, follow, type FeedbackRow, type HostedFile, type Rating, type TurnRow } from './api';
 import type { SourceRow, TimelineBlock } from './api';
-import { apply, emptyTurn, type LiveTurn } from './live';
+import { apply, emptyTurn, withQueueRow, type LiveTurn } from './live';
 import {
   fromLive,
   fromStored,
@@ -32,6 +32,9 @@ async function orEmpty<T>(p: Promise<T>, empty: T): Promise<T> {
     throw err;
   }
 }
+
+/** How often a queued turn's place is asked of the gateway. */
+const QUEUE_POLL_MS = 2_000;
 
 const EMPTY: Stored = { blocks: [], sources: [], turns: [], files: [], feedback: [], composites: [], patched: [] };
 
@@ -135,6 +138,28 @@ export function Chat({ conversationId, onChanged }: { conversationId: string; on
     if (resume !== null) watch(Number(resume));
     return () => stream.current?.abort();
   }, [conversationId]);
+
+  // A turn queued under the tenant's turn limit sends no event while it waits: its place is asked
+  // of the gateway every few seconds until it runs (its first event clears it as well).
+  const queuedTurn = turn?.queuePosition !== undefined ? turn.turnId : undefined;
+  useEffect(() => {
+    if (!queuedTurn) return;
+    const timer = setInterval(() => {
+      api<{ turns?: TurnRow[] }>('GET', convPath(conversationId, 'state'))
+        .then((state) =>
+          setTurn(
+            (t) =>
+              t &&
+              withQueueRow(
+                t,
+                state.turns?.find((r) => r.turnId === queuedTurn),
+              ),
+          ),
+        )
+        .catch(() => undefined); // the next tick asks again; the stream still says when it runs
+    }, QUEUE_POLL_MS);
+    return () => clearInterval(timer);
+  }, [conversationId, queuedTurn]);
 
   useEffect(() => {
     api<{ agents: AgentOption[] }>('GET', '/v1/agents')

@@ -109,6 +109,12 @@ export interface LiveTurn {
   done: boolean;
   completionPath?: string;
   elapsedMs?: number;
+  /**
+   * While the turn waits under its tenant's turn limit: its place in the queue (1 = next), from its
+   * `turn.start` event, then from the gateway's state (the chat asks while it waits). Its first
+   * event after that means it runs.
+   */
+  queuePosition?: number;
   /** Stream offsets applied (a replay after a reconnect is skipped). */
   seen: Set<number>;
 }
@@ -167,6 +173,8 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
   // The seen set is shared between states (only a rewind makes a new one): copying it per event is quadratic.
   const t: LiveTurn = { ...turn };
   t.seen.add(e.seq);
+  // Anything the turn does after its start means it left the queue.
+  delete t.queuePosition;
   switch (e.kind) {
     case 'phase': {
       const p = e.payload;
@@ -174,6 +182,7 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
         t.turnId = p.turnId;
         t.turnIndex = p.turnIndex;
         t.workflowId = p.workflowId;
+        if (p.queuePosition !== undefined) t.queuePosition = p.queuePosition;
       } else {
         t.failed = p.error;
         t.notes = [...t.notes, `turn failed: ${p.error}`];
@@ -280,4 +289,21 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
       unhandled(e);
   }
   return t;
+}
+
+/**
+ * The queue place the gateway's state gives the live turn's row: a new position while it waits, or
+ * none once the row runs (or ended). Other turns' rows, and a turn not queued, change nothing.
+ */
+export function withQueueRow(
+  turn: LiveTurn,
+  row: { turnId: string; status: string; queuePosition?: number } | undefined,
+): LiveTurn {
+  if (turn.queuePosition === undefined || !row || row.turnId !== turn.turnId) return turn;
+  if (row.status === 'queued' && row.queuePosition !== undefined) {
+    return row.queuePosition === turn.queuePosition ? turn : { ...turn, queuePosition: row.queuePosition };
+  }
+  const next = { ...turn };
+  delete next.queuePosition;
+  return next;
 }

@@ -29,6 +29,8 @@ export interface TurnData {
   workflowId?: string;
   live: boolean;
   status: string;
+  /** While `queued` under the tenant's turn limit: the place in the queue (1 = next). */
+  queuePosition?: number;
   user: UserMessage[];
   attachments: HostedFile[];
   thinking: string;
@@ -62,7 +64,8 @@ export function fromLive(t: LiveTurn, prompt: UserMessage[]): TurnData {
     ...(t.workflowId ? { workflowId: t.workflowId } : {}),
     live: true,
     // Running until the stored turn takes its place: a finished turn is only ever shown from the store.
-    status: t.failed !== undefined ? 'failed' : 'running',
+    status: t.failed !== undefined ? 'failed' : t.queuePosition !== undefined ? 'queued' : 'running',
+    ...(t.queuePosition !== undefined ? { queuePosition: t.queuePosition } : {}),
     user: prompt,
     attachments: [],
     thinking: t.thinking,
@@ -176,6 +179,7 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         ...(row ? { workflowId: row.workflowId } : {}),
         live: false,
         status: row?.status ?? 'completed',
+        ...(row?.queuePosition !== undefined ? { queuePosition: row.queuePosition } : {}),
         user: [],
         attachments: s.files.filter((f) => f.turn === index && f.origin === 'attachment'),
         thinking: '',

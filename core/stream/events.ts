@@ -17,7 +17,14 @@ const Loose = <T extends z.ZodRawShape>(shape: T) => z.looseObject(shape);
 const PhaseEvent = z.object({
   kind: z.literal('phase'),
   payload: z.discriminatedUnion('phase', [
-    Loose({ phase: z.literal('turn.start'), turnId: z.string(), turnIndex: z.number().int(), workflowId: z.string() }),
+    Loose({
+      phase: z.literal('turn.start'),
+      turnId: z.string(),
+      turnIndex: z.number().int(),
+      workflowId: z.string(),
+      /** Set when the turn waits under its tenant's turn limit: its place in the queue (1 = next). */
+      queuePosition: z.number().int().positive().optional(),
+    }),
     Loose({ phase: z.literal('turn.failed'), turnId: z.string(), turnIndex: z.number().int(), error: z.string() }),
   ]),
 });

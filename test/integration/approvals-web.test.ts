@@ -4,7 +4,9 @@
  * there after a reload; Edit params with params that fail the tool's schema shows the gateway's
  * message and changes nothing; a key without the approve scope is refused; Approve runs the call and
  * the answer shows. A spend cap that refuses the turn's model call shows its message as the answer,
- * live and after a reload. Screenshots in test-artifacts/approvals-web/.
+ * live and after a reload. A turn queued under the tenant's turn limit shows its place in the header
+ * and the turn, and runs in the same view once the turn ahead ends. Screenshots in
+ * test-artifacts/approvals-web/.
  */
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,6 +28,7 @@ import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { needs, requiring } from '../support/requirements';
 import { deleteBudget, setBudget } from '../../store/budget-store';
+import { deleteTurnLimit, setTurnLimit } from '../../store/turn-slots';
 import { NEED_CHROMIUM, launchChromium } from '../support/browser';
 
 const need = NEED_CHROMIUM;
@@ -196,6 +199,56 @@ test(
       await page.close();
     } finally {
       await deleteBudget(db.pool, cap);
+    }
+  },
+);
+
+test(
+  "a turn queued under the tenant's turn limit shows its place, then runs in the same view when the turn ahead ends",
+  { skip },
+  async () => {
+    await setTurnLimit(db.pool, { tenantId: 'acme', maxTurns: 1 });
+    try {
+      const page = await openChat(approver);
+      // The turn ahead holds the one slot while it waits for approval.
+      await page.getByRole('button', { name: 'New conversation' }).click();
+      await page.getByLabel('message').fill('Email the team: first');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.locator('.approval-card').waitFor({ timeout: 30_000 });
+      const ahead = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('c')!;
+
+      await page.getByRole('button', { name: 'New conversation' }).click();
+      await page.getByLabel('message').fill('Email the team: second');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const status = page.locator('.chat-header .status');
+      await page.locator('.chat-header .status[data-status="queued"]').waitFor({ timeout: 30_000 });
+      assert.match((await status.textContent()) ?? '', /Queued \(position 1\)/);
+      const note = page.locator('.note.queued');
+      assert.match((await note.textContent()) ?? '', /Queued — position 1 under your team's limit/);
+      await page.screenshot({ path: join(SHOTS, 'queued.png'), fullPage: true });
+
+      // The turn ahead is approved (through the API) and ends: this one leaves the queue and runs here.
+      const api = (path: string, init: RequestInit = {}) =>
+        fetch(`${gw.url}${path}`, {
+          ...init,
+          headers: { 'x-api-key': approver, 'content-type': 'application/json' },
+        });
+      const listing = await api(`/v1/conversations/${ahead}/approvals`);
+      const listed = (await listing.json()) as { approvals?: Array<{ callId: string }> };
+      assert.equal(listed.approvals?.length, 1, JSON.stringify(listed));
+      const decided = await api(`/v1/conversations/${ahead}/approvals/${listed.approvals[0]!.callId}`, {
+        method: 'POST',
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      assert.equal(decided.status, 200, await decided.clone().text());
+      await page.locator('.approval-card').waitFor({ timeout: 30_000 }); // this turn's own call now waits
+      await note.waitFor({ state: 'detached', timeout: 15_000 });
+      assert.doesNotMatch((await status.textContent()) ?? '', /Queued/);
+      await page.locator('.approval-card').getByRole('button', { name: 'Approve' }).click();
+      await page.locator('.msg.assistant', { hasText: 'The email is sent.' }).first().waitFor({ timeout: 30_000 });
+      await page.close();
+    } finally {
+      await deleteTurnLimit(db.pool, 'acme');
     }
   },
 );

@@ -14,6 +14,7 @@ import { ScriptSpecSchema } from '../../core/turn/contracts';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { listTurns } from '../../store/turn-store';
+import { readEvents } from '../../store/stream-bus';
 import { setTurnLimit, tenantSlots, deleteTurnLimit } from '../../store/turn-slots';
 import { createApiKey } from '../../store/tenancy-store';
 import { startGateway, type RunningGateway } from '../../client/gateway/server';
@@ -114,6 +115,12 @@ test('limit 2, five turns: 2 run, 3 queue at positions 1..3 (turns list, state, 
   const state = await stack.client.turnState(convs[3]!, 1);
   assert.equal(state.status, 'queued');
   assert.equal(state.queuePosition, 2);
+  // The queued turn's first stream event says where it stands (the web chat and `dreact turn` show it).
+  const [first] = await readEvents(stack.db.pool, convs[3]!, 0);
+  assert.equal(first?.kind, 'phase');
+  assert.deepEqual(first?.kind === 'phase' ? first.payload.queuePosition : 'none', 2);
+  const [running] = await readEvents(stack.db.pool, convs[0]!, 0);
+  assert.equal(running?.kind === 'phase' ? running.payload.queuePosition : 'none', undefined);
   const cli = await dreact(['turns', convs[4]!]);
   assert.equal(cli.code, 0, cli.stderr);
   assert.match(cli.stdout, /queued \(position 3 under the tenant's turn limit\)/);

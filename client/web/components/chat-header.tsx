@@ -3,6 +3,7 @@ import type { TurnData } from '../turns';
 import { temporalLink } from './footer';
 
 const STATUS: Record<string, string> = {
+  queued: 'Queued',
   running: 'Running',
   awaiting_approval: 'Awaiting approval',
   completed: 'Done',
@@ -29,6 +30,7 @@ export function ChatHeader({
         {latest && (
           <span class="status" data-status={latest.status}>
             turn {latest.turnIndex ?? '…'} · {STATUS[latest.status] ?? latest.status}
+            {latest.status === 'queued' && latest.queuePosition !== undefined && ` (position ${latest.queuePosition})`}
           </span>
         )}
         {link && (

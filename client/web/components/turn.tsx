@@ -26,7 +26,7 @@ export function TurnView({
   onFollowup: (text: string) => void;
   onRate: (turnIndex: number, rating: Rating | null, text?: string) => Promise<void>;
 }) {
-  const running = turn.status === 'running' || turn.status === 'awaiting_approval';
+  const running = turn.status === 'running' || turn.status === 'awaiting_approval' || turn.status === 'queued';
   return (
     <article class="turn" data-turn={turn.turnId ?? ''} aria-label={`turn ${turn.turnIndex ?? ''}`}>
       {turn.user.map((m, i) => (
@@ -42,6 +42,12 @@ export function TurnView({
         data-status={turn.status}
         {...(running ? { 'data-live': 'true' } : {})}
       >
+        {turn.status === 'queued' && (
+          <div class="note queued" role="status">
+            Queued{turn.queuePosition !== undefined ? ` — position ${turn.queuePosition}` : ''} under your team's limit
+            of turns running at once: it starts when a running turn ends.
+          </div>
+        )}
         {running && turn.thinking && (
           <details class="thinking">
             <summary>Thinking…</summary>

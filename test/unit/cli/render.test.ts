@@ -151,3 +151,13 @@ test('dreact timeline shows an exec result with its whole report', () => {
   ]);
   assert.match(lines[4]!, /react\.tool\.result .* plain result$/);
 });
+
+test('a turn queued under its tenant limit says its place after it started', () => {
+  const { text } = renderAll([
+    ev('phase', { phase: 'turn.start', turnId: 'turn_1', workflowId: 'conv/c/turn/1', queuePosition: 2 }),
+    ev('step', { phase: 'thinking.start', round: 1 }),
+  ]);
+  assert.match(text, /▶ turn_1 started \(conv\/c\/turn\/1\)\n… queued \(position 2\) under the tenant's turn limit/);
+  const { text: plain } = renderAll([ev('phase', { phase: 'turn.start', turnId: 'turn_1', workflowId: 'w' })]);
+  assert.doesNotMatch(plain, /queued/);
+});

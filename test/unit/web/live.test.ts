@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apply, emptyTurn, liveEvent, type LiveEvent } from '../../../client/web/live';
+import { apply, emptyTurn, liveEvent, withQueueRow, type LiveEvent } from '../../../client/web/live';
 import { toSseMessage } from '../../../client/gateway/protocol';
 import { parseStreamEvent } from '../../../core/stream/events';
 
@@ -106,4 +106,30 @@ test('an event kind this page does not know (a newer gateway) is skipped, not th
   const t = apply(emptyTurn(), novel);
   assert.equal(t.answer, '');
   assert.deepEqual([...t.seen], [1]);
+});
+
+test('a queued turn: its place from turn.start, then from the state rows; its first event after that means it runs', () => {
+  const start = sse(1, {
+    kind: 'phase',
+    payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'w', queuePosition: 3 },
+  });
+  let t = apply(emptyTurn(), start);
+  assert.equal(t.queuePosition, 3);
+  // The gateway's state: another turn's row and a row without a position change nothing.
+  assert.equal(withQueueRow(t, { turnId: 'turn_2', status: 'queued', queuePosition: 1 }), t);
+  assert.equal(withQueueRow(t, undefined), t);
+  t = withQueueRow(t, { turnId: 'turn_1', status: 'queued', queuePosition: 2 });
+  assert.equal(t.queuePosition, 2);
+  assert.equal(withQueueRow(t, { turnId: 'turn_1', status: 'queued', queuePosition: 2 }), t, 'same place: same state');
+  // The row runs: no place any more.
+  assert.equal(withQueueRow(t, { turnId: 'turn_1', status: 'running' }).queuePosition, undefined);
+  // Or the stream says first: any later event.
+  t = apply(t, sse(2, { kind: 'step', payload: { phase: 'thinking.start', round: 1 } }));
+  assert.equal(t.queuePosition, undefined);
+  // A turn that was never queued is left alone by a queued row (a stale read).
+  const running = apply(
+    emptyTurn(),
+    sse(1, { kind: 'phase', payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'w' } }),
+  );
+  assert.equal(withQueueRow(running, { turnId: 'turn_1', status: 'queued', queuePosition: 1 }), running);
 });
