@@ -1,6 +1,6 @@
 /**
  * Retention: removing a conversation from the system of record — its timeline, overlays,
- * artifacts, stream events, usage rows, turns, compactions, held tool results and the
+ * artifacts, stream events and the composite canvases kept from them, usage rows, turns, compactions, held tool results and the
  * conversation row — in one transaction. Idempotent: purging again removes nothing.
  */
 import type { Pool } from 'pg';
@@ -16,6 +16,7 @@ const TABLES = [
   'workspace_blobs',
   'memory_entries',
   'stream_events',
+  'composite_canvases',
   'usage_ledger',
   'compactions',
   'turns',

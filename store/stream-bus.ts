@@ -6,6 +6,8 @@
 import type { Pool, PoolClient } from 'pg';
 import { parseStreamEvent, type StreamEvent, type StreamEventBody } from '../core/stream/events';
 import { jsonForPostgres } from '../core/text';
+import { withTransaction } from './db';
+import { keepCompositeCanvases } from './turn-display-store';
 
 export const STREAM_CHANNEL = 'dreact_stream';
 
@@ -119,12 +121,22 @@ export async function readEvents(
   return res.rows.map(rowToEvent);
 }
 
-/** Deletes events older than `maxAgeSeconds`. Returns the number removed. */
+/**
+ * Deletes events older than `maxAgeSeconds`. Returns the number removed. Composite canvases' attribute
+ * events are folded into `composite_canvases` first, in the same transaction (store/turn-display-store.ts);
+ * pruners of several gateways take turns (a transaction-scoped advisory lock).
+ */
 export async function pruneEvents(pool: Pool, maxAgeSeconds: number): Promise<number> {
-  const res = await pool.query(`DELETE FROM stream_events WHERE ts < now() - make_interval(secs => $1)`, [
-    maxAgeSeconds,
-  ]);
-  return res.rowCount ?? 0;
+  return withTransaction(pool, async (q) => {
+    await q.query(`SELECT pg_advisory_xact_lock(hashtext('dreact.stream-prune'))`);
+    // One cutoff for both statements: what is folded is exactly what is deleted.
+    const { rows } = await q.query<{ cutoff: Date }>(`SELECT now() - make_interval(secs => $1) AS cutoff`, [
+      maxAgeSeconds,
+    ]);
+    await keepCompositeCanvases(q, rows[0]!.cutoff);
+    const res = await q.query(`DELETE FROM stream_events WHERE ts < $1`, [rows[0]!.cutoff]);
+    return res.rowCount ?? 0;
+  });
 }
 
 export interface FollowOptions {

@@ -40,6 +40,7 @@ export async function PurgeConversationWorkflow(input: { conversationId: string 
     [input],
   );
   const removed = { ...first };
-  for (const k of Object.keys(second) as Array<keyof PurgeCounts>) removed[k] += second[k];
+  // `?? 0`: a sweep by a worker that knows a table the first sweep's worker did not.
+  for (const k of Object.keys(second) as Array<keyof PurgeCounts>) removed[k] = (removed[k] ?? 0) + second[k];
   return { conversationId, cancelled, removed };
 }

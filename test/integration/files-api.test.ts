@@ -20,7 +20,7 @@ import { createExecTool } from '../../activities/exec/exec-tool';
 import { LocalBackend } from '../../activities/exec/local';
 import { LOCAL_SANDBOX, execScratch } from '../support/exec';
 import { requiring } from '../support/requirements';
-import { publishEvents, readEvents } from '../../store/stream-bus';
+import { publishEvents, pruneEvents, readEvents } from '../../store/stream-bus';
 import { createApiKey } from '../../store/tenancy-store';
 import { runDreact } from '../support/dreact-cli';
 
@@ -334,6 +334,37 @@ test('canvases: composite widgets from the stored attribute events, each turn’
       attributes: [
         ['title', 'Final'],
         ['total', 22],
+      ],
+    },
+    { turnId: 'turn_1', instance: 1, attributes: [['other', true]] },
+  ]);
+  const composites = async () =>
+    ((await (await get(`/v1/conversations/${conv}/canvases`)).json()) as { composites: unknown }).composites;
+  const before = await composites();
+  // Past the stream's retention the pruner folds the attributes into composite_canvases before it
+  // deletes them: partly (the first three events aged), then wholly — the same widgets each time.
+  const age = (upTo: number) =>
+    stack.db.pool.query(
+      `UPDATE stream_events SET ts = now() - interval '8 days' WHERE conversation_id = $1 AND kind = 'attribute' AND seq <= $2`,
+      [conv, upTo],
+    );
+  const seqs = (await readEvents(stack.db.pool, conv, 0)).filter((e) => e.kind === 'attribute').map((e) => e.seq);
+  await age(seqs[2]!);
+  assert.equal(await pruneEvents(stack.db.pool, 7 * 86_400), 3);
+  assert.deepEqual(await composites(), before, 'three events kept, one still on the stream');
+  await age(seqs[3]!);
+  assert.equal(await pruneEvents(stack.db.pool, 7 * 86_400), 1);
+  assert.deepEqual(await composites(), before, 'all kept');
+  // A later event folds on top of what was kept, in place.
+  await publishEvents(stack.db.pool, conv, [attribute('total', 23), attribute('note', 'late')]);
+  assert.deepEqual(await composites(), [
+    {
+      turnId: 'turn_1',
+      instance: 0,
+      attributes: [
+        ['title', 'Final'],
+        ['total', 23],
+        ['note', 'late'],
       ],
     },
     { turnId: 'turn_1', instance: 1, attributes: [['other', true]] },

@@ -4,7 +4,8 @@
  * exec chart inline and a Markdown report rendered, both downloaded with their bytes and type; an
  * HTML canvas whose script runs in a sandbox that reaches neither the page's cookies, the page nor
  * the API; a composite JSON artifact's widget filling in attribute by attribute; Markdown, HTML and
- * JSON canvases the same live, after the turn ended and after a reload (with the footer's cost);
+ * JSON canvases the same live, after the turn ended, after a reload (with the footer's cost) and after
+ * the stream's retention pruned the turn's events;
  * citations identical after a reload; a
  * finished turn rendered once, the same after a reload; feedback round-tripping to the API; Enter
  * sends; axe-core finds no serious or critical violation. Screenshots in test-artifacts/web-chat/.
@@ -433,6 +434,19 @@ test(
     assert.equal(await page.locator(`${turnSel} .footer .usage`).textContent(), footer, 'the footer and its cost');
     assert.equal(await structure(page, turnSel), endedStructure, 'the same DOM structure as before the reload');
     await shot(page, 'canvases-reloaded.png');
+
+    // Past the stream's retention: the turn's events are 8 days old and the gateway's pruner deletes
+    // them; the widget was kept (composite_canvases), so a reload still shows the same turn.
+    await stack.db.pool.query(`UPDATE stream_events SET ts = ts - interval '8 days' WHERE conversation_id = $1`, [
+      conv,
+    ]);
+    assert.ok((await gw.pruner.runOnce()) > 0, 'the pruner deleted the aged events');
+    assert.deepEqual(await readEvents(stack.db.pool, conv, 0), [], 'no stream event left');
+    await page.reload();
+    await finished(page).locator('.widget .attr[data-key="detail"]').waitFor({ timeout: 20_000 });
+    assert.deepEqual(await widgetOf(page, turnSel), liveWidget, 'the widget after the stream was pruned');
+    assert.deepEqual(await canvasesOf(page, turnSel), live, 'the canvases after the stream was pruned');
+    assert.equal(await structure(page, turnSel), endedStructure, 'the same DOM structure after the stream was pruned');
     await page.close();
   },
 );
