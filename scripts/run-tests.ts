@@ -78,6 +78,9 @@ async function main(): Promise<number> {
         [
           '--import',
           'tsx',
+          // Any error nothing caught is printed with its stack (the runner names only its text).
+          '--import',
+          join(root, 'test', 'support', 'report-unhandled.mjs'),
           '--test',
           `--test-concurrency=${concurrency}`,
           // The usual report on stdout, and the failures alone in a file, listed again at the end.
