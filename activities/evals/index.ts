@@ -36,6 +36,7 @@ import {
 } from '../../store/eval-store';
 import { recordMachineFeedback } from '../../store/feedback-store';
 import { observeTrial } from './observe';
+import { reachTurnPoint } from './turn-point';
 import { inspectRound, type InspectRoundInput, type InspectedRound } from './inspect';
 
 export interface EvalTrialInput {
@@ -78,8 +79,6 @@ export interface TrialOutcome {
 
 /** The workflow running the current activity. */
 const workflowIdOf = () => Context.current().info.workflowExecution?.workflowId ?? Context.current().info.activityId;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The eval tenant: each suite its own project, so trials never mix with users' conversations. */
 export const evalOwner = (suite: string) => ({ tenantId: 'eval', projectId: suite });
@@ -168,14 +167,14 @@ export function createEvalActivities(deps: ActivityDeps) {
         for (const kind of ['followup', 'steer'] as const) {
           const event = spec[kind];
           if (!event) continue;
-          // Wait for the turn to reach the round (or end), then send the event once.
-          for (;;) {
-            const state = await untilCancelled(
-              api.turnState(input.conversationId, started.turnIndex).catch(() => undefined),
-            );
-            if (state && (state.round >= event.at_round || state.status !== 'running')) break;
-            await untilCancelled(sleep(50));
-          }
+          // Wait for the turn to reach the round (and the tool) or to end, then send the event once.
+          await reachTurnPoint(
+            api,
+            pool,
+            { conversationId: input.conversationId, turnIndex: started.turnIndex, turnId: started.turnId },
+            event,
+            untilCancelled,
+          );
           await untilCancelled(
             api[kind](input.conversationId, event.text, `${messageId}_${kind}`).catch((err: Error) => {
               // The turn ended before the event: it is then the next turn's, which the case did not ask for.

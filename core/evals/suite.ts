@@ -77,14 +77,26 @@ export const FileExpectSchema = z.strictObject({
 
 const AtRound = z.number().int().positive().max(100);
 
+/**
+ * A followup or steer sent during a turn: once the turn reached round `at_round`, or — with
+ * `during_tool` — once that round's call of this tool started (a tool that takes a while gives the
+ * event a fixed place to land, so a replayed run sees it at the same point).
+ */
+const TurnEventSchema = z.strictObject({
+  at_round: AtRound,
+  text: z.string().min(1),
+  during_tool: z.string().min(1).optional(),
+});
+export type TurnEventSpec = z.infer<typeof TurnEventSchema>;
+
 export const TurnSpecSchema = z.union([
   z.string().min(1),
   z.strictObject({
     prompt: z.string().min(1),
     /** Files attached to the prompt: a name and its text. */
     attachments: z.array(z.strictObject({ name: z.string().min(1), text: z.string() })).optional(),
-    followup: z.strictObject({ at_round: AtRound, text: z.string().min(1) }).optional(),
-    steer: z.strictObject({ at_round: AtRound, text: z.string().min(1) }).optional(),
+    followup: TurnEventSchema.optional(),
+    steer: TurnEventSchema.optional(),
   }),
 ]);
 export type TurnSpec = z.infer<typeof TurnSpecSchema>;

@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs';
 import { createTestStack, type TestStack } from '../support/stack';
 import { runEval } from '../../client/cli/eval-command';
 import { renderTable } from '../../core/evals/report';
+import { listTurns } from '../../store/turn-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { createExecTool } from '../../activities/exec/exec-tool';
 import { LocalBackend } from '../../activities/exec/local';
@@ -103,6 +104,13 @@ test(`the starter suite ${record ? 'records its cassette' : 'passes in replay mo
   const types = (await loadBlocks(stack.db.pool, followed.conversationId)).map((b) => b.type);
   const at = types.indexOf('user.followup');
   assert.ok(at > types.indexOf('react.tool.result') && at < types.lastIndexOf('assistant.completion'), types.join(' '));
+  // The steer sent while round 1's fetch ran stopped the fetch: the turn finalized after the steer.
+  const steered = report.trials.find((t) => t.caseId === 'takes-steer')!;
+  const steeredBlocks = await loadBlocks(stack.db.pool, steered.conversationId);
+  const steerAt = steeredBlocks.findIndex((b) => b.type === 'user.steer');
+  assert.ok(steerAt > 0, steeredBlocks.map((b) => b.type).join(' '));
+  const [steeredTurn] = await listTurns(stack.db.pool, steered.conversationId);
+  assert.equal(steeredTurn?.completionPath, 'steer_finalize');
   const judged = report.trials.find((t) => t.caseId === 'judged-answer')!;
   assert.ok(judged.checks.some((c) => c.name === 'rubric' && c.pass));
   assert.equal(result.trials.length, report.summary.trials);

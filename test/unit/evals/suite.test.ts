@@ -7,7 +7,7 @@ test('a suite parses with defaults', () => {
     `cases:
   - id: writes-notes
     agent: default
-    turns: ["Write my notes to notes.md", { prompt: "and read them", steer: { at_round: 2, text: "stop" } }]
+    turns: ["Write my notes to notes.md", { prompt: "and read them", steer: { at_round: 2, text: "stop", during_tool: react.read } }]
     expect:
       tools: { match: subset, calls: [{ tool: react.write, params: { path: { regex: notes } } }] }
       answer: { contains: ["notes"] }
@@ -17,6 +17,7 @@ test('a suite parses with defaults', () => {
   assert.equal(s.trials, 1);
   assert.equal(s.cases[0]!.expect.tools?.match, 'subset');
   assert.equal(turnOf(s.cases[0]!.turns[1]!).steer?.at_round, 2);
+  assert.equal(turnOf(s.cases[0]!.turns[1]!).steer?.during_tool, 'react.read');
   assert.equal(trialsOf(s, s.cases[0]!, 3), 3);
 });
 
