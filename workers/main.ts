@@ -9,6 +9,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
 import { Client, Connection } from '@temporalio/client';
+import { guardedConnection } from '../client/temporal/closed-channel';
 import { createWorker } from './worker';
 import { workerToolSet } from './tool-set';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
   // shared with the embedded stack).
   const [, connection, { extraTools, fargate }] = await Promise.all([
     migrate(db),
-    NativeConnection.connect({ address }),
+    NativeConnection.connect({ address, plugins: [guardedConnection] }),
     workerToolSet({ log: (line) => console.error(`[worker] ${line}`) }),
   ]);
   const connectedMs = Math.round(process.uptime() * 1000);
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
   setImmediate(() => anthropicSdk());
   const worker = await creating;
   if (fargate) {
-    const clientConnection = await Connection.connect({ address });
+    const clientConnection = await Connection.connect({ address, plugins: [guardedConnection] });
     const id = await ensureExecReaperSchedule(
       new Client({
         connection: clientConnection,

@@ -4,6 +4,7 @@
  * duration of the command.
  */
 import { Client, Connection } from '@temporalio/client';
+import { guardedConnection } from '../temporal/closed-channel';
 import { openDb, type Db } from '../../store/db';
 import { DreactClient, DreactError } from '../api';
 import { connectToRunningStack, startEmbeddedStack, type StackInfo } from '../stack/embedded';
@@ -47,7 +48,10 @@ export async function openSession(
     };
   }
   if (process.env.TEMPORAL_ADDRESS && process.env.DATABASE_URL) {
-    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+    const connection = await Connection.connect({
+      address: process.env.TEMPORAL_ADDRESS,
+      plugins: [guardedConnection],
+    });
     const temporal = new Client({
       connection,
       interceptors: setupTelemetry().clientInterceptors,

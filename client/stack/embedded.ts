@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Connection, Client } from '@temporalio/client';
+import { guardedConnection } from '../temporal/closed-channel';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { migrate, openDb, type Db } from '../../store/db';
 import { createWorker, envDefaultModel } from '../../workers/worker';
@@ -120,7 +121,10 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     });
     cleanups.unshift(() => temporal.stop());
 
-    const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+    const nativeConnection = await NativeConnection.connect({
+      address: temporal.address,
+      plugins: [guardedConnection],
+    });
     cleanups.unshift(() => nativeConnection.close());
     // The same tool set as the standalone worker (workers/tool-set.ts): exec.python included.
     const tools = await workerToolSet({ log: (line) => log(`[stack] ${line}`), ...opts.tools });
@@ -143,7 +147,7 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
     });
-    const connection = await Connection.connect({ address: temporal.address });
+    const connection = await Connection.connect({ address: temporal.address, plugins: [guardedConnection] });
     cleanups.unshift(() => connection.close());
     const client = new Client({ connection, interceptors: setupTelemetry().clientInterceptors });
 
@@ -185,7 +189,11 @@ export async function connectToRunningStack(
 ): Promise<{ info: StackInfo; client: Client; db: Db; close(): Promise<void> } | undefined> {
   const info = readStackInfo(home);
   if (!info) return undefined;
-  const connection = await Connection.connect({ address: info.temporalAddress, connectTimeout: '3 seconds' });
+  const connection = await Connection.connect({
+    address: info.temporalAddress,
+    connectTimeout: '3 seconds',
+    plugins: [guardedConnection],
+  });
   const db = openDb({ databaseUrl: info.databaseUrl, max: 4 });
   return {
     info,

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
+import { guardedConnection } from '../temporal/closed-channel';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   AgentNameKey,
@@ -103,12 +104,14 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
     const env = await TestWorkflowEnvironment.createFromExistingServer({
       address,
       namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      plugins: [guardedConnection],
     });
     return { env, address, uiUrl: process.env.DREACT_TEMPORAL_UI_URL, owned: false, stop: () => env.teardown() };
   }
   const path = ensureTemporalCli();
   if (path && opts.logFile) return spawnDevServer(path, { ...opts, logFile: opts.logFile });
   const env = await TestWorkflowEnvironment.createLocal({
+    plugins: [guardedConnection],
     server: {
       executable: path ? { type: 'existing-path', path } : { type: 'cached-download' },
       ip: '127.0.0.1',
@@ -169,7 +172,11 @@ async function spawnDevServer(
   for (;;) {
     if (exited) throw new Error(`temporal server start-dev ${exited}; see ${opts.logFile}`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: '1 second' });
+      const connection = await Connection.connect({
+        address,
+        connectTimeout: '1 second',
+        plugins: [guardedConnection],
+      });
       await connection.workflowService.getSystemInfo({});
       await connection.close();
       break;

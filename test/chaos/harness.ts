@@ -22,6 +22,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { guardedConnection } from '../../client/temporal/closed-channel';
 import type { temporal } from '@temporalio/proto';
 import { openDb, migrate } from '../../store/db';
 import { loadBlocks, getArtifact, FILE_ARTIFACT_KIND } from '../../store/timeline-store';
@@ -155,7 +156,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   });
   let worker: WorkerProcess = spawnWorkerProcess(workerEnv(AIMED[0]));
   await worker.ready;
-  const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+  const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}`, plugins: [guardedConnection] });
   const temporalClient = new Client({ connection });
   const api = new DreactClient(temporalClient, { taskQueue });
 
