@@ -17,7 +17,7 @@ test('failure summary: nothing when all passed; else one line per failure, paths
   ]);
 });
 
-test('a file that fails outside its tests is named with its exit code, its last lines of output and the runner\'s warning', () => {
+test("a file that fails outside its tests is named with its exit code, its last lines of output and the runner's warning", () => {
   const dir = mkdtempSync(join(tmpdir(), 'dreact-failrep-'));
   try {
     // Every test passes; after them the process exits non-zero (a late error, a killed child).
