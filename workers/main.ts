@@ -27,15 +27,6 @@ async function main(): Promise<void> {
   const tuning = workerTuningFromEnv();
   const db = openDb({ max: tuning.dbPoolMax });
   const loadedMs = Math.round(process.uptime() * 1000);
-  // All three wait: migrations (usually none to apply), the server connection and the sandbox probe
-  // overlap. The tools: exec.python on the backend DREACT_EXEC_BACKEND names (workers/tool-set.ts,
-  // shared with the embedded stack).
-  const [, connection, { extraTools, fargate }] = await Promise.all([
-    migrate(db),
-    NativeConnection.connect({ address, plugins: [guardedConnection] }),
-    workerToolSet({ log: (line) => console.error(`[worker] ${line}`) }),
-  ]);
-  const connectedMs = Math.round(process.uptime() * 1000);
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   const taskQueue = process.env.DREACT_TASK_QUEUE || TASK_QUEUE;
   const identity = `${process.pid}@${hostname()}`;
@@ -44,18 +35,31 @@ async function main(): Promise<void> {
   const stateDir = workerStateDir();
   const journal =
     stateDir === 'off' ? undefined : openActivityJournal(stateDir, { identity, address, namespace, taskQueue });
-  // A dead predecessor's (or sibling's) activities are released now and every second — before this
-  // worker is built (~1–2 s of bundle and sandbox): their retries wait in the task queue for the
-  // first poller instead of for their heartbeat timeouts (2 s for a decision round), which a slow
-  // start would otherwise reach first.
+  const connecting = NativeConnection.connect({ address });
+  // A dead predecessor's (or sibling's) activities are released as soon as the server answers, and
+  // every second after — before migrations, the sandbox probe and the worker's build (~1–2 s): their
+  // retries wait in the task queue for the first poller instead of for their heartbeat timeouts (2 s
+  // for a decision round), which a slow start would otherwise reach first.
   const orphans = journal
-    ? watchForOrphanedActivities({
-        dir: stateDir,
-        connection,
-        self: { pid: process.pid, identity, address, namespace, taskQueue },
-        ownJournal: journal.file,
-      })
+    ? connecting.then((connection) =>
+        watchForOrphanedActivities({
+          dir: stateDir,
+          connection,
+          self: { pid: process.pid, identity, address, namespace, taskQueue },
+          ownJournal: journal.file,
+        }),
+      )
     : undefined;
+  void orphans?.catch(() => undefined); // a failed connection fails the start below, once
+  // All three wait: migrations (usually none to apply), the server connection and the sandbox probe
+  // overlap. The tools: exec.python on the backend DREACT_EXEC_BACKEND names (workers/tool-set.ts,
+  // shared with the embedded stack).
+  const [, connection, { extraTools, fargate }] = await Promise.all([
+    migrate(db),
+    connecting,
+    workerToolSet({ log: (line) => console.error(`[worker] ${line}`) }),
+  ]);
+  const connectedMs = Math.round(process.uptime() * 1000);
   const creating = createWorker({
     connection,
     db,
@@ -109,7 +113,7 @@ async function main(): Promise<void> {
   );
   const running = worker.run();
   await running;
-  await orphans?.stop();
+  await (await orphans)?.stop();
   // Stopped cleanly: every activity ended or was cancelled; nothing is left to release.
   journal?.remove();
   await connection.close();

@@ -24,7 +24,15 @@ test('a storm of kills, restarts and model faults: every turn completes, nothing
   const injected = Object.values(report.faults).reduce((a, b) => a + b, 0);
   assert.ok(injected > 0, 'the emulator injected faults');
   assert.ok(report.recoveryMs.length >= report.kills - 1, 'recovery measured after the kills');
-  // The aimed kills stop the worker inside a decision round: the restarted worker fails that
-  // attempt itself (WorkerLost) instead of waiting for its heartbeat timeout.
-  assert.ok(report.retriesAfter.workerLost >= 2, `released at restart: ${JSON.stringify(report.retriesAfter)}`);
+  // The aimed kills stop the worker inside a decision round: the restarted worker reads the dead
+  // worker's journal and fails each of its activities itself (WorkerLost: the retry waits for the
+  // first poller), or finds it already timed out when its start took longer than the 2 s heartbeat
+  // timeout. Which of the two wins is this machine's start-up speed (npm run bench -- recovery), not
+  // the mechanism: the journal must be found and every activity in it settled, either way.
+  const restart = report.releasedAtRestart;
+  assert.ok(
+    restart.released + restart.settled >= 2,
+    `released at restart: ${JSON.stringify({ ...restart, retriesAfter: report.retriesAfter })}`,
+  );
+  assert.ok(report.retriesAfter.workerLost <= restart.released, 'each WorkerLost retry is a release');
 });

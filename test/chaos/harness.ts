@@ -71,6 +71,12 @@ export interface ChaosReport {
    * (WorkerLost), a heartbeat or other timeout, or any other failure (injected model faults).
    */
   retriesAfter: { workerLost: number; timeout: number; other: number };
+  /**
+   * What the restarted workers did with the dead workers' journals (workers/orphaned-activities.ts,
+   * from their logs): activities they failed themselves (the retry then waits for the first poller),
+   * and those the server had already timed out by the time they looked (a slow start).
+   */
+  releasedAtRestart: { released: number; settled: number };
   duplicateBlocks: number;
   duplicateEffects: number;
   missingEffects: number;
@@ -161,6 +167,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const api = new DreactClient(temporalClient, { taskQueue });
 
   const kills: number[] = [];
+  /** The workers started after a kill (their logs say what they released). */
+  const successors: WorkerProcess[] = [];
   /** Kill → the restarted worker polling, per kill. */
   const readyAfterKill: number[] = [];
   /** Kills and restarts, for naming what happened near a call the ledger audit flags. */
@@ -175,6 +183,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     kills.push(at);
     stormEvents.push({ what: 'kill', at });
     worker = spawnWorkerProcess(workerEnv(next));
+    successors.push(worker);
     await worker.ready;
     readyAfterKill.push(Date.now() - at);
   };
@@ -349,6 +358,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       recoveryMs,
       recoveryDetail: recoveries.map((r) => `${r.ms} ms: ${r.detail}`),
       retriesAfter,
+      releasedAtRestart: releasedBy(successors.map((w) => w.log())),
       duplicateBlocks,
       duplicateEffects,
       missingEffects,
@@ -379,4 +389,17 @@ function causeChain(err: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = err; e instanceof Error && parts.length < 6; e = e.cause) parts.push(`${e.name}: ${e.message}`);
   return parts.join(' ← ') || String(err);
+}
+
+/** Sums the restarted workers' "[worker] released R activities … (S already settled; …" log lines. */
+export function releasedBy(logs: string[]): { released: number; settled: number } {
+  const out = { released: 0, settled: 0 };
+  for (const log of logs)
+    for (const m of log.matchAll(
+      /\[worker\] released (\d+) activities a dead worker left running \((\d+) already settled/g,
+    )) {
+      out.released += Number(m[1]);
+      out.settled += Number(m[2]);
+    }
+  return out;
 }
