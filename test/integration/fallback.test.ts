@@ -206,13 +206,20 @@ test('a 500 stays on the primary on attempt 1 (Temporal retries it) and moves on
   );
 });
 
-test('round 1 on the fallback, round 2 on the primary again: result, done, Temporal UI details and the timeline name both', async () => {
+/** Round 1: the primary is overloaded and the fallback writes `files/<name>.md`; round 2: the primary answers. */
+function fallbackRoundThenPrimary(name: string, answer: string): void {
   anthropic.reset();
   openai.reset();
-  anthropic.enqueue(title, reply.overloaded(), reply.text(complete('Back on the primary.')));
+  anthropic.enqueue(title, reply.overloaded(), reply.text(complete(answer)));
   openai.enqueue(
-    oreply.text(callTool('react.write', { path: 'files/a.md', channel: 'internal', content: 'a', kind: 'file' })),
+    oreply.text(
+      callTool('react.write', { path: `files/${name}.md`, channel: 'internal', content: name, kind: 'file' }),
+    ),
   );
+}
+
+test('round 1 on the fallback, round 2 on the primary again: result, done, Temporal UI details and the timeline name both', async () => {
+  fallbackRoundThenPrimary('a', 'Back on the primary.');
   const conv = uniqueId('conv');
   await stack.client.startTurn(conv, 'write a note, then answer', chain);
   const r = await stack.client.result(conv, 1);
@@ -328,12 +335,7 @@ test('thinking primary thinks and calls a tool, then moves on to the OpenAI mode
 });
 
 test("through the gateway: an agent's chain moves on, and the stream's done names both models", async () => {
-  anthropic.reset();
-  openai.reset();
-  anthropic.enqueue(title, reply.overloaded(), reply.text(complete('Primary again.')));
-  openai.enqueue(
-    oreply.text(callTool('react.write', { path: 'files/g.md', channel: 'internal', content: 'g', kind: 'file' })),
-  );
+  fallbackRoundThenPrimary('g', 'Primary again.');
   const conv = uniqueId('conv');
   const res = await fetch(`${gateway.url}/v1/conversations/${conv}/turns`, {
     method: 'POST',
