@@ -1,7 +1,8 @@
 /**
  * What a compaction appends, in one batch with deterministic ids (a retried or replayed commit
- * writes nothing twice): the `conv.range.summary`; the 32 newest `react.note` blocks of the
- * covered range as `react.note.preserved`; `user.followup.preserved` / `user.steer.preserved`
+ * writes nothing twice): the `conv.range.summary`; the 32 newest notes of the covered range
+ * (`core/compaction/notes.ts`: the model's `react.notes`, its internal-channel `react.write`
+ * notes) as `react.note.preserved`; `user.followup.preserved` / `user.steer.preserved`
  * copies; the active plan carried (`….react.plan.<id>.carry`) and a `react.plan.history` block;
  * and, for a cut inside the current turn, the `[MID-TURN COMPACTION n]` checkpoint.
  * Every block of the batch carries `meta.compaction_id` (the view keeps the batch together).
@@ -10,8 +11,9 @@ import { makeBlock, type Block } from '../timeline/block';
 import { currentOpenPlan, latestPlanSnapshots, renderPlanHistory } from '../timeline/plans';
 import { CHECKPOINT_TYPE } from './view';
 import { paths } from '../timeline/paths';
+import { preservedNotes } from './notes';
 
-export const MAX_PRESERVED_NOTES = 32;
+export { MAX_PRESERVED_NOTES } from './notes';
 
 export interface CompactionBatchInput {
   /** `<turnId>/compact/<k>`: unique per compaction of the conversation. */
@@ -62,8 +64,8 @@ export function compactionBatch(input: CompactionBatchInput): Block[] {
         },
       }),
     );
-    const notes = covered.filter((b) => b.type === 'react.note').slice(-MAX_PRESERVED_NOTES);
-    for (const n of notes) out.push(copyAs(n, 'react.note.preserved', turnId, ts, meta));
+    for (const n of preservedNotes(covered))
+      out.push(copyAs(n.block, 'react.note.preserved', turnId, ts, meta, n.text));
     for (const e of covered.filter((b) => b.type === 'user.followup' || b.type === 'user.steer')) {
       out.push(
         copyAs(e, e.type === 'user.followup' ? 'user.followup.preserved' : 'user.steer.preserved', turnId, ts, meta),
@@ -130,6 +132,7 @@ function copyAs(
   turnId: string,
   ts: string,
   meta: Record<string, unknown>,
+  text = b.text ?? '',
 ): Block {
   return makeBlock({
     type,
@@ -137,7 +140,7 @@ function copyAs(
     turn_id: turnId,
     ts,
     key: `${String(meta['compaction_id'])}/${b.id}`,
-    text: b.text ?? '',
+    text,
     meta: {
       ...b.meta,
       ...meta,

@@ -179,10 +179,28 @@ test('a tool call is never separated from its result', () => {
   }
 });
 
+/** A `react.write` call block as a round records it (params in the call's JSON). */
+const writeCall = (t: string, i: number, params: Record<string, unknown>) =>
+  makeBlock({
+    type: 'react.tool.call',
+    author: 'assistant',
+    turn_id: t,
+    ts: TS,
+    key: `w${i}`,
+    call_id: `tc_${hex(9000 + i)}`,
+    mime: 'application/json',
+    text: JSON.stringify({ tool_id: 'react.write', tool_call_id: `tc_${hex(9000 + i)}`, params }),
+    meta: { tool_id: 'react.write' },
+  });
+
 test('45 notes in the compacted range leave exactly the 32 newest preserved; followups and steers are copied', () => {
+  // The model's notes are `react.notes` (one per round); every third one here is a hidden note
+  // written with react.write on the internal channel instead.
   const notes = (t: string) =>
     Array.from({ length: 45 }, (_, i) =>
-      makeBlock({ type: 'react.note', author: 'react', turn_id: t, ts: TS, key: `n${i}`, text: `note ${i}` }),
+      i % 3 === 2
+        ? writeCall(t, i, { path: `notes/n${i}.md`, channel: 'internal', content: `note ${i}` })
+        : makeBlock({ type: 'react.notes', author: 'assistant', turn_id: t, ts: TS, key: `n${i}`, text: `note ${i}` }),
     );
   const blocks = [
     ...turn(1, 1, 100, notes),
@@ -206,7 +224,9 @@ test('45 notes in the compacted range leave exactly the 32 newest preserved; fol
   assert.equal(preserved.length, MAX_PRESERVED_NOTES);
   assert.deepEqual(
     preserved.map((b) => b.text),
-    Array.from({ length: 32 }, (_, i) => `note ${i + 13}`),
+    Array.from({ length: 32 }, (_, i) =>
+      (i + 13) % 3 === 2 ? `notes/n${i + 13}.md: note ${i + 13}` : `note ${i + 13}`,
+    ),
   );
   assert.equal(batch.filter((b) => b.type === 'user.followup.preserved').length, 1);
   assert.ok(batch.every((b) => b.meta['compaction_id'] === 'turn_9/compact/1'));
@@ -296,4 +316,49 @@ test('when the newest round alone outweighs keep_recent_tokens, the cut keeps ju
   assert.ok(p.kind === 'mid_turn' || p.kind === 'history', p.kind);
   const kept = blocks.find((b) => b.id === p.keptFromId);
   assert.ok(kept);
+});
+
+test("compaction keeps the model's notes and internal notes, not canvases, files or empty notes", () => {
+  const t = 'turn_1';
+  const extra = () => [
+    makeBlock({
+      type: 'react.notes',
+      author: 'assistant',
+      turn_id: t,
+      ts: TS,
+      key: 'r1',
+      text: 'user prefers metric units',
+    }),
+    makeBlock({ type: 'react.notes', author: 'assistant', turn_id: t, ts: TS, key: 'r2', text: '   ' }),
+    writeCall(t, 1, { path: 'notes/anchor.md', content: 'the API key lives in vault' }),
+    writeCall(t, 2, { path: 'report.md', channel: 'canvas', content: '# a canvas' }),
+    writeCall(t, 3, { path: 'files/data.csv', channel: 'internal', kind: 'file', content: 'a,b' }),
+    writeCall(t, 4, { path: 'notes/empty.md', channel: 'internal', content: '' }),
+  ];
+  const blocks = [...turn(1, 1, 100, extra), ...conversation(1)];
+  const covered = blocks.filter((b) => b.turn_id === t);
+  const batch = compactionBatch({
+    compactionId: 'turn_9/compact/1',
+    turnId: 'turn_9',
+    ts: TS,
+    blocks,
+    coveredIds: covered.map((b) => b.id),
+    coveredTurnIds: [t],
+    keptFromId: undefined,
+    summary: 'S',
+    tokensBefore: 10,
+    tokensAfter: 2,
+  });
+  const preserved = batch.filter((b) => b.type === 'react.note.preserved');
+  assert.deepEqual(
+    preserved.map((b) => b.text),
+    ['user prefers metric units', 'notes/anchor.md: the API key lives in vault'],
+  );
+  assert.deepEqual(
+    preserved.map((b) => b.meta['original_turn_id']),
+    [t, t],
+  );
+  // The view after the compaction shows them (rendered as [NOTE]).
+  const view = compactedView([...blocks, ...batch]);
+  assert.ok(view.some((b) => b.type === 'react.note.preserved' && /metric units/.test(blockText(b))));
 });
