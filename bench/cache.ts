@@ -24,6 +24,7 @@ import { EMPTY_LEDGER, ledgerTotals, recordRound, totalsByTurn, type UsageLedger
 import { makeBlock, type Block } from '../core/timeline/block';
 import { paths } from '../core/timeline/paths';
 import { renderTimeline, type RenderOutput } from '../core/timeline/render';
+import { applyUpdates, type BlockUpdate } from '../core/timeline/prune';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator } from '../test/emulator/openai-emulator';
 import { createOpenAICompatibleProvider } from '../activities/providers/openai-compatible';
@@ -150,6 +151,12 @@ class Conversation {
       }),
     );
   }
+
+  /** A render's TTL pruning, as the round stores it (overlays on the blocks, the notice appended). */
+  prune(updates: readonly BlockUpdate[], contribute: readonly Block[]): void {
+    const next = applyUpdates([...this.blocks, ...contribute], updates);
+    this.blocks.splice(0, this.blocks.length, ...next);
+  }
 }
 
 function stripCache(parts: ContentPart[]): ContentPart[] {
@@ -173,6 +180,12 @@ export function requestFor(out: RenderOutput, strategy: Strategy): ModelRequest 
   return { ...base, system, messages };
 }
 
+/** Turns that start `gapMs` after the previous one ended, on an agent with this cache TTL. */
+interface IdleGaps {
+  gapMs: number;
+  ttlSeconds: number;
+}
+
 interface RunResult {
   ledger: UsageLedger;
   emulatorPromptTokens: number;
@@ -186,6 +199,7 @@ async function run(
   turns = BENCH_TURNS,
   roundsPerTurn = BENCH_ROUNDS,
   system = systemPrompt(),
+  idle?: IdleGaps,
 ): Promise<RunResult> {
   emu.reset();
   const provider = createAnthropicProvider({
@@ -199,16 +213,34 @@ async function run(
   const conv = new Conversation();
   let ledger = EMPTY_LEDGER;
   let now = T0;
+  let lastTouchAt: number | null = null;
   for (let t = 1; t <= turns; t++) {
+    if (idle && t > 1) now += idle.gapMs;
     conv.startTurn(t, now);
     for (let r = 1; r <= roundsPerTurn; r++) {
       now += STEP_MS;
       setClock(now);
       const final = r === roundsPerTurn;
       if (!final) conv.startRound(t, r, now);
-      const out = renderTimeline({ blocks: conv.blocks, currentTurnId: `turn_${t}`, systemPrompt: system }, { now });
+      const out = renderTimeline(
+        {
+          blocks: conv.blocks,
+          currentTurnId: `turn_${t}`,
+          systemPrompt: system,
+          ...(idle ? { cacheState: { lastTouchAt } } : {}),
+        },
+        { now, ...(idle ? { ttl: { cacheTtlSeconds: idle.ttlSeconds } } : {}) },
+      );
+      if (out.pruning) {
+        // What the round pipeline persists: the hidden replacements and the pruning notice.
+        conv.prune(out.pruning.updates, out.pruning.contribute);
+        lastTouchAt = out.cacheTouchAt;
+      }
       emu.enqueue(final ? reply.text('{"action":"final"}') : reply.toolUse('web_search', { query: `t${t} r${r}` }));
-      const res = await collectStream(provider.stream(requestFor(out, strategy)));
+      const request = requestFor(out, strategy);
+      const res = await collectStream(
+        provider.stream(idle ? { ...request, cacheTtlSeconds: idle.ttlSeconds } : request),
+      );
       ledger = recordRound(ledger, { turnId: `turn_${t}`, round: r, model: MODEL, usage: res.usage });
       if (final) conv.finish(t, now);
       else conv.toolRound(t, r, now);
@@ -319,6 +351,18 @@ export async function benchCache(): Promise<Record<string, number | string>> {
       const tot = ledgerTotals(ledger);
       figures[`long_turns_${strategy}_cache_read_share`] = round4(tot.cacheReadRatio);
       figures[`long_turns_${strategy}_cost_vs_no_cache`] = round4(tot.cost / tot.costWithoutCache);
+    }
+    // An agent with `limits.cache_ttl_seconds: 3600` against the default 300, turns 10 minutes
+    // apart: the hour-long cache (Anthropic `ttl: '1h'`) is still warm at each next turn; the
+    // 5-minute one went cold and TTL pruning shortened the old turns.
+    for (const ttlSeconds of [3600, 300]) {
+      const { ledger } = await run(emu, 'renderer', (ms) => (clock = ms), BENCH_TURNS, BENCH_ROUNDS, systemPrompt(), {
+        gapMs: 10 * 60_000,
+        ttlSeconds,
+      });
+      const tot = ledgerTotals(ledger);
+      figures[`ten_minute_gaps_ttl_${ttlSeconds}_cache_read_share`] = round4(tot.cacheReadRatio);
+      figures[`ten_minute_gaps_ttl_${ttlSeconds}_cost_vs_no_cache`] = round4(tot.cost / tot.costWithoutCache);
     }
     figures.renderer_meets_goal_0_90 = Number(figures.renderer_cache_read_share) >= 0.9 ? 'yes' : 'no';
     // An agent's instructions (≈ 1,000 tokens) preface the system prompt (core/decision/prompt.ts):

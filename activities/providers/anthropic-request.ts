@@ -2,7 +2,8 @@
  * ModelRequest → Anthropic Messages API params (pure mapping, no I/O).
  *
  * Cache breakpoints: every part with `cache: true` becomes `cache_control: {type:'ephemeral'}` on
- * exactly that block (a runtime `cache` flag on a ToolSpec is honoured too). Anthropic allows at
+ * exactly that block (with `ttl: '1h'` when the request's `cacheTtlSeconds` is nearer an hour than
+ * five minutes — `cacheLifetime`) (a runtime `cache` flag on a ToolSpec is honoured too). Anthropic allows at
  * most 4 per request, counted in prompt order tools → system → messages. When a request asks for more, the LAST 4 are kept (they cover the
  * longest prefixes; the API's 20-block look-back still finds entries written at earlier ones) and the
  * earlier ones are dropped; every drop is reported in `warnings` (the provider forwards them to
@@ -19,7 +20,14 @@
  * thinking request whose tool loop does not start with a signed thinking block — with a warning.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import type { CacheFlag, ContentPart, ModelMessage, ModelRequest, ToolSpec } from '../../core/model/provider';
+import {
+  cacheLifetime,
+  type CacheFlag,
+  type ContentPart,
+  type ModelMessage,
+  type ModelRequest,
+  type ToolSpec,
+} from '../../core/model/provider';
 
 export const MAX_CACHE_BREAKPOINTS = 4;
 
@@ -44,10 +52,15 @@ type MessageCreateParams = Anthropic.Messages.MessageCreateParamsStreaming;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
 type TextBlockParam = Anthropic.Messages.TextBlockParam;
 
-const EPHEMERAL = { type: 'ephemeral' } as const;
+type CacheControl = Anthropic.Messages.CacheControlEphemeral;
 
-function mapPart(part: ContentPart, cache: boolean): ContentBlockParam {
-  const cc = cache ? { cache_control: EPHEMERAL } : {};
+/** The breakpoint marker: 5 minutes is the API's default and goes without a `ttl`. */
+function cacheControl(request: ModelRequest): CacheControl {
+  return cacheLifetime(request.cacheTtlSeconds) === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+}
+
+function mapPart(part: ContentPart, control: CacheControl | undefined): ContentBlockParam {
+  const cc = control ? { cache_control: control } : {};
   switch (part.type) {
     case 'text':
       return { type: 'text', text: part.text, ...cc };
@@ -120,11 +133,12 @@ function mapMessage(
   i: number,
   keep: ReadonlySet<string>,
   thinking: boolean,
+  control: CacheControl,
 ): Anthropic.Messages.MessageParam {
   if (m.content.length === 0)
     throw new Error(`message ${i} (${m.role}) has no content parts; Anthropic rejects empty messages`);
   const parts = m.content.flatMap((p, j) =>
-    p.type === 'thinking' && !thinking ? [] : [mapPart(p, keep.has(`m:${i}:${j}`))],
+    p.type === 'thinking' && !thinking ? [] : [mapPart(p, keep.has(`m:${i}:${j}`) ? control : undefined)],
   );
   // Thinking blocks lead their assistant message (the API requires it in tool loops).
   const lead = parts.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
@@ -173,10 +187,11 @@ export function toAnthropicParams(
     });
   }
   const keep = new Set(kept);
+  const control = cacheControl(request);
   const system: TextBlockParam[] = request.system.map((s, i) => ({
     type: 'text',
     text: s.text,
-    ...(keep.has(`s:${i}`) ? { cache_control: EPHEMERAL } : {}),
+    ...(keep.has(`s:${i}`) ? { cache_control: control } : {}),
   }));
   const maxTokens = request.maxTokens ?? defaults.maxTokens;
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
@@ -195,7 +210,7 @@ export function toAnthropicParams(
   const params: MessageCreateParams & { temperature?: number } = {
     model: request.model ?? defaults.model,
     max_tokens: budget !== undefined && maxTokens <= budget ? maxTokens + budget : maxTokens,
-    messages: request.messages.map((m, i) => mapMessage(m, i, keep, budget !== undefined)),
+    messages: request.messages.map((m, i) => mapMessage(m, i, keep, budget !== undefined, control)),
     stream: true,
     ...(system.length > 0 ? { system } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
@@ -206,7 +221,7 @@ export function toAnthropicParams(
       name: t.name,
       description: t.description,
       input_schema: { type: 'object', ...t.inputSchema } as Anthropic.Messages.Tool.InputSchema,
-      ...(keep.has(`t:${i}`) ? { cache_control: EPHEMERAL } : {}),
+      ...(keep.has(`t:${i}`) ? { cache_control: control } : {}),
     }));
   }
   if (request.toolChoice) {

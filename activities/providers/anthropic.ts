@@ -77,6 +77,7 @@ interface WireUsage {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null;
   output_tokens_details?: { thinking_tokens?: number | null } | null;
 }
 
@@ -86,12 +87,15 @@ export function mergeUsage(prev: Usage, u: WireUsage | null | undefined): Usage 
   const pick = (v: number | null | undefined, old: number): number => (typeof v === 'number' ? v : old);
   const thinking = u.output_tokens_details?.thinking_tokens;
   const reasoning = typeof thinking === 'number' && thinking > 0 ? thinking : prev.reasoningTokens;
+  const hour = u.cache_creation?.ephemeral_1h_input_tokens;
+  const write1h = typeof hour === 'number' && hour > 0 ? hour : prev.cacheWrite1hTokens;
   return {
     inputTokens: pick(u.input_tokens, prev.inputTokens),
     outputTokens: pick(u.output_tokens, prev.outputTokens),
     cacheWriteTokens: pick(u.cache_creation_input_tokens, prev.cacheWriteTokens),
     cacheReadTokens: pick(u.cache_read_input_tokens, prev.cacheReadTokens),
     ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
+    ...(write1h !== undefined ? { cacheWrite1hTokens: write1h } : {}),
   };
 }
 

@@ -20,6 +20,8 @@ export interface ModelPrice {
   outputPerMTok: number;
   /** Default 1.25 × input (5-minute cache writes). */
   cacheWritePerMTok?: number;
+  /** One-hour cache writes (Anthropic `ttl: '1h'`); default 2 × input. */
+  cacheWrite1hPerMTok?: number;
   /** Default 0.1 × input. */
   cacheReadPerMTok?: number;
 }
@@ -109,6 +111,7 @@ export function priceFor(
     inputPerMTok: p.inputPerMTok,
     outputPerMTok: p.outputPerMTok,
     cacheWritePerMTok: p.cacheWritePerMTok ?? p.inputPerMTok * 1.25,
+    cacheWrite1hPerMTok: p.cacheWrite1hPerMTok ?? p.inputPerMTok * 2,
     cacheReadPerMTok: p.cacheReadPerMTok ?? p.inputPerMTok * 0.1,
   };
 }
@@ -131,7 +134,8 @@ export function estimateCost(
   const p = priceFor(model, table, provider);
   const input = (usage.inputTokens * p.inputPerMTok) / 1e6;
   const output = (usage.outputTokens * p.outputPerMTok) / 1e6;
-  const cacheWrite = (usage.cacheWriteTokens * p.cacheWritePerMTok) / 1e6;
+  const hour = Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens);
+  const cacheWrite = ((usage.cacheWriteTokens - hour) * p.cacheWritePerMTok + hour * p.cacheWrite1hPerMTok) / 1e6;
   const cacheRead = (usage.cacheReadTokens * p.cacheReadPerMTok) / 1e6;
   return { input, output, cacheWrite, cacheRead, total: input + output + cacheWrite + cacheRead };
 }
@@ -271,6 +275,7 @@ const PriceSchema = z.strictObject({
   inputPerMTok: z.number().nonnegative(),
   outputPerMTok: z.number().nonnegative(),
   cacheWritePerMTok: z.number().nonnegative().optional(),
+  cacheWrite1hPerMTok: z.number().nonnegative().optional(),
   cacheReadPerMTok: z.number().nonnegative().optional(),
 });
 const PriceFileSchema = z.record(

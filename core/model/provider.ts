@@ -55,6 +55,18 @@ export interface ModelRequest {
    * provider's default (its configuration). Providers without thinking ignore it.
    */
   thinking?: { budgetTokens: number } | { disabled: true };
+  /**
+   * How long the prompt cache should keep this request's breakpoints (the agent's
+   * `limits.cache_ttl_seconds`). Anthropic: the nearest lifetime the API offers (`5m` or `1h`,
+   * `cacheLifetime`); OpenAI-compatible providers cache automatically and cannot be told.
+   */
+  cacheTtlSeconds?: number;
+}
+
+/** Anthropic's cache lifetimes: the nearest of 5 minutes and 1 hour to the requested seconds. */
+export function cacheLifetime(ttlSeconds: number | undefined): '5m' | '1h' {
+  if (ttlSeconds === undefined || !Number.isFinite(ttlSeconds)) return '5m';
+  return Math.abs(ttlSeconds - 3600) < Math.abs(ttlSeconds - 300) ? '1h' : '5m';
 }
 
 export const UsageSchema = z.object({
@@ -64,6 +76,8 @@ export const UsageSchema = z.object({
   cacheWriteTokens: z.number().int().nonnegative(),
   /** Of `outputTokens`, the model's reasoning (when the provider reports it apart). */
   reasoningTokens: z.number().int().nonnegative().optional(),
+  /** Of `cacheWriteTokens`, those written with a one-hour lifetime (Anthropic `ttl: '1h'`: priced higher). */
+  cacheWrite1hTokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
@@ -79,12 +93,17 @@ export function addUsage(a: Usage, b: Usage): Usage {
     a.reasoningTokens !== undefined || b.reasoningTokens !== undefined
       ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) }
       : {};
+  const hour =
+    a.cacheWrite1hTokens !== undefined || b.cacheWrite1hTokens !== undefined
+      ? { cacheWrite1hTokens: (a.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0) }
+      : {};
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
     ...reasoning,
+    ...hour,
   };
 }
 

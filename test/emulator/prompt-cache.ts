@@ -30,6 +30,8 @@ export interface CacheAccounting {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Of cacheWriteTokens, those written up to a one-hour (`ttl: '1h'`) breakpoint. */
+  cacheWrite1hTokens: number;
   totalPromptTokens: number;
   breakpoints: number;
   /** Block index (into the flattened prompt) of the longest hit, or -1. */
@@ -182,10 +184,19 @@ export class PromptCache {
     }
     const lastWritten = writtenAt.length > 0 ? writtenAt[writtenAt.length - 1]! : -1;
     const writeTokens = lastWritten >= 0 ? prefixTokens[lastWritten]! - readTokens : 0;
+    // Each written segment (from the previous written breakpoint, or the read prefix, to this one)
+    // is billed at its breakpoint's lifetime.
+    let write1h = 0;
+    let from = readTokens;
+    for (const bp of writtenAt) {
+      if (blocks[bp]!.hour) write1h += prefixTokens[bp]! - from;
+      from = prefixTokens[bp]!;
+    }
     return {
       inputTokens: total - readTokens - writeTokens,
       cacheReadTokens: readTokens,
       cacheWriteTokens: writeTokens,
+      cacheWrite1hTokens: write1h,
       totalPromptTokens: total,
       breakpoints: breakpoints.length,
       hitAt,

@@ -17,6 +17,8 @@ export interface WireUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** The API's split of cache_creation_input_tokens by entry lifetime. */
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   /** Present when the reply thought: its thinking tokens (part of output_tokens). */
   output_tokens_details?: { thinking_tokens: number };
 }
@@ -73,6 +75,10 @@ export function wireUsage(acc: CacheAccounting, outputTokens: number, thinkingTo
     output_tokens: outputTokens,
     cache_creation_input_tokens: acc.cacheWriteTokens,
     cache_read_input_tokens: acc.cacheReadTokens,
+    cache_creation: {
+      ephemeral_5m_input_tokens: acc.cacheWriteTokens - acc.cacheWrite1hTokens,
+      ephemeral_1h_input_tokens: acc.cacheWrite1hTokens,
+    },
     ...(thinkingTokens > 0 ? { output_tokens_details: { thinking_tokens: thinkingTokens } } : {}),
   };
 }
@@ -108,10 +114,7 @@ export function messageBody(
     content: withIds(blocks, id),
     stop_reason: stopReason,
     stop_sequence: null,
-    usage: {
-      ...usage,
-      cache_creation: { ephemeral_5m_input_tokens: usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 },
-    },
+    usage,
   };
 }
 

@@ -15,6 +15,14 @@ import { readEvents } from '../../store/stream-bus';
 import { listTurns } from '../../store/turn-store';
 import { recordHistory } from '../support/fixtures';
 import { isDecisionRequest } from '../support/note-turns';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { estimateCost } from '../../core/model/pricing';
+
+// An agent whose prompt cache lives an hour (docs/agents.md: `limits.cache_ttl_seconds`).
+const agentsDir = mkdtempSync(path.join(os.tmpdir(), 'dreact-anthropic-agents-'));
+writeFileSync(path.join(agentsDir, 'hourly.yaml'), 'name: hourly\nlimits: { cache_ttl_seconds: 3600 }\n');
 
 let stack: TestStack;
 let emu: AnthropicEmulator;
@@ -24,6 +32,7 @@ before(async () => {
   const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: 'claude-sonnet-5-5' });
   await stack.startWorker({
     provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
+    agents: { dir: agentsDir },
   });
 });
 after(async () => {
@@ -98,6 +107,55 @@ test('a three-round turn: ≤ 4 breakpoints per request, cache hits from round 2
   );
   assert.equal(ledger.rows[0].n, 4);
   assert.ok(Number(ledger.rows[0].cost) > 0, 'estimated cost recorded');
+});
+
+test("limits.cache_ttl_seconds: 3600 — the agent's decision requests ask Anthropic for a 1-hour cache, and its writes are priced as such", async () => {
+  emu.reset();
+  emu.enqueue(
+    title,
+    reply.text(callTool('react.write', { path: 'a.md', content: 'beta '.repeat(200), kind: 'file' })),
+    reply.text(complete('kept for an hour')),
+  );
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(
+    conv,
+    'write a note',
+    { model: { provider: 'anthropic' } },
+    undefined,
+    undefined,
+    undefined,
+    'hourly',
+  );
+  const r = await stack.client.result(conv, 1);
+  assert.equal(r.answer, 'kept for an hour');
+  const rounds = emu.requests.filter((req) => isDecisionRequest(req.body));
+  assert.equal(rounds.length, 2);
+  for (const req of rounds) {
+    const controls = JSON.stringify({
+      tools: req.body.tools,
+      system: req.body.system,
+      messages: req.body.messages,
+    }).match(/"cache_control":\{[^}]*\}/g);
+    assert.ok(controls && controls.length > 0);
+    for (const c of controls) assert.equal(c, '"cache_control":{"type":"ephemeral","ttl":"1h"}');
+  }
+  assert.ok(rounds[0]!.accounting!.cacheWrite1hTokens > 0, 'round 1 wrote hour-long entries');
+  const ledger = await stack.db.pool.query(
+    `SELECT sum(cost_usd) AS cost FROM usage_ledger WHERE conversation_id = $1 AND purpose = 'decision'`,
+    [conv],
+  );
+  const expected = rounds.reduce((sum, q) => {
+    const a = q.accounting!;
+    const usage = {
+      inputTokens: a.inputTokens,
+      outputTokens: q.usage!.output_tokens,
+      cacheReadTokens: a.cacheReadTokens,
+      cacheWriteTokens: a.cacheWriteTokens,
+      cacheWrite1hTokens: a.cacheWrite1hTokens,
+    };
+    return sum + estimateCost(usage, 'claude-sonnet-5-5').total;
+  }, 0);
+  assert.ok(Math.abs(Number(ledger.rows[0].cost) - expected) < 1e-9, `ledger ${ledger.rows[0].cost} vs ${expected}`);
 });
 
 test('a stream cut mid-answer is retried by Temporal: a retry marker, and exactly one visible answer', async () => {

@@ -242,6 +242,7 @@ export function roundPipeline<S>(
       maxTokens: modelConfig.maxTokens ?? 8000,
       model: modelConfig.model,
       temperature: modelConfig.temperature,
+      cacheTtlSeconds: agent.settings.cacheTtlSeconds,
       metadata: { turnId, round, attempt, mode: input.mode, ...metadata },
     };
     let response: S;

@@ -38,8 +38,17 @@ test('price lookup: exact, dated prefix, family fallback, unknown is a clear err
     inputPerMTok: 2,
     outputPerMTok: 4,
     cacheWritePerMTok: 5,
+    cacheWrite1hPerMTok: 4,
     cacheReadPerMTok: 0.5,
   });
+});
+
+test('one-hour cache writes (Anthropic ttl 1h) cost 2 × input, the rest of the writes 1.25 ×', () => {
+  close(priceFor('claude-sonnet-4-5').cacheWrite1hPerMTok, 6);
+  const c = estimateCost({ ...u(0, 0, 0, 1_000_000), cacheWrite1hTokens: 600_000 }, 'claude-sonnet-4-5');
+  close(c.cacheWrite, 0.4 * 3.75 + 0.6 * 6);
+  // A split larger than the writes it is part of counts as all of them.
+  close(estimateCost({ ...u(0, 0, 0, 100), cacheWrite1hTokens: 500 }, 'claude-sonnet-4-5').cacheWrite, (100 * 6) / 1e6);
 });
 
 test('estimateCost and costWithoutCache', () => {
