@@ -126,16 +126,25 @@ const uniqueList = <T extends z.ZodType<string>>(item: T, max: number) =>
       });
     });
 
-export const ToolsSchema = z.strictObject({
-  allow: uniqueList(ToolPatternSchema, 200)
-    .optional()
-    .describe(
-      "Tool ids the agent may use; * matches any characters (react.*, web_*, mcp.github.*), a leading ! removes. Default: every tool of the worker and of this agent's modules.",
-    ),
-  modules: uniqueList(PathSchema, 20)
-    .optional()
-    .describe('Tool modules loaded at worker start: a path relative to this file, or a package name.'),
-});
+const TOOLS_SHAPE =
+  'expected { allow: [tool ids], modules: [paths] } or a list of tool ids (shorthand for tools.allow)';
+
+const ToolsObjectSchema = z.strictObject(
+  {
+    allow: uniqueList(ToolPatternSchema, 200)
+      .optional()
+      .describe(
+        "Tool ids the agent may use; * matches any characters (react.*, web_*, mcp.github.*), a leading ! removes. Default: every tool of the worker and of this agent's modules.",
+      ),
+    modules: uniqueList(PathSchema, 20)
+      .optional()
+      .describe('Tool modules loaded at worker start: a path relative to this file, or a package name.'),
+  },
+  { error: (issue) => (issue.code === 'invalid_type' ? TOOLS_SHAPE : undefined) },
+);
+
+/** `tools: [react.read, react.write]` — the shape most agent formats use — is `tools: { allow: [...] }`. */
+export const ToolsSchema = z.preprocess((v) => (Array.isArray(v) ? { allow: v } : v), ToolsObjectSchema);
 
 export const LimitsSchema = z.strictObject({
   max_rounds: limit(1, 100).optional().describe('Most rounds (model decisions) per turn.'),
@@ -252,6 +261,19 @@ export function agentJsonSchema(): Record<string, unknown> {
     string,
     unknown
   >;
+  // The shorthand list is parsed by a preprocess, which JSON Schema cannot show: say it here.
+  const properties = schema.properties as Record<string, Record<string, unknown>>;
+  const tools = z.toJSONSchema(ToolsObjectSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _s, ...toolsObject } = tools;
+  properties.tools = {
+    anyOf: [
+      toolsObject,
+      {
+        ...((toolsObject.properties as Record<string, unknown>)['allow'] as object),
+        description: 'Shorthand for tools.allow.',
+      },
+    ],
+  };
   return {
     $schema: schema.$schema,
     title: 'durable-react agent definition',

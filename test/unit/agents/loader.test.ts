@@ -326,3 +326,20 @@ test('agents defined in code are checked like files; errors name definitions[i]'
     /definitions\[0\]: limits\.max_rounds: must be an integer from 1 to 100 \[bad_limit\]/,
   );
 });
+
+test('tools: [ids] is shorthand for tools.allow; any other shape names the one expected', async () => {
+  const dir = folder({
+    'short.yaml': 'name: short\ntools: [react.read, react.write]',
+    'long.yaml': 'name: long\ntools: { allow: [react.read, react.write] }',
+  });
+  const cat = await load(dir);
+  assert.deepEqual(cat.get('short').toolIds, ['react.read', 'react.write']);
+  assert.deepEqual(cat.get('short').definition.tools, { allow: ['react.read', 'react.write'] });
+  assert.deepEqual(cat.get('short').definition.tools, cat.get('long').definition.tools);
+  const bad = await one({ 'a.yaml': 'name: a\ntools: react.read' });
+  assert.equal(bad.field, 'tools');
+  assert.match(bad.message, /expected \{ allow: \[tool ids\], modules: \[paths\] \} or a list of tool ids/);
+  const inner = await one({ 'a.yaml': 'name: a\ntools: [web_serch]' });
+  assert.equal(inner.field, 'tools.allow[0]');
+  assert.match(inner.message, /unknown tool id "web_serch"/);
+});
