@@ -16,7 +16,8 @@ import type { Block } from '../../core/timeline/block';
 import { loadBlocks } from '../../store/timeline-store';
 import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../core/turn/contracts';
 import { createLiveRenderer } from './render';
-import { debugRender } from './debug-render';
+import { debugRender, latestTurnAgent } from './debug-render';
+import { loadAgentVersion } from '../../store/agent-store';
 import { openSession, workflowUrl, type Session } from './session';
 import { turnStateQuery } from '../../workflows/definitions';
 
@@ -176,7 +177,9 @@ export async function timelineCommand(
       return;
     }
     if (opts.debug) {
-      process.stdout.write(`${debugRender(blocks)}\n`);
+      const ref = latestTurnAgent(blocks);
+      const version = ref ? await loadAgentVersion(s.db.pool, ref.hash) : undefined;
+      process.stdout.write(`${debugRender(blocks, Date.now(), version)}\n`);
       return;
     }
     process.stdout.write(timelineLines(blocks).join('\n') + '\n');

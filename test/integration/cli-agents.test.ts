@@ -31,7 +31,10 @@ const dreact = (args: string[]) =>
 
 test('dreact turn --agent <file> binds the conversation; another agent is a clear error; agents list/show', async () => {
   const file = join(home, 'poet.yaml');
-  writeFileSync(file, 'name: poet\ndescription: Answers in verse.\ninstructions: You answer in verse.\n');
+  writeFileSync(
+    file,
+    'name: poet\ndescription: Answers in verse.\ninstructions: You answer in verse.\ntools: [react.read, react.write]\n',
+  );
   const first = await dreact([
     'turn',
     'a poem please',
@@ -62,6 +65,13 @@ test('dreact turn --agent <file> binds the conversation; another agent is a clea
   assert.equal(show.code, 0, show.stderr);
   assert.match(show.stdout, /^agent poet$/m);
   assert.match(show.stdout, /^ {2}You answer in verse\.$/m);
+  // `dreact timeline --debug` renders with the conversation's agent: its instructions, its tools.
+  const debug = await dreact(['timeline', out.conversationId, '--debug']);
+  assert.equal(debug.code, 0, debug.stderr);
+  assert.match(debug.stdout, /You answer in verse\./);
+  assert.match(debug.stdout, /\(agent poet [0-9a-f]{12}: 2 tools\)/);
+  assert.match(debug.stdout, /react\.write/);
+  assert.doesNotMatch(debug.stdout, /web_fetch/, 'a tool the agent does not have is not in the catalogue');
   const missing = await dreact(['agents', 'show', 'nobody']);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /unknown agent "nobody"/);
