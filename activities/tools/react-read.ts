@@ -18,6 +18,19 @@ import { buildTurnIndex, renderTurnIndex } from '../../core/timeline/summaries';
 import type { IncomingSourceRow } from '../../core/timeline/sources';
 import type { ToolContext, ToolImpl, ToolObservation } from './types';
 import type { Library } from '../library/library';
+import { makeBlock } from '../../core/timeline/block';
+import { INLINE_MAX_BYTES } from '../turn/attachments';
+
+/** Block type of an image or PDF react.read attached (rendered as an image / document content block). */
+export const READ_MEDIA_BLOCK_TYPE = 'stage.read.media';
+const IMAGE_MIMES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** The byte cap of a file react.read attaches (the providers' own limits), or undefined: not attachable. */
+export function mediaCap(mime: string | undefined): number | undefined {
+  if (mime && IMAGE_MIMES.has(mime)) return INLINE_MAX_BYTES.image;
+  if (mime === 'application/pdf') return INLINE_MAX_BYTES.pdf;
+  return undefined;
+}
 
 import {
   capOf,
@@ -126,7 +139,10 @@ class Reader {
   }
 
   /** Loads a path's content, or explains why it cannot (`missing` / `error`). */
-  async load(path: string): Promise<Loaded | { status: 'missing' | 'error'; canonical?: string; error: string }> {
+  async load(
+    path: string,
+    item?: ReadItem,
+  ): Promise<Loaded | { status: 'missing' | 'error'; canonical?: string; error: string }> {
     let res: PathResolution;
     try {
       res = resolvePath(this.blocks, path, { conversationId: this.ctx.conversationId });
@@ -144,6 +160,28 @@ class Reader {
     switch (res.source) {
       case 'workspace': {
         const file = await this.ctx.store.readFile(res.physical);
+        const cap = mediaCap(file?.mime);
+        if (file?.bytes && cap !== undefined && !item) {
+          // An image or PDF: attached for the model to see (PDF text stays readable by range, `items`).
+          if (file.sizeBytes > cap)
+            return {
+              status: 'error',
+              canonical,
+              error: `${canonical} is ${file.sizeBytes} bytes, over the ${cap}-byte limit for attaching a ${file.mime} file to the model's request; read its text with items=[{path}] (PDF), or make a smaller copy`,
+            };
+          const note = `[${file.mime} file, ${file.sizeBytes} bytes: attached to your next request for you to ${file.mime === 'application/pdf' ? 'read' : 'see'}]`;
+          // A PDF's extracted text comes too (searchable, and what a model without PDF support reads).
+          const extracted = (file.payload as { text?: unknown } | undefined)?.text;
+          const text = typeof extracted === 'string' && extracted.length > 0 ? `${note}\n${extracted}` : note;
+          return {
+            canonical,
+            text,
+            bytes: file.sizeBytes,
+            mime: file.mime!,
+            blocks: [],
+            media: { mime: file.mime!, base64: file.bytes.toString('base64') },
+          };
+        }
         if (file && file.content === undefined && file.bytes) {
           // A binary file: its extracted text (PDF) when there is one, else what it is.
           const extracted = (file.payload as { text?: unknown } | undefined)?.text;
@@ -261,13 +299,14 @@ async function readPaths(
   const visible = visiblePaths(blocks, ctx.turnId);
   const results: ReadResult[] = [];
   const sections: string[] = [];
+  const media: Block[] = [];
   const requests: Array<{ path: string; item?: ReadItem }> = [
     ...paths.map((path) => ({ path })),
     ...items.map((item) => ({ path: String(item.path), item })),
   ];
   for (const req of requests) {
     ctx.heartbeat({ path: req.path });
-    const doc = await reader.load(req.path);
+    const doc = await reader.load(req.path, req.item);
     if ('status' in doc) {
       results.push({
         path: req.path,
@@ -287,6 +326,28 @@ async function readPaths(
         bytes: doc.bytes,
         mime: doc.mime,
       });
+      continue;
+    }
+    if (doc.media) {
+      const index = media.length;
+      media.push(
+        makeBlock({
+          type: READ_MEDIA_BLOCK_TYPE,
+          author: 'tool',
+          turn_id: ctx.turnId,
+          ts: ctx.now().toISOString(),
+          key: `${ctx.callId}/${index}`,
+          call_id: ctx.callId,
+          path: doc.canonical,
+          mime: doc.media.mime,
+          base64: doc.media.base64,
+          meta: { read_by: ctx.callId, size_bytes: doc.bytes },
+        }),
+      );
+      results.push({ path: req.path, status: 'attached', canonical: doc.canonical, bytes: doc.bytes, mime: doc.mime });
+      const textDoc = { ...doc, media: undefined, bytes: Buffer.byteLength(doc.text) };
+      const section = fullSection(req.path, textDoc, capOf(maxText), lineNumbers, false).section;
+      sections.push(section ?? `[READ] ${doc.canonical}\n${doc.text}`);
       continue;
     }
     const out = req.item
@@ -320,6 +381,7 @@ async function readPaths(
   return {
     ok: missing.length < requests.length,
     text: [JSON.stringify(status), ...sections].join('\n\n'),
+    ...(media.length > 0 ? { blocks: media } : {}),
     meta: {
       read_paths: results.map((r) => r.canonical ?? r.path),
       missing: missing.length,

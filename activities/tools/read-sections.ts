@@ -22,7 +22,8 @@ export type ReadStatus =
   | 'truncated_for_visible_context'
   | 'too_large_for_visible_context_bytes'
   | 'range_out_of_bounds'
-  | 'binary';
+  | 'binary'
+  | 'attached';
 
 export interface ReadItem {
   path: string;
@@ -41,6 +42,8 @@ export interface Loaded {
   /** Blocks backing the path (for the visibility check). */
   blocks: Block[];
   binary?: boolean;
+  /** An image or PDF the model gets as a content block of its next request (react.read attaches it). */
+  media?: { mime: string; base64: string };
   /** Already bounded field by field (sources pool) or never capped (skills): not cut by max_text_symbols. */
   fieldCapped?: boolean;
   /** Rows this read adds to the sources pool (a skill's sources), with call-local SIDs. */

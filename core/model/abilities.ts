@@ -28,6 +28,10 @@ export interface ModelAbilities {
   thinking: 'budget' | 'reasoning' | 'none';
   /** Context window in tokens, when known. */
   contextWindow?: number;
+  /** Sees images in the request (Anthropic image blocks, OpenAI image parts). */
+  images?: boolean;
+  /** Reads PDF documents in the request (Anthropic document blocks). */
+  documents?: boolean;
 }
 
 type Table = Readonly<Record<string, Readonly<Record<string, ModelAbilities>>>>;
@@ -39,6 +43,8 @@ const ANTHROPIC: ModelAbilities = {
   caching: 'explicit',
   thinking: 'budget',
   contextWindow: 200_000,
+  images: true,
+  documents: true,
 };
 const OPENAI: ModelAbilities = {
   toolCalling: true,
@@ -47,11 +53,23 @@ const OPENAI: ModelAbilities = {
   caching: 'automatic',
   thinking: 'none',
   contextWindow: 128_000,
+  images: true,
+  documents: false,
 };
 
 /** Declared abilities by provider, then model-id prefix (`*`: the provider's default). */
 export const DEFAULT_ABILITIES: Table = Object.freeze({
-  scripted: { '*': { toolCalling: true, jsonSchema: false, jsonMode: true, caching: 'none', thinking: 'none' } },
+  scripted: {
+    '*': {
+      toolCalling: true,
+      jsonSchema: false,
+      jsonMode: true,
+      caching: 'none',
+      thinking: 'none',
+      images: true,
+      documents: true,
+    },
+  },
   anthropic: {
     '*': ANTHROPIC,
     'claude-3-5-haiku': { ...ANTHROPIC, thinking: 'none', jsonSchema: false },
@@ -59,14 +77,15 @@ export const DEFAULT_ABILITIES: Table = Object.freeze({
   },
   openai: {
     // An unknown OpenAI-compatible model (vLLM, Ollama, OpenRouter…): tools yes, JSON Schema no.
-    '*': { ...OPENAI, jsonSchema: false, caching: 'none' },
+    // Whether it sees images is unknown: no (an ability override turns it on).
+    '*': { ...OPENAI, jsonSchema: false, caching: 'none', images: false },
     'gpt-4o': OPENAI,
     'gpt-4.1': { ...OPENAI, contextWindow: 1_047_576 },
     'gpt-5': { ...OPENAI, thinking: 'reasoning', contextWindow: 400_000 },
     o3: { ...OPENAI, thinking: 'reasoning', contextWindow: 200_000 },
     'o4-mini': { ...OPENAI, thinking: 'reasoning', contextWindow: 200_000 },
-    'gpt-3.5-turbo': { ...OPENAI, jsonSchema: false, contextWindow: 16_385 },
-    'deepseek-chat': { ...OPENAI, jsonSchema: false, contextWindow: 64_000 },
+    'gpt-3.5-turbo': { ...OPENAI, jsonSchema: false, contextWindow: 16_385, images: false },
+    'deepseek-chat': { ...OPENAI, jsonSchema: false, contextWindow: 64_000, images: false },
     'deepseek-reasoner': {
       ...OPENAI,
       toolCalling: false,
@@ -74,6 +93,7 @@ export const DEFAULT_ABILITIES: Table = Object.freeze({
       jsonMode: false,
       thinking: 'reasoning',
       contextWindow: 64_000,
+      images: false,
     },
   },
 });
@@ -103,6 +123,8 @@ export function abilitiesFor(
     caching: declared.caching ?? 'none',
     thinking: declared.thinking ?? 'none',
     ...(declared.contextWindow !== undefined ? { contextWindow: declared.contextWindow } : {}),
+    images: declared.images ?? false,
+    documents: declared.documents ?? false,
   };
 }
 

@@ -30,6 +30,29 @@ export function png(width = 4, height = 4, rgb: [number, number, number] = [200,
   ]);
 }
 
+/** A width × height RGB PNG of deterministic noise (incompressible: its size is about 3 × w × h bytes). */
+export function noisePng(width: number, height: number, seed = 1): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const raw = Buffer.alloc(height * (1 + width * 3));
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < raw.length; i++) {
+    if (i % (1 + width * 3) === 0) continue; // filter byte 0
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    raw[i] = x & 0xff;
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw, { level: 1 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
 /** A one-page PDF showing `text` (Helvetica), with a correct cross-reference table. */
 export function pdf(text: string): Buffer {
   const stream = `BT /F1 18 Tf 40 100 Td (${text.replace(/[()\\]/g, (c) => `\\${c}`)}) Tj ET`;

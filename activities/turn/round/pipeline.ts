@@ -12,6 +12,8 @@
  * are the pipeline's: a finalize round (after a steer) always ends the turn, with the model's
  * answer or, when it failed or still called tools, the stop answer.
  */
+import { fitMedia } from '../../../core/model/media';
+import { abilitiesOf } from '../../providers/registry';
 import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { DecideOutcome } from '../../../core/turn/contracts';
@@ -239,6 +241,8 @@ export function roundPipeline<S>(
     });
     const request = {
       ...parts,
+      // Images and PDFs the model cannot take become notes (core/model/media.ts).
+      messages: fitMedia(parts.messages, abilitiesOf({ provider: modelConfig.provider, model })),
       maxTokens: modelConfig.maxTokens ?? 8000,
       model: modelConfig.model,
       temperature: modelConfig.temperature,

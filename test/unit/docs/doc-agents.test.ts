@@ -52,7 +52,7 @@ function prepare(doc: Record<string, unknown>): { dir: string; env: NodeJS.Proce
   // Inside the repository, so a tool module resolves `zod` and `durable-react/tools` as a team's would.
   mkdirSync(SCRATCH, { recursive: true });
   const dir = mkdtempSync(path.join(SCRATCH, 'agent-'));
-  const def = { ...doc, name: typeof doc.name === 'string' ? doc.name : 'fragment' };
+  const def: Record<string, unknown> = { ...doc, name: typeof doc.name === 'string' ? doc.name : 'fragment' };
   const at = (rel: string) => path.join(dir, rel);
   if (typeof def.instructions_file === 'string') writeFileSync(at(def.instructions_file), 'Instructions.\n');
   for (const folder of [def.skills, def.knowledge]) if (typeof folder === 'string') mkdirSync(at(folder));
