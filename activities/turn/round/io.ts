@@ -7,7 +7,7 @@ import { CancelledFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { ProviderError } from '../../../core/model/provider';
 import { toActivityFailure } from '../../providers/errors';
-import { workerShutdownFailure } from '../../cancellation';
+import { attemptLostFailure } from '../../cancellation';
 import { estimateCost } from '../../../core/model/pricing';
 import { activePriceTable, providerOfId } from '../../providers/pricing-file';
 import type { PruneResult } from '../../../core/timeline/prune';
@@ -139,7 +139,8 @@ export async function interruptRound(
 }
 
 /**
- * What a failed model call becomes: a steer's cancellation is recorded and acknowledged; any other
+ * What a failed model call becomes: a steer's cancellation is recorded and acknowledged; an attempt
+ * lost otherwise (heartbeat timeout, shutdown, reset) is retried without a record; any other
  * failure flushes the stream and is mapped to a retryable / non-retryable Temporal failure.
  */
 export async function roundFailure(
@@ -150,10 +151,12 @@ export async function roundFailure(
   budget?: BudgetCheck,
 ): Promise<unknown> {
   if (signal.aborted || (err instanceof ProviderError && err.kind === 'aborted')) {
-    const shutdown = signal.aborted ? workerShutdownFailure(`decision round ${at.round}`) : undefined;
-    if (shutdown) {
+    // Only the workflow's own cancellation (a steer) is recorded as an interrupted round: a
+    // heartbeat timeout, a shutdown or a reset ends this attempt and Temporal runs the next.
+    const lost = signal.aborted ? attemptLostFailure(`decision round ${at.round}`) : undefined;
+    if (lost) {
       await publisher.close();
-      return shutdown;
+      return lost;
     }
     return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
   }
