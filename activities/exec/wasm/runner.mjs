@@ -15,6 +15,7 @@
 // Modes: `node runner.mjs snapshot <pyodide dir> <file>` writes the initialised interpreter's memory
 // snapshot; `node runner.mjs run <pyodide dir> <file>` loads it, says `ready` over IPC, runs one job.
 import fs, { constants as fsc } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,15 +25,12 @@ const [mode, pyodideDir, snapshotFile] = process.argv.slice(2);
 const PRELOAD = 'import ast, builtins, collections, csv, datetime, io, json, math, os, random, re, statistics, sys, traceback, types';
 
 const BOOTSTRAP_DEF = String.raw`
-def _dreact_run():
+def _dreact_run(env_json):
     import builtins, json, os, sys, traceback, types
-    with open("/runtime/.job.json") as f:
-        job = json.load(f)
-    os.remove("/runtime/.job.json")
     for name in ("js", "pyodide_js"):
         sys.modules.pop(name, None)
     os.environ.clear()
-    os.environ.update(job["env"])
+    os.environ.update(json.loads(env_json))
     sys.path[:0] = ["/runtime"]
     sys.argv = ["/runtime/main.py"]
     for stream in (sys.stdout, sys.stderr):
@@ -65,7 +63,6 @@ def _dreact_run():
             pass
     return code
 `;
-const BOOTSTRAP = '_dreact_run()';
 const EFBIG = 22; // Emscripten's errno numbers (ERRNO_CODES in pyodide.asm.mjs)
 const ENOSPC = 51;
 const EHOSTUNREACH = 23;
@@ -78,6 +75,18 @@ WebAssembly.Memory.prototype.grow = function cappedGrow(pages) {
     throw new RangeError(`wasm memory over the ${memoryCap}-byte limit`);
   return grow.call(this, pages);
 };
+// Pyodide reports a fatal error with its (minified, very long) source lines: one short line each.
+for (const level of ['log', 'info', 'warn', 'error']) {
+  console[level] = (...args) => {
+    const text = args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : String(a))).join(' ');
+    fs.writeSync(1, `${text.slice(0, 500)}\n`);
+  };
+}
+// Node would print an uncaught error with the offending source line (a megabyte of minified code).
+process.on('uncaughtException', (err) => {
+  fs.writeSync(1, `wasm sandbox: ${String(err?.name ?? 'Error')}: ${String(err?.message ?? err).slice(0, 500)}\n`);
+  process.exit(1);
+});
 // Emscripten's NODEFS reads the fs flags through process.binding, which the permission model denies.
 process.binding = (name) => {
   if (name === 'constants') return { fs: fsc, os: os.constants };
@@ -107,7 +116,8 @@ process.once('message', (job) => {
   try {
     exitCode = runJob(py, job);
   } catch (err) {
-    fs.writeSync(1, `wasm sandbox: ${err?.stack ?? err}\n`);
+    const what = err instanceof Error ? err.stack : `${err?.name ?? 'error'} errno ${err?.errno}: ${JSON.stringify(err)}`;
+    fs.writeSync(1, `wasm sandbox: ${what}\n`);
     exitCode = typeof err?.status === 'number' ? err.status : 1;
   }
   const outputs = collectOutputs(py.FS, '/workspace/out');
@@ -126,7 +136,13 @@ function lockDown(pyodide) {
     }
   };
   blocked.Server = blocked;
-  // Pyodide's node shim: Emscripten's SOCKFS asks it for `ws` (its socket transport).
+  // Emscripten's SOCKFS opens every socket as a WebSocket from \`ws\`, which it requires from
+  // pyodide.asm.mjs: that module's cached exports become a constructor that refuses.
+  const req = createRequire(pathToFileURL(path.join(pyodideDir, 'pyodide.asm.mjs')));
+  const ws = req.resolve('ws');
+  req(ws);
+  req.cache[ws].exports = blocked;
+  // Pyodide's node shim (globalThis.require) hands out ws, fs and child_process: none of them.
   globalThis.require = (name) => {
     if (name === 'ws') return blocked;
     throw new Error(`require(${name}) is not available in the wasm sandbox`);
@@ -136,6 +152,9 @@ function lockDown(pyodide) {
 }
 
 function runJob(pyodide, job) {
+  try { return runJob0(pyodide, job); } catch (e) { console.error("RUNJOB", e, new Error().stack); throw e; }
+}
+function runJob0(pyodide, job) {
   const { FS } = pyodide;
   memoryCap = job.limits.memoryBytes;
   capFiles(FS, job.limits);
@@ -158,12 +177,12 @@ function runJob(pyodide, job) {
   }
   FS.writeFile('/runtime/main.py', job.code);
   FS.writeFile('/runtime/dreact_tools.py', job.helper);
-  FS.writeFile('/runtime/.job.json', JSON.stringify({ env: job.env }));
   FS.createDevice('/dev', 'dreact_tools', toolInput, toolOutput);
   // As in the other sandboxes: only the work, output and log folders and /tmp are writable.
   for (const dir of ['/', '/home', '/lib', '/dev', '/proc', '/workspace', '/runtime']) FS.chmod(dir, 0o555);
   for (const file of ['/runtime/main.py', '/runtime/dreact_tools.py']) FS.chmod(file, 0o444);
-  return pyodide.runPython(BOOTSTRAP);
+  // A JSON string is a Python string literal: the environment goes in as one argument.
+  return pyodide.runPython(`_dreact_run(${JSON.stringify(JSON.stringify(job.env))})`);
 }
 
 /** Per-file (maxFileBytes) and total (memoryBytes) caps on what the program writes to MEMFS. */
