@@ -40,6 +40,8 @@ export interface WorkerToolSetOptions {
   log?: (line: string) => void;
   /** Wasm backend: make its interpreter snapshot and warm a sandbox now (default true). */
   warm?: boolean;
+  /** Replaces the check that Pyodide is installed (tests). */
+  wasmProbe?: typeof probeWasm;
 }
 
 export interface WorkerToolSet {
@@ -88,7 +90,7 @@ export async function workerToolSet(opts: WorkerToolSetOptions = {}): Promise<Wo
       log('exec.python: docker');
       return { extraTools: [tool(new DockerBackend())], exec: 'docker' };
     case 'wasm': {
-      const w = probeWasm();
+      const w = (opts.wasmProbe ?? probeWasm)();
       if (!w.ok) throw new Error(`DREACT_EXEC_BACKEND=wasm: ${w.reason} (npm install pyodide)`);
       return wasm(w.version, 'DREACT_EXEC_BACKEND=wasm');
     }
@@ -100,7 +102,7 @@ export async function workerToolSet(opts: WorkerToolSetOptions = {}): Promise<Wo
       const probe = await (opts.probe ?? (() => probeBubblewrap(env)))();
       if (!probe.ok) {
         // No bubblewrap: Python in WebAssembly, which needs nothing but Node and the npm packages.
-        const w = probeWasm();
+        const w = (opts.wasmProbe ?? probeWasm)();
         if (w.ok) return wasm(w.version, probe.reason);
         log(`exec.python: unavailable — ${probe.reason}; ${w.reason}. ${BUBBLEWRAP_REMEDY}`);
         return { extraTools: [unavailableExecTool('local', probe.reason)], exec: 'unavailable' };

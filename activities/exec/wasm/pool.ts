@@ -181,6 +181,11 @@ export class WasmPool {
     };
   }
 
+  /** Resolves when every warm process is ready (benchmarks, tests); ms each took to restore. */
+  async whenWarm(): Promise<number[]> {
+    return Promise.all(this.warm.map((p) => p.ready));
+  }
+
   /** Kills the warm processes (worker shutdown, tests). */
   close(): void {
     for (const p of this.warm.splice(0)) void p.ready.then(() => p.child.kill('SIGKILL')).catch(() => undefined);
