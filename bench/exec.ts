@@ -126,9 +126,16 @@ export async function benchExec(): Promise<Record<string, number | string>> {
     await wasm.warmUp();
     out['wasm: interpreter snapshot (once per worker and Pyodide version; cached on disk)'] = `${Date.now() - t0} ms`;
     const restores = await wasm.pool.whenWarm();
-    Object.assign(out, await measure(wasm, root, 10, { label: 'wasm (a warm sandbox waiting)', before: () => wasm.pool.whenWarm().then((r) => restores.push(...r)) }));
+    Object.assign(
+      out,
+      await measure(wasm, root, 10, {
+        label: 'wasm (a warm sandbox waiting)',
+        before: () => wasm.pool.whenWarm().then((r) => restores.push(...r)),
+      }),
+    );
     Object.assign(out, await measure(cold, root, 5, { label: 'wasm (no warm sandbox: restored per call)' }));
-    out['wasm: sandbox restore from the snapshot'] = `p50 ${pct(restores, 50).toFixed(0)} ms · p90 ${pct(restores, 90).toFixed(0)} ms`;
+    out['wasm: sandbox restore from the snapshot'] =
+      `p50 ${pct(restores, 50).toFixed(0)} ms · p90 ${pct(restores, 90).toFixed(0)} ms`;
     Object.assign(out, await cpuBound(local, [wasm], root));
     return out;
   } finally {

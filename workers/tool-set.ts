@@ -70,7 +70,9 @@ export async function workerToolSet(opts: WorkerToolSetOptions = {}): Promise<Wo
   const wasm = (version: string, why: string): WorkerToolSet => {
     const backend = new WasmBackend();
     if (opts.warm !== false)
-      backend.warmUp().catch((err: Error) => log(`exec.python: wasm warm-up failed (the first call retries): ${err.message}`));
+      backend
+        .warmUp()
+        .catch((err: Error) => log(`exec.python: wasm warm-up failed (the first call retries): ${err.message}`));
     log(wasmStartLine(version, why));
     return { extraTools: [tool(backend)], exec: 'wasm' };
   };

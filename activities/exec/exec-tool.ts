@@ -71,7 +71,9 @@ export function execBackendFromEnv(
   throw ApplicationFailure.create({
     type: 'ExecRefused',
     nonRetryable: true,
-    message: `DREACT_EXEC_BACKEND=${name}: no such exec backend in this worker (local | docker | wasm${Object.keys(extra)
+    message: `DREACT_EXEC_BACKEND=${name}: no such exec backend in this worker (local | docker | wasm${Object.keys(
+      extra,
+    )
       .map((k) => ` | ${k}`)
       .join('')})`,
   });

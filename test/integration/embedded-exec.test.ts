@@ -126,7 +126,10 @@ describe('exec.python in the embedded stack, through the CLI', () => {
 
   test('DREACT_EXEC_BACKEND=wasm chooses the wasm backend where bubblewrap is installed too', async () => {
     const { blocks, stderr } = await execTurn({ DREACT_EXEC_BACKEND: 'wasm' });
-    assert.match(stderr, /\[stack\] exec\.python: wasm \(Pyodide [\d.]+, a sandbox process per call; DREACT_EXEC_BACKEND=wasm\)/);
+    assert.match(
+      stderr,
+      /\[stack\] exec\.python: wasm \(Pyodide [\d.]+, a sandbox process per call; DREACT_EXEC_BACKEND=wasm\)/,
+    );
     assert.equal(resultOf(blocks, EXEC_TOOL_ID)?.meta?.backend, 'wasm');
     readsBackTheCsv(blocks);
   });
@@ -223,7 +226,10 @@ describe('workerToolSet', () => {
     });
     assert.equal(missing.exec, 'unavailable');
     assert.equal(logged.length, 3);
-    assert.match(logged[2]!, /^exec\.python: unavailable — bubblewrap is not installed \(no `bwrap` on PATH\); pyodide is not installed\./);
+    assert.match(
+      logged[2]!,
+      /^exec\.python: unavailable — bubblewrap is not installed \(no `bwrap` on PATH\); pyodide is not installed\./,
+    );
     const [tool] = missing.extraTools;
     assert.equal(tool?.declaration.id, EXEC_TOOL_ID);
     const ctx = {} as ToolContext; // the unavailable tool touches nothing

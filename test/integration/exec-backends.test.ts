@@ -307,7 +307,8 @@ for (const { backend, skip } of backends) {
       }
     });
 
-    const noProcesses = backend.name === 'wasm' && 'no processes in the wasm sandbox (the fork bomb test shows os.fork refused)';
+    const noProcesses =
+      backend.name === 'wasm' && 'no processes in the wasm sandbox (the fork bomb test shows os.fork refused)';
     test('a process started by the program does not outlive the exec', { skip: noProcesses }, async () => {
       const marker = `63.${Date.now() % 100000}`;
       const code = `import os, subprocess\nif os.fork() == 0:\n    os.setsid()\n    subprocess.Popen(["sleep", "${marker}"], start_new_session=True)\n    os._exit(0)\nprint("parent exits")\n`;
@@ -369,7 +370,10 @@ describe('exec backend wasm: its own ways out', () => {
 
   test('a program over its wall time is killed and reported timed_out; the next call runs in a fresh interpreter', async () => {
     const t0 = Date.now();
-    const c = await runToEnd(wasm, makeSpec(root, 'x = 41\nprint("spinning", flush=True)\nwhile True:\n    x += 1\n', { wallTimeMs: 1500 }));
+    const c = await runToEnd(
+      wasm,
+      makeSpec(root, 'x = 41\nprint("spinning", flush=True)\nwhile True:\n    x += 1\n', { wallTimeMs: 1500 }),
+    );
     assert.equal(c.status.state, 'timed_out', JSON.stringify(c.status));
     assert.match(c.logTail, /spinning/);
     assert.ok(Date.now() - t0 < 60_000);

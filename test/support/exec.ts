@@ -129,7 +129,12 @@ export function freshBackend(backend: ExecBackend, stateRoot: string): ExecBacke
  * Waits until an exec's program printed `line` (the wasm backend has no host process to look for)
  * or, on the other backends, until a host process with `marker` in its command line runs.
  */
-export async function waitProgram(backend: ExecBackend, handle: ExecHandle, marker: string, line: string): Promise<void> {
+export async function waitProgram(
+  backend: ExecBackend,
+  handle: ExecHandle,
+  marker: string,
+  line: string,
+): Promise<void> {
   for (let i = 0; i < 1200; i++) {
     if (backend.name === 'wasm') {
       try {

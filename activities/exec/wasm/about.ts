@@ -18,7 +18,8 @@ export function probeWasm(): { ok: true; version: string } | { ok: false; reason
   try {
     const dir = pyodideDir();
     for (const f of ['pyodide.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip'])
-      if (!existsSync(path.join(dir, f))) return { ok: false, reason: `pyodide is incomplete (${f} is missing in ${dir})` };
+      if (!existsSync(path.join(dir, f)))
+        return { ok: false, reason: `pyodide is incomplete (${f} is missing in ${dir})` };
     return { ok: true, version: pyodideVersion() };
   } catch (err) {
     return { ok: false, reason: `pyodide is not installed (${(err as Error).message.split('\n')[0]})` };

@@ -57,8 +57,7 @@ export class WasmBackend implements ExecBackend {
   readonly pool: WasmPool;
 
   constructor(opts: WasmBackendOptions = {}) {
-    this.stateRoot =
-      opts.stateRoot ?? process.env.DREACT_EXEC_STATE_DIR ?? path.join(os.tmpdir(), 'dreact-exec-state');
+    this.stateRoot = opts.stateRoot ?? process.env.DREACT_EXEC_STATE_DIR ?? path.join(os.tmpdir(), 'dreact-exec-state');
     const warm = opts.warm ?? Number(process.env.DREACT_EXEC_WASM_WARM ?? 1);
     this.pool = new WasmPool({ cacheDir: opts.cacheDir ?? path.join(this.stateRoot, 'wasm'), size: warm });
   }
@@ -123,10 +122,13 @@ export class WasmBackend implements ExecBackend {
     child.stderr?.on('data', toLog);
     bridgeTools(child.stdio[3] as Duplex, spec.supervisorSocket);
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, Math.max(1, spec.limits.wallTimeMs));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      },
+      Math.max(1, spec.limits.wallTimeMs),
+    );
     timer.unref();
     let result: { exitCode: number; files: WorkspaceFile[]; dropped: ExecCollected['dropped'] } | undefined;
     let stored = Promise.resolve();
@@ -178,7 +180,8 @@ export class WasmBackend implements ExecBackend {
         return { state: 'timed_out', reason: 'the program exceeded its wall-time limit and was killed', ...at };
       return { state: 'exited', ...at };
     }
-    if (running.has(handle.execId)) return { state: startedAt ? 'running' : 'starting', ...(startedAt ? { startedAt } : {}) };
+    if (running.has(handle.execId))
+      return { state: startedAt ? 'running' : 'starting', ...(startedAt ? { startedAt } : {}) };
     const owner = Number((await readText(path.join(dir, 'owner')))?.trim());
     if (owner && owner !== process.pid && processAlive(owner)) return { state: 'running' };
     if (!owner && Date.now() - (await fs.stat(dir)).mtimeMs < 15_000) return { state: 'starting' };
@@ -206,7 +209,9 @@ export class WasmBackend implements ExecBackend {
     running.delete(handle.execId);
     const logTail = await readTail(path.join(handle.ref, 'user.log'), spec.limits.maxLogBytes);
     const outputs = await listOutputs(spec.outputDir, spec.limits);
-    const inSandbox = JSON.parse((await readText(path.join(handle.ref, 'dropped.json'))) ?? '[]') as ExecCollected['dropped'];
+    const inSandbox = JSON.parse(
+      (await readText(path.join(handle.ref, 'dropped.json'))) ?? '[]',
+    ) as ExecCollected['dropped'];
     const dropped = [...outputs.dropped, ...inSandbox].sort((a, b) => a.path.localeCompare(b.path));
     const infraErrors = /^failed to start: /.test(status.reason ?? '') ? [status.reason!] : [];
     const wallMs =

@@ -86,9 +86,7 @@ export class WasmPool {
   private snapshot: Promise<string> | undefined;
   private readonly warm: SandboxProcess[] = [];
 
-  constructor(
-    private readonly opts: { cacheDir: string; size: number },
-  ) {}
+  constructor(private readonly opts: { cacheDir: string; size: number }) {}
 
   /** The snapshot file, made once (by a sandbox process) and reused while its key matches. */
   snapshotFile(): Promise<string> {
@@ -146,7 +144,10 @@ export class WasmPool {
   /** A sandbox process for one job: a warm one, or a new one; the pool refills behind it. */
   take(): SandboxProcess {
     const p = this.warm.shift() ?? this.start();
-    void p.ready.then(() => setRef(p.child, true), () => undefined);
+    void p.ready.then(
+      () => setRef(p.child, true),
+      () => undefined,
+    );
     this.fill();
     return p;
   }
@@ -159,7 +160,11 @@ export class WasmPool {
         new Promise<number>((resolve, reject) => {
           const output = captureOutput(c);
           const onExit = (code: number | null, signal: string | null) =>
-            reject(new Error(`wasm exec: the sandbox process ended before it was ready (${signal ?? `exit ${code}`}): ${output()}`));
+            reject(
+              new Error(
+                `wasm exec: the sandbox process ended before it was ready (${signal ?? `exit ${code}`}): ${output()}`,
+              ),
+            );
           c.once('exit', onExit);
           c.once('error', reject);
           c.once('message', (m: { type?: string; loadMs?: number }) => {

@@ -22,7 +22,8 @@ import { pathToFileURL } from 'node:url';
 
 const [mode, pyodideDir, snapshotFile] = process.argv.slice(2);
 
-const PRELOAD = 'import ast, builtins, collections, csv, datetime, io, json, math, os, random, re, statistics, sys, traceback, types';
+const PRELOAD =
+  'import ast, builtins, collections, csv, datetime, io, json, math, os, random, re, statistics, sys, traceback, types';
 
 const BOOTSTRAP_DEF = String.raw`
 def _dreact_run(env_json):
@@ -116,7 +117,8 @@ process.once('message', (job) => {
   try {
     exitCode = runJob(py, job);
   } catch (err) {
-    const what = err instanceof Error ? err.stack : `${err?.name ?? 'error'} errno ${err?.errno}: ${JSON.stringify(err)}`;
+    const what =
+      err instanceof Error ? err.stack : `${err?.name ?? 'error'} errno ${err?.errno}: ${JSON.stringify(err)}`;
     fs.writeSync(1, `wasm sandbox: ${what}\n`);
     exitCode = typeof err?.status === 'number' ? err.status : 1;
   }
@@ -152,7 +154,12 @@ function lockDown(pyodide) {
 }
 
 function runJob(pyodide, job) {
-  try { return runJob0(pyodide, job); } catch (e) { console.error("RUNJOB", e, new Error().stack); throw e; }
+  try {
+    return runJob0(pyodide, job);
+  } catch (e) {
+    console.error('RUNJOB', e, new Error().stack);
+    throw e;
+  }
 }
 function runJob0(pyodide, job) {
   const { FS } = pyodide;
