@@ -82,7 +82,7 @@ async function measure(
   backend: ExecBackend,
   root: string,
   runs: number,
-  opts: { label?: string; before?: () => Promise<unknown> } = {},
+  opts: { label?: string; tag?: string; before?: () => Promise<unknown> } = {},
 ): Promise<Record<string, string>> {
   const label = opts.label ?? backend.name;
   const first: number[] = [];
@@ -90,7 +90,7 @@ async function measure(
   const collect: number[] = [];
   for (let i = 0; i < runs; i++) {
     await opts.before?.();
-    const spec = specFor(backend, root, i, CODE, label === backend.name ? '' : `-${i}c`);
+    const spec = specFor(backend, root, i, CODE, opts.tag ?? '');
     const { t0, t1, c } = await runOnce(backend, spec);
     const t2 = Date.now();
     const m = /FIRST ([\d.]+)/.exec(c.logTail);
@@ -130,10 +130,14 @@ export async function benchExec(): Promise<Record<string, number | string>> {
       out,
       await measure(wasm, root, 10, {
         label: 'wasm (a warm sandbox waiting)',
+        tag: '-warm',
         before: () => wasm.pool.whenWarm().then((r) => restores.push(...r)),
       }),
     );
-    Object.assign(out, await measure(cold, root, 5, { label: 'wasm (no warm sandbox: restored per call)' }));
+    Object.assign(
+      out,
+      await measure(cold, root, 5, { label: 'wasm (no warm sandbox: restored per call)', tag: '-cold' }),
+    );
     out['wasm: sandbox restore from the snapshot'] =
       `p50 ${pct(restores, 50).toFixed(0)} ms · p90 ${pct(restores, 90).toFixed(0)} ms`;
     Object.assign(out, await cpuBound(local, [wasm], root));

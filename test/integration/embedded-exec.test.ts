@@ -69,7 +69,12 @@ const dreact = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
 async function execTurn(env: NodeJS.ProcessEnv = {}): Promise<{ blocks: Block[]; stderr: string; out: TurnJson }> {
   const r = await dreact(['turn', 'Compute a small table as a CSV file.', '--script', 'demo-exec', '--json'], env);
   assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim()) as TurnJson;
+  let out: TurnJson;
+  try {
+    out = JSON.parse(r.stdout.trim()) as TurnJson;
+  } catch {
+    assert.fail(`dreact turn --json printed no JSON: ${JSON.stringify(r.stdout)}\n${r.stderr}`);
+  }
   return { blocks: await loadBlocks(db.pool, out.conversationId), stderr: r.stderr, out };
 }
 interface TurnJson {

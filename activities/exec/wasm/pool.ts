@@ -141,14 +141,18 @@ export class WasmPool {
     }
   }
 
-  /** A sandbox process for one job: a warm one, or a new one; the pool refills behind it. */
+  /** A sandbox process for one job: a warm one, or a new one; the pool refills after its job. */
   take(): SandboxProcess {
     const p = this.warm.shift() ?? this.start();
+    // The pool refills when this one's job is over: a restore running beside the job would take
+    // its CPU (a restore is a second of a core, more on a busy machine).
     void p.ready.then(
-      () => setRef(p.child, true),
-      () => undefined,
+      () => {
+        setRef(p.child, true);
+        p.child.once('exit', () => this.fill());
+      },
+      () => this.fill(),
     );
-    this.fill();
     return p;
   }
 
