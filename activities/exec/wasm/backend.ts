@@ -113,6 +113,7 @@ export class WasmBackend implements ExecBackend {
   ): void {
     const log = createWriteStream(path.join(dir, 'user.log'));
     let logged = 0;
+    log.on('error', () => (logged = Infinity)); // a full disk loses the log, never the worker
     const cap = spec.limits.maxFileBytes + 64 * 1024; // the runner stops the program at maxFileBytes
     const toLog = (d: Buffer) => {
       if (logged < cap) log.write(d.subarray(0, cap - logged));
@@ -138,7 +139,8 @@ export class WasmBackend implements ExecBackend {
       stored = storeOutputs(spec.outputDir, dir, m.files, m.dropped);
     });
     const done = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
+      // 'close', not 'exit': the log's last bytes may arrive after the process ended.
+      child.once('close', (code, signal) => {
         clearTimeout(timer);
         void (async () => {
           await new Promise<void>((r) => log.end(r));
