@@ -2,7 +2,7 @@
  * Standalone worker process: `node dist/worker.cjs` (compiled at `npm install`; workers/build.ts),
  * or from the sources with `node --import tsx workers/main.ts`.
  * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
- * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | fargate | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
+ * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | fargate | wasm | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
  * activities finish within DREACT_SHUTDOWN_GRACE_SECONDS or are retried elsewhere). DREACT_DEPLOYMENT_NAME +
  * DREACT_BUILD_ID: Worker Versioning (workers/deployment.ts).
  */

@@ -2,12 +2,13 @@
  * The worker's tools beyond the built-ins, built in one place for the standalone worker
  * (workers/main.ts) and the embedded stack (`dreact dev`, `dreact turn`, the demo): exec.python on
  * the sandbox DREACT_EXEC_BACKEND names — `local` (bubblewrap, the default), `docker`, `fargate`,
- * or `off` (no exec tool).
+ * `wasm` (Pyodide in a sandbox process), or `off` (no exec tool).
  *
  * The local backend is probed once at start (activities/exec/bubblewrap.ts). Where bubblewrap is
- * missing or cannot create namespaces, exec.python stays listed and each call returns an
- * observation that says what to install — never an unknown-tool notice. One line tells the start
- * log what exec runs on.
+ * missing or cannot create namespaces, exec.python runs on the wasm backend (the standard library
+ * only: the start line says what it cannot do); only when Pyodide is not installed either does
+ * exec.python stay listed with each call returning an observation that says what to install —
+ * never an unknown-tool notice. One line tells the start log what exec runs on.
  */
 import type { ExecBackend } from '../activities/exec/backend';
 import {
@@ -20,10 +21,12 @@ import { DockerBackend } from '../activities/exec/docker';
 import { createExecTool, type ExecToolOptions } from '../activities/exec/exec-tool';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
 import { LocalBackend } from '../activities/exec/local';
+import { probeWasm, wasmStartLine } from '../activities/exec/wasm/about';
+import { WasmBackend } from '../activities/exec/wasm/backend';
 import type { AnyToolDeclaration } from '../core/tools/registry';
 import type { ToolImpl } from '../activities/tools/types';
 
-export const EXEC_BACKENDS = ['local', 'docker', 'fargate', 'off'] as const;
+export const EXEC_BACKENDS = ['local', 'docker', 'fargate', 'wasm', 'off'] as const;
 export type ExecBackendName = (typeof EXEC_BACKENDS)[number];
 
 export interface WorkerToolSetOptions {
@@ -35,6 +38,10 @@ export interface WorkerToolSetOptions {
   exec?: Omit<ExecToolOptions, 'backend' | 'backends'>;
   /** Receives the one start line that says what exec.python runs on. */
   log?: (line: string) => void;
+  /** Wasm backend: make its interpreter snapshot and warm a sandbox now (default true). */
+  warm?: boolean;
+  /** Replaces the check that Pyodide is installed (tests). */
+  wasmProbe?: typeof probeWasm;
 }
 
 export interface WorkerToolSet {
@@ -59,6 +66,16 @@ export async function workerToolSet(opts: WorkerToolSetOptions = {}): Promise<Wo
   const log = opts.log ?? (() => {});
   const name = execBackendName(env);
   const tool = (backend: ExecBackend) => createExecTool({ ...opts.exec, backend });
+  /** The wasm backend, warmed in the background (its first call then finds a sandbox ready). */
+  const wasm = (version: string, why: string): WorkerToolSet => {
+    const backend = new WasmBackend();
+    if (opts.warm !== false)
+      backend
+        .warmUp()
+        .catch((err: Error) => log(`exec.python: wasm warm-up failed (the first call retries): ${err.message}`));
+    log(wasmStartLine(version, why));
+    return { extraTools: [tool(backend)], exec: 'wasm' };
+  };
   switch (name) {
     case 'off':
       log('exec.python: off (DREACT_EXEC_BACKEND=off)');
@@ -74,6 +91,11 @@ export async function workerToolSet(opts: WorkerToolSetOptions = {}): Promise<Wo
     case 'docker':
       log('exec.python: docker');
       return { extraTools: [tool(new DockerBackend())], exec: 'docker' };
+    case 'wasm': {
+      const w = (opts.wasmProbe ?? probeWasm)();
+      if (!w.ok) throw new Error(`DREACT_EXEC_BACKEND=wasm: ${w.reason} (npm install pyodide)`);
+      return wasm(w.version, 'DREACT_EXEC_BACKEND=wasm');
+    }
     case 'local': {
       if (env.DREACT_EXEC_UNSAFE_LOCAL === '1') {
         log('exec.python: local, NOT isolated (DREACT_EXEC_UNSAFE_LOCAL=1)');
@@ -81,7 +103,10 @@ export async function workerToolSet(opts: WorkerToolSetOptions = {}): Promise<Wo
       }
       const probe = await (opts.probe ?? (() => probeBubblewrap(env)))();
       if (!probe.ok) {
-        log(`exec.python: unavailable — ${probe.reason}. ${BUBBLEWRAP_REMEDY}`);
+        // No bubblewrap: Python in WebAssembly, which needs nothing but Node and the npm packages.
+        const w = (opts.wasmProbe ?? probeWasm)();
+        if (w.ok) return wasm(w.version, probe.reason);
+        log(`exec.python: unavailable — ${probe.reason}; ${w.reason}. ${BUBBLEWRAP_REMEDY}`);
         return { extraTools: [unavailableExecTool('local', probe.reason)], exec: 'unavailable' };
       }
       log(`exec.python: local (bubblewrap ${probe.bwrapPath})`);

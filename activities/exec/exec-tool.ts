@@ -36,6 +36,7 @@ import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } from './backend';
 import { DockerBackend } from './docker';
 import { LocalBackend } from './local';
+import { WasmBackend } from './wasm/backend';
 import { ToolSupervisor } from './proxy/supervisor';
 import type { AgentToolContext } from '../agents/define-tool';
 import { chownTree, DEFAULT_EXEC_LIMITS } from './sandbox-files';
@@ -44,7 +45,7 @@ import { chownTree, DEFAULT_EXEC_LIMITS } from './sandbox-files';
 export const EXEC_MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 
 export interface ExecToolOptions {
-  /** The sandbox backend; default: DREACT_EXEC_BACKEND (local | docker), created on first use. */
+  /** The sandbox backend; default: DREACT_EXEC_BACKEND (local | docker | wasm), created on first use. */
   backend?: ExecBackend;
   /** Other backends by name (e.g. fargate), for DREACT_EXEC_BACKEND. */
   backends?: Record<string, () => ExecBackend>;
@@ -66,10 +67,13 @@ export function execBackendFromEnv(
   if (extra[name]) return extra[name]();
   if (name === 'local') return new LocalBackend();
   if (name === 'docker') return new DockerBackend();
+  if (name === 'wasm') return new WasmBackend();
   throw ApplicationFailure.create({
     type: 'ExecRefused',
     nonRetryable: true,
-    message: `DREACT_EXEC_BACKEND=${name}: no such exec backend in this worker (local | docker${Object.keys(extra)
+    message: `DREACT_EXEC_BACKEND=${name}: no such exec backend in this worker (local | docker | wasm${Object.keys(
+      extra,
+    )
       .map((k) => ` | ${k}`)
       .join('')})`,
   });

@@ -2,9 +2,10 @@
  * exec.python in the embedded stack (`dreact turn`, `dreact dev`): the same tool set as the
  * standalone worker (workers/tool-set.ts). Through the CLI as a user runs it, against the test
  * Postgres in a schema of this file: an exec turn runs in bubblewrap and its output file is read
- * back; with no `bwrap` on PATH the tool is still listed and the call is an observation that says
- * what to install (the turn completes); DREACT_EXEC_BACKEND=off removes the tool. Through the
- * client: a bubblewrap that cannot create namespaces (an injected probe) gives the same observation.
+ * back; with no `bwrap` on PATH it runs on the wasm backend (Pyodide) and its output is read back
+ * the same way; DREACT_EXEC_BACKEND=wasm chooses it; DREACT_EXEC_BACKEND=off removes the tool.
+ * Through the client: with neither bubblewrap nor Pyodide (injected probes) the tool is still
+ * listed and the call is an observation that says what to install (the turn completes).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,7 +69,12 @@ const dreact = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
 async function execTurn(env: NodeJS.ProcessEnv = {}): Promise<{ blocks: Block[]; stderr: string; out: TurnJson }> {
   const r = await dreact(['turn', 'Compute a small table as a CSV file.', '--script', 'demo-exec', '--json'], env);
   assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim()) as TurnJson;
+  let out: TurnJson;
+  try {
+    out = JSON.parse(r.stdout.trim()) as TurnJson;
+  } catch {
+    assert.fail(`dreact turn --json printed no JSON: ${JSON.stringify(r.stdout)}\n${r.stderr}`);
+  }
   return { blocks: await loadBlocks(db.pool, out.conversationId), stderr: r.stderr, out };
 }
 interface TurnJson {
@@ -101,21 +107,36 @@ describe('exec.python in the embedded stack, through the CLI', () => {
     },
   );
 
-  test('no bwrap on PATH: exec.python is still listed, the call says what to install, the turn completes', async () => {
+  const readsBackTheCsv = (blocks: Block[]) => {
+    const read = resultOf(blocks, 'react.read');
+    assert.equal(read?.meta?.ok, true, read?.text);
+    assert.match(read?.text ?? '', /fi:turn_1\.outputs\/squares\.csv/);
+    assert.match(read?.text ?? '', /n,square,cube\r?\n1,1,1\r?\n2,4,8\r?\n3,9,27\r?\n4,16,64\r?\n5,25,125/);
+  };
+
+  test('no bwrap on PATH: exec.python runs on the wasm backend (one start line says what it cannot do); the CSV is read back', async () => {
     const { blocks, stderr, out } = await execTurn({ PATH: noBwrapPath });
-    // One start line says so.
-    assert.equal(stderr.match(/exec\.python: unavailable/g)?.length, 1, stderr);
-    assert.match(stderr, /\[stack\] exec\.python: unavailable — bubblewrap is not installed \(no `bwrap` on PATH\)/);
+    assert.equal(stderr.match(/exec\.python: /g)?.length, 1, stderr);
+    assert.match(
+      stderr,
+      /\[stack\] exec\.python: wasm \(Pyodide [\d.]+, a sandbox process per call; bubblewrap is not installed \(no `bwrap` on PATH\)\) — it runs the Python standard library only \(no numpy, pandas, matplotlib or other packages: the npm package ships no wheels and nothing is downloaded\), one thread \(no subprocess, fork or threads\), no network/,
+    );
     assert.equal(out.completionPath, 'complete');
-    assert.equal(out.rounds, 3);
     const exec = resultOf(blocks, EXEC_TOOL_ID);
-    assert.equal(exec?.meta?.ok, false);
-    assert.equal(exec?.meta?.exec_refused, 'sandbox_unavailable');
-    assert.match(exec?.text ?? '', /nothing was run: bubblewrap is not installed/);
-    assert.match(exec?.text ?? '', /apt-get install bubblewrap/);
-    assert.match(exec?.text ?? '', /DREACT_EXEC_BACKEND=docker/);
-    assert.equal(exec?.meta?.failure_type, undefined, 'an observation of the tool, not a tool failure');
-    assert.equal(notices(blocks).filter((n) => n.includes('unknown_tool')).length, 0, 'never an unknown-tool notice');
+    assert.equal(exec?.meta?.ok, true, exec?.text);
+    assert.equal(exec?.meta?.backend, 'wasm');
+    readsBackTheCsv(blocks);
+    assert.deepEqual(notices(blocks), [], 'no protocol notice (the tool is known)');
+  });
+
+  test('DREACT_EXEC_BACKEND=wasm chooses the wasm backend where bubblewrap is installed too', async () => {
+    const { blocks, stderr } = await execTurn({ DREACT_EXEC_BACKEND: 'wasm' });
+    assert.match(
+      stderr,
+      /\[stack\] exec\.python: wasm \(Pyodide [\d.]+, a sandbox process per call; DREACT_EXEC_BACKEND=wasm\)/,
+    );
+    assert.equal(resultOf(blocks, EXEC_TOOL_ID)?.meta?.backend, 'wasm');
+    readsBackTheCsv(blocks);
   });
 
   test('DREACT_EXEC_BACKEND=off: exec.python is not offered (the call is an unknown tool)', async () => {
@@ -142,7 +163,7 @@ function setEnv(vars: Record<string, string>): () => void {
 }
 
 describe('exec.python in the embedded stack, through the client', () => {
-  test('bubblewrap that cannot create namespaces (injected probe): the same observation, the turn completes', async () => {
+  test('neither bubblewrap (it cannot create namespaces) nor Pyodide (injected probes): the call says what to install, the turn completes', async () => {
     const reason =
       "bubblewrap (/usr/bin/bwrap) cannot create the sandbox's namespaces here: No permissions to create new namespace";
     const lines: string[] = [];
@@ -152,7 +173,11 @@ describe('exec.python in the embedded stack, through the client', () => {
       home: mkdtempSync(join(home, 'client-')),
       ui: false,
       log: (l) => lines.push(l),
-      tools: { env: { PATH: process.env.PATH }, probe: async () => ({ ok: false, reason }) },
+      tools: {
+        env: { PATH: process.env.PATH },
+        probe: async () => ({ ok: false, reason }),
+        wasmProbe: () => ({ ok: false, reason: 'pyodide is not installed' }),
+      },
     }).finally(restore);
     try {
       assert.equal(lines.filter((l) => l.startsWith('[stack] exec.python:')).length, 1, lines.join('\n'));
@@ -177,8 +202,9 @@ describe('workerToolSet', () => {
     assert.equal(execBackendName({}), 'local');
     assert.equal(execBackendName({ DREACT_EXEC_BACKEND: 'off' }), 'off');
     assert.equal(execBackendName({ DREACT_EXEC_BACKEND: 'docker' }), 'docker');
+    assert.equal(execBackendName({ DREACT_EXEC_BACKEND: 'wasm' }), 'wasm');
     assert.throws(() => execBackendName({ DREACT_EXEC_BACKEND: 'lambda' }), {
-      message: 'DREACT_EXEC_BACKEND=lambda: no such exec backend (use one of local | docker | fargate | off)',
+      message: 'DREACT_EXEC_BACKEND=lambda: no such exec backend (use one of local | docker | fargate | wasm | off)',
     });
     const off = await workerToolSet({ env: { DREACT_EXEC_BACKEND: 'off' } });
     assert.deepEqual(off.extraTools, []);
@@ -189,14 +215,26 @@ describe('workerToolSet', () => {
     );
   });
 
-  test('local: probed once (bwrap here works); missing: listed, and each call is the observation, never a throw', async () => {
+  test('local: probed once (bwrap here works); missing: wasm; neither: listed, and each call is the observation, never a throw', async () => {
     const logged: string[] = [];
     const here = await workerToolSet({ env: { PATH: process.env.PATH }, log: (l) => logged.push(l) });
     assert.equal(here.exec, 'local');
     assert.equal(logged.length, 1);
-    const missing = await workerToolSet({ env: { PATH: noBwrapPath }, log: (l) => logged.push(l) });
-    assert.equal(missing.exec, 'unavailable');
+    const wasm = await workerToolSet({ env: { PATH: noBwrapPath }, log: (l) => logged.push(l), warm: false });
+    assert.equal(wasm.exec, 'wasm');
+    assert.equal(wasm.extraTools[0]?.declaration.id, EXEC_TOOL_ID);
     assert.equal(logged.length, 2);
+    const missing = await workerToolSet({
+      env: { PATH: noBwrapPath },
+      log: (l) => logged.push(l),
+      wasmProbe: () => ({ ok: false, reason: 'pyodide is not installed' }),
+    });
+    assert.equal(missing.exec, 'unavailable');
+    assert.equal(logged.length, 3);
+    assert.match(
+      logged[2]!,
+      /^exec\.python: unavailable — bubblewrap is not installed \(no `bwrap` on PATH\); pyodide is not installed\./,
+    );
     const [tool] = missing.extraTools;
     assert.equal(tool?.declaration.id, EXEC_TOOL_ID);
     const ctx = {} as ToolContext; // the unavailable tool touches nothing

@@ -1,7 +1,8 @@
 /**
- * The exec backends on the real sandboxes (bubblewrap; docker with the locally built image):
- * outputs, runtime errors, timeout, stop with no orphan, re-attach after a lost worker, and the
- * escape attempts, each blocked with evidence. Docker is skipped only when no engine answers.
+ * The exec backends on the real sandboxes (bubblewrap; docker with the locally built image; wasm,
+ * Pyodide in a sandbox process): outputs, runtime errors, timeout, stop with no orphan, re-attach
+ * after a lost worker, and the escape attempts, each blocked with evidence — the same suite for
+ * every backend. Docker is skipped only when no engine answers.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,14 +12,18 @@ import net from 'node:net';
 import path from 'node:path';
 import type { ExecBackend } from '../../activities/exec/backend';
 import { LocalBackend, sessionMembers } from '../../activities/exec/local';
-import { DockerBackend, containerName } from '../../activities/exec/docker';
+import { containerName } from '../../activities/exec/docker';
+import { WasmBackend } from '../../activities/exec/wasm/backend';
 import {
   LOCAL_SANDBOX,
   execScratch,
+  freshBackend,
   makeSpec,
   runToEnd,
   testBackends,
   waitEnd,
+  waitProgram,
+  wasmSandboxGone,
   hostProcessesWith,
 } from '../support/exec';
 import { requiring } from '../support/requirements';
@@ -30,7 +35,11 @@ const otherConvFile = path.join(root, 'conv-b', 'ex-other', 'out', 'secret.txt')
 process.env.DREACT_TEST_SECRET = 'worker-secret-7f3a';
 
 /** A live listener on the host's loopback (the gateway's role): reachable from the host, not from a sandbox. */
-const gateway = net.createServer((s) => s.end('gateway\n'));
+let gatewayConnections = 0;
+const gateway = net.createServer((s) => {
+  gatewayConnections++;
+  s.end('gateway\n');
+});
 let gatewayPort = 0;
 before(async () => {
   mkdirSync(path.dirname(otherConvFile), { recursive: true });
@@ -98,7 +107,12 @@ def ptrace(pid):
     return r
 attempt("ptrace_worker", lambda: ptrace(WORKER_PID))
 attempt("ptrace_init", lambda: ptrace(1))
-attempt("setuid_root", lambda: os.setuid(0))
+attempt("setuid_root", lambda: os.setuid(0) if os.getuid() != 0 else (_ for _ in ()).throw(PermissionError("uid 0 of the wasm sandbox: no host user")))
+# Python's bridges to JavaScript (Pyodide): the host's globals, eval, fetch.
+attempt("js_globals", lambda: __import__("js").process.env)
+attempt("pyodide_js", lambda: __import__("pyodide_js")._module)
+attempt("run_js", lambda: __import__("pyodide.code").code.run_js("process.env"))
+attempt("open_url", lambda: __import__("pyodide.http").http.open_url("http://127.0.0.1:%d/" % GATEWAY_PORT).read())
 ev["uid"] = os.getuid()
 ev["visible_pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 json.dump(ev, open(os.path.join(os.environ["OUTPUT_DIR"], "evidence.json"), "w"), indent=1)
@@ -121,7 +135,8 @@ for (const { backend, skip } of backends) {
       const c = await runToEnd(backend, spec);
       assert.equal(c.status.state, 'exited');
       assert.equal(c.status.exitCode, 0);
-      assert.match(c.logTail, /uid 65534 \/workspace\/work/);
+      // The wasm sandbox has no host user (its uid is Emscripten's 0); the program's folders are the same.
+      assert.match(c.logTail, backend.name === 'wasm' ? /uid 0 \/workspace\/work/ : /uid 65534 \/workspace\/work/);
       assert.deepEqual(c.outputFiles, [
         { path: 'r.csv', sizeBytes: 8 },
         { path: 'sub/x.md', sizeBytes: 3 },
@@ -141,7 +156,7 @@ for (const { backend, skip } of backends) {
       const marker = `61.${Date.now() % 100000}`;
       const spec = makeSpec(
         root,
-        `import subprocess\nsubprocess.Popen(["sleep", "${marker}"])\nwhile True:\n    pass\n`,
+        `import subprocess\ntry:\n    subprocess.Popen(["sleep", "${marker}"])\nexcept OSError:\n    pass\nwhile True:\n    pass\n`,
         { wallTimeMs: 1500 },
       );
       const t0 = Date.now();
@@ -155,12 +170,10 @@ for (const { backend, skip } of backends) {
       const marker = `62.${Date.now() % 100000}`;
       const spec = makeSpec(
         root,
-        `import subprocess, time\nsubprocess.Popen(["sleep", "${marker}"], start_new_session=True)\nprint("started", flush=True)\ntime.sleep(60)\n`,
+        `import subprocess, time\ntry:\n    subprocess.Popen(["sleep", "${marker}"], start_new_session=True)\nexcept OSError:\n    pass\nprint("started", flush=True)\ntime.sleep(60)\n`,
       );
       const handle = await backend.start(spec);
-      for (let i = 0; i < 200 && hostProcessesWith(marker).length === 0; i++)
-        await new Promise((r) => setTimeout(r, 25));
-      assert.ok(hostProcessesWith(marker).length > 0, 'the program is running');
+      await waitProgram(backend, handle, marker, 'started');
       await backend.stop(handle, 'steer: the user changed course');
       await waitEnd(backend, handle, 15_000);
       const s = await backend.status(handle);
@@ -168,6 +181,7 @@ for (const { backend, skip } of backends) {
       assert.match(s.reason ?? '', /steer/);
       for (let i = 0; i < 40 && hostProcessesWith(marker).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(hostProcessesWith(marker), []);
+      if (backend.name === 'wasm') assert.ok(wasmSandboxGone(handle), 'the sandbox process is gone');
       await backend.collect(handle, spec);
       assert.equal(containerExists(backend, spec.execId), false);
       await backend.stop(handle, 'again'); // idempotent
@@ -179,8 +193,7 @@ for (const { backend, skip } of backends) {
         'import os, time\ntime.sleep(1)\nopen(os.path.join(os.environ["OUTPUT_DIR"], "runs.txt"), "a").write("run\\n")\n',
       );
       const first = await backend.start(spec);
-      const fresh: ExecBackend =
-        backend.name === 'docker' ? new DockerBackend({ stateRoot }) : new LocalBackend({ stateRoot });
+      const fresh = freshBackend(backend, stateRoot);
       const found = await fresh.find(spec);
       assert.deepEqual(found, first);
       const again = await fresh.start(spec); // a retried launch never starts a second one
@@ -196,6 +209,7 @@ for (const { backend, skip } of backends) {
 
     test('escape attempts are blocked (network, secrets, writes, symlinks, other conversations, ptrace)', async () => {
       const spec = makeSpec(root, escapes());
+      const seenBefore = gatewayConnections;
       const c = await runToEnd(backend, spec);
       assert.equal(c.status.exitCode, 0, c.logTail);
       const ev = JSON.parse(readFileSync(path.join(spec.outputDir, 'evidence.json'), 'utf8')) as Record<
@@ -207,8 +221,10 @@ for (const { backend, skip } of backends) {
         assert.match(String(result), /^blocked: /, `${name}: ${String(result)}`);
       }
       // Both listen on the host's loopback (Postgres, and the gateway stand-in); neither is reachable.
-      assert.match(String(ev.postgres_socket), /Connection refused|Network is unreachable|timed out/);
-      assert.match(String(ev.gateway_socket), /Connection refused|Network is unreachable|timed out/);
+      const unreachable = /Connection refused|Network is unreachable|Host is unreachable|timed out/;
+      assert.match(String(ev.postgres_socket), unreachable);
+      assert.match(String(ev.gateway_socket), unreachable);
+      assert.equal(gatewayConnections, seenBefore, 'the loopback listener saw no connection from the sandbox');
       // …while the host reaches it.
       const hello = await new Promise<string>((resolve, reject) => {
         let got = '';
@@ -220,8 +236,12 @@ for (const { backend, skip } of backends) {
       });
       assert.equal(hello, 'gateway\n');
       assert.match(String(ev.etc_shadow), /FileNotFoundError|PermissionError/);
-      assert.match(String(ev['write /usr/evil']), /Read-only file system|Permission denied/);
-      assert.equal(ev.uid, 65534);
+      // The wasm sandbox's file system has no /usr at all (and its / is read-only: 'write /evil').
+      assert.match(
+        String(ev['write /usr/evil']),
+        backend.name === 'wasm' ? /No such file or directory/ : /Read-only file system|Permission denied/,
+      );
+      assert.equal(ev.uid, backend.name === 'wasm' ? 0 : 65534);
       assert.ok(
         !(ev.visible_pids as number[]).includes(process.pid) || backend.name === 'docker',
         'the worker pid is not visible',
@@ -246,7 +266,18 @@ for (const { backend, skip } of backends) {
       const m = /forked (\d+) then (.*)/.exec(c.logTail);
       assert.ok(m, c.logTail);
       assert.ok(Number(m[1]) < 32, `forks capped: ${m[1]}`);
-      assert.match(m[2]!, /BlockingIOError|Resource temporarily unavailable/);
+      // The wasm sandbox has no processes at all.
+      assert.match(m[2]!, /BlockingIOError|Resource temporarily unavailable|Function not implemented/);
+    });
+
+    test('thread bomb is capped by the process limit', async () => {
+      const code =
+        'import threading, time\nn = 0\nerr = None\ntry:\n    for i in range(5000):\n        threading.Thread(target=time.sleep, args=(3,), daemon=True).start()\n        n += 1\nexcept RuntimeError as e:\n    err = repr(e)\nprint("threads", n, "then", err)\n';
+      const c = await runToEnd(backend, makeSpec(root, code, { maxProcesses: 32, wallTimeMs: 15_000 }));
+      const m = /threads (\d+) then (.*)/.exec(c.logTail);
+      assert.ok(m, c.logTail);
+      assert.ok(Number(m[1]) < 32, `threads capped: ${m[1]}`);
+      assert.match(m[2]!, /can't start new thread/);
     });
 
     test('memory bomb is stopped by the memory limit', async () => {
@@ -268,7 +299,7 @@ for (const { backend, skip } of backends) {
       const spec = makeSpec(root, code, { maxFileBytes: 4 * 1024 * 1024, maxLogBytes: 8 * 1024, wallTimeMs: 20_000 });
       const c = await runToEnd(backend, spec);
       assert.ok(Buffer.byteLength(c.logTail) <= 8 * 1024, `tail ${Buffer.byteLength(c.logTail)} bytes`);
-      if (backend.name === 'local') {
+      if (backend.name === 'local' || backend.name === 'wasm') {
         // 200 MB never reach the disk: the file-size limit makes the write fail (EFBIG) and the program ends.
         assert.notEqual(c.status.exitCode, 0, JSON.stringify(c.status));
         assert.doesNotMatch(c.logTail, /END OF FLOOD/);
@@ -276,7 +307,9 @@ for (const { backend, skip } of backends) {
       }
     });
 
-    test('a process started by the program does not outlive the exec', async () => {
+    const noProcesses =
+      backend.name === 'wasm' && 'no processes in the wasm sandbox (the fork bomb test shows os.fork refused)';
+    test('a process started by the program does not outlive the exec', { skip: noProcesses }, async () => {
       const marker = `63.${Date.now() % 100000}`;
       const code = `import os, subprocess\nif os.fork() == 0:\n    os.setsid()\n    subprocess.Popen(["sleep", "${marker}"], start_new_session=True)\n    os._exit(0)\nprint("parent exits")\n`;
       const c = await runToEnd(backend, makeSpec(root, code));
@@ -315,4 +348,77 @@ requiring(test, LOCAL_SANDBOX)('local: stop leaves no process in the wrapper ses
   assert.ok((await sessionMembers(pid)).length >= 2);
   await b.stop(h, 'test');
   assert.deepEqual(await sessionMembers(pid), []);
+});
+
+describe('exec backend wasm: its own ways out', () => {
+  const wasm = new WasmBackend({ stateRoot });
+  after(() => wasm.pool.close());
+
+  test('JavaScript from Python (ctypes → emscripten_run_script) is refused: the sandbox dies, the host is untouched', async () => {
+    const marker = path.join(root, 'js-escape.txt');
+    const js = `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x'); require('net').connect(${gatewayPort}, '127.0.0.1')`;
+    const code = `import ctypes\nprint("trying", flush=True)\nctypes.CDLL(None).emscripten_run_script(${JSON.stringify(js)}.encode())\nprint("JS RAN")\n`;
+    const before = gatewayConnections;
+    const c = await runToEnd(wasm, makeSpec(root, code));
+    assert.match(c.logTail, /trying/);
+    assert.doesNotMatch(c.logTail, /JS RAN/);
+    assert.match(c.logTail, /Code generation from strings disallowed/);
+    assert.notEqual(c.status.exitCode, 0);
+    assert.equal(existsSync(marker), false, 'no host file written');
+    assert.equal(gatewayConnections, before, 'no connection to the loopback listener');
+  });
+
+  test('a program over its wall time is killed and reported timed_out; the next call runs in a fresh interpreter', async () => {
+    const t0 = Date.now();
+    const c = await runToEnd(
+      wasm,
+      makeSpec(root, 'x = 41\nprint("spinning", flush=True)\nwhile True:\n    x += 1\n', { wallTimeMs: 1500 }),
+    );
+    assert.equal(c.status.state, 'timed_out', JSON.stringify(c.status));
+    assert.match(c.logTail, /spinning/);
+    assert.ok(Date.now() - t0 < 60_000);
+    const next = await runToEnd(wasm, makeSpec(root, 'print("x" in globals(), "__main__" == __name__)\n'));
+    assert.equal(next.logTail, 'False True\n');
+  });
+});
+
+requiring(describe, LOCAL_SANDBOX)('wasm and bubblewrap: the same program, the same results', () => {
+  const wasm = new WasmBackend({ stateRoot });
+  const local = new LocalBackend({ stateRoot });
+  after(() => wasm.pool.close());
+
+  test('outputs, log and exit code are identical', async () => {
+    const program = String.raw`
+import csv, json, math, os, statistics, sys, datetime, hashlib, re, collections, pathlib
+rows = [line.split(",") for line in open("files/data.csv").read().split("\n")[1:] if line]
+values = [float(v) for _, v in rows]
+out = pathlib.Path(os.environ["OUTPUT_DIR"])
+with open(out / "stats.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["name", "value", "sqrt"])
+    for name, v in rows:
+        w.writerow([name, v, "%.6f" % math.sqrt(float(v))])
+(out / "charts").mkdir()
+summary = {"n": len(values), "mean": statistics.mean(values), "stdev": round(statistics.stdev(values), 9),
+           "sha": hashlib.sha256(open("files/data.csv", "rb").read()).hexdigest(),
+           "day": datetime.date(2026, 12, 2).isoformat(), "words": collections.Counter(re.findall(r"[a-z]+", "a b a c")).most_common(2)}
+(out / "charts" / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+print("cwd", os.getcwd(), "out", os.environ["OUTPUT_DIR"], "files", sorted(os.listdir("files")))
+print("env", sorted(k for k in os.environ if k not in ("PWD", "SHLVL", "_")))
+print("stderr line", file=sys.stderr)
+sys.exit(3)
+`;
+    const results = [];
+    for (const backend of [local, wasm]) {
+      const spec = makeSpec(root, program);
+      mkdirSync(path.join(spec.workDir, 'files'), { recursive: true });
+      writeFileSync(path.join(spec.workDir, 'files', 'data.csv'), 'name,value\nalpha,4\nbeta,9\ngamma,2.25\n');
+      const c = await runToEnd(backend, spec);
+      const bytes = c.outputFiles.map((f) => readFileSync(path.join(spec.outputDir, f.path), 'utf8'));
+      results.push({ exitCode: c.status.exitCode, state: c.status.state, log: c.logTail, files: c.outputFiles, bytes });
+    }
+    const [fromLocal, fromWasm] = results;
+    assert.equal(fromLocal!.exitCode, 3, fromLocal!.log);
+    assert.deepEqual(fromWasm, fromLocal);
+  });
 });

@@ -8,7 +8,7 @@
 import { after, before, describe as nodeDescribe, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import {
   callTool,
@@ -25,6 +25,7 @@ import { readEvents } from '../../store/stream-bus';
 import { createExecTool } from '../../activities/exec/exec-tool';
 import { DockerBackend, containerName } from '../../activities/exec/docker';
 import { LocalBackend } from '../../activities/exec/local';
+import { WasmBackend } from '../../activities/exec/wasm/backend';
 import { execIdFor } from '../../core/exec';
 import { LOCAL_SANDBOX, dockerNeed, dockerUnavailable, execScratch, hostProcessesWith } from '../support/exec';
 import { countSkipped, needs, requiring } from '../support/requirements';
@@ -37,11 +38,13 @@ const stateRoot = path.join(root, 'state');
 const workRoot = path.join(root, 'work');
 // Every exec here runs in a sandbox: without bubblewrap the tests skip (counted in npm test's
 // summary; required under CI), and the docker suite also needs an engine.
-const test = requiring(nodeTest, LOCAL_SANDBOX);
+const bwrapTest = requiring(nodeTest, LOCAL_SANDBOX);
+const test = bwrapTest;
 const describe = requiring(nodeDescribe, LOCAL_SANDBOX);
 const dockerWhy = dockerUnavailable();
 const local = new LocalBackend({ stateRoot });
 const docker = new DockerBackend({ stateRoot });
+const wasm = new WasmBackend({ stateRoot });
 let stack: TestStack;
 
 before(async () => {
@@ -55,6 +58,7 @@ before(async () => {
 });
 after(async () => {
   await stack.teardown();
+  wasm.pool.close();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -118,8 +122,11 @@ async function activityTypes(conv: string): Promise<Array<{ type: string; summar
   });
 }
 
-for (const backendName of ['local', 'docker'] as const) {
-  describe(
+for (const backendName of ['local', 'docker', 'wasm'] as const) {
+  // The wasm backend needs nothing but node_modules: it runs where bubblewrap is missing too.
+  const suite = backendName === 'wasm' ? nodeDescribe : describe;
+  const test = backendName === 'wasm' ? nodeTest : bwrapTest;
+  suite(
     `exec.python in a turn (${backendName})`,
     {
       ...(backendName === 'docker' && dockerWhy
@@ -128,7 +135,7 @@ for (const backendName of ['local', 'docker'] as const) {
     },
     () => {
       before(() => {
-        current = backendName === 'docker' ? docker : local;
+        current = { local, docker, wasm }[backendName];
       });
 
       test('contracted outputs become artifacts readable with react.read; a proxied react.read is recorded', async () => {
@@ -219,14 +226,22 @@ for (const backendName of ['local', 'docker'] as const) {
         const marker = `64.${Date.now() % 100000}`;
         const { conv } = await turn(
           [
-            execCall(`import subprocess, time\nsubprocess.Popen(["sleep", "${marker}"])\ntime.sleep(60)\n`, [
-              { filename: 'x.txt' },
-            ]),
+            execCall(
+              `import subprocess, time\ntry:\n    subprocess.Popen(["sleep", "${marker}"])\nexcept OSError:\n    pass\nprint("running", flush=True)\ntime.sleep(60)\n`,
+              [{ filename: 'x.txt' }],
+            ),
             complete('not reached'),
           ],
           { wait: false },
         );
-        await waitFor('the sandbox to run', async () => hostProcessesWith(marker).length > 0, 30_000);
+        const running = async () => {
+          if (backendName !== 'wasm') return hostProcessesWith(marker).length > 0;
+          const call = (await loadBlocks(stack.db.pool, conv)).find((b) => b.type === 'react.tool.call');
+          if (!call) return false;
+          const log = path.join(stateRoot, execIdFor(conv, call.call_id!), 'user.log');
+          return existsSync(log) && readFileSync(log, 'utf8').includes('running');
+        };
+        await waitFor('the sandbox to run', running, 60_000);
         await stack.client.steer(conv, 'stop that');
         const r = await stack.client.result(conv, 1);
         assert.equal(r.completionPath, 'steer_finalize');

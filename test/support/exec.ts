@@ -7,6 +7,7 @@ import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } fro
 import { LocalBackend } from '../../activities/exec/local';
 import { DEFAULT_EXEC_IMAGE, DockerBackend } from '../../activities/exec/docker';
 import { DEFAULT_EXEC_LIMITS } from '../../activities/exec/sandbox-files';
+import { WasmBackend } from '../../activities/exec/wasm/backend';
 import { countSkipped, needs } from './requirements';
 
 /** A scratch root readable by the sandbox user (0711), with a state dir for the backends. */
@@ -47,7 +48,8 @@ export const dockerNeed = (why: string | undefined) =>
 
 /**
  * The backends to test: local unless bubblewrap is missing (required under CI), docker unless no
- * engine can be reached. Each skipped suite is counted in npm test's summary.
+ * engine can be reached, and wasm (Pyodide from node_modules: always). Each skipped suite is
+ * counted in npm test's summary.
  */
 export function testBackends(stateRoot: string): Array<{ backend: ExecBackend; skip?: string }> {
   const why = dockerUnavailable();
@@ -57,6 +59,7 @@ export function testBackends(stateRoot: string): Array<{ backend: ExecBackend; s
   return [
     { backend: new LocalBackend({ stateRoot }), ...(localSkip ? { skip: localSkip } : {}) },
     { backend: new DockerBackend({ stateRoot }), ...(dockerSkip ? { skip: dockerSkip } : {}) },
+    { backend: new WasmBackend({ stateRoot }) },
   ];
 }
 
@@ -113,4 +116,45 @@ export function hostProcessesWith(marker: string): number[] {
     }
   }
   return out;
+}
+
+/** A new instance of `backend`'s kind over the same state (a restarted worker's). */
+export function freshBackend(backend: ExecBackend, stateRoot: string): ExecBackend {
+  if (backend.name === 'docker') return new DockerBackend({ stateRoot });
+  if (backend.name === 'wasm') return new WasmBackend({ stateRoot });
+  return new LocalBackend({ stateRoot });
+}
+
+/**
+ * Waits until an exec's program printed `line` (the wasm backend has no host process to look for)
+ * or, on the other backends, until a host process with `marker` in its command line runs.
+ */
+export async function waitProgram(
+  backend: ExecBackend,
+  handle: ExecHandle,
+  marker: string,
+  line: string,
+): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if (backend.name === 'wasm') {
+      try {
+        if (readFileSync(path.join(handle.ref, 'user.log'), 'utf8').includes(line)) return;
+      } catch {
+        // no log yet
+      }
+    } else if (hostProcessesWith(marker).length > 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`exec ${handle.execId}: the program never started`);
+}
+
+/** The wasm backend's sandbox process of an exec is gone (its pid file names it). */
+export function wasmSandboxGone(handle: ExecHandle): boolean {
+  const pid = Number(readFileSync(path.join(handle.ref, 'pid'), 'utf8'));
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
 }
