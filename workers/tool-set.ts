@@ -65,7 +65,10 @@ export async function workerToolSet(opts: WorkerToolSetOptions = {}): Promise<Wo
   const env = opts.env ?? process.env;
   const log = opts.log ?? (() => {});
   const name = execBackendName(env);
-  const tool = (backend: ExecBackend) => createExecTool({ ...opts.exec, backend });
+  // An agent's `exec.backend` may name another backend this worker can start (docker, wasm).
+  const others: Record<string, () => ExecBackend> = { docker: () => new DockerBackend() };
+  if ((opts.wasmProbe ?? probeWasm)().ok) others.wasm = () => new WasmBackend();
+  const tool = (backend: ExecBackend) => createExecTool({ ...opts.exec, backend, backends: others });
   /** The wasm backend, warmed in the background (its first call then finds a sandbox ready). */
   const wasm = (version: string, why: string): WorkerToolSet => {
     const backend = new WasmBackend();

@@ -2,6 +2,7 @@
  * Builds the durable-react worker: workflows bundle + turn activities bound to Postgres,
  * the model providers and the tools.
  */
+import { agentExecProblems } from '../activities/exec/exec-tool';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createWorkerActivities } from '../activities/turn-activities';
 import { cachedWorkflowBundle } from './bundle';
@@ -177,6 +178,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ? createDelegateTool()
     : undefined;
   const delegateTools = delegation ? [delegation.tool] : [];
+  // An agent asking for a sandbox backend this worker cannot run stops the start (naming both).
+  const execProblems = agentExecProblems(catalogue.list(), extra);
+  if (execProblems.length > 0) throw new Error(`agent definitions: ${execProblems.join('; ')}`);
   const all = [...extra, ...catalogue.moduleTools, ...mcp.tools, ...delegateTools];
   const impls = builtinTools(
     all.map((t) => t.impl),

@@ -44,6 +44,8 @@ export interface ExecSpec {
   /** Host path of the supervisor's Unix socket for tool-proxy calls, when enabled. */
   supervisorSocket?: string;
   limits: ExecLimits;
+  /** Container image (the docker backend; the agent's `exec.image`), else the backend's own. */
+  image?: string;
 }
 
 /** Opaque per-backend handle; serialisable, kept in the activity's heartbeat details. */

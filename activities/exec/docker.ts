@@ -162,7 +162,7 @@ export class DockerBackend implements ExecBackend {
       '--workdir',
       MOUNT.work,
       ...env,
-      this.image,
+      spec.image ?? this.image,
       '/usr/bin/python3',
       `${MOUNT.runtime}/${PROGRAM_FILE}`,
     ];

@@ -40,6 +40,34 @@ import { WasmBackend } from './wasm/backend';
 import { ToolSupervisor } from './proxy/supervisor';
 import type { AgentToolContext } from '../agents/define-tool';
 import { chownTree, DEFAULT_EXEC_LIMITS } from './sandbox-files';
+import type { AgentExec } from '../../core/agents/definition';
+
+const backendsOfImpl = new WeakMap<ToolImpl, () => string[]>();
+
+/**
+ * The agents whose `exec.backend` names a backend this worker's exec tool cannot run — a start-time
+ * error naming each agent and backend (empty: fine, or no exec tool among `tools`).
+ */
+export function agentExecProblems(
+  agents: ReadonlyArray<{ ref: { name: string }; definition: { exec?: AgentExec } }>,
+  tools: ReadonlyArray<{ impl: ToolImpl }>,
+): string[] {
+  const names = tools.map((t) => backendsOfImpl.get(t.impl)).find((f) => f !== undefined)?.();
+  if (!names) return [];
+  return agents.flatMap((a) => {
+    const wanted = a.definition.exec?.backend;
+    return wanted === undefined || names.includes(wanted)
+      ? []
+      : [
+          `agent ${a.ref.name}: exec.backend "${wanted}" is not a backend this worker runs (it runs: ${names.join(', ')})`,
+        ];
+  });
+}
+
+/** The backend names a worker's exec tool runs: its own and the others it may start. */
+export function execBackendNames(opts: Pick<ExecToolOptions, 'backends'>, own: { name: string }): string[] {
+  return [...new Set([own.name, ...Object.keys(opts.backends ?? {})])];
+}
 
 /** Largest output file stored as an artifact (bigger ones are file errors in the envelope). */
 export const EXEC_MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
@@ -81,9 +109,50 @@ export function execBackendFromEnv(
 
 const supervisors = new Map<string, ToolSupervisor>();
 
+/** An agent's `exec` limits over the worker's (docs/agents.md `exec.limits`). */
+export function agentExecLimits(l: NonNullable<AgentExec['limits']> | undefined): Partial<ExecLimits> {
+  if (!l) return {};
+  const mb = 1024 * 1024;
+  return {
+    ...(l.timeout_seconds !== undefined ? { wallTimeMs: l.timeout_seconds * 1000 } : {}),
+    ...(l.memory_mb !== undefined ? { memoryBytes: l.memory_mb * mb } : {}),
+    ...(l.cpus !== undefined ? { cpus: l.cpus } : {}),
+    ...(l.max_processes !== undefined ? { maxProcesses: l.max_processes } : {}),
+    ...(l.max_file_mb !== undefined ? { maxFileBytes: l.max_file_mb * mb } : {}),
+    ...(l.max_output_files !== undefined ? { maxOutputFiles: l.max_output_files } : {}),
+    ...(l.max_output_mb !== undefined ? { maxOutputBytes: l.max_output_mb * mb } : {}),
+    ...(l.max_log_kb !== undefined ? { maxLogBytes: l.max_log_kb * 1024 } : {}),
+  };
+}
+
+/** The agent's sandbox of a call (its `exec` block), from the tool context the tool activity passes. */
+function agentExecOf(ctx: ToolContext): AgentExec | undefined {
+  return (ctx as AgentToolContext).agent?.settings.exec;
+}
+
 export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyToolDeclaration; impl: ToolImpl } {
   let backend = opts.backend;
-  const getBackend = () => (backend ??= execBackendFromEnv(process.env, opts.backends));
+  const defaultBackend = () => (backend ??= execBackendFromEnv(process.env, opts.backends));
+  const others = new Map<string, ExecBackend>();
+  /** The backend a call runs on: its agent's `exec.backend` when it names one, else the worker's. */
+  const backendFor = (ctx: ToolContext): ExecBackend => {
+    const wanted = agentExecOf(ctx)?.backend;
+    const own = defaultBackend();
+    if (wanted === undefined || wanted === own.name) return own;
+    let b = others.get(wanted);
+    if (!b) {
+      const make = opts.backends?.[wanted];
+      if (!make)
+        throw ApplicationFailure.create({
+          type: 'ExecRefused',
+          nonRetryable: true,
+          message: `agent ${(ctx as AgentToolContext).agent?.ref.name ?? '?'} asks for exec backend "${wanted}", which this worker does not run (it runs: ${execBackendNames(opts, own).join(', ')})`,
+        });
+      b = make();
+      others.set(wanted, b);
+    }
+    return b;
+  };
   const workRoot = opts.workRoot ?? process.env.DREACT_EXEC_WORK_DIR ?? path.join(os.tmpdir(), 'dreact-exec-work');
   const proxy =
     opts.proxy === false
@@ -107,11 +176,16 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
       ? ctx.conversationId
       : `c-${stableHash(ctx.conversationId)}`;
     const base = path.join(workRoot, convDir, execId);
+    // The agent's limits over the worker's; the call's own timeout_s only within the agent's.
+    const agentExec = agentExecOf(ctx);
+    const agentLimits = agentExecLimits(agentExec?.limits);
+    const ceiling = agentLimits.wallTimeMs;
+    const asked = params.timeout_s !== undefined ? params.timeout_s * 1000 : undefined;
     const wallTimeMs =
-      params.timeout_s !== undefined
-        ? params.timeout_s * 1000
-        : (opts.limits?.wallTimeMs ?? EXEC_DEFAULT_TIMEOUT_S * 1000);
-    const limits: ExecLimits = { ...DEFAULT_EXEC_LIMITS, ...opts.limits, wallTimeMs };
+      asked !== undefined
+        ? Math.min(asked, ceiling ?? asked)
+        : (ceiling ?? opts.limits?.wallTimeMs ?? EXEC_DEFAULT_TIMEOUT_S * 1000);
+    const limits: ExecLimits = { ...DEFAULT_EXEC_LIMITS, ...opts.limits, ...agentLimits, wallTimeMs };
     const spec: ExecSpec = {
       execId,
       conversationId: ctx.conversationId,
@@ -123,6 +197,7 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
       logDir: path.join(base, 'logs'),
       ...(proxy ? { supervisorSocket: path.join(base, 'runtime', 'supervisor.sock') } : {}),
       limits,
+      ...(agentExec?.image ? { image: agentExec.image } : {}),
     };
     return { spec, code };
   }
@@ -162,7 +237,7 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
 
   /** Starts the exec unless it already exists; returns its handle. */
   async function launchExec(ctx: ToolContext, spec: ExecSpec): Promise<ExecHandle> {
-    const b = getBackend();
+    const b = backendFor(ctx);
     const found = await b.find(spec);
     if (found) {
       await ensureSupervisor(ctx, spec);
@@ -183,13 +258,13 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
       const { spec, code } = await specFor(ctx, p);
       if (!code.ok) return; // the await step reports it
       const handle = await launchExec(ctx, spec);
-      if (ctx.signal.aborted) await getBackend().stop(handle, 'steer: cancelled during launch');
+      if (ctx.signal.aborted) await backendFor(ctx).stop(handle, 'steer: cancelled during launch');
     },
     async run(params, ctx): Promise<ToolObservation> {
       const p = ExecPythonParamsSchema.parse(params);
       const { spec, code } = await specFor(ctx, p);
       if (!code.ok) return { ok: false, text: code.reason, meta: { exec_refused: 'no_code' } };
-      const b = getBackend();
+      const b = backendFor(ctx);
       const handle = await launchExec(ctx, spec); // re-attach (or launch, when no launch step ran)
       try {
         let wait = pollMs;
@@ -249,6 +324,7 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
       }
     },
   };
+  backendsOfImpl.set(impl, () => execBackendNames(opts, defaultBackend()));
   return { declaration, impl };
 }
 

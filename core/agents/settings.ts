@@ -10,12 +10,13 @@
  * - maxRounds, contextMaxTokens: worker default < agent `limits` < override — and the agent's
  *   limits are ceilings: an override may lower them, never raise them.
  * - multiAction, cacheTtlSeconds: worker default < agent < override.
+ * - exec: the agent's `exec` block as written (backend, image, limits); absent: the worker's sandbox.
  * - tools: the agent's allow-list applied to the ids the worker offers it (`workerDefaults.toolIds`,
  *   in registry order); an override's patterns can only narrow that list.
  */
 import type { MultiActionMode } from '../decision/multi-action';
 import type { FallbackModel, ModelConfig } from '../turn/contracts';
-import type { AgentModel, ResolvedAgentDefinition, RoleModel } from './definition';
+import type { AgentExec, AgentModel, ResolvedAgentDefinition, RoleModel } from './definition';
 import { ROLE_PURPOSES, type RolePurpose } from './ref';
 import { filterToolIds } from './tool-filter';
 
@@ -35,7 +36,7 @@ export interface WorkerDefaults {
 /** The parts of a definition that settings come from (absent: the worker's defaults alone). */
 export type AgentSettingsSource = Pick<
   ResolvedAgentDefinition,
-  'model' | 'roles' | 'limits' | 'multi_action' | 'tools'
+  'model' | 'roles' | 'limits' | 'multi_action' | 'tools' | 'exec'
 >;
 
 /** What one turn asks for on top of its agent (what the client was allowed to send). */
@@ -58,6 +59,8 @@ export interface TurnSettings {
   cacheTtlSeconds: number;
   /** The tool ids the turn may use, in registry order. */
   tools: string[];
+  /** The agent's sandbox for exec.python (absent: the worker's backend, image and limits). */
+  exec?: AgentExec;
 }
 
 export function resolveTurnSettings(
@@ -84,6 +87,7 @@ export function resolveTurnSettings(
     multiAction: overrides.multiAction ?? agent?.multi_action ?? workerDefaults.multiAction,
     cacheTtlSeconds: limits.cache_ttl_seconds ?? workerDefaults.cacheTtlSeconds,
     tools: overrides.tools ? filterToolIds(agentTools, overrides.tools) : agentTools,
+    ...(agent?.exec ? { exec: agent.exec } : {}),
   };
 }
 
