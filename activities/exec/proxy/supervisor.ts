@@ -50,15 +50,15 @@ export function proxyOffer(registry: ToolRegistry, allowed?: readonly string[]):
     [...(rules.agentTools ?? []), ...(rules.policyTools ?? [])].some((p) => patternMatches(p, id));
   return registry
     .list()
-    .filter((d) => proxyable(d) && !approved(d.id))
-    .map((d) => d.id)
-    .filter((id) => !allowed || allowed.includes(id));
+    .filter((d) => proxyable(d, allowed) && !d.needsApproval && !approved(d.id))
+    .map((d) => d.id);
 }
 
-/** Whether a program may call the tool (registry and approval rules aside). */
-function proxyable(d: AnyToolDeclaration): boolean {
-  // Tools that cannot run inside an exec's supervisor, or must not without a person.
-  if (d.consumesCode || d.child || d.needsApproval || d.activity?.then || d.activity?.taskQueue) return false;
+/** Whether a program may call the tool at all (approvals and the policy aside). */
+function proxyable(d: AnyToolDeclaration, allowed?: readonly string[]): boolean {
+  if (allowed && !allowed.includes(d.id)) return false;
+  // Tools that cannot run inside an exec's supervisor.
+  if (d.consumesCode || d.child || d.activity?.then || d.activity?.taskQueue) return false;
   // Built-ins: the read-only ones (pull / checkout are explorations that write the workspace).
   if (BUILTIN_IDS.has(d.id)) return d.strategy === 'exploration' && !d.sequential;
   return true; // the agent's own tools and its MCP tools
@@ -186,19 +186,18 @@ export class ToolSupervisor {
     const verdict = governance.check(toolId, rawParams);
     if ('refused' in verdict)
       return { observation: { ok: false, text: verdict.refused.text }, refused: verdict.refused.kind };
+    if (!proxyable(governance.registry.get(toolId), this.opts.allowed))
+      return {
+        observation: {
+          ok: false,
+          text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${proxyOffer(governance.registry, this.opts.allowed).join(', ')})`,
+        },
+        refused: 'not_offered',
+      };
     if ('invalid' in verdict)
       return { observation: { ok: false, text: verdict.invalid.text }, refused: 'invalid_params' };
     if (verdict.approval)
       return { observation: { ok: false, text: approvalRefusal(toolId, verdict.approval).text }, refused: 'approval' };
-    const offered = proxyOffer(governance.registry, this.opts.allowed);
-    if (!offered.includes(toolId))
-      return {
-        observation: {
-          ok: false,
-          text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${offered.join(', ')})`,
-        },
-        refused: 'not_offered',
-      };
     return { observation: await this.run(toolId, verdict.params) };
   }
 
