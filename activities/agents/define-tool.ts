@@ -30,6 +30,7 @@ import type { ToolStore } from '../../store/tool-store';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import { activityLog } from '../log';
 import type { SecretValues } from './secrets';
+import type { CallGovernance } from '../governance/round-tools';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 export const DEFAULT_TOOL_RETRY: Readonly<ToolRetryPolicy> = Object.freeze({ maximumAttempts: 3 });
@@ -41,8 +42,18 @@ export const DEFAULT_TOOL_RETRY: Readonly<ToolRetryPolicy> = Object.freeze({ max
 export interface AgentToolContext {
   agent?: { ref: AgentRef; settings: TurnSettings };
   secrets?: SecretValues;
-  /** The tools the call's turn may use (its agent's registry, their implementations): what the exec proxy offers generated code. */
-  toolset?: { registry: ToolRegistry; impl(id: string): ToolImpl | undefined };
+  /**
+   * The tools the call's turn may use (its agent's registry, their implementations) and their
+   * governance now (the tenant's policy, approvals): what the exec proxy offers generated code and
+   * how it decides each call (activities/governance/round-tools.ts callGovernance).
+   */
+  toolset?: ToolSet;
+}
+
+export interface ToolSet {
+  registry: ToolRegistry;
+  impl(id: string): ToolImpl | undefined;
+  governance?(): Promise<CallGovernance>;
 }
 
 /** What a tool's `run` may use. */

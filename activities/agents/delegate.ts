@@ -30,6 +30,7 @@ import type { ActivityDeps } from '../deps';
 import type { ToolImpl, ToolObservation } from '../tools/types';
 import type { AgentToolContext } from './define-tool';
 import { agentViewsOf, turnAgent } from './turn-agent';
+import { turnOwner } from '../governance/round-tools';
 
 /** What prepareDelegation hands the workflow: the child to start, or nothing. */
 export interface DelegationStart {
@@ -59,7 +60,8 @@ async function checkDelegation(
   const refusal = delegationRefusal({ ...view.agent.definition, name: view.ref.name }, depth, parsed.data.agent);
   if (refusal) return { ok: false, text: refusal };
   try {
-    agentViewsOf(deps).current(parsed.data.agent);
+    // The subagent runs for the parent conversation's owner: one its tenant may not see is unknown.
+    agentViewsOf(deps).current(parsed.data.agent, await turnOwner(deps.db.pool, conversationId));
   } catch (err) {
     return { ok: false, text: (err as Error).message };
   }

@@ -27,6 +27,8 @@ import { loadedAgent, type AgentCatalogue, type LoadedAgent } from './catalogue'
 import { withAgentLibrary, type AgentLibraries } from './agent-library';
 import type { ToolImpl } from '../tools/types';
 import { DELEGATE_TOOL_ID, mayDelegate } from '../../core/agents/subagents';
+import { agentVisibleTo, visibleAgentNames } from '../../core/agents/visibility';
+import type { TenantScope } from '../../core/tenancy/principal';
 
 export interface AgentView {
   agent: LoadedAgent;
@@ -44,8 +46,12 @@ export interface AgentView {
 }
 
 export interface AgentViews {
-  /** The version of agent `name` this worker runs new turns on; a non-retryable UnknownAgent error otherwise. */
-  current(name: string): AgentRef;
+  /**
+   * The version of agent `name` this worker runs new turns on; a non-retryable UnknownAgent error
+   * otherwise — also when `viewer` (the conversation's tenant and project) may not see it, with the
+   * same message (core/agents/visibility.ts: no existence leak).
+   */
+  current(name: string, viewer?: TenantScope): AgentRef;
   /** The view of a version this worker holds (throws for another version: use `load`). */
   view(ref: AgentRef): AgentView;
   /**
@@ -126,14 +132,21 @@ export function createAgentViews(
     return v;
   };
 
-  const current = (name: string): AgentRef => {
+  const current = (name: string, viewer?: TenantScope): AgentRef => {
     const a = catalogue.find(name);
-    if (!a)
+    if (!a || (viewer && !agentVisibleTo(a.definition, viewer))) {
+      const names = viewer
+        ? visibleAgentNames(
+            catalogue.list().map((x) => ({ name: x.ref.name, definition: x.definition })),
+            viewer,
+          )
+        : catalogue.names();
       throw ApplicationFailure.create({
         type: UNKNOWN_AGENT,
         nonRetryable: true,
-        message: `unknown agent ${JSON.stringify(name)} (this worker has: ${catalogue.names().join(', ')})`,
+        message: `unknown agent ${JSON.stringify(name)} (this worker has: ${names.join(', ')})`,
       });
+    }
     return a.ref;
   };
 

@@ -1,6 +1,8 @@
 /**
- * Governance where a round's tools are chosen and where a call runs (issue 30): the tenant's tool
- * policy (store/policy-store.ts) and the agent's approval settings over the round's registry.
+ * Governance where a round's tools are chosen and where a call runs (issues 30, 36): the tenant's
+ * tool policy (store/policy-store.ts) and the agent's approval settings over the round's registry,
+ * and `callGovernance` — the one decision every caller of a tool goes through (the tool activity,
+ * the exec proxy; core/governance/tool-call.ts).
  *
  * The tenant of a turn is its conversation's owner (`conversations` row, claimed by the gateway
  * before the first turn; the CLI's is `local`): read once per conversation and worker, nothing
@@ -9,18 +11,15 @@
  */
 import type { ActivityDeps } from '../deps';
 import type { ToolRegistry } from '../../core/tools/registry';
-import {
-  effectivePolicy,
-  governRegistry,
-  NO_POLICY,
-  policyRefusal,
-  type EffectivePolicy,
-} from '../../core/governance/policy';
+import { effectivePolicy, governRegistry, NO_POLICY, type EffectivePolicy } from '../../core/governance/policy';
 import { loadToolPolicies } from '../../store/policy-store';
 import { conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
 import type { AgentView } from '../agents/view';
 import { LOCAL_TENANT } from '../../core/tenancy/principal';
 import type { Queryable } from '../../store/db';
+import type { ApprovalSpec } from '../../core/governance/approval';
+import { toolCallRefusal, type ToolCallGovernance, type ToolCallRefusal } from '../../core/governance/tool-call';
+import { checkToolParams, type ToolParamsCheck } from '../tools';
 
 const POLICY_TTL_MS = 2_000;
 const owners = new Map<string, ConversationOwner>();
@@ -81,12 +80,52 @@ export async function governedRegistry(
   return out;
 }
 
-/** Why the tenant's policy refuses a call to `toolId` now (undefined: it may run). */
-export async function toolPolicyRefusal(
-  deps: Pick<ActivityDeps, 'db'>,
+/** What the governance decides of one call (`CallGovernance.check`). */
+export type GovernedCall =
+  | { refused: ToolCallRefusal }
+  | { invalid: Extract<ToolParamsCheck, { ok: false }> }
+  | { params: Record<string, unknown>; approval?: ApprovalSpec };
+
+export interface CallGovernance {
+  /** The agent's tools the policy allows now, with the approval rules (what the exec proxy offers from). */
+  registry: ToolRegistry;
+  /**
+   * One call: refused (a tool the agent does not have, or the policy refuses), invalid params, or
+   * the validated params and the approval the call needs (undefined: none).
+   */
+  check(toolId: string, rawParams: unknown): GovernedCall;
+}
+
+/**
+ * The governance of a turn's tool calls now: the agent's allow-list, the tenant's and project's
+ * policy (read at most every POLICY_TTL_MS), the agent's approval settings and the tools' own.
+ */
+export async function callGovernance(
+  deps: Pick<ActivityDeps, 'db'> & { tools?: { has(id: string): boolean } },
+  agent: AgentView,
   conversationId: string,
-  toolId: string,
-): Promise<string | undefined> {
+): Promise<CallGovernance> {
   const { policy } = await policyOf(deps, conversationId);
-  return policy === NO_POLICY ? undefined : policyRefusal(policy, toolId);
+  return governanceOf({
+    agentName: agent.ref.name,
+    agentTools: agent.registry,
+    governed: await governedRegistry(deps, agent, conversationId, agent.registry),
+    policy,
+    ...(deps.tools ? { workerHas: (id: string) => deps.tools!.has(id) } : {}),
+  });
+}
+
+/** The decision over a resolved governance (a registry without a tenant: `governanceOf` of it with NO_POLICY). */
+export function governanceOf(g: ToolCallGovernance): CallGovernance {
+  return {
+    registry: g.governed,
+    check(toolId, rawParams) {
+      const refused = toolCallRefusal(g, toolId);
+      if (refused) return { refused };
+      const checked = checkToolParams(g.governed, toolId, rawParams ?? {});
+      if (!checked.ok) return { invalid: checked };
+      const approval = g.governed.approvalFor(toolId, checked.params);
+      return { params: checked.params, ...(approval ? { approval } : {}) };
+    },
+  };
 }

@@ -28,6 +28,7 @@ import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import { delegationDepth } from '../../core/agents/subagents';
 import { mcpToolsMeta } from '../../core/mcp/turn-tools';
 import { takeTurnSlot } from '../governance/turn-slots';
+import { turnOwner } from '../governance/round-tools';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -44,7 +45,12 @@ export function makeContextActivities(deps: ActivityDeps) {
     const views = agentViewsOf(deps);
     // A subagent's turn carries its delegation depth: its view offers agent.delegate above the cap only.
     const depth = delegationDepth(conversationId);
-    const agent = { ...views.current(input.agent?.name ?? DEFAULT_AGENT_NAME), ...(depth > 0 ? { depth } : {}) };
+    // Resolved for the conversation's owner: an agent its tenant may not see is an unknown agent.
+    const viewer = await turnOwner(pool, conversationId);
+    const agent = {
+      ...views.current(input.agent?.name ?? DEFAULT_AGENT_NAME, viewer),
+      ...(depth > 0 ? { depth } : {}),
+    };
     const view = views.view(agent);
     const settings = view.settingsWith({
       ...(input.maxIterations !== undefined ? { maxRounds: input.maxIterations } : {}),

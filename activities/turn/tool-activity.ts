@@ -40,7 +40,7 @@ import { headerAgentRef, turnAgent, turnHeaderId } from '../agents/turn-agent';
 import type { AgentView } from '../agents/view';
 import type { AgentToolContext } from '../agents/define-tool';
 import { APPROVAL_DENIED } from '../../core/governance/approval';
-import { toolPolicyRefusal } from '../governance/round-tools';
+import { callGovernance } from '../governance/round-tools';
 
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
@@ -66,26 +66,28 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
       // The turn's agent version: only its tools run, with its settings and secrets.
       const agent = await turnAgent(deps, headerAgentRef(found.get(header), conversationId));
       observation = await heartbeating(async (progress) => {
-        // Defence in depth: a tool the tenant's policy denies is a notice, never a run.
-        const refused = await toolPolicyRefusal(deps, conversationId, toolId);
-        if (refused) return { ok: false, text: refused, meta: { policy_denied: true } };
-        const impl = agent.registry.has(toolId) ? (agent.tools.get(toolId) ?? implFor(toolId)) : undefined;
-        if (!impl)
+        // The one governance decision of every caller (activities/governance/round-tools.ts): a tool
+        // the agent lacks or the tenant's policy refuses (e.g. denied while the call waited for
+        // approval) is a notice, never a run. A call that needs approval was planned with it: the
+        // turn waited for the person before this activity.
+        const verdict = (await callGovernance(deps, agent, conversationId)).check(toolId, params);
+        if ('refused' in verdict)
           return {
             ok: false,
-            text: `unknown tool "${toolId}"${deps.tools.has(toolId) ? ` (agent ${agent.ref.name} does not have it)` : ''}. Available: ${agent.registry.ids().join(', ')}`,
+            text: verdict.refused.text,
+            ...(verdict.refused.kind === 'policy' ? { meta: { policy_denied: true } } : {}),
           };
-        const checked = checkToolParams(agent.registry, toolId, params ?? {});
-        if (!checked.ok) {
+        if ('invalid' in verdict)
           return {
             ok: false,
-            text: checked.text,
-            blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), checked.notices),
+            text: verdict.invalid.text,
+            blocks: paramsNoticeBlocks(turnId, callId, deps.now().toISOString(), verdict.invalid.notices),
             meta: { invalid_params: true },
           };
-        }
+        const impl = agent.tools.get(toolId) ?? implFor(toolId);
+        if (!impl) return { ok: false, text: `tool ${toolId} has no implementation in this worker` };
         return withToolSpan(input, () =>
-          impl.run(checked.params, toolContext(deps, input, ctx, publisher, progress, agent)),
+          impl.run(verdict.params, toolContext(deps, input, ctx, publisher, progress, agent)),
         );
       }, callDetails(callId));
     } catch (err) {
@@ -182,7 +184,12 @@ function toolContext(
     // What defineTool's ctx offers of the turn's agent (never written to the timeline).
     agent: { ref: agent.ref, settings: agent.settings },
     secrets: agent.agent.secrets,
-    toolset: { registry: agent.registry, impl: (id) => agent.tools.get(id) ?? deps.tools.get(id) },
+    toolset: {
+      registry: agent.registry,
+      impl: (id) => agent.tools.get(id) ?? deps.tools.get(id),
+      // The exec proxy decides each call of generated code as this activity decides the model's.
+      governance: () => callGovernance(deps, agent, conversationId),
+    },
     store: pgToolStore(pool, conversationId),
     conversationId,
     turnId,

@@ -1,11 +1,37 @@
 /**
  * `dreact agents list | show <name>`: the agents the stack's workers run — per name, the version a
  * worker started with last (store/agent-store.ts): its hash, description, tools and definition.
+ * `--tenant T --project P`: only the agents that tenant and project see (an agent file's
+ * `visibility`); one it may not see is an unknown agent, as on the gateway.
  */
 import type { Command } from 'commander';
 import { listCurrentAgents, type AgentVersionRow } from '../../store/agent-store';
 import { DreactError } from '../api';
 import { withSession } from './commands';
+import { agentVisibleTo } from '../../core/agents/visibility';
+import type { TenantScope } from '../../core/tenancy/principal';
+
+export interface AgentViewerOptions {
+  tenant?: string;
+  project?: string;
+}
+
+/** The viewer `--tenant` / `--project` name (undefined: the operator's view, every agent). */
+export function agentViewer(opts: AgentViewerOptions): TenantScope | undefined {
+  if (opts.tenant === undefined && opts.project === undefined) return undefined;
+  if (!opts.tenant || !opts.project)
+    throw new DreactError(
+      `--tenant and --project go together (got ${opts.tenant ? '--tenant' : '--project'} only)`,
+      'bad_input',
+    );
+  return { tenantId: opts.tenant, projectId: opts.project };
+}
+
+async function currentAgents(db: Parameters<typeof listCurrentAgents>[0], opts: AgentViewerOptions) {
+  const viewer = agentViewer(opts);
+  const rows = await listCurrentAgents(db);
+  return viewer ? rows.filter((r) => agentVisibleTo(r.definition, viewer)) : rows;
+}
 
 /** One line per agent: name, version (hash prefix), tool count, description. */
 export function agentListLines(rows: readonly AgentVersionRow[]): string[] {
@@ -32,9 +58,9 @@ export function agentShowLines(row: AgentVersionRow): string[] {
   ];
 }
 
-export async function agentsListCommand(opts: { json?: boolean }): Promise<void> {
+export async function agentsListCommand(opts: { json?: boolean } & AgentViewerOptions): Promise<void> {
   await withSession(async (s) => {
-    const rows = await listCurrentAgents(s.db.pool);
+    const rows = await currentAgents(s.db.pool, opts);
     process.stdout.write(
       opts.json
         ? `${JSON.stringify(
@@ -47,9 +73,9 @@ export async function agentsListCommand(opts: { json?: boolean }): Promise<void>
   });
 }
 
-export async function agentsShowCommand(name: string, opts: { json?: boolean }): Promise<void> {
+export async function agentsShowCommand(name: string, opts: { json?: boolean } & AgentViewerOptions): Promise<void> {
   await withSession(async (s) => {
-    const rows = await listCurrentAgents(s.db.pool);
+    const rows = await currentAgents(s.db.pool, opts);
     const row = rows.find((r) => r.name === name);
     if (!row)
       throw new DreactError(
@@ -66,11 +92,15 @@ export function registerAgentCommands(program: Command): void {
     .command('list')
     .description('each agent: name, version, tools, description')
     .option('--json', 'as JSON')
+    .option('--tenant <id>', 'only the agents this tenant sees (with --project)')
+    .option('--project <id>', "the tenant's project")
     .action((o) => agentsListCommand(o));
   agents
     .command('show')
     .description("an agent's version, file, tools, settings and instructions")
     .argument('<name>')
     .option('--json', 'as JSON')
+    .option('--tenant <id>', 'as this tenant sees it (with --project): an agent it may not see is unknown')
+    .option('--project <id>', "the tenant's project")
     .action((name: string, o) => agentsShowCommand(name, o));
 }

@@ -67,7 +67,7 @@ export function registerTurnRoutes(
     const options = clientTurnOptions(body.options, modelPolicy);
     if (body.agent !== undefined) {
       client.validateTurn(id, body.prompt, options, 'msg_validate', undefined, body.agent);
-      await knownAgent(pool, body.agent);
+      await knownAgent(pool, body.agent, principal);
     }
     // An existing conversation must be the caller's; a new one becomes the caller's.
     const existing = await conversationOwner(pool, id);

@@ -193,6 +193,33 @@ export const ExecSchema = z.strictObject({
     .optional(),
 });
 
+const SLUG = '[a-z0-9][a-z0-9_.-]{0,63}';
+const TenantIdSchema = z
+  .string()
+  .regex(new RegExp(`^${SLUG}$`), "a tenant id (lower-case letters, digits, '_', '.', '-')");
+const ProjectRefSchema = z
+  .string()
+  .regex(new RegExp(`^${SLUG}/${SLUG}$`), 'a project as <tenant>/<project> (e.g. acme/web)');
+
+/** Which tenants and projects see and may run the agent (core/agents/visibility.ts). */
+export const VisibilitySchema = z
+  .strictObject({
+    tenants: uniqueList(TenantIdSchema, 500)
+      .optional()
+      .describe('Tenants that see and may run the agent, in all their projects.'),
+    projects: uniqueList(ProjectRefSchema, 500)
+      .optional()
+      .describe('Projects that see and may run the agent, as <tenant>/<project>.'),
+  })
+  .superRefine((v, ctx) => {
+    if (!v.tenants?.length && !v.projects?.length)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'visibility names no tenant and no project (leave visibility out for every tenant)',
+      });
+  });
+export type AgentVisibility = z.infer<typeof VisibilitySchema>;
+
 const SecretNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'a secret name is an identifier');
 export const SecretSourceSchema = z.union([
   z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }),
@@ -222,6 +249,9 @@ export const AgentDefinitionSchema = z
     exec: ExecSchema.optional(),
     subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),
     max_depth: limit(1, 5).optional().describe('Most levels of nested delegation below this agent (default 1).'),
+    visibility: VisibilitySchema.optional().describe(
+      'Which tenants and projects see and may run this agent (any listed tenant, or listed <tenant>/<project>). Absent: every tenant.',
+    ),
     mcp: McpSchema.optional().describe(
       'MCP servers whose tools the agent may use (mcp.<server>.<tool>, allowed like any tool: mcp.github.*).',
     ),

@@ -262,7 +262,14 @@ export class ToolRegistry {
     };
   }
 
-  /** Whether a call needs a person's approval, and why (the declaration, the agent, the policy). */
+  /**
+   * Whether a call with these (validated) params needs a person's approval, and why — the
+   * declaration, the agent's `approval.tools`, the tenant's policy (undefined: it does not).
+   */
+  approvalFor(id: string, params: Record<string, unknown>): ApprovalSpec | undefined {
+    return this.approvalOf(this.get(id), params).approval;
+  }
+
   private approvalOf(d: AnyToolDeclaration, params: Record<string, unknown>): { approval?: ApprovalSpec } {
     const r = this.approvalRules;
     const own =

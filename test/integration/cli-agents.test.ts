@@ -2,7 +2,9 @@
  * Agents through the `dreact` CLI as a user runs it (separate processes, the embedded stack with
  * its state on disk): `dreact turn --agent <file>` loads the file in the command's own worker and
  * binds the conversation; naming another agent for it later is a clear error (exit code 1);
- * `dreact agents list` and `show` print the stored agents.
+ * `dreact agents list` and `show` print the stored agents; an agent whose `visibility` leaves out
+ * the local tenant does not run for it (the unknown-agent failure), and `--tenant --project` lists
+ * and shows what that tenant sees.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -75,4 +77,25 @@ test('dreact turn --agent <file> binds the conversation; another agent is a clea
   const missing = await dreact(['agents', 'show', 'nobody']);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /unknown agent "nobody"/);
+
+  // Agents per tenant (issue 36): the local tenant may not run an agent kept to globex.
+  const kept = join(home, 'globex_only.yaml');
+  writeFileSync(kept, 'name: globex_only\ndescription: Globex only.\nvisibility: { tenants: [globex] }\n');
+  const refused = await dreact(['turn', 'hi', '--agent', kept, '--provider', 'scripted', '--script', 'echo']);
+  assert.equal(refused.code, 1, refused.stdout);
+  assert.match(refused.stderr, /unknown agent "globex_only"/);
+  const operator = await dreact(['agents', 'list']);
+  assert.match(operator.stdout, /^globex_only\s/m, 'the operator sees every agent');
+  const globex = await dreact(['agents', 'list', '--tenant', 'globex', '--project', 'app']);
+  assert.equal(globex.code, 0, globex.stderr);
+  assert.match(globex.stdout, /^globex_only\s/m);
+  const acme = await dreact(['agents', 'list', '--tenant', 'acme', '--project', 'web']);
+  assert.doesNotMatch(acme.stdout, /globex_only/);
+  assert.match(acme.stdout, /^poet\s/m);
+  const hidden = await dreact(['agents', 'show', 'globex_only', '--tenant', 'acme', '--project', 'web']);
+  assert.equal(hidden.code, 1);
+  assert.match(hidden.stderr, /unknown agent "globex_only" \(agents: default, poet\)/);
+  const half = await dreact(['agents', 'list', '--tenant', 'acme']);
+  assert.equal(half.code, 2, 'a usage error');
+  assert.match(half.stderr, /--tenant and --project go together/);
 });

@@ -138,6 +138,11 @@ test("generated code calls the agent's own tool through the proxy, checked and r
     ],
   );
   assert.match(proxied[1]!.text ?? '', /sku/);
-  assert.match(proxied[3]!.text ?? '', /not allowed from exec/);
+  assert.match(proxied[2]!.text ?? '', /not allowed from exec/);
+  // A tool that waits for a person is refused with why: the program cannot wait (issue 36).
+  assert.equal(
+    proxied[3]!.text,
+    "acme.refund needs a person's approval (the tool's declaration); ask for it as a tool call, not from code",
+  );
   assert.doesNotMatch(JSON.stringify(blocks), /k-0123456789/, 'the secret never reaches the timeline');
 });

@@ -2,7 +2,7 @@
  * The web chat's agent picker in a real browser (playwright-core + Debian's chromium, as
  * web-chat.test.ts): a new conversation lists the agents (GET /v1/agents), the chosen one runs the
  * first turn (its instructions reach the model) and binds the conversation, after which the
- * picker is gone. Without chromium the test skips and says so — except in CI, where it fails.
+ * picker is gone; an agent another tenant's `visibility` keeps to itself is not listed. Without chromium the test skips and says so — except in CI, where it fails.
  */
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,6 +47,11 @@ before(async () => {
   writeFileSync(
     join(agents, 'poet.yaml'),
     'name: poet\ndescription: Answers in verse.\ninstructions: You answer in verse (POET-PERSONA).\n',
+  );
+  // Another tenant's agent (visibility, issue 36): the acme key's picker never lists it.
+  writeFileSync(
+    join(agents, 'globex_only.yaml'),
+    'name: globex_only\ndescription: Globex only.\nvisibility: { tenants: [globex] }\n',
   );
   const script = ScriptSpecSchema.parse({
     rounds: [complete('Roses are red.')],

@@ -5,15 +5,24 @@
  * and records every call and its result in the timeline (`stage.exec.tool` blocks keyed by the exec
  * call and a sequence number, so appends are idempotent).
  *
- * The offered tools come from the registry the exec call runs with — its turn's agent's tools when
- * the tool activity passes them (`toolset`), else the proxy's own — narrowed by `allowed`: every
- * tool of it a program can call (`proxyOffer`): the read-only built-ins, the agent's own tools
- * (defineTool) and its MCP tools; never the exec tool itself, agent.delegate (a child workflow),
- * a tool that waits for a person's approval, a tool that runs as two activities or on a task queue
- * of its own, nor the built-ins that write the turn's workspace or bookkeeping (react.write,
- * react.patch, react.pull, react.plan, …: the program writes its outputs itself). A custom tool runs
- * with the turn's agent and secrets, as in the tool activity. The offer is recorded once per exec
- * (`stage.exec.tool_offer`).
+ * Every call is decided by the same governance as the model's own calls (`toolset.governance`,
+ * activities/governance/round-tools.ts callGovernance): a tool the turn's agent does not have is
+ * unknown, one the tenant's or project's policy denies is refused, and one that needs a person's
+ * approval — its declaration (an MCP server's destructiveHint rule), the agent's `approval.tools`,
+ * the policy's require-approval list — is refused with an observation that names the tool and why:
+ * a program cannot wait for a person (its sandbox has a wall-clock limit and does not outlive its
+ * worker), so it asks for the call as a tool call of its own, which waits durably in the turn.
+ * Refusals are recorded like every proxied call (`meta.refused`).
+ *
+ * The offered tools come from the registry the exec call runs with — its turn's agent's tools under
+ * the policy when the tool activity passes them (`toolset`), else the proxy's own — narrowed by
+ * `allowed`: every tool of it a program can call (`proxyOffer`): the read-only built-ins, the
+ * agent's own tools (defineTool) and its MCP tools; never the exec tool itself, agent.delegate (a
+ * child workflow), a tool that waits for a person's approval, a tool that runs as two activities or
+ * on a task queue of its own, nor the built-ins that write the turn's workspace or bookkeeping
+ * (react.write, react.patch, react.pull, react.plan, …: the program writes its outputs itself). A
+ * custom tool runs with the turn's agent and secrets, as in the tool activity. The offer is
+ * recorded once per exec (`stage.exec.tool_offer`).
  */
 import net from 'node:net';
 import { promises as fs } from 'node:fs';
@@ -21,9 +30,11 @@ import { makeBlock } from '../../../core/timeline/block';
 import type { AnyToolDeclaration, ToolRegistry } from '../../../core/tools/registry';
 import { BUILTIN_TOOLS, reactSearchKnowledge } from '../../../core/tools';
 import { patternMatches } from '../../../core/agents/tool-filter';
-import type { AgentToolContext } from '../../agents/define-tool';
+import type { AgentToolContext, ToolSet } from '../../agents/define-tool';
 import type { ToolStore } from '../../../store/tool-store';
-import { checkToolParams } from '../../tools';
+import { governanceOf, type CallGovernance } from '../../governance/round-tools';
+import { NO_POLICY } from '../../../core/governance/policy';
+import { approvalRefusal, type ToolCallRefusalKind } from '../../../core/governance/tool-call';
 import type { ToolImpl, ToolObservation } from '../../tools/types';
 import { activityLog } from '../../log';
 
@@ -39,15 +50,15 @@ export function proxyOffer(registry: ToolRegistry, allowed?: readonly string[]):
     [...(rules.agentTools ?? []), ...(rules.policyTools ?? [])].some((p) => patternMatches(p, id));
   return registry
     .list()
-    .filter((d) => proxyable(d) && !approved(d.id))
-    .map((d) => d.id)
-    .filter((id) => !allowed || allowed.includes(id));
+    .filter((d) => proxyable(d, allowed) && !d.needsApproval && !approved(d.id))
+    .map((d) => d.id);
 }
 
-/** Whether a program may call the tool (registry and approval rules aside). */
-function proxyable(d: AnyToolDeclaration): boolean {
-  // Tools that cannot run inside an exec's supervisor, or must not without a person.
-  if (d.consumesCode || d.child || d.needsApproval || d.activity?.then || d.activity?.taskQueue) return false;
+/** Whether a program may call the tool at all (approvals and the policy aside). */
+function proxyable(d: AnyToolDeclaration, allowed?: readonly string[]): boolean {
+  if (allowed && !allowed.includes(d.id)) return false;
+  // Tools that cannot run inside an exec's supervisor.
+  if (d.consumesCode || d.child || d.activity?.then || d.activity?.taskQueue) return false;
   // Built-ins: the read-only ones (pull / checkout are explorations that write the workspace).
   if (BUILTIN_IDS.has(d.id)) return d.strategy === 'exploration' && !d.sequential;
   return true; // the agent's own tools and its MCP tools
@@ -67,8 +78,8 @@ export interface SupervisorOptions {
   execId: string;
   tools: ReadonlyMap<string, ToolImpl>;
   registry: ToolRegistry;
-  /** The exec call's own tools (its agent's registry and implementations); wins over `tools` / `registry`. */
-  toolset?: { registry: ToolRegistry; impl(id: string): ToolImpl | undefined };
+  /** The exec call's own tools (its agent's registry, implementations and governance); wins over `tools` / `registry`. */
+  toolset?: ToolSet;
   /** Narrows the offer further. */
   allowed?: readonly string[];
   /** The exec call's agent and secrets (the tool activity's context): custom tools get them too. */
@@ -81,21 +92,26 @@ export class ToolSupervisor {
   private seq = 0;
   private readonly aborter = new AbortController();
   private readonly inflight = new Set<Promise<void>>();
-  private readonly registry: ToolRegistry;
   private readonly impl: (id: string) => ToolImpl | undefined;
-  /** The tool ids a program may call. */
-  readonly offered: readonly string[];
+  /** The governance of each call now (the tool activity's; without a toolset, the registry's own rules). */
+  private readonly governance: () => Promise<CallGovernance>;
+  /** The tool ids a program may call (as the governance stood when the exec started). */
+  offered: readonly string[];
 
   constructor(private readonly opts: SupervisorOptions) {
-    this.registry = opts.toolset?.registry ?? opts.registry;
+    const registry = opts.toolset?.registry ?? opts.registry;
     this.impl = opts.toolset ? (id) => opts.toolset!.impl(id) : (id) => opts.tools.get(id);
-    this.offered = proxyOffer(this.registry, opts.allowed);
+    const own = governanceOf({ agentName: 'exec', agentTools: registry, governed: registry, policy: NO_POLICY });
+    const governance = opts.toolset?.governance;
+    this.governance = governance ? () => governance() : () => Promise.resolve(own);
+    this.offered = proxyOffer(registry, opts.allowed);
   }
 
   /** Starts listening (replacing a stale socket left by a crashed worker). */
   async listen(): Promise<void> {
     const o = this.opts;
     const prefix = `${o.callId}.proxy.`;
+    this.offered = proxyOffer((await this.governance()).registry, o.allowed);
     // Continue the sequence after calls recorded by an earlier supervisor of the same exec.
     this.seq = (await o.store.blocks()).filter((b) => b.type === PROXY_BLOCK_TYPE && b.id.includes(prefix)).length;
     await o.store.appendBlocks([
@@ -151,17 +167,9 @@ export class ToolSupervisor {
       return;
     }
     const toolId = typeof req.tool_id === 'string' ? req.tool_id : '';
-    let observation: ToolObservation;
-    if (!this.offered.includes(toolId)) {
-      observation = {
-        ok: false,
-        text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${this.offered.join(', ')})`,
-      };
-    } else {
-      observation = await this.run(toolId, req.params ?? {});
-    }
+    const { observation, refused } = await this.decideAndRun(toolId, req.params ?? {});
     const seq = this.seq++;
-    await this.record(seq, toolId, req.params, observation);
+    await this.record(seq, toolId, req.params, observation, refused);
     const text =
       observation.text.length > MAX_ANSWER_CHARS
         ? `${observation.text.slice(0, MAX_ANSWER_CHARS)}…[truncated]`
@@ -169,14 +177,36 @@ export class ToolSupervisor {
     await answer({ ok: observation.ok, text });
   }
 
-  private async run(toolId: string, rawParams: unknown): Promise<ToolObservation> {
+  /** The governance's decision on one call, then the run of an allowed one. */
+  private async decideAndRun(
+    toolId: string,
+    rawParams: unknown,
+  ): Promise<{ observation: ToolObservation; refused?: ToolCallRefusalKind | 'invalid_params' | 'not_offered' }> {
+    const governance = await this.governance();
+    const verdict = governance.check(toolId, rawParams);
+    if ('refused' in verdict)
+      return { observation: { ok: false, text: verdict.refused.text }, refused: verdict.refused.kind };
+    if (!proxyable(governance.registry.get(toolId), this.opts.allowed))
+      return {
+        observation: {
+          ok: false,
+          text: `tool ${JSON.stringify(toolId)} is not allowed from exec (allowed: ${proxyOffer(governance.registry, this.opts.allowed).join(', ')})`,
+        },
+        refused: 'not_offered',
+      };
+    if ('invalid' in verdict)
+      return { observation: { ok: false, text: verdict.invalid.text }, refused: 'invalid_params' };
+    if (verdict.approval)
+      return { observation: { ok: false, text: approvalRefusal(toolId, verdict.approval).text }, refused: 'approval' };
+    return { observation: await this.run(toolId, verdict.params) };
+  }
+
+  private async run(toolId: string, params: Record<string, unknown>): Promise<ToolObservation> {
     const o = this.opts;
     const impl = this.impl(toolId);
     if (!impl) return { ok: false, text: `tool ${toolId} has no implementation in this worker` };
-    const checked = checkToolParams(this.registry, toolId, rawParams);
-    if (!checked.ok) return { ok: false, text: checked.text };
     try {
-      let obs = await impl.run(checked.params, {
+      let obs = await impl.run(params, {
         store: o.store,
         conversationId: o.conversationId,
         turnId: o.turnId,
@@ -201,7 +231,13 @@ export class ToolSupervisor {
     }
   }
 
-  private async record(seq: number, toolId: string, params: unknown, obs: ToolObservation): Promise<void> {
+  private async record(
+    seq: number,
+    toolId: string,
+    params: unknown,
+    obs: ToolObservation,
+    refused?: string,
+  ): Promise<void> {
     const o = this.opts;
     const key = `${o.callId}.proxy.${seq}`;
     const block = makeBlock({
@@ -221,6 +257,9 @@ export class ToolSupervisor {
         seq,
         via: 'exec.tool_proxy',
         size_bytes: Buffer.byteLength(obs.text),
+        // Why the call did not run (the governance's refusal, bad params, not callable from code).
+        ...(refused ? { refused } : {}),
+        ...(refused === 'policy' ? { policy_denied: true } : {}),
       },
     });
     await o.store.appendBlocks([block]);

@@ -42,6 +42,7 @@ const FULL = {
     },
   },
   secrets: { ACME_TOKEN: { env: 'ACME_TOKEN' }, DB_PASSWORD: { file: './secrets/db' } },
+  visibility: { tenants: ['acme'], projects: ['globex/web'] },
 };
 
 const issues = (raw: unknown) => {

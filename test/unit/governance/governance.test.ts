@@ -6,6 +6,7 @@ import { effectivePolicy, governRegistry, policyIssues, policyRefusal } from '..
 import { budgetExceededAnswer, worstCaseUsd } from '../../../core/governance/budget';
 import { declareTool, ToolRegistry } from '../../../core/tools/registry';
 import { toolCallPlan } from '../../../core/tools/call-plan';
+import { approvalRefusal, toolCallRefusal } from '../../../core/governance/tool-call';
 
 const alice: ApprovalPrincipal = { tenantId: 't', projectId: 'p', userId: 'alice', keyId: 'k', scopes: ['approve'] };
 const pending = new Set(['tc_000000000001']);
@@ -76,4 +77,29 @@ test('worst case of a call and the budget_exceeded answer', () => {
     budgetExceededAnswer({ label: 'tenant acme, per day', capUsd: 5, spentUsd: 4.99, reservedUsd: 0.02 }),
     /spend cap of tenant acme, per day \(5\.00 USD\) would be exceeded/,
   );
+});
+
+test('one decision for every caller: unknown before the policy, the policy before approval, and why approval is needed', () => {
+  const agentTools = new ToolRegistry([decl('a.own', true), decl('b.agent'), decl('c.pol'), decl('d.gone')]);
+  const policy = effectivePolicy([{ allow: [], deny: ['d.*', 'z.*'], requireApproval: ['c.*'] }]);
+  const governed = governRegistry(agentTools, policy, { agentTools: ['b.*'] });
+  const g = { agentName: 'coder', agentTools, governed, policy, workerHas: (id: string) => id === 'w.other' };
+  // A tool the agent does not have is unknown, whatever the policy says of it (no policy leak).
+  assert.deepEqual(toolCallRefusal(g, 'z.denied'), {
+    kind: 'unknown',
+    text: 'unknown tool "z.denied". Available: a.own, b.agent, c.pol',
+  });
+  assert.match(toolCallRefusal(g, 'w.other')!.text, /^unknown tool "w\.other" \(agent coder does not have it\)/);
+  assert.deepEqual(toolCallRefusal(g, 'd.gone'), {
+    kind: 'policy',
+    text: "tool d.gone is denied by the tenant's tool policy (d.*)",
+  });
+  for (const id of ['a.own', 'b.agent', 'c.pol']) assert.equal(toolCallRefusal(g, id), undefined);
+  const why = (id: string) => approvalRefusal(id, governed.approvalFor(id, { n: 1 })!).text;
+  assert.equal(
+    why('a.own'),
+    "a.own needs a person's approval (the tool's declaration); ask for it as a tool call, not from code",
+  );
+  assert.match(why('b.agent'), /\(the agent's approval\.tools\)/);
+  assert.match(why('c.pol'), /\(the tenant's tool policy\)/);
 });

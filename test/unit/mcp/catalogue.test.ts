@@ -37,7 +37,7 @@ test('servers: one entry per name across agents; the same name with another conf
   assert.throws(() => mcpServersOf(new AgentCatalogue([a, d])), /configured differently/);
 });
 
-test("each agent is offered its own servers' tools, narrowed by its allow-list; the built-in default gets them all", () => {
+test("each agent is offered its own servers' tools only, narrowed by its allow-list; the built-in default gets none", () => {
   const a = agent('a', {
     mcp: { servers: { gh } },
     tools: { allow: ['react.read', 'mcp.gh.*', '!mcp.gh.delete_repo'] },
@@ -50,6 +50,16 @@ test("each agent is offered its own servers' tools, narrowed by its allow-list; 
   assert.deepEqual(out.get('a').toolIds, ['react.read', 'mcp.gh.search']);
   assert.deepEqual(out.get('a').offeredToolIds, ['react.read', 'mcp.gh.search', 'mcp.gh.delete_repo']);
   assert.deepEqual(out.get('b').toolIds, ['react.read']);
-  assert.deepEqual(out.get('default').toolIds, ['react.read', ...ids]);
+  // An MCP connection belongs to the agents that declare it (issue 36): the built-in default declares none.
+  assert.deepEqual(out.get('default').toolIds, ['react.read']);
+  // A default agent that declares a server (a file or a definition named default) gets that one.
+  const declared = loadedAgent(
+    { name: 'default', instructions: '', mcp: { servers: { files: { command: 'npx', args: ['x'] } } } },
+    { offeredToolIds: ['react.read'] },
+  );
+  assert.deepEqual(withMcpTools(new AgentCatalogue([a, declared]), mcp).get('default').toolIds, [
+    'react.read',
+    'mcp.files.read',
+  ]);
   assert.equal(out.get('a').ref.hash, a.ref.hash, 'the version does not change');
 });
