@@ -12,6 +12,11 @@ export interface AgentRef {
   hash: string;
   /** Delegations above the turn's conversation (a subagent's turn, core/agents/subagents.ts); absent: 0. */
   depth?: number;
+  /**
+   * A subagent's turn: the depth cap it inherits — the smallest `max_depth` of the agents above it
+   * (core/agents/subagents.ts `delegationCap`); absent: its own agent's `max_depth`.
+   */
+  depthCap?: number;
 }
 
 /** The agent the worker builds in code (activities/agents/default-agent.ts); an agent file may replace it. */
