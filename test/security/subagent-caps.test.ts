@@ -21,6 +21,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { largestReservation as largestReservationOf, logReservations } from '../support/reservations';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
 import { startGateway, type RunningGateway } from '../../client/gateway/server';
@@ -91,13 +92,7 @@ before(async () => {
   for (const [name, [extra, model]] of Object.entries(files))
     writeFileSync(path.join(dir, `${name}.yaml`), agentFile(name, extra, model));
   stack = await createTestStack('subspend');
-  // Every reservation's amount, for the bound "cap + the largest single reservation".
-  await stack.db.pool.query(`
-    CREATE TABLE reservation_log (amount double precision NOT NULL);
-    CREATE FUNCTION log_reservation() RETURNS trigger AS $$
-      BEGIN INSERT INTO reservation_log VALUES (NEW.amount_usd); RETURN NEW; END $$ LANGUAGE plpgsql;
-    CREATE TRIGGER reservation_logged AFTER INSERT ON spend_reservations FOR EACH ROW EXECUTE FUNCTION log_reservation();
-  `);
+  await logReservations(stack.db.pool);
   await stack.startWorker({ agents: { dir }, provider: scriptedAgents(scripts) });
   adminKey = (
     await createApiKey(stack.db.pool, { tenantId: 'local', projectId: 'default', userId: null, scopes: ['admin'] })
@@ -126,17 +121,14 @@ async function budgets(method: 'GET' | 'PUT', body?: unknown) {
   return (await res.json()) as { budgets: Array<{ label: string; capUsd: number; spentUsd: number }> };
 }
 
-const largestReservation = async () =>
-  (await stack.db.pool.query<{ m: number }>(`SELECT coalesce(max(amount), 0)::float AS m FROM reservation_log`))
-    .rows[0]!.m;
+const largestReservation = () => largestReservationOf(stack.db.pool);
 
-/** What the ledger billed for a conversation (and its subagents at any depth), optionally one root turn's tree. */
-async function billed(root: string, turnId?: string): Promise<number> {
+/** What the ledger billed for a conversation and its subagents at any depth. */
+async function billed(root: string): Promise<number> {
   const res = await stack.db.pool.query<{ cost: number }>(
     `SELECT coalesce(sum(cost_usd), 0)::float AS cost FROM usage_ledger
-      WHERE (conversation_id = $1 AND ($2::text IS NULL OR turn_id = $2))
-         OR (left(conversation_id, length($1) + 5) = $1 || ':sub:' AND ($2::text IS NULL OR root_turn_id = $2))`,
-    [root, turnId ?? null],
+      WHERE conversation_id = $1 OR left(conversation_id, length($1) + 5) = $1 || ':sub:'`,
+    [root],
   );
   return res.rows[0]!.cost;
 }
@@ -164,7 +156,7 @@ test("two delegations to a spending subagent stay inside the lead's turn cap and
   await stack.client.startTurn(conv, 'Research, spending freely.', {}, undefined, undefined, undefined, 'lead');
   await stack.client.result(conv, 1);
   const worst = await largestReservation();
-  const turn1 = await billed(conv, 'turn_1');
+  const turn1 = await billed(conv); // turn 1's tree: the conversation's only turn so far
   console.log(
     `subagent spend: turn 1 billed ${turn1.toFixed(4)} USD (cap ${TURN_CAP}, one reservation ${worst.toFixed(4)})`,
   );
