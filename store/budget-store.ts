@@ -248,11 +248,11 @@ export async function budgetUses(db: Queryable, tenantId: string): Promise<Array
   return res.rows.map(useOf);
 }
 
-/** Money unexpired reservations of a tenant (optionally one conversation) hold now. */
+/** Money unexpired reservations of a tenant (optionally one conversation and its subagents') hold now. */
 export async function reservedSpend(db: Queryable, tenantId: string, conversationId?: string): Promise<number> {
   const res = await db.query<{ reserved: number }>(
     `SELECT coalesce(sum(amount_usd), 0)::float AS reserved FROM spend_reservations
-      WHERE tenant_id = $1 AND expires_at >= now() AND ($2::text IS NULL OR conversation_id = $2)`,
+      WHERE tenant_id = $1 AND expires_at >= now() AND ($2::text IS NULL OR ${withSubagents('conversation_id', '$2::text')})`,
     [tenantId, conversationId ?? null],
   );
   return res.rows[0]!.reserved;
