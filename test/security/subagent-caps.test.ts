@@ -6,15 +6,15 @@
  * - A lead with a per-turn cap and a conversation budget delegates twice (two turns) to a subagent
  *   that spends on an expensive model: the children's calls reserve against the root conversation's
  *   budget and the lead turn's cap, so each cap holds within one reservation; the budget view
- *   (`GET /v1/budgets`) counts the children's spend against the root conversation; the children's
+ *   (`GET /v1/budgets`, `dreact budget show`) counts the children's spend against the root conversation; the children's
  *   ledger rows name their own conversation and the root conversation and turn.
  * - Nested (depth 2): the grandchild's calls count against the middle turn's cap and the root turn's.
  * - The depth cap reads the delegating agent's `max_depth` (docs/agents.md): a subagent's own
  *   `max_depth` cannot take it deeper, and the lead's lets a subagent delegate although the
  *   subagent's own would not.
  *
- * On the code before the fix the first test billed about ten times the turn cap while the budget
- * view showed only the lead's own calls.
+ * On the code before the fix the first turn billed 4.97 USD against the 0.25 USD turn cap (about
+ * twenty times) while the budget view showed only the lead's own calls.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +28,7 @@ import { startGateway, type RunningGateway } from '../../client/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { subagentConversationId } from '../../core/agents/subagents';
+import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 const CHEAP = 'claude-haiku-4-5';
 const DEAR = 'claude-opus-4-1';
@@ -192,6 +193,12 @@ test("two delegations to a spending subagent stay inside the lead's turn cap and
   const view = (await budgets('GET')).budgets.find((b) => b.label.startsWith(`conversation ${conv} `));
   assert.ok(view, 'the conversation budget is listed');
   assert.ok(Math.abs(view.spentUsd - total) < 1e-9, `the view shows ${view.spentUsd}, the ledger ${total}`);
+  const shown = await runDreact(['budget', 'show', '--json'], { env: stackCliEnv(stack) });
+  assert.equal(shown.code, 0, shown.stderr);
+  const cli = (JSON.parse(shown.stdout) as { budgets: Array<{ label: string; spentUsd: number }> }).budgets.find((b) =>
+    b.label.startsWith(`conversation ${conv} `),
+  );
+  assert.ok(cli && Math.abs(cli.spentUsd - total) < 1e-9, `dreact budget show: ${shown.stdout}`);
 
   // The children's ledger rows name their conversation and the root conversation and turn.
   const rows = await stack.db.pool.query<{
