@@ -19,7 +19,7 @@ import path from 'node:path';
 import { complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator } from '../emulator/openai-emulator';
-import { defaultProviderResolver } from '../../activities/providers/registry';
+import { emulatedProviders } from '../support/emulated-providers';
 import { isDecisionRequest } from '../support/note-turns';
 import { logReservations, reservationsOf } from '../support/reservations';
 import { deleteBudget, reservedSpend, setBudget } from '../../store/budget-store';
@@ -60,16 +60,7 @@ before(async () => {
   stack = await createTestStack('fallbackprice');
   await logReservations(stack.db.pool);
   await stack.startWorker({
-    provider: defaultProviderResolver(
-      {
-        ANTHROPIC_API_KEY: 'test',
-        ANTHROPIC_BASE_URL: anthropic.baseURL,
-        OPENAI_API_KEY: 'test',
-        OPENAI_BASE_URL: openai.baseURL,
-        DREACT_PRICING_FILE: pricing,
-      },
-      { provider: 'scripted' },
-    ),
+    provider: emulatedProviders({ anthropic, openai }, { DREACT_PRICING_FILE: pricing }),
   });
   // A warm-up turn through both SDKs (as test/integration/fallback.test.ts): a cold worker's first
   // round may outlive its heartbeat timeout, and the overload it got then belongs to a cancelled attempt.

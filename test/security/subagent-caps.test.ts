@@ -219,37 +219,37 @@ test("two delegations to a spending subagent stay inside the lead's turn cap and
   assert.equal(reserved.rows[0].n, 0, 'every reservation was released');
 });
 
+/** A turn of `lead` that delegates to a middle agent that delegates to the spender: the three conversations and the grandchild's refusal. */
+async function nested(lead: string) {
+  const root = uniqueId('conv');
+  await stack.client.startTurn(root, 'Nest.', {}, undefined, undefined, undefined, lead);
+  await stack.client.result(root, 1);
+  const [mid] = await children(root, 'turn_1');
+  const [grand] = await children(mid!, 'turn_1');
+  assert.ok(grand, `the middle agent under ${lead} delegated (the root allows depth 2)`);
+  const refused = await childAnswer(grand);
+  assert.equal(refused?.completion_path, 'budget_exceeded');
+  return { root, mid: mid!, grand, answer: refused!.answer };
+}
+
+const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 test('nested subagents: a grandchild counts against the middle turn cap and the root turn cap', async () => {
   // The middle agent's cap binds first.
-  const a = uniqueId('conv');
-  await stack.client.startTurn(a, 'Nest.', {}, undefined, undefined, undefined, 'nest-a');
-  await stack.client.result(a, 1);
-  const [midA] = await children(a, 'turn_1');
-  const [grandA] = await children(midA!, 'turn_1');
-  assert.ok(grandA, 'the middle agent delegated');
-  const refusedA = await childAnswer(grandA);
-  assert.equal(refusedA?.completion_path, 'budget_exceeded');
-  assert.match(refusedA!.answer, new RegExp(`turn turn_1 of ${midA!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `));
-  const worst = await largestReservation();
-  assert.ok((await billed(midA!)) <= MID_CAP + worst, 'the middle turn and its child stay within its cap');
+  const a = await nested('nest-a');
+  assert.match(a.answer, new RegExp(`turn turn_1 of ${escaped(a.mid)} `));
+  assert.ok((await billed(a.mid)) <= MID_CAP + (await largestReservation()), 'the middle turn stays within its cap');
 
   // The root's cap binds (the middle agent has none).
-  const b = uniqueId('conv');
-  await stack.client.startTurn(b, 'Nest.', {}, undefined, undefined, undefined, 'nest-b');
-  await stack.client.result(b, 1);
-  const [midB] = await children(b, 'turn_1');
-  const [grandB] = await children(midB!, 'turn_1');
-  assert.ok(grandB, 'the middle agent delegated (the root allows depth 2)');
-  const refusedB = await childAnswer(grandB);
-  assert.equal(refusedB?.completion_path, 'budget_exceeded');
-  assert.match(refusedB!.answer, new RegExp(`turn turn_1 of ${b} \\(`));
-  const treeB = await billed(b);
-  assert.ok(treeB <= MID_CAP + (await largestReservation()), `the root turn's tree billed ${treeB}`);
+  const b = await nested('nest-b');
+  assert.match(b.answer, new RegExp(`turn turn_1 of ${b.root} \\(`));
+  const tree = await billed(b.root);
+  assert.ok(tree <= MID_CAP + (await largestReservation()), `the root turn's tree billed ${tree}`);
   const root = await stack.db.pool.query(
     `SELECT DISTINCT root_conversation_id, root_turn_id FROM usage_ledger WHERE conversation_id = $1`,
-    [grandB],
+    [b.grand],
   );
-  assert.deepEqual(root.rows, [{ root_conversation_id: b, root_turn_id: 'turn_1' }]);
+  assert.deepEqual(root.rows, [{ root_conversation_id: b.root, root_turn_id: 'turn_1' }]);
 });
 
 test("the depth cap reads the delegating agent's max_depth, not the subagent's own", async () => {
