@@ -13,6 +13,10 @@
  *   `max_depth` cannot take it deeper, and the lead's lets a subagent delegate although the
  *   subagent's own would not.
  *
+ * - Concurrency: 8 delegating trees at once under one tenant budget bill at most the cap plus one
+ *   reservation, and the locks a subagent's call takes (budget rows, then every turn cap above it,
+ *   root first) never deadlock (a regression check: tenant budgets covered subagents before too).
+ *
  * On the code before the fix the first turn billed 4.97 USD against the 0.25 USD turn cap (about
  * twenty times) while the budget view showed only the lead's own calls.
  */
@@ -26,6 +30,7 @@ import { callTool, complete, createTestStack, uniqueId, type TestStack } from '.
 import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
 import { startGateway, type RunningGateway } from '../../client/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
+import { deleteBudget } from '../../store/budget-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { subagentConversationId } from '../../core/agents/subagents';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
@@ -274,3 +279,41 @@ test("the depth cap reads the delegating agent's max_depth, not the subagent's o
   const header = middleBlocks.find((b) => b.type === 'turn.header');
   assert.equal(header?.meta['delegation_cap'], 1, "the child's header records the cap it inherited");
 });
+
+test('8 concurrent delegating turns under one tenant budget: billed <= cap + the largest reservation, no deadlock', async () => {
+  const spentBefore = await billedTenant();
+  const cap = spentBefore + 0.6;
+  const budget = { tenantId: 'local', scope: 'tenant' as const, scopeId: '', period: 'day' as const };
+  await budgets('PUT', { scope: 'tenant', period: 'day', capUsd: cap });
+  try {
+    const convs = Array.from({ length: 8 }, () => uniqueId('conv'));
+    await Promise.all(
+      convs.map((c) => stack.client.startTurn(c, 'Research.', {}, undefined, undefined, undefined, 'lead')),
+    );
+    const results = await Promise.all(convs.map((c) => stack.client.result(c, 1)));
+    const spent = (await billedTenant()) - spentBefore;
+    const worst = await largestReservation();
+    console.log(
+      `subagent spend: 8 concurrent trees billed ${spent.toFixed(4)} USD under 0.6 (one reservation ${worst.toFixed(4)}); ` +
+        `paths ${results.map((r) => r.completionPath).join(', ')}`,
+    );
+    assert.ok(spent <= 0.6 + worst, `billed ${spent} <= 0.6 + ${worst}`);
+    const refusals = await Promise.all(
+      convs.flatMap(async (c) => Promise.all((await children(c, 'turn_1')).map(childAnswer))),
+    );
+    assert.ok(
+      refusals.flat().some((a) => a?.answer.includes('spend cap of tenant local, per day')),
+      'children were refused by the tenant budget',
+    );
+    assert.equal((await stack.db.pool.query(`SELECT count(*)::int AS n FROM spend_reservations`)).rows[0].n, 0);
+  } finally {
+    await deleteBudget(stack.db.pool, budget);
+  }
+});
+
+async function billedTenant(): Promise<number> {
+  const res = await stack.db.pool.query<{ cost: number }>(
+    `SELECT coalesce(sum(cost_usd), 0)::float AS cost FROM usage_ledger`,
+  );
+  return res.rows[0]!.cost;
+}
