@@ -188,7 +188,8 @@ export async function reserveSpend(pool: Pool, input: ReserveInput): Promise<Res
     await client.query(
       `INSERT INTO spend_reservations (conversation_id, call_key, turn_id, tenant_id, project_id, user_id, amount_usd, expires_at,
                                        root_conversation_id, root_turn_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8), $9, $10)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8), $9, $10)
+       ON CONFLICT (conversation_id, call_key) DO UPDATE SET amount_usd = EXCLUDED.amount_usd, expires_at = EXCLUDED.expires_at`,
       [
         conversationId,
         input.callKey,

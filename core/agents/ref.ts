@@ -13,8 +13,8 @@ export interface AgentRef {
   /** Delegations above the turn's conversation (a subagent's turn, core/agents/subagents.ts); absent: 0. */
   depth?: number;
   /**
-   * A subagent's turn: the depth cap it inherits — the smallest `max_depth` of the agents above it
-   * (core/agents/subagents.ts `delegationCap`); absent: its own agent's `max_depth`.
+   * A subagent's turn: the depth cap it inherits — what the `max_depth` of the agents above it allows
+   * (core/governance/spend-rollup.ts, core/agents/subagents.ts `delegationCap`); absent: its own agent's.
    */
   depthCap?: number;
 }
