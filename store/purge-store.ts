@@ -18,6 +18,7 @@ const TABLES = [
   'stream_events',
   'composite_canvases',
   'usage_ledger',
+  'subagent_delegations',
   'compactions',
   'turns',
   'conversations',

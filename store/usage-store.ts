@@ -1,6 +1,14 @@
-/** Usage ledger rows: one per model call attempt key (idempotent; an unfinished row is completed once). */
+/**
+ * Usage ledger rows: one per model call attempt key (idempotent; an unfinished row is completed once).
+ * A subagent conversation's row names the root conversation and turn it rolls up to too (from its
+ * link, store/subagent-store.ts): the budgets above it count it (store/budget-store.ts).
+ */
 import type { Pool } from 'pg';
 import type { Usage } from '../core/model/provider';
+
+/** The root conversation and turn of conversation `$1`'s rows (NULL for a user's conversation). */
+const ROOT_VALUES = `(SELECT root_conversation_id FROM subagent_delegations WHERE conversation_id = $1),
+  (SELECT root_turn_id FROM subagent_delegations WHERE conversation_id = $1)`;
 
 export interface UsageRow {
   conversationId: string;
@@ -21,8 +29,8 @@ export interface UsageRow {
 
 export async function recordUsage(pool: Pool, row: UsageRow): Promise<void> {
   await pool.query(
-    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, purpose, cut, request_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, purpose, cut, request_id, root_conversation_id, root_turn_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${ROOT_VALUES})
      ON CONFLICT (conversation_id, call_key) DO UPDATE
        SET input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens,
            cache_write_tokens = EXCLUDED.cache_write_tokens, cost_usd = EXCLUDED.cost_usd, cut = EXCLUDED.cut,
@@ -102,8 +110,8 @@ export interface ExecUsageRow {
 
 export async function recordExecUsage(pool: Pool, row: ExecUsageRow): Promise<void> {
   await pool.query(
-    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, vcpu_seconds, gb_seconds, purpose)
-     VALUES ($1, $2, $3, $4, $5, 0, 0, 0, 0, $6, $7, $8, 'exec') ON CONFLICT (conversation_id, call_key) DO NOTHING`,
+    `INSERT INTO usage_ledger (conversation_id, turn_id, round, call_key, provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, vcpu_seconds, gb_seconds, purpose, root_conversation_id, root_turn_id)
+     VALUES ($1, $2, $3, $4, $5, 0, 0, 0, 0, $6, $7, $8, 'exec', ${ROOT_VALUES}) ON CONFLICT (conversation_id, call_key) DO NOTHING`,
     [
       row.conversationId,
       row.turnId,

@@ -4,7 +4,8 @@
  *
  * - `prepareDelegation` (activity, before the child): checks the call — its params, that the turn's
  *   agent lists the subagent, the depth cap, that this worker has the agent — and opens the child's
- *   conversation under the parent's owner. It returns what the workflow needs to start the child,
+ *   conversation under the parent's owner, linked to the delegating turn (core/governance/spend-rollup.ts:
+ *   the child's calls reserve against every cap above it; its turns inherit the depth cap). It returns what the workflow needs to start the child,
  *   or nothing (refused, or answered already: a retry or replay starts no second child). Retries
  *   repeat the same idempotent checks.
  * - the tool implementation (run by the tool activity after the child): the same check (a refusal
@@ -24,13 +25,15 @@ import {
 } from '../../core/agents/subagents';
 import type { AgentRef } from '../../core/agents/ref';
 import { loadBlocksById } from '../../store/timeline-store';
-import { openSubConversation, subagentOutcome } from '../../store/subagent-store';
+import { loadSpendLink, openSubConversation, subagentOutcome } from '../../store/subagent-store';
+import { childLink, type SpendLink } from '../../core/governance/spend-rollup';
 import { listHostedFiles } from '../../store/file-store';
 import type { ActivityDeps } from '../deps';
 import type { ToolImpl, ToolObservation } from '../tools/types';
 import type { AgentToolContext } from './define-tool';
 import { agentViewsOf, turnAgent } from './turn-agent';
 import { turnOwner } from '../governance/round-tools';
+import type { AgentView } from './view';
 
 /** What prepareDelegation hands the workflow: the child to start, or nothing. */
 export interface DelegationStart {
@@ -44,9 +47,14 @@ export interface DelegationStart {
   };
 }
 
-type Check = { ok: true; params: AgentDelegateParams } | { ok: false; text: string };
+type Check =
+  | { ok: true; params: AgentDelegateParams; definition: AgentView['agent']['definition']; link?: SpendLink }
+  | { ok: false; text: string };
 
-/** Whether the turn's agent may run this delegation (the model sees the text of a refusal). */
+/**
+ * Whether the turn's agent may run this delegation (the model sees the text of a refusal). A
+ * subagent's turn reads its depth cap from its own link: the agents above it decide how deep it goes.
+ */
 async function checkDelegation(
   deps: ActivityDeps,
   conversationId: string,
@@ -55,9 +63,10 @@ async function checkDelegation(
 ): Promise<Check> {
   const parsed = AgentDelegateParamsSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, text: `invalid ${DELEGATE_TOOL_ID} params: ${parsed.error.message}` };
-  const view = await turnAgent(deps, ref);
+  const [view, link] = await Promise.all([turnAgent(deps, ref), loadSpendLink(deps.db.pool, conversationId)]);
   const depth = ref?.depth ?? delegationDepth(conversationId);
-  const refusal = delegationRefusal({ ...view.agent.definition, name: view.ref.name }, depth, parsed.data.agent);
+  const definition = view.agent.definition;
+  const refusal = delegationRefusal({ ...definition, name: view.ref.name }, depth, parsed.data.agent, link?.depthCap);
   if (refusal) return { ok: false, text: refusal };
   try {
     // The subagent runs for the parent conversation's owner: one its tenant may not see is unknown.
@@ -65,7 +74,7 @@ async function checkDelegation(
   } catch (err) {
     return { ok: false, text: (err as Error).message };
   }
-  return { ok: true, params: parsed.data };
+  return { ok: true, params: parsed.data, definition, ...(link ? { link } : {}) };
 }
 
 export function makeDelegationActivities(deps: ActivityDeps) {
@@ -84,7 +93,15 @@ export function makeDelegationActivities(deps: ActivityDeps) {
       const check = await checkDelegation(deps, conversationId, input.agent, raw);
       if (!check.ok) return {}; // the tool activity records the refusal
       const child = subagentConversationId(conversationId, callId);
-      await openSubConversation(pool, conversationId, child);
+      // The child's calls count against this turn's cap and every cap above it.
+      const link = childLink({
+        conversationId,
+        turnId,
+        link: check.link,
+        turnCapUsd: check.definition.limits?.spend_usd_per_turn,
+        maxDepth: check.definition.max_depth,
+      });
+      await openSubConversation(pool, conversationId, child, link);
       return {
         start: {
           agent: check.params.agent,

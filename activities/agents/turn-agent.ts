@@ -90,7 +90,14 @@ export function headerAgentRef(header: Block | undefined, conversationId: string
   const name = header?.meta['agent'];
   const hash = header?.meta['agent_hash'];
   if (typeof name !== 'string' || typeof hash !== 'string') return undefined;
-  // A subagent's turn: its depth comes from its conversation id, as loadContext derives it.
+  // A subagent's turn: its depth comes from its conversation id, as loadContext derives it, and
+  // the depth cap it inherits from the header loadContext wrote.
   const depth = delegationDepth(conversationId);
-  return { name, hash, ...(depth > 0 ? { depth } : {}) };
+  const depthCap = header?.meta['delegation_cap'];
+  return {
+    name,
+    hash,
+    ...(depth > 0 ? { depth } : {}),
+    ...(depth > 0 && typeof depthCap === 'number' ? { depthCap } : {}),
+  };
 }

@@ -82,7 +82,7 @@ export function createAgentViews(
   const views = new Map<string, AgentView>();
   const stored = new Map<string, Promise<AgentView>>();
 
-  const build = (agent: LoadedAgent, depth = 0): AgentView => {
+  const build = (agent: LoadedAgent, depth = 0, depthCap?: number): AgentView => {
     const missing = agent.offeredToolIds.filter((id) => !registry.has(id));
     if (missing.length > 0)
       throw new Error(
@@ -95,7 +95,7 @@ export function createAgentViews(
     // agent.delegate comes with `subagents` (whatever the allow-list), above the depth cap only.
     const delegates =
       registry.has(DELEGATE_TOOL_ID) &&
-      mayDelegate({ ...agent.definition, name: agent.ref.name }, depth) &&
+      mayDelegate({ ...agent.definition, name: agent.ref.name }, depth, depthCap) &&
       !(agent.definition.tools?.allow ?? []).includes(`!${DELEGATE_TOOL_ID}`);
     const memo = new Map<string, TurnSettings>();
     const settingsWith = (overrides: TurnOverrides) => {
@@ -121,12 +121,19 @@ export function createAgentViews(
     };
   };
 
+  // A subagent's view: its depth and the depth cap it inherits (core/agents/subagents.ts).
+  const placed = (v: AgentView, ref: AgentRef): AgentView =>
+    ref.depth
+      ? { ...v, ref: { ...v.ref, depth: ref.depth, ...(ref.depthCap !== undefined ? { depthCap: ref.depthCap } : {}) } }
+      : v;
+  const placeKey = (ref: AgentRef) =>
+    `${ref.depth ? `/${ref.depth}` : ''}${ref.depthCap !== undefined ? `<${ref.depthCap}` : ''}`;
+
   const view = (ref: AgentRef): AgentView => {
-    const key = `${ref.name}@${ref.hash}${ref.depth ? `/${ref.depth}` : ''}`;
+    const key = `${ref.name}@${ref.hash}${placeKey(ref)}`;
     let v = views.get(key);
     if (!v) {
-      v = build(catalogue.getByRef(ref), ref.depth);
-      if (ref.depth) v = { ...v, ref: { ...v.ref, depth: ref.depth } };
+      v = placed(build(catalogue.getByRef(ref), ref.depth, ref.depthCap), ref);
       views.set(key, v);
     }
     return v;
@@ -169,8 +176,7 @@ export function createAgentViews(
       offeredToolIds: registry.ids().filter((id) => row.tools.includes(id)),
       ...(now ? { secrets: now.secrets } : {}),
     });
-    const v = build({ ...agent, ref: { name: ref.name, hash: ref.hash } }, ref.depth);
-    return ref.depth ? { ...v, ref: { ...v.ref, depth: ref.depth } } : v;
+    return placed(build({ ...agent, ref: { name: ref.name, hash: ref.hash } }, ref.depth, ref.depthCap), ref);
   };
 
   return {
@@ -179,7 +185,7 @@ export function createAgentViews(
     async load(ref) {
       const r = ref ?? current(DEFAULT_AGENT_NAME);
       if (catalogue.byRef(r)) return view(r);
-      const key = `${r.hash}${r.depth ? `/${r.depth}` : ''}`;
+      const key = `${r.hash}${placeKey(r)}`;
       let pending = stored.get(key);
       if (!pending) {
         pending = fromStore(r);

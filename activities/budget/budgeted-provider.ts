@@ -4,7 +4,10 @@
  * ledgeredProvider): before the call streams, its worst case (the request's estimated input tokens
  * at the model's dearest input rate + max_tokens at its output rate, core/governance/budget.ts) is
  * reserved in Postgres against every budget that covers the conversation and, for decision rounds,
- * the turn's own cap; when the call ends — finished, failed or cut — the reservation is released and
+ * the turn's own cap — a subagent's call against every budget and turn cap above it too
+ * (core/governance/spend-rollup.ts) — at the price of the model that will be called: when a fallback
+ * chain moves on, the call is reserved again at the next model's price (and output budget) before
+ * that model is called, and a refusal there ends the call; when the call ends — finished, failed or cut — the reservation is released and
  * its ledger row (written by meteredProvider inside this wrapper) is what counts. A refused call
  * throws BudgetExceededError before any request is sent; a budget store that cannot be read throws
  * too (fail closed: no unchecked call). Reservations expire after DREACT_SPEND_RESERVATION_TTL_SECONDS
@@ -91,32 +94,35 @@ export function budgetedProvider(provider: ModelProvider, pool: Pool, scope: Spe
         }
       }
       // The worst case (serialising the whole request) only when a reservation is taken.
-      const model = request.model ?? scope.model ?? provider.model;
       const inputTokens = estimateTokens(requestChars(request), WORST_CASE_CHARS_PER_TOKEN);
-      // Priced like the ledger row will be (activities/turn/round/io.ts recordRoundUsage).
-      const amountUsd = worstCaseUsd(
-        inputTokens,
-        request.maxTokens,
-        model,
-        providerOfId(provider.id),
-        activePriceTable(),
-      );
-      const reserved = await reserveSpend(pool, {
-        conversationId: scope.conversationId,
-        turnId: scope.turnId,
-        callKey: scope.callKey,
-        owner,
-        amountUsd,
-        ttlSeconds: reservationTtlSeconds(),
-        ...(scope.turnCapUsd !== undefined ? { turnCapUsd: scope.turnCapUsd } : {}),
-      });
-      if (!reserved.ok) {
-        emitUse(scope.publisher, 'exceeded', reserved.refused, scope.conversationId);
-        throw new BudgetExceededError(reserved.refused);
-      }
-      for (const use of reserved.warnings) emitUse(scope.publisher, 'warning', use, scope.conversationId);
+      // Priced like the ledger row will be (activities/turn/round/io.ts recordRoundUsage), at the
+      // model that will be called: the request's, or — a fallback chain moving on — the next one's.
+      const reserve = async (model: string | undefined, providerId: string, maxTokens: number) => {
+        const amountUsd = worstCaseUsd(inputTokens, maxTokens, model, providerOfId(providerId), activePriceTable());
+        const reserved = await reserveSpend(pool, {
+          conversationId: scope.conversationId,
+          turnId: scope.turnId,
+          callKey: scope.callKey,
+          owner,
+          amountUsd,
+          ttlSeconds: reservationTtlSeconds(),
+          ...(scope.turnCapUsd !== undefined ? { turnCapUsd: scope.turnCapUsd } : {}),
+        });
+        if (!reserved.ok) {
+          emitUse(scope.publisher, 'exceeded', reserved.refused, scope.conversationId);
+          throw new BudgetExceededError(reserved.refused);
+        }
+        for (const use of reserved.warnings) emitUse(scope.publisher, 'warning', use, scope.conversationId);
+      };
+      await reserve(request.model ?? scope.model ?? provider.model, provider.id, request.maxTokens);
       try {
-        yield* provider.stream(request, options);
+        for await (const part of provider.stream(request, options)) {
+          // The chain moves to another model: the call is reserved again at its price before it is
+          // called (a dearer fallback cannot slip past a cap at the primary's price; refused, it is never called).
+          if (part.type === 'fallback')
+            await reserve(part.to.model, part.to.provider, part.maxTokens ?? request.maxTokens);
+          yield part;
+        }
       } finally {
         await releaseSpend(pool, scope.conversationId, scope.callKey).catch((err: Error) =>
           activityLog().warn(

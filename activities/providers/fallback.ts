@@ -77,6 +77,8 @@ export function fallbackProvider(chain: readonly ModelProvider[], shouldFallback
             to: servedBy(next),
             reason: (err as ProviderError).kind,
             message: `${decision.reason}: ${(err as ProviderError).message}`,
+            // What the next call may cost: its own output budget (activities/budget/budgeted-provider.ts).
+            ...(next.maxTokens !== undefined ? { maxTokens: next.maxTokens } : {}),
           };
           index = decision.next;
         }

@@ -114,6 +114,7 @@ function withSettings(provider: ModelProvider, entry: FallbackModel, abilities: 
   return {
     id: provider.id,
     ...(provider.model !== undefined ? { model: provider.model } : {}),
+    ...(entry.maxTokens !== undefined ? { maxTokens: entry.maxTokens } : {}),
     stream: (request, options) =>
       provider.stream(
         {

@@ -29,6 +29,7 @@ import { delegationDepth } from '../../core/agents/subagents';
 import { mcpToolsMeta } from '../../core/mcp/turn-tools';
 import { takeTurnSlot } from '../governance/turn-slots';
 import { turnOwner } from '../governance/round-tools';
+import { loadSpendLink } from '../../store/subagent-store';
 
 export function makeContextActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -43,13 +44,16 @@ export function makeContextActivities(deps: ActivityDeps) {
   async function loadContext(input: LoadContextInput): Promise<LoadedContext> {
     const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
     const views = agentViewsOf(deps);
-    // A subagent's turn carries its delegation depth: its view offers agent.delegate above the cap only.
+    // A subagent's turn carries its delegation depth and the depth cap the agents above it set
+    // (its link, store/subagent-store.ts): its view offers agent.delegate above the cap only.
     const depth = delegationDepth(conversationId);
     // Resolved for the conversation's owner: an agent its tenant may not see is an unknown agent.
     const viewer = await turnOwner(pool, conversationId);
+    const depthCap = depth > 0 ? (await loadSpendLink(pool, conversationId))?.depthCap : undefined;
     const agent = {
       ...views.current(input.agent?.name ?? DEFAULT_AGENT_NAME, viewer),
       ...(depth > 0 ? { depth } : {}),
+      ...(depthCap !== undefined ? { depthCap } : {}),
     };
     const view = views.view(agent);
     const settings = view.settingsWith({
@@ -73,6 +77,7 @@ export function makeContextActivities(deps: ActivityDeps) {
           started_at: now,
           agent: agent.name,
           agent_hash: agent.hash,
+          ...(depthCap !== undefined ? { delegation_cap: depthCap } : {}),
           // The MCP tools the turn offers: those its servers list now (core/mcp/turn-tools.ts).
           ...mcpToolsMeta(view.registry.ids(), deps.mcpListed),
         },

@@ -12,6 +12,11 @@ export interface AgentRef {
   hash: string;
   /** Delegations above the turn's conversation (a subagent's turn, core/agents/subagents.ts); absent: 0. */
   depth?: number;
+  /**
+   * A subagent's turn: the depth cap it inherits — what the `max_depth` of the agents above it allows
+   * (core/governance/spend-rollup.ts, core/agents/subagents.ts `delegationCap`); absent: its own agent's.
+   */
+  depthCap?: number;
 }
 
 /** The agent the worker builds in code (activities/agents/default-agent.ts); an agent file may replace it. */

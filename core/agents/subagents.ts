@@ -7,9 +7,12 @@
  *   turns row), whose one turn runs as the workflow `conv/<parent>/sub/<callId>`: both follow from
  *   the call id, so a retried or replayed call addresses the same child and a client can find it.
  * - Depth is the number of delegations above a conversation (the user's is 0). A turn may delegate
- *   when its agent lists `subagents` and its depth is under the agent's `max_depth` (default 1):
- *   the tool is offered only then (activities/agents/view.ts), and a call to an agent the
- *   definition does not list, or past the cap, is refused with an observation.
+ *   when its agent lists `subagents` and its depth is under the depth cap: for a user's
+ *   conversation its agent's `max_depth` (default 1); for a subagent's, what the agents above it
+ *   allow — an agent's `max_depth` is how many levels may go below it, so the delegating agent's
+ *   decides, and the subagent's own bounds only the levels below it (core/governance/spend-rollup.ts
+ *   carries the cap down). The tool is offered only then (activities/agents/view.ts), and a call to an
+ *   agent the definition does not list, or past the cap, is refused with an observation.
  */
 import { preview } from '../turn/ids';
 
@@ -52,18 +55,30 @@ export interface DelegationRights {
   max_depth?: number;
 }
 
+/**
+ * The depth under which a turn may delegate: `inheritedCap` for a subagent's turn (what the agents
+ * above it allow), else — a user's conversation — its own agent's `max_depth`.
+ */
+export function delegationCap(agent: Pick<DelegationRights, 'max_depth'>, inheritedCap?: number): number {
+  return Math.min(inheritedCap ?? agent.max_depth ?? DEFAULT_MAX_DEPTH, MAX_DELEGATION_DEPTH);
+}
+
 /** Whether a turn of `agent` at `depth` may delegate at all (the tool is offered). */
-export function mayDelegate(agent: DelegationRights, depth: number): boolean {
-  const cap = Math.min(agent.max_depth ?? DEFAULT_MAX_DEPTH, MAX_DELEGATION_DEPTH);
-  return (agent.subagents?.length ?? 0) > 0 && depth < cap;
+export function mayDelegate(agent: DelegationRights, depth: number, inheritedCap?: number): boolean {
+  return (agent.subagents?.length ?? 0) > 0 && depth < delegationCap(agent, inheritedCap);
 }
 
 /** Why a delegation to `target` is refused (undefined: allowed). The model sees the text. */
-export function delegationRefusal(agent: DelegationRights, depth: number, target: string): string | undefined {
+export function delegationRefusal(
+  agent: DelegationRights,
+  depth: number,
+  target: string,
+  inheritedCap?: number,
+): string | undefined {
   const listed = agent.subagents ?? [];
   if (listed.length === 0) return `agent ${agent.name} has no subagents: it cannot delegate`;
-  if (!mayDelegate(agent, depth))
-    return `delegation depth cap reached: this conversation is ${depth} level${depth === 1 ? '' : 's'} below the user's and agent ${agent.name} may delegate only above depth ${Math.min(agent.max_depth ?? DEFAULT_MAX_DEPTH, MAX_DELEGATION_DEPTH)} (max_depth)`;
+  if (!mayDelegate(agent, depth, inheritedCap))
+    return `delegation depth cap reached: this conversation is ${depth} level${depth === 1 ? '' : 's'} below the user's and delegation may go only ${delegationCap(agent, inheritedCap)} deep here (${inheritedCap !== undefined ? 'the max_depth of the agents above it' : `agent ${agent.name}'s max_depth`})`;
   if (!listed.includes(target))
     return `agent ${agent.name} may not delegate to ${JSON.stringify(target)} (its subagents: ${listed.join(', ')})`;
   return undefined;

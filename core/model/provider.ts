@@ -131,7 +131,15 @@ export type StreamPart =
    * A fallback chain moved on before any content: `from` failed with `reason`, `to` answers next.
    * Consumers that do not care ignore it.
    */
-  | { type: 'fallback'; from: ServedBy; to: ServedBy; reason: ProviderErrorKind; message: string }
+  | {
+      type: 'fallback';
+      from: ServedBy;
+      to: ServedBy;
+      reason: ProviderErrorKind;
+      message: string;
+      /** The output budget `to` applies over the request's (its chain entry's own max_tokens). */
+      maxTokens?: number;
+    }
   | { type: 'tool-call'; id: string; name: string; input: unknown }
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; stopReason: StopReason; usage: Usage };
@@ -144,6 +152,8 @@ export interface ModelProvider {
   readonly id: string;
   /** The model it calls by default (a request's `model` wins). */
   readonly model?: string;
+  /** An output budget it applies over the request's (a fallback chain entry's own max_tokens). */
+  readonly maxTokens?: number;
   /** Streams one model call. Must honour `signal` (abort the HTTP stream) and end with exactly one `finish`. */
   stream(request: ModelRequest, options?: StreamOptions): AsyncIterable<StreamPart>;
 }

@@ -17,7 +17,7 @@ import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/s
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator, type OpenAIResponder } from '../emulator/openai-emulator';
 import { noteDecision, noteReply, NOTES_ANSWER } from '../support/note-turns';
-import { defaultProviderResolver } from '../../activities/providers/registry';
+import { emulatedProviders } from '../support/emulated-providers';
 import { loadBlocks } from '../../store/timeline-store';
 import { MODEL_SWITCH_KIND } from '../../core/model/switch-note';
 import type { TurnOptionsInput, TurnResult } from '../../core/turn/contracts';
@@ -68,15 +68,7 @@ before(async () => {
   openai.respond(openaiNotes);
   stack = await createTestStack('overload');
   await stack.startWorker({
-    provider: defaultProviderResolver(
-      {
-        ANTHROPIC_API_KEY: 'test',
-        ANTHROPIC_BASE_URL: anthropic.baseURL,
-        OPENAI_API_KEY: 'test',
-        OPENAI_BASE_URL: openai.baseURL,
-      },
-      { provider: 'scripted' },
-    ),
+    provider: emulatedProviders({ anthropic, openai }),
   });
 });
 after(async () => {

@@ -13,9 +13,7 @@ import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
-import type { ModelProvider } from '../../core/model/provider';
-import type { ModelConfig, ScriptSpec } from '../../core/turn/contracts';
+import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { loadBlocks } from '../../store/timeline-store';
@@ -29,7 +27,7 @@ import { conversationSpace } from '../../core/tenancy/conversation-space';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 const email = { to: 'ops@example.com', body: 'hello' };
-const scripts: Record<string, Partial<ScriptSpec> & { rounds: string[] }> = {
+const scripts: Record<string, Script> = {
   lead: {
     rounds: [
       callTool('agent.delegate', { agent: 'helper', task: 'Send the mail to ops.' }),
@@ -38,12 +36,7 @@ const scripts: Record<string, Partial<ScriptSpec> & { rounds: string[] }> = {
   },
   helper: { rounds: [callTool('test.send', email, 'the lead asked me to send it'), complete('helper: sent')] },
 };
-function provider(cfg: ModelConfig): ModelProvider {
-  const named = typeof cfg.script === 'string' ? scripts[cfg.script] : undefined;
-  return createScriptedProvider(resolveScript((named as ScriptSpec | undefined) ?? cfg.script));
-}
-const agentFile = (name: string, extra = '') =>
-  `name: ${name}\ninstructions: You are the ${name} agent.\nmodel: { provider: scripted, script: ${name} }\n${extra}`;
+const provider = scriptedAgents(scripts);
 
 let stack: TestStack;
 let gw: RunningGateway;

@@ -16,7 +16,7 @@ import { Worker } from '@temporalio/worker';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator } from '../emulator/openai-emulator';
-import { defaultProviderResolver } from '../../activities/providers/registry';
+import { emulatedProviders } from '../support/emulated-providers';
 import { decideFallback } from '../../core/model/fallback';
 import { abilitiesFor } from '../../core/model/abilities';
 import { readEvents } from '../../store/stream-bus';
@@ -40,15 +40,7 @@ before(async () => {
   openai = await startOpenAIEmulator({ chunkDelayMs: 1 });
   stack = await createTestStack('fallback');
   await stack.startWorker({
-    provider: defaultProviderResolver(
-      {
-        ANTHROPIC_API_KEY: 'test',
-        ANTHROPIC_BASE_URL: anthropic.baseURL,
-        OPENAI_API_KEY: 'test',
-        OPENAI_BASE_URL: openai.baseURL,
-      },
-      { provider: 'scripted' },
-    ),
+    provider: emulatedProviders({ anthropic, openai }),
     // An agent whose model is the chain: how a gateway client gets one (its options cannot name fallbacks).
     agents: {
       definitions: [

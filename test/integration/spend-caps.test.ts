@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { largestReservation as largestReservationOf, logReservations } from '../support/reservations';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { budgetUses, deleteBudget, reserveSpend, reservedSpend, setBudget } from '../../store/budget-store';
 import { readEvents } from '../../store/stream-bus';
@@ -26,13 +27,7 @@ writeFileSync(path.join(agentsDir, 'thrifty.yaml'), 'name: thrifty\nlimits: { sp
 
 before(async () => {
   stack = await createTestStack('spendcaps');
-  // Every reservation's amount, for the bound "cap + the largest single reservation".
-  await stack.db.pool.query(`
-    CREATE TABLE reservation_log (amount double precision NOT NULL);
-    CREATE FUNCTION log_reservation() RETURNS trigger AS $$
-      BEGIN INSERT INTO reservation_log VALUES (NEW.amount_usd); RETURN NEW; END $$ LANGUAGE plpgsql;
-    CREATE TRIGGER reservation_logged AFTER INSERT ON spend_reservations FOR EACH ROW EXECUTE FUNCTION log_reservation();
-  `);
+  await logReservations(stack.db.pool);
   await stack.startWorker({ agents: { dir: agentsDir } });
 });
 after(async () => stack.teardown());
@@ -41,10 +36,7 @@ const scripted = (...rounds: string[]) => ({
   model: { provider: 'scripted' as const, model: MODEL, maxTokens: 4000, script: { rounds } },
 });
 
-async function largestReservation(): Promise<number> {
-  return (await stack.db.pool.query<{ m: number }>(`SELECT coalesce(max(amount), 0)::float AS m FROM reservation_log`))
-    .rows[0]!.m;
-}
+const largestReservation = () => largestReservationOf(stack.db.pool);
 
 async function billed(convs: string[]): Promise<number> {
   const res = await stack.db.pool.query<{ cost: number }>(

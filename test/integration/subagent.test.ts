@@ -12,15 +12,11 @@ import path from 'node:path';
 import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
-import type { ModelProvider } from '../../core/model/provider';
-import type { ModelConfig, ScriptSpec } from '../../core/turn/contracts';
+import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
 import { loadBlocks } from '../../store/timeline-store';
 import { conversationUsage, listConversations } from '../../store/conversation-list-store';
 import { subagentConversationId, subagentWorkflowId } from '../../core/agents/subagents';
 import { recordHistory } from '../support/fixtures';
-
-type Script = Partial<ScriptSpec> & { rounds: string[] };
 
 /** Scripts by the name an agent file gives (`model.script`). */
 const scripts: Record<string, Script> = {
@@ -54,13 +50,7 @@ const scripts: Record<string, Script> = {
   },
 };
 
-function provider(cfg: ModelConfig): ModelProvider {
-  const named = typeof cfg.script === 'string' ? scripts[cfg.script] : undefined;
-  return createScriptedProvider(resolveScript((named as ScriptSpec | undefined) ?? cfg.script));
-}
-
-const agentFile = (name: string, extra = '') =>
-  `name: ${name}\ninstructions: You are the ${name} agent.\nmodel: { provider: scripted, script: ${name} }\n${extra}`;
+const provider = scriptedAgents(scripts);
 
 let stack: TestStack;
 before(async () => {
