@@ -79,8 +79,9 @@ export function createRateLimits(opts: RateLimitOptions = {}): GatewayRateLimits
 
   const tooManyFailures = (c: Context, msBeforeNext: number) => {
     const seconds = retryIn(msBeforeNext);
-    c.header('retry-after', String(seconds));
-    return fail(c, 'rate_limited', `too many requests with a missing or invalid key; retry in ${seconds} s`);
+    const res = fail(c, 'rate_limited', `too many requests with a missing or invalid key; retry in ${seconds} s`);
+    res.headers.set('retry-after', String(seconds));
+    return res;
   };
 
   const failedAuth: MiddlewareHandler<GatewayEnv> = async (c, next) => {
@@ -91,8 +92,7 @@ export function createRateLimits(opts: RateLimitOptions = {}): GatewayRateLimits
     await next();
     if (c.res.status !== 401) return;
     if (exhausted) {
-      c.res = undefined; // replace the 401 (hono: a new response may be assigned after clearing)
-      c.res = tooManyFailures(c, spent.msBeforeNext);
+      c.res = tooManyFailures(c, spent.msBeforeNext); // in place of the 401
       return;
     }
     await failures.consume(bucket).catch((err: unknown) => {
