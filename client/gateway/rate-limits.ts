@@ -54,7 +54,9 @@ function failureBucket(c: Context, address: string): { bucket: string; unguessab
   const key = presentedKey(c);
   if (key !== undefined) {
     const ours = parseApiKey(key);
-    return ours ? { bucket: `${address}|drk_${ours.id}`, unguessable: true } : { bucket: `${address}|key`, unguessable: false };
+    return ours
+      ? { bucket: `${address}|drk_${ours.id}`, unguessable: true }
+      : { bucket: `${address}|key`, unguessable: false };
   }
   if (c.req.query('token') !== undefined) return { bucket: `${address}|token`, unguessable: true };
   return { bucket: `${address}|none`, unguessable: false };
@@ -126,5 +128,10 @@ export function createRateLimits(opts: RateLimitOptions = {}): GatewayRateLimits
     await next();
   };
 
-  return { failedAuth, perKey, consume: (c, extra) => (extra > 0 ? spend(c, extra) : Promise.resolve(undefined)), address };
+  return {
+    failedAuth,
+    perKey,
+    consume: (c, extra) => (extra > 0 ? spend(c, extra) : Promise.resolve(undefined)),
+    address,
+  };
 }

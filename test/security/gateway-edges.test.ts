@@ -72,7 +72,9 @@ test('attack: turn and round numbers in other notations (1e1 as turn 10, 10.0, "
     ['1', '1.5', 'round'],
   ];
   for (const [turn, round, name] of cases) {
-    const res = await get(`/v1/conversations/${conv}/turns/${encodeURIComponent(turn)}/rounds/${encodeURIComponent(round)}/request`);
+    const res = await get(
+      `/v1/conversations/${conv}/turns/${encodeURIComponent(turn)}/rounds/${encodeURIComponent(round)}/request`,
+    );
     assert.equal(res.status, 400, `turn ${JSON.stringify(turn)} round ${JSON.stringify(round)}`);
     assert.match(((await res.json()) as { error: { message: string } }).error.message, new RegExp(`^${name}: `));
   }

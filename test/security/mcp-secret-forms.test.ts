@@ -52,13 +52,21 @@ const stdoutWrite = process.stdout.write.bind(process.stdout);
 function leakyServer(credential: string): McpServer {
   const server = new McpServer({ name: 'leaky', version: '1.0.0' });
   const form = { form: z.enum(Object.keys(ENCODERS) as [string, ...string[]]) };
-  server.registerTool('leak_error', { description: 'Fails, echoing the credential.', inputSchema: form }, ({ form: f }) => ({
-    isError: true,
-    content: [{ type: 'text', text: `upstream refused the credential ${ENCODERS[f]!(credential)} (401)` }],
-  }));
-  server.registerTool('leak_throw', { description: 'Throws, echoing the credential.', inputSchema: form }, ({ form: f }) => {
-    throw new Error(`auth backend said: bad token ${ENCODERS[f]!(credential)}`);
-  });
+  server.registerTool(
+    'leak_error',
+    { description: 'Fails, echoing the credential.', inputSchema: form },
+    ({ form: f }) => ({
+      isError: true,
+      content: [{ type: 'text', text: `upstream refused the credential ${ENCODERS[f]!(credential)} (401)` }],
+    }),
+  );
+  server.registerTool(
+    'leak_throw',
+    { description: 'Throws, echoing the credential.', inputSchema: form },
+    ({ form: f }) => {
+      throw new Error(`auth backend said: bad token ${ENCODERS[f]!(credential)}`);
+    },
+  );
   server.registerTool('leak_structured', { description: 'Succeeds, echoing it in structured content.' }, () => ({
     content: [{ type: 'text', text: `ok ${ENCODERS.hex!(credential)}` }],
     structuredContent: { token_b64: b64(credential), header: `Basic ${b64(`agent:${credential}`)}` },
@@ -136,7 +144,10 @@ test('attack: a server echoes the secret base64-, hex-, URL-encoded or JSON-esca
   const blocks = await loadBlocks(stack.db.pool, conv);
   const results = blocks.filter((b) => b.type === 'react.tool.result').map((b) => b.text ?? '');
   assert.equal(results.length, Object.keys(ENCODERS).length * 2 + 1, results.join('\n'));
-  assert.ok(results.filter((t) => t.includes('[secret]')).length >= Object.keys(ENCODERS).length * 2, results.join('\n'));
+  assert.ok(
+    results.filter((t) => t.includes('[secret]')).length >= Object.keys(ENCODERS).length * 2,
+    results.join('\n'),
+  );
   leaks('the timeline', JSON.stringify(blocks));
 
   // Postgres: every row of every table of the test's schema, as text.

@@ -133,7 +133,10 @@ test('attack: DNS rebinding — a valid key with Origin http://evil.example.com 
     );
   const evil = await post('http://evil.example.com');
   assert.equal(evil.status, 403);
-  assert.match(((await evil.json()) as { error: { message: string } }).error.message, /Origin "http:\/\/evil\.example\.com" is not allowed/);
+  assert.match(
+    ((await evil.json()) as { error: { message: string } }).error.message,
+    /Origin "http:\/\/evil\.example\.com" is not allowed/,
+  );
   const allowed = await post(ALLOWED);
   assert.equal(allowed.status, 200, await allowed.text());
   assert.equal(allowed.headers.get('access-control-allow-origin'), ALLOWED);
@@ -155,7 +158,8 @@ test('attack: CORS on /mcp omits authorization and mcp-protocol-version → a br
   assert.ok(preflight.status === 204 || preflight.status === 200, String(preflight.status));
   assert.equal(preflight.headers.get('access-control-allow-origin'), ALLOWED);
   const allowedHeaders = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase();
-  for (const h of ['authorization', 'mcp-protocol-version', 'content-type']) assert.ok(allowedHeaders.includes(h), allowedHeaders);
+  for (const h of ['authorization', 'mcp-protocol-version', 'content-type'])
+    assert.ok(allowedHeaders.includes(h), allowedHeaders);
   // And the SDK client itself, sending the allowed Origin, works end to end.
   const client = await connect({ origin: ALLOWED });
   assert.ok((await client.listTools()).tools.length > 0);

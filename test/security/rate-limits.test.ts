@@ -64,7 +64,12 @@ const v1 = (gw: RunningGateway, key: string | undefined, forwardedFor?: string) 
     headers: { ...(key ? { 'x-api-key': key } : {}), ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
   });
 
-const rpc = (method: string, id: number, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method, params });
+const rpc = (method: string, id: number, params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
 
 const mcp = (gw: RunningGateway, key: string | undefined, body: unknown, forwardedFor?: string) =>
   fetch(`${gw.url}/mcp`, {
@@ -123,11 +128,15 @@ test('attack: failures naming a real key id (a guesser of its secret) never refu
 test('attack: X-Forwarded-For is believed only from a trusted proxy', async () => {
   // Trusting no proxy: a client choosing a new X-Forwarded-For per request gains no new budget.
   const direct = await gateway('');
-  const got = await statuses(Array.from({ length: POINTS + 2 }, (_, i) => () => v1(direct, `guess-${i}`, `203.0.113.${i + 1}`)));
+  const got = await statuses(
+    Array.from({ length: POINTS + 2 }, (_, i) => () => v1(direct, `guess-${i}`, `203.0.113.${i + 1}`)),
+  );
   assert.deepEqual(got, [...Array<number>(POINTS).fill(401), 429, 429]);
   // From the trusted proxy, each forwarded address is its own client: a spent one does not spend another's.
   const proxied = await gateway();
-  const spent = await statuses(Array.from({ length: POINTS + 1 }, (_, i) => () => v1(proxied, `guess-${i}`, '203.0.113.50')));
+  const spent = await statuses(
+    Array.from({ length: POINTS + 1 }, (_, i) => () => v1(proxied, `guess-${i}`, '203.0.113.50')),
+  );
   assert.equal(spent.at(-1), 429);
   assert.equal((await v1(proxied, 'guess-x', '203.0.113.51')).status, 401);
   // A spoofed left-most entry does not move a client to another address (the proxy appended the real one).
@@ -143,7 +152,9 @@ test('attack: /mcp has its own failed-auth budget beside /v1 (double the guesses
   assert.equal(onMcp.status, 429, 'the /v1 failures spent the /mcp budget too');
   // And the other way round, on a fresh address.
   const other = '198.51.100.31';
-  const viaMcp = await statuses(Array.from({ length: POINTS }, (_, i) => () => mcp(gw, `guess-${i}`, rpc('tools/list', i), other)));
+  const viaMcp = await statuses(
+    Array.from({ length: POINTS }, (_, i) => () => mcp(gw, `guess-${i}`, rpc('tools/list', i), other)),
+  );
   assert.deepEqual(viaMcp, Array<number>(POINTS).fill(401));
   assert.equal((await v1(gw, 'guess-v1', other)).status, 429);
 });

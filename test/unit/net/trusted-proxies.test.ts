@@ -36,5 +36,8 @@ test('a bad entry names the setting and the entry', () => {
   assert.throws(() => parseTrustedProxies('10.0.0.0/8, proxy.internal'), /DREACT_TRUSTED_PROXIES: "proxy.internal"/);
   assert.throws(() => parseTrustedProxies('10.0.0.0/33'), /"10.0.0.0\/33"/);
   assert.deepEqual(parseTrustedProxies(' , '), []);
-  assert.equal(clientAddressOf('::ffff:10.0.0.1', '198.51.100.1', parseTrustedProxies('::ffff:10.0.0.0/104')), '198.51.100.1');
+  assert.equal(
+    clientAddressOf('::ffff:10.0.0.1', '198.51.100.1', parseTrustedProxies('::ffff:10.0.0.0/104')),
+    '198.51.100.1',
+  );
 });
