@@ -69,7 +69,7 @@ export interface GatewayOptions {
   attachmentLimits?: Partial<AttachmentLimits>;
   /** Origins allowed to call the API from a browser (DREACT_CORS_ORIGINS); none: same origin only. */
   corsOrigins?: readonly string[];
-  /** Requests per API key per minute (DREACT_RATE_LIMIT_PER_MINUTE, default 600); failed authentications per address and key prefix likewise. */
+  /** Requests per API key per minute (DREACT_RATE_LIMIT_PER_MINUTE, default 600); failed authentications per client address likewise. */
   rateLimitPerMinute?: number;
   /** Proxies whose X-Forwarded-For names the client (DREACT_TRUSTED_PROXIES); none: the peer is the client. */
   trustedProxies?: TrustedProxies;
@@ -212,7 +212,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   });
 
   // One set of limits for /v1 and /mcp (rate-limits.ts): failed authentication per client address
-  // and key prefix, then requests per key.
+  // (a valid drk_ key is never refused by it), then requests per key.
   const limits = createRateLimits({
     points: opts.rateLimitPerMinute ?? 600,
     windowSeconds: 60,

@@ -2,15 +2,14 @@
  * The gateway's rate limits, ONE set for every authenticated surface (`/v1` and `/mcp` share them,
  * so a key's budget and a guesser's budget are the same wherever it calls):
  *
- * - **Failed authentication per client address and key prefix.** Every 401 costs its bucket a
- *   point: a key of ours (`drk_<id>_…`) fails into the bucket of `(address, drk_<id>)`, a stream
- *   token into `(address, token)`, any other key (DREACT_API_KEYS, malformed) into
- *   `(address, key)`, a missing key into `(address, none)`. So one client's failures never refuse
- *   another client's valid key, even when every user shares the TLS proxy's address. A spent bucket
- *   answers 429 — before any lookup for the guessable classes (other keys: DREACT_API_KEYS may be
- *   weak, so guessing them stays limited per address; no key); a key of ours and a stream token
- *   (256-bit secrets, signed tokens: nothing to guess) are still checked and a valid one passes,
- *   only their failures get 429.
+ * - **Failed authentication per client address, treated by key prefix.** Every 401 costs the
+ *   client's address a point, and once its budget is spent every failure from it is a 429 — so
+ *   guessing keys meets 429 whatever key it tries. What is refused BEFORE any check depends on the
+ *   key's prefix: a key of ours (`drk_<id>_…`: a 256-bit secret) and a stream token (signed) are
+ *   still checked and pass when valid — so other clients' failures never refuse a valid key, even
+ *   when every user shares the TLS proxy's address — while any other key (DREACT_API_KEYS, which
+ *   may be weak, or something malformed) and a missing key get 429 without a check (guessing
+ *   them stays limited per address).
  * - **Requests per key** (per stream token for streams opened with one); a JSON-RPC batch on
  *   `/mcp` costs one point per call (`consume`).
  *
@@ -24,7 +23,7 @@ import { clientAddressOf, type TrustedProxies } from '../../core/net/trusted-pro
 import { fail, type GatewayEnv } from './http';
 
 export interface RateLimitOptions {
-  /** Requests per key per window, and failed authentications per (address, key prefix) (default 600). */
+  /** Requests per key per window, and failed authentications per client address (default 600). */
   points?: number;
   /** Window in seconds (default 60). */
   windowSeconds?: number;
@@ -33,7 +32,7 @@ export interface RateLimitOptions {
 }
 
 export interface GatewayRateLimits {
-  /** Before authentication: refuses a spent (address, prefix) bucket; counts every 401. */
+  /** Before authentication: refuses a spent address (a guessable credential only); counts every 401. */
   failedAuth: MiddlewareHandler<GatewayEnv>;
   /** After authentication: one point per request of the caller's key. */
   perKey: MiddlewareHandler<GatewayEnv>;
@@ -49,17 +48,10 @@ export function presentedKey(c: Context): string | undefined {
   return c.req.header('x-api-key') ?? bearer;
 }
 
-/** The failure bucket a request falls into, and whether its secret is one nobody can guess. */
-function failureBucket(c: Context, address: string): { bucket: string; unguessable: boolean } {
+/** Whether the request's credential is one nobody can guess (by its prefix): a key of ours, or a stream token. */
+function unguessable(c: Context): boolean {
   const key = presentedKey(c);
-  if (key !== undefined) {
-    const ours = parseApiKey(key);
-    return ours
-      ? { bucket: `${address}|drk_${ours.id}`, unguessable: true }
-      : { bucket: `${address}|key`, unguessable: false };
-  }
-  if (c.req.query('token') !== undefined) return { bucket: `${address}|token`, unguessable: true };
-  return { bucket: `${address}|none`, unguessable: false };
+  return key !== undefined ? parseApiKey(key) !== undefined : c.req.query('token') !== undefined;
 }
 
 const retryIn = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
@@ -87,10 +79,10 @@ export function createRateLimits(opts: RateLimitOptions = {}): GatewayRateLimits
   };
 
   const failedAuth: MiddlewareHandler<GatewayEnv> = async (c, next) => {
-    const { bucket, unguessable } = failureBucket(c, address(c));
+    const bucket = address(c);
     const spent = await failures.get(bucket);
     const exhausted = spent !== null && spent.consumedPoints >= points;
-    if (exhausted && !unguessable) return tooManyFailures(c, spent.msBeforeNext);
+    if (exhausted && !unguessable(c)) return tooManyFailures(c, spent.msBeforeNext);
     await next();
     if (c.res.status !== 401) return;
     if (exhausted) {

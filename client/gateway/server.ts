@@ -7,7 +7,7 @@
  *   DREACT_GATEWAY_TOKEN_SECRET      signs stream tokens (set it when several gateways serve one API)
  *   DREACT_CORS_ORIGINS              browser origins allowed to call the API (comma-separated)
  *   DREACT_RATE_LIMIT_PER_MINUTE     requests per API key per minute (default 600; 429 + Retry-After),
- *                                    and failed authentications per client address and key prefix
+ *                                    and failed authentications per client address
  *   DREACT_TRUSTED_PROXIES           proxies (CIDRs or addresses, comma-separated) whose
  *                                    X-Forwarded-For names the client; default none (the peer is the client)
  *   DREACT_STREAM_RETENTION_SECONDS  age after which stream events are pruned (default 7 days)

@@ -2,9 +2,11 @@
  * Security (issue 36, holes 4, 5 and 10): rate limits that protect rather than lock out.
  *
  * - behind a TLS proxy every user shares its address: another client's failed keys from that
- *   address never refuse a valid key (failures are counted per address AND key prefix), and the
- *   client's address is the one a TRUSTED proxy forwarded (X-Forwarded-For from anyone else is
- *   ignored);
+ *   address never refuse a valid key (once the address's failure budget is spent, guessable
+ *   credentials — DREACT_API_KEYS-style keys, malformed or missing ones — get 429 before any check,
+ *   while a `drk_` key is still checked and passes when valid: its prefix says it is a 256-bit
+ *   secret nobody guesses), and the client's address is the one a TRUSTED proxy forwarded
+ *   (X-Forwarded-For from anyone else is ignored);
  * - `/v1` and `/mcp` share ONE failed-auth budget and one budget per key (before: each had its
  *   own, doubling the guessing budget, and /mcp answered 401 after /v1 had locked the address out);
  * - a JSON-RPC batch on /mcp costs one point per call, and `start_turn` is refused inside a batch.
