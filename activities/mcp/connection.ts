@@ -5,8 +5,9 @@
  * transport closes (a stdio server that died is started again) and closes on shutdown.
  *
  * Secrets: env and header values are resolved here, in the worker, from the agent's secrets; every
- * message this module produces (errors, the reason a server is down) passes through `redact`, so a
- * secret never reaches a log, the timeline or history.
+ * message this module produces (errors, the reason a server is down) passes through `redact` — the
+ * secret raw, base64, hex, URL-encoded or JSON-escaped (core/text/redact.ts) — and so does every
+ * result (tools.ts, result.ts), so a secret never reaches a log, the timeline or history.
  *
  * A call while the server is reconnecting waits for it (up to the call's own timeout); a call that
  * finds no connection in that time throws `McpUnavailableError`, which Temporal retries.
@@ -15,6 +16,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { secretRedactor } from '../../core/text/redact';
 
 /**
  * The SDK's client classes, loaded at the first connection (~0.3 s of module loading that a worker
@@ -71,19 +73,13 @@ export class McpConnection {
   private waiters: Array<() => void> = [];
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
-  private readonly redactions: string[];
+  /** Replaces this server's secrets in every encoded form (core/text/redact.ts). */
+  readonly redact: (text: string) => string;
 
   constructor(private readonly opts: McpConnectionOptions) {
     this.name = opts.name;
     this.config = opts.config;
-    this.redactions = [...(opts.secretValues ?? [])].filter((v) => v.length >= 4).sort((a, b) => b.length - a.length);
-  }
-
-  /** `text` with every secret value of this server replaced. */
-  redact(text: string): string {
-    let out = text;
-    for (const v of this.redactions) out = out.split(v).join('[secret]');
-    return out;
+    this.redact = secretRedactor(opts.secretValues ?? []);
   }
 
   /** Connects once; on failure the server is `down` (with the reason) and reconnects in the background. */

@@ -5,12 +5,16 @@
  * result names them by path — the timeline and history stay small; a `resource_link` is read from
  * its server and stored the same way, so `react.read` opens it. Text over `MAX_RESULT_CHARS` is
  * stored whole and shown cut. `isError: true` is an observation with ok:false (never retried).
+ * Every text — parts, text resources stored as files, structured content, the observation's text
+ * and meta — passes through the server's `redact` first (its secrets in every encoded form:
+ * core/text/redact.ts); binary parts (images, audio, blobs) are stored as they are.
  *
  * Files are written with mode 'once' under keys fixed by the call id, so a retried attempt writes
  * nothing twice.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolContext, ToolObservation } from '../tools/types';
+import { redactDeep } from '../../core/text/redact';
 
 /** Most characters of result text shown inline (the rest stays readable as a file). */
 export const MAX_RESULT_CHARS = 100_000;
@@ -42,10 +46,13 @@ export interface ResultContext {
   tool: string;
   /** Reads a resource_link's resource from the server. */
   readResource(uri: string): Promise<{ contents: Resource[] }>;
+  /** The server's secrets out of a text (default: none to redact). */
+  redact?: (text: string) => string;
 }
 
 export async function observationOf(result: CallToolResult, r: ResultContext): Promise<ToolObservation> {
   const { ctx } = r;
+  const redact = r.redact ?? ((t: string) => t);
   const base = `${ctx.turnId}/outputs/mcp/${ctx.callId}`;
   const pathOf = (key: string) => `fi:${ctx.turnId}.outputs/${key.slice(`${ctx.turnId}/outputs/`.length)}`;
   const lines: string[] = [];
@@ -74,7 +81,8 @@ export async function observationOf(result: CallToolResult, r: ResultContext): P
   };
   const storeResource = async (res: Resource, note: string) => {
     const mime = res.mimeType ?? (res.text !== undefined ? 'text/plain' : 'application/octet-stream');
-    const bytes = res.text !== undefined ? Buffer.from(res.text, 'utf8') : Buffer.from(res.blob ?? '', 'base64');
+    const bytes =
+      res.text !== undefined ? Buffer.from(redact(res.text), 'utf8') : Buffer.from(res.blob ?? '', 'base64');
     await store(bytes, mime, res.uri, `${note} ${res.uri}`);
   };
   for (const part of result.content ?? []) {
@@ -83,7 +91,7 @@ export async function observationOf(result: CallToolResult, r: ResultContext): P
   async function convertPart(part: Part): Promise<void> {
     switch (part.type) {
       case 'text':
-        lines.push(part.text);
+        lines.push(redact(part.text));
         return;
       case 'image':
       case 'audio':
@@ -98,7 +106,7 @@ export async function observationOf(result: CallToolResult, r: ResultContext): P
           if (read.contents.length === 0) lines.push(`[resource ${part.uri}: empty]`);
           for (const c of read.contents) await storeResource(c, 'resource');
         } catch (err) {
-          lines.push(`[resource ${part.uri} (${part.name}) could not be read: ${(err as Error).message}]`);
+          lines.push(redact(`[resource ${part.uri} (${part.name}) could not be read: ${(err as Error).message}]`));
         }
         return;
       }
@@ -107,19 +115,22 @@ export async function observationOf(result: CallToolResult, r: ResultContext): P
     }
   }
   if (result.structuredContent && !lines.some((l) => l.trim().startsWith('{')))
-    lines.push(JSON.stringify(result.structuredContent));
-  let text = lines.join('\n');
+    lines.push(JSON.stringify(redactDeep(result.structuredContent, redact)));
+  let text = redact(lines.join('\n'));
   if (text.length > MAX_RESULT_CHARS) {
     const key = `${base}/result.txt`;
     await ctx.store.writeFile({ key, turnId: ctx.turnId, mime: 'text/plain', content: text, createdBy: 'mcp' }, 'once');
     text = `${text.slice(0, MAX_RESULT_CHARS)}\n[RESULT TRUNCATED: ${text.length} characters; the whole result is ${pathOf(key)}]`;
   }
-  return {
-    ok: result.isError !== true,
-    text: text || (result.isError ? '(the tool reported an error without text)' : '(no content)'),
-    meta: {
-      mcp: { server: r.server, tool: r.tool, ...(result.isError ? { is_error: true } : {}) },
-      ...(files.length ? { files } : {}),
+  return redactDeep(
+    {
+      ok: result.isError !== true,
+      text: text || (result.isError ? '(the tool reported an error without text)' : '(no content)'),
+      meta: {
+        mcp: { server: r.server, tool: r.tool, ...(result.isError ? { is_error: true } : {}) },
+        ...(files.length ? { files } : {}),
+      },
     },
-  };
+    redact,
+  );
 }

@@ -135,6 +135,7 @@ function implementation(conn: McpConnection, name: string, id: string): ToolImpl
         server: conn.name,
         tool: name,
         readResource: (uri) => conn.readResource(uri, ctx.signal) as Promise<{ contents: Array<{ uri: string }> }>,
+        redact: conn.redact,
       });
       if (attempt === undefined) return obs;
       return {

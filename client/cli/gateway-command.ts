@@ -24,6 +24,7 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       allowScripted: config.allowScripted,
       models: config.models,
       rateLimitPerMinute: config.rateLimitPerMinute,
+      trustedProxies: config.trustedProxies,
       // One JSON line per request (and per internal error), with its request id.
       logger: pino({ name: 'dreact-gateway' }),
       port: opts.port ?? config.port,

@@ -35,8 +35,6 @@ import {
   accessLog,
   bodyLimits,
   corsAllowList,
-  rateLimitFailedAuth,
-  rateLimitPerKey,
   requestIds,
   securityHeaders,
   singleQueryValues,
@@ -44,6 +42,8 @@ import {
   type Logger,
 } from './hardening';
 import { traceRequests } from './tracing';
+import { createRateLimits } from './rate-limits';
+import type { TrustedProxies } from '../../core/net/trusted-proxies';
 
 export interface GatewayOptions {
   client: DreactClient;
@@ -69,8 +69,10 @@ export interface GatewayOptions {
   attachmentLimits?: Partial<AttachmentLimits>;
   /** Origins allowed to call the API from a browser (DREACT_CORS_ORIGINS); none: same origin only. */
   corsOrigins?: readonly string[];
-  /** Requests per API key per minute (DREACT_RATE_LIMIT_PER_MINUTE, default 600). */
+  /** Requests per API key per minute (DREACT_RATE_LIMIT_PER_MINUTE, default 600); failed authentications per client address likewise. */
   rateLimitPerMinute?: number;
+  /** Proxies whose X-Forwarded-For names the client (DREACT_TRUSTED_PROXIES); none: the peer is the client. */
+  trustedProxies?: TrustedProxies;
   /** Structured JSON logs (default: silent). */
   logger?: Logger;
   /** Serve the web chat at `/` (default true). */
@@ -209,8 +211,14 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     return c.json({ ok, ...checks }, ok ? 200 : 503);
   });
 
-  // Failed authentication is limited per client address before any key is looked up.
-  app.use('/v1/*', rateLimitFailedAuth({ points: opts.rateLimitPerMinute ?? 600, windowSeconds: 60 }));
+  // One set of limits for /v1 and /mcp (rate-limits.ts): failed authentication per client address
+  // (a valid drk_ key is never refused by it), then requests per key.
+  const limits = createRateLimits({
+    points: opts.rateLimitPerMinute ?? 600,
+    windowSeconds: 60,
+    ...(opts.trustedProxies ? { trustedProxies: opts.trustedProxies } : {}),
+  });
+  app.use('/v1/*', limits.failedAuth);
   // Who calls: a key from Postgres, a key of the local tenant from the environment, a stream token
   // (checked by the stream route itself), or — in insecure mode — an anonymous local reader.
   app.use('/v1/*', async (c, next) => {
@@ -231,10 +239,10 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     else c.set('principal', ANONYMOUS_PRINCIPAL);
     await next();
   });
-  app.use('/v1/*', rateLimitPerKey({ points: opts.rateLimitPerMinute ?? 600, windowSeconds: 60 }));
+  app.use('/v1/*', limits.perKey);
   app.use('/v1/*', singleQueryValues());
   const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
-  const limits = AttachmentLimitsSchema.parse(opts.attachmentLimits ?? {});
+  const attachmentLimits = AttachmentLimitsSchema.parse(opts.attachmentLimits ?? {});
   // Per route: edits and feedback are small, a turn's JSON up to maxSize, a multipart turn up to
   // the turn's attachment cap (only multipart bodies may be large).
   app.use(
@@ -242,12 +250,18 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     bodyLimits({
       default: maxSize,
       turn: maxSize,
-      multipartTurn: Math.max(maxSize, limits.maxTurnBytes + 1024 * 1024),
+      multipartTurn: Math.max(maxSize, attachmentLimits.maxTurnBytes + 1024 * 1024),
       small: Math.min(maxSize, SMALL_BODY_BYTES),
     }),
   );
 
-  registerTurnRoutes(app, client, pool, { modelPolicy, limits, tokens, streamOpts, keyStillActive });
+  registerTurnRoutes(app, client, pool, {
+    modelPolicy,
+    limits: attachmentLimits,
+    tokens,
+    streamOpts,
+    keyStillActive,
+  });
 
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);
@@ -258,7 +272,9 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     pool,
     principalFor: async (key) => (validEnvKey(key) ? ENV_PRINCIPAL : ((await verifyApiKey(pool, key)) ?? undefined)),
     ...(notifier ? { notifier } : {}),
-    rateLimitPerMinute: opts.rateLimitPerMinute ?? 600,
+    limits,
+    origins: opts.corsOrigins ?? [],
+    logger,
   });
   registerFileRoutes(app, pool, { signer, keyStillActive });
   // The HTML canvas frame (its own CSP) and the composite canvases of finished turns.

@@ -7,7 +7,8 @@
  * (`sandbox allow-scripts`: an opaque origin even when opened on its own — no cookies, no storage,
  * no access to the chat page or its API key), inline script and style run, nothing is fetched
  * (`default-src 'none'`: no request to the API or anywhere else; images and fonts only as data:
- * or blob: URLs), and only a page of this origin may frame it. Its one script waits for the
+ * or blob: URLs), no WebRTC (canvas-frame.ts: the interfaces removed, no nested frame with a script
+ * of its own), and only a page of this origin may frame it. Its one script waits for the
  * canvas HTML from the frame's parent (postMessage) and writes it as the frame's document; the
  * chat (client/web/components/canvas.tsx) frames it with `sandbox="allow-scripts"` and posts the
  * HTML once per version. The frame is static: the canvas HTML never reaches the gateway.
@@ -24,33 +25,7 @@ import { getArtifact } from '../../store/artifact-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { compositeCanvases } from '../../store/turn-display-store';
 import { conversationId, need, ownedConversation, shownId, type GatewayEnv } from './http';
-
-/** The frame's policy: its own opaque origin, inline script and style, no network, framed by this origin only. */
-export const CANVAS_FRAME_CSP = [
-  'sandbox allow-scripts',
-  "default-src 'none'",
-  "script-src 'unsafe-inline'",
-  "style-src 'unsafe-inline'",
-  'img-src data: blob:',
-  'font-src data:',
-  'media-src data: blob:',
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'self'",
-].join('; ');
-
-/**
- * The frame: the first message from its parent that carries `{html}` becomes the document
- * (document.write keeps this document's policy; the listener goes with the old document).
- */
-export const CANVAS_FRAME_HTML = `<!doctype html><html><head><meta charset="utf-8"><title>canvas</title></head><body><script>
-addEventListener('message', function (e) {
-  if (e.source !== parent || !e.data || typeof e.data.html !== 'string') return;
-  document.open();
-  document.write(e.data.html);
-  document.close();
-});
-</script></body></html>`;
+import { CANVAS_FRAME_CSP, CANVAS_FRAME_HTML } from './canvas-frame';
 
 export function registerCanvasRoutes(app: Hono<GatewayEnv>, pool: Pool): void {
   app.get('/canvas-frame.html', (c) => {

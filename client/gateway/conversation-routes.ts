@@ -35,12 +35,13 @@ import {
   ownedConversation,
   ownerOf,
   shownId,
+  wholeNumber,
   zodMessage,
   type GatewayEnv,
 } from './http';
 
 const PageSchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: wholeNumber(1, 100).default(20),
   cursor: z.string().max(200).optional(),
 });
 const RenameSchema = z.strictObject({
@@ -50,7 +51,7 @@ const RenameSchema = z.strictObject({
     .max(200, 'title is too long (200 at most)')
     .superRefine(userTextCheck('title')),
 });
-const UsageQuerySchema = z.strictObject({ days: z.coerce.number().int().min(1).max(366).default(30) });
+const UsageQuerySchema = z.strictObject({ days: wholeNumber(1, 366).default(30) });
 
 const encodeCursor = (c: { lastActivity: string; id: string }) =>
   Buffer.from(JSON.stringify([c.lastActivity, c.id])).toString('base64url');

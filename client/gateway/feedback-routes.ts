@@ -27,6 +27,7 @@ import {
   ownedConversation,
   ownerOf,
   shownId,
+  wholeNumber,
   zodMessage,
   type GatewayEnv,
 } from './http';
@@ -56,8 +57,8 @@ const FeedbackBodySchema = z.strictObject({
 const FeedbackQuerySchema = z.strictObject({
   rating: RatingFilterSchema.optional(),
   origin: z.enum(FEEDBACK_ORIGINS).optional(),
-  days: z.coerce.number().int().min(1).max(366).default(30),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  days: wholeNumber(1, 366).default(30),
+  limit: wholeNumber(1, 500).default(100),
 });
 
 export function registerFeedbackRoutes(app: Hono<GatewayEnv>, pool: Pool): void {

@@ -30,6 +30,7 @@ import {
   need,
   ownedConversation,
   shownId,
+  wholeNumber,
   zodMessage,
   type GatewayEnv,
 } from './http';
@@ -59,7 +60,7 @@ export interface FileEntry extends HostedFile {
 }
 
 const ListQuerySchema = z.strictObject({
-  turn: z.coerce.number().int().min(1).optional(),
+  turn: wholeNumber(1).optional(),
   signed: z.enum(['0', '1', 'true', 'false']).optional(),
 });
 const DownloadQuerySchema = z.strictObject({
@@ -105,6 +106,16 @@ export function fileKeyOf(rawTail: string): string {
   if (!/^[A-Za-z0-9_-]+\/(files|outputs|attachments)\/./.test(decoded))
     throw new DreactError('file path: expected <turn id>/outputs|files|attachments/<name>', 'bad_input');
   return decoded;
+}
+
+/**
+ * The request's path as the client sent it. URL parsing resolves dot segments — `%2e%2e` too —
+ * before routing, so the routed path of `…/outputs/%2e%2e/outputs/x` is `…/outputs/x`; the file key
+ * is decided on the path as sent (decoded by fileKeyOf), where that `..` is a 400.
+ */
+function requestTarget(c: Context): string {
+  const raw = (c.env as { incoming?: { url?: string } } | undefined)?.incoming?.url;
+  return (raw ?? new URL(c.req.url).pathname).split('?')[0]!;
 }
 
 /** `Content-Disposition` with an ASCII fallback name and the exact name as `filename*` (RFC 6266 / 8187). */
@@ -198,7 +209,7 @@ export function registerFileRoutes(app: Hono<GatewayEnv>, pool: Pool, opts: File
   const download = async (c: Context<GatewayEnv>) => {
     const q = DownloadQuerySchema.safeParse(c.req.query());
     if (!q.success) throw new DreactError(zodMessage(q.error), 'bad_input');
-    const tail = /^\/v1\/conversations\/[^/]+\/files\/(.+)$/.exec(new URL(c.req.url).pathname)?.[1];
+    const tail = /^\/v1\/conversations\/[^/]+\/files\/(.+)$/.exec(requestTarget(c))?.[1];
     if (!tail) throw new DreactError('file path: missing', 'bad_input');
     const path = fileKeyOf(tail);
     let principal: Principal;

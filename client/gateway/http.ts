@@ -44,6 +44,17 @@ export function fail(c: Context, code: ErrorCode, message: string): Response {
 /** Each issue as `<field path>: <rule>` (`options.model.foo: unrecognized key`), core/validation.ts. */
 export const zodMessage = (err: z.ZodError) => formatZodError(err);
 
+/**
+ * A whole number in a URL (a path segment or a query value): digits only, so `1e1`, `10.0`, ` 10`,
+ * `+5` or `0x10` are a 400 naming the parameter (the error's path), never another number.
+ */
+export const wholeNumber = (min: number, max = 1_000_000_000) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,10}$/, 'a whole number in digits only (no sign, point, exponent or spaces)')
+    .transform(Number)
+    .pipe(z.number().min(min, `a number from ${min}`).max(max, `a number up to ${max}`));
+
 export async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown;
   try {

@@ -12,11 +12,11 @@ import type { DreactClient } from '../api';
 import { DreactError } from '../api';
 import { inspectText } from '../../core/evals/inspect';
 import { inspectRoundRequest } from '../cli/inspect-command';
-import { conversationId, need, ownedConversation, shownId, zodMessage, type GatewayEnv } from './http';
+import { conversationId, need, ownedConversation, shownId, wholeNumber, zodMessage, type GatewayEnv } from './http';
 
 const RoundParamsSchema = z.object({
-  turn: z.coerce.number().int().min(1, 'turn: a turn number from 1'),
-  round: z.coerce.number().int().min(1, 'round: a round number from 1').max(100),
+  turn: wholeNumber(1),
+  round: wholeNumber(1, 100),
 });
 
 export function registerInspectRoutes(app: Hono<GatewayEnv>, client: DreactClient, pool: Pool): void {

@@ -6,7 +6,10 @@
  *   DREACT_GATEWAY_INSECURE=1        …unless this is set: local dev, anonymous reads only
  *   DREACT_GATEWAY_TOKEN_SECRET      signs stream tokens (set it when several gateways serve one API)
  *   DREACT_CORS_ORIGINS              browser origins allowed to call the API (comma-separated)
- *   DREACT_RATE_LIMIT_PER_MINUTE     requests per API key per minute (default 600; 429 + Retry-After)
+ *   DREACT_RATE_LIMIT_PER_MINUTE     requests per API key per minute (default 600; 429 + Retry-After),
+ *                                    and failed authentications per client address
+ *   DREACT_TRUSTED_PROXIES           proxies (CIDRs or addresses, comma-separated) whose
+ *                                    X-Forwarded-For names the client; default none (the peer is the client)
  *   DREACT_STREAM_RETENTION_SECONDS  age after which stream events are pruned (default 7 days)
  *   DREACT_GATEWAY_HOST / _PORT      listen address (default port 8787; host 0.0.0.0 with keys,
  *                                    127.0.0.1 in insecure mode so anonymous reads stay on loopback)
@@ -20,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createGatewayApp, type GatewayApp, type GatewayOptions } from './app';
 import { DEFAULT_STREAM_RETENTION_SECONDS, startStreamPruner, type StreamPruner } from './prune';
+import { parseTrustedProxies, type TrustedProxies } from '../../core/net/trusted-proxies';
 
 export const DEFAULT_GATEWAY_PORT = 8787;
 
@@ -32,6 +36,7 @@ export interface GatewayEnvConfig {
   tokenSecret?: string;
   corsOrigins: string[];
   rateLimitPerMinute: number;
+  trustedProxies: TrustedProxies;
   allowScripted: boolean;
   models: string[];
   publicTemporalUiUrl?: string;
@@ -73,6 +78,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
       .map((o) => o.trim())
       .filter(Boolean),
     rateLimitPerMinute: positiveInt(env.DREACT_RATE_LIMIT_PER_MINUTE, 'DREACT_RATE_LIMIT_PER_MINUTE', 600),
+    trustedProxies: parseTrustedProxies(env.DREACT_TRUSTED_PROXIES),
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
     allowScripted: flag(env.DREACT_ALLOW_SCRIPTED),
     models: list(env.DREACT_GATEWAY_MODELS),

@@ -22,7 +22,7 @@ import { turnRequest } from './turn-request';
 import type { StreamTokens } from './stream-token';
 import { sseStream, type SseStreamOptions } from './sse-stream';
 import { parseOffset } from './protocol';
-import { knownAgent } from './agent-routes';
+import { checkTurnStart } from './turn-check';
 import {
   clientIdParam,
   conversationId,
@@ -65,10 +65,13 @@ export function registerTurnRoutes(
     // an own conversation (and ids are scoped per caller, so "foreign" is unreachable anyway).
     const { body, uploads } = await turnRequest(c);
     const options = clientTurnOptions(body.options, modelPolicy);
-    if (body.agent !== undefined) {
-      client.validateTurn(id, body.prompt, options, 'msg_validate', undefined, body.agent);
-      await knownAgent(pool, body.agent, principal);
-    }
+    await checkTurnStart(client, pool, principal, {
+      conversationId: id,
+      prompt: body.prompt,
+      options,
+      messageId: body.messageId,
+      agent: body.agent,
+    });
     // An existing conversation must be the caller's; a new one becomes the caller's.
     const existing = await conversationOwner(pool, id);
     if ((existing && !canSee(principal, existing)) || (!existing && !mayCreate))

@@ -13,10 +13,17 @@ import type { Pool } from 'pg';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { Logger } from 'pino';
 import { DreactError, type DreactClient } from '../api';
 import { hasScope, type KeyScope, type Principal } from '../../core/tenancy/principal';
 import { clientConversationId, scopeConversationId } from '../../core/tenancy/conversation-space';
+import { textProblem } from '../../core/text';
 import { canSee, claimConversation, conversationOwner } from '../../store/tenancy-store';
+import { listTurns } from '../../store/turn-store';
+import { checkTurnStart } from '../gateway/turn-check';
+import { publicTurnError } from '../gateway/public-errors';
+import { ConversationFailure, publicText, toolFailure } from './errors';
 import { listConversations } from '../../store/conversation-list-store';
 import { loadStreamSeq } from '../../store/conversation-store';
 import { loadBlocks } from '../../store/timeline-store';
@@ -31,13 +38,22 @@ export interface DreactMcpOptions {
   notifier?: StreamNotifier;
   /** Longest wait for an answer (default 10 min). */
   maxWaitMs?: number;
+  /** Where an internal error's details go (the client sees the project's own message). */
+  logger?: Logger;
 }
 
-const ConversationIdParam = z
-  .string()
-  .min(1)
-  .max(200)
-  .describe('The conversation id (as list_conversations shows it).');
+/** A text argument Postgres can store and a person can read (core/text.ts), named in the error. */
+const Text = (max: number, rules?: { visible?: boolean }) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s, rules);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+
+const ConversationIdParam = Text(200).describe('The conversation id (as list_conversations shows it).');
 const TEXT_CAP = 4_000;
 
 type Extra = {
@@ -59,6 +75,16 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     if (!hasScope(principal, scope)) throw new DreactError(`this API key lacks the "${scope}" scope`, 'bad_input');
   };
   const shown = (id: string) => clientConversationId(principal, id);
+  /** A tool body whose failures become `isError` results in the project's words (errors.ts). */
+  const guarded =
+    <A, E>(fn: (args: A, extra: E) => Promise<CallToolResult>) =>
+    async (args: A, extra: E): Promise<CallToolResult> => {
+      try {
+        return await fn(args, extra);
+      } catch (err) {
+        return toolFailure(err, principal, o.logger);
+      }
+    };
   /** The stored id of a conversation the caller sees (else "no conversation"). */
   const owned = async (clientId: string) => {
     const { id } = scopeConversationId(principal, clientId);
@@ -113,6 +139,12 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
         ),
       ]);
       return result;
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) throw new ConversationFailure(id, err);
+      // The turn's recorded error as a client may read it (never a driver's text).
+      const row = (await listTurns(pool, id)).find((t) => t.turnId === turnId);
+      const reason = row?.error ? publicTurnError(row.error) : 'see the conversation state';
+      throw new ConversationFailure(id, new DreactError(`turn ${turnIndex} failed: ${reason}`, 'failed'));
     } finally {
       clearTimeout(timer);
       stop.abort();
@@ -135,12 +167,10 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
       description:
         'Sends a prompt as the next turn of a conversation (a new one when conversation_id is absent or new) and, unless wait is false, waits for the answer, reporting progress.',
       inputSchema: {
-        prompt: z.string().min(1).max(64_000),
+        prompt: Text(64_000),
         conversation_id: ConversationIdParam.optional(),
         wait: z.boolean().default(true).describe('Wait for the answer (default true).'),
-        agent: z
-          .string()
-          .max(64)
+        agent: Text(64)
           .optional()
           .describe("The agent a new conversation runs under (default: the conversation's, else default)."),
       },
@@ -153,8 +183,15 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
       if ((existing && !canSee(principal, existing)) || (!existing && !scoped.mayCreate))
         throw new DreactError(`no conversation "${clientId}"`, 'not_found');
       const messageId = `msg_${randomUUID()}`;
+      // Everything checked before anything is written (turn-check.ts, as POST …/turns does).
+      // A refused start of a new conversation leaves nothing behind, and names no id that does not exist.
+      await checkTurnStart(client, pool, principal, { conversationId: scoped.id, prompt, messageId, agent }).catch(
+        (err: unknown) => {
+          if (existing) throw new ConversationFailure(scoped.id, err);
+          throw err instanceof DreactError ? new DreactError(`${err.message} (nothing was created)`, err.code) : err;
+        },
+      );
       if (!existing) {
-        client.validateTurn(scoped.id, prompt, {}, messageId);
         const owner = await claimConversation(pool, scoped.id, {
           tenantId: principal.tenantId,
           projectId: principal.projectId,
@@ -163,7 +200,11 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
         if (!canSee(principal, owner)) throw new DreactError(`no conversation "${clientId}"`, 'not_found');
       }
       const after = await loadStreamSeq(pool, scoped.id);
-      const started = await client.startTurn(scoped.id, prompt, {}, messageId, undefined, principal, agent);
+      const started = await client
+        .startTurn(scoped.id, prompt, {}, messageId, undefined, principal, agent)
+        .catch((err: unknown) => {
+          throw new ConversationFailure(scoped.id, err);
+        });
       if (!doWait)
         return ok(`turn ${started.turnIndex} of ${shown(scoped.id)} started`, {
           conversation_id: shown(scoped.id),
@@ -192,13 +233,18 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     {
       description:
         'Steers the running turn of a conversation: it stops its work and answers now, with this text in mind.',
-      inputSchema: { conversation_id: ConversationIdParam, text: z.string().min(1).max(64_000) },
+      inputSchema: { conversation_id: ConversationIdParam, text: Text(64_000) },
     },
     guarded(async ({ conversation_id, text }) => {
       need('write');
       const id = await owned(conversation_id);
       const r = await client.steer(id, text);
-      return ok(`steered ${conversation_id}`, { conversation_id, routed_to: r.routedTo });
+      // The turn it reached by number (its workflow id holds the stored, tenant-scoped id).
+      const turn = /\/turn\/(\d+)$/.exec(r.routedTo ?? '')?.[1];
+      return ok(publicText(principal, `steered ${conversation_id}${turn ? ` (turn ${turn})` : ''}`), {
+        conversation_id,
+        ...(turn ? { turn_index: Number(turn) } : {}),
+      });
     }),
   );
 
@@ -252,7 +298,7 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
       description: 'Reads logical paths of a conversation, as react.read names them (fi:, tc:, ar:, so:, su:, ws:).',
       inputSchema: {
         conversation_id: ConversationIdParam,
-        paths: z.array(z.string().min(1).max(2_000)).min(1).max(20),
+        paths: z.array(Text(2_000)).min(1).max(20),
       },
       annotations: { readOnlyHint: true },
     },
@@ -277,7 +323,7 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
         "Searches a conversation's memory (lexical, as react.memsearch): earlier answers, prompts, attachments, summaries.",
       inputSchema: {
         conversation_id: ConversationIdParam,
-        query: z.string().min(1).max(2_000),
+        query: Text(2_000),
         top_k: z.number().int().min(1).max(50).default(5),
       },
       annotations: { readOnlyHint: true },
@@ -297,18 +343,6 @@ function ok(text: string, structured: Record<string, unknown>): CallToolResult {
 }
 
 const cap = (t: string) => (t.length > TEXT_CAP ? `${t.slice(0, TEXT_CAP)}…[${t.length} characters]` : t);
-
-/** A tool body whose DreactErrors become `isError` results (the caller's mistake, not a protocol error). */
-function guarded<A, E>(fn: (args: A, extra: E) => Promise<CallToolResult>) {
-  return async (args: A, extra: E): Promise<CallToolResult> => {
-    try {
-      return await fn(args, extra);
-    } catch (err) {
-      if (err instanceof DreactError) return { isError: true, content: [{ type: 'text', text: err.message }] };
-      throw err;
-    }
-  };
-}
 
 /** One line per live event for a progress notification. */
 function eventLine(e: StreamEvent): string {

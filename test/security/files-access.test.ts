@@ -208,6 +208,23 @@ test('attack: path traversal — dot segments, encoded, double-encoded, absolute
   assert.equal(fileKeyOf('turn_1/outputs/r%C3%A9sum%C3%A9.pdf'), 'turn_1/outputs/résumé.pdf');
 });
 
+test('attack: an encoded dot segment that stays inside the conversation (%2e%2e, .%2E) is served (200) → 400, decided on the path as sent', async () => {
+  const base = `/v1/conversations/${conv}/files`;
+  for (const p of [
+    `${base}/turn_1/outputs/%2e%2e/outputs/notes.txt`,
+    `${base}/turn_1/outputs/.%2E/outputs/notes.txt`,
+    `${base}/turn_1/outputs/%2e/notes.txt`,
+    `${base}/turn_1/outputs/%252e%252e/outputs/notes.txt`,
+  ]) {
+    const res = await raw(p, alice.key);
+    assert.equal(res.status, 400, `${p}: ${res.status} ${res.body}`);
+    assert.match(res.body, /file path/);
+    assert.doesNotMatch(res.body, /plain notes/);
+  }
+  const plain = await raw(`${base}/turn_1/outputs/notes.txt`, alice.key);
+  assert.equal(plain.status, 200);
+});
+
 test('attack: HTML and SVG are attachments under CSP sandbox; text is inline; names are safe in Content-Disposition', async () => {
   for (const [name, type] of [
     ['page.html', 'text/html; charset=utf-8'],

@@ -61,6 +61,31 @@ test('attack: Last-Event-ID and ?after in other notations (0x10, 1e3, 0b1, 1.0, 
   await ok.body!.cancel();
 });
 
+test('attack: turn and round numbers in other notations (1e1 as turn 10, 10.0, " 10", +1, 0x1) → 400 naming the parameter', async () => {
+  const cases: Array<[string, string, string]> = [
+    ['1e1', '1', 'turn'],
+    ['10.0', '1', 'turn'],
+    [' 10', '1', 'turn'],
+    ['+1', '1', 'turn'],
+    ['0x1', '1', 'turn'],
+    ['1', '1e0', 'round'],
+    ['1', '1.5', 'round'],
+  ];
+  for (const [turn, round, name] of cases) {
+    const res = await get(
+      `/v1/conversations/${conv}/turns/${encodeURIComponent(turn)}/rounds/${encodeURIComponent(round)}/request`,
+    );
+    assert.equal(res.status, 400, `turn ${JSON.stringify(turn)} round ${JSON.stringify(round)}`);
+    assert.match(((await res.json()) as { error: { message: string } }).error.message, new RegExp(`^${name}: `));
+  }
+  for (const q of ['limit=1e1', 'limit=10.0', 'limit=%2010']) {
+    const res = await get(`/v1/conversations?${q}`);
+    assert.equal(res.status, 400, q);
+    assert.match(((await res.json()) as { error: { message: string } }).error.message, /^limit: /);
+  }
+  assert.equal((await get('/v1/conversations?limit=10')).status, 200);
+});
+
 test('attack: repeated query parameters silently use the first value → 400 naming the parameter', async () => {
   for (const path of ['/v1/conversations?limit=1&limit=100', `/v1/conversations/${conv}/stream?after=0&after=5`]) {
     const res = await get(path);
