@@ -153,8 +153,9 @@ test('the MCP server’s start_turn answers an invisible agent as it answers an 
     };
     const hidden = await start('acme_only');
     const unknown = await start('nobody');
-    // The same answer (whatever its wording, which the MCP surface owns): nothing tells them apart.
-    assert.doesNotMatch(hidden, /acme_only/);
+    // The same answer as for an unknown name (the caller's own word echoed back, the visible agents
+    // listed): nothing tells them apart, and nothing was created (checked before any write).
+    assert.match(hidden, /unknown agent "acme_only" \(agents: default, open\)/);
     assert.equal(hidden.replace(/"acme_only"/g, '"nobody"'), unknown);
   } finally {
     await client.close();
