@@ -10,7 +10,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
@@ -22,7 +22,7 @@ import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 
 let stack: TestStack;
-const running: Array<{ worker: Worker; run: Promise<void> }> = [];
+const running: Array<{ worker: DreactWorker; run: Promise<void> }> = [];
 
 before(async () => {
   stack = await createTestStack('versioning');
