@@ -16,7 +16,9 @@ export interface TurnMetrics {
 }
 
 export function turnMetrics(): TurnMetrics {
-  const kind = workflowInfo().parent ? 'subagent' : 'turn';
+  // A subagent's turn runs as `conv/<parent>/sub/<callId>` (core/agents/subagents.ts); every turn
+  // is a child workflow (of its conversation's), so the parent alone does not tell.
+  const kind = workflowInfo().workflowId.includes('/sub/') ? 'subagent' : 'turn';
   const turns = (what: string) =>
     metricMeter.createCounter(`dreact_turns_${what}`, '{turn}', `Turns ${what} (kind: turn or subagent)`);
   return {

@@ -68,11 +68,10 @@ export function recordModelUsage(call: {
     );
 }
 
-/** A model call's duration and time to its first streamed token (seconds). */
+/** A model call's duration and time to its first streamed token (seconds); activityType says what for. */
 export function recordModelTiming(call: {
   provider: string;
   model?: string;
-  purpose: string;
   seconds: number;
   firstTokenSeconds?: number;
   error?: string;
@@ -82,7 +81,6 @@ export function recordModelTiming(call: {
     gen_ai_operation_name: OPERATION,
     gen_ai_provider_name: call.provider,
     gen_ai_request_model: call.model ?? 'unknown',
-    dreact_purpose: call.purpose,
     ...(call.error ? { error_type: call.error } : {}),
   };
   m.createHistogram(
@@ -143,12 +141,10 @@ export function timedProvider(provider: ModelProvider): ModelProvider {
         error = err instanceof ProviderError ? err.kind : 'error';
         throw err;
       } finally {
-        const purpose = request.metadata?.['purpose'];
         const model = answered.model ?? request.model ?? provider.model;
         recordModelTiming({
           provider: providerOfId(answered.provider ?? provider.id),
           ...(model !== undefined ? { model } : {}),
-          purpose: typeof purpose === 'string' ? purpose : 'decision',
           seconds: (performance.now() - started) / 1000,
           ...(first !== undefined ? { firstTokenSeconds: (first - started) / 1000 } : {}),
           ...(error ? { error } : {}),
