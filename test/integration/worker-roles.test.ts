@@ -29,6 +29,7 @@ import { LOCAL_SANDBOX } from '../support/exec';
 import { requiring } from '../support/requirements';
 import { queuesFromBase } from '../../core/turn/roles';
 import { taskQueuePollers } from '../../workers/roles';
+import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 const test = requiring(nodeTest, LOCAL_SANDBOX);
 
@@ -299,4 +300,26 @@ test('metrics: each process serves the SDK metrics and its own, and the counters
   // From the earlier turns: the MCP call on the tools process, the exec launches on the exec one.
   assert.equal(sample(await scrape('tools'), 'dreact_mcp_calls', { server: 'local', outcome: 'ok' }), 1);
   assert.equal(sample(await scrape('exec'), 'dreact_exec_launches', { backend: 'local', outcome: 'launched' }), 2);
+});
+
+test('dreact worker --roles runs those roles in a worker process; SIGTERM drains it; an unknown role is refused by name', async () => {
+  const bad = await runDreact(['worker', '--roles', 'models,gpu'], { env: stackCliEnv(stack) });
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /--roles: unknown worker role "gpu" \(use any of workflows, models, tools, exec, or all\)/);
+  const child = spawn(
+    process.execPath,
+    [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), 'worker', '--roles', 'tools'],
+    {
+      env: { ...process.env, ...env, ...stackCliEnv(stack), DREACT_WORKER_ROLES: 'exec' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let log = '';
+  child.stderr.on('data', (d: Buffer) => (log += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitFor('the worker polling', async () => log.includes('[worker] polling'), 60_000, 100);
+  // --roles wins over DREACT_WORKER_ROLES: this process runs the tools role only.
+  assert.match(log, new RegExp(`\\[worker\\] polling tools: ${queues().tools} on `));
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, log);
 });
