@@ -120,7 +120,8 @@ export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): Defined
     throw new Error(`${where}: needsApproval must be a boolean or a function of the params`);
   const activity = typeof def.ownActivity === 'string' ? { name: def.ownActivity } : def.ownActivity;
   if (activity && def.local) throw new Error(`${where}: a tool is either local or has an activity of its own`);
-  if (def.queue !== undefined && def.local) throw new Error(`${where}: a local tool runs in the turn's worker, not on a queue`);
+  if (def.queue !== undefined && def.local)
+    throw new Error(`${where}: a local tool runs in the turn's worker, not on a queue`);
   if (typeof def.run !== 'function') throw new Error(`${where}: run must be a function`);
   const declaration = declareTool<P>({
     id: def.id,

@@ -49,7 +49,7 @@ export const LOCAL_TURN_TIMEOUTS: TurnTimeouts = {
   modelsHeartbeatMs: 2_000,
   modelsStartToCloseMs: 10 * 60_000,
   toolsHeartbeatMs: 2_000,
-  waitingNoticeMs: 10_000,
+  waitingNoticeMs: 30_000,
 };
 
 const PROFILES: Record<TimeoutProfile, TimeoutSettings> = {

@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import {
   callTool,
   complete,
@@ -30,6 +30,7 @@ import { requiring } from '../support/requirements';
 import { queuesFromBase } from '../../core/turn/roles';
 import { taskQueuePollers } from '../../workers/roles';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
+import { recordHistory } from '../support/fixtures';
 
 const test = requiring(nodeTest, LOCAL_SANDBOX);
 
@@ -59,6 +60,7 @@ const scripts = {
     ],
   },
   'roles-helper': { rounds: [complete('helper done')] },
+  'roles-gold': { rounds: [callTool('mcp.local.echo', { text: 'gold' }), complete('gold done')] },
   'roles-load': {
     rounds: [
       callTool('react.write', { path: 'n.md', channel: 'internal', content: 'note', kind: 'file' }),
@@ -135,6 +137,7 @@ before(async () => {
   agent('roles-lead', `subagents: [roles-helper]\nmcp: ${mcp}\n`);
   agent('roles-helper');
   agent('roles-load');
+  agent('roles-gold', `mcp: ${mcp}\ntools: { queue: ${goldQueue()} }\n`);
   const scriptsFile = join(mkdtempSync(join(tmpdir(), 'dreact-roles-scripts-')), 'scripts.json');
   writeFileSync(scriptsFile, JSON.stringify(scripts));
   for (const role of ['workflows', 'tools', 'exec', 'health']) ports[role] = await freePort();
@@ -159,6 +162,7 @@ after(async () => {
 });
 
 const queues = () => queuesFromBase(stack.taskQueue);
+const goldQueue = () => `${stack.taskQueue}-gold`;
 
 test('a turn whose exec role has no poller says "waiting for a `exec` worker" in its current details, then runs when one starts', async () => {
   const main = startWorker('workflows,models', {
@@ -200,6 +204,9 @@ test('a turn whose exec role has no poller says "waiting for a `exec` worker" in
   const result = await stack.client.result(conv, 1);
   assert.equal(result.answer, 'waited');
   assert.ok(!(await currentDetails(started.workflowId)).includes('waiting for'), 'the waiting line is gone');
+  // Replay fixture of the shape (DREACT_RECORD_FIXTURES=1): the schedule-to-start notice, the
+  // pollers look-up and the activity scheduled again.
+  await recordHistory(stack.server.address, started.workflowId, 'turn-waiting-for-exec-worker-v6-roles');
 });
 
 test('a turn with exec, an MCP tool and a subagent runs each activity on its role queue and process', async () => {
@@ -322,4 +329,20 @@ test('dreact worker --roles runs those roles in a worker process; SIGTERM drains
   assert.match(log, new RegExp(`\\[worker\\] polling tools: ${queues().tools} on `));
   child.kill('SIGTERM');
   assert.equal(await exited, 0, log);
+});
+
+test("an agent file's tools.queue runs its tool calls on that queue's workers", async () => {
+  const gold = startWorker('tools', { DREACT_TASK_QUEUE_TOOLS: goldQueue() });
+  await gold.ready;
+  const conv = uniqueId('gold');
+  const started = await stack.client.startTurn(conv, 'echo', {}, undefined, undefined, undefined, 'roles-gold');
+  assert.equal((await stack.client.result(conv, 1)).answer, 'gold done');
+  const history = await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name?.startsWith('mcp'));
+  assert.equal(scheduled?.activityTaskScheduledEventAttributes?.taskQueue?.name, goldQueue());
+  const startedBy = events.find(
+    (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
+  )?.activityTaskStartedEventAttributes?.identity;
+  assert.equal(startedBy, `${gold.child.pid}@${hostname()}/tools`);
 });

@@ -179,9 +179,17 @@ for (const grace of [true, false]) {
     assert.equal(result.answer, 'Answer d.');
     const decide = await firstDecide(turn.workflowId);
     if (grace)
-      assert.deepEqual(decide, { attempt: 1, identity: `first-${conv}` }, 'round 1 finished on the draining worker');
+      assert.deepEqual(
+        decide,
+        { attempt: 1, identity: `first-${conv}/models` },
+        'round 1 finished on the draining worker',
+      );
     else {
-      assert.equal(decide.identity, `second-${conv}`, 'round 1 was retried on the next worker');
+      assert.equal(
+        decide.identity,
+        `second-${conv}/models`,
+        'round 1 was retried on the next worker (its models role)',
+      );
       assert.ok(decide.attempt >= 2);
       const blocks = await loadBlocks(stack.db.pool, conv);
       assert.ok(

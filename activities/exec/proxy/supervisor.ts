@@ -47,7 +47,8 @@ export function proxyOffer(registry: ToolRegistry, allowed?: readonly string[]):
 /** Whether a program may call the tool (registry and approval rules aside). */
 function proxyable(d: AnyToolDeclaration): boolean {
   // Tools that cannot run inside an exec's supervisor, or must not without a person.
-  if (d.consumesCode || d.child || d.needsApproval || d.activity?.then || d.activity?.taskQueue || d.queue) return false;
+  if (d.consumesCode || d.child || d.needsApproval || d.activity?.then || d.activity?.taskQueue || d.queue)
+    return false;
   // Built-ins: the read-only ones (pull / checkout are explorations that write the workspace).
   if (BUILTIN_IDS.has(d.id)) return d.strategy === 'exploration' && !d.sequential;
   return true; // the agent's own tools and its MCP tools

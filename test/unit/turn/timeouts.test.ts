@@ -2,14 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { atLeast, LOCAL_TURN_TIMEOUTS, timeoutSettings } from '../../../core/turn/timeouts';
 
-test('local profile (default): 2 s heartbeat timeouts, 1 s throttle, 10 s waiting notice', () => {
+test('local profile (default): 2 s heartbeat timeouts, 1 s throttle, 30 s waiting notice', () => {
   assert.deepEqual(timeoutSettings({}), { turn: LOCAL_TURN_TIMEOUTS, heartbeatThrottleMs: 1_000 });
   assert.deepEqual(LOCAL_TURN_TIMEOUTS, {
     profile: 'local',
     modelsHeartbeatMs: 2_000,
     modelsStartToCloseMs: 600_000,
     toolsHeartbeatMs: 2_000,
-    waitingNoticeMs: 10_000,
+    waitingNoticeMs: 30_000,
   });
 });
 
