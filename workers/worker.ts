@@ -167,6 +167,13 @@ function libraryDeclarations(library: Library | undefined, extra: AnyToolDeclara
   };
 }
 
+/** Worker options without the workflow ones: a models, tools or exec worker runs activities only. */
+function activityOnly(options: Partial<WorkerOptions> | undefined): Partial<WorkerOptions> {
+  if (!options) return {};
+  const { workflowBundle: _bundle, workflowsPath: _path, bundlerOptions: _bundler, ...rest } = options;
+  return rest;
+}
+
 /** The queues of every role: explicit names over the base `taskQueue`, else the environment's. */
 export function workerQueues(opts: Pick<CreateWorkerOptions, 'taskQueue' | 'queues'>, env = process.env): RoleQueues {
   const base = opts.taskQueue !== undefined ? queuesFromBase(opts.taskQueue) : configuredTaskQueues(env);
@@ -335,7 +342,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
           ...own,
           taskQueue: queues[role],
           ...opts.roleWorker?.[role],
-          ...opts.worker,
+          ...(role === 'workflows' ? opts.worker : activityOnly(opts.worker)),
           // A role's queue is its own whatever `worker` says (tests pass { taskQueue } there too).
           ...(role !== 'workflows' ? { taskQueue: queues[role] } : {}),
           identity: `${opts.worker?.identity ?? `${process.pid}@${hostname()}`}/${role}`,
