@@ -1,7 +1,7 @@
 /** What activities need from the worker: the database, model providers and tools. */
 import type { Db } from '../store/db';
 import type { ModelProvider } from '../core/model/provider';
-import type { ModelConfig } from '../core/turn/contracts';
+import type { ModelConfig, TurnPlacement } from '../core/turn/contracts';
 import type { ToolImpl } from './tools/types';
 import type { ToolRegistry } from '../core/tools/registry';
 import type { MultiActionMode } from '../core/decision/multi-action';
@@ -43,4 +43,9 @@ export interface ActivityDeps {
   embeddings?: EmbeddingProvider;
   /** The worker's cache of conversation views (rounds read only new rows); absent: load the view each round. */
   viewCache?: ViewCache;
+  /**
+   * The role queues and timeouts loadContext hands each turn (core/turn/roles.ts, timeouts.ts);
+   * absent (tests that build deps by hand): every activity on the turn's own queue, local timeouts.
+   */
+  placement?: TurnPlacement;
 }

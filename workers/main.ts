@@ -5,6 +5,9 @@
  * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | fargate | wasm | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
  * activities finish within DREACT_SHUTDOWN_GRACE_SECONDS or are retried elsewhere). DREACT_DEPLOYMENT_NAME +
  * DREACT_BUILD_ID: Worker Versioning (workers/deployment.ts).
+ * DREACT_WORKER_ROLES (or `dreact worker --roles`): the roles this process runs, default all four,
+ * each on its queue (DREACT_TASK_QUEUE_WORKFLOWS / _MODELS / _TOOLS / _EXEC; docs/worker-roles.md).
+ * DREACT_METRICS_ADDR, DREACT_HEALTH_ADDR: Prometheus metrics and Kubernetes health (docs/metrics.md).
  */
 import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
@@ -18,17 +21,26 @@ import { workerTuningFromEnv } from './tuning';
 import { setupTelemetry } from './telemetry';
 import { anthropicSdk } from '../activities/providers/anthropic-sdk';
 import { hostname } from 'node:os';
-import { TASK_QUEUE } from '../core/turn/contracts';
+import { configuredTaskQueues, parseWorkerRoles } from '../core/turn/roles';
+import { installRuntime, sampleTurnGauges, serveHealth } from './observability';
+import { roleTuningFromEnv } from './tuning';
 import { openActivityJournal, workerStateDir } from './activity-journal';
 import { watchForOrphanedActivities } from './orphaned-activities';
 
 async function main(): Promise<void> {
+  // Before the first connection: the runtime's metrics exporter (DREACT_METRICS_ADDR or OTLP).
+  const metricsLine = installRuntime();
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+  const roles = parseWorkerRoles(process.env.DREACT_WORKER_ROLES, 'DREACT_WORKER_ROLES');
+  const queues = configuredTaskQueues(process.env);
   const tuning = workerTuningFromEnv();
+  const roleWorker = roleTuningFromEnv();
   const db = openDb({ max: tuning.dbPoolMax });
   const loadedMs = Math.round(process.uptime() * 1000);
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
-  const taskQueue = process.env.DREACT_TASK_QUEUE || TASK_QUEUE;
+  // The journal's queue key: the queues of the roles this process runs (a restarted process with the
+  // same roles releases its predecessor's activities; workers/orphaned-activities.ts).
+  const taskQueue = roles.map((r) => queues[r]).join('+');
   const identity = `${process.pid}@${hostname()}`;
   // The activities this worker runs, so the next worker on this host can release them if it dies
   // (DREACT_WORKER_STATE_DIR=off: no journal).
@@ -64,19 +76,22 @@ async function main(): Promise<void> {
     connection,
     db,
     namespace,
-    taskQueue,
+    roles,
+    queues,
+    roleWorker,
     journal,
     extraTools,
     fargate,
     // Shutdown drains: in-flight activities get this long to finish before they are cancelled (and
     // retried on another worker).
-    worker: { identity, shutdownGraceTime: `${shutdownGraceSeconds()} seconds`, ...tuning.worker },
+    worker: { identity, shutdownGraceTime: `${shutdownGraceSeconds()} seconds` },
   });
   // Worker.create leaves this thread idle while its workflow thread loads the SDK and builds its
   // context (~0.5 s): the Anthropic SDK, needed at the first model call, loads meanwhile.
   setImmediate(() => anthropicSdk());
   const worker = await creating;
-  if (fargate) {
+  // The exec reaper (Fargate) is scheduled by the process that runs exec; it runs on the workflows queue.
+  if (fargate && roles.includes('exec')) {
     const clientConnection = await Connection.connect({ address, plugins: [guardedConnection] });
     const id = await ensureExecReaperSchedule(
       new Client({
@@ -84,7 +99,7 @@ async function main(): Promise<void> {
         interceptors: setupTelemetry().clientInterceptors,
         namespace: process.env.TEMPORAL_NAMESPACE,
       }),
-      { taskQueue: worker.options.taskQueue },
+      { taskQueue: queues.workflows },
     );
     console.error(`[worker] exec reaper schedule ${id} is in place`);
     await clientConnection.close();
@@ -105,14 +120,22 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   const version = worker.options.workerDeploymentOptions?.version;
+  const health = process.env.DREACT_HEALTH_ADDR?.trim()
+    ? await serveHealth(process.env.DREACT_HEALTH_ADDR, worker)
+    : undefined;
+  const stopGauges = metricsLine && roles.includes('workflows') ? sampleTurnGauges(connection, namespace) : undefined;
+  if (metricsLine) console.error(`[worker] ${metricsLine}`);
+  if (health) console.error(`[worker] health on http://${process.env.DREACT_HEALTH_ADDR?.trim()}/healthz and /readyz`);
   console.error(
-    `[worker] polling ${worker.options.taskQueue} on ${address} (db schema ${db.schema})` +
+    `[worker] polling ${roles.map((r) => `${r}: ${queues[r]}`).join(', ')} on ${address} (db schema ${db.schema})` +
       (version ? `, deployment ${version.deploymentName} build ${version.buildId}` : '') +
       ` — started in ${Math.round(process.uptime() * 1000)} ms (code loaded at ${loadedMs}, ` +
       `database and server ready at ${connectedMs})`,
   );
   const running = worker.run();
   await running;
+  stopGauges?.();
+  health?.close();
   await (await orphans)?.stop();
   // Stopped cleanly: every activity ended or was cancelled; nothing is left to release.
   journal?.remove();

@@ -10,8 +10,21 @@
  *                                         20 gave none, at the same or better throughput; bench load)
  *   DREACT_MAX_CACHED_WORKFLOWS           sticky workflow cache (default 1 000 turns)
  *   DREACT_DB_POOL_MAX                    Postgres connections of the worker (default 20)
+ *
+ * Per role (docs/worker-roles.md), one SDK Worker each:
+ *
+ *   DREACT_MAX_CONCURRENT_ACTIVITIES_<ROLE>  that role's activity slots (WORKFLOWS: its Postgres
+ *                                         bookkeeping activities; MODELS, TOOLS, EXEC), default
+ *                                         DREACT_MAX_CONCURRENT_ACTIVITIES
+ *   DREACT_SLOT_TUNER_<ROLE>=resource     models / tools / exec: a resource-based slot tuner instead
+ *                                         of a fixed number — slots are handed out while the host's
+ *                                         memory and CPU stay under DREACT_TUNER_TARGET_MEMORY (0.8)
+ *                                         and DREACT_TUNER_TARGET_CPU (0.9), between 1 and that
+ *                                         role's DREACT_MAX_CONCURRENT_ACTIVITIES_<ROLE>; one
+ *                                         controller for every role of the process
  */
-import type { WorkerOptions } from '@temporalio/worker';
+import { ResourceBasedController, type WorkerOptions, type WorkerTuner } from '@temporalio/worker';
+import { WORKER_ROLES, type WorkerRole } from '../core/turn/roles';
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -39,4 +52,65 @@ export function workerTuningFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
     },
     dbPoolMax: intFrom(env, 'DREACT_DB_POOL_MAX', 20, 1, 1_000),
   };
+}
+
+function ratioFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || n > 1)
+    throw new Error(`${name} must be a fraction above 0 and at most 1 (e.g. 0.8), got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export type RoleTuning = Record<WorkerRole, Partial<WorkerOptions>>;
+
+/** Each role's SDK Worker options from the environment (see the header). */
+export function roleTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RoleTuning {
+  const shared = workerTuningFromEnv(env).worker;
+  let controller: ResourceBasedController | undefined;
+  const slots = (role: WorkerRole): Partial<WorkerOptions> => {
+    const upper = role.toUpperCase();
+    const max = intFrom(
+      env,
+      `DREACT_MAX_CONCURRENT_ACTIVITIES_${upper}`,
+      shared.maxConcurrentActivityTaskExecutions ?? 200,
+      1,
+      10_000,
+    );
+    const tuner = env[`DREACT_SLOT_TUNER_${upper}`]?.trim() || 'fixed';
+    if (tuner !== 'fixed' && tuner !== 'resource')
+      throw new Error(`DREACT_SLOT_TUNER_${upper} must be "fixed" or "resource", got ${JSON.stringify(tuner)}`);
+    if (tuner === 'fixed' || role === 'workflows') {
+      if (tuner === 'resource')
+        throw new Error('DREACT_SLOT_TUNER_WORKFLOWS: the workflows role keeps fixed slots (one workflow thread)');
+      return { maxConcurrentActivityTaskExecutions: max };
+    }
+    controller ??= ResourceBasedController.create({
+      targetMemoryUsage: ratioFrom(env, 'DREACT_TUNER_TARGET_MEMORY', 0.8),
+      targetCpuUsage: ratioFrom(env, 'DREACT_TUNER_TARGET_CPU', 0.9),
+    });
+    const fixed = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
+    const workerTuner: WorkerTuner = {
+      workflowTaskSlotSupplier: fixed(2),
+      localActivityTaskSlotSupplier: fixed(2),
+      nexusTaskSlotSupplier: fixed(1),
+      activityTaskSlotSupplier: {
+        type: 'resource-based',
+        controller,
+        minimumSlots: 1,
+        maximumSlots: max,
+        rampThrottle: '50 ms',
+      },
+    };
+    return { tuner: workerTuner };
+  };
+  const out = {} as RoleTuning;
+  for (const role of WORKER_ROLES) out[role] = slots(role);
+  out.workflows = {
+    ...out.workflows,
+    maxConcurrentWorkflowTaskExecutions: shared.maxConcurrentWorkflowTaskExecutions,
+    maxCachedWorkflows: shared.maxCachedWorkflows,
+  };
+  return out;
 }

@@ -4,6 +4,17 @@
  */
 import { agentExecProblems } from '../activities/exec/exec-tool';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { hostname } from 'node:os';
+import {
+  configuredTaskQueues,
+  parseWorkerRoles,
+  queuesFromBase,
+  type RoleQueues,
+  type WorkerRole,
+} from '../core/turn/roles';
+import { timeoutSettings, type TimeoutSettings } from '../core/turn/timeouts';
+import { describeRoleQueue } from '../activities/temporal/pollers';
+import { DreactWorker } from './role-workers';
 import { createWorkerActivities } from '../activities/turn-activities';
 import { cachedWorkflowBundle } from './bundle';
 import { resolveContextMaxTokens } from '../core/compaction/estimate';
@@ -16,9 +27,10 @@ import type { AnyToolDeclaration } from '../core/tools/registry';
 import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
 import { defaultProviderResolver } from '../activities/providers/registry';
 import type { ModelConfig } from '../core/turn/contracts';
-import { DEFAULT_MAX_ITERATIONS, TASK_QUEUE } from '../core/turn/contracts';
+import { DEFAULT_MAX_ITERATIONS } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
 import { tracedProvider } from '../activities/telemetry/spans';
+import { timedProvider } from '../activities/telemetry/metrics';
 import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
 import { createViewCache } from '../store/view-cache';
@@ -77,7 +89,22 @@ export function envMaxIterations(env = process.env.AI_REACT_MAX_ITERATIONS): num
 export interface CreateWorkerOptions {
   connection: NativeConnection;
   db: Db;
+  /**
+   * The workflows role's queue, and the base of the others (`<taskQueue>-models`, `-tools`,
+   * `-exec`). Absent: `queues`, else the environment (core/turn/roles.ts configuredTaskQueues).
+   */
   taskQueue?: string;
+  /** Each role's queue by name (over `taskQueue`'s or the environment's). */
+  queues?: Partial<RoleQueues>;
+  /**
+   * The roles this process runs, one SDK Worker each (else DREACT_WORKER_ROLES, else all four):
+   * e.g. `['models', 'tools']` next to a `['workflows']` process elsewhere (docs/worker-roles.md).
+   */
+  roles?: readonly WorkerRole[];
+  /** Heartbeat and activity timeouts (else DREACT_TIMEOUT_PROFILE and its overrides, core/turn/timeouts.ts). */
+  timeouts?: TimeoutSettings;
+  /** Options of one role's SDK Worker over `worker` (slots, tuner: workers/tuning.ts roleTuningFromEnv). */
+  roleWorker?: Partial<Record<WorkerRole, Partial<WorkerOptions>>>;
   namespace?: string;
   provider?: ActivityDeps['provider'];
   /**
@@ -141,7 +168,25 @@ function libraryDeclarations(library: Library | undefined, extra: AnyToolDeclara
   };
 }
 
-export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
+/** Worker options without the workflow ones: a models, tools or exec worker runs activities only. */
+function activityOnly(options: Partial<WorkerOptions> | undefined): Partial<WorkerOptions> {
+  if (!options) return {};
+  const { workflowBundle: _bundle, workflowsPath: _path, bundlerOptions: _bundler, ...rest } = options;
+  return rest;
+}
+
+/** The queues of every role: explicit names over the base `taskQueue`, else the environment's. */
+export function workerQueues(opts: Pick<CreateWorkerOptions, 'taskQueue' | 'queues'>, env = process.env): RoleQueues {
+  const base = opts.taskQueue !== undefined ? queuesFromBase(opts.taskQueue) : configuredTaskQueues(env);
+  return { ...base, ...opts.queues };
+}
+
+export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWorker> {
+  const roles = opts.roles
+    ? parseWorkerRoles(opts.roles)
+    : parseWorkerRoles(process.env.DREACT_WORKER_ROLES, 'DREACT_WORKER_ROLES');
+  const queues = workerQueues(opts);
+  const timeouts = opts.timeouts ?? timeoutSettings(process.env);
   const telemetry = opts.telemetry ?? setupTelemetry();
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
   // Eval trials that record or replay go through their cassette (activities/providers/cassette.ts).
@@ -191,7 +236,10 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   );
   const deps: ActivityDeps = {
     db: opts.db,
-    provider: telemetry.enabled ? (config) => tracedProvider(resolveProvider(config)) : resolveProvider,
+    // Every call timed for the metrics (duration, time to first token); traced when tracing is on.
+    provider: telemetry.enabled
+      ? (config) => tracedProvider(timedProvider(resolveProvider(config)))
+      : (config) => timedProvider(resolveProvider(config)),
     tools: impls,
     ...(embeddings ? { embeddings } : {}),
     registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]),
@@ -206,6 +254,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     contextMaxTokens:
       opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
     now: opts.now ?? (() => new Date()),
+    // Each turn schedules its activities on these queues with these timeouts (loadContext hands them over).
+    placement: { queues: { models: queues.models, tools: queues.tools, exec: queues.exec }, timeouts: timeouts.turn },
   };
   // Every declared tool has an implementation (else each call would be an "unknown tool" observation).
   const unimplemented = deps.registry.ids().filter((id) => !deps.tools.has(id));
@@ -231,32 +281,31 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const telemetryOptions = telemetry.workerOptions();
   const cacheBytes = viewCacheBytes();
   if (cacheBytes > 0) deps.viewCache = createViewCache({ maxBytes: cacheBytes });
-  const worker = await Worker.create({
+  const activities = {
+    ...createWorkerActivities(deps),
+    ...makeDelegationActivities(deps),
+    ...createEvalActivities(deps),
+    // The turn's look-up of a role queue's pollers when an activity waited there (workflows/role-queue.ts).
+    describeRoleQueue,
+    // MCP tools listed after start run under their own type through Temporal's default activity.
+    ...(mcp.connections.size > 0 ? { default: lateMcpToolActivity(deps) } : {}),
+    // Loaded only with the Fargate backend (the AWS SDK adds to every worker start otherwise).
+    ...(opts.fargate
+      ? (
+          require('../activities/exec/fargate/reaper') as typeof import('../activities/exec/fargate/reaper')
+        ).createReaperActivities(opts.fargate)
+      : {}),
+  };
+  const throttle = `${timeouts.heartbeatThrottleMs} ms`;
+  const shared: WorkerOptions = {
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
-    taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowBundle: await cachedWorkflowBundle(projectFile('workflows', 'index.ts'), {
-      interceptorModules: telemetry.workflowInterceptorModules,
-    }),
-    activities: {
-      ...createWorkerActivities(deps),
-      ...makeDelegationActivities(deps),
-      ...createEvalActivities(deps),
-      // MCP tools listed after start run under their own type through Temporal's default activity.
-      ...(mcp.connections.size > 0 ? { default: lateMcpToolActivity(deps) } : {}),
-      // Loaded only with the Fargate backend (the AWS SDK adds to every worker start otherwise).
-      ...(opts.fargate
-        ? (
-            require('../activities/exec/fargate/reaper') as typeof import('../activities/exec/fargate/reaper')
-          ).createReaperActivities(opts.fargate)
-        : {}),
-    },
-    // A workflow task waits this long for the worker that last ran the turn before any worker may
-    // take it: short, so a killed worker's turns move on within seconds (default 10 s).
-    stickyQueueScheduleToStartTimeout: '1 second',
-    // Cancellation reaches an activity through its heartbeat: keep that latency around a second.
-    maxHeartbeatThrottleInterval: '1 second',
-    defaultHeartbeatThrottleInterval: '1 second',
+    taskQueue: queues.workflows,
+    activities,
+    // Cancellation reaches an activity through its heartbeat: the profile's throttle bounds that
+    // latency (local 1 s; cloud 5 s, core/turn/timeouts.ts) and how many heartbeats are sent.
+    maxHeartbeatThrottleInterval: throttle,
+    defaultHeartbeatThrottleInterval: throttle,
     ...(deployment ? { workerDeploymentOptions: deployment } : {}),
     ...telemetryOptions,
     interceptors: {
@@ -269,13 +318,45 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
         badDataInterceptor(),
       ],
     },
-    ...opts.worker,
-  }).catch(async (err: unknown) => {
+  };
+  // The workflows role also runs the turn's local activities and its Postgres bookkeeping
+  // activities, which stay on the workflow's own queue; every role's worker registers every
+  // activity, so whatever lands on its queue finds its implementation.
+  const workflowBundle = roles.includes('workflows')
+    ? await cachedWorkflowBundle(projectFile('workflows', 'index.ts'), {
+        interceptorModules: telemetry.workflowInterceptorModules,
+      })
+    : undefined;
+  const workers = new Map<WorkerRole, Worker>();
+  try {
+    for (const role of roles) {
+      const own: Partial<WorkerOptions> =
+        role === 'workflows'
+          ? {
+              workflowBundle,
+              // A workflow task waits this long for the worker that last ran the turn before any worker may
+              // take it: short, so a killed worker's turns move on within seconds (default 10 s).
+              stickyQueueScheduleToStartTimeout: '1 second',
+            }
+          : {};
+      workers.set(
+        role,
+        await Worker.create({
+          ...shared,
+          ...own,
+          taskQueue: queues[role],
+          ...opts.roleWorker?.[role],
+          ...(role === 'workflows' ? opts.worker : activityOnly(opts.worker)),
+          // A role's queue is its own whatever `worker` says (tests pass { taskQueue } there too).
+          ...(role !== 'workflows' ? { taskQueue: queues[role] } : {}),
+          identity: `${opts.worker?.identity ?? `${process.pid}@${hostname()}`}/${role}`,
+        }),
+      );
+    }
+  } catch (err) {
     await mcp.close();
     throw err;
-  });
+  }
   // The MCP connections (and stdio servers) close when the worker stops.
-  const run = worker.run.bind(worker);
-  worker.run = () => run().finally(() => mcp.close());
-  return worker;
+  return new DreactWorker(workers, queues, () => mcp.close());
 }

@@ -7,7 +7,14 @@
  */
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import type { CompactionReason, DecideOutcome, ModelConfig, RoundOutcome, Usage } from '../core/turn/contracts';
+import type {
+  CompactionReason,
+  DecideOutcome,
+  ModelConfig,
+  RoundOutcome,
+  TurnPlacement,
+  Usage,
+} from '../core/turn/contracts';
 import type { AgentRef } from '../core/agents/ref';
 import { CompactionWorkflow } from './compaction';
 import { SHORT_WORKFLOW_TASK_TIMEOUT } from './definitions';
@@ -35,6 +42,8 @@ export function compactionStep(ctx: {
   model: ModelConfig;
   /** The turn's agent version (the summariser is its compaction role). */
   agent?: AgentRef;
+  /** The turn's role queues and timeouts: the summariser is a models activity. */
+  placement?: TurnPlacement;
   onStart(line: string): void;
   onEnd(): void;
 }): CompactionStep {
@@ -59,6 +68,7 @@ export function compactionStep(ctx: {
           systemTokens: over.systemTokens,
           model: ctx.model,
           ...(ctx.agent ? { agent: ctx.agent } : {}),
+          ...(ctx.placement ? { placement: ctx.placement } : {}),
         },
       ],
       staticSummary: `compact ${reason === 'context_length' ? 'after a context-limit refusal' : 'before the round'} (${over.estimate} > ${over.budget} tokens)`,

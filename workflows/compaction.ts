@@ -8,6 +8,8 @@
 import { isCancellation, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { CompactionActivities } from '../activities/compaction';
 import type { CompactionInput, CompactionResult } from '../core/turn/contracts';
+import { roleQueues } from './role-queue';
+import { compactionFinished } from './metrics';
 
 const { planCompaction, commitCompaction, recordCompactionFailure } = proxyActivities<CompactionActivities>({
   startToCloseTimeout: '30 seconds',
@@ -31,6 +33,15 @@ export function turnRange(turnIds: readonly string[]): string {
 const fmt = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
 
 export async function CompactionWorkflow(input: CompactionInput): Promise<CompactionResult> {
+  const result = await compaction(input);
+  compactionFinished(result.status);
+  return result;
+}
+
+async function compaction(input: CompactionInput): Promise<CompactionResult> {
+  let shown = '';
+  // The summariser runs on the models role's queue; a wait for a models worker shows below the line.
+  const roles = roleQueues(input.placement, () => setCurrentDetails([shown, ...roles.waiting()].join('\n\n')));
   const plan = await planCompaction.executeWithOptions(
     { summary: `plan compaction (${fmt(input.estimate)} tokens, budget ${fmt(input.budget)}, ${input.reason})` },
     [input],
@@ -51,9 +62,15 @@ export async function CompactionWorkflow(input: CompactionInput): Promise<Compac
       ? `turns ${turnRange(plan.coveredTurns)} + current prefix → checkpoint`
       : `turns ${turnRange(plan.coveredTurns)} → summary`;
   const line = `compact ${what} (${fmt(plan.tokensBefore)} → ${fmt(plan.tokensAfter)} tokens)`;
+  shown = line;
   setCurrentDetails(line);
   try {
-    const summarized = await summarizeRange.executeWithOptions({ summary: `summarise ${what}` }, [input]);
+    const summarized = await roles.run('models', undefined, (placed) =>
+      summarizeRange.executeWithOptions(
+        { summary: `summarise ${what}`, heartbeatTimeout: roles.timeouts.modelsHeartbeatMs, ...placed },
+        [input],
+      ),
+    );
     const committed = await commitCompaction.executeWithOptions({ summary: line }, [input]);
     return {
       status: 'compacted',

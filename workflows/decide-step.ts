@@ -13,6 +13,7 @@ import type { TurnActivities } from '../activities/turn-activities';
 import type { AgentRef } from '../core/agents/ref';
 import type { DecideInput, DecideOutcome, ModelConfig, UserEvent } from '../core/turn/contracts';
 import type { ServedBy } from '../core/model/provider';
+import type { RoleQueues } from './role-queue';
 
 /**
  * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut
@@ -79,8 +80,12 @@ export function decideStep(ctx: {
   /** The turn's agent version (absent in histories recorded before agents). */
   agent?: AgentRef;
   cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
+  /** The models role's queue and timeouts (workflows/role-queue.ts). */
+  roles: RoleQueues;
 }): DecideStep {
-  const { conversationId, turnId, turnIndex, model, twoPhase, contextMaxTokens, cancellable } = ctx;
+  const { conversationId, turnId, turnIndex, model, twoPhase, contextMaxTokens, cancellable, roles } = ctx;
+  const { modelsHeartbeatMs, modelsStartToCloseMs } = roles.timeouts;
+  const timeouts = { heartbeatTimeout: modelsHeartbeatMs, startToCloseTimeout: modelsStartToCloseMs };
   const decideActivity = ctx.native ? decideNative : decide;
   const withAgent = ctx.agent ? { agent: ctx.agent } : {};
   // Rounds by the model that answered them (outcomes recorded before it was carried name none).
@@ -115,15 +120,12 @@ export function decideStep(ctx: {
         ...withAgent,
       };
       const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
-      return async () =>
-        note(
-          round,
-          finalize
-            ? await decideActivity.executeWithOptions({ summary, ...FINALIZE_BOUND }, [decideInput])
-            : await cancellable(() =>
-                decideActivity.executeWithOptions({ summary, ...WAIT_FOR_CANCEL }, [decideInput]),
-              ),
+      const call = (bound: Partial<ActivityOptions>) =>
+        roles.run('models', undefined, (placed) =>
+          decideActivity.executeWithOptions({ summary, ...timeouts, ...bound, ...placed }, [decideInput]),
         );
+      return async () =>
+        note(round, finalize ? await call(FINALIZE_BOUND) : await cancellable(() => call(WAIT_FOR_CANCEL)));
     },
   };
 }

@@ -34,6 +34,7 @@ import { subagentSummary } from '../core/agents/subagents';
 import { turnIdFor } from '../core/turn/ids';
 import type { DelegationStart } from '../activities/agents/delegate';
 import type { TurnWorkflow } from './turn';
+import type { RoleQueues } from './role-queue';
 import {
   AgentNameKey,
   ConversationIdKey,
@@ -68,6 +69,8 @@ export interface SubagentStep {
 export function subagentStep(ctx: {
   /** The steer that is stopping the turn, if one is (forwarded to a running child). */
   steerEvent?(): UserEvent | undefined;
+  /** The tools role's queue: prepare and the answer's append are tool activities. */
+  roles: RoleQueues;
 }): SubagentStep {
   let count = 0;
   let usage = ZERO_USAGE;
@@ -77,9 +80,10 @@ export function subagentStep(ctx: {
   const run = async (input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome> => {
     const outer = CancellationScope.current();
     return CancellationScope.nonCancellable(async () => {
-      const prepared = await prepareActivities[scheduled.prepare.activity]!.executeWithOptions(
-        scheduled.prepare.options,
-        [input],
+      const prepared = await ctx.roles.run('tools', undefined, (placed) =>
+        prepareActivities[scheduled.prepare.activity]!.executeWithOptions({ ...scheduled.prepare.options, ...placed }, [
+          input,
+        ]),
       );
       const start = prepared.start;
       if (start) {
@@ -145,7 +149,9 @@ export function subagentStep(ctx: {
           running.delete(input.callId);
         }
       }
-      return toolActivities[scheduled.activity]!.executeWithOptions(scheduled.options, [input]);
+      return ctx.roles.run('tools', undefined, (placed) =>
+        toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...placed }, [input]),
+      );
     });
   };
 

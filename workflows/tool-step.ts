@@ -15,12 +15,14 @@ import {
   proxyLocalActivities,
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
-import { callStages, scheduleToolCall } from '../core/tools/call-plan';
+import { callStages, scheduleToolCall, type ScheduledActivity } from '../core/tools/call-plan';
 import type { ToolCallPlan, ToolInput, ToolOutcome, UserEvent } from '../core/turn/contracts';
 import type { AgentRef } from '../core/agents/ref';
 import { failureMessage } from './failure';
 import { approvalStep, type ApprovalStep } from './approval-step';
 import { subagentStep, type SubagentStep } from './subagent-step';
+import type { RoleQueues } from './role-queue';
+import { atLeast } from '../core/turn/timeouts';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>({
@@ -77,6 +79,8 @@ export function toolStep(ctx: {
   onApprovalWait?(waiting: boolean): void;
   /** The steer that is stopping the turn, if one is (forwarded to a running subagent). */
   steerEvent?(): UserEvent | undefined;
+  /** The tools and exec roles' queues and timeouts (workflows/role-queue.ts). */
+  roles: RoleQueues;
 }): ToolStep {
   const { conversationId, turnId, cancellable } = ctx;
   // Calls whose plan asks for approval wait for the decideToolCall Update first.
@@ -87,7 +91,7 @@ export function toolStep(ctx: {
     ...(ctx.onApprovalWait ? { onWaiting: ctx.onApprovalWait } : {}),
   });
   // Delegate calls run a subagent's turn as a child workflow.
-  const subagents = subagentStep(ctx.steerEvent ? { steerEvent: ctx.steerEvent } : {});
+  const subagents = subagentStep({ roles: ctx.roles, ...(ctx.steerEvent ? { steerEvent: ctx.steerEvent } : {}) });
 
   const toolInput = (call: ToolCallPlan, heldForBatch: boolean): ToolInput => ({
     conversationId,
@@ -114,7 +118,7 @@ export function toolStep(ctx: {
           interrupted =
             (await cancellable(async () => {
               const settled = await Promise.allSettled(
-                stage.map((call) => runToolCall(call, toolInput(call, true), approvals, subagents)),
+                stage.map((call) => runToolCall(call, toolInput(call, true), approvals, subagents, ctx.roles)),
               );
               const failed = settled.find((r) => r.status === 'rejected');
               if (failed) throw failed.reason;
@@ -126,7 +130,8 @@ export function toolStep(ctx: {
         } else {
           for (const call of stage) {
             interrupted =
-              (await cancellable(() => runToolCall(call, toolInput(call, false), approvals, subagents))) === undefined;
+              (await cancellable(() => runToolCall(call, toolInput(call, false), approvals, subagents, ctx.roles))) ===
+              undefined;
             if (interrupted) break;
           }
         }
@@ -147,6 +152,7 @@ async function runToolCall(
   planned: ToolInput,
   approvals: ApprovalStep,
   subagents: SubagentStep,
+  roles: RoleQueues,
 ): Promise<ToolOutcome> {
   let input = planned;
   if (call.approval) {
@@ -165,10 +171,22 @@ async function runToolCall(
         [input],
       );
     }
-    const first = await toolActivities[scheduled.activity]!.executeWithOptions(scheduled.options, [input]);
+    // On the role's queue (exec for the code-execution tools, else tools) unless the tool or its agent
+    // names its own; the role's heartbeat timeout is a floor under the tool's.
+    const role = call.role ?? 'tools';
+    const floor = role === 'exec' ? roles.timeouts.execHeartbeatMs : roles.timeouts.toolsHeartbeatMs;
+    const runOn = (step: ScheduledActivity) =>
+      roles.run(role, step.options.taskQueue, (placed) => {
+        const heartbeatTimeout = atLeast(step.options.heartbeatTimeout, floor);
+        return toolActivities[step.activity]!.executeWithOptions(
+          { ...step.options, ...(heartbeatTimeout !== undefined ? { heartbeatTimeout } : {}), ...placed },
+          [input],
+        );
+      });
+    const first = await runOn(scheduled);
     // A tool with two activities (exec: launch, then await) gets the second with the same input.
     if (!scheduled.then) return first;
-    return await toolActivities[scheduled.then.activity]!.executeWithOptions(scheduled.then.options, [input]);
+    return await runOn(scheduled.then);
   } catch (err) {
     if (isCancellation(err)) throw err;
     const cause = err instanceof ActivityFailure ? err.cause : err;

@@ -15,6 +15,7 @@ import {
   workflowInfo,
   setCurrentDetails,
   log,
+  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
@@ -47,6 +48,8 @@ import { compactionStep } from './compaction-step';
 import { toolStep } from './tool-step';
 import { decideStep } from './decide-step';
 import { failureMessage } from './failure';
+import { roleQueues, type RoleQueues } from './role-queue';
+import { turnMetrics } from './metrics';
 
 // Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
@@ -118,6 +121,7 @@ export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
     // the failure itself propagates.
     if (!isCancellation(err)) {
       upsertSearchAttributes([{ key: TurnStatusKey, value: 'failed' }]);
+      turnMetrics().turnFailed();
       try {
         await recordTurnFailure.executeWithOptions({ summary: `record failure of ${input.turnId}` }, [
           {
@@ -152,6 +156,16 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   let inflight: CancellationScope | null = null;
   let slotGranted = false;
   let queuePosition: number | undefined;
+  // Temporal UI's current details: the turn's line, and a line per activity waiting for a worker of
+  // its role (workflows/role-queue.ts). Until loadContext answered, no role queue is known.
+  let shown = '';
+  let roles: RoleQueues = roleQueues(undefined);
+  const details = (text?: string) => {
+    if (text !== undefined) shown = text;
+    const waiting = roles.waiting();
+    setCurrentDetails(waiting.length > 0 ? `${shown}\n\n${waiting.join('\n')}` : shown);
+  };
+  const metrics = turnMetrics();
 
   const accept = (raw: UserEvent): boolean => {
     // A signal cannot be refused: its text is normalised (core/text.ts), so an event never wedges
@@ -232,6 +246,18 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
       },
     ],
   );
+  roles = roleQueues(context.placement, () => details());
+  const models = roles.timeouts;
+  const onModels = <A extends unknown[], R>(
+    activity: { executeWithOptions(options: ActivityOptions, args: A): Promise<R> },
+    summary: string,
+    args: A,
+    bound: Partial<ActivityOptions> = {},
+  ) =>
+    roles.run('models', undefined, (placed) =>
+      activity.executeWithOptions({ summary, heartbeatTimeout: models.modelsHeartbeatMs, ...bound, ...placed }, args),
+    );
+  metrics.turnStarted();
   // A tenant's turn concurrency limit: a queued turn waits here, durably, for `slotGranted`; after
   // position × reapSeconds it checks for turns that died holding a slot (activities/governance/turn-slots.ts).
   if (context.slot) {
@@ -241,7 +267,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
       status = 'queued';
       queuePosition = position;
       upsertSearchAttributes([{ key: TurnStatusKey, value: 'queued' }]);
-      setCurrentDetails(`**${turnId}** — queued (position ${position}) under the tenant's turn limit`);
+      details(`**${turnId}** — queued (position ${position}) under the tenant's turn limit`);
       let waitSeconds = reapSeconds * Math.max(1, position);
       while (!(await condition(() => slotGranted, waitSeconds * 1000))) {
         const reap = await reapTurnSlots.executeWithOptions(
@@ -269,7 +295,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   // outcome, a failure included, is awaited before the turn persists.
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
-    const titling = gate.executeWithOptions({ summary: `gate: title conversation ${conversationId}` }, [
+    const titling = onModels(gate, `gate: title conversation ${conversationId}`, [
       { conversationId, turnId, prompt: brief, model, ...withAgent },
     ]);
     titled = titling.then(
@@ -278,7 +304,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     );
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
-    await selectTools.executeWithOptions({ summary: `select tools (${context.toolCount} registered)` }, [
+    await onModels(selectTools, `select tools (${context.toolCount} registered)`, [
       { conversationId, turnId, prompt: brief, model, pinned: PINNED_TOOLS, ...withAgent },
     ]);
   }
@@ -303,9 +329,10 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     turnId,
     model,
     ...withAgent,
+    ...(context.placement ? { placement: context.placement } : {}),
     onStart: (line) => {
       status = 'compacting';
-      setCurrentDetails(`**${turnId}** — ${line}\n\n${usageLine(usage)}`);
+      details(`**${turnId}** — ${line}\n\n${usageLine(usage)}`);
     },
     onEnd: () => {
       status = 'running';
@@ -323,6 +350,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
     ...withAgent,
     cancellable,
+    roles,
   });
   // Which model answered which rounds: the turn result and, for Temporal UI, the current details.
   const answeredBy = () => (decision.models().length > 0 ? { models: decision.models() } : {});
@@ -337,6 +365,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
       status = waiting ? 'awaiting_approval' : 'running';
     },
     steerEvent: () => (steerRequested ? [...pending].reverse().find((e) => e.kind === 'steer') : undefined),
+    roles,
   });
 
   // The loop's rules (steer → finalize, followups, cap, decision failures) live in core/turn/next-step.ts.
@@ -356,12 +385,14 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     const round = budget.used + (finalize ? 1 : 0);
     unconfirmed = [...unconfirmed, ...pending.splice(0)];
     if (finalize) steerRequested = false;
-    setCurrentDetails(
+    details(
       `**${turnId}** — ${finalize ? 'finalize after steer' : `round ${round}/${budget.max}`}\n\n${usageLine(usage)}${modelsLine()}`,
     );
 
     const decideOnce = decision.round({ round, finalize, events: unconfirmed, iteration: budget.snapshot() });
+    metrics.roundStarted();
     const outcome: RoundOutcome | undefined = await withinBudget(decideOnce);
+    metrics.roundFinished(outcome?.kind ?? 'steered');
     let result: RoundResult;
     if (outcome === undefined) {
       result = { kind: 'steered' }; // finalize next, with the events handed to the cancelled call
@@ -409,9 +440,12 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
 
   if (twoPhase && completionPath !== 'exit') {
     // Phase two: one streamed answer over the trace; the loop's answer is the fallback.
-    const synth = await synthesizeAnswer.executeWithOptions({ summary: `synthesize answer ${turnId}` }, [
-      { conversationId, turnId, turnIndex, loopAnswer: answer, model, ...withAgent },
-    ]);
+    const synth = await onModels(
+      synthesizeAnswer,
+      `synthesize answer ${turnId}`,
+      [{ conversationId, turnId, turnIndex, loopAnswer: answer, model, ...withAgent }],
+      { startToCloseTimeout: models.modelsStartToCloseMs },
+    );
     answer = synth.answer;
     usage = addUsage(usage, synth.usage);
   }
@@ -429,7 +463,8 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   });
   status = 'completed';
   upsertSearchAttributes([{ key: TurnStatusKey, value: 'completed' }]);
-  setCurrentDetails(
+  metrics.turnCompleted(completionPath);
+  details(
     `**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${usageLine(usage)}${modelsLine()}`,
   );
   return {

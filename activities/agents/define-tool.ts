@@ -100,6 +100,11 @@ export interface ToolDefinition<P extends z.ZodType> {
   summary?(params: z.output<P>): string;
   /** Short and Postgres-only: run as a local activity (with DREACT_LOCAL_TOOLS=on). */
   local?: boolean;
+  /**
+   * The task queue its calls run on (e.g. workers near the system it calls, or a tenant class's);
+   * default the tools role's queue (docs/worker-roles.md).
+   */
+  queue?: string;
   /** Run as an activity of its own: its type name (or spec with heartbeat timeout / task queue). */
   ownActivity?: string | Omit<ToolActivitySpec, 'then'>;
   /**
@@ -126,6 +131,8 @@ export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): Defined
     throw new Error(`${where}: needsApproval must be a boolean or a function of the params`);
   const activity = typeof def.ownActivity === 'string' ? { name: def.ownActivity } : def.ownActivity;
   if (activity && def.local) throw new Error(`${where}: a tool is either local or has an activity of its own`);
+  if (def.queue !== undefined && def.local)
+    throw new Error(`${where}: a local tool runs in the turn's worker, not on a queue`);
   if (typeof def.run !== 'function') throw new Error(`${where}: run must be a function`);
   const declaration = declareTool<P>({
     id: def.id,
@@ -136,6 +143,7 @@ export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): Defined
     retry: { ...DEFAULT_TOOL_RETRY, ...def.retry },
     summarize: def.summary ?? (() => `tool ${def.id}`),
     ...(def.local ? { local: true } : {}),
+    ...(def.queue !== undefined ? { queue: def.queue } : {}),
     ...(activity ? { activity: { ...activity } } : {}),
     ...(def.needsApproval ? { needsApproval: def.needsApproval } : {}),
   });

@@ -11,7 +11,8 @@
  * current version. Views are memoised by hash: a round reads no database for its agent.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { restrictRegistry, type ToolRegistry } from '../../core/tools/registry';
+import { restrictRegistry, ToolRegistry, type AnyToolDeclaration } from '../../core/tools/registry';
+import { toolRole } from '../../core/turn/roles';
 import type { ResolvedAgentDefinition } from '../../core/agents/definition';
 import { agentRefText, DEFAULT_AGENT_NAME, type AgentRef } from '../../core/agents/ref';
 import {
@@ -65,6 +66,20 @@ export interface AgentViews {
   save(db: Queryable): Promise<void>;
 }
 
+/**
+ * The agent's `tools.queue`: its tool calls run on that task queue — all but exec (its own role),
+ * local tools (the turn's worker), delegate calls and tools that name their own queue.
+ */
+export function onToolQueue(registry: ToolRegistry, queue: string | undefined): ToolRegistry {
+  if (queue === undefined) return registry;
+  const moved = (d: AnyToolDeclaration) =>
+    toolRole(d) === 'tools' && !d.local && !d.child && d.queue === undefined && d.activity?.taskQueue === undefined;
+  return new ToolRegistry(
+    registry.list().map((d) => (moved(d) ? { ...d, queue } : d)),
+    registry.approvalRules,
+  );
+}
+
 /** Failure type of a turn that names an agent the worker does not have. */
 export const UNKNOWN_AGENT = 'UnknownAgent';
 
@@ -109,7 +124,11 @@ export function createAgentViews(
       return s;
     };
     const settings = settingsWith({});
-    const own = withAgentLibrary(restrictRegistry(registry, settings.tools), agent, opts.libraries);
+    const own = withAgentLibrary(
+      onToolQueue(restrictRegistry(registry, settings.tools), agent.definition.tools?.queue),
+      agent,
+      opts.libraries,
+    );
     return {
       agent,
       ref: agent.ref,

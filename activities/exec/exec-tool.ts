@@ -9,6 +9,7 @@
  * round + action index): every step is re-derivable, a retried launch finds the exec already
  * started or finished (`backend.find`) and never starts a second one.
  */
+import { recordExecLaunch } from '../telemetry/metrics';
 import { promises as fs, constants as fsc } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -241,11 +242,16 @@ export function createExecTool(opts: ExecToolOptions = {}): { declaration: AnyTo
     const found = await b.find(spec);
     if (found) {
       await ensureSupervisor(ctx, spec);
+      recordExecLaunch(b.name, 'attached');
       return found;
     }
     await materialiseWorkspace(ctx, spec);
     await ensureSupervisor(ctx, spec);
-    const handle = await b.start(spec, ctx.signal);
+    const handle = await b.start(spec, ctx.signal).catch((err: unknown) => {
+      recordExecLaunch(b.name, 'failed');
+      throw err;
+    });
+    recordExecLaunch(b.name, 'launched');
     activityLog().info('exec started', { execId: spec.execId, backend: b.name, ref: handle.ref });
     ctx.stream('exec', { phase: 'launched', execId: spec.execId, backend: b.name });
     return handle;

@@ -17,6 +17,7 @@
  * transport error or timeout THROWS (retried under the tool's RetryPolicy: 3 attempts, or 1 with
  * `retries: false`); an `isError: true` result is an observation, never retried.
  */
+import { recordMcpCall } from '../telemetry/metrics';
 import { Context } from '@temporalio/activity';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { declareTool, type AnyToolDeclaration, type ToolRetryPolicy } from '../../core/tools/registry';
@@ -126,10 +127,16 @@ function implementation(conn: McpConnection, name: string, id: string): ToolImpl
           text: `MCP server ${conn.name} no longer offers the tool ${name} (it was removed after this turn started); the call was not made`,
           meta: { mcp: { server: conn.name, tool: name, removed: true } },
         };
-      const result = await conn.callTool(name, params, {
-        signal: ctx.signal,
-        onProgress: () => ctx.heartbeat({ callId: ctx.callId, progress: true }),
-      });
+      const result = await conn
+        .callTool(name, params, {
+          signal: ctx.signal,
+          onProgress: () => ctx.heartbeat({ callId: ctx.callId, progress: true }),
+        })
+        .catch((err: unknown) => {
+          recordMcpCall(conn.name, 'failed');
+          throw err;
+        });
+      recordMcpCall(conn.name, result.isError ? 'error' : 'ok');
       const obs = await observationOf(result, {
         ctx,
         server: conn.name,

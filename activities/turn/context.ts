@@ -117,6 +117,7 @@ export function makeContextActivities(deps: ActivityDeps) {
         ...(model.answerSynthesis !== undefined ? { answerSynthesis: model.answerSynthesis } : {}),
       },
       ...(slot ? { slot } : {}),
+      ...(deps.placement ? { placement: deps.placement } : {}),
     };
   }
 

@@ -10,6 +10,20 @@ import { channelsStrategy } from './round/channels-strategy';
 import { nativeStrategy } from './round/native-strategy';
 import { roundPipeline } from './round/pipeline';
 import type { RoundInput } from './round/strategy';
+import { recordRoundDuration } from '../telemetry/metrics';
+
+/** One attempt's duration by outcome (dreact_round_duration), a failed attempt's too. */
+async function timedRound(run: () => Promise<DecideOutcome>): Promise<DecideOutcome> {
+  const started = performance.now();
+  let outcome = 'failed';
+  try {
+    const out = await run();
+    outcome = out.kind;
+    return out;
+  } finally {
+    recordRoundDuration((performance.now() - started) / 1000, outcome);
+  }
+}
 
 /** DecideInput plus the answer phase (two-phase mode runs the native loop with answerPhase 'loop'). */
 export type NativeDecideInput = RoundInput;
@@ -17,13 +31,13 @@ export type NativeDecideInput = RoundInput;
 export function makeDecide(deps: ActivityDeps) {
   const round = roundPipeline(deps, channelsStrategy());
   return function decide(input: DecideInput): Promise<DecideOutcome> {
-    return round(input);
+    return timedRound(() => round(input));
   };
 }
 
 export function makeDecideNative(deps: ActivityDeps) {
   const round = roundPipeline(deps, nativeStrategy());
   return function decideNative(input: NativeDecideInput): Promise<DecideOutcome> {
-    return round(input);
+    return timedRound(() => round(input));
   };
 }

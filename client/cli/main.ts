@@ -21,6 +21,7 @@ import { registerApprovalCommands } from './approvals-command';
 import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
 import { registerLimitCommands } from './limits-command';
+import { registerWorkerCommand } from './worker-command';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -150,6 +151,7 @@ export function buildProgram(): Command {
   registerPolicyCommands(program);
   registerBudgetCommands(program);
   registerLimitCommands(program);
+  registerWorkerCommand(program);
   return program;
 }
 

@@ -9,6 +9,7 @@ import { openDb, type Db } from '../../store/db';
 import { DreactClient, DreactError } from '../api';
 import { connectToRunningStack, startEmbeddedStack, type StackInfo } from '../stack/embedded';
 import { setupTelemetry } from '../../workers/telemetry';
+import { configuredTaskQueues } from '../../core/turn/roles';
 
 export interface Session {
   api: DreactClient;
@@ -59,7 +60,7 @@ export async function openSession(
     });
     const db = openDb();
     return {
-      api: new DreactClient(temporal, { taskQueue: process.env.DREACT_TASK_QUEUE }),
+      api: new DreactClient(temporal, { taskQueue: configuredTaskQueues(process.env).workflows }),
       temporal,
       db,
       info: {

@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { guardedConnection } from '../temporal/closed-channel';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { migrate, openDb, type Db } from '../../store/db';
 import { createWorker, envDefaultModel } from '../../workers/worker';
 import { workerToolSet, type WorkerToolSetOptions } from '../../workers/tool-set';
@@ -66,7 +67,7 @@ export interface EmbeddedStack {
   db: Db;
   temporal: TemporalServer;
   client: Client;
-  worker: Worker;
+  worker: DreactWorker;
   stop(): Promise<void>;
 }
 

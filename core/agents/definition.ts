@@ -139,6 +139,13 @@ const ToolsObjectSchema = z.strictObject(
     modules: uniqueList(PathSchema, 20)
       .optional()
       .describe('Tool modules loaded at worker start: a path relative to this file, or a package name.'),
+    queue: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.:\-/]{0,199}$/, 'a task queue name: letters, digits and _ . : - / (at most 200)')
+      .optional()
+      .describe(
+        "Task queue this agent's tool calls run on (e.g. a tenant class's tools workers: dreact worker --roles tools with DREACT_TASK_QUEUE_TOOLS set to it). Default: the tools role's queue. Exec, local and delegate calls keep theirs.",
+      ),
   },
   { error: (issue) => (issue.code === 'invalid_type' ? TOOLS_SHAPE : undefined) },
 );

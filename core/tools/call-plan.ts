@@ -22,6 +22,7 @@ export function toolCallPlan(callId: string, toolId: string, options: ToolActivi
     startToCloseTimeout: options.startToCloseTimeout,
     ...(options.heartbeatTimeout !== undefined ? { heartbeatTimeout: options.heartbeatTimeout } : {}),
     ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
+    ...(options.role ? { role: options.role } : {}),
     retry: options.retry,
     ...(options.then ? { then: options.then } : {}),
     ...(options.concurrent ? { concurrent: true } : {}),

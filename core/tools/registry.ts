@@ -13,6 +13,7 @@ import type { ToolSpec } from '../model/provider';
 import type { ApprovalSpec } from '../governance/approval';
 import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from '../governance/approval';
 import { patternMatches } from '../agents/tool-filter';
+import { toolRole } from '../turn/roles';
 
 /**
  * How a tool relates to the workspace, used by the multi-action strategy matrix:
@@ -75,6 +76,12 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
   consumesCode?: boolean;
   /** The tool runs as its own activity; absent: the shared `runTool` activity. */
   activity?: ToolActivitySpec;
+  /**
+   * The task queue its calls run on (a tenant class's workers, workers near the system it calls);
+   * absent: its role's queue — exec for the code-execution tools, else tools (core/turn/roles.ts).
+   * `activity.taskQueue` wins. The agent file's `tools.queue` sets it for the agent's tools.
+   */
+  queue?: string;
   /** An exploration tool that writes workspace state (pull, checkout): never runs concurrently. */
   sequential?: boolean;
   /**
@@ -120,6 +127,8 @@ export interface ToolActivityOptions {
   startToCloseTimeout: number;
   heartbeatTimeout?: number;
   taskQueue?: string;
+  /** `exec` for the code-execution tools (their own role's queue); absent: the tools role. */
+  role?: 'exec';
   retry: RetryPolicy;
   summary: string;
   /** The activity scheduled after this one (ToolActivitySpec.then). */
@@ -238,7 +247,8 @@ export class ToolRegistry {
       activity: d.activity?.name ?? RUN_TOOL_ACTIVITY,
       startToCloseTimeout: d.timeoutMs,
       ...(d.activity?.heartbeatTimeoutMs !== undefined ? { heartbeatTimeout: d.activity.heartbeatTimeoutMs } : {}),
-      ...(d.activity?.taskQueue !== undefined ? { taskQueue: d.activity.taskQueue } : {}),
+      ...((d.activity?.taskQueue ?? d.queue) !== undefined ? { taskQueue: d.activity?.taskQueue ?? d.queue } : {}),
+      ...(toolRole(d) === 'exec' ? { role: 'exec' as const } : {}),
       retry: {
         ...d.retry,
         ...(d.retry.nonRetryableErrorTypes ? { nonRetryableErrorTypes: [...d.retry.nonRetryableErrorTypes] } : {}),

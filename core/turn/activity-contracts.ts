@@ -9,6 +9,8 @@ import type { AgentRef } from '../agents/ref';
 import type { ApprovalSpec } from '../governance/approval';
 import type { CompletionPath, ModelConfig, TurnAgent, TurnPrompt, Usage, UserEvent } from './contracts';
 import type { ServedBy } from '../model/provider';
+import type { ActivityRole } from './roles';
+import type { TurnTimeouts } from './timeouts';
 
 // ---- activity contracts -------------------------------------------------------------------
 
@@ -48,6 +50,19 @@ export interface LoadedContext {
    * reaps dead holders every `reapSeconds`). Absent: no limit, nothing to release.
    */
   slot?: { granted: boolean; position: number; reapSeconds: number };
+  /**
+   * Where and how the turn schedules its activities (the worker's configuration, recorded here so
+   * a replay sees the same): each role's task queue and the deployment's timeouts
+   * (core/turn/roles.ts, core/turn/timeouts.ts). Absent in histories recorded before roles: every
+   * activity on the turn's own queue with the local timeouts.
+   */
+  placement?: TurnPlacement;
+}
+
+/** A turn's role queues and timeouts (LoadedContext.placement). */
+export interface TurnPlacement {
+  queues: Record<ActivityRole, string>;
+  timeouts: TurnTimeouts;
 }
 
 export interface DecideInput {
@@ -85,6 +100,8 @@ export interface ToolCallPlan {
   startToCloseTimeout?: number;
   heartbeatTimeout?: number;
   taskQueue?: string;
+  /** `exec` for the code-execution tools: the turn runs them on the exec role's queue (absent: tools). */
+  role?: 'exec';
   retry?: RetryPolicy;
   /** A second activity scheduled after `activity` with the same input (e.g. exec: launch, then await). */
   then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
@@ -220,6 +237,8 @@ export interface CompactionInput {
   model: ModelConfig;
   /** The turn's agent version: the summariser is its `compaction` role (absent: the default agent). */
   agent?: AgentRef;
+  /** The turn's role queues and timeouts (the summariser runs on the models queue). */
+  placement?: TurnPlacement;
 }
 
 export type CompactionPlanOutcome =

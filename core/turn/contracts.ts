@@ -247,6 +247,7 @@ export interface TurnState {
 export type {
   LoadContextInput,
   LoadedContext,
+  TurnPlacement,
   DecideInput,
   ToolCallPlan,
   RoundOutcome,

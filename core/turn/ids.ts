@@ -28,4 +28,5 @@ export function turnWorkflowId(conversationId: string, turnIndex: number): strin
   return `conv/${conversationId}/turn/${turnIndex}`;
 }
 
-export const TASK_QUEUE = 'dreact';
+/** The workflows role's default task queue (core/turn/roles.ts: DREACT_TASK_QUEUE / DREACT_TASK_QUEUE_WORKFLOWS name another). */
+export const TASK_QUEUE = 'dreact-workflows';

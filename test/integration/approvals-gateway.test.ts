@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import type { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { callTool, complete, uniqueId, waitFor } from '../support/stack';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
@@ -24,7 +24,7 @@ import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let server: TemporalServer;
 let db: Db;
-let worker: Worker;
+let worker: DreactWorker;
 let running: Promise<void>;
 let gw: RunningGateway;
 let client: DreactClient;

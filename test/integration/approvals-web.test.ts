@@ -14,7 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Browser, Page } from 'playwright-core';
-import type { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { callTool, complete, uniqueId } from '../support/stack';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
@@ -39,7 +39,7 @@ const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'approvals-web');
 
 let server: TemporalServer;
 let db: Db;
-let worker: Worker;
+let worker: DreactWorker;
 let running: Promise<void>;
 let gw: RunningGateway;
 let browser: Browser;

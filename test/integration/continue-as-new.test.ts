@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { createWorker } from '../../workers/worker';
@@ -10,7 +10,7 @@ import { uniqueId, waitFor } from '../support/stack';
 // A server of its own that suggests continue-as-new after a few dozen events.
 let server: TemporalServer;
 let db: Db;
-let worker: Worker;
+let worker: DreactWorker;
 let running: Promise<void>;
 let client: DreactClient;
 before(async () => {

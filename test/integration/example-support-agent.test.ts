@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { defaultDataConverter } from '@temporalio/common';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { loadBlocks } from '../../store/timeline-store';
@@ -20,7 +20,7 @@ import { closeOrdersDb } from '../../examples/support-agent/tools/orders';
 const TOKEN = 'ship-token-5f2a';
 let stack: TestStack;
 let api: Server;
-let worker: Worker;
+let worker: DreactWorker;
 let running: Promise<void>;
 const seen: Array<{ url: string; auth: string | undefined }> = [];
 

@@ -80,8 +80,8 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     const startedEvent = history.events?.[0]?.workflowExecutionStartedEventAttributes;
     assert.equal(Number(startedEvent?.workflowTaskTimeout?.seconds ?? 0), 2, `${id}: workflow task timeout`);
   }
-  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v5-gate-beside-round');
-  await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v5');
+  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v6-roles');
+  await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v6-roles');
 });
 
 test('the conversation validates a startTurn update itself: a client that skips the checks gets a clear rejection', async () => {

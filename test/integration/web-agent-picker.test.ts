@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import type { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { complete, uniqueId } from '../support/stack';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
@@ -31,7 +31,7 @@ const test = requiring(nodeTest, need);
 
 let server: TemporalServer;
 let db: Db;
-let worker: Worker;
+let worker: DreactWorker;
 let running: Promise<void>;
 let gw: RunningGateway;
 let browser: Browser;

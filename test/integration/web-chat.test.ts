@@ -26,7 +26,7 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
 import { openLibrary } from '../../activities/library/library';
 import { freePort } from '../../client/stack/embedded';
-import type { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { needs, requiring } from '../support/requirements';
 import { NEED_CHROMIUM, launchChromium } from '../support/browser';
 
@@ -39,7 +39,7 @@ const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat');
 
 let server: TemporalServer;
 let db: Db;
-let worker: Worker;
+let worker: DreactWorker;
 let running: Promise<void>;
 let gw: RunningGateway;
 let browser: Browser;

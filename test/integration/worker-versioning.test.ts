@@ -10,7 +10,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Worker } from '@temporalio/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
@@ -22,7 +22,7 @@ import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 
 let stack: TestStack;
-const running: Array<{ worker: Worker; run: Promise<void> }> = [];
+const running: Array<{ worker: DreactWorker; run: Promise<void> }> = [];
 
 before(async () => {
   stack = await createTestStack('versioning');
@@ -179,9 +179,17 @@ for (const grace of [true, false]) {
     assert.equal(result.answer, 'Answer d.');
     const decide = await firstDecide(turn.workflowId);
     if (grace)
-      assert.deepEqual(decide, { attempt: 1, identity: `first-${conv}` }, 'round 1 finished on the draining worker');
+      assert.deepEqual(
+        decide,
+        { attempt: 1, identity: `first-${conv}/models` },
+        'round 1 finished on the draining worker',
+      );
     else {
-      assert.equal(decide.identity, `second-${conv}`, 'round 1 was retried on the next worker');
+      assert.equal(
+        decide.identity,
+        `second-${conv}/models`,
+        'round 1 was retried on the next worker (its models role)',
+      );
       assert.ok(decide.attempt >= 2);
       const blocks = await loadBlocks(stack.db.pool, conv);
       assert.ok(

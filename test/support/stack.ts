@@ -4,9 +4,10 @@
  * and the client API.
  */
 import { randomBytes } from 'node:crypto';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { createWorker, type CreateWorkerOptions } from '../../workers/worker';
+import type { DreactWorker } from '../../workers/role-workers';
 import { DreactClient } from '../../client/api';
 import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
 
@@ -18,9 +19,9 @@ export interface TestStack {
   db: Db;
   taskQueue: string;
   client: DreactClient;
-  worker?: Worker;
+  worker?: DreactWorker;
   workerRun?: Promise<void>;
-  startWorker(extra?: Partial<CreateWorkerOptions>): Promise<Worker>;
+  startWorker(extra?: Partial<CreateWorkerOptions>): Promise<DreactWorker>;
   stopWorker(): Promise<void>;
   teardown(): Promise<void>;
 }

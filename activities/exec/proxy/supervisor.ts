@@ -57,8 +57,8 @@ export function proxyOffer(registry: ToolRegistry, allowed?: readonly string[]):
 /** Whether a program may call the tool at all (approvals and the policy aside). */
 function proxyable(d: AnyToolDeclaration, allowed?: readonly string[]): boolean {
   if (allowed && !allowed.includes(d.id)) return false;
-  // Tools that cannot run inside an exec's supervisor.
-  if (d.consumesCode || d.child || d.activity?.then || d.activity?.taskQueue) return false;
+  // Tools that cannot run inside an exec's supervisor (a tool with a queue of its own runs on its workers).
+  if (d.consumesCode || d.child || d.activity?.then || d.activity?.taskQueue || d.queue) return false;
   // Built-ins: the read-only ones (pull / checkout are explorations that write the workspace).
   if (BUILTIN_IDS.has(d.id)) return d.strategy === 'exploration' && !d.sequential;
   return true; // the agent's own tools and its MCP tools

@@ -19,6 +19,8 @@ import { activityLog } from '../../log';
 import { contextLengthFailure, type BudgetCheck } from '../context-budget';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { SourceRef } from '../../../core/channels';
+import { recordModelUsage } from '../../telemetry/metrics';
+import { turnOwner } from '../../governance/round-tools';
 import type { ModelProvider, ModelRequest } from '../../../core/model/provider';
 
 /** What streaming one round's model call needs, whatever the protocol. */
@@ -112,6 +114,18 @@ export async function recordRoundUsage(
   // What the provider billed must reach the ledger even across a database blip (a restart, a
   // failover): the write is an idempotent upsert, retried for ~10 s before the round fails.
   await withRetries(() => recordUsage(pool, { ...row, costUsd }), LEDGER_RETRY);
+  // A finished call's tokens and cost as metrics too (activities/telemetry/metrics.ts).
+  if (!row.cut) {
+    const { tenantId } = await turnOwner(pool, row.conversationId);
+    recordModelUsage({
+      provider: providerOfId(row.provider),
+      ...(row.model !== undefined ? { model: row.model } : {}),
+      purpose: row.purpose ?? 'decision',
+      tenant: tenantId,
+      usage: row.usage,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+    });
+  }
   publisher?.emit({
     kind: 'usage',
     payload: {
