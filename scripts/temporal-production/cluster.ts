@@ -19,7 +19,7 @@ import { temporal } from '@temporalio/proto';
 import { msToTs } from '@temporalio/common/lib/time';
 import { ensureDatabase } from '../../store/cluster-store';
 import { DEFAULT_DATABASE_URL } from '../../store/db';
-import { freePort } from '../../client/stack/ports';
+import { freePort, portFree } from '../../client/stack/ports';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../client/stack/temporal-server';
 import { ensureProductionServer, type ProductionServerBuild } from './build';
 import { makeCertificates, type Certificates } from './certs';
@@ -58,7 +58,7 @@ export interface ProductionTemporalOptions {
 }
 
 export interface ProductionTemporalTokens {
-  /** `system:admin`: registers namespaces and search attributes. */
+  /** `temporal-system:admin` (the server's system scope): registers namespaces and search attributes. */
   admin: string;
   /** `<namespace>:write`: what a worker, the CLI and the gateway need. */
   writer: string;
@@ -94,6 +94,22 @@ export interface ProductionTemporal {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const taken = new Set<number>();
+/**
+ * A free loopback port below 32768: the server keeps each host's membership port in a smallint
+ * column (cluster_membership.rpc_port), so an ephemeral port (often > 32767) fails its start.
+ */
+async function lowPort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const p = 20000 + Math.floor(Math.random() * 12000);
+    if (!taken.has(p) && (await portFree(p))) {
+      taken.add(p);
+      return p;
+    }
+  }
+  throw new Error('no free loopback port in 20000–32000');
+}
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -205,7 +221,7 @@ export async function startProductionTemporal(opts: ProductionTemporalOptions = 
   const certs = makeCertificates(join(home, 'certs'));
   const signer = tokenSigner(join(home, 'jwt-signing-key.pem'));
   const tokens: ProductionTemporalTokens = {
-    admin: signer.token('dreact-admin', ['system:admin']),
+    admin: signer.token('dreact-admin', ['temporal-system:admin']),
     writer: signer.token('dreact-worker', [`${namespace}:write`]),
     noPermission: signer.token('someone-else', ['other:write']),
     expired: signer.token('dreact-worker', [`${namespace}:write`], -3600),
@@ -233,7 +249,7 @@ export async function startProductionTemporal(opts: ProductionTemporalOptions = 
   try {
     await setupSchemas(build, adminUrl, pg);
     jwks = await serveJwks(signer.jwks, opts.jwksPort ?? 0);
-    const port = async () => freePort(0);
+    const port = lowPort;
     const pair = async (grpc?: number): Promise<Ports> => ({ grpc: grpc ?? (await port()), membership: await port() });
     const layout: ClusterLayout = {
       root: home,
@@ -254,19 +270,28 @@ export async function startProductionTemporal(opts: ProductionTemporalOptions = 
         service,
         index,
         ports,
-        configDir: writeProcessConfig(layout, service === 'history' ? `history-${index}` : service, service === 'history' ? index : 0, dynamicConfig),
+        configDir: writeProcessConfig(
+          layout,
+          service === 'history' ? `history-${index}` : service,
+          service === 'history' ? index : 0,
+          dynamicConfig,
+        ),
         logFile: join(home, 'logs', service === 'history' ? `history-${index}.log` : `${service}.log`),
       });
     layout.history.forEach((p, i) => add('history', i, p));
     add('matching', 0, layout.matching);
     add('frontend', 0, layout.frontend);
-    add('worker', 0, layout.worker);
+    // The system worker serves no gRPC: its process is ready when its internal-frontend listens.
+    add('worker', 0, layout.internalFrontend);
 
     const spawnProc = (p: Proc) => {
       const fd = openSync(p.logFile, 'a');
       const args = ['--root', home, '--config', p.configDir, '--env', 'development', 'start'];
       for (const s of SERVICES[p.service]) args.push('--service', s);
-      p.child = spawn(build.server, args, { stdio: ['ignore', fd, fd], env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' } });
+      p.child = spawn(build.server, args, {
+        stdio: ['ignore', fd, fd],
+        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+      });
       closeSync(fd);
       const child = p.child;
       p.exited = new Promise((resolve) => child.once('exit', () => resolve()));
@@ -283,15 +308,23 @@ export async function startProductionTemporal(opts: ProductionTemporalOptions = 
       while (!(await listening(p.ports.grpc))) {
         const child = p.child!;
         if (child.exitCode !== null || child.signalCode !== null)
-          throw new Error(`temporal-server ${p.service}${p.service === 'history' ? ` ${p.index}` : ''} exited (${child.exitCode ?? child.signalCode}): ${tail(p, 1500)}`);
+          throw new Error(
+            `temporal-server ${p.service}${p.service === 'history' ? ` ${p.index}` : ''} exited (${child.exitCode ?? child.signalCode}): ${tail(p, 1500)}`,
+          );
         if (Date.now() > deadline)
-          throw new Error(`temporal-server ${p.service} did not listen on ${p.ports.grpc} within ${timeoutMs / 1000} s; see ${p.logFile}`);
+          throw new Error(
+            `temporal-server ${p.service} did not listen on ${p.ports.grpc} within ${timeoutMs / 1000} s; see ${p.logFile}`,
+          );
         await sleep(200);
       }
     };
     const t0 = Date.now();
-    for (const p of procs) spawnProc(p);
-    for (const p of procs) await waitListening(p, 120_000);
+    // The first process initialises the cluster metadata in a fresh database; the others started
+    // beside it race it there and fail. One first, then the rest together.
+    spawnProc(procs[0]!);
+    await waitListening(procs[0]!, 120_000);
+    for (const p of procs.slice(1)) spawnProc(p);
+    for (const p of procs.slice(1)) await waitListening(p, 120_000);
     log(`[temporal-production] ${procs.length} processes listening after ${Date.now() - t0} ms`);
 
     const address = `127.0.0.1:${layout.frontend.grpc}`;
@@ -398,7 +431,8 @@ async function registerNamespace(
         });
       break;
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`registering namespace ${namespace} failed: ${(err as Error).message}`);
+      if (Date.now() > deadline)
+        throw new Error(`registering namespace ${namespace} failed: ${(err as Error).message}`);
       await sleep(500);
     }
   }
@@ -410,11 +444,14 @@ async function registerNamespace(
         break;
       } catch (err) {
         if (alreadyExists(err)) break;
-        if (Date.now() > deadline) throw new Error(`adding search attributes to ${namespace} failed: ${(err as Error).message}`);
+        if (Date.now() > deadline)
+          throw new Error(`adding search attributes to ${namespace} failed: ${(err as Error).message}`);
         await sleep(500);
       }
     }
-    log(`[temporal-production] namespace ${namespace} with search attributes ${Object.keys(searchAttributes).join(', ')}`);
+    log(
+      `[temporal-production] namespace ${namespace} with search attributes ${Object.keys(searchAttributes).join(', ')}`,
+    );
     // A probe workflow with every search attribute: started (no worker needed) and terminated.
     const { encodeSearchAttribute } = probeEncoding();
     for (let i = 0; ; i++) {
@@ -427,7 +464,9 @@ async function registerNamespace(
           taskQueue: { name: 'dreact-readiness-probe' },
           requestId: workflowId,
           searchAttributes: {
-            indexedFields: Object.fromEntries(SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, encodeSearchAttribute(k.type)])),
+            indexedFields: Object.fromEntries(
+              SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, encodeSearchAttribute(k.type)]),
+            ),
           },
         });
         await connection.workflowService.terminateWorkflowExecution({
@@ -437,7 +476,8 @@ async function registerNamespace(
         });
         return;
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`namespace ${namespace} never accepted a workflow: ${(err as Error).message}`);
+        if (Date.now() > deadline)
+          throw new Error(`namespace ${namespace} never accepted a workflow: ${(err as Error).message}`);
         await sleep(500);
       }
     }

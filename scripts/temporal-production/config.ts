@@ -55,7 +55,7 @@ export function writeDynamicConfig(root: string): string {
 
 const rpc = (p: Ports) => ({ rpc: { grpcPort: p.grpc, membershipPort: p.membership, bindOnLocalHost: true } });
 
-function store(pg: PostgresTarget, database: string, maxConns: number) {
+function store(pg: PostgresTarget, database: string, maxConns: number, applicationName: string) {
   return {
     sql: {
       pluginName: 'postgres12',
@@ -67,6 +67,8 @@ function store(pg: PostgresTarget, database: string, maxConns: number) {
       maxConns,
       maxIdleConns: maxConns,
       maxConnLifetime: '1h',
+      // Each process's backends are told apart in pg_stat_activity (the load bench's CPU per process).
+      connectAttributes: { application_name: applicationName },
     },
   };
 }
@@ -86,8 +88,8 @@ export function writeProcessConfig(
       visibilityStore: 'visibility',
       numHistoryShards: layout.shards,
       datastores: {
-        default: store(layout.postgres, layout.postgres.database, 20),
-        visibility: store(layout.postgres, layout.postgres.visibilityDatabase, 4),
+        default: store(layout.postgres, layout.postgres.database, 20, `temporal-${name}`),
+        visibility: store(layout.postgres, layout.postgres.visibilityDatabase, 4, `temporal-${name}-visibility`),
       },
     },
     global: {
@@ -123,7 +125,12 @@ export function writeProcessConfig(
       masterClusterName: 'active',
       currentClusterName: 'active',
       clusterInformation: {
-        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${layout.frontend.grpc}` },
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: `127.0.0.1:${layout.frontend.grpc}`,
+        },
       },
     },
     dcRedirectionPolicy: { policy: 'noop' },

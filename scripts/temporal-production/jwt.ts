@@ -2,7 +2,7 @@
  * The production server's JWT keys: an RSA key pair, its public half served as a JWKS on
  * loopback (the server's `jwtKeyProvider.keySourceURIs`), and tokens signed with it (RS256, `kid`
  * in the header as the server's default claim mapper requires; permissions in the `permissions`
- * claim, e.g. `dreact:write`, `system:admin`). A token is what the SDK sends as an API key:
+ * claim, e.g. `dreact:write`, `temporal-system:admin`). A token is what the SDK sends as an API key:
  * `authorization: Bearer <token>` — the path Temporal Cloud API keys take.
  */
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';

@@ -65,16 +65,25 @@ async function main(): Promise<number> {
   ].join('\n');
   writeFileSync(join(home, 'temporal.toml'), toml, { mode: 0o600 });
   const envFile = join(home, 'env');
-  writeFileSync(envFile, Object.entries(e).map(([k, v]) => `export ${k}=${v}\n`).join(''), { mode: 0o600 });
+  writeFileSync(
+    envFile,
+    Object.entries(e)
+      .map(([k, v]) => `export ${k}=${v}\n`)
+      .join(''),
+    { mode: 0o600 },
+  );
   writeFileSync(join(home, 'admin-token'), `${cluster.tokens.admin}\n`, { mode: 0o600 });
   console.log(
     [
       `production Temporal server on ${cluster.address} (mTLS + JWT), namespace ${cluster.namespace}`,
-      `  processes: ${cluster.processes().map((p) => `${p.service}${p.service === 'history' ? `-${p.index}` : ''} (pid ${p.pid})`).join(', ')}`,
+      `  processes: ${cluster
+        .processes()
+        .map((p) => `${p.service}${p.service === 'history' ? `-${p.index}` : ''} (pid ${p.pid})`)
+        .join(', ')}`,
       `  logs: ${join(home, 'logs')}`,
       `  a worker, the CLI or the gateway: source ${envFile}`,
       `  or the profile: TEMPORAL_CONFIG_FILE=${join(home, 'temporal.toml')} TEMPORAL_PROFILE=production`,
-      `  admin token (system:admin): ${join(home, 'admin-token')}`,
+      `  admin token (temporal-system:admin): ${join(home, 'admin-token')}`,
       'Ctrl-C stops it.',
     ].join('\n'),
   );
