@@ -98,7 +98,7 @@ export function settingName(
     case 'profile':
       return `${names.file} of profile "${resolved.profile}" in ${resolved.configFile ?? 'temporal.toml'}`;
     default:
-      return `${names.env} (or ${names.file} in the temporal.toml profile)`;
+      return `${names.env} (or the profile's ${names.file})`;
   }
 }
 

@@ -17,7 +17,7 @@ import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { guardedConnection } from './closed-channel';
-import { describeConnectionError } from './connection-errors';
+import { classifyConnectionError, describeConnectionError, probeTransport } from './connection-errors';
 import {
   TEMPORAL_SETTINGS,
   TemporalConnectionError,
@@ -30,7 +30,7 @@ import {
 } from './connection-settings';
 
 export * from './connection-settings';
-export { describeConnectionError } from './connection-errors';
+export { describeConnectionError, classifyConnectionError, probeTransport } from './connection-errors';
 
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 export const DEFAULT_TEMPORAL_NAMESPACE = 'default';
@@ -251,8 +251,23 @@ async function checked<T extends { close(): Promise<void> }>(
     return connection;
   } catch (err) {
     await connection?.close().catch(() => undefined);
-    throw new TemporalConnectionError(describeConnectionError(err, resolved), undefined, err);
+    throw await connectionFailure(err, resolved);
   }
+}
+
+/**
+ * The error to throw for a failed connection: one line naming the setting. When the transport
+ * said only that it could not connect, the handshake is repeated with Node's TLS to learn why.
+ */
+export async function connectionFailure(
+  err: unknown,
+  resolved: ResolvedTemporalConnection,
+): Promise<TemporalConnectionError> {
+  if (err instanceof TemporalConnectionError) return err;
+  const kind = classifyConnectionError(err);
+  const probed =
+    kind === undefined || kind === 'unreachable' ? await probeTransport(resolved).catch(() => undefined) : undefined;
+  return new TemporalConnectionError(describeConnectionError(probed ?? err, resolved), undefined, err);
 }
 
 /** A client `Connection` (always with the closed-channel guard), namespace checked. */

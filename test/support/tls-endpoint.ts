@@ -42,7 +42,12 @@ export function makeTestCertificates(): TestCertificates {
       ['req', '-x509', ...EC, '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '2', '-subj', `/CN=${ca}`],
       dir,
     );
-  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  // X.509 v3 (extensions) throughout: the worker's TLS (rustls) refuses v1 certificates.
+  writeFileSync(
+    join(dir, 'server.ext'),
+    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n',
+  );
+  writeFileSync(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n');
   const sign = (name: string, ca: string, ext?: string) => {
     openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`], dir);
     openssl(
@@ -53,8 +58,8 @@ export function makeTestCertificates(): TestCertificates {
     );
   };
   sign('server', 'ca', 'server.ext');
-  sign('client', 'ca');
-  sign('foreign', 'otherca');
+  sign('client', 'ca', 'client.ext');
+  sign('foreign', 'otherca', 'client.ext');
   const p = (f: string) => join(dir, f);
   return {
     dir,

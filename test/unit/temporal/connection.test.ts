@@ -208,10 +208,7 @@ test('setting names: the variable, the flag or the profile field the user set', 
   assert.equal(settingName(r, 'namespace'), 'TEMPORAL_NAMESPACE');
   assert.equal(settingName(r, 'address'), '--address');
   assert.equal(settingName(r, 'apiKey'), `api_key of profile "staging" in ${config}`);
-  assert.equal(
-    settingName(r, 'clientCert'),
-    'TEMPORAL_TLS_CLIENT_CERT_PATH (or tls.client_cert_path in the temporal.toml profile)',
-  );
+  assert.equal(settingName(r, 'clientCert'), "TEMPORAL_TLS_CLIENT_CERT_PATH (or the profile's tls.client_cert_path)");
 });
 
 const refuses = (opts: Parameters<typeof resolveTemporalConnection>[0], re: RegExp) =>
