@@ -6,7 +6,7 @@
  * in .ci/run: `npm run temporal:production -- install`); later calls find it.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { findOnPath } from '../../client/stack/temporal-cli';
@@ -45,6 +45,15 @@ export function findProductionServer(): ProductionServerBuild | undefined {
   return complete ? p : undefined;
 }
 
+function writable(dir: string): void {
+  chmodSync(dir, 0o755);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) writable(p);
+    else chmodSync(p, 0o644);
+  }
+}
+
 /** The command that builds it, for messages. */
 export const INSTALL_PRODUCTION_SERVER = 'npm run temporal:production -- install';
 
@@ -75,6 +84,7 @@ export function ensureProductionServer(log: (line: string) => void = (l) => cons
   const p = paths(home);
   rmSync(join(home, 'schema'), { recursive: true, force: true });
   cpSync(schema, p.schemaDir, { recursive: true });
+  writable(join(home, 'schema')); // the module cache's files are read-only: a later rebuild must be able to replace them
   renameSync(join(bin, 'sql'), p.sqlTool);
   renameSync(join(bin, 'server'), p.server); // last: its presence marks a complete build
   rmSync(bin, { recursive: true, force: true });

@@ -13,11 +13,10 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } fro
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { msToTs } from '@temporalio/common/lib/time';
-import { ensureDatabase } from '../../store/cluster-store';
+import { databaseHasTable, dropDatabases, ensureDatabase } from '../../store/cluster-store';
 import { DEFAULT_DATABASE_URL } from '../../store/db';
 import { freePort, portFree } from '../../client/stack/ports';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../client/stack/temporal-server';
@@ -142,11 +141,7 @@ async function setupSchemas(build: ProductionServerBuild, adminUrl: string, pg: 
     await ensureDatabase(adminUrl, database);
     const dbUrl = new URL(adminUrl);
     dbUrl.pathname = `/${database}`;
-    const client = new Client({ connectionString: dbUrl.toString() });
-    await client.connect();
-    const versioned = await client
-      .query("SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_version'")
-      .finally(() => client.end());
+    const versioned = await databaseHasTable(dbUrl.toString(), 'schema_version');
     const base = [
       '--plugin',
       'postgres12',
@@ -171,18 +166,8 @@ async function setupSchemas(build: ProductionServerBuild, adminUrl: string, pg: 
         );
       }
     };
-    if (versioned.rowCount === 0) run(['setup-schema', '--version', '0.0']);
+    if (!versioned) run(['setup-schema', '--version', '0.0']);
     run(['update-schema', '--schema-dir', join(build.schemaDir, dir, 'versioned')]);
-  }
-}
-
-async function dropDatabases(adminUrl: string, names: string[]): Promise<void> {
-  const client = new Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    for (const n of names) await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(n)} WITH (FORCE)`);
-  } finally {
-    await client.end();
   }
 }
 
@@ -498,4 +483,22 @@ function probeEncoding() {
       };
     },
   };
+}
+
+/** The cluster's TEMPORAL_* settings as a `temporal.toml` profile (envconfig's and the `temporal` CLI's format). */
+export function temporalTomlProfile(env: Record<string, string>, profile: string): string {
+  const q = (v: string | undefined) => JSON.stringify(v ?? '');
+  return [
+    `[profile.${profile}]`,
+    `address = ${q(env.TEMPORAL_ADDRESS)}`,
+    `namespace = ${q(env.TEMPORAL_NAMESPACE)}`,
+    `api_key = ${q(env.TEMPORAL_API_KEY)}`,
+    '',
+    `[profile.${profile}.tls]`,
+    `client_cert_path = ${q(env.TEMPORAL_TLS_CLIENT_CERT_PATH)}`,
+    `client_key_path = ${q(env.TEMPORAL_TLS_CLIENT_KEY_PATH)}`,
+    `server_ca_cert_path = ${q(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH)}`,
+    `server_name = ${q(env.TEMPORAL_TLS_SERVER_NAME)}`,
+    '',
+  ].join('\n');
 }

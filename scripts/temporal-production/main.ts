@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureProductionServer } from './build';
-import { startProductionTemporal } from './cluster';
+import { startProductionTemporal, temporalTomlProfile } from './cluster';
 
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -50,19 +50,7 @@ async function main(): Promise<number> {
     log,
   });
   const e = cluster.env;
-  const toml = [
-    '[profile.production]',
-    `address = "${e.TEMPORAL_ADDRESS}"`,
-    `namespace = "${e.TEMPORAL_NAMESPACE}"`,
-    `api_key = "${e.TEMPORAL_API_KEY}"`,
-    '',
-    '[profile.production.tls]',
-    `client_cert_path = "${e.TEMPORAL_TLS_CLIENT_CERT_PATH}"`,
-    `client_key_path = "${e.TEMPORAL_TLS_CLIENT_KEY_PATH}"`,
-    `server_ca_cert_path = "${e.TEMPORAL_TLS_SERVER_CA_CERT_PATH}"`,
-    `server_name = "${e.TEMPORAL_TLS_SERVER_NAME}"`,
-    '',
-  ].join('\n');
+  const toml = temporalTomlProfile(e, 'production');
   writeFileSync(join(home, 'temporal.toml'), toml, { mode: 0o600 });
   const envFile = join(home, 'env');
   writeFileSync(

@@ -16,7 +16,7 @@
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -37,6 +37,7 @@ import {
   startProductionTestTemporal,
   type ProductionTemporal,
 } from '../support/production-temporal';
+import { temporalTomlProfile } from '../../scripts/temporal-production/cluster';
 
 const skip = needs(NEED_TEMPORAL_SERVER);
 const available = skip === false;
@@ -124,6 +125,22 @@ test('a turn through `dreact turn` on the production server: mTLS + API key from
   assert.equal(described.status.name, 'COMPLETED');
   const audit = await auditNoteTurns(db.pool, [out.conversationId], ROUNDS);
   assert.deepEqual(audit.problems, []);
+});
+
+test('the same settings as a temporal.toml profile (TEMPORAL_CONFIG_FILE + TEMPORAL_PROFILE) reach the cluster', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'dreact-toml-')), 'temporal.toml');
+  writeFileSync(file, temporalTomlProfile(cluster.env, 'production'));
+  const resolved = resolveTemporalConnection({ env: { TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'production' } });
+  assert.equal(resolved.address, cluster.address);
+  assert.equal(resolved.namespace, cluster.namespace);
+  const viaProfile = await connectTemporalClient(resolved);
+  try {
+    const client = new Client({ connection: viaProfile, namespace: resolved.namespace });
+    const turns = await client.workflow.count('ConversationId != ""');
+    assert.ok(turns.count >= 0);
+  } finally {
+    await viaProfile.close();
+  }
 });
 
 async function startGateway(): Promise<NonNullable<typeof gateway>> {
