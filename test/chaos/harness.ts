@@ -21,8 +21,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { guardedConnection } from '../../client/temporal/closed-channel';
+import { Client } from '@temporalio/client';
+import { connectTemporalClient } from '../../client/temporal/connection';
 import type { temporal } from '@temporalio/proto';
 import { openDb, migrate } from '../../store/db';
 import { loadBlocks, getArtifact, FILE_ARTIFACT_KIND } from '../../store/timeline-store';
@@ -162,8 +162,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   });
   let worker: WorkerProcess = spawnWorkerProcess(workerEnv(AIMED[0]));
   await worker.ready;
-  const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}`, plugins: [guardedConnection] });
-  const temporalClient = new Client({ connection });
+  // The storm's server (its settings: loopback here; a restart keeps the port).
+  const connection = await connectTemporalClient(server.connection);
+  const temporalClient = new Client({ connection, namespace: server.namespace });
   const api = new DreactClient(temporalClient, { taskQueue });
 
   const kills: number[] = [];
