@@ -1,15 +1,20 @@
 /**
  * Standalone worker process: `node dist/worker.cjs` (compiled at `npm install`; workers/build.ts),
  * or from the sources with `node --import tsx workers/main.ts`.
- * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
+ * Env: the Temporal connection (client/temporal/connection.ts: a temporal.toml profile, TEMPORAL_ADDRESS —
+ * default 127.0.0.1:7233 — TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*), DREACT_TASK_QUEUE,
  * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | fargate | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
  * activities finish within DREACT_SHUTDOWN_GRACE_SECONDS or are retried elsewhere). DREACT_DEPLOYMENT_NAME +
  * DREACT_BUILD_ID: Worker Versioning (workers/deployment.ts).
  */
-import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
-import { Client, Connection } from '@temporalio/client';
-import { guardedConnection } from '../client/temporal/closed-channel';
+import { Client } from '@temporalio/client';
+import {
+  TemporalConnectionError,
+  connectTemporalClient,
+  connectTemporalWorker,
+  resolveTemporalConnection,
+} from '../client/temporal/connection';
 import { createWorker } from './worker';
 import { workerToolSet } from './tool-set';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
@@ -23,11 +28,11 @@ import { openActivityJournal, workerStateDir } from './activity-journal';
 import { watchForOrphanedActivities } from './orphaned-activities';
 
 async function main(): Promise<void> {
-  const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+  const temporal = resolveTemporalConnection();
+  const { address, namespace } = temporal;
   const tuning = workerTuningFromEnv();
   const db = openDb({ max: tuning.dbPoolMax });
   const loadedMs = Math.round(process.uptime() * 1000);
-  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   const taskQueue = process.env.DREACT_TASK_QUEUE || TASK_QUEUE;
   const identity = `${process.pid}@${hostname()}`;
   // The activities this worker runs, so the next worker on this host can release them if it dies
@@ -35,7 +40,7 @@ async function main(): Promise<void> {
   const stateDir = workerStateDir();
   const journal =
     stateDir === 'off' ? undefined : openActivityJournal(stateDir, { identity, address, namespace, taskQueue });
-  const connecting = NativeConnection.connect({ address });
+  const connecting = connectTemporalWorker(temporal);
   // A dead predecessor's (or sibling's) activities are released as soon as the server answers, and
   // every second after — before migrations, the sandbox probe and the worker's build (~1–2 s): their
   // retries wait in the task queue for the first poller instead of for their heartbeat timeouts (2 s
@@ -77,12 +82,12 @@ async function main(): Promise<void> {
   setImmediate(() => anthropicSdk());
   const worker = await creating;
   if (fargate) {
-    const clientConnection = await Connection.connect({ address, plugins: [guardedConnection] });
+    const clientConnection = await connectTemporalClient(temporal);
     const id = await ensureExecReaperSchedule(
       new Client({
         connection: clientConnection,
         interceptors: setupTelemetry().clientInterceptors,
-        namespace: process.env.TEMPORAL_NAMESPACE,
+        namespace,
       }),
       { taskQueue: worker.options.taskQueue },
     );
@@ -106,7 +111,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   const version = worker.options.workerDeploymentOptions?.version;
   console.error(
-    `[worker] polling ${worker.options.taskQueue} on ${address} (db schema ${db.schema})` +
+    `[worker] polling ${worker.options.taskQueue} on ${address}, namespace ${namespace} (db schema ${db.schema})` +
       (version ? `, deployment ${version.deploymentName} build ${version.buildId}` : '') +
       ` — started in ${Math.round(process.uptime() * 1000)} ms (code loaded at ${loadedMs}, ` +
       `database and server ready at ${connectedMs})`,
@@ -121,6 +126,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[worker] fatal: ${err instanceof Error ? err.stack : String(err)}`);
+  // A refused connection is its one line (the setting to fix); anything else with its stack.
+  const text = err instanceof TemporalConnectionError ? err.message : err instanceof Error ? err.stack : String(err);
+  console.error(`[worker] fatal: ${text}`);
   process.exit(1);
 });

@@ -34,6 +34,11 @@ export interface TemporalServerOptions {
   uiPort?: number;
   /** Use this server (plaintext, namespace `default`) instead of starting one (default: the configured one, if any). */
   address?: string;
+  /**
+   * The connection settings (default: resolveTemporalConnection() — temporal.toml and TEMPORAL_*):
+   * an address set there means that server; otherwise we start one, holding their namespace.
+   */
+  settings?: ResolvedTemporalConnection;
   /** Extra `temporal server start-dev` arguments (e.g. dynamic config). */
   extraArgs?: string[];
   /**
@@ -117,8 +122,9 @@ function tuningArgs(dbFilename: string | undefined): string[] {
  * The configured server, when the settings name one (an address from a variable, a profile or a
  * flag); undefined: start our own.
  */
-export function configuredTemporalServer(): ResolvedTemporalConnection | undefined {
-  const resolved = resolveTemporalConnection();
+export function configuredTemporalServer(
+  resolved: ResolvedTemporalConnection = resolveTemporalConnection(),
+): ResolvedTemporalConnection | undefined {
   return resolved.sources.address === 'default' ? undefined : resolved;
 }
 
@@ -142,11 +148,12 @@ async function existingServer(connection: ResolvedTemporalConnection): Promise<T
 }
 
 export async function startTemporalServer(opts: TemporalServerOptions = {}): Promise<TemporalServer> {
+  const settings = opts.extraArgs ? undefined : (opts.settings ?? resolveTemporalConnection());
   const outside = opts.address
     ? localTemporalConnection(opts.address)
-    : opts.extraArgs
-      ? undefined
-      : configuredTemporalServer();
+    : settings
+      ? configuredTemporalServer(settings)
+      : undefined;
   if (outside) {
     const env = await existingServer(outside);
     return {
@@ -161,7 +168,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
   }
   // Our own server also holds the configured namespace (TEMPORAL_NAMESPACE or a profile's), so every
   // client and worker of the stack can use it.
-  const namespace = opts.extraArgs ? 'default' : resolveTemporalConnection().namespace;
+  const namespace = settings?.namespace ?? 'default';
   const path = ensureTemporalCli();
   if (path && opts.logFile) return spawnDevServer(path, { ...opts, logFile: opts.logFile }, namespace);
   const env = await TestWorkflowEnvironment.createLocal({

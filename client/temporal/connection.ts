@@ -228,7 +228,8 @@ export function connectionOptionsOf(resolved: ResolvedTemporalConnection) {
     address: resolved.address,
     ...(resolved.tls !== undefined ? { tls: resolved.tls } : {}),
     ...(resolved.apiKey !== undefined ? { apiKey: resolved.apiKey } : {}),
-    ...(resolved.metadata ? { metadata: resolved.metadata } : {}),
+    // A copy: the client adds its own headers (client-name, client-version) to the object it is given.
+    ...(resolved.metadata ? { metadata: { ...resolved.metadata } } : {}),
   };
 }
 
