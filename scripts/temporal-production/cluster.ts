@@ -51,6 +51,12 @@ export interface ProductionTemporalOptions {
   port?: number;
   /** The JWKS server's port. Default: any free one. */
   jwksPort?: number;
+  /**
+   * Postgres connections per server process (default store; visibility a quarter). Default 8: the
+   * five processes stay under ~50, leaving room on a server with the default max_connections (100)
+   * for the worker and the rest (at 20 each a shared server ran out: "too many clients already").
+   */
+  postgresConnections?: number;
   /** Server log level (each process logs JSON to <home>/logs/<process>.log). Default `warn`. */
   logLevel?: string;
   log?: (line: string) => void;
@@ -248,6 +254,7 @@ export async function startProductionTemporal(opts: ProductionTemporalOptions = 
       certs,
       jwksUrl: jwks.url,
       logLevel: opts.logLevel ?? 'warn',
+      postgresConnections: opts.postgresConnections ?? 8,
     };
     const dynamicConfig = writeDynamicConfig(home);
     const add = (service: ProcessName, index: number, ports: Ports) =>

@@ -40,6 +40,8 @@ export interface ClusterLayout {
   certs: Certificates;
   jwksUrl: string;
   logLevel: string;
+  /** Postgres connections per process to the default store (visibility: a quarter, at least 1). */
+  postgresConnections: number;
 }
 
 /** The project's dynamic config (scripts/temporal-dynamicconfig.yaml) plus what a machine without internet needs. */
@@ -88,8 +90,13 @@ export function writeProcessConfig(
       visibilityStore: 'visibility',
       numHistoryShards: layout.shards,
       datastores: {
-        default: store(layout.postgres, layout.postgres.database, 20, `temporal-${name}`),
-        visibility: store(layout.postgres, layout.postgres.visibilityDatabase, 4, `temporal-${name}-visibility`),
+        default: store(layout.postgres, layout.postgres.database, layout.postgresConnections, `temporal-${name}`),
+        visibility: store(
+          layout.postgres,
+          layout.postgres.visibilityDatabase,
+          Math.max(1, Math.round(layout.postgresConnections / 4)),
+          `temporal-${name}-visibility`,
+        ),
       },
     },
     global: {
