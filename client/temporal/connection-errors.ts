@@ -240,8 +240,13 @@ export async function probeTransport(
       });
     });
   if (!tlsEnabled(resolved)) {
+    // A TLS server answers a handshake — completing it, or refusing this client's certificate with an alert.
     const asTls = await handshake(false);
-    return asTls ? undefined : new TransportProbeError('plaintext-to-tls', 'the server answered a TLS handshake');
+    const tlsAnswer =
+      !asTls ||
+      asTls instanceof TransportProbeError ||
+      /alert|certificate/i.test(`${asTls.message} ${(asTls as NodeJS.ErrnoException).code ?? ''}`);
+    return tlsAnswer ? new TransportProbeError('plaintext-to-tls', 'the server answered a TLS handshake') : undefined;
   }
   const refused = await handshake(true);
   if (!refused) return undefined;
