@@ -7,7 +7,7 @@
  * included), and the cut-planning time for 10 000 blocks.
  * DREACT_BENCH_COMPACTION_TURNS overrides the turn count.
  */
-import { NativeConnection } from '@temporalio/worker';
+import { connectTemporalWorker } from '../client/temporal/connection';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { createWorker } from '../workers/worker';
 import { createAnthropicProvider } from '../activities/providers/anthropic';
@@ -96,8 +96,14 @@ export async function benchCompaction(): Promise<Record<string, number | string>
   await migrate(db);
   const taskQueue = `bench-compact-${process.pid}`;
   const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'bench', model: 'claude-sonnet-5-5' });
-  const connection = await NativeConnection.connect({ address: server.address });
-  const worker = await createWorker({ connection, db, taskQueue, provider: () => anthropic });
+  const connection = await connectTemporalWorker(server.connection);
+  const worker = await createWorker({
+    connection,
+    namespace: server.namespace,
+    db,
+    taskQueue,
+    provider: () => anthropic,
+  });
   const api = new DreactClient(server.env.client, { taskQueue });
   emu.respond((req) => {
     if ((req.body.tool_choice as { name?: string } | undefined)?.name === 'conversation_title')

@@ -34,6 +34,7 @@ export async function benchEvals(): Promise<Record<string, number | string>> {
   const taskQueue = `bench-evals-${process.pid}`;
   const worker = await createWorker({
     connection: server.env.nativeConnection,
+    namespace: server.namespace,
     db,
     taskQueue,
     defaultModel: { provider: 'scripted' },

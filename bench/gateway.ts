@@ -38,7 +38,12 @@ export async function benchGateway(): Promise<Record<string, number | string>> {
   const db = openDb({ schema: `bench_gateway_${process.pid}`, max: 8 });
   await migrate(db);
   const taskQueue = `bench-gateway-${process.pid}`;
-  const worker = await createWorker({ connection: server.env.nativeConnection, db, taskQueue });
+  const worker = await createWorker({
+    connection: server.env.nativeConnection,
+    namespace: server.namespace,
+    db,
+    taskQueue,
+  });
   const running = worker.run();
   const api = new DreactClient(server.env.client, { taskQueue });
   const owner = { tenantId: 'bench', projectId: 'gw' };

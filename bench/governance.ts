@@ -56,6 +56,7 @@ export async function benchGovernance(): Promise<Record<string, number | string>
   const taskQueue = `bench-gov-${process.pid}`;
   const worker = await createWorker({
     connection: server.env.nativeConnection,
+    namespace: server.namespace,
     db,
     taskQueue,
     defaultModel: { provider: 'scripted' },

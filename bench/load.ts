@@ -21,8 +21,8 @@
 import { temporal } from '@temporalio/proto';
 import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { DreactClient } from '../client/api';
-import { startTemporalServer, type TemporalServer } from '../client/stack/temporal-server';
 import { backendPids, connectionsInUse } from '../store/storage-stats';
+import { loadServerKinds, startLoadServer, type LoadServer, type LoadServerKind } from './load-server';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
 import { isDecisionRequest, noteDecision, noteReply } from '../test/support/note-turns';
 import {
@@ -30,7 +30,6 @@ import {
   cpuDelta,
   cpuSeconds,
   machineCpuTicks,
-  pidByCommandLine,
   residentBytes,
   spawnWorkerProcess,
   type WorkerProcess,
@@ -63,8 +62,10 @@ interface Run {
   /** Why those activities were retried: the previous attempt's failure (e.g. "heartbeat timeout"), counted. */
   retryCauses: Map<string, number>;
   cpuSeconds: number;
-  /** The dev server's CPU seconds over the run (when this bench started it). */
-  serverCpuSeconds?: number;
+  /** CPU seconds of each Temporal server process over the run (the dev server; or frontend, history-0, …). */
+  serverCpuSeconds: Record<string, number>;
+  /** CPU seconds of the Temporal server's own Postgres backends (production server; undefined on SQLite). */
+  serverBackendsCpuSeconds?: number;
   /** Share of the whole machine's CPU (all cores) that was busy over the run. */
   machineBusy: number;
   /** This process's CPU seconds: the model emulator, the client starting and awaiting turns, the sampler. */
@@ -82,7 +83,7 @@ interface Run {
 }
 
 async function runLoad(
-  server: TemporalServer,
+  server: LoadServer,
   db: Db,
   worker: WorkerProcess & { applicationName: string },
   api: DreactClient,
@@ -93,8 +94,7 @@ async function runLoad(
   const pid = worker.child.pid!;
   const idleRss = residentBytes(pid);
   const cpu0 = cpuSeconds(pid);
-  const serverPid = pidByCommandLine('temporal', 'start-dev', `--port ${server.address.split(':').pop()}`);
-  const serverCpu0 = serverPid ? cpuSeconds(serverPid) : 0;
+  const serverCpu0 = server.cpu();
   const self0 = process.cpuUsage();
   const postgres0 = cpuByCommandLine('postgres:');
   const machine0 = machineCpuTicks();
@@ -102,12 +102,14 @@ async function runLoad(
   let peakConnections = 0;
   let peakActive = 0;
   let sampling = true;
-  const backends = await backendCpuReader(db, worker.applicationName);
+  const backends = await backendCpuReader(db, likeLiteral(worker.applicationName));
+  const serverBackends = server.postgresBackends ? await backendCpuReader(db, server.postgresBackends) : undefined;
   const sampler = (async () => {
     // Stops when the worker is gone: the run then fails with the worker's log (below).
     while (sampling && worker.child.exitCode === null && worker.child.signalCode === null) {
       peakRss = Math.max(peakRss, residentBytes(pid));
       await backends.sample();
+      await serverBackends?.sample();
       const c = await connectionsInUse(db);
       peakConnections = Math.max(peakConnections, c.open);
       peakActive = Math.max(peakActive, c.active);
@@ -132,8 +134,11 @@ async function runLoad(
   sampling = false;
   await sampler;
   await backends.sample();
+  await serverBackends?.sample();
   const cpu = cpuSeconds(pid) - cpu0;
-  const serverCpuSeconds = serverPid ? cpuSeconds(serverPid) - serverCpu0 : undefined;
+  const serverCpuSeconds = Object.fromEntries(
+    Object.entries(server.cpu()).map(([name, t]) => [name, t - (serverCpu0[name] ?? 0)]),
+  );
   const self = process.cpuUsage(self0);
   const postgresCpuSeconds = cpuDelta(postgres0, cpuByCommandLine('postgres:'));
   const benchCpuSeconds = (self.user + self.system) / 1e6;
@@ -148,7 +153,7 @@ async function runLoad(
   const retryCauses = new Map<string, number>();
   let historyEvents = 0;
   for (const s of started) {
-    const history = await server.env.client.workflow.getHandle(s.workflowId).fetchHistory();
+    const history = await server.client.workflow.getHandle(s.workflowId).fetchHistory();
     historyEvents += history.events?.length ?? 0;
     for (const e of history.events ?? []) {
       const timedOut = e.workflowTaskTimedOutEventAttributes;
@@ -175,7 +180,8 @@ async function runLoad(
     retriedActivities,
     retryCauses,
     cpuSeconds: cpu,
-    ...(serverCpuSeconds !== undefined ? { serverCpuSeconds } : {}),
+    serverCpuSeconds,
+    ...(serverBackends ? { serverBackendsCpuSeconds: serverBackends.cpuSeconds() } : {}),
     machineBusy,
     benchCpuSeconds,
     postgresCpuSeconds,
@@ -192,27 +198,33 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
   const overhead = run.roundGaps.map((g) => g - modelMs);
   // CPU per decision round by component: what a round costs the machine, whatever the wall time.
   const perRound = (seconds: number) => (seconds * 1000) / (n * ROUNDS);
-  const components = [run.cpuSeconds, run.serverCpuSeconds ?? NaN, run.workerBackendsCpuSeconds].map(perRound);
+  const serverNames = Object.keys(run.serverCpuSeconds);
+  const parts: Array<[string, number]> = [
+    ['worker', run.cpuSeconds],
+    ...serverNames.map((name): [string, number] => [name, run.serverCpuSeconds[name]!]),
+    ["Postgres (the worker's backends)", run.workerBackendsCpuSeconds],
+    ...(run.serverBackendsCpuSeconds !== undefined
+      ? [["Postgres (the Temporal server's backends)", run.serverBackendsCpuSeconds] as [string, number]]
+      : []),
+  ];
+  const components = parts.map(([, seconds]) => perRound(seconds));
   const sum = components.reduce((a, b) => a + b, 0);
+  const ofOneCore = (seconds: number) => Math.round((seconds / (run.wallMs / 1000)) * 100);
   return {
-    [`${prefix} ${n} conv: CPU ms per round: worker / Temporal server / Postgres (the worker's backends) / sum`]: [
-      ...components,
-      sum,
-    ]
+    [`${prefix} ${n} conv: CPU ms per round: ${parts.map(([name]) => name).join(' / ')} / sum`]: [...components, sum]
       .map((x) => x.toFixed(1))
       .join(' / '),
     [`${prefix} ${n} conv: turn history events per round`]: Number((run.historyEvents / (n * ROUNDS)).toFixed(1)),
     [`${prefix} ${n} conv: rounds/s`]: Number(((n * ROUNDS) / (run.wallMs / 1000)).toFixed(1)),
     [`${prefix} ${n} conv: wall s`]: Number((run.wallMs / 1000).toFixed(1)),
     [`${prefix} ${n} conv: round overhead p50 / p95 ms`]: `${Math.round(pct(overhead, 50))} / ${Math.round(pct(overhead, 95))}`,
-    [`${prefix} ${n} conv: worker CPU % (of one core)`]: Math.round((run.cpuSeconds / (run.wallMs / 1000)) * 100),
-    ...(run.serverCpuSeconds !== undefined
-      ? {
-          [`${prefix} ${n} conv: Temporal dev server CPU % (of one core)`]: Math.round(
-            (run.serverCpuSeconds / (run.wallMs / 1000)) * 100,
-          ),
-        }
-      : {}),
+    [`${prefix} ${n} conv: worker CPU % (of one core)`]: ofOneCore(run.cpuSeconds),
+    ...Object.fromEntries(
+      serverNames.map((name) => [
+        `${prefix} ${n} conv: ${name} CPU % (of one core)`,
+        ofOneCore(run.serverCpuSeconds[name]!),
+      ]),
+    ),
     [`${prefix} ${n} conv: bench process (emulator + client) CPU % (of one core)`]: Math.round(
       (run.benchCpuSeconds / (run.wallMs / 1000)) * 100,
     ),
@@ -231,11 +243,26 @@ function figures(prefix: string, n: number, run: Run, modelMs: number): Record<s
   };
 }
 
+/**
+ * `npm run bench -- load [--server dev|production]`: the runs on the dev server; with
+ * `--server production`, the same runs on the production server after them, in one run (figures
+ * prefixed `dev:` / `production:`).
+ */
 export async function benchLoad(): Promise<Record<string, number | string>> {
-  const server = await startTemporalServer();
-  const db = openDb({ schema: `bench_load_${process.pid}` });
+  const kinds = loadServerKinds();
+  const out: Record<string, number | string> = {};
+  for (const kind of kinds) {
+    const figures = await benchLoadOn(kind);
+    for (const [k, v] of Object.entries(figures)) out[kinds.length > 1 ? `${kind}: ${k}` : k] = v;
+  }
+  return out;
+}
+
+async function benchLoadOn(kind: LoadServerKind): Promise<Record<string, number | string>> {
+  const server = await startLoadServer(kind);
+  const db = openDb({ schema: `bench_load_${process.pid}_${kind}` });
   await migrate(db);
-  const taskQueue = `bench-load-${process.pid}`;
+  const taskQueue = `bench-load-${process.pid}-${kind}`;
   let emulator: AnthropicEmulator | undefined;
   let worker: (WorkerProcess & { applicationName: string }) | undefined;
   try {
@@ -245,7 +272,7 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
     // The worker's backends carry this application_name: their CPU is told apart from other clients'.
     const applicationName = `dreact-bench-load-${process.pid}`;
     const spawned = spawnWorkerProcess({
-      TEMPORAL_ADDRESS: server.address,
+      ...server.workerEnv,
       DREACT_DB_SCHEMA: db.schema,
       DATABASE_URL: withApplicationName(db.databaseUrl, applicationName),
       DREACT_TASK_QUEUE: taskQueue,
@@ -257,7 +284,7 @@ export async function benchLoad(): Promise<Record<string, number | string>> {
     });
     worker = { ...spawned, applicationName };
     const startupMs = await worker.ready;
-    const api = new DreactClient(server.env.client, { taskQueue });
+    const api = new DreactClient(server.client, { taskQueue });
     const out: Record<string, number | string> = { 'load.worker start to polling ms': startupMs };
 
     const scripted = {
@@ -334,15 +361,15 @@ function withApplicationName(databaseUrl: string, name: string): string {
 }
 
 /**
- * CPU of the Postgres backends whose application_name is `name`, from /proc: each `sample()` lists
+ * CPU of the Postgres backends whose application_name matches `pattern` (SQL LIKE), from /proc: each `sample()` lists
  * them (pg_stat_activity) and keeps each one's latest CPU reading, so a backend that closes
  * mid-run still counts up to its last sample; `cpuSeconds()` sums what they used since the first.
  */
-async function backendCpuReader(db: Db, name: string) {
+async function backendCpuReader(db: Db, pattern: string) {
   const first = new Map<number, number>();
   const last = new Map<number, number>();
   const sample = async () => {
-    for (const pid of await backendPids(db, name)) {
+    for (const pid of await backendPids(db, pattern)) {
       let t: number;
       try {
         t = cpuSeconds(pid);
@@ -360,4 +387,9 @@ async function backendCpuReader(db: Db, name: string) {
     sample,
     cpuSeconds: () => [...last].reduce((sum, [pid, t]) => sum + t - (initial.get(pid) ?? 0), 0),
   };
+}
+
+/** `text` as a LIKE pattern that matches itself only. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

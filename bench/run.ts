@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures (ratios are
- * measured within the same run). `npm run bench -- render channels` runs a subset.
+ * measured within the same run). `npm run bench -- render channels` runs a subset;
+ * `npm run bench -- load --server production` runs the load bench on the production Temporal
+ * server beside the dev server.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 
@@ -35,7 +37,14 @@ const BENCHES: Record<string, () => Bench> = {
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const wanted = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  // `--server dev|production`: the Temporal server of the benches that take one (load: bench/load-server.ts).
+  const at = args.indexOf('--server');
+  if (at !== -1) {
+    process.env.DREACT_BENCH_SERVER = args[at + 1] ?? '';
+    args.splice(at, 2);
+  }
+  const wanted = args;
   const unknown = wanted.filter((w) => !(w in BENCHES));
   if (unknown.length)
     throw new Error(`unknown bench ${unknown.join(', ')} (known: ${Object.keys(BENCHES).join(', ')})`);

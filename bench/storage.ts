@@ -58,7 +58,12 @@ async function perTurn(): Promise<Record<string, number | string>> {
   const db = openDb({ schema: `bench_storage_${process.pid}` });
   await migrate(db);
   const taskQueue = `bench-storage-${process.pid}`;
-  const worker = await createWorker({ connection: server.env.nativeConnection, db, taskQueue });
+  const worker = await createWorker({
+    connection: server.env.nativeConnection,
+    namespace: server.namespace,
+    db,
+    taskQueue,
+  });
   const api = new DreactClient(server.env.client, { taskQueue });
   try {
     await worker.runUntil(async () => {

@@ -128,6 +128,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
   const worker = (taskQueue: string, localTools: boolean) =>
     Worker.create({
       connection: server.env.nativeConnection,
+      namespace: server.namespace,
       taskQueue,
       workflowsPath: require.resolve('./workflows'),
       activities: {

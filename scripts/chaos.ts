@@ -1,6 +1,8 @@
 /**
  * `npm run chaos` (the full storm) / `npm run chaos -- --short` (the form `npm test` runs):
- * test/chaos/harness.ts. Prints the report; exits 1 when a check failed.
+ * test/chaos/harness.ts. `--server production` runs it on the production Temporal server
+ * (scripts/temporal-production; its "Temporal restart" is a history host killed and started
+ * again); default `--server dev`. Prints the report; exits 1 when a check failed.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { FULL, SHORT, runChaos } from '../test/chaos/harness';
@@ -8,11 +10,19 @@ import { FULL, SHORT, runChaos } from '../test/chaos/harness';
 async function main(): Promise<number> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const short = process.argv.includes('--short');
+  const at = process.argv.indexOf('--server');
+  const server = at === -1 ? 'dev' : process.argv[at + 1];
+  if (server !== 'dev' && server !== 'production') {
+    console.error(`--server ${server ?? ''}: expected dev or production`);
+    return 2;
+  }
   const t0 = Date.now();
-  const report = await runChaos({ ...(short ? SHORT : FULL), log: (l) => console.error(`[chaos] ${l}`) });
+  const report = await runChaos({ ...(short ? SHORT : FULL), server, log: (l) => console.error(`[chaos] ${l}`) });
   const sorted = [...report.recoveryMs].sort((a, b) => a - b);
   const median = sorted[Math.floor(sorted.length / 2)] ?? NaN;
-  console.log(`\n## chaos${short ? ' (short)' : ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  console.log(
+    `\n## chaos${short ? ' (short)' : ''} on the ${server} server (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   const lines: Array<[string, unknown]> = [
     ['turns completed', `${report.completed} / ${report.turns}`],
     ['worker kills (SIGKILL): aimed + random', `${report.aimedKills} + ${report.kills - report.aimedKills}`],

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     api: new DreactClient(stack.client),
     temporal: stack.client,
     db: stack.db,
-    info: stack.info,
+    info: { ...stack.info, namespace: stack.client.options.namespace },
     origin: 'embedded',
     close: () => stack.stop(),
   };
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     say(
       `\nTimeline of ${conv}: ${blocks.length} blocks (${count('react.tool.call')} tool calls, ${count('user.followup')} followup, ${count('user.steer')} steer, ${count('assistant.completion')} completions)\n`,
     );
-    for (const r of [r1, r2, r3]) say(`Temporal UI: ${workflowUrl(stack.info.uiUrl, r.workflowId) ?? r.workflowId}\n`);
+    for (const r of [r1, r2, r3]) say(`Temporal UI: ${workflowUrl(session.info, r.workflowId) ?? r.workflowId}\n`);
     say(`Inspect: npx dreact timeline ${conv}   ·   npx dreact history ${conv} --turn 2\n`);
     if (
       r1.completionPath !== 'complete' ||

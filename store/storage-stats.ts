@@ -194,10 +194,13 @@ export async function connectionsInUse(db: Db): Promise<{ open: number; active: 
   return res.rows[0] ?? { open: 0, active: 0 };
 }
 
-/** Process ids of the backends serving connections with this application_name (a bench tells its worker's apart). */
-export async function backendPids(db: Db, applicationName: string): Promise<number[]> {
-  const res = await db.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1`, [
-    applicationName,
+/**
+ * Process ids of the backends serving connections whose application_name matches `pattern` (SQL
+ * LIKE: a bench tells its worker's apart, or the Temporal server's `temporal-%`).
+ */
+export async function backendPids(db: Db, pattern: string): Promise<number[]> {
+  const res = await db.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1`, [
+    pattern,
   ]);
   return res.rows.map((r) => r.pid);
 }

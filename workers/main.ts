@@ -1,7 +1,8 @@
 /**
  * Standalone worker process: `node dist/worker.cjs` (compiled at `npm install`; workers/build.ts),
  * or from the sources with `node --import tsx workers/main.ts`.
- * Env: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, DREACT_TASK_QUEUE,
+ * Env: the Temporal connection (client/temporal/connection.ts: a temporal.toml profile, TEMPORAL_ADDRESS —
+ * default 127.0.0.1:7233 — TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*), DREACT_TASK_QUEUE,
  * DATABASE_URL, DREACT_DB_SCHEMA, DREACT_EXEC_BACKEND (local | docker | fargate | wasm | off). Shuts down gracefully on SIGINT/SIGTERM (in-flight
  * activities finish within DREACT_SHUTDOWN_GRACE_SECONDS or are retried elsewhere). DREACT_DEPLOYMENT_NAME +
  * DREACT_BUILD_ID: Worker Versioning (workers/deployment.ts).
@@ -9,10 +10,14 @@
  * each on its queue (DREACT_TASK_QUEUE_WORKFLOWS / _MODELS / _TOOLS / _EXEC; docs/worker-roles.md).
  * DREACT_METRICS_ADDR, DREACT_HEALTH_ADDR: Prometheus metrics and Kubernetes health (docs/metrics.md).
  */
-import { NativeConnection } from '@temporalio/worker';
 import { openDb, migrate } from '../store/db';
-import { Client, Connection } from '@temporalio/client';
-import { guardedConnection } from '../client/temporal/closed-channel';
+import { Client } from '@temporalio/client';
+import {
+  TemporalConnectionError,
+  connectTemporalClient,
+  connectTemporalWorker,
+  resolveTemporalConnection,
+} from '../client/temporal/connection';
 import { createWorker } from './worker';
 import { workerToolSet } from './tool-set';
 import { ensureExecReaperSchedule } from './exec-reaper-schedule';
@@ -30,14 +35,14 @@ import { watchForOrphanedActivities } from './orphaned-activities';
 async function main(): Promise<void> {
   // Before the first connection: the runtime's metrics exporter (DREACT_METRICS_ADDR or OTLP).
   const metricsLine = installRuntime();
-  const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+  const temporal = resolveTemporalConnection();
+  const { address, namespace } = temporal;
   const roles = parseWorkerRoles(process.env.DREACT_WORKER_ROLES, 'DREACT_WORKER_ROLES');
   const queues = configuredTaskQueues(process.env);
   const tuning = workerTuningFromEnv();
   const roleWorker = roleTuningFromEnv();
   const db = openDb({ max: tuning.dbPoolMax });
   const loadedMs = Math.round(process.uptime() * 1000);
-  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   // The journal's queue key: the queues of the roles this process runs (a restarted process with the
   // same roles releases its predecessor's activities; workers/orphaned-activities.ts).
   const taskQueue = roles.map((r) => queues[r]).join('+');
@@ -47,7 +52,7 @@ async function main(): Promise<void> {
   const stateDir = workerStateDir();
   const journal =
     stateDir === 'off' ? undefined : openActivityJournal(stateDir, { identity, address, namespace, taskQueue });
-  const connecting = NativeConnection.connect({ address });
+  const connecting = connectTemporalWorker(temporal);
   // A dead predecessor's (or sibling's) activities are released as soon as the server answers, and
   // every second after — before migrations, the sandbox probe and the worker's build (~1–2 s): their
   // retries wait in the task queue for the first poller instead of for their heartbeat timeouts (2 s
@@ -92,12 +97,12 @@ async function main(): Promise<void> {
   const worker = await creating;
   // The exec reaper (Fargate) is scheduled by the process that runs exec; it runs on the workflows queue.
   if (fargate && roles.includes('exec')) {
-    const clientConnection = await Connection.connect({ address, plugins: [guardedConnection] });
+    const clientConnection = await connectTemporalClient(temporal);
     const id = await ensureExecReaperSchedule(
       new Client({
         connection: clientConnection,
         interceptors: setupTelemetry().clientInterceptors,
-        namespace: process.env.TEMPORAL_NAMESPACE,
+        namespace,
       }),
       { taskQueue: queues.workflows },
     );
@@ -127,7 +132,7 @@ async function main(): Promise<void> {
   if (metricsLine) console.error(`[worker] ${metricsLine}`);
   if (health) console.error(`[worker] health on http://${process.env.DREACT_HEALTH_ADDR?.trim()}/healthz and /readyz`);
   console.error(
-    `[worker] polling ${roles.map((r) => `${r}: ${queues[r]}`).join(', ')} on ${address} (db schema ${db.schema})` +
+    `[worker] polling ${roles.map((r) => `${r}: ${queues[r]}`).join(', ')} on ${address}, namespace ${namespace} (db schema ${db.schema})` +
       (version ? `, deployment ${version.deploymentName} build ${version.buildId}` : '') +
       ` — started in ${Math.round(process.uptime() * 1000)} ms (code loaded at ${loadedMs}, ` +
       `database and server ready at ${connectedMs})`,
@@ -144,6 +149,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[worker] fatal: ${err instanceof Error ? err.stack : String(err)}`);
+  // A refused connection is its one line (the setting to fix); anything else with its stack.
+  const text = err instanceof TemporalConnectionError ? err.message : err instanceof Error ? err.stack : String(err);
+  console.error(`[worker] fatal: ${text}`);
   process.exit(1);
 });

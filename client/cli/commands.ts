@@ -102,7 +102,7 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
       const out = opts.json ? err : (line: string) => process.stdout.write(line);
       if (!opts.json) out(`conversation ${conversationId} · turn ${started.turnIndex} · ${started.workflowId}\n`);
       const result = await followTurn(s, started, afterSeq, out);
-      const url = workflowUrl(s.info.uiUrl, started.workflowId);
+      const url = workflowUrl(s.info, started.workflowId);
       if (opts.json) {
         const { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } = result.usage;
         process.stdout.write(
@@ -249,7 +249,7 @@ export async function historyCommand(conversationId: string, opts: { turn?: numb
     const turn = opts.turn ?? (await s.api.conversationState(conversationId)).nextTurnIndex - 1;
     if (turn < 1) throw new Error(`conversation "${conversationId}" has no turns yet`);
     const workflowId = turnWorkflowId(conversationId, turn);
-    const url = workflowUrl(s.info.uiUrl, workflowId);
+    const url = workflowUrl(s.info, workflowId);
     process.stdout.write(`${workflowId}${url ? `\nTemporal UI: ${url}` : ''}\n`);
     const history = await s.temporal.workflow.getHandle(workflowId).fetchHistory();
     for (const e of history.events ?? []) {

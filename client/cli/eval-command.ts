@@ -223,7 +223,7 @@ export function registerEvalCommands(program: Command): void {
             mode: o.record ? 'record' : o.replay ? 'replay' : 'live',
           },
         );
-        const links: ReportLinks = { workflow: (id) => workflowUrl(s.info.uiUrl, id) };
+        const links: ReportLinks = { workflow: (id) => workflowUrl(s.info, id) };
         if (o.html) writeFileSync(o.html, renderHtml(report, links));
         console.log(o.json ? JSON.stringify(report, null, 2) : renderTable(report));
         if (cassetteFile && !o.json) console.error(`cassette written: ${cassetteFile}`);

@@ -1,6 +1,6 @@
 /**
  * `dreact gateway [--port N] [--host H]`: serves the HTTP gateway (client/gateway) against the
- * stack this CLI reaches (a running `dreact dev`, TEMPORAL_ADDRESS + DATABASE_URL, or the embedded
+ * stack this CLI reaches (a running `dreact dev`, a configured Temporal + DATABASE_URL, or the embedded
  * one), with the periodic stream prune. Configuration from the environment: see client/gateway/server.ts.
  */
 import { gatewayConfigFromEnv, startGateway } from '../gateway/server';
@@ -20,7 +20,9 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       ...(config.tokenSecret ? { tokenSecret: config.tokenSecret } : {}),
       corsOrigins: config.corsOrigins,
       // Only a UI the operator made public (the stack's own UI address is internal).
-      ...(config.publicTemporalUiUrl ? { temporalUiUrl: config.publicTemporalUiUrl } : {}),
+      ...(config.publicTemporalUiUrl
+        ? { temporalUiUrl: config.publicTemporalUiUrl, temporalNamespace: s.info.namespace }
+        : {}),
       allowScripted: config.allowScripted,
       models: config.models,
       rateLimitPerMinute: config.rateLimitPerMinute,

@@ -22,6 +22,8 @@ import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
 import { registerLimitCommands } from './limits-command';
 import { registerWorkerCommand } from './worker-command';
+import { registerDoctorCommand } from './doctor-command';
+import { cliTemporalConnection, useConnectionFlags } from './session';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -32,13 +34,47 @@ const int = (v: string) => {
 export function buildProgram(): Command {
   const program = new Command('dreact')
     .description('durable-react: a timeline-native ReAct agent runtime on Temporal')
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // The Temporal connection (the `temporal` CLI's flags): each wins over its TEMPORAL_* variable
+    // and the temporal.toml profile (client/temporal/connection.ts). No API key flag: it would show in `ps`.
+    .option('--address <host:port>', 'Temporal server (else TEMPORAL_ADDRESS, else the profile, else 127.0.0.1:7233)')
+    .option('--namespace <name>', 'Temporal namespace (else TEMPORAL_NAMESPACE, else the profile, else default)')
+    .option('--profile <name>', 'temporal.toml profile (else TEMPORAL_PROFILE, else default)')
+    .option(
+      '--config-file <path>',
+      'temporal.toml (else TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml)',
+    )
+    .option('--tls', 'connect with TLS (TEMPORAL_TLS)')
+    .option('--tls-cert-path <path>', 'mTLS client certificate (TEMPORAL_TLS_CLIENT_CERT_PATH)')
+    .option('--tls-key-path <path>', 'mTLS client key (TEMPORAL_TLS_CLIENT_KEY_PATH)')
+    .option('--tls-ca-path <path>', "the server's CA certificate (TEMPORAL_TLS_SERVER_CA_CERT_PATH)")
+    .option('--tls-server-name <name>', "the server's TLS name (TEMPORAL_TLS_SERVER_NAME)")
+    .hook('preAction', (_program, action) => {
+      const o = action.optsWithGlobals();
+      useConnectionFlags({
+        configFile: o.configFile,
+        profile: o.profile,
+        flags: {
+          address: o.address,
+          namespace: o.namespace,
+          tls: o.tls,
+          tlsCertPath: o.tlsCertPath,
+          tlsKeyPath: o.tlsKeyPath,
+          tlsCaPath: o.tlsCaPath,
+          tlsServerName: o.tlsServerName,
+        },
+      });
+    });
 
   program
     .command('dev')
     .description('start the local stack in the foreground (Temporal dev server with UI, Postgres/PGlite, worker)')
     .action(async () => {
-      const stack = await startEmbeddedStack({ publish: true, log: (l) => console.error(l) });
+      const stack = await startEmbeddedStack({
+        publish: true,
+        temporal: cliTemporalConnection(),
+        log: (l) => console.error(l),
+      });
       console.log(`Temporal:    ${stack.info.temporalAddress}`);
       if (stack.info.uiUrl) console.log(`Temporal UI: ${stack.info.uiUrl}`);
       console.log(`Postgres:    ${stack.info.databaseUrl}${stack.info.pglite ? ' (PGlite)' : ''}`);
@@ -152,6 +188,7 @@ export function buildProgram(): Command {
   registerBudgetCommands(program);
   registerLimitCommands(program);
   registerWorkerCommand(program);
+  registerDoctorCommand(program);
   return program;
 }
 
@@ -159,7 +196,8 @@ export async function main(argv: string[]): Promise<number> {
   Runtime.install({ logger: new DefaultLogger((process.env.DREACT_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
   try {
     await buildProgram().parseAsync(argv);
-    return 0;
+    // A command that reports a failure without throwing (dreact doctor) sets the exit code.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     const message =
       e instanceof DreactError || e instanceof InvalidArgumentError

@@ -1,10 +1,15 @@
 /**
  * A CLI session: connects to a running stack (`dreact dev`, or one another CLI invocation started),
- * to an external one (TEMPORAL_ADDRESS + DATABASE_URL), or starts the embedded stack for the
+ * to an external one (a configured Temporal — TEMPORAL_ADDRESS, a temporal.toml profile or
+ * --address, client/temporal/connection.ts — + DATABASE_URL), or starts the embedded stack for the
  * duration of the command.
  */
-import { Client, Connection } from '@temporalio/client';
-import { guardedConnection } from '../temporal/closed-channel';
+import { Client } from '@temporalio/client';
+import {
+  connectTemporalClient,
+  resolveTemporalConnection,
+  type ResolveTemporalConnectionOptions,
+} from '../temporal/connection';
 import { openDb, type Db } from '../../store/db';
 import { DreactClient, DreactError } from '../api';
 import { connectToRunningStack, startEmbeddedStack, type StackInfo } from '../stack/embedded';
@@ -15,10 +20,22 @@ export interface Session {
   api: DreactClient;
   temporal: Client;
   db: Db;
-  info: Pick<StackInfo, 'temporalAddress' | 'uiUrl' | 'databaseUrl' | 'pglite'>;
+  info: Pick<StackInfo, 'temporalAddress' | 'uiUrl' | 'databaseUrl' | 'pglite'> & { namespace: string };
   /** How this session reached a stack. */
   origin: 'running-stack' | 'external' | 'embedded';
   close(): Promise<void>;
+}
+
+let cliConnection: ResolveTemporalConnectionOptions = {};
+
+/** The CLI's connection flags (--address, --namespace, --profile, --config-file, --tls…), set before a command runs. */
+export function useConnectionFlags(opts: ResolveTemporalConnectionOptions): void {
+  cliConnection = opts;
+}
+
+/** The Temporal connection settings of this CLI invocation: temporal.toml < TEMPORAL_* < flags. */
+export function cliTemporalConnection() {
+  return resolveTemporalConnection(cliConnection);
 }
 
 /**
@@ -29,12 +46,14 @@ export async function openSession(
   log: (line: string) => void,
   opts: { agentFiles?: readonly string[] } = {},
 ): Promise<Session> {
-  const running = await connectToRunningStack();
+  const settings = cliTemporalConnection();
+  const configured = settings.sources.address !== 'default';
+  const running = await connectToRunningStack(undefined, settings);
   const files = opts.agentFiles ?? [];
-  if (files.length > 0 && (running || (process.env.TEMPORAL_ADDRESS && process.env.DATABASE_URL))) {
+  if (files.length > 0 && (running || (configured && process.env.DATABASE_URL))) {
     await running?.close();
     throw new DreactError(
-      `--agent ${files[0]}: an agent file loads in the worker this command starts, but a stack is running already (${running ? 'dreact dev' : 'TEMPORAL_ADDRESS'}): put the file in its agents folder (DREACT_AGENTS_DIR) and name the agent instead`,
+      `--agent ${files[0]}: an agent file loads in the worker this command starts, but a stack is running already (${running ? 'dreact dev' : `Temporal at ${settings.address}`}): put the file in its agents folder (DREACT_AGENTS_DIR) and name the agent instead`,
       'bad_input',
     );
   }
@@ -43,20 +62,17 @@ export async function openSession(
       api: new DreactClient(running.client),
       temporal: running.client,
       db: running.db,
-      info: running.info,
+      info: { ...running.info, namespace: running.client.options.namespace },
       origin: 'running-stack',
       close: running.close,
     };
   }
-  if (process.env.TEMPORAL_ADDRESS && process.env.DATABASE_URL) {
-    const connection = await Connection.connect({
-      address: process.env.TEMPORAL_ADDRESS,
-      plugins: [guardedConnection],
-    });
+  if (configured && process.env.DATABASE_URL) {
+    const connection = await connectTemporalClient(settings);
     const temporal = new Client({
       connection,
       interceptors: setupTelemetry().clientInterceptors,
-      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      namespace: settings.namespace,
     });
     const db = openDb();
     return {
@@ -64,7 +80,8 @@ export async function openSession(
       temporal,
       db,
       info: {
-        temporalAddress: process.env.TEMPORAL_ADDRESS,
+        temporalAddress: settings.address,
+        namespace: settings.namespace,
         databaseUrl: db.databaseUrl,
         pglite: false,
         uiUrl: process.env.DREACT_TEMPORAL_UI_URL,
@@ -79,6 +96,7 @@ export async function openSession(
   log('[dreact] no running stack: starting the embedded one (Temporal dev server + Postgres/PGlite + worker)…');
   // A stack started for agent files is this command's own: other commands must not use it.
   const stack = await startEmbeddedStack({
+    temporal: settings,
     publish: files.length === 0,
     log,
     ...(files.length > 0 ? { agents: { files } } : {}),
@@ -87,14 +105,14 @@ export async function openSession(
     api: new DreactClient(stack.client),
     temporal: stack.client,
     db: stack.db,
-    info: stack.info,
+    info: { ...stack.info, namespace: stack.client.options.namespace },
     origin: 'embedded',
     close: () => stack.stop(),
   };
 }
 
-export function workflowUrl(uiUrl: string | undefined, workflowId: string): string | undefined {
-  return uiUrl
-    ? `${uiUrl}/namespaces/${process.env.TEMPORAL_NAMESPACE ?? 'default'}/workflows/${encodeURIComponent(workflowId)}`
+export function workflowUrl(info: { uiUrl?: string; namespace: string }, workflowId: string): string | undefined {
+  return info.uiUrl
+    ? `${info.uiUrl}/namespaces/${encodeURIComponent(info.namespace)}/workflows/${encodeURIComponent(workflowId)}`
     : undefined;
 }

@@ -82,6 +82,8 @@ export interface GatewayOptions {
    * links to a turn; none: /config.json names none (the dev stack's UI address is internal).
    */
   temporalUiUrl?: string;
+  /** The Temporal namespace of those links (default `default`). */
+  temporalNamespace?: string;
   /** DREACT_ALLOW_SCRIPTED=1: clients may choose the scripted test model and inline scripts (tests only). */
   allowScripted?: boolean;
   /** DREACT_GATEWAY_MODELS: model ids a client may name in `options.model.model` (default none). */
@@ -203,7 +205,13 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     app.get('/app.js', serve('app.js'));
     app.get('/app.css', serve('app.css'));
     // Only what the page reads, and no internal address: the UI link only when the operator made one public.
-    app.get('/config.json', (c) => c.json(opts.temporalUiUrl ? { temporalUiUrl: opts.temporalUiUrl } : {}));
+    app.get('/config.json', (c) =>
+      c.json(
+        opts.temporalUiUrl
+          ? { temporalUiUrl: opts.temporalUiUrl, temporalNamespace: opts.temporalNamespace ?? 'default' }
+          : {},
+      ),
+    );
   }
   app.get('/readyz', async (c) => {
     const checks = await readiness(pool, client);

@@ -8,10 +8,15 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Connection, Client } from '@temporalio/client';
-import { guardedConnection } from '../temporal/closed-channel';
-import { NativeConnection } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import type { DreactWorker } from '../../workers/role-workers';
+import {
+  connectTemporalClient,
+  connectTemporalWorker,
+  localTemporalConnection,
+  resolveTemporalConnection,
+  type ResolvedTemporalConnection,
+} from '../temporal/connection';
 import { migrate, openDb, type Db } from '../../store/db';
 import { createWorker, envDefaultModel } from '../../workers/worker';
 import { workerToolSet, type WorkerToolSetOptions } from '../../workers/tool-set';
@@ -24,6 +29,8 @@ import { setupTelemetry } from '../../workers/telemetry';
 export interface StackInfo {
   pid: number;
   temporalAddress: string;
+  /** The namespace the stack's worker polls (absent in a stack.json of an older version: `default`). */
+  namespace?: string;
   uiUrl?: string;
   databaseUrl: string;
   /** True when Postgres is PGlite (NOTIFY does not deliver: stream readers poll). */
@@ -79,6 +86,8 @@ export interface StartStackOptions {
   log?: (line: string) => void;
   /** The worker's tools (exec.python on DREACT_EXEC_BACKEND); tests inject the environment or the sandbox probe. */
   tools?: WorkerToolSetOptions;
+  /** The Temporal connection settings (default: temporal.toml and TEMPORAL_*; the CLI adds its flags). */
+  temporal?: ResolvedTemporalConnection;
   /** Agent definitions beside DREACT_AGENTS_DIR / ./agents (e.g. `dreact turn --agent ./support.yaml`). */
   agents?: { dir?: string; files?: readonly string[] };
 }
@@ -119,13 +128,12 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
       ui,
       uiPort,
       logFile: join(home, 'temporal.log'),
+      ...(opts.temporal ? { settings: opts.temporal } : {}),
     });
     cleanups.unshift(() => temporal.stop());
 
-    const nativeConnection = await NativeConnection.connect({
-      address: temporal.address,
-      plugins: [guardedConnection],
-    });
+    // The server's connection settings: our dev server on loopback, or the configured one (TLS, API key).
+    const nativeConnection = await connectTemporalWorker(temporal.connection);
     cleanups.unshift(() => nativeConnection.close());
     // The same tool set as the standalone worker (workers/tool-set.ts): exec.python included.
     const tools = await workerToolSet({ log: (line) => log(`[stack] ${line}`), ...opts.tools });
@@ -137,6 +145,7 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
     );
     const worker = await createWorker({
       connection: nativeConnection,
+      namespace: temporal.namespace,
       db,
       defaultModel,
       extraTools: tools.extraTools,
@@ -148,13 +157,18 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
     });
-    const connection = await Connection.connect({ address: temporal.address, plugins: [guardedConnection] });
+    const connection = await connectTemporalClient(temporal.connection);
     cleanups.unshift(() => connection.close());
-    const client = new Client({ connection, interceptors: setupTelemetry().clientInterceptors });
+    const client = new Client({
+      connection,
+      namespace: temporal.namespace,
+      interceptors: setupTelemetry().clientInterceptors,
+    });
 
     const info: StackInfo = {
       pid: process.pid,
       temporalAddress: temporal.address,
+      namespace: temporal.namespace,
       uiUrl: temporal.uiUrl,
       databaseUrl,
       pglite,
@@ -187,18 +201,22 @@ export async function startEmbeddedStack(opts: StartStackOptions = {}): Promise<
 /** Connects to a running `dreact dev` stack (stack.json), or returns undefined. */
 export async function connectToRunningStack(
   home = stackHome(),
+  configured: ResolvedTemporalConnection = resolveTemporalConnection(),
 ): Promise<{ info: StackInfo; client: Client; db: Db; close(): Promise<void> } | undefined> {
   const info = readStackInfo(home);
   if (!info) return undefined;
-  const connection = await Connection.connect({
-    address: info.temporalAddress,
-    connectTimeout: '3 seconds',
-    plugins: [guardedConnection],
-  });
+  // A stack pointed at a configured server keeps its settings (TLS, API key) in the environment,
+  // not in stack.json: the same address means those settings; any other is the stack's own dev server.
+  const namespace = info.namespace ?? 'default';
+  const settings =
+    configured.address === info.temporalAddress && configured.namespace === namespace
+      ? configured
+      : localTemporalConnection(info.temporalAddress, namespace);
+  const connection = await connectTemporalClient(settings, { connectTimeout: '3 seconds' });
   const db = openDb({ databaseUrl: info.databaseUrl, max: 4 });
   return {
     info,
-    client: new Client({ connection, interceptors: setupTelemetry().clientInterceptors }),
+    client: new Client({ connection, namespace, interceptors: setupTelemetry().clientInterceptors }),
     db,
     async close() {
       await connection.close();

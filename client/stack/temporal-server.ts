@@ -1,12 +1,20 @@
 /**
  * Starts `temporal server start-dev` through the SDK's TestWorkflowEnvironment.createLocal, with
  * our search attributes registered, an optional on-disk database (state survives restarts) and
- * the Web UI. TEMPORAL_ADDRESS selects an existing server instead.
+ * the Web UI. A configured server (TEMPORAL_ADDRESS, a temporal.toml profile's address — the
+ * settings of client/temporal/connection.ts, TLS and API key included) is used instead.
  */
 import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { Connection } from '@temporalio/client';
 import { guardedConnection } from '../temporal/closed-channel';
+import {
+  connectTemporalClient,
+  connectionFailure,
+  connectionOptionsOf,
+  localTemporalConnection,
+  resolveTemporalConnection,
+  type ResolvedTemporalConnection,
+} from '../temporal/connection';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   AgentNameKey,
@@ -24,8 +32,13 @@ export interface TemporalServerOptions {
   port?: number;
   ui?: boolean;
   uiPort?: number;
-  /** Use this server instead of starting one (default: env TEMPORAL_ADDRESS). */
+  /** Use this server (plaintext, namespace `default`) instead of starting one (default: the configured one, if any). */
   address?: string;
+  /**
+   * The connection settings (default: resolveTemporalConnection() — temporal.toml and TEMPORAL_*):
+   * an address set there means that server; otherwise we start one, holding their namespace.
+   */
+  settings?: ResolvedTemporalConnection;
   /** Extra `temporal server start-dev` arguments (e.g. dynamic config). */
   extraArgs?: string[];
   /**
@@ -38,6 +51,10 @@ export interface TemporalServerOptions {
 export interface TemporalServer {
   env: TestWorkflowEnvironment;
   address: string;
+  /** The namespace its clients and workers use. */
+  namespace: string;
+  /** How to connect to it (client/temporal/connection.ts): a configured server's settings, or plain loopback. */
+  connection: ResolvedTemporalConnection;
   uiUrl?: string;
   /** True when we started the server (and stop() stops it). */
   owned: boolean;
@@ -92,24 +109,68 @@ export const DEV_SERVER_DYNAMIC_CONFIG = [
 /** WAL and relaxed fsync for the dev server's SQLite file: the same durability a crash-tolerant dev stack needs, a third of the write latency. */
 const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 
+/** `default` is always there; another configured namespace is created at start. */
+const namespaceArgs = (namespace: string) => (namespace === 'default' ? [] : ['--namespace', namespace]);
+
 function tuningArgs(dbFilename: string | undefined): string[] {
   const args = DEV_SERVER_DYNAMIC_CONFIG.flatMap((kv) => ['--dynamic-config-value', kv]);
   if (dbFilename) args.push(...SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]));
   return args;
 }
 
-export async function startTemporalServer(opts: TemporalServerOptions = {}): Promise<TemporalServer> {
-  const address = opts.address ?? (opts.extraArgs ? undefined : process.env.TEMPORAL_ADDRESS);
-  if (address) {
-    const env = await TestWorkflowEnvironment.createFromExistingServer({
+/**
+ * The configured server, when the settings name one (an address from a variable, a profile or a
+ * flag); undefined: start our own.
+ */
+export function configuredTemporalServer(
+  resolved: ResolvedTemporalConnection = resolveTemporalConnection(),
+): ResolvedTemporalConnection | undefined {
+  return resolved.sources.address === 'default' ? undefined : resolved;
+}
+
+/** An environment on a server someone else runs: connected, namespace checked, refusals as one line. */
+async function existingServer(connection: ResolvedTemporalConnection): Promise<TestWorkflowEnvironment> {
+  let env: TestWorkflowEnvironment | undefined;
+  try {
+    const { address, ...connectionOptions } = connectionOptionsOf(connection);
+    env = await TestWorkflowEnvironment.createFromExistingServer({
       address,
-      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      namespace: connection.namespace,
       plugins: [guardedConnection],
+      connectionOptions,
     });
-    return { env, address, uiUrl: process.env.DREACT_TEMPORAL_UI_URL, owned: false, stop: () => env.teardown() };
+    await env.connection.workflowService.describeNamespace({ namespace: connection.namespace });
+    return env;
+  } catch (err) {
+    await env?.teardown().catch(() => undefined);
+    throw await connectionFailure(err, connection);
   }
+}
+
+export async function startTemporalServer(opts: TemporalServerOptions = {}): Promise<TemporalServer> {
+  const settings = opts.extraArgs ? undefined : (opts.settings ?? resolveTemporalConnection());
+  const outside = opts.address
+    ? localTemporalConnection(opts.address)
+    : settings
+      ? configuredTemporalServer(settings)
+      : undefined;
+  if (outside) {
+    const env = await existingServer(outside);
+    return {
+      env,
+      address: outside.address,
+      namespace: outside.namespace,
+      connection: outside,
+      uiUrl: process.env.DREACT_TEMPORAL_UI_URL,
+      owned: false,
+      stop: () => env.teardown(),
+    };
+  }
+  // Our own server also holds the configured namespace (TEMPORAL_NAMESPACE or a profile's), so every
+  // client and worker of the stack can use it.
+  const namespace = settings?.namespace ?? 'default';
   const path = ensureTemporalCli();
-  if (path && opts.logFile) return spawnDevServer(path, { ...opts, logFile: opts.logFile });
+  if (path && opts.logFile) return spawnDevServer(path, { ...opts, logFile: opts.logFile }, namespace);
   const env = await TestWorkflowEnvironment.createLocal({
     plugins: [guardedConnection],
     server: {
@@ -121,17 +182,26 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
       uiPort: opts.uiPort,
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       log: { format: 'pretty', level: 'error' },
-      extraArgs: [...tuningArgs(opts.dbFilename), ...(opts.extraArgs ?? [])],
+      extraArgs: [...tuningArgs(opts.dbFilename), ...namespaceArgs(namespace), ...(opts.extraArgs ?? [])],
     },
   });
   const uiUrl = opts.ui ? `http://127.0.0.1:${opts.uiPort ?? Number(env.address.split(':').pop()) + 1000}` : undefined;
-  return { env, address: env.address, uiUrl, owned: true, stop: () => env.teardown() };
+  return {
+    env,
+    address: env.address,
+    namespace,
+    connection: localTemporalConnection(env.address, namespace),
+    uiUrl,
+    owned: true,
+    stop: () => env.teardown(),
+  };
 }
 
 /** Spawns `temporal server start-dev` with the same settings createLocal uses, output to a log file. */
 async function spawnDevServer(
   path: string,
   opts: TemporalServerOptions & { logFile: string },
+  namespace: string,
 ): Promise<TemporalServer> {
   if (!opts.port) throw new Error('spawnDevServer needs a port');
   const args = [
@@ -161,7 +231,7 @@ async function spawnDevServer(
   ]) {
     args.push('--dynamic-config-value', kv);
   }
-  args.push(...tuningArgs(opts.dbFilename), ...(opts.extraArgs ?? []));
+  args.push(...tuningArgs(opts.dbFilename), ...namespaceArgs(namespace), ...(opts.extraArgs ?? []));
   const fd = openSync(opts.logFile, 'a');
   const child = spawn(path, args, { stdio: ['ignore', fd, fd] });
   closeSync(fd);
@@ -172,10 +242,9 @@ async function spawnDevServer(
   for (;;) {
     if (exited) throw new Error(`temporal server start-dev ${exited}; see ${opts.logFile}`);
     try {
-      const connection = await Connection.connect({
-        address,
+      const connection = await connectTemporalClient(localTemporalConnection(address), {
         connectTimeout: '1 second',
-        plugins: [guardedConnection],
+        checkNamespace: false,
       });
       await connection.workflowService.getSystemInfo({});
       await connection.close();
@@ -190,11 +259,13 @@ async function spawnDevServer(
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: 'default' });
+  const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
   const uiUrl = opts.ui ? `http://127.0.0.1:${opts.uiPort ?? opts.port + 1000}` : undefined;
   return {
     env,
     address,
+    namespace,
+    connection: localTemporalConnection(address, namespace),
     uiUrl,
     owned: true,
     async stop() {

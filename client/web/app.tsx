@@ -100,7 +100,8 @@ function App() {
 
 void fetch('/config.json')
   .then((r) => (r.ok ? r.json() : {}))
-  .then((c: { temporalUiUrl?: string }) => {
+  .then((c: { temporalUiUrl?: string; temporalNamespace?: string }) => {
     config.temporalUiUrl = c.temporalUiUrl ?? '';
+    config.temporalNamespace = c.temporalNamespace ?? 'default';
   })
   .finally(() => render(<App />, document.getElementById('app')!));

@@ -1,10 +1,19 @@
 /**
  * The support team's worker: durable-react's turn runtime with the support agent
  * (./agents/support.yaml) and its two tools. Run: `node --import tsx examples/support-agent/worker.ts`
- * (TEMPORAL_ADDRESS, DATABASE_URL, DREACT_TASK_QUEUE, and the agent's SUPPORT_* secrets).
+ * (the Temporal connection — a temporal.toml profile or TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+ * TEMPORAL_API_KEY, TEMPORAL_TLS_* — DATABASE_URL, DREACT_TASK_QUEUE, and the agent's SUPPORT_* secrets).
  */
 import { join } from 'node:path';
-import { createWorker, NativeConnection, openDb, migrate, type CreateWorkerOptions } from 'durable-react/worker';
+import {
+  createWorker,
+  connectTemporalWorker,
+  openDb,
+  migrate,
+  resolveTemporalConnection,
+  TemporalConnectionError,
+  type CreateWorkerOptions,
+} from 'durable-react/worker';
 import { orderLookup, closeOrdersDb } from './tools/orders';
 import { shippingStatus } from './tools/shipping';
 
@@ -18,10 +27,16 @@ export function supportWorker(options: Pick<CreateWorkerOptions, 'connection' | 
 }
 
 async function main(): Promise<void> {
-  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
+  const temporal = resolveTemporalConnection();
+  const connection = await connectTemporalWorker(temporal);
   const db = openDb();
   await migrate(db);
-  const worker = await supportWorker({ connection, db, taskQueue: process.env.DREACT_TASK_QUEUE });
+  const worker = await supportWorker({
+    connection,
+    db,
+    namespace: temporal.namespace,
+    taskQueue: process.env.DREACT_TASK_QUEUE,
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
   console.error('[support] worker polling');
   await worker.run();
@@ -32,7 +47,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err: unknown) => {
-    console.error(err);
+    console.error(err instanceof TemporalConnectionError ? `[support] ${err.message}` : err);
     process.exit(1);
   });
 }

@@ -21,17 +21,14 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { guardedConnection } from '../../client/temporal/closed-channel';
 import type { temporal } from '@temporalio/proto';
 import { openDb, migrate } from '../../store/db';
-import { loadBlocks, getArtifact, FILE_ARTIFACT_KIND } from '../../store/timeline-store';
 import { usageRows } from '../../store/usage-store';
 import { DreactClient } from '../../client/api';
-import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { startStormTemporal, type StormServer } from './storm-temporal';
 import { reply, startAnthropicEmulator, type RecordedRequest } from '../emulator/anthropic-emulator';
 import { prng } from '../emulator/sse';
-import { isDecisionRequest, noteReply, NOTES_ANSWER } from '../support/note-turns';
+import { auditNoteTurns, isDecisionRequest, noteReply, NOTES_ANSWER } from '../support/note-turns';
 import { spawnWorkerProcess, type WorkerProcess } from '../../bench/worker-process';
 import { WORKER_LOST } from '../../workers/orphaned-activities';
 import { startPostgresCluster } from './postgres-cluster';
@@ -46,6 +43,8 @@ export interface ChaosOptions {
   seed: number;
   /** Give up (and report) after this long. */
   deadlineMs: number;
+  /** The Temporal server the storm runs on (default the dev server; test/chaos/storm-temporal.ts). */
+  server?: StormServer;
   log?: (line: string) => void;
 }
 
@@ -114,15 +113,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const markers = join(home, 'markers');
   mkdirSync(markers);
   const pg = startPostgresCluster(await freePort());
-  const temporalPort = await freePort();
-  const serverOpts = {
-    port: temporalPort,
-    dbFilename: join(home, 'temporal.db'),
-    logFile: join(home, 'temporal.log'),
-    ui: false,
-    extraArgs: [],
-  };
-  let server: TemporalServer = await startTemporalServer(serverOpts);
+  const server = await startStormTemporal(opts.server ?? 'dev', {
+    home,
+    port: await freePort(),
+    postgresUrl: pg.url,
+    log,
+  });
   const db = openDb({ databaseUrl: pg.url, schema: 'chaos', max: 4 });
   await migrate(db);
 
@@ -149,7 +145,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
   const taskQueue = 'chaos';
   const workerEnv = (pauseAt?: ChaosPoint): Record<string, string> => ({
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    ...server.workerEnv,
     DATABASE_URL: pg.url,
     DREACT_DB_SCHEMA: 'chaos',
     DREACT_TASK_QUEUE: taskQueue,
@@ -162,8 +158,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   });
   let worker: WorkerProcess = spawnWorkerProcess(workerEnv(AIMED[0]));
   await worker.ready;
-  const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}`, plugins: [guardedConnection] });
-  const temporalClient = new Client({ connection });
+  const temporalClient = server.client;
   const api = new DreactClient(temporalClient, { taskQueue });
 
   const kills: number[] = [];
@@ -253,11 +248,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       log(`kill -9 (random ${k + 1}/${opts.randomKills})`);
       await kill();
       if (k === Math.floor(opts.randomKills / 3)) {
-        log('restart the Temporal server');
+        log(server.restartLabel);
         stormEvents.push({ what: 'Temporal stop', at: Date.now() });
-        await server.stop();
-        await sleep(500);
-        server = await startTemporalServer(serverOpts);
+        await server.restart();
         stormEvents.push({ what: 'Temporal up', at: Date.now() });
         temporalRestarts++;
       }
@@ -283,30 +276,18 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     // Checks.
     const problems: string[] = [];
-    let duplicateBlocks = 0;
-    let duplicateEffects = 0;
-    let missingEffects = 0;
     const completed = outcomes.filter((o) => o.answer === NOTES_ANSWER).length;
     for (const [i, o] of outcomes.entries()) {
       if ('failure' in o) problems.push(`turn ${started[i]!.conv} failed: ${o.failure}`);
       else if (o.answer !== NOTES_ANSWER)
         problems.push(`turn ${started[i]!.conv} answered ${JSON.stringify(o.answer)}`);
     }
-    for (const s of started) {
-      const blocks = await loadBlocks(db.pool, s.conv);
-      duplicateBlocks += blocks.length - new Set(blocks.map((b) => b.id)).size;
-      const count = (type: string) => blocks.filter((b) => b.type === type).length;
-      if (count('user.prompt') !== 1 || count('assistant.completion') !== 1) duplicateBlocks++;
-      const results = blocks.filter((b) => b.type === 'react.tool.result');
-      const calls = blocks.filter((b) => b.type === 'react.tool.call');
-      duplicateEffects += results.length - new Set(results.map((b) => b.call_id)).size;
-      if (new Set(calls.map((b) => b.call_id)).size !== new Set(results.map((b) => b.call_id)).size)
-        problems.push(`${s.conv}: a tool call without exactly one result`);
-      for (let k = 1; k < ROUNDS; k++) {
-        const file = await getArtifact(db.pool, s.conv, FILE_ARTIFACT_KIND, `turn_1/files/load-note-${k}.md`);
-        if (!file || file.content !== `note ${k}\n`.repeat(20)) missingEffects++;
-      }
-    }
+    const audit = await auditNoteTurns(
+      db.pool,
+      started.map((s) => s.conv),
+      ROUNDS,
+    );
+    const { duplicateBlocks, duplicateEffects, missingEffects } = audit;
     // The ledger: one row per decision call the emulator answered, matched by request id.
     const answered = emulator.requests.filter(
       (r: RecordedRequest) => isDecisionRequest(r.body) && r.status === 200 && r.answeredAt !== undefined,
@@ -344,9 +325,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         : [];
     });
     const recoveryMs = recoveries.map((r) => r.ms);
-    if (duplicateBlocks > 0) problems.push(`${duplicateBlocks} duplicate blocks`);
-    if (duplicateEffects > 0) problems.push(`${duplicateEffects} duplicate tool effects`);
-    if (missingEffects > 0) problems.push(`${missingEffects} notes missing or wrong`);
+    problems.push(...audit.problems);
     return {
       turns: opts.turns,
       completed,
@@ -375,7 +354,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   } finally {
     worker.child.kill('SIGKILL');
     await worker.exited;
-    await connection.close();
     await db.close();
     await emulator.stop();
     await server.stop();

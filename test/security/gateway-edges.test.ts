@@ -167,7 +167,11 @@ test('attack: /config.json (no key needed) shows the internal Temporal UI addres
   });
   try {
     const body = await (await pub.fetch(new Request('http://gw/config.json'))).json();
-    assert.deepEqual(body, { temporalUiUrl: 'https://ui.example.com' }, 'only what the page reads');
+    assert.deepEqual(
+      body,
+      { temporalUiUrl: 'https://ui.example.com', temporalNamespace: 'default' },
+      'only what the page reads',
+    );
   } finally {
     await pub.close();
   }

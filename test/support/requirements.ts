@@ -10,14 +10,20 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync } from 'node:fs';
 import { findOnPath } from '../../client/stack/temporal-cli';
+import {
+  findProductionServer,
+  INSTALL_PRODUCTION_SERVER,
+  productionServerHome,
+} from '../../scripts/temporal-production/build';
 
-export type Requirement = 'chromium' | 'bubblewrap' | 'docker' | 'docker-compose';
+export type Requirement = 'chromium' | 'bubblewrap' | 'docker' | 'docker-compose' | 'temporal-server';
 
 export const INSTALL: Record<Requirement, string> = {
   chromium: 'apt-get install chromium',
   bubblewrap: 'apt-get install bubblewrap python3',
   docker: 'apt-get install docker.io, start dockerd (the executor image builds itself)',
   'docker-compose': 'apt-get install docker-compose',
+  'temporal-server': `${INSTALL_PRODUCTION_SERVER} (builds go.temporal.io/server with Go)`,
 };
 
 export interface SkipRecord {
@@ -30,6 +36,10 @@ export interface SkipRecord {
 /** What is missing for `r` on this machine, or undefined. (A docker engine is probed by the caller.) */
 export function missing(r: Exclude<Requirement, 'docker'>): string | undefined {
   if (r === 'chromium') return existsSync('/usr/bin/chromium') ? undefined : 'no chromium (/usr/bin/chromium)';
+  if (r === 'temporal-server')
+    return findProductionServer()
+      ? undefined
+      : `the production Temporal server is not built (${productionServerHome()})`;
   if (r === 'bubblewrap') {
     if (!findOnPath('bwrap')) return 'no bubblewrap (bwrap) on PATH';
     return findOnPath('python3') ? undefined : 'no python3 on PATH (the sandboxes run it)';

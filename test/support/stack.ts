@@ -44,6 +44,7 @@ export async function createTestStack(name: string): Promise<TestStack> {
       // Turns that name no model run the scripted one here (a deployment's default is never scripted).
       const worker = await createWorker({
         connection: server.env.nativeConnection,
+        namespace: server.namespace,
         db,
         taskQueue,
         defaultModel: { provider: 'scripted' },

@@ -11,7 +11,7 @@ import { duration } from './tool-card';
 export function temporalLink(turn: Pick<TurnData, 'workflowId' | 'turnIndex'>, conversationId: string): string {
   if (!config.temporalUiUrl || turn.turnIndex === undefined) return '';
   const id = turn.workflowId ?? turnWorkflowId(conversationId, turn.turnIndex);
-  return `${config.temporalUiUrl}/namespaces/default/workflows/${encodeURIComponent(id)}`;
+  return `${config.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporalNamespace)}/workflows/${encodeURIComponent(id)}`;
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
