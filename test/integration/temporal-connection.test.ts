@@ -9,7 +9,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DreactWorker } from '../../workers/role-workers';
@@ -177,8 +177,21 @@ test('an unknown namespace and an unreachable address: exit 1, one line naming t
     /^Temporal at \S+: unknown namespace "no-such-ns" \(TEMPORAL_NAMESPACE\): fix the name, or create it/,
   );
   assert.equal(check(unknown.report, 'search attributes').status, 'skipped');
-  const flagged = await doctorJson({ TEMPORAL_ADDRESS: stack.server.address }, ['--namespace', 'no-such-ns']);
-  assert.match(check(flagged.report, 'namespace').detail, /unknown namespace "no-such-ns" \(--namespace\)/);
+  // A flag after the command works too.
+  const flagged = await runDreact(['doctor', '--json', '--namespace', 'no-such-ns'], {
+    env: { TEMPORAL_ADDRESS: stack.server.address },
+  });
+  assert.match(
+    check(JSON.parse(flagged.stdout) as DoctorReport, 'namespace').detail,
+    /unknown namespace "no-such-ns" \(--namespace\)/,
+  );
+  // A command stops with the same line.
+  const turn = await runDreact(['turn', 'hi'], { env: { ...stackCliEnv(stack), TEMPORAL_NAMESPACE: 'no-such-ns' } });
+  assert.equal(turn.code, 1);
+  assert.match(
+    turn.stderr.trim(),
+    /^dreact: Temporal at \S+: unknown namespace "no-such-ns" \(TEMPORAL_NAMESPACE\)[^\n]*$/,
+  );
 
   const port = await freePort(47_000);
   const text = await runDreact(['doctor'], { env: { TEMPORAL_ADDRESS: `127.0.0.1:${port}` } });
@@ -209,6 +222,33 @@ test('TLS: mTLS through a real TLS endpoint is green; an untrusted server, a mis
   const keyBody = key.split('\n')[1]!;
   assert.ok(!ok.run.stdout.includes(keyBody), 'the client key is never printed');
   assert.ok(ok.run.stdout.includes(certs.clientKey), 'its path is');
+
+  // The worker process stops its start with the line (no stack).
+  // (Spawned, not spawnSync: the TLS endpoint answers from this process.)
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+    cwd: join(__dirname, '..', '..'),
+    env: {
+      ...process.env,
+      ...stackCliEnv(stack),
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.ca,
+      DREACT_WORKER_STATE_DIR: 'off',
+      DREACT_EXEC_BACKEND: 'off',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const status = await new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  clearTimeout(killer);
+  const worker = { status, stderr };
+  assert.equal(worker.status, 1, worker.stderr);
+  assert.match(
+    worker.stderr,
+    /\[worker\] fatal: Temporal at localhost:\d+: the server requires a client certificate \(mTLS\): set TEMPORAL_TLS_CLIENT_CERT_PATH[^\n]*\n?$/,
+  );
+  assert.ok(!/\n\s+at /.test(worker.stderr), 'no stack trace');
 
   const cases: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
     [
