@@ -20,7 +20,7 @@ import {
   type SettingSource,
   type TemporalSetting,
 } from './connection';
-import { configuredTaskQueues, type ConfiguredTaskQueue } from './task-queues';
+import { configuredTaskQueues, queueVariable, type ConfiguredTaskQueue } from './task-queues';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skipped';
 
@@ -253,14 +253,14 @@ async function taskQueueCheck(
     counts.push(`${n} ${type} poller${n === 1 ? '' : 's'}`);
     if (n === 0) idle.push(type);
   }
-  const label = `task queue ${queue.name}${queue.role === 'all' ? '' : ` (${queue.role})`}`;
+  const label = `task queue ${queue.name} (${queue.role})`;
   if (idle.length === 0) return { name: label, status: 'ok', detail: counts.join(', ') };
   return {
     name: label,
     status: 'fail',
     detail: `no worker polls its ${idle.join(' and ')} tasks (${counts.join(', ')}): turns wait until one does`,
     fix: [
-      `start a worker on namespace ${resolved.namespace} with DREACT_TASK_QUEUE=${queue.name} (npm run worker, or node dist/worker.cjs)`,
+      `start a worker for the ${queue.role} role on namespace ${resolved.namespace} (dreact worker --roles ${queue.role}, or node dist/worker.cjs with DREACT_WORKER_ROLES=${queue.role} and ${queueVariable(queue.role)}=${queue.name})`,
     ],
   };
 }

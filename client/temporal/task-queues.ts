@@ -1,21 +1,31 @@
 /**
- * The task queues this deployment's workers poll, as `dreact doctor` checks them: today one queue
- * for everything (DREACT_TASK_QUEUE, default `dreact`) with workflow and activity tasks. The one
- * place that names them, so a split into queues by role changes only this function.
+ * The task queues this deployment's workers poll, as `dreact doctor` checks them: one per worker
+ * role (core/turn/roles.ts `configuredTaskQueues`: DREACT_TASK_QUEUE and DREACT_TASK_QUEUE_<ROLE>).
+ * The workflows queue has workflow and activity tasks (the turn's bookkeeping activities run
+ * there); the others activity tasks only.
  */
-import { TASK_QUEUE } from '../../core/turn/ids';
+import { configuredTaskQueues as roleQueues, WORKER_ROLES, type WorkerRole } from '../../core/turn/roles';
 
 export type TaskQueueTaskType = 'workflow' | 'activity';
 
 export interface ConfiguredTaskQueue {
-  /** What runs there (`all`: every role in one queue). */
-  role: string;
+  /** The worker role whose queue it is. */
+  role: WorkerRole;
   name: string;
   /** The task types its workers must poll. */
   taskTypes: readonly TaskQueueTaskType[];
 }
 
 export function configuredTaskQueues(env: NodeJS.ProcessEnv = process.env): ConfiguredTaskQueue[] {
-  const name = env.DREACT_TASK_QUEUE?.trim() || TASK_QUEUE;
-  return [{ role: 'all', name, taskTypes: ['workflow', 'activity'] }];
+  const queues = roleQueues(env);
+  return WORKER_ROLES.map((role) => ({
+    role,
+    name: queues[role],
+    taskTypes: role === 'workflows' ? (['workflow', 'activity'] as const) : (['activity'] as const),
+  }));
+}
+
+/** The environment variable that names a role's queue (what a worker for it sets). */
+export function queueVariable(role: WorkerRole): string {
+  return `DREACT_TASK_QUEUE_${role.toUpperCase()}`;
 }

@@ -68,7 +68,16 @@ test('the report names each source and shows no secret: API key fingerprint, met
   }
 });
 
-test('configured task queues: DREACT_TASK_QUEUE, else dreact; workflow and activity tasks', () => {
-  assert.deepEqual(configuredTaskQueues({}), [{ role: 'all', name: 'dreact', taskTypes: ['workflow', 'activity'] }]);
-  assert.equal(configuredTaskQueues({ DREACT_TASK_QUEUE: 'q1' })[0]!.name, 'q1');
+test('configured task queues: one per role; the workflows queue has workflow and activity tasks', () => {
+  assert.deepEqual(configuredTaskQueues({}), [
+    { role: 'workflows', name: 'dreact-workflows', taskTypes: ['workflow', 'activity'] },
+    { role: 'models', name: 'dreact-models', taskTypes: ['activity'] },
+    { role: 'tools', name: 'dreact-tools', taskTypes: ['activity'] },
+    { role: 'exec', name: 'dreact-exec', taskTypes: ['activity'] },
+  ]);
+  const named = configuredTaskQueues({ DREACT_TASK_QUEUE: 'q1', DREACT_TASK_QUEUE_EXEC: 'sandboxes' });
+  assert.deepEqual(
+    named.map((q) => q.name),
+    ['q1', 'q1-models', 'q1-tools', 'sandboxes'],
+  );
 });
