@@ -17,10 +17,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../store/project-files';
 
-export const WEB_DIR = join(__dirname, '..', 'web');
+// From the project's root, not __dirname: the gateway also runs bundled (dist/gateway.cjs).
+const ROOT = PROJECT_ROOT;
+export const WEB_DIR = join(ROOT, 'client', 'web');
 export const WEB_DIST = join(WEB_DIR, 'dist');
-const ROOT = join(__dirname, '..', '..');
 const INPUTS = 'inputs.json';
 const FILES = {
   'index.html': 'text/html; charset=utf-8',
@@ -84,7 +86,9 @@ export async function webAssets(): Promise<Map<string, WebAsset>> {
   );
 }
 
-if (require.main === module)
+// Run as a script (`node --import tsx client/gateway/web-bundle.ts`), not as a module of a bundle
+// that is itself the main module (dist/gateway.cjs).
+if (require.main === module && __filename.endsWith('web-bundle.ts'))
   buildWeb().then(
     () => console.log(`web chat built in ${WEB_DIST}`),
     (err: Error) => {
