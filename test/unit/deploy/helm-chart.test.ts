@@ -11,10 +11,10 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { goBinary, requiring } from '../support/requirements';
+import { goBinary, requiring } from '../../support/requirements';
 
 const test = requiring(nodeTest, { group: 'Helm chart tests', requirement: 'helm' });
-const root = join(__dirname, '..', '..');
+const root = join(__dirname, '..', '..', '..');
 const chart = join(root, 'deploy', 'helm', 'durable-react');
 const SCHEMAS = join(
   root,
@@ -30,8 +30,10 @@ type Obj = {
   kind: string;
   apiVersion: string;
   metadata: { name: string; annotations?: Record<string, string> };
+  // Rendered Kubernetes objects, read field by field as the assertions need.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   spec: any;
-}; // eslint-disable-line @typescript-eslint/no-explicit-any
+};
 type Env = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
 
 const valuesFile = (set: string) => join(chart, 'ci', `${set}-values.yaml`);
@@ -114,6 +116,19 @@ describe('the Helm chart', () => {
     assert.ok(objects.some((o) => o.kind === 'Service' && o.metadata.name.endsWith('-gateway')));
     const pdbs = objects.filter((o) => o.kind === 'PodDisruptionBudget').map((o) => o.metadata.name);
     assert.equal(pdbs.length, 5, `a PDB per worker Deployment and the gateway: ${pdbs.join(', ')}`);
+  });
+
+  test('rollouts: one pod surged, none taken away first; a change of agent files rolls the workers', () => {
+    const { objects } = render('production');
+    for (const w of workers(objects)) {
+      assert.deepEqual(w.spec.strategy.rollingUpdate, { maxSurge: 1, maxUnavailable: 0 });
+      assert.match(w.spec.template.metadata.annotations['checksum/agents'], /^[0-9a-f]{64}$/);
+    }
+    const other = render('production', ['--set-string', 'agents.files.extra\\.yaml=name: extra']).objects;
+    assert.notEqual(
+      workers(other)[0]!.spec.template.metadata.annotations['checksum/agents'],
+      workers(objects)[0]!.spec.template.metadata.annotations['checksum/agents'],
+    );
   });
 
   test('all-roles: one worker Deployment running every role', () => {
