@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DreactClient } from '../../client/api';
 import { Client, Connection } from '@temporalio/client';
-import { complete, uniqueId } from '../support/stack';
+import { complete, decision, thinking, uniqueId } from '../support/stack';
+import { loadBlocks } from '../../store/timeline-store';
 import { countSkipped, needs } from '../support/requirements';
 import { dropSchema, openDb, type Db } from '../../store/db';
 
@@ -44,19 +45,9 @@ const skip = countSkipped(need, why ? `${why} (apt-get install docker.io, start 
 const test = (name: string, fn: () => Promise<void>) => nodeTest(name, { skip }, fn);
 
 const docker = async (...args: string[]) => (await run('docker', args, { maxBuffer: 16 * 1024 * 1024 })).stdout.trim();
-/** `docker run --rm` of `image` with a read-only root filesystem and the writable paths mounted. */
-const readOnlyRun = (image: string, ...args: string[]) =>
-  docker(
-    'run',
-    '--rm',
-    '--read-only',
-    '--tmpfs',
-    '/tmp',
-    '--tmpfs',
-    '/var/lib/dreact:uid=10001,gid=10001',
-    image,
-    ...args,
-  );
+/** `docker run --rm` (options, then the image and its command) read-only, the writable paths mounted. */
+const readOnlyRun = (...args: string[]) =>
+  docker('run', '--rm', '--read-only', '--tmpfs', '/tmp', '--tmpfs', '/var/lib/dreact:uid=10001,gid=10001', ...args);
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -68,6 +59,68 @@ async function freePort(): Promise<number> {
 
 const containers: string[] = [];
 let db: Db;
+
+/** A worker container on `taskQueue` (host network, read-only), once it polls: its id and cold start. */
+async function startWorker(
+  image: string,
+  taskQueue: string,
+  extra: string[] = [],
+): Promise<{ id: string; ms: number }> {
+  const t0 = Date.now();
+  const id = await docker(
+    'run',
+    '-d',
+    '--network',
+    'host',
+    '--read-only',
+    '--tmpfs',
+    '/tmp',
+    '--tmpfs',
+    '/var/lib/dreact:uid=10001,gid=10001',
+    ...extra,
+    '-e',
+    `TEMPORAL_ADDRESS=${process.env.TEMPORAL_ADDRESS}`,
+    '-e',
+    `DATABASE_URL=${db.databaseUrl}`,
+    '-e',
+    `DREACT_DB_SCHEMA=${db.schema}`,
+    '-e',
+    `DREACT_TASK_QUEUE=${taskQueue}`,
+    image,
+  );
+  containers.push(id);
+  const logs = spawn('docker', ['logs', '-f', id]);
+  const seen: string[] = [];
+  const ms = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no polling line in 120 s: ${seen.join('')}`)), 120_000);
+    const onData = (chunk: Buffer) => {
+      seen.push(chunk.toString());
+      if (/\[worker\] polling/.test(seen.join(''))) {
+        clearTimeout(timer);
+        resolve(Date.now() - t0);
+      }
+    };
+    logs.stdout.on('data', onData);
+    logs.stderr.on('data', onData);
+    logs.once('exit', () => reject(new Error(`the container stopped: ${seen.join('')}`)));
+  }).finally(() => logs.kill());
+  return { id, ms };
+}
+
+/** A turn of the scripted model on `taskQueue` through the client API: its conversation and answer. */
+async function scriptedTurn(taskQueue: string, rounds: string[]): Promise<{ conv: string; answer: string }> {
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  try {
+    const client = new DreactClient(new Client({ connection }), { taskQueue });
+    const conv = uniqueId('conv');
+    const started = await client.startTurn(conv, 'hello from the image test', {
+      model: { provider: 'scripted', script: { rounds } },
+    });
+    return { conv, answer: (await client.result(conv, started.turnIndex)).answer };
+  } finally {
+    await connection.close();
+  }
+}
 
 describe('the production images', { skip }, () => {
   before(async () => {
@@ -107,59 +160,78 @@ for (const p of ['/app/x', '/etc/x', '/var/lib/dreact/x', '/tmp/x']) {
   test('the worker in the container starts, polls and runs a turn (read-only, host network on loopback)', async () => {
     assert.ok(process.env.TEMPORAL_ADDRESS, 'the test run provides a Temporal server (npm test)');
     const taskQueue = uniqueId('tq-image');
-    const t0 = Date.now();
-    const id = await docker(
-      'run',
-      '-d',
-      '--network',
-      'host',
-      '--read-only',
-      '--tmpfs',
-      '/tmp',
-      '--tmpfs',
-      '/var/lib/dreact:uid=10001,gid=10001',
-      '-e',
-      `TEMPORAL_ADDRESS=${process.env.TEMPORAL_ADDRESS}`,
-      '-e',
-      `DATABASE_URL=${db.databaseUrl}`,
-      '-e',
-      `DREACT_DB_SCHEMA=${db.schema}`,
-      '-e',
-      `DREACT_TASK_QUEUE=${taskQueue}`,
-      IMAGE,
-    );
-    containers.push(id);
-    const logs = spawn('docker', ['logs', '-f', id]);
-    const seen: string[] = [];
-    const polling = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no polling line in 120 s: ${seen.join('')}`)), 120_000);
-      const onData = (chunk: Buffer) => {
-        seen.push(chunk.toString());
-        if (/\[worker\] polling/.test(seen.join(''))) {
-          clearTimeout(timer);
-          resolve(Date.now() - t0);
-        }
-      };
-      logs.stdout.on('data', onData);
-      logs.stderr.on('data', onData);
-      logs.once('exit', () => reject(new Error(`the container stopped: ${seen.join('')}`)));
-    }).finally(() => logs.kill());
-    console.log(`# image cold start (docker run → worker polling): ${polling} ms`);
-
-    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
-    try {
-      const client = new DreactClient(new Client({ connection }), { taskQueue });
-      const conv = uniqueId('conv');
-      const started = await client.startTurn(conv, 'hello from the image test', {
-        model: { provider: 'scripted', script: { rounds: [complete('Hello from a read-only container.')] } },
-      });
-      const result = await client.result(conv, started.turnIndex);
-      assert.equal(result.answer, 'Hello from a read-only container.');
-    } finally {
-      await connection.close();
-    }
+    const { id, ms } = await startWorker(IMAGE, taskQueue);
+    console.log(`# image cold start (docker run → worker polling): ${ms} ms`);
+    const { answer } = await scriptedTurn(taskQueue, [complete('Hello from a read-only container.')]);
+    assert.equal(answer, 'Hello from a read-only container.');
     const state = JSON.parse(await docker('inspect', id)) as Array<{ State: { Running: boolean } }>;
     assert.equal(state[0]!.State.Running, true, 'still running after the turn');
+  });
+
+  test("the exec image's sandbox needs what the chart grants: user namespaces and an unmasked /proc", async () => {
+    const probe = ['bwrap', '--unshare-all', '--die-with-parent', '--new-session', '--uid', '65534', '--gid', '65534'];
+    probe.push(
+      '--ro-bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      'python3',
+      '-c',
+      'import os; print(os.getuid())',
+    );
+    const attempt = (...opts: string[]) =>
+      readOnlyRun(...opts, EXEC_IMAGE, ...probe).then(
+        (out) => out,
+        (err: { stderr?: string }) => `failed: ${err.stderr ?? ''}`,
+      );
+    assert.match(
+      await attempt(),
+      /failed: .*create new namespace/,
+      'the default seccomp profile refuses user namespaces',
+    );
+    assert.match(
+      await attempt('--security-opt', 'seccomp=unconfined'),
+      /failed: .*mount proc/,
+      'a masked /proc refuses',
+    );
+    assert.equal(
+      await attempt('--security-opt', 'seccomp=unconfined', '--security-opt', 'systempaths=unconfined'),
+      '65534',
+      'with both (the chart: seccompProfile Unconfined, procMount Unmasked) the code runs as nobody',
+    );
+  });
+
+  test('the exec role in its image runs exec.python in a turn, in the bubblewrap sandbox', async () => {
+    const taskQueue = uniqueId('tq-image-exec');
+    const sandboxNeeds = ['--security-opt', 'seccomp=unconfined', '--security-opt', 'systempaths=unconfined'];
+    await startWorker(EXEC_IMAGE, taskQueue, sandboxNeeds);
+    const code = [
+      'import os',
+      'open(os.path.join(os.environ["OUTPUT_DIR"], "answer.txt"), "w").write(str(6 * 7))',
+      'print("wrote it")',
+    ].join('\n');
+    const exec =
+      thinking('run code') +
+      decision({
+        action: 'call_tool',
+        notes: 'exec',
+        tool_call: {
+          tool_id: 'exec.python',
+          params: { contract: [{ filename: 'answer.txt', description: 'the answer', visibility: 'external' }] },
+        },
+      }) +
+      `<channel:code>${code}</channel:code>`;
+    const { conv, answer } = await scriptedTurn(taskQueue, [exec, complete('42')]);
+    assert.equal(answer, '42');
+    const result = (await loadBlocks(db.pool, conv)).find(
+      (b) => b.type === 'react.tool.result' && b.meta.tool_id === 'exec.python',
+    );
+    assert.equal(result?.meta.ok, true, result?.text);
+    assert.equal(result?.meta.backend, 'local');
+    assert.match(result!.text!, /Program log \(tail\):\nwrote it/);
   });
 
   test('the gateway entry point serves /healthz, and the health command says so', async () => {
