@@ -71,6 +71,10 @@ cp package-lock.json "$CTX/app/"
   npm ci --omit=dev --no-audit --no-fund --loglevel=error ||
     npm install --omit=dev --no-audit --no-fund --loglevel=error
   rm -f package-lock.json
+  # The Temporal core bridge ships its native library for every platform (~30 MB each): the
+  # image's platform (this machine's, as the bases are) keeps its own.
+  find node_modules/@temporalio/core-bridge/releases -mindepth 1 -maxdepth 1 \
+    ! -name "$(uname -m)-unknown-linux-gnu" -exec rm -rf {} +
 )
 
 for target in worker exec; do
