@@ -1,5 +1,15 @@
 #!/usr/bin/env node
-// dreact CLI entry: registers the TypeScript loader (tsx) and runs client/cli/main.ts.
-require('tsx/cjs');
-const { main } = require('../client/cli/main.ts');
+// dreact CLI entry. In the repository: the TypeScript sources through the tsx loader
+// (client/cli/main.ts); in the installed package (no sources): the compiled CLI, dist/cli.cjs.
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
+const source = join(__dirname, '..', 'client', 'cli', 'main.ts');
+let main;
+if (existsSync(source)) {
+  require('tsx/cjs');
+  ({ main } = require(source));
+} else {
+  ({ main } = require('../dist/cli.cjs'));
+}
 main(process.argv).then((code) => process.exit(code));

@@ -78,6 +78,9 @@ async function main(): Promise<number> {
         [
           '--import',
           'tsx',
+          // `durable-react/worker|tools|client|workflows` resolve to their TypeScript sources here, as
+          // the type checker does (tsconfig customConditions), not to the package's build in dist/.
+          '--conditions=dreact-source',
           // Any error nothing caught is printed with its stack (the runner names only its text).
           '--import',
           join(root, 'test', 'support', 'report-unhandled.mjs'),

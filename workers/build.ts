@@ -21,6 +21,24 @@ export const WORKER_DIST = join(root, 'dist');
 export const WORKER_JS = join(WORKER_DIST, 'worker.cjs');
 const INPUTS = join(WORKER_DIST, 'worker.inputs.json');
 
+/**
+ * How durable-react's Node entry points are bundled (this worker, and the package's gateway, CLI
+ * and SDK entries: scripts/build-package.ts): CommonJS, npm packages left external.
+ */
+export const NODE_BUNDLE = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  packages: 'external',
+  // Stack traces keep function names; `NODE_OPTIONS=--enable-source-maps` maps them to the sources
+  // (off by default: reading the map costs ~100 ms of every start).
+  keepNames: true,
+  sourcemap: 'linked',
+  logLevel: 'warning',
+} as const satisfies import('esbuild').BuildOptions;
+
 const hashOf = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 /** Builds dist/worker.cjs now; returns the number of source files in it. */
@@ -29,21 +47,11 @@ export function buildWorker(): number {
   const esbuild = require('esbuild') as typeof import('esbuild');
   mkdirSync(WORKER_DIST, { recursive: true });
   const result = esbuild.buildSync({
-    absWorkingDir: root,
+    ...NODE_BUNDLE,
     entryPoints: [join(root, 'workers', 'main.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
     outfile: WORKER_JS,
     write: false,
-    packages: 'external',
-    // Stack traces keep function names; `NODE_OPTIONS=--enable-source-maps` maps them to the sources
-    // (off by default: reading the map costs ~100 ms of every start).
-    keepNames: true,
-    sourcemap: 'linked',
     metafile: true,
-    logLevel: 'warning',
   });
   // A worker starting meanwhile reads the old build or the new one, never half of one.
   for (const out of result.outputFiles) writeFileAtomic(out.path, out.contents);
@@ -55,6 +63,8 @@ export function buildWorker(): number {
 
 /** True when dist/worker.cjs is missing or any of its source files changed since it was built. */
 export function workerBuildIsStale(): boolean {
+  // The installed package has no sources to rebuild from: its shipped build is the build.
+  if (existsSync(WORKER_JS) && !existsSync(join(root, 'workers', 'main.ts'))) return false;
   if (!existsSync(WORKER_JS) || !existsSync(INPUTS)) return true;
   const { hashes } = JSON.parse(readFileSync(INPUTS, 'utf8')) as { hashes: Record<string, string> };
   return Object.entries(hashes).some(([rel, hash]) => {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../store/project-files';
 import { writeFileAtomic } from './write-atomic';
+import { hasWorkflowSources, prebuiltWorkflowBundle } from './workflow-bundle';
 
 const root = PROJECT_ROOT;
 
@@ -66,6 +67,8 @@ export async function cachedWorkflowBundle(
 ): Promise<{ code: string } | { codePath: string }> {
   const env = opts.env ?? process.env;
   const workflowInterceptorModules = opts.interceptorModules ?? [];
+  // The installed package has no sources: its prebuilt bundle (workers/workflow-bundle.ts).
+  if (!hasWorkflowSources()) return prebuiltWorkflowBundle(workflowInterceptorModules);
   const build = () =>
     bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, preloadModules: PRELOAD_MODULES, logger: quiet });
   const setting = env.DREACT_BUNDLE_CACHE;

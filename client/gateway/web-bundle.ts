@@ -17,10 +17,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../store/project-files';
 
-export const WEB_DIR = join(__dirname, '..', 'web');
+// From the project's root, not __dirname: the gateway also runs bundled (dist/gateway.cjs).
+const ROOT = PROJECT_ROOT;
+export const WEB_DIR = join(ROOT, 'client', 'web');
 export const WEB_DIST = join(WEB_DIR, 'dist');
-const ROOT = join(__dirname, '..', '..');
 const INPUTS = 'inputs.json';
 const FILES = {
   'index.html': 'text/html; charset=utf-8',
@@ -61,6 +63,8 @@ export async function buildWeb(): Promise<void> {
 /** dist is missing a file, has no input list, or a source changed after it was built. */
 export function webDistStale(): boolean {
   if (!Object.keys(FILES).every((f) => existsSync(join(WEB_DIST, f)))) return true;
+  // The installed package has no sources to rebuild from: its shipped build is the build.
+  if (!existsSync(join(WEB_DIR, 'app.tsx'))) return false;
   let inputs: string[];
   try {
     inputs = JSON.parse(readFileSync(join(WEB_DIST, INPUTS), 'utf8')) as string[];
@@ -84,7 +88,9 @@ export async function webAssets(): Promise<Map<string, WebAsset>> {
   );
 }
 
-if (require.main === module)
+// Run as a script (`node --import tsx client/gateway/web-bundle.ts`), not as a module of a bundle
+// that is itself the main module (dist/gateway.cjs).
+if (require.main === module && __filename.endsWith('web-bundle.ts'))
   buildWeb().then(
     () => console.log(`web chat built in ${WEB_DIST}`),
     (err: Error) => {

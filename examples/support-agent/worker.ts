@@ -1,8 +1,9 @@
 /**
  * The support team's worker: durable-react's turn runtime with the support agent
- * (./agents/support.yaml) and its two tools. Run: `node --import tsx examples/support-agent/worker.ts`
- * (the Temporal connection — a temporal.toml profile or TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
- * TEMPORAL_API_KEY, TEMPORAL_TLS_* — DATABASE_URL, DREACT_TASK_QUEUE, and the agent's SUPPORT_* secrets).
+ * (./agents/support.yaml) and its two tools. Run from a project that installed durable-react:
+ * `node --import tsx support-agent/worker.ts` (the Temporal connection — a temporal.toml profile or
+ * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_* — DATABASE_URL,
+ * DREACT_TASK_QUEUE, and the agent's SUPPORT_* secrets); README.md beside this file.
  */
 import { join } from 'node:path';
 import {

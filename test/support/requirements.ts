@@ -1,5 +1,5 @@
 /**
- * Tests that need a system tool (chromium, bubblewrap, a docker engine, docker-compose) declare it
+ * Tests that need a system tool (chromium, bubblewrap, a docker engine, docker-compose, helm) declare it
  * here. Where the tool is missing they skip with the reason and the command that installs it —
  * except under CI, whose .ci/run installs them: there a missing tool fails the file (a docker
  * engine stays optional in CI: .ci/run starts one only where it is installed).
@@ -16,7 +16,7 @@ import {
   productionServerHome,
 } from '../../scripts/temporal-production/build';
 
-export type Requirement = 'chromium' | 'bubblewrap' | 'docker' | 'docker-compose' | 'temporal-server';
+export type Requirement = 'chromium' | 'bubblewrap' | 'docker' | 'docker-compose' | 'temporal-server' | 'helm';
 
 export const INSTALL: Record<Requirement, string> = {
   chromium: 'apt-get install chromium',
@@ -24,6 +24,7 @@ export const INSTALL: Record<Requirement, string> = {
   docker: 'apt-get install docker.io, start dockerd (the executor image builds itself)',
   'docker-compose': 'apt-get install docker-compose',
   'temporal-server': `${INSTALL_PRODUCTION_SERVER} (builds go.temporal.io/server with Go)`,
+  helm: 'go install helm.sh/helm/v3/cmd/helm@v3.22.0 github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0 (.ci/run)',
 };
 
 export interface SkipRecord {
@@ -44,10 +45,20 @@ export function missing(r: Exclude<Requirement, 'docker'>): string | undefined {
     if (!findOnPath('bwrap')) return 'no bubblewrap (bwrap) on PATH';
     return findOnPath('python3') ? undefined : 'no python3 on PATH (the sandboxes run it)';
   }
+  if (r === 'helm') {
+    const absent = ['helm', 'kubeconform'].filter((b) => !goBinary(b));
+    return absent.length ? `no ${absent.join(' or ')} on PATH or in ~/go/bin` : undefined;
+  }
   const compose =
     findOnPath('docker-compose') !== undefined ||
     (findOnPath('docker') !== undefined && hasComposePlugin(findOnPath('docker')!));
   return compose ? undefined : 'no docker compose / docker-compose binary';
+}
+
+/** A binary `go install` put on PATH or in ~/go/bin (where .ci/run's go install puts it). */
+export function goBinary(name: string): string | undefined {
+  const home = process.env.HOME ? `${process.env.HOME}/go/bin/${name}` : undefined;
+  return findOnPath(name) ?? (home && existsSync(home) ? home : undefined);
 }
 
 function hasComposePlugin(docker: string): boolean {

@@ -27,3 +27,5 @@ export {
   TemporalConnectionError,
   type ResolvedTemporalConnection,
 } from '../../client/temporal/connection';
+export { WORKER_ROLES, parseWorkerRoles, configuredTaskQueues, type WorkerRole } from '../../core/turn/roles';
+export type { DreactWorker } from '../role-workers';
