@@ -30,7 +30,11 @@ export function channelsStrategy(): RoundStrategy<DecisionStream> {
           announce: view.announce,
           cacheState: view.cacheState,
         },
-        { now: view.now, ttl: { cacheTtlSeconds: view.agent.settings.cacheTtlSeconds }, suppressPrevTurnCache: view.suppressPrevTurnCache },
+        {
+          now: view.now,
+          ttl: { cacheTtlSeconds: view.agent.settings.cacheTtlSeconds },
+          suppressPrevTurnCache: view.suppressPrevTurnCache,
+        },
       );
       const lastEvent = [...blocks]
         .reverse()

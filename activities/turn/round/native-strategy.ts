@@ -86,7 +86,11 @@ export function nativeStrategy(): RoundStrategy<NativeResponse> {
           tools: specs(view.registry),
           names: nativeNames(view.agent),
         },
-        { now: view.now, ttl: { cacheTtlSeconds: view.agent.settings.cacheTtlSeconds }, suppressPrevTurnCache: view.suppressPrevTurnCache },
+        {
+          now: view.now,
+          ttl: { cacheTtlSeconds: view.agent.settings.cacheTtlSeconds },
+          suppressPrevTurnCache: view.suppressPrevTurnCache,
+        },
       );
       const request = {
         system: out.system,
