@@ -7,9 +7,9 @@
  *   guessing keys meets 429 whatever key it tries. What is refused BEFORE any check depends on the
  *   key's prefix: a key of ours (`drk_<id>_…`: a 256-bit secret) and a stream token (signed) are
  *   still checked and pass when valid — so other clients' failures never refuse a valid key, even
- *   when every user shares the TLS proxy's address — while any other key (DREACT_API_KEYS, which
- *   may be weak, or something malformed) and a missing key get 429 without a check (guessing
- *   them stays limited per address).
+ *   when every user shares the TLS proxy's address; so is a DREACT_API_KEYS key of 32 characters or
+ *   more (`STRONG_KEY_CHARS`) — while a shorter key (which may be weak, or something malformed) and
+ *   a missing key get 429 without a check (guessing them stays limited per address).
  * - **Requests per key** (per stream token for streams opened with one); a JSON-RPC batch on
  *   `/mcp` costs one point per call (`consume`).
  *
@@ -48,10 +48,17 @@ export function presentedKey(c: Context): string | undefined {
   return c.req.header('x-api-key') ?? bearer;
 }
 
-/** Whether the request's credential is one nobody can guess (by its prefix): a key of ours, or a stream token. */
+/**
+ * A presented key this long is checked even from a spent address: a static key (DREACT_API_KEYS)
+ * of 32 characters or more cannot be guessed, and a guess of that length can match no shorter key.
+ */
+export const STRONG_KEY_CHARS = 32;
+
+/** Whether the request's credential is one nobody can guess: a key of ours, a strong key, or a stream token. */
 function unguessable(c: Context): boolean {
   const key = presentedKey(c);
-  return key !== undefined ? parseApiKey(key) !== undefined : c.req.query('token') !== undefined;
+  if (key === undefined) return c.req.query('token') !== undefined;
+  return parseApiKey(key) !== undefined || key.length >= STRONG_KEY_CHARS;
 }
 
 const retryIn = (ms: number) => Math.max(1, Math.ceil(ms / 1000));

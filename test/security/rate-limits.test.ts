@@ -25,6 +25,8 @@ import { parseTrustedProxies } from '../../core/net/trusted-proxies';
 
 const POINTS = 5;
 const ENV_KEY = 'rate-limits-env-key';
+/** A static key of 32+ characters (unguessable): checked even from a spent address. */
+const STRONG_ENV_KEY = `strong-${randomBytes(24).toString('hex')}`;
 let stack: TestStack;
 let valid: string;
 const open: RunningGateway[] = [];
@@ -45,7 +47,7 @@ async function gateway(trusted = '127.0.0.1/32'): Promise<RunningGateway> {
   const gw = await startGateway({
     client: stack.client,
     pool: stack.db.pool,
-    apiKeys: [ENV_KEY],
+    apiKeys: [ENV_KEY, STRONG_ENV_KEY],
     listen: false,
     web: false,
     port: 0,
@@ -116,6 +118,11 @@ test("attack: behind the shared proxy, 31 bad keys from one address lock everyon
   // …on /mcp too.
   const listed = await mcp(gw, valid, rpc('tools/list', 1), proxiedUser);
   assert.equal(listed.status, 200, await listed.text());
+  // A strong static key (DREACT_API_KEYS, 32+ characters) works from that address too; a short
+  // one is guessable and waits out the address's window.
+  const strong = await v1(gw, STRONG_ENV_KEY, proxiedUser);
+  assert.equal(strong.status, 200, await strong.text());
+  assert.equal((await v1(gw, ENV_KEY, proxiedUser)).status, 429);
 });
 
 test('attack: failures naming a real key id (a guesser of its secret) never refuse that key itself', async () => {
