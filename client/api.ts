@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   Client,
+  isGrpcServiceError,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -85,6 +86,19 @@ export interface StartedTurn {
   messageId: string;
 }
 
+/** Attempts of a turn's Update-with-Start against a server that refuses it for a moment. */
+const START_ATTEMPTS = 6;
+
+/** gRPC codes a moving shard answers with (9 FAILED_PRECONDITION, 14 UNAVAILABLE, 8 RESOURCE_EXHAUSTED). */
+function transientStartError(err: unknown): boolean {
+  const e = isGrpcServiceError(err)
+    ? err
+    : isGrpcServiceError((err as { cause?: unknown })?.cause)
+      ? (err as { cause: unknown }).cause
+      : undefined;
+  return e !== undefined && isGrpcServiceError(e) && [9, 14, 8].includes(e.code);
+}
+
 export class DreactClient {
   constructor(
     readonly temporal: Client,
@@ -154,36 +168,45 @@ export class DreactClient {
     agent?: string,
   ): Promise<StartedTurn> {
     const request = this.validateTurn(conversationId, prompt, options, messageId, attachments, agent);
-    const startOp = new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {
-      workflowId: conversationWorkflowId(conversationId),
-      taskQueue: this.opts.taskQueue ?? TASK_QUEUE,
-      args: [{ conversationId, nextTurnIndex: 1, completedTurns: 0, queue: [], seenMessages: [] }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      staticSummary: `conversation ${conversationId}`,
-      typedSearchAttributes: [
-        { key: ConversationIdKey, value: conversationId },
-        { key: TenantIdKey, value: owner.tenantId },
-        { key: ProjectIdKey, value: owner.projectId },
-        { key: AgentNameKey, value: request.agent?.name ?? 'default' },
-      ],
-      // Task-queue fairness per tenant: one tenant's burst cannot starve another's turns (turns
-      // and their activities inherit the conversation's priority).
-      priority: { fairnessKey: owner.tenantId },
-    });
-    let started;
-    try {
-      started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, {
-        args: [request],
-        startWorkflowOperation: startOp,
-        updateId: messageId,
+    const startOp = () =>
+      new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {
+        workflowId: conversationWorkflowId(conversationId),
+        taskQueue: this.opts.taskQueue ?? TASK_QUEUE,
+        args: [{ conversationId, nextTurnIndex: 1, completedTurns: 0, queue: [], seenMessages: [] }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        staticSummary: `conversation ${conversationId}`,
+        typedSearchAttributes: [
+          { key: ConversationIdKey, value: conversationId },
+          { key: TenantIdKey, value: owner.tenantId },
+          { key: ProjectIdKey, value: owner.projectId },
+          { key: AgentNameKey, value: request.agent?.name ?? 'default' },
+        ],
+        // Task-queue fairness per tenant: one tenant's burst cannot starve another's turns (turns
+        // and their activities inherit the conversation's priority).
+        priority: { fairnessKey: owner.tenantId },
       });
-    } catch (err) {
-      const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === AGENT_CONFLICT)
-        throw new DreactError(cause.message, 'conflict');
-      throw err;
+    // A server between shard owners (a history host restarting) may refuse the multi-operation for
+    // a moment (FAILED_PRECONDITION "could not be executed", UNAVAILABLE): the update id is the
+    // message id, so asking again is idempotent — a few times, with backoff, then the error.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const started = await this.temporal.workflow.executeUpdateWithStart(startTurnUpdate, {
+          args: [request],
+          startWorkflowOperation: startOp(),
+          updateId: messageId,
+        });
+        return { conversationId, ...started, messageId };
+      } catch (err) {
+        const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === AGENT_CONFLICT)
+          throw new DreactError(cause.message, 'conflict');
+        if (attempt < START_ATTEMPTS && transientStartError(err)) {
+          await new Promise((r) => setTimeout(r, 250 * 2 ** (attempt - 1)));
+          continue;
+        }
+        throw err;
+      }
     }
-    return { conversationId, ...started, messageId };
   }
 
   private async requireRunning(conversationId: string): Promise<ConversationView> {
