@@ -123,8 +123,9 @@ export function recordMcpCall(server: string, outcome: 'ok' | 'error' | 'failed'
  * tool-call part (gen_ai_client_operation_duration, dreact_model_time_to_first_token).
  */
 export function timedProvider(provider: ModelProvider): ModelProvider {
-  // Everything else of the provider (abilities, model, own methods) through its prototype chain.
-  const timed = Object.create(provider) as ModelProvider;
+  // Everything else of the provider: its own fields copied (`id`, `model`: a wrapper that spreads
+  // it — tracedProvider — must see them), its methods through the same prototype.
+  const timed = Object.assign(Object.create(Object.getPrototypeOf(provider) as object), provider) as ModelProvider;
   return Object.assign(timed, {
     async *stream(request: ModelRequest, options?: StreamOptions): AsyncGenerator<StreamPart> {
       const started = performance.now();
