@@ -10,12 +10,11 @@ import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import type {
   CompactionReason,
   DecideOutcome,
-  ModelConfig,
   RoundOutcome,
   TurnPlacement,
   Usage,
 } from '../core/turn/contracts';
-import type { AgentRef } from '../core/agents/ref';
+import type { TurnRef } from '../core/turn/ref';
 import { CompactionWorkflow } from './compaction';
 import { SHORT_WORKFLOW_TASK_TIMEOUT } from './definitions';
 
@@ -37,11 +36,8 @@ export interface CompactionStep {
 
 export function compactionStep(ctx: {
   workflowId: string;
-  conversationId: string;
-  turnId: string;
-  model: ModelConfig;
-  /** The turn's agent version (the summariser is its compaction role). */
-  agent?: AgentRef;
+  /** The turn (the summariser is its agent's compaction role, under the turn's model override). */
+  turn: TurnRef;
   /** The turn's role queues and timeouts: the summariser is a models activity. */
   placement?: TurnPlacement;
   onStart(line: string): void;
@@ -59,15 +55,12 @@ export function compactionStep(ctx: {
       workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
       args: [
         {
-          conversationId: ctx.conversationId,
-          turnId: ctx.turnId,
           compactionId,
           reason,
           budget: over.budget,
           estimate: over.estimate,
           systemTokens: over.systemTokens,
-          model: ctx.model,
-          ...(ctx.agent ? { agent: ctx.agent } : {}),
+          turn: ctx.turn,
           ...(ctx.placement ? { placement: ctx.placement } : {}),
         },
       ],

@@ -47,7 +47,7 @@ export interface TurnCommandOptions {
   provider?: 'scripted' | 'anthropic' | 'openai';
   script?: string;
   model?: string;
-  maxIterations?: number;
+  maxRounds?: number;
   json?: boolean;
   /** Files to attach (read and preflighted before anything is stored). */
   attach?: string[];
@@ -89,7 +89,7 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
       };
       const options: TurnOptionsInput = {
         ...(Object.keys(model).length > 0 ? { model } : {}),
-        ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+        ...(opts.maxRounds ? { maxRounds: opts.maxRounds } : {}),
       };
       const messageId = `msg_${randomUUID()}`;
       const attachments = await stageTurnAttachments(

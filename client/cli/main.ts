@@ -100,7 +100,8 @@ export function buildProgram(): Command {
     .option('--provider <name>', "scripted | anthropic | openai (default: the agent's model; scripted without --agent)")
     .option('--script <name>', 'scripted model script (demo, echo)')
     .option('--model <id>', 'model id (anthropic, openai)')
-    .option('--max-iterations <n>', 'iteration budget of the turn', int)
+    .option('--max-rounds <n>', 'round budget of the turn', int)
+    .option('--max-iterations <n>', 'older name of --max-rounds', int)
     .option('--json', 'print one final JSON object on stdout')
     .option(
       '--attach <files...>',
@@ -118,7 +119,7 @@ export function buildProgram(): Command {
         provider,
         script: o.script,
         model: o.model,
-        maxIterations: o.maxIterations,
+        maxRounds: o.maxRounds ?? o.maxIterations,
         json: o.json,
       });
     });

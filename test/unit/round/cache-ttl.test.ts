@@ -27,7 +27,7 @@ async function views() {
   const registry = createToolRegistry();
   const catalogue = await loadAgents({ dir, toolIds: registry.ids(), env: {} });
   const v = createAgentViews(catalogue, registry, {
-    model: { provider: 'scripted' },
+    model: { provider: 'scripted', maxTokens: 8192 },
     maxRounds: 15,
     contextMaxTokens: 80_000,
     multiAction: 'off',
