@@ -78,6 +78,7 @@ function timeline(): Block[] {
 function view(agent: RoundView['agent'], idleMinutes: number): RoundView {
   return {
     input: {
+      turn: { conversationId: 'c1', turnId: 'turn_10', turnIndex: 10, overrides: { model: { provider: 'anthropic' } } },
       conversationId: 'c1',
       turnId: 'turn_10',
       turnIndex: 10,
@@ -85,7 +86,6 @@ function view(agent: RoundView['agent'], idleMinutes: number): RoundView {
       mode: 'normal',
       events: [],
       iteration: { index: 1, max: 15, base: 15, bonus: 0 },
-      model: { provider: 'anthropic' },
     },
     blocks: timeline(),
     registry: agent.registry,
