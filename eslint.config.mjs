@@ -80,7 +80,7 @@ export const workflowDeterminismRules = {
 };
 
 // The data layer: only store/ writes SQL or uses pg at runtime (elsewhere: named store functions,
-// type-only pg imports); client/ never imports activities/ (it shares core/ and store/ instead).
+// type-only pg imports); client/ and apps/ never import activities/ at runtime (it shares core/ and store/ instead).
 const SQL_START = '/^\\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|CREATE|ALTER|DROP|BEGIN|COMMIT|ROLLBACK)\\b/';
 const SQL_MESSAGE = 'SQL belongs in store/: put the statement behind a named store function.';
 const PG_IMPORT = {
@@ -102,7 +102,7 @@ export default tseslint.config(
     ignores: [
       'node_modules/**',
       'dist/**',
-      'client/web/dist/**',
+      'apps/web/dist/**',
       '.dreact/**',
       'scratch/**',
       'test/fixtures/**',
@@ -119,11 +119,11 @@ export default tseslint.config(
   { files: ['workflows/**/*.ts', 'core/**/*.ts'], rules: workflowDeterminismRules },
   { files: ['activities/**/*.ts', 'workers/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'], rules: dataLayerRules() },
   {
-    files: ['client/**/*.ts'],
+    files: ['client/**/*.ts', 'apps/**/*.ts'],
     rules: dataLayerRules([
       {
         group: ['**/activities', '**/activities/*', '**/activities/**'],
-        message: 'client/ must not import activities/: share the code through core/ or store/.',
+        message: 'client/ and apps/ must not import activities/ at runtime: share the code through core/ or store/.',
         allowTypeImports: true,
       },
     ]),

@@ -37,7 +37,7 @@ import {
   steerSignal,
   turnStateQuery,
   type ConversationView,
-} from '../workflows/definitions';
+} from '../contract/definitions';
 import type { ConversationWorkflow } from '../workflows/conversation';
 import type { TurnWorkflow } from '../workflows/turn';
 import { z } from 'zod';

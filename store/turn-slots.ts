@@ -13,7 +13,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { withTransaction, type Queryable } from './db';
-import { slotGrantedSignal } from '../workflows/definitions';
+import { slotGrantedSignal } from '../contract/definitions';
 
 export interface SlotState {
   granted: boolean;

@@ -41,7 +41,7 @@ import {
 } from '../core/governance/approval';
 import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
 import type { AgentRef } from '../core/agents/ref';
-import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from './definitions';
+import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from '../contract/definitions';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>({

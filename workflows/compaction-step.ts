@@ -17,7 +17,7 @@ import type {
 } from '../core/turn/contracts';
 import type { AgentRef } from '../core/agents/ref';
 import { CompactionWorkflow } from './compaction';
-import { SHORT_WORKFLOW_TASK_TIMEOUT } from './definitions';
+import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../contract/definitions';
 
 /** Compactions one round may run before the turn gives up on its budget. */
 const MAX_COMPACTIONS_PER_ROUND = 2;

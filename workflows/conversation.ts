@@ -36,7 +36,7 @@ import {
   TurnStatusKey,
   AgentNameKey,
   AGENT_CONFLICT,
-} from './definitions';
+} from '../contract/definitions';
 import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { TurnWorkflow } from './turn';
 

@@ -46,7 +46,7 @@ import {
   TenantIdKey,
   TurnIndexKey,
   TurnStatusKey,
-} from './definitions';
+} from '../contract/definitions';
 
 // Each call passes the plan's options; these are the fallbacks.
 const prepareActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<DelegationStart>>>({

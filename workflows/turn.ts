@@ -41,7 +41,7 @@ import {
   steerSignal,
   turnStateQuery,
   TurnStatusKey,
-} from './definitions';
+} from '../contract/definitions';
 import type { TurnSlotActivities } from '../activities/governance/turn-slots';
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';

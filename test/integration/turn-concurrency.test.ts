@@ -17,7 +17,7 @@ import { listTurns } from '../../store/turn-store';
 import { readEvents } from '../../store/stream-bus';
 import { setTurnLimit, tenantSlots, deleteTurnLimit } from '../../store/turn-slots';
 import { createApiKey } from '../../store/tenancy-store';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let stack: TestStack;

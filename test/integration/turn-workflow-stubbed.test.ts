@@ -12,7 +12,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, tsToMs } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
-import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
 import type { TurnActivities } from '../../activities/turn-activities';
 import { ZERO_USAGE } from '../../core/model/provider';
 import type {
@@ -25,7 +25,7 @@ import type {
   TurnInput,
   TurnResult,
 } from '../../core/turn/contracts';
-import { followupSignal, steerSignal, turnStateQuery } from '../../workflows/definitions';
+import { followupSignal, steerSignal, turnStateQuery } from '../../contract/definitions';
 import { TurnWorkflow } from '../../workflows/turn';
 import { uniqueId, waitFor } from '../support/stack';
 import { cachedWorkflowBundle } from '../../workers/bundle';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/providers/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
 import { turnWorkflowId } from '../../core/turn/ids';
