@@ -39,7 +39,8 @@ import {
   type ApprovalDecision,
   type PendingApproval,
 } from '../core/governance/approval';
-import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../core/tools/call-plan';
 import type { AgentRef } from '../core/agents/ref';
 import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from '../contract/definitions';
 

@@ -22,7 +22,7 @@ import type { ModelRequest } from '../../core/model/provider';
 import type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
 
 export type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
-import type { DecideInput } from '../../core/turn/contracts';
+import type { DecideInput } from '../../core/turn/activity-contracts';
 import { turnWorkflowId } from '../../core/turn/ids';
 import { announceState, liveEventLines } from '../../core/turn/announce';
 import { hideSuppressesPrevTurnCache } from '../../core/timeline/hide';

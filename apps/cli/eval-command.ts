@@ -17,7 +17,7 @@ import { parseSuite, trialsOf, type EvalSuite } from '../../core/evals/suite';
 import { compareRuns, exitCodeOf } from '../../core/evals/aggregate';
 import { CassetteFileSchema, type CassetteFile } from '../../core/evals/cassette';
 import { renderHtml, renderTable, type EvalReport, type ReportLinks } from '../../core/evals/report';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import { TASK_QUEUE } from '../../core/turn/ids';
 import { formatZodError } from '../../core/validation';
 import {

@@ -1,27 +1,12 @@
 /**
  * `dreact inspect <conversation> --turn N --round R [--json]`: the request round R of turn N sent
  * to the model, rebuilt on a worker (InspectRoundWorkflow, activities/evals/inspect.ts).
- * `inspectRoundRequest` is the call without the printing (the gateway's inspect route uses it).
+ * The call itself is client/inspect.ts (the gateway's inspect route uses it too).
  */
-import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { Client } from '@temporalio/client';
-import { TASK_QUEUE } from '../../core/turn/ids';
-import { inspectText, type InspectRoundInput, type InspectedRound } from '../../core/evals/inspect';
+import { inspectText } from '../../core/evals/inspect';
+import { inspectRoundRequest } from '../../client/inspect';
 import { withSession } from './commands';
-
-export async function inspectRoundRequest(
-  temporal: Client,
-  input: InspectRoundInput,
-  taskQueue = TASK_QUEUE,
-): Promise<InspectedRound> {
-  return temporal.workflow.execute<(i: InspectRoundInput) => Promise<InspectedRound>>('InspectRoundWorkflow', {
-    taskQueue,
-    workflowId: `inspect/${input.conversationId}/${input.turnIndex}/${input.round}/${randomBytes(4).toString('hex')}`,
-    args: [input],
-    staticSummary: `inspect ${input.conversationId} turn ${input.turnIndex} round ${input.round}`,
-  });
-}
 
 const int = (v: string) => {
   const n = Number(v);

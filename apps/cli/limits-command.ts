@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { deleteTurnLimit, loadTurnLimit, setTurnLimit, tellGrants, tenantSlots } from '../../store/turn-slots';
+import { deleteTurnLimit, loadTurnLimit, setTurnLimit, tenantSlots } from '../../store/turn-slots';
+import { tellGrants } from '../../client/turn-slots';
 import { withSession } from './commands';
 
 export function registerLimitCommands(program: Command): void {

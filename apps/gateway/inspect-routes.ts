@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { DreactClient } from '../../client/api';
 import { DreactError } from '../../client/api';
 import { inspectText } from '../../core/evals/inspect';
-import { inspectRoundRequest } from '../cli/inspect-command';
+import { inspectRoundRequest } from '../../client/inspect';
 import { conversationId, need, ownedConversation, shownId, wholeNumber, zodMessage, type GatewayEnv } from './http';
 
 const RoundParamsSchema = z.object({

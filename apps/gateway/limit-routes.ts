@@ -8,7 +8,8 @@ import type { Hono } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DreactError, type DreactClient } from '../../client/api';
-import { deleteTurnLimit, loadTurnLimit, setTurnLimit, tellGrants, tenantSlots } from '../../store/turn-slots';
+import { deleteTurnLimit, loadTurnLimit, setTurnLimit, tenantSlots } from '../../store/turn-slots';
+import { tellGrants } from '../../client/turn-slots';
 import { jsonBody, need, type GatewayEnv } from './http';
 
 const SetSchema = z.strictObject({ maxTurns: z.number().int().min(1).max(100_000) });

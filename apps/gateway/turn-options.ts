@@ -7,7 +7,8 @@
  * A turn that names no model gets the deployment's default, which the worker resolves.
  */
 import { z } from 'zod';
-import { ModelConfigSchema, type TurnOptionsInput } from '../../core/turn/contracts';
+import { type TurnOptionsInput } from '../../core/turn/contracts';
+import { ModelConfigSchema } from '../../core/model/config';
 import { Forbidden } from './http';
 
 /** The largest context budget a client may ask for (the worker's default is DREACT_CONTEXT_MAX_TOKENS). */

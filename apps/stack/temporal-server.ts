@@ -16,14 +16,7 @@ import {
   type ResolvedTemporalConnection,
 } from '../../client/temporal/connection';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  AgentNameKey,
-  ConversationIdKey,
-  ProjectIdKey,
-  TenantIdKey,
-  TurnIndexKey,
-  TurnStatusKey,
-} from '../../contract/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../contract/definitions';
 import { ensureTemporalCli } from './temporal-cli';
 
 export interface TemporalServerOptions {
@@ -60,15 +53,6 @@ export interface TemporalServer {
   owned: boolean;
   stop(): Promise<void>;
 }
-
-export const SEARCH_ATTRIBUTE_KEYS = [
-  ConversationIdKey,
-  TurnIndexKey,
-  TurnStatusKey,
-  TenantIdKey,
-  ProjectIdKey,
-  AgentNameKey,
-];
 
 /**
  * Dispatch tuning for the dev server (embedded stack, tests, benches). The history service reads

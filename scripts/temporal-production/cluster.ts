@@ -19,7 +19,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { databaseHasTable, dropDatabases, ensureDatabase } from '../../store/cluster-store';
 import { DEFAULT_DATABASE_URL } from '../../store/db';
 import { freePort, portFree } from '../../apps/stack/ports';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../apps/stack/temporal-server';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../contract/definitions';
 import { ensureProductionServer, type ProductionServerBuild } from './build';
 import { makeCertificates, type Certificates } from './certs';
 import { serveJwks, tokenSigner, type JwksServer } from './jwt';

@@ -17,7 +17,7 @@ import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulat
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
 import type { ModelProvider, ModelRequest } from '../../core/model/provider';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import { createWorker } from '../../workers/worker';
 import { loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';

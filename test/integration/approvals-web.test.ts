@@ -23,7 +23,7 @@ import { DreactClient } from '../../client/api';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { ScriptSpecSchema } from '../../core/model/config';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { needs, requiring } from '../support/requirements';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { forkConversationAt } from '../../apps/cli/fork-command';
-import { inspectRoundRequest } from '../../apps/cli/inspect-command';
+import { inspectRoundRequest } from '../../client/inspect';
 import { countBlocks, loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
 

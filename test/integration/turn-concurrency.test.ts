@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { ScriptSpecSchema } from '../../core/model/config';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { listTurns } from '../../store/turn-store';

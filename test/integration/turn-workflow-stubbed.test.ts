@@ -15,16 +15,15 @@ import type { temporal } from '@temporalio/proto';
 import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
 import type { TurnActivities } from '../../activities/turn-activities';
 import { ZERO_USAGE } from '../../core/model/provider';
+import type { TurnInput, TurnResult } from '../../core/turn/contracts';
 import type {
   DecideInput,
   DecideOutcome,
-  ToolCallPlan,
   ToolFailureInput,
   ToolInput,
   ToolOutcome,
-  TurnInput,
-  TurnResult,
-} from '../../core/turn/contracts';
+} from '../../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../../core/tools/call-plan';
 import { followupSignal, steerSignal, turnStateQuery } from '../../contract/definitions';
 import { TurnWorkflow } from '../../workflows/turn';
 import { uniqueId, waitFor } from '../support/stack';

@@ -19,7 +19,7 @@ import { DreactClient } from '../../client/api';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { ScriptSpecSchema } from '../../core/model/config';
 import { listTurns } from '../../store/turn-store';
 import { needs, requiring } from '../support/requirements';
 import { NEED_CHROMIUM, launchChromium } from '../support/browser';

@@ -20,7 +20,7 @@ import type { Browser, Page } from 'playwright-core';
 import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
+import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { turnWorkflowId } from '../../core/turn/ids';
 import { openLibrary } from '../../activities/library/library';
 import { createExecTool } from '../../activities/exec/exec-tool';

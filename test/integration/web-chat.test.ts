@@ -23,7 +23,7 @@ import { DreactClient } from '../../client/api';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
+import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { openLibrary } from '../../activities/library/library';
 import { freePort } from '../../apps/stack/embedded';
 import type { DreactWorker } from '../../workers/role-workers';
