@@ -21,7 +21,8 @@ export type Move = { from: string; to: string };
 export function parseMoves(args: string[]): Move[] {
   return args.map((arg) => {
     const [from, to, extra] = arg.split('=');
-    if (!from || !to || extra !== undefined) throw new Error(`move "${arg}": expected OLD=NEW (paths from the repository root)`);
+    if (!from || !to || extra !== undefined)
+      throw new Error(`move "${arg}": expected OLD=NEW (paths from the repository root)`);
     return { from: posix.normalize(from).replace(/\/$/, ''), to: posix.normalize(to).replace(/\/$/, '') };
   });
 }
@@ -54,11 +55,13 @@ export function rewriteSpecifiers(file: string, text: string, moves: Move[]): st
     if (next === spec) continue;
     // ref.pos is the opening quote; the specifier's text follows it
     const pos = ref.pos + 1;
-    if (text.slice(pos, pos + spec.length) !== spec) throw new Error(`${file}: could not place the specifier "${spec}"`);
+    if (text.slice(pos, pos + spec.length) !== spec)
+      throw new Error(`${file}: could not place the specifier "${spec}"`);
     edits.push({ pos, end: pos + spec.length, text: next });
   }
   let out = text;
-  for (const edit of edits.sort((a, b) => b.pos - a.pos)) out = out.slice(0, edit.pos) + edit.text + out.slice(edit.end);
+  for (const edit of edits.sort((a, b) => b.pos - a.pos))
+    out = out.slice(0, edit.pos) + edit.text + out.slice(edit.end);
   return out;
 }
 
@@ -80,7 +83,9 @@ function main(argv: string[]): void {
     execFileSync('git', ['mv', from, to], { cwd: root, stdio: 'inherit' });
   }
   for (const [file, text] of rewritten) writeFileSync(join(root, file), text);
-  console.log(`moved ${moves.length}, rewrote imports in ${rewritten.size} file(s) (${relative(process.cwd(), root) || '.'})`);
+  console.log(
+    `moved ${moves.length}, rewrote imports in ${rewritten.size} file(s) (${relative(process.cwd(), root) || '.'})`,
+  );
 }
 
 if (require.main === module) main(process.argv.slice(2));
