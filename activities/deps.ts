@@ -6,7 +6,7 @@
  */
 import type { Db } from '../store/db';
 import type { ModelProvider } from '../core/model/provider';
-import type { TurnPlacement } from '../core/turn/contracts';
+import type { TurnPlacement } from '../core/turn/activity-contracts';
 import type { ToolImpl } from './tools/types';
 import type { ToolRegistry } from '../core/tools/registry';
 import type { ViewCache } from '../store/view-cache';

@@ -6,7 +6,7 @@
  */
 import type { AgentRef } from '../agents/ref';
 import type { DecideInput } from './activity-contracts';
-import type { ModelConfig } from './contracts';
+import type { ModelConfig } from '../model/config';
 import { turnRefOf } from './turn-ref-of';
 
 /** The top-level fields of a decide input recorded before TurnRef. */

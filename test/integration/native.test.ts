@@ -29,7 +29,8 @@ import { createActivityDeps } from '../../activities/create-deps';
 import { toolBox } from '../../activities/ports';
 import type { TurnRef } from '../../core/turn/ref';
 import type { ToolRegistry } from '../../core/tools/registry';
-import type { DecideOutcome, UserEvent } from '../../core/turn/contracts';
+import type { UserEvent } from '../../core/turn/contracts';
+import type { DecideOutcome } from '../../core/turn/activity-contracts';
 import {
   reply,
   startAnthropicEmulator,
