@@ -229,9 +229,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     {
       summary: `load context ${turnId}${agentName && agentName !== DEFAULT_AGENT_NAME ? ` (agent ${agentName})` : ''}`,
     },
-    [
-      { turn: ref, workflowId, prompt: input.prompt, ...(input.agent ? { agent: input.agent } : {}) },
-    ],
+    [{ turn: ref, workflowId, prompt: input.prompt, ...(input.agent ? { agent: input.agent } : {}) }],
   );
   roles = roleQueues(context.placement, () => details());
   const models = roles.timeouts;
@@ -284,9 +282,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   // outcome, a failure included, is awaited before the turn persists.
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
-    const titling = onModels(gate, `gate: title conversation ${conversationId}`, [
-      { turn, prompt: brief },
-    ]);
+    const titling = onModels(gate, `gate: title conversation ${conversationId}`, [{ turn, prompt: brief }]);
     titled = titling.then(
       () => undefined,
       (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
@@ -419,12 +415,9 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
 
   if (twoPhase && completionPath !== 'exit') {
     // Phase two: one streamed answer over the trace; the loop's answer is the fallback.
-    const synth = await onModels(
-      synthesizeAnswer,
-      `synthesize answer ${turnId}`,
-      [{ turn, loopAnswer: answer }],
-      { startToCloseTimeout: models.modelsStartToCloseMs },
-    );
+    const synth = await onModels(synthesizeAnswer, `synthesize answer ${turnId}`, [{ turn, loopAnswer: answer }], {
+      startToCloseTimeout: models.modelsStartToCloseMs,
+    });
     answer = synth.answer;
     usage = addUsage(usage, synth.usage);
   }

@@ -454,10 +454,10 @@ test('selectTools activity (14 connectors beside the built-ins): records the cho
     'turn_1/tool_selection/1/1',
     'turn_1/tool_selection/1/2',
   ]);
-  const gate = await env.run(
-    makeGate(depsOf(() => scripted('{"title":"Connector three"}'))),
-    { turn: scriptedTurn(conv), prompt: 'use connector 3' },
-  );
+  const gate = await env.run(makeGate(depsOf(() => scripted('{"title":"Connector three"}'))), {
+    turn: scriptedTurn(conv),
+    prompt: 'use connector 3',
+  });
   assert.equal((gate as { title: string }).title, 'Connector three');
   const shown = visibleItems(await loadBlocks(db.pool, conv), 'turn_1').map((it) => it.block.type);
   assert.ok(

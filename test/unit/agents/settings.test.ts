@@ -91,7 +91,11 @@ test('a model override: same provider merges, another provider replaces model an
   });
   assert.equal(same.roles.compaction.temperature, 0.2);
   const other = resolveTurnSettings(WORKER, undefined, { model: { provider: 'anthropic' } });
-  assert.deepEqual(other.model, { provider: 'anthropic', maxTokens: 8192 }, 'the output budget stays: it is no provider\'s');
+  assert.deepEqual(
+    other.model,
+    { provider: 'anthropic', maxTokens: 8192 },
+    "the output budget stays: it is no provider's",
+  );
   const script = resolveTurnSettings(WORKER, undefined, { model: { provider: 'scripted', script: 'tools' } });
   assert.deepEqual(script.model, { provider: 'scripted', script: 'tools', maxTokens: 8192 });
 });

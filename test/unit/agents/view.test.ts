@@ -51,7 +51,10 @@ test('a view refuses an agent whose tools the worker registry lacks (module tool
 
 test('forTurn: the view and settings of a TurnRef, memoised by agent version and overrides', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dreact-views-'));
-  writeFileSync(path.join(dir, 'capped.yaml'), 'name: capped\ninstructions: x\nlimits: { max_rounds: 5, context_max_tokens: 60000 }');
+  writeFileSync(
+    path.join(dir, 'capped.yaml'),
+    'name: capped\ninstructions: x\nlimits: { max_rounds: 5, context_max_tokens: 60000 }',
+  );
   const registry = createToolRegistry();
   const catalogue = await loadAgents({ dir, toolIds: registry.ids(), env: {} });
   const views = createAgentViews(catalogue, registry, DEFAULTS);
@@ -81,12 +84,12 @@ test('forTurn: the view and settings of a TurnRef, memoised by agent version and
   const old = await views.forTurn({ ...at, overrides: { maxIterations: 2 } as never });
   assert.equal(old.settings.maxRounds, 2);
   // No agent version (a turn recorded before agents): the default agent.
-  assert.equal((await views.forTurn({ conversationId: 'c1', turnId: 'turn_1', turnIndex: 1 })).view.ref.name, 'default');
-  // A malformed ref names its field.
-  await assert.rejects(
-    views.forTurn({ ...at, turnIndex: 0 }),
-    /turn\.turnIndex: /,
+  assert.equal(
+    (await views.forTurn({ conversationId: 'c1', turnId: 'turn_1', turnIndex: 1 })).view.ref.name,
+    'default',
   );
+  // A malformed ref names its field.
+  await assert.rejects(views.forTurn({ ...at, turnIndex: 0 }), /turn\.turnIndex: /);
   await assert.rejects(
     views.forTurn({ ...at, overrides: { contextMaxTokens: 10 } }),
     /turn\.overrides\.contextMaxTokens: /,
