@@ -201,7 +201,7 @@ test('a provider context-limit 400 forces one compaction, and the round then suc
     );
     assert.ok(initiated, 'child started');
     assert.ok((h.events ?? []).length > 0);
-    await recordHistory(stack.server.address, r.workflowId, 'turn-forced-compaction-v4');
+    await recordHistory(stack.server.address, r.workflowId, 'turn-forced-compaction-v7-turn-ref');
   } finally {
     emu.setContextWindow(undefined);
   }
