@@ -172,7 +172,7 @@ test("a steer of the parent reaches the child: both finalize, the child's answer
   assert.equal(observed?.meta.ok, true);
   assert.match(observed!.text ?? '', /^slow child stopped: stop now/);
   assert.equal(result.subagents, 1);
-  await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-steer-forwarded-v5');
+  await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-steer-forwarded-v7-turn-ref');
 });
 
 test('cancelling the parent turn cancels the running child', async () => {
