@@ -203,24 +203,29 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
           t.canvases,
           path,
           () => ({ key: path, title, kind: canvasKind(mime, title), mime, text: '', done: false }),
-          // Each write streams from index 0: a rewrite (or a patch) of the same path starts over.
-          (c) => ({ ...c, text: d.index === 0 ? d.text : c.text + d.text, done: c.done || d.completed === true }),
+          // Each write streams from index 0: a rewrite (or a patch, or a retried round) of the same path starts over.
+          (c) =>
+            d.index === 0
+              ? { ...c, text: d.text, attributes: undefined, done: d.completed === true }
+              : { ...c, text: c.text + d.text, done: c.done || d.completed === true },
         );
       }
       break;
     }
     case 'attribute': {
-      // A composite JSON channel's attribute: the widget of its instance fills in key by key.
+      // A composite JSON channel's attribute: the widget of its instance fills in key by key. One of a
+      // file react.write streams (`path`) fills that file's canvas; its `first` starts the widget over.
       if (e.channel !== 'canvas') break;
       const { key, value } = e.payload;
-      const id = compositeKey(e.turnId ?? t.turnId ?? '', e.instance ?? 0);
+      const path = typeof e.payload.path === 'string' ? e.payload.path : undefined;
+      const id = path ?? compositeKey(e.turnId ?? t.turnId ?? '', e.instance ?? 0);
       t.canvases = upsertCanvas(
         t.canvases,
         id,
         () => compositeCanvas(id, []),
         (c) => ({
           ...c,
-          attributes: withAttribute(c.attributes ?? [], key, value),
+          attributes: withAttribute(e.payload.first === true ? [] : (c.attributes ?? []), key, value),
         }),
       );
       break;
