@@ -115,7 +115,9 @@ test('any split of any content streams exactly the content (property)', () => {
 });
 
 /** The live turn after a list of events (offsets 1, 2, …), as the web chat folds them. */
-function live(events: WriteCanvasEvent[]): LiveTurn {
+function live(
+  events: Array<WriteCanvasEvent | { kind: 'retry'; payload: { round: number; attempt: number } }>,
+): LiveTurn {
   let t = emptyTurn();
   events.forEach((e, i) => {
     t = apply(t, { ...e, conversationId: 'c', seq: i + 1, ts: new Date(0).toISOString(), turnId: 'turn_1' });
@@ -160,4 +162,30 @@ test('canvasInstance is stable per path, positive and spreads paths apart', () =
     seen.add(n);
   }
   assert.equal(seen.size, 2000);
+});
+
+test("a retried round whose new attempt writes no canvas drops what the earlier attempt showed; a tool's canvas stays", () => {
+  const cut = run(JSON.stringify({ path: 'a.md', channel: 'canvas', content: 'never written' }).slice(0, 52), 3).flat();
+  const tool: WriteCanvasEvent = {
+    kind: 'delta',
+    channel: 'canvas',
+    payload: {
+      text: 'stored',
+      index: 0,
+      path: 'fi:turn_1.files/b.md',
+      mime: 'text/markdown',
+      callId: 'tc_1',
+      round: 2,
+    },
+  };
+  const before = live([tool, ...cut]);
+  assert.deepEqual(
+    before.canvases.map((c) => c.key),
+    ['fi:turn_1.files/b.md', 'fi:turn_1.files/a.md'],
+  );
+  const after = live([tool, ...cut, { kind: 'retry', payload: { round: 3, attempt: 2 } }]);
+  assert.deepEqual(
+    after.canvases.map((c) => [c.key, c.text]),
+    [['fi:turn_1.files/b.md', 'stored']],
+  );
 });
