@@ -5,7 +5,7 @@
  * has looked — the stream already carries the canvas `delta` events (and a JSON file's `attribute`
  * events) while the model's response is unfinished and no tool has run; after the turn the stored
  * file equals what was streamed, the canvases route folds the JSON widget, and a round retried
- * after a cut stream leaves one canvas with the stored text (the web chat's own fold, client/web/live.ts).
+ * after a cut stream leaves one canvas with the stored text (the web chat's own fold, apps/web/live.ts).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,9 +18,9 @@ import {
   type MessageReply,
 } from '../emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator, type OpenAIMessageReply } from '../emulator/openai-emulator';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
-import { openSse, type SseEvent } from '../../client/gateway/sse-client';
-import { apply, emptyTurn, liveEvent, type LiveTurn } from '../../client/web/live';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import { openSse, type SseEvent } from '../../client/sse-client';
+import { apply, emptyTurn, liveEvent, type LiveTurn } from '../../apps/web/live';
 import { getArtifact } from '../../store/artifact-store';
 import { canvasInstance } from '../../core/stream/write-canvas';
 

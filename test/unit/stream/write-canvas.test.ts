@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { canvasInstance, WriteCanvasStream, type WriteCanvasEvent } from '../../../core/stream/write-canvas';
-import { apply, emptyTurn, type LiveTurn } from '../../../client/web/live';
+import { apply, emptyTurn, type LiveTurn } from '../../../apps/web/live';
 import { foldAttributes, type AttributeRow } from '../../../store/turn-display-store';
 
 const resolve = (path: string) =>
