@@ -23,6 +23,7 @@ import { openSse, type SseEvent } from '../../client/sse-client';
 import { apply, emptyTurn, liveEvent, type LiveTurn } from '../../apps/web/live';
 import { getArtifact } from '../../store/artifact-store';
 import { canvasInstance } from '../../core/stream/write-canvas';
+import type { TurnOptionsInput } from '../../core/turn/contracts';
 
 const KEY = 'canvas-key';
 let stack: TestStack;
@@ -35,6 +36,15 @@ before(async () => {
   openai = await startOpenAIEmulator();
   stack = await createTestStack('canvas_stream');
   await stack.startWorker({ provider: emulatedProviders({ anthropic, openai }) });
+  // A warm-up native turn per provider: a cold worker's first decide attempt (SDK module loading on
+  // a loaded machine) can outlive its 2 s heartbeat timeout, and its retry would take the next reply.
+  anthropic.enqueue(reply.toolUse('conversation_title', { title: 'Warm-up' }), reply.text('warm'));
+  openai.enqueue(oreply.text('warm'));
+  for (const provider of ['anthropic', 'openai'] as const) {
+    const warm = uniqueId('warm');
+    await stack.client.startTurn(warm, 'warm up', { model: { provider, protocol: 'native' } } as TurnOptionsInput);
+    await stack.client.result(warm, 1);
+  }
   gw = await startGateway({
     client: stack.client,
     allowScripted: false,
