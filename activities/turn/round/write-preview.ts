@@ -5,7 +5,7 @@
  * token instead of in one burst when the tool runs. The tool still streams the stored text when
  * it runs (from index 0: it replaces what the round showed, so a client ends with what was stored).
  */
-import { NativeToolNames } from '../../../core/model/native-render';
+import { NativeToolNames } from '../../../core/model/native-tool-names';
 import type { StreamPart } from '../../../core/model/provider';
 import { WriteCanvasStream } from '../../../core/stream/write-canvas';
 import type { StreamPublisher } from '../../../store/publisher';
