@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { listCurrentAgents, type AgentVersionRow } from '../../store/agent-store';
-import { DreactError } from '../api';
-import { withSession } from './commands';
+import { DreactError } from '../errors';
+import { withSession } from './with-session';
 import { agentVisibleTo } from '../../core/agents/visibility';
 import type { TenantScope } from '../../core/tenancy/principal';
 

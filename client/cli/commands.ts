@@ -18,22 +18,11 @@ import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../co
 import { createLiveRenderer } from './render';
 import { debugRender, latestTurnAgent } from './debug-render';
 import { loadAgentVersion } from '../../store/agent-store';
-import { openSession, workflowUrl, type Session } from './session';
+import { workflowUrl, type Session } from './session';
+import { withSession } from './with-session';
 import { turnStateQuery } from '../../workflows/definitions';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
-
-export async function withSession<T>(
-  fn: (s: Session) => Promise<T>,
-  opts: { agentFiles?: readonly string[] } = {},
-): Promise<T> {
-  const session = await openSession(err, opts);
-  try {
-    return await fn(session);
-  } finally {
-    await session.close();
-  }
-}
 
 export function newConversationId(): string {
   return `c_${randomBytes(5).toString('hex')}`;

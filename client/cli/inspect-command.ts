@@ -8,7 +8,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { TASK_QUEUE } from '../../core/turn/ids';
 import { inspectText, type InspectRoundInput, type InspectedRound } from '../../core/evals/inspect';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 
 export async function inspectRoundRequest(
   temporal: Client,

@@ -4,11 +4,11 @@
  * DATABASE_URL the commands talk to that database only; otherwise to the stack the CLI reaches.
  */
 import type { Command } from 'commander';
-import { DreactError } from '../api';
+import { DreactError } from '../errors';
 import { NewApiKeySchema } from '../../core/tenancy/keys';
 import { openDb, migrate, type Db } from '../../store/db';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../store/tenancy-store';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 import { formatZodError } from '../../core/validation';
 
 async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
