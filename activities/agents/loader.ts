@@ -17,7 +17,8 @@ import { AgentCatalogue, type LoadedAgent } from './catalogue';
 import { defaultAgent } from './default-agent';
 import { AgentDefinitionError, issuesFromZod, type AgentIssue, type AgentRule } from './errors';
 import { checkAgent, cycleFrom, type Parsed } from './checks';
-import { importByUrl, ModuleTools } from './tool-modules';
+import { ModuleTools } from './tool-modules';
+import { importToolModule } from './module-loader';
 
 // The checks against this worker and the other agents live in ./checks, tool modules in ./tool-modules.
 export { KNOWN_PROVIDERS } from './checks';
@@ -26,8 +27,8 @@ export const AGENT_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 export const DEFAULT_AGENTS_DIR = './agents';
 
 export interface LoadAgentsOptions {
-  /** The agents folder (else DREACT_AGENTS_DIR, else ./agents; only a named folder must exist). */
-  dir?: string;
+  /** The agents folder (else DREACT_AGENTS_DIR, else ./agents; only a named folder must exist); false: none, only `files`. */
+  dir?: string | false;
   /** Agent files by path, beside the folder's (e.g. `dreact turn --agent ./support.yaml`). */
   files?: readonly string[];
   /**
@@ -40,7 +41,7 @@ export interface LoadAgentsOptions {
   /** Provider ids the worker resolves (default scripted, anthropic). */
   providers?: readonly string[];
   env?: NodeJS.ProcessEnv;
-  /** Loads a tool module by absolute path or package specifier (default: dynamic import). */
+  /** Loads a tool module by absolute path (default: ./module-loader.ts, `.ts` and `.js` alike). */
   importModule?: (specifier: string) => Promise<unknown>;
   /** Base of relative `dir` and `files` (default: the process's working directory). */
   cwd?: string;
@@ -58,7 +59,9 @@ export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalogu
     issues.push({ file, field, rule, message });
 
   const files = [
-    ...(await agentFiles(opts.dir ?? env.DREACT_AGENTS_DIR, cwd, (f, m) => add(f, '(folder)', 'missing_file', m))),
+    ...(opts.dir === false
+      ? []
+      : await agentFiles(opts.dir ?? env.DREACT_AGENTS_DIR, cwd, (f, m) => add(f, '(folder)', 'missing_file', m))),
     ...(opts.files ?? []).map((f) => path.resolve(cwd, f)),
   ];
   const parsed: Parsed[] = [];
@@ -80,7 +83,7 @@ export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalogu
   }
   const names = new Set([...seen.keys(), DEFAULT_AGENT_NAME]);
 
-  const modules = new ModuleTools(opts.toolIds, opts.importModule ?? importByUrl);
+  const modules = new ModuleTools(opts.toolIds, opts.importModule ?? importToolModule);
   const agents: LoadedAgent[] = [];
   for (const p of parsed) {
     const agent = await checkAgent(p, { ...opts, env, names, modules }, issues);
