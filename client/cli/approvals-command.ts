@@ -6,11 +6,11 @@
  */
 import type { Command } from 'commander';
 import { DreactError } from '../errors';
+import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
+import { withSession } from './with-session';
 
 // The client API loads when a command runs (it brings Temporal's client).
 const DreactClientClass = () => (require('../api') as typeof import('../api')).DreactClient;
-import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
-import { withSession } from './with-session';
 
 const operator = () => ({ ...LOCAL_PRINCIPAL, userId: process.env.USER || 'local' });
 
@@ -42,7 +42,9 @@ export function registerApprovalCommands(program: Command): void {
 
   program
     .command('approve')
-    .description('approve a waiting tool call (or --deny it, or approve it with --params)')
+    .description(
+      'approve a waiting tool call (or --deny it, or approve it with --params), as the local operator; over the gateway the key needs the approve or admin scope',
+    )
     .argument('<conversationId>')
     .argument('<callId>')
     .option('--deny', 'deny the call (the model sees "denied by <you>: <reason>")')

@@ -23,14 +23,18 @@ async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
 }
 
 export function registerKeysCommands(program: Command): void {
-  const keys = program.command('keys').description('API keys of the gateway (tenant, project, optional user, scopes)');
+  const keys = program
+    .command('keys')
+    .description(
+      'API keys of the gateway (tenant, project, optional user, scopes), stored in Postgres; the gateway also takes DREACT_API_KEYS',
+    );
   keys
     .command('create')
     .description('create a key; it is printed once, alone on the last line')
     .requiredOption('--tenant <tenant>', 'tenant the key belongs to')
     .requiredOption('--project <project>', 'project within the tenant')
     .option('--user <user>', 'bind the key to one user (sees only that user’s conversations)')
-    .option('--scopes <list>', 'comma-separated: read, write, admin', 'read,write')
+    .option('--scopes <list>', 'comma-separated: read, write, approve (decide tool calls), admin', 'read,write')
     .action((o: { tenant: string; project: string; user?: string; scopes: string }) => {
       const parsed = NewApiKeySchema.safeParse({
         tenantId: o.tenant,

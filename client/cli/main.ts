@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { PROVIDER_IDS } from '../../core/model/abilities';
 import { projectFile } from '../../store/project-files';
+import { BUILTIN_SCRIPTS } from '../../activities/providers/scripts';
 import { offsetArg } from './offset-arg';
 import { registerDeployCommands } from './deploy-command';
 import { registerGcCommand } from './gc-command';
@@ -20,6 +21,7 @@ import { registerBudgetCommands } from './budget-command';
 import { registerLimitCommands } from './limits-command';
 import { registerWorkerCommand } from './worker-command';
 import { registerDoctorCommand } from './doctor-command';
+import { registerDevCommand } from './dev-command';
 import { useConnectionFlags } from './cli-connection';
 import { cliErrorLine } from './error-line';
 import { exitQuietlyOnClosedPipe } from './closed-pipe';
@@ -74,30 +76,7 @@ export function buildProgram(): Command {
       });
     });
 
-  program
-    .command('dev')
-    .description('start the local stack in the foreground (Temporal dev server with UI, Postgres/PGlite, worker)')
-    .action(async () => {
-      const { startEmbeddedStack, stackHome } = require('../stack/embedded') as typeof import('../stack/embedded');
-      const { cliTemporalConnection } = require('./session') as typeof import('./session');
-      (require('./cli-runtime') as typeof import('./cli-runtime')).installCliRuntime();
-      const stack = await startEmbeddedStack({
-        publish: true,
-        temporal: cliTemporalConnection(),
-        log: (l) => console.error(l),
-      });
-      console.log(`Temporal:    ${stack.info.temporalAddress}`);
-      if (stack.info.uiUrl) console.log(`Temporal UI: ${stack.info.uiUrl}`);
-      console.log(`Postgres:    ${stack.info.databaseUrl}${stack.info.pglite ? ' (PGlite)' : ''}`);
-      console.log(`State:       ${stackHome()}`);
-      console.log('Ready. Ctrl-C stops the stack.');
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-      console.error('[dev] stopping…');
-      await stack.stop();
-    });
+  registerDevCommand(program);
 
   program
     .command('turn')
@@ -112,7 +91,7 @@ export function buildProgram(): Command {
       '--provider <name>',
       "scripted | anthropic | openai (default: the conversation's model, else the agent's, else the deployment's default)",
     )
-    .option('--script <name>', 'scripted model script (demo, echo)')
+    .option('--script <name>', `the scripted model with this script (${Object.keys(BUILTIN_SCRIPTS).join(', ')})`)
     .option('--model <id>', 'model id (anthropic, openai)')
     .option('--max-iterations <n>', 'iteration budget of the turn', int)
     .option('--json', 'print one final JSON object on stdout')
@@ -185,7 +164,9 @@ export function buildProgram(): Command {
 
   program
     .command('gateway')
-    .description('serve the HTTP gateway (REST + SSE); keys from DREACT_API_KEYS')
+    .description(
+      'serve the HTTP gateway (REST + SSE + the web chat at /); API keys from `dreact keys create` (Postgres) and DREACT_API_KEYS',
+    )
     .option('--port <n>', 'listen port (default DREACT_GATEWAY_PORT or 8787)', int)
     .option('--host <host>', 'listen address (default 0.0.0.0, or 127.0.0.1 without keys)')
     .action(async (o) => (require('./gateway-command') as typeof import('./gateway-command')).gatewayCommand(o));
