@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { PROVIDER_IDS } from '../../core/model/abilities';
 import { projectFile } from '../../store/project-files';
-import { BUILTIN_SCRIPTS } from '../../activities/providers/scripts';
 import { offsetArg } from './offset-arg';
 import { registerDeployCommands } from './deploy-command';
 import { registerGcCommand } from './gc-command';
@@ -91,7 +90,10 @@ export function buildProgram(): Command {
       '--provider <name>',
       "scripted | anthropic | openai (default: the conversation's model, else the agent's, else the deployment's default)",
     )
-    .option('--script <name>', `the scripted model with this script (${Object.keys(BUILTIN_SCRIPTS).join(', ')})`)
+    .option(
+      '--script <name>',
+      'the scripted model with this built-in script (demo, echo, …: an unknown name is an error listing them all)',
+    )
     .option('--model <id>', 'model id (anthropic, openai)')
     .option('--max-iterations <n>', 'iteration budget of the turn', int)
     .option('--json', 'print one final JSON object on stdout')
