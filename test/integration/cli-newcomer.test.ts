@@ -176,3 +176,42 @@ test('a .ts tool module in a folder outside the repository loads (zod and durabl
   assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
   assert.equal(r.stdout.trim(), 'ok: 1 agent(s): weather');
 });
+
+test('dreact dev prints next steps: the agents it loaded, a turn, where a key comes from, the gateway URL', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'dreact-dev-'));
+  const child = spawn(process.execPath, [BIN, 'dev'], {
+    env: {
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([k]) => k !== 'TEMPORAL_ADDRESS' && k !== 'DATABASE_URL'),
+      ),
+      DREACT_HOME: home,
+      DREACT_EMBEDDED_DB: 'pglite',
+      DREACT_TEMPORAL_PORT: '17253',
+      DREACT_PGLITE_PORT: '15452',
+      DREACT_GATEWAY_PORT: '18797',
+      NO_COLOR: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  try {
+    await waitFor(
+      'dreact dev to be ready',
+      async () => stdout.includes('Ready.') || child.exitCode !== null,
+      240_000,
+      200,
+    );
+    assert.match(stdout, /^Agents: +default\b/m, `${stdout}\n${stderr}`);
+    assert.match(stdout, /dreact turn "hello there"/);
+    assert.match(stdout, /dreact keys create --tenant local --project demo +an API key/);
+    assert.match(stdout, /dreact gateway +the HTTP API and the web chat: http:\/\/127\.0\.0\.1:18797\//);
+  } finally {
+    child.kill('SIGINT');
+    await exited;
+    rmSync(home, { recursive: true, force: true });
+  }
+});
