@@ -198,9 +198,6 @@ export async function main(argv: string[]): Promise<number> {
     // A command that reports a failure without throwing (dreact doctor) sets the exit code.
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
-    const { code, exitCode } = e as { code?: unknown; exitCode?: unknown };
-    // commander's own exits (--help, --version) reached here only with exitOverride; kept for clarity.
-    if (typeof code === 'string' && code.startsWith('commander.') && typeof exitCode === 'number') return exitCode;
     process.stderr.write(`dreact: ${e instanceof InvalidArgumentError ? e.message : cliErrorLine(e)}\n`);
     return (e as { code?: unknown }).code === 'bad_input' ? 2 : 1;
   }
