@@ -25,7 +25,7 @@ import type { ToolImpl } from '../activities/tools/types';
 import { createToolRegistry } from '../core/tools';
 import type { AnyToolDeclaration } from '../core/tools/registry';
 import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
-import { defaultProviderResolver } from '../activities/providers/registry';
+import { defaultProviderResolver } from '../activities/model/registry';
 import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
@@ -48,15 +48,15 @@ import { openAgentLibraries } from '../activities/agents/agent-library';
 import { workerDefaultsOf } from '../activities/agents/turn-agent';
 import type { DefinedTool } from '../activities/agents/define-tool';
 import { createEvalActivities } from '../activities/evals';
-import { cassetteResolver } from '../activities/providers/cassette';
+import { cassetteResolver } from '../activities/model/middleware/cassette';
 import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 
-// The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
+// The provider registry (activities/model/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
-export { defaultProviderResolver, envDefaultModel } from '../activities/providers/registry';
+export { defaultProviderResolver, envDefaultModel } from '../activities/model/registry';
 
 /** DREACT_VIEW_CACHE_MB: the worker's view cache size (default 256 MB; 0 turns it off). */
 export function viewCacheBytes(raw = process.env.DREACT_VIEW_CACHE_MB): number {
@@ -189,7 +189,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const timeouts = opts.timeouts ?? timeoutSettings(process.env);
   const telemetry = opts.telemetry ?? setupTelemetry();
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
-  // Eval trials that record or replay go through their cassette (activities/providers/cassette.ts).
+  // Eval trials that record or replay go through their cassette (activities/model/middleware/cassette.ts).
   const resolveProvider = cassetteResolver(
     opts.db.pool,
     opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel),

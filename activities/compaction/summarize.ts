@@ -14,7 +14,7 @@ import { loadCompaction, saveSummaries } from '../../store/compaction-store';
 import { PREFIX_SUMMARY_MAX_TOKENS, SUMMARY_MAX_TOKENS } from '../../core/compaction/cut';
 import { summarizerInput, summarizerSystemPrompt } from '../../core/compaction/prompt';
 import { StreamPublisher } from '../../store/publisher';
-import { toActivityFailure } from '../providers/errors';
+import { toActivityFailure } from '../model/adapters/errors';
 import { heartbeating } from '../heartbeat';
 import { ledgeredProvider } from '../turn/ledgered-provider';
 import type { StoredPlan } from './plan';

@@ -20,7 +20,7 @@ import {
   type StreamPart,
   type Usage,
 } from '../../core/model/provider';
-import { providerOfId } from '../providers/pricing-file';
+import { providerOfId } from '../model/pricing-file';
 
 function meter(): MetricMeter {
   try {

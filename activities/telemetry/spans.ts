@@ -6,7 +6,7 @@
 import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { ModelProvider, StreamPart, Usage } from '../../core/model/provider';
 import { costIfPriced } from '../../core/model/pricing';
-import { activePriceTable, providerOfId } from '../providers/pricing-file';
+import { activePriceTable, providerOfId } from '../model/pricing-file';
 
 const tracer = () => trace.getTracer('durable-react');
 

@@ -11,7 +11,7 @@ import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { ProviderError } from '../../core/model/provider';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
+import { structuredCall, StructuredOutputError, type StructuredLevel } from '../model/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
 import { ledgeredProvider } from './ledgered-provider';
 import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';

@@ -9,10 +9,10 @@
  */
 import type { Pool } from 'pg';
 import type { ModelProvider } from '../../core/model/provider';
-import { meteredProvider } from '../providers/metered';
+import { meteredProvider } from '../model/middleware/meter';
 import type { StreamPublisher } from '../../store/publisher';
 import { recordRoundUsage } from './round/io';
-import { budgetedProvider } from '../budget/budgeted-provider';
+import { budgetedProvider } from '../model/middleware/spend';
 
 export interface LedgerScope {
   conversationId: string;
@@ -33,7 +33,7 @@ export function ledgeredProvider(provider: ModelProvider, pool: Pool, scope: Led
     ...(model !== undefined ? { model } : {}),
     stream(request, options) {
       const callKey = `${scope.callKeyPrefix}/${++calls}`;
-      // Spend caps: the call's worst case is reserved first (activities/budget/budgeted-provider.ts).
+      // Spend caps: the call's worst case is reserved first (activities/model/middleware/spend.ts).
       const spend = {
         conversationId: scope.conversationId,
         turnId: scope.turnId,

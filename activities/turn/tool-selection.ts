@@ -23,7 +23,7 @@ import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../..
 import type { ToolRegistry } from '../../core/tools/registry';
 import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
-import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
+import { structuredCall, StructuredOutputError, type StructuredLevel } from '../model/structured';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
 import { ledgeredProvider } from './ledgered-provider';
 import { heartbeating } from '../heartbeat';

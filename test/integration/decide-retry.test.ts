@@ -12,7 +12,7 @@ import { makeDecide } from '../../activities/turn/decide';
 import { makeContextActivities } from '../../activities/turn/context';
 import { builtinTools } from '../../activities/tools';
 import { createToolRegistry } from '../../core/tools';
-import { createScriptedProvider } from '../../activities/providers/scripted';
+import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type DecideInput } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../../activities/deps';
 import type { ModelProvider } from '../../core/model/provider';

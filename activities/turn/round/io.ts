@@ -6,10 +6,10 @@
 import { CancelledFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { ProviderError } from '../../../core/model/provider';
-import { toActivityFailure } from '../../providers/errors';
+import { toActivityFailure } from '../../model/adapters/errors';
 import { attemptLostFailure } from '../../cancellation';
 import { estimateCost } from '../../../core/model/pricing';
-import { activePriceTable, providerOfId } from '../../providers/pricing-file';
+import { activePriceTable, providerOfId } from '../../model/pricing-file';
 import type { PruneResult } from '../../../core/timeline/prune';
 import type { UserEvent } from '../../../core/turn/contracts';
 import { eventBlock, interruptedRoundBlock } from '../../../core/turn/round-blocks';

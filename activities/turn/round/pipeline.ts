@@ -13,7 +13,7 @@
  * answer or, when it failed or still called tools, the stop answer.
  */
 import { fitMedia } from '../../../core/model/media';
-import { abilitiesOf } from '../../providers/registry';
+import { abilitiesOf } from '../../model/registry';
 import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { DecideOutcome } from '../../../core/turn/contracts';
@@ -36,17 +36,17 @@ import type { RoundDecision, RoundInput, RoundStrategy } from './strategy';
 import type { Block } from '../../../core/timeline/block';
 import type { Usage } from '../../../core/model/provider';
 import type { ToolRegistry } from '../../../core/tools/registry';
-import { meteredProvider } from '../../providers/metered';
+import { meteredProvider } from '../../model/middleware/meter';
 import { chaosPoint } from '../../chaos';
 import { planEvents } from '../../../core/timeline/plan-view';
 import type { SourceRef } from '../../../core/channels';
 import { turnAgent, turnModel } from '../../agents/turn-agent';
 import type { AgentView } from '../../agents/view';
 import { governedRegistry } from '../../governance/round-tools';
-import { budgetedProvider } from '../../budget/budgeted-provider';
-import { budgetExceededOutcome } from '../../budget/exceeded';
+import { budgetedProvider } from '../../model/middleware/spend';
+import { budgetExceededOutcome } from './spend-refused';
 import { budgetExceededIn } from '../../../core/governance/budget';
-import { answeringModel } from './answered';
+import { answeringModel } from '../../model/answering';
 import { stampAnsweredBy } from '../../../core/model/answered-by';
 import type { ServedBy } from '../../../core/model/provider';
 import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
@@ -228,7 +228,7 @@ export function roundPipeline<S>(
         },
       },
     );
-    // Spend caps: the call's worst case is reserved first (activities/budget/budgeted-provider.ts).
+    // Spend caps: the call's worst case is reserved first (activities/model/middleware/spend.ts).
     const spendCap = agent.agent.definition.limits?.spend_usd_per_turn;
     const provider = budgetedProvider(metered, pool, {
       conversationId,

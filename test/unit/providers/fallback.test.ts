@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decideFallback, DEFAULT_FALLBACK_POLICY, type FallbackInput } from '../../../core/model/fallback';
-import { attemptFallback, fallbackProvider } from '../../../activities/providers/fallback';
-import { meteredProvider, type UsageReport } from '../../../activities/providers/metered';
+import { attemptFallback, fallbackProvider } from '../../../activities/model/middleware/fallback';
+import { meteredProvider, type UsageReport } from '../../../activities/model/middleware/meter';
 import {
   collectStream,
   ProviderError,

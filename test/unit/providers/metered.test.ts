@@ -1,7 +1,7 @@
-/** The metered provider (activities/providers/metered.ts): what reaches the usage sink, and when. */
+/** The metered provider (activities/model/middleware/meter.ts): what reaches the usage sink, and when. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { meteredProvider, type UsageReport } from '../../../activities/providers/metered';
+import { meteredProvider, type UsageReport } from '../../../activities/model/middleware/meter';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type StreamPart } from '../../../core/model/provider';
 
 const usage = { inputTokens: 10, outputTokens: 0, cacheReadTokens: 5, cacheWriteTokens: 0 };

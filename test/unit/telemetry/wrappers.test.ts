@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { timedProvider } from '../../../activities/telemetry/metrics';
 import { tracedProvider } from '../../../activities/telemetry/spans';
-import { createScriptedProvider, resolveScript } from '../../../activities/providers/scripted';
+import { createScriptedProvider, resolveScript } from '../../../activities/model/adapters/scripted';
 import { collectStream } from '../../../core/model/provider';
 
 test('timed then traced: the id, the model and the stream are the adapter’s', async () => {

@@ -25,11 +25,11 @@ import { ProviderError, type ModelProvider } from '../../core/model/provider';
 import type { FallbackModel, ModelConfig } from '../../core/turn/contracts';
 import { abilitiesFor, type AbilityOverrides, type ModelAbilities } from '../../core/model/abilities';
 import type { FallbackPolicy } from '../../core/model/fallback';
-import { createScriptedProvider, resolveScript } from './scripted';
-import { createAnthropicProvider } from './anthropic';
-import { createOpenAICompatibleProvider, DEFAULT_OPENAI_MODEL } from './openai-compatible';
-import { DEFAULT_ANTHROPIC_MODEL } from './anthropic';
-import { attemptFallback, fallbackProvider } from './fallback';
+import { createScriptedProvider, resolveScript } from './adapters/scripted';
+import { createAnthropicProvider } from './adapters/anthropic';
+import { createOpenAICompatibleProvider, DEFAULT_OPENAI_MODEL } from './adapters/openai-compatible';
+import { DEFAULT_ANTHROPIC_MODEL } from './adapters/anthropic';
+import { attemptFallback, fallbackProvider } from './middleware/fallback';
 import { activePriceTable } from './pricing-file';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */

@@ -22,14 +22,14 @@
  * reservation's transaction and its release (~6 statements) on every model call.
  */
 import type { Pool } from 'pg';
-import type { ModelProvider, StreamPart } from '../../core/model/provider';
-import { estimateTokens, requestChars } from '../../core/compaction/estimate';
-import { BudgetExceededError, worstCaseUsd, type BudgetUse } from '../../core/governance/budget';
-import { budgetsCover, releaseSpend, reserveSpend } from '../../store/budget-store';
-import type { StreamPublisher } from '../../store/publisher';
-import { turnOwner } from '../governance/round-tools';
-import { activityLog } from '../log';
-import { activePriceTable, providerOfId } from '../providers/pricing-file';
+import type { ModelProvider, StreamPart } from '../../../core/model/provider';
+import { estimateTokens, requestChars } from '../../../core/compaction/estimate';
+import { BudgetExceededError, worstCaseUsd, type BudgetUse } from '../../../core/governance/budget';
+import { budgetsCover, releaseSpend, reserveSpend } from '../../../store/budget-store';
+import type { StreamPublisher } from '../../../store/publisher';
+import { turnOwner } from '../../governance/round-tools';
+import { activityLog } from '../../log';
+import { activePriceTable, providerOfId } from '../pricing-file';
 
 /** Chars per token for the worst case: below the usual ~4, so the estimate errs high. */
 const WORST_CASE_CHARS_PER_TOKEN = 3;

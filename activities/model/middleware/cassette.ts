@@ -14,15 +14,15 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import { ProviderError, type ModelProvider, type ModelRequest, type StreamPart } from '../../core/model/provider';
-import type { ModelConfig } from '../../core/turn/contracts';
-import { callKindOf, cassetteKey, describeKey, firstTrialKey, requestShape } from '../../core/evals/cassette';
+import { ProviderError, type ModelProvider, type ModelRequest, type StreamPart } from '../../../core/model/provider';
+import type { ModelConfig } from '../../../core/turn/contracts';
+import { callKindOf, cassetteKey, describeKey, firstTrialKey, requestShape } from '../../../core/evals/cassette';
 import {
   getCassetteEntry,
   putCassetteEntry,
   trialOfConversation,
   type TrialOfConversation,
-} from '../../store/eval-store';
+} from '../../../store/eval-store';
 
 /** Conversations of the eval tenant (core/tenancy/conversation-space.ts). */
 export const EVAL_CONVERSATION_PREFIX = 'eval~';

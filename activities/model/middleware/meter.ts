@@ -10,8 +10,8 @@
  * that request id when the provider gave one, and the provider and model that answered (from its
  * `response-metadata`: behind a fallback chain, not necessarily the one asked first).
  */
-import { activityLog } from '../log';
-import { ZERO_USAGE, type ModelProvider, type StreamPart, type Usage } from '../../core/model/provider';
+import { activityLog } from '../../log';
+import { ZERO_USAGE, type ModelProvider, type StreamPart, type Usage } from '../../../core/model/provider';
 
 type FallbackPart = Extract<StreamPart, { type: 'fallback' }>;
 

@@ -27,10 +27,10 @@ import {
   type StreamOptions,
   type StreamPart,
   type Usage,
-} from '../../core/model/provider';
+} from '../../../core/model/provider';
 import { classifyAnthropicError } from './anthropic-errors';
 import { toAnthropicParams, type ProviderWarning } from './anthropic-request';
-import { activityLog } from '../log';
+import { activityLog } from '../../log';
 
 export type { ProviderWarning } from './anthropic-request';
 
