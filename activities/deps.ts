@@ -9,11 +9,14 @@ import type { ViewCache } from '../store/view-cache';
 import type { EmbeddingProvider } from './memory/embeddings';
 import type { AgentViews } from './agents/view';
 import type { LoadedAgent } from './agents/catalogue';
+import type { ModelGateway } from './model/gateway';
 
 export interface ActivityDeps {
   db: Db;
-  /** Resolves a turn's model config to a provider instance. */
+  /** Resolves a turn's model config to a provider instance (adapter → settings → fallback: activities/model/registry.ts). */
   provider(config: ModelConfig): ModelProvider;
+  /** The model gateway every call opens through (activities/model/gateway.ts); absent: one over `provider`. */
+  models?: ModelGateway;
   /** Tool implementations by tool id. */
   tools: ReadonlyMap<string, ToolImpl>;
   /** Tool declarations (ids, zod params, strategy, timeouts) — the model sees exactly these. */

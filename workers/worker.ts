@@ -29,8 +29,6 @@ import { defaultProviderResolver } from '../activities/model/registry';
 import type { ModelConfig } from '../core/turn/contracts';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
-import { tracedProvider } from '../activities/telemetry/spans';
-import { timedProvider } from '../activities/telemetry/metrics';
 import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
 import { createViewCache } from '../store/view-cache';
@@ -48,7 +46,7 @@ import { openAgentLibraries } from '../activities/agents/agent-library';
 import { workerDefaultsOf } from '../activities/agents/turn-agent';
 import type { DefinedTool } from '../activities/agents/define-tool';
 import { createEvalActivities } from '../activities/evals';
-import { cassetteResolver } from '../activities/model/middleware/cassette';
+import { modelGateway } from '../activities/model/gateway';
 import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
@@ -189,11 +187,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const timeouts = opts.timeouts ?? timeoutSettings(process.env);
   const telemetry = opts.telemetry ?? setupTelemetry();
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
-  // Eval trials that record or replay go through their cassette (activities/model/middleware/cassette.ts).
-  const resolveProvider = cassetteResolver(
-    opts.db.pool,
-    opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel),
-  );
+  const resolveProvider = opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel);
   const embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : (opts.embeddings ?? undefined);
   const library =
     opts.library === undefined ? await openLibrary(opts.db, libraryConfigFromEnv()) : (opts.library ?? undefined);
@@ -236,10 +230,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   );
   const deps: ActivityDeps = {
     db: opts.db,
-    // Every call timed for the metrics (duration, time to first token); traced when tracing is on.
-    provider: telemetry.enabled
-      ? (config) => tracedProvider(timedProvider(resolveProvider(config)))
-      : (config) => timedProvider(resolveProvider(config)),
+    provider: resolveProvider,
+    // Every model call's chain: cassette, timing, spans when tracing is on, meter, spend (activities/model/gateway.ts).
+    models: modelGateway({ pool: opts.db.pool, resolve: resolveProvider, tracing: telemetry.enabled }),
     tools: impls,
     ...(embeddings ? { embeddings } : {}),
     registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]),

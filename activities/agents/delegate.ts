@@ -32,7 +32,7 @@ import type { ActivityDeps } from '../deps';
 import type { ToolImpl, ToolObservation } from '../tools/types';
 import type { AgentToolContext } from './define-tool';
 import { agentViewsOf, turnAgent } from './turn-agent';
-import { turnOwner } from '../governance/round-tools';
+import { turnOwner } from '../governance/owner';
 import type { AgentView } from './view';
 
 /** What prepareDelegation hands the workflow: the child to start, or nothing. */

@@ -16,7 +16,7 @@ import { summarizerInput, summarizerSystemPrompt } from '../../core/compaction/p
 import { StreamPublisher } from '../../store/publisher';
 import { toActivityFailure } from '../model/adapters/errors';
 import { heartbeating } from '../heartbeat';
-import { ledgeredProvider } from '../turn/ledgered-provider';
+import { gatewayOf } from '../model/gateway';
 import type { StoredPlan } from './plan';
 import type { Block } from '../../core/timeline/block';
 import { resolveTurnModel } from '../agents/turn-agent';
@@ -36,7 +36,6 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     const byId = new Map(blocks.map((b) => [b.id, b]));
     const pick = (ids: readonly string[]) => ids.map((id) => byId.get(id)).filter((b): b is Block => b !== undefined);
     const model = await resolveTurnModel(deps, input.agent, input.model, 'compaction');
-    const provider = deps.provider(model);
     const publisher = new StreamPublisher(pool, conversationId, { turnId: input.turnId, attempt: ctx.info.attempt });
     publisher.emit({
       kind: 'compact',
@@ -51,12 +50,10 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     let usage = ZERO_USAGE;
     const call = async (kind: 'history' | 'turn_prefix', range: Block[]): Promise<string> => {
       // Each call's ledger row is written from the provider's first usage report (a cut call keeps it).
-      const ledgered = ledgeredProvider(provider, pool, {
+      const { provider: ledgered } = gatewayOf(deps).open('compaction', model, {
         conversationId,
         turnId: input.turnId,
-        callKeyPrefix: `${compactionId}/${kind}/${ctx.info.attempt}`,
-        purpose: 'compaction',
-        ...(model.model !== undefined ? { model: model.model } : {}),
+        callKey: `${compactionId}/${kind}/${ctx.info.attempt}`,
         publisher,
       });
       const res = await summarize(ledgered, kind, range, { ...input, model }, ctx.cancellationSignal);

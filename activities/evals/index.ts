@@ -23,7 +23,7 @@ import { scoreTrial, summariseRun, trialSummary, failureLines, type RunSummary }
 import { judgeCheck, judgeModelOf, judgePrompt, JUDGE_SYSTEM } from '../../core/evals/judge';
 import { listTurns } from '../../store/turn-store';
 import { agentViewsOf } from '../agents/turn-agent';
-import { ledgeredProvider } from '../turn/ledgered-provider';
+import { gatewayOf } from '../model/gateway';
 import { check, type Check } from '../../core/evals/check';
 import { ProviderError, type ModelRequest } from '../../core/model/provider';
 import {
@@ -270,12 +270,10 @@ export function createEvalActivities(deps: ActivityDeps) {
       if (view.agent.definition.roles?.judge) agentRole = view.settings.roles.judge as ModelConfig;
     }
     const { config } = judgeModelOf({ agentRole, suiteJudge: input.judge, fallback: input.model ?? c.model });
-    const provider = ledgeredProvider(deps.provider(config), pool, {
+    const { provider } = gatewayOf(deps).open('judge', config, {
       conversationId: input.conversationId,
       turnId: last?.turnId ?? 'turn_1',
-      callKeyPrefix: 'eval/judge',
-      purpose: 'judge',
-      ...(config.model ? { model: config.model } : {}),
+      callKey: 'eval/judge',
     });
     let text = '';
     const request: ModelRequest = {

@@ -19,7 +19,7 @@ import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../deps';
 import { delegationDepth } from '../../core/agents/subagents';
 import { acquireTurnSlot, reapTenantSlots, releaseTurnSlot, tellGrants, turnSlotState } from '../../store/turn-slots';
-import { turnOwner } from './round-tools';
+import { turnOwner } from './owner';
 
 /** What `loadContext` tells the turn: granted at once, or queued at a position (and how often the head reaps). */
 export interface TurnSlot {

@@ -28,7 +28,7 @@ import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import { delegationDepth } from '../../core/agents/subagents';
 import { mcpToolsMeta } from '../../core/mcp/turn-tools';
 import { takeTurnSlot } from '../governance/turn-slots';
-import { turnOwner } from '../governance/round-tools';
+import { turnOwner } from '../governance/owner';
 import { loadSpendLink } from '../../store/subagent-store';
 
 export function makeContextActivities(deps: ActivityDeps) {

@@ -13,7 +13,7 @@ import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../model/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
-import { ledgeredProvider } from './ledgered-provider';
+import { gatewayOf } from '../model/gateway';
 import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';
 import { heartbeating } from '../heartbeat';
 import type { AgentRef } from '../../core/agents/ref';
@@ -59,12 +59,10 @@ export async function gateConversation(
 
   const model = await resolveTurnModel(deps, input.agent, input.model, 'title');
   // Every call the title takes has its ledger row from the provider's first usage report (cut or not).
-  const provider = ledgeredProvider(deps.provider(model), pool, {
+  const { provider } = gatewayOf(deps).open('title', model, {
     conversationId,
     turnId,
-    callKeyPrefix: `${turnId}/gate/${opts.attempt ?? 1}`,
-    purpose: 'title',
-    ...(model.model !== undefined ? { model: model.model } : {}),
+    callKey: `${turnId}/gate/${opts.attempt ?? 1}`,
   });
   const meta: Record<string, unknown> = {};
   let title: string;

@@ -25,7 +25,7 @@ import type { ModelConfig } from '../../core/turn/contracts';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../model/structured';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
-import { ledgeredProvider } from './ledgered-provider';
+import { gatewayOf } from '../model/gateway';
 import { heartbeating } from '../heartbeat';
 import type { AgentRef } from '../../core/agents/ref';
 import { resolveTurnModel, turnAgent } from '../agents/turn-agent';
@@ -168,12 +168,10 @@ export function makeSelectTools(
       return { toolIds: registry.ids(), fallback: 'below_threshold' };
     const model = await resolveTurnModel(deps, input.agent, input.model, 'tool_selection');
     // Each call of the selection has its ledger row from the provider's first usage report.
-    const provider = ledgeredProvider(deps.provider(model), pool, {
+    const { provider } = gatewayOf(deps).open('tool_selection', model, {
       conversationId: input.conversationId,
       turnId: input.turnId,
-      callKeyPrefix: `${input.turnId}/tool_selection/${Context.current().info.attempt}`,
-      purpose: 'tool_selection',
-      ...(model.model !== undefined ? { model: model.model } : {}),
+      callKey: `${input.turnId}/tool_selection/${Context.current().info.attempt}`,
     });
     const sel = await selectTools(provider, registry, input.prompt, {
       // Pinned tools the agent does not have are not pinned for it.

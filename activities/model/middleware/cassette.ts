@@ -1,11 +1,11 @@
 /**
- * The cassette provider (evals' record and replay): wraps the worker's provider resolver. A model
+ * The cassette (evals' record and replay), a middleware over every model call of the worker. A model
  * call made for an eval trial's conversation (tenant `eval`, `eval~<suite>~…`) whose run records
  * streams from the live provider and stores the response under its key (case, trial, turn, call)
  * with the hash of the request's shape; a run that replays answers from the stored entry without
  * a model — and fails the call, non-retryably, naming the case and the round when no response was
  * recorded for it or the request's shape changed since (core/evals/cassette.ts). Every other call
- * goes to the wrapped provider untouched (one prefix check).
+ * goes to the inner provider untouched (one prefix check).
  *
  * The conversation comes from the running activity (its workflow id `conv/<id>/turn/<n>…`) or,
  * for the evals' own calls (the rubric judge), from `metadata.evalConversation`. A retried
@@ -14,8 +14,8 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import { ProviderError, type ModelProvider, type ModelRequest, type StreamPart } from '../../../core/model/provider';
-import type { ModelConfig } from '../../../core/turn/contracts';
+import { ProviderError, type ModelRequest, type StreamPart } from '../../../core/model/provider';
+import type { ProviderMiddleware } from '../../../core/model/middleware';
 import { callKindOf, cassetteKey, describeKey, firstTrialKey, requestShape } from '../../../core/evals/cassette';
 import {
   getCassetteEntry,
@@ -43,10 +43,8 @@ function activityTurn(): { conversationId: string; turn: string } | undefined {
   return m ? { conversationId: m[1]!, turn: `turn_${m[2]}` } : undefined;
 }
 
-export function cassetteResolver(
-  pool: Pool,
-  inner: (config: ModelConfig) => ModelProvider,
-): (config: ModelConfig) => ModelProvider {
+/** The cassette over every call of a worker (one per worker: it remembers each conversation's trial). */
+export function cassette(pool: Pool): ProviderMiddleware {
   // A conversation's trial never changes: looked up once per conversation.
   const trials = new Map<string, Promise<TrialOfConversation | undefined>>();
   const trialOf = (conversationId: string) => {
@@ -60,58 +58,53 @@ export function cassetteResolver(
     return t;
   };
 
-  return (config) => {
-    const live = inner(config);
-    return {
-      id: live.id,
-      ...(live.model !== undefined ? { model: live.model } : {}),
-      async *stream(request, options): AsyncGenerator<StreamPart> {
-        const meta = request.metadata ?? {};
-        const at =
-          typeof meta.evalConversation === 'string'
-            ? { conversationId: meta.evalConversation, turn: String(meta.turnId ?? 'turn_1') }
-            : activityTurn();
-        const trial = at?.conversationId.startsWith(EVAL_CONVERSATION_PREFIX)
-          ? await trialOf(at.conversationId)
-          : undefined;
-        if (!at || !trial || trial.mode === 'live') {
-          yield* live.stream(request, options);
-          return;
-        }
-        const key = cassetteKey({
-          caseId: trial.caseId,
-          trial: trial.trial,
-          turn: at.turn,
-          call: callKindOf(meta),
-        });
-        const hash = requestHash(request, at.conversationId);
-        if (trial.mode === 'record') {
-          const parts: StreamPart[] = [];
-          for await (const part of live.stream(request, options)) {
-            if (part.type !== 'response-metadata') parts.push(part);
-            yield part;
-          }
-          await putCassetteEntry(pool, trial.runId, { key, requestHash: hash, parts });
-          return;
-        }
-        const entry =
-          (await getCassetteEntry(pool, trial.runId, key)) ??
-          (await getCassetteEntry(pool, trial.runId, firstTrialKey(key)));
-        if (!entry)
-          throw new ProviderError(
-            'bad_request',
-            `cassette of suite ${trial.suite}: no recorded response for ${describeKey(key)} (record the suite again with --record)`,
-          );
-        if (entry.requestHash !== hash)
-          throw new ProviderError(
-            'bad_request',
-            `cassette mismatch in suite ${trial.suite}, ${describeKey(key)}: the rendered request differs from the recorded one (hash ${hash}, recorded ${entry.requestHash}); the prompt render, tools or timeline changed — record the suite again with --record`,
-          );
-        for (const part of entry.parts as StreamPart[]) {
-          if (options?.signal?.aborted) throw new ProviderError('aborted', 'model call aborted');
+  return {
+    async *wrapStream({ params: request, options, doStream }): AsyncGenerator<StreamPart> {
+      const meta = request.metadata ?? {};
+      const at =
+        typeof meta.evalConversation === 'string'
+          ? { conversationId: meta.evalConversation, turn: String(meta.turnId ?? 'turn_1') }
+          : activityTurn();
+      const trial = at?.conversationId.startsWith(EVAL_CONVERSATION_PREFIX)
+        ? await trialOf(at.conversationId)
+        : undefined;
+      if (!at || !trial || trial.mode === 'live') {
+        yield* doStream();
+        return;
+      }
+      const key = cassetteKey({
+        caseId: trial.caseId,
+        trial: trial.trial,
+        turn: at.turn,
+        call: callKindOf(meta),
+      });
+      const hash = requestHash(request, at.conversationId);
+      if (trial.mode === 'record') {
+        const parts: StreamPart[] = [];
+        for await (const part of doStream()) {
+          if (part.type !== 'response-metadata') parts.push(part);
           yield part;
         }
-      },
-    };
+        await putCassetteEntry(pool, trial.runId, { key, requestHash: hash, parts });
+        return;
+      }
+      const entry =
+        (await getCassetteEntry(pool, trial.runId, key)) ??
+        (await getCassetteEntry(pool, trial.runId, firstTrialKey(key)));
+      if (!entry)
+        throw new ProviderError(
+          'bad_request',
+          `cassette of suite ${trial.suite}: no recorded response for ${describeKey(key)} (record the suite again with --record)`,
+        );
+      if (entry.requestHash !== hash)
+        throw new ProviderError(
+          'bad_request',
+          `cassette mismatch in suite ${trial.suite}, ${describeKey(key)}: the rendered request differs from the recorded one (hash ${hash}, recorded ${entry.requestHash}); the prompt render, tools or timeline changed — record the suite again with --record`,
+        );
+      for (const part of entry.parts as StreamPart[]) {
+        if (options?.signal?.aborted) throw new ProviderError('aborted', 'model call aborted');
+        yield part;
+      }
+    },
   };
 }

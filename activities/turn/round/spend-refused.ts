@@ -4,26 +4,16 @@
  * the answer, and returns a final outcome with completion path `budget_exceeded` — the turn ends
  * there (workflows/turn.ts), visible in the CLI, the gateway and the web chat like any answer.
  */
-import type { Pool } from 'pg';
-import { makeBlock, type Block } from '../../../core/timeline/block';
+import { makeBlock } from '../../../core/timeline/block';
 import { roundBlocks } from '../../../core/turn/round-blocks';
 import { budgetExceededAnswer, type BudgetUse } from '../../../core/governance/budget';
 import { ZERO_USAGE } from '../../../core/model/provider';
-import type { DecideInput, DecideOutcome } from '../../../core/turn/contracts';
-import type { ToolRegistry } from '../../../core/tools/registry';
+import type { DecideOutcome } from '../../../core/turn/contracts';
 import { appendBlocks } from '../../../store/timeline-store';
-import type { StreamPublisher } from '../../../store/publisher';
+import type { RoundScope } from './scope';
 
-export async function budgetExceededOutcome(
-  at: {
-    pool: Pool;
-    publisher: StreamPublisher;
-    input: Pick<DecideInput, 'conversationId' | 'turnId' | 'round' | 'mode'>;
-    blocks: Block[];
-    ts: string;
-    workflowId: string;
-    plans: Pick<ToolRegistry, 'activityOptions'>;
-  },
+export async function spendRefused(
+  at: Pick<RoundScope, 'pool' | 'publisher' | 'input' | 'blocks' | 'ts' | 'workflowId' | 'plans'>,
   use: BudgetUse,
 ): Promise<DecideOutcome> {
   const { input, ts } = at;

@@ -1,0 +1,168 @@
+/**
+ * A decision round's scope, built once per round: its ids and clock, pool and stream publisher,
+ * the timeline and reads (one statement with a warm view cache: store/round-reads.ts), the turn's
+ * agent view, the round's tools (tools.ts) and call plans, the model config and the call's scope
+ * (activities/model/gateway.ts). `stream(fn)` runs the model call heartbeating and maps its
+ * failure (a spend cap's refusal is returned; a steer's cancellation is recorded; other failures
+ * become Temporal failures); `close(outcome)` flushes the stream and returns the outcome.
+ *
+ * `openActivityRound` is the preamble every model-calling turn activity shares (the round, the
+ * answer synthesis): its context, ids and publisher.
+ */
+import { Context } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import { budgetExceededIn, type BudgetUse } from '../../../core/governance/budget';
+import type { SourceRef } from '../../../core/channels';
+import type { ToolRegistry } from '../../../core/tools/registry';
+import type { ModelConfig } from '../../../core/turn/contracts';
+import { StreamPublisher } from '../../../store/publisher';
+import { loadRoundReads } from '../../../store/round-reads';
+import type { ActivityDeps } from '../../deps';
+import { heartbeating, type Progress } from '../../heartbeat';
+import { turnAgent, turnModel } from '../../agents/turn-agent';
+import type { CallScope } from '../../model/gateway';
+import type { FallbackPart } from '../../model/middleware/meter';
+import type { BudgetCheck } from '../context-budget';
+import { foldEvents, roundFailure } from './io';
+import type { RenderScope } from './render';
+import type { RoundInput, RoundStrategy } from './strategy';
+import { roundTools } from './tools';
+
+/** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
+export interface ActivityRound {
+  ctx: Context;
+  attempt: number;
+  /** The turn workflow's id (ids of the round's blocks derive from it). */
+  workflowId: string;
+  pool: Pool;
+  publisher: StreamPublisher;
+}
+
+/** Opens the activity's stream publisher; a retried attempt announces itself with `retry`. */
+export function openActivityRound(
+  deps: Pick<ActivityDeps, 'db'>,
+  at: { conversationId: string; turnId: string },
+  retry: { round: number } | { phase: 'synthesis' },
+): ActivityRound {
+  const ctx = Context.current();
+  const attempt = ctx.info.attempt;
+  const pool = deps.db.pool;
+  const publisher = new StreamPublisher(pool, at.conversationId, { turnId: at.turnId, attempt });
+  if (attempt > 1) publisher.emit({ kind: 'retry', payload: { ...retry, attempt } });
+  return { ctx, attempt, workflowId: ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId, pool, publisher };
+}
+
+/**
+ * Runs `fn` (a model stream) while heartbeating every second, whatever the stream does; the
+ * stream's per-chunk progress rides on the next beat.
+ */
+export function whileStreaming<T>(round: number, fn: (progress: Progress) => Promise<T>): Promise<T> {
+  return heartbeating(fn, () => ({ round, phase: 'waiting' }));
+}
+
+export interface RoundScope extends ActivityRound, RenderScope {
+  conversationId: string;
+  turnId: string;
+  round: number;
+  /** Call plans' view of the round's tools. */
+  plans: Pick<ToolRegistry, 'activityOptions'>;
+  /** The sources pool's citation refs (live [[S:n]] resolution). */
+  sourceRefs: SourceRef[];
+  /** The round's model (the agent's, under the turn's override). */
+  model: ModelConfig;
+  /** The model call's scope (ledger key, spend cap, publisher). */
+  callScope: CallScope;
+  /** A fallback chain moved on before any content: clients see a retry naming the model switched to. */
+  announceFallback(part: FallbackPart): void;
+  /** The model call, heartbeating; a spend cap's refusal is returned, other failures thrown mapped. */
+  stream<T>(
+    fn: (heartbeat: Progress) => Promise<T>,
+    budget?: BudgetCheck,
+  ): Promise<{ value: T } | { refused: BudgetUse }>;
+  /** Flushes the round's stream and returns `outcome`. */
+  close<T>(outcome: T): Promise<T>;
+}
+
+export async function openRound<S>(
+  deps: ActivityDeps,
+  input: RoundInput,
+  strategy: RoundStrategy<S>,
+): Promise<RoundScope> {
+  const { conversationId, turnId, round } = input;
+  const activity = openActivityRound(deps, input, { round });
+  const { ctx, attempt, workflowId, pool, publisher } = activity;
+  const ts = deps.now().toISOString();
+  // Events received since the last boundary (idempotent by message id).
+  await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
+  const { blocks, sources, workspace, cacheState, charsPerToken, budgeted } = await loadRoundReads(
+    pool,
+    conversationId,
+    turnId,
+    deps.viewCache,
+  );
+  // The turn's agent version: a view memoised by hash (no read per round).
+  const agent = await turnAgent(deps, input.agent);
+  const tools = await roundTools(deps, agent, blocks, input);
+  const spendCap = agent.agent.definition.limits?.spend_usd_per_turn;
+  return {
+    ...activity,
+    conversationId,
+    turnId,
+    round,
+    input,
+    blocks,
+    ts,
+    agent,
+    tools,
+    plans: strategy.planRegistry(tools.registry),
+    sources: sources.rows,
+    sourceRefs: sources.refs,
+    workspace,
+    cacheState,
+    charsPerToken,
+    model: turnModel(agent, input.model),
+    callScope: {
+      conversationId,
+      turnId,
+      round,
+      callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`,
+      publisher,
+      ...(spendCap !== undefined ? { turnCapUsd: spendCap } : {}),
+      ...(budgeted !== undefined ? { budgeted } : {}),
+    },
+    announceFallback(f) {
+      publisher.emit({
+        kind: 'retry',
+        payload: {
+          round,
+          attempt,
+          provider: f.to.provider,
+          model: f.to.model,
+          from: f.from.provider,
+          reason: f.reason,
+        },
+      });
+    },
+    async stream(fn, budget) {
+      try {
+        return { value: await whileStreaming(round, fn) };
+      } catch (err) {
+        // A spend cap refused the call before it was sent: the turn answers so and ends.
+        const refused = budgetExceededIn(err);
+        if (refused) return { refused: refused.use };
+        // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
+        throw await roundFailure(
+          err,
+          ctx.cancellationSignal,
+          { pool, conversationId, turnId, round, ts },
+          publisher,
+          budget,
+        );
+      }
+    },
+    async close(outcome) {
+      await publisher.close();
+      return outcome;
+    },
+  };
+}
