@@ -11,6 +11,8 @@ import { roundBlocks } from '../../../core/turn/round-blocks';
 import { planEvents } from '../../../core/timeline/plan-view';
 import { stampAnsweredBy } from '../../../core/model/answered-by';
 import type { Usage } from '../../../core/model/provider';
+import type { Block } from '../../../core/timeline/block';
+import type { SourceRef } from '../../../core/channels';
 import { appendBlocks } from '../../../store/timeline-store';
 import { chaosPoint } from '../../chaos';
 import type { AnsweringModel } from '../../model/answering';
@@ -36,6 +38,44 @@ export async function commitRound(scope: RoundScope, decision: RoundDecision, ca
   return { ...outcome, answeredBy: call.answering.answeredBy } as DecideOutcome;
 }
 
+/**
+ * The blocks of a round the runtime answers itself — a finalize round's stop answer, a spend
+ * cap's refusal (spend-refused.ts): one `complete` action with `answer`.
+ */
+export function answerBlocks(
+  scope: Pick<RoundScope, 'plans' | 'input' | 'blocks' | 'ts' | 'workflowId'>,
+  answer: string,
+  sources?: readonly SourceRef[],
+): Block[] {
+  return roundBlocks({
+    registry: scope.plans,
+    input: scope.input,
+    blocks: scope.blocks,
+    ts: scope.ts,
+    workflowId: scope.workflowId,
+    interpretation: {
+      ok: true as const,
+      actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }],
+      answer,
+      thinking: '',
+      notes: '',
+      notices: [],
+    },
+    ...(sources ? { sources } : {}),
+  }).blocks;
+}
+
+/** Appends a self-answered round's blocks, streams its answer and flushes the stream. */
+export async function appendAnswer(
+  scope: Pick<RoundScope, 'pool' | 'publisher' | 'conversationId'>,
+  blocks: Block[],
+  answer: string,
+): Promise<void> {
+  await appendBlocks(scope.pool, scope.conversationId, blocks);
+  scope.publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
+  await scope.publisher.close();
+}
+
 async function appendDecision(scope: RoundScope, decision: RoundDecision, call: Answered): Promise<DecideOutcome> {
   const { pool, publisher, input, blocks, ts, workflowId, plans, conversationId, turnId, round } = scope;
   const { usage } = call;
@@ -47,30 +87,8 @@ async function appendDecision(scope: RoundScope, decision: RoundDecision, call: 
     if (finalize) {
       // The finalize round is bounded: whatever the model did, the turn ends here.
       const answer = stoppedAnswer(decision.notes);
-      const interpretation = {
-        ok: true as const,
-        actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }],
-        answer,
-        thinking: '',
-        notes: '',
-        notices: [],
-      };
-      const built = roundBlocks({
-        registry: plans,
-        input,
-        blocks,
-        ts,
-        workflowId,
-        interpretation,
-        sources,
-      });
-      await appendBlocks(pool, conversationId, [
-        ...switchNote,
-        ...decision.failed,
-        ...stampAnsweredBy(built.blocks, answeredBy),
-      ]);
-      publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
-      await publisher.close();
+      const built = answerBlocks(scope, answer, sources);
+      await appendAnswer(scope, [...switchNote, ...decision.failed, ...stampAnsweredBy(built, answeredBy)], answer);
       return { kind: 'final', action: 'complete', answer, completionPath: 'steer_finalize', usage };
     }
     const first = decision.notices[0];

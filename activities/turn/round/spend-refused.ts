@@ -5,15 +5,14 @@
  * there (workflows/turn.ts), visible in the CLI, the gateway and the web chat like any answer.
  */
 import { makeBlock } from '../../../core/timeline/block';
-import { roundBlocks } from '../../../core/turn/round-blocks';
 import { budgetExceededAnswer, type BudgetUse } from '../../../core/governance/budget';
 import { ZERO_USAGE } from '../../../core/model/provider';
 import type { DecideOutcome } from '../../../core/turn/contracts';
-import { appendBlocks } from '../../../store/timeline-store';
 import type { RoundScope } from './scope';
+import { answerBlocks, appendAnswer } from './outcome';
 
 export async function spendRefused(
-  at: Pick<RoundScope, 'pool' | 'publisher' | 'input' | 'blocks' | 'ts' | 'workflowId' | 'plans'>,
+  at: Pick<RoundScope, 'pool' | 'publisher' | 'conversationId' | 'input' | 'blocks' | 'ts' | 'workflowId' | 'plans'>,
   use: BudgetUse,
 ): Promise<DecideOutcome> {
   const { input, ts } = at;
@@ -28,23 +27,6 @@ export async function spendRefused(
     text: JSON.stringify({ code: 'budget_exceeded', severity: 'error', message: answer, budget: use.label }),
     meta: { iteration: input.round, code: 'budget_exceeded', severity: 'error', budget: use.label },
   });
-  const built = roundBlocks({
-    registry: at.plans,
-    input,
-    blocks: at.blocks,
-    ts,
-    workflowId: at.workflowId,
-    interpretation: {
-      ok: true as const,
-      actions: [{ action: 'complete' as const, notes: '', final_answer: answer, instance: 0 }],
-      answer,
-      thinking: '',
-      notes: '',
-      notices: [],
-    },
-  });
-  await appendBlocks(at.pool, input.conversationId, [notice, ...built.blocks]);
-  at.publisher.emit({ kind: 'answer', payload: { phase: 'done', text: answer } });
-  await at.publisher.close();
+  await appendAnswer(at, [notice, ...answerBlocks(at, answer)], answer);
   return { kind: 'final', action: 'complete', answer, completionPath: 'budget_exceeded', usage: ZERO_USAGE };
 }

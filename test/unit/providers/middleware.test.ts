@@ -159,7 +159,6 @@ test('overrideMaxTokens sets the output budget the wrapped provider declares', (
 test('a failure of the inner stream reaches the caller through every wrap', async () => {
   const failing: ModelProvider = {
     id: 'f',
-    // eslint-disable-next-line require-yield
     async *stream() {
       throw new Error('boom');
     },
