@@ -14,7 +14,7 @@
  */
 import type { Pool } from 'pg';
 import { blockId } from '../../core/timeline/block';
-import type { ToolInput } from '../../core/turn/contracts';
+import type { ToolInput } from '../../core/turn/activity-contracts';
 import { AgentDelegateParamsSchema, agentDelegate, type AgentDelegateParams } from '../../core/tools/agent-tools';
 import {
   DELEGATE_TOOL_ID,

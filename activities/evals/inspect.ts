@@ -24,11 +24,12 @@ import type { ActivityDeps } from '../deps';
 import type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
 
 export type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
-import type { DecideInput } from '../../core/turn/contracts';
+import type { DecideInput } from '../../core/turn/activity-contracts';
 import { turnWorkflowId } from '../../core/turn/ids';
 import { workspaceStateLines } from '../../core/workspace/refs';
 import { loadBlocks } from '../../store/timeline-store';
-import { readSide, roundStateRead } from '../../store/round-reads';
+import { roundStateRead } from '../../store/round-reads';
+import { readSide } from '../../store/side-read';
 import { turnFilesBefore } from '../../store/eval-store';
 import { channelsStrategy } from '../turn/round/channels-strategy';
 import { nativeStrategy } from '../turn/round/native-strategy';

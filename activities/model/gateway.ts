@@ -19,7 +19,7 @@
 import type { Pool } from 'pg';
 import type { ModelProvider } from '../../core/model/provider';
 import { wrapProvider, type ProviderMiddleware } from '../../core/model/middleware';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import type { StreamPublisher } from '../../store/publisher';
 import { chaosPoint } from '../chaos';
 import type { ModelAbilities } from '../../core/model/abilities';

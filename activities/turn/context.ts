@@ -3,7 +3,7 @@
  * last writes.
  */
 import { makeBlock } from '../../core/timeline/block';
-import type { LoadContextInput, LoadedContext, TurnFailure, TurnSummary } from '../../core/turn/contracts';
+import type { LoadContextInput, LoadedContext, TurnFailure, TurnSummary } from '../../core/turn/activity-contracts';
 import { completeTurn, failTurn, openTurn } from '../../store/turn-store';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, countBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';

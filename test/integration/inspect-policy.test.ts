@@ -22,7 +22,7 @@ import {
 } from '../emulator/anthropic-emulator';
 import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { toAnthropicParams } from '../../activities/model/adapters/anthropic-request';
-import { inspectRoundRequest } from '../../client/cli/inspect-command';
+import { inspectRoundRequest } from '../../client/inspect';
 import { setToolPolicy } from '../../store/policy-store';
 
 const MODEL = 'claude-sonnet-5-5';

@@ -8,7 +8,7 @@
  */
 import type { ProviderMiddleware } from '../../../core/model/middleware';
 import type { ModelAbilities } from '../../../core/model/abilities';
-import type { FallbackModel } from '../../../core/turn/contracts';
+import type { FallbackModel } from '../../../core/model/config';
 
 /** The entry's settings, or undefined when it changes nothing of the request. */
 export function entrySettings(entry: FallbackModel, abilities: ModelAbilities): ProviderMiddleware | undefined {

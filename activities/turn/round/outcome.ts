@@ -5,7 +5,7 @@
  * rules: a finalize round (after a steer) always ends the turn, with the model's answer or, when
  * it failed, the stop answer.
  */
-import type { DecideOutcome } from '../../../core/turn/contracts';
+import type { DecideOutcome } from '../../../core/turn/activity-contracts';
 import { stoppedAnswer } from '../../../core/turn/finalize';
 import { roundBlocks } from '../../../core/turn/round-blocks';
 import { planEvents } from '../../../core/timeline/plan-view';

@@ -11,7 +11,7 @@
  *
  * The protocol's render, stream and interpretation come from a RoundStrategy (strategy.ts).
  */
-import type { DecideOutcome } from '../../../core/turn/contracts';
+import type { DecideOutcome } from '../../../core/turn/activity-contracts';
 import { storedOutcome } from '../../../core/turn/stored-outcome';
 import { saveRoundBookkeeping } from '../../../store/conversation-store';
 import type { ActivityDeps } from '../../deps';

@@ -14,7 +14,7 @@ import type { SourceRow } from '../../../core/timeline/sources';
 import { announceState, liveEventLines } from '../../../core/turn/announce';
 import type { AgentView } from '../../agents/view';
 import type { ModelCall } from '../../model/gateway';
-import type { OverBudget } from '../../../core/turn/contracts';
+import type { OverBudget } from '../../../core/turn/activity-contracts';
 import { checkBudget, overBudget, type BudgetCheck } from '../context-budget';
 import type { RoundInput, RoundStrategy } from './strategy';
 import type { RoundTools } from './tools';

@@ -14,7 +14,7 @@ import type { Pool } from 'pg';
 import { budgetExceededIn, type BudgetUse } from '../../../core/governance/budget';
 import type { SourceRef } from '../../../core/channels';
 import type { ToolRegistry } from '../../../core/tools/registry';
-import type { ModelConfig } from '../../../core/turn/contracts';
+import type { ModelConfig } from '../../../core/model/config';
 import { StreamPublisher } from '../../../store/publisher';
 import { loadRoundReads } from '../../../store/round-reads';
 import type { ActivityDeps } from '../../deps';

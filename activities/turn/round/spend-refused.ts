@@ -7,7 +7,7 @@
 import { makeBlock } from '../../../core/timeline/block';
 import { budgetExceededAnswer, type BudgetUse } from '../../../core/governance/budget';
 import { ZERO_USAGE } from '../../../core/model/provider';
-import type { DecideOutcome } from '../../../core/turn/contracts';
+import type { DecideOutcome } from '../../../core/turn/activity-contracts';
 import type { RoundScope } from './scope';
 import { answerBlocks, appendAnswer } from './outcome';
 
