@@ -164,9 +164,6 @@ test('a failure of the inner stream reaches the caller through every wrap', asyn
     },
   };
   const log: string[] = [];
-  await assert.rejects(
-    collectStream(wrapProvider(failing, [tag('a', log), tag('b', log)]).stream(request)),
-    /boom/,
-  );
+  await assert.rejects(collectStream(wrapProvider(failing, [tag('a', log), tag('b', log)]).stream(request)), /boom/);
   assert.deepEqual(log, ['params a', 'open a', 'params b', 'open b']);
 });
