@@ -21,7 +21,7 @@ import { gatewayOf } from '../model/gateway';
 import { loadSourceRefs } from '../../store/conversation-store';
 import { activityLog } from '../log';
 import { streamNative } from './round/native-stream';
-import { openActivityRound, whileStreaming } from './round/scope';
+import { openActivityRound, whileStreaming } from './round/activity';
 import { paths } from '../../core/timeline/paths';
 import { collectCitations } from '../../core/channels';
 import type { AgentRef } from '../../core/agents/ref';

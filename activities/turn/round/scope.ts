@@ -5,20 +5,15 @@
  * (activities/model/gateway.ts). `stream(fn)` runs the model call heartbeating and maps its
  * failure (a spend cap's refusal is returned; a steer's cancellation is recorded; other failures
  * become Temporal failures); `close(outcome)` flushes the stream and returns the outcome.
- *
- * `openActivityRound` is the preamble every model-calling turn activity shares (the round, the
- * answer synthesis): its context, ids and publisher.
  */
-import { Context } from '@temporalio/activity';
-import type { Pool } from 'pg';
 import { budgetExceededIn, type BudgetUse } from '../../../core/governance/budget';
 import type { SourceRef } from '../../../core/channels';
 import type { ToolRegistry } from '../../../core/tools/registry';
 import type { ModelConfig } from '../../../core/model/config';
-import { StreamPublisher } from '../../../store/publisher';
 import { loadRoundReads } from '../../../store/round-reads';
 import type { ActivityDeps } from '../../deps';
-import { heartbeating, type Progress } from '../../heartbeat';
+import type { Progress } from '../../heartbeat';
+import { openActivityRound, whileStreaming, type ActivityRound } from './activity';
 import { turnAgent, turnModel } from '../../agents/turn-agent';
 import type { CallScope } from '../../model/gateway';
 import type { FallbackPart } from '../../model/middleware/meter';
@@ -27,38 +22,6 @@ import { foldEvents, roundFailure } from './io';
 import type { RenderScope } from './render';
 import type { RoundInput, RoundStrategy } from './strategy';
 import { roundTools } from './tools';
-
-/** The preamble every model-calling turn activity shares: its context, ids and stream publisher. */
-export interface ActivityRound {
-  ctx: Context;
-  attempt: number;
-  /** The turn workflow's id (ids of the round's blocks derive from it). */
-  workflowId: string;
-  pool: Pool;
-  publisher: StreamPublisher;
-}
-
-/** Opens the activity's stream publisher; a retried attempt announces itself with `retry`. */
-export function openActivityRound(
-  deps: Pick<ActivityDeps, 'db'>,
-  at: { conversationId: string; turnId: string },
-  retry: { round: number } | { phase: 'synthesis' },
-): ActivityRound {
-  const ctx = Context.current();
-  const attempt = ctx.info.attempt;
-  const pool = deps.db.pool;
-  const publisher = new StreamPublisher(pool, at.conversationId, { turnId: at.turnId, attempt });
-  if (attempt > 1) publisher.emit({ kind: 'retry', payload: { ...retry, attempt } });
-  return { ctx, attempt, workflowId: ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId, pool, publisher };
-}
-
-/**
- * Runs `fn` (a model stream) while heartbeating every second, whatever the stream does; the
- * stream's per-chunk progress rides on the next beat.
- */
-export function whileStreaming<T>(round: number, fn: (progress: Progress) => Promise<T>): Promise<T> {
-  return heartbeating(fn, () => ({ round, phase: 'waiting' }));
-}
 
 export interface RoundScope extends ActivityRound, RenderScope {
   conversationId: string;
