@@ -15,7 +15,12 @@ import { recordModelTiming } from '../../telemetry/metrics';
 import { endWithError, tracer, usageAttributes } from '../../telemetry/spans';
 import { providerOfId } from '../pricing-file';
 
-const FIRST_TOKEN: ReadonlySet<StreamPart['type']> = new Set(['text-delta', 'reasoning-delta', 'tool-call']);
+const FIRST_TOKEN: ReadonlySet<StreamPart['type']> = new Set([
+  'text-delta',
+  'reasoning-delta',
+  'tool-input-delta',
+  'tool-call',
+]);
 
 export function timed(): ProviderMiddleware {
   return {
