@@ -1,18 +1,22 @@
 /**
  * The activity deps, built once: the worker (workers/worker.ts) and tests and benches that run
  * activities without a worker go through here, so every activity sees the same ports — agents
- * included (absent a catalogue: the built-in default agent over the registry).
+ * included (absent a catalogue: the built-in default agent over the registry), and the model
+ * gateway every call opens through (absent the worker's: one over `provider`).
  */
 import type { ActivityDeps, AgentViews } from './deps';
 import { AgentCatalogue } from './agents/catalogue';
 import { defaultAgent } from './agents/default-agent';
 import { createAgentViews } from './agents/view';
 import { workerDefaultsOf, type WorkerSettings } from './agents/turn-agent';
+import { modelGateway } from './model/gateway';
 
 /** The worker's settings when a test names none (the worker's own defaults). */
 export const TEST_WORKER_SETTINGS: WorkerSettings = { multiAction: 'off', maxRounds: 15, contextMaxTokens: 80_000 };
 
-export type ActivityDepsParts = Omit<ActivityDeps, 'agents'> & {
+export type ActivityDepsParts = Omit<ActivityDeps, 'agents' | 'models'> & {
+  /** The model gateway (absent: one over `provider`, no tracing). */
+  models?: ActivityDeps['models'];
   /** The agents (absent: the built-in default agent over the tools' registry, under `settings`). */
   agents?: AgentViews;
   /** The worker's settings the default agent's views start from (absent: TEST_WORKER_SETTINGS). */
@@ -20,10 +24,11 @@ export type ActivityDepsParts = Omit<ActivityDeps, 'agents'> & {
 };
 
 export function createActivityDeps(parts: ActivityDepsParts): ActivityDeps {
-  const { agents, settings, ...rest } = parts;
+  const { agents, settings, models, ...rest } = parts;
   const tools = parts.tools;
   return {
     ...rest,
+    models: models ?? modelGateway({ pool: parts.db.pool, resolve: (config) => parts.provider(config) }),
     agents:
       agents ??
       createAgentViews(

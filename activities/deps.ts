@@ -17,11 +17,14 @@ import type { ModelSettings, TurnOverrides, TurnSettings } from '../core/agents/
 import type { TenantScope } from '../core/tenancy/principal';
 import type { Queryable } from '../store/db';
 import type { TurnRef } from '../core/turn/ref';
+import type { ModelGateway } from './model/gateway';
 
 export interface ActivityDeps {
   db: Db;
   /** Resolves a model config (resolved settings: `forTurn(...).settings.model` or a role) to a provider instance. */
   provider(config: ModelSettings): ModelProvider;
+  /** The model gateway every call opens through (activities/model/gateway.ts), built once over `provider`. */
+  models: ModelGateway;
   /** The worker's agents: a turn's view and effective settings (`agents.forTurn(ref)`). */
   agents: AgentViews;
   /** The worker's tools: declarations, implementations and MCP availability. */

@@ -18,7 +18,7 @@
  * share of prompt tokens (`prompt_tokens_details.cached_tokens` → cache reads in the ledger) and
  * cost against no caching at gpt-4o-mini prices.
  */
-import { createAnthropicProvider } from '../activities/providers/anthropic';
+import { createAnthropicProvider } from '../activities/model/adapters/anthropic';
 import { collectStream, type ContentPart, type ModelRequest } from '../core/model/provider';
 import { EMPTY_LEDGER, ledgerTotals, recordRound, totalsByTurn, type UsageLedger } from '../core/model/pricing';
 import { makeBlock, type Block } from '../core/timeline/block';
@@ -27,7 +27,7 @@ import { renderTimeline, type RenderOutput } from '../core/timeline/render';
 import { applyUpdates, type BlockUpdate } from '../core/timeline/prune';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator } from '../test/emulator/openai-emulator';
-import { createOpenAICompatibleProvider } from '../activities/providers/openai-compatible';
+import { createOpenAICompatibleProvider } from '../activities/model/adapters/openai-compatible';
 import { prng } from '../test/emulator/sse';
 
 export const BENCH_TURNS = 10;

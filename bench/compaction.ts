@@ -10,7 +10,7 @@
 import { connectTemporalWorker } from '../client/temporal/connection';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { createWorker } from '../workers/worker';
-import { createAnthropicProvider } from '../activities/providers/anthropic';
+import { createAnthropicProvider } from '../activities/model/adapters/anthropic';
 import { DreactClient } from '../client/api';
 import { startTemporalServer } from '../apps/stack/temporal-server';
 import { reply, startAnthropicEmulator, type RecordedRequest } from '../test/emulator/anthropic-emulator';

@@ -10,10 +10,10 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { createAnthropicProvider } from '../activities/providers/anthropic';
-import { toAnthropicParams } from '../activities/providers/anthropic-request';
-import { createOpenAICompatibleProvider } from '../activities/providers/openai-compatible';
-import { toOpenAIParams } from '../activities/providers/openai-compatible-request';
+import { createAnthropicProvider } from '../activities/model/adapters/anthropic';
+import { toAnthropicParams } from '../activities/model/adapters/anthropic-request';
+import { createOpenAICompatibleProvider } from '../activities/model/adapters/openai-compatible';
+import { toOpenAIParams } from '../activities/model/adapters/openai-compatible-request';
 import { abilitiesFor } from '../core/model/abilities';
 import type { ModelProvider, ModelRequest } from '../core/model/provider';
 import { reply, startAnthropicEmulator } from '../test/emulator/anthropic-emulator';

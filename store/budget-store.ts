@@ -69,7 +69,7 @@ const inheritsTurnCapSql = (conversation: string) =>
 /**
  * Whether any budget or a turn above covers a conversation's calls, as a column of a statement on
  * its `conversations` row (aliased `c`): a round reads it beside its view (store/round-reads.ts), so
- * a tenant without budgets takes no reservation (activities/budget/budgeted-provider.ts).
+ * a tenant without budgets takes no reservation (activities/model/middleware/spend.ts).
  */
 export const BUDGETED_COLUMN_SQL = `(EXISTS (SELECT 1 FROM spend_budgets b WHERE ${coversSql(
   'c.tenant_id',

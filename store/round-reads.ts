@@ -30,7 +30,7 @@ export interface RoundState {
   workspace: string[];
   /**
    * Whether a spend budget covers the conversation's calls (undefined: no conversation row yet).
-   * False lets the round's model call skip its reservation (activities/budget/budgeted-provider.ts).
+   * False lets the round's model call skip its reservation (activities/model/middleware/spend.ts).
    */
   budgeted: boolean | undefined;
 }

@@ -24,7 +24,7 @@ import { ensureExecReaperSchedule } from './exec-reaper-schedule';
 import { shutdownGraceSeconds } from './deployment';
 import { workerTuningFromEnv } from './tuning';
 import { setupTelemetry } from './telemetry';
-import { anthropicSdk } from '../activities/providers/anthropic-sdk';
+import { anthropicSdk } from '../activities/model/adapters/anthropic-sdk';
 import { hostname } from 'node:os';
 import { configuredTaskQueues, parseWorkerRoles } from '../core/turn/roles';
 import { installRuntime, sampleTurnGauges, serveHealth } from './observability';

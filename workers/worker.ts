@@ -25,12 +25,10 @@ import type { ToolImpl } from '../activities/tools/types';
 import { createToolRegistry } from '../core/tools';
 import type { AnyToolDeclaration } from '../core/tools/registry';
 import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
-import { defaultProviderResolver } from '../activities/providers/registry';
+import { defaultProviderResolver } from '../activities/model/registry';
 import type { ModelConfig } from '../core/model/config';
 import { DEFAULT_MAX_ROUNDS } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
-import { tracedProvider } from '../activities/telemetry/spans';
-import { timedProvider } from '../activities/telemetry/metrics';
 import { setupTelemetry, type Telemetry } from './telemetry';
 import { deploymentFromEnv } from './deployment';
 import { createViewCache } from '../store/view-cache';
@@ -50,15 +48,15 @@ import { swappableAgentViews, toolBox } from '../activities/ports';
 import { createActivityDeps } from '../activities/create-deps';
 import type { DefinedTool } from '../activities/agents/define-tool';
 import { createEvalActivities } from '../activities/evals';
-import { cassetteResolver } from '../activities/providers/cassette';
+import { modelGateway } from '../activities/model/gateway';
 import { McpConnections, mcpServersOf, type McpStartOptions } from '../activities/mcp/connections';
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 
-// The provider registry (activities/providers/registry.ts) resolves a turn's model config; kept
+// The provider registry (activities/model/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
-export { defaultProviderResolver, envDefaultModel } from '../activities/providers/registry';
+export { defaultProviderResolver, envDefaultModel } from '../activities/model/registry';
 
 /** DREACT_VIEW_CACHE_MB: the worker's view cache size (default 256 MB; 0 turns it off). */
 export function viewCacheBytes(raw = process.env.DREACT_VIEW_CACHE_MB): number {
@@ -191,11 +189,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const timeouts = opts.timeouts ?? timeoutSettings(process.env);
   const telemetry = opts.telemetry ?? setupTelemetry();
   const deployment = opts.deployment === undefined ? deploymentFromEnv() : (opts.deployment ?? undefined);
-  // Eval trials that record or replay go through their cassette (activities/providers/cassette.ts).
-  const resolveProvider = cassetteResolver(
-    opts.db.pool,
-    opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel),
-  );
+  const resolveProvider = opts.provider ?? defaultProviderResolver(process.env, opts.defaultModel);
   const embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : (opts.embeddings ?? undefined);
   const library =
     opts.library === undefined ? await openLibrary(opts.db, libraryConfigFromEnv()) : (opts.library ?? undefined);
@@ -264,10 +258,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const cacheBytes = viewCacheBytes();
   const deps: ActivityDeps = createActivityDeps({
     db: opts.db,
-    // Every call timed for the metrics (duration, time to first token); traced when tracing is on.
-    provider: telemetry.enabled
-      ? (config) => tracedProvider(timedProvider(resolveProvider(config)))
-      : (config) => timedProvider(resolveProvider(config)),
+    provider: resolveProvider,
+    // Every model call's chain: cassette, timing, spans when tracing is on, meter, spend (activities/model/gateway.ts).
+    models: modelGateway({ pool: opts.db.pool, resolve: resolveProvider, tracing: telemetry.enabled }),
     tools,
     agents: agentViews,
     ...(embeddings ? { embeddings } : {}),

@@ -22,7 +22,7 @@ import type { LoadAgentsOptions } from './load-options';
 import { resolveSecret, SecretValues } from './secrets';
 import type { ModuleTools } from './tool-modules';
 
-/** The providers of the registry (activities/providers/registry.ts). */
+/** The providers of the registry (activities/model/registry.ts). */
 export const KNOWN_PROVIDERS: readonly string[] = PROVIDER_IDS;
 
 /** A definition that passed the schema, with where it came from. */

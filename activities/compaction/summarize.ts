@@ -15,9 +15,8 @@ import { loadCompaction, saveSummaries } from '../../store/compaction-store';
 import { PREFIX_SUMMARY_MAX_TOKENS, SUMMARY_MAX_TOKENS } from '../../core/compaction/cut';
 import { summarizerInput, summarizerSystemPrompt } from '../../core/compaction/prompt';
 import { StreamPublisher } from '../../store/publisher';
-import { toActivityFailure } from '../providers/errors';
+import { toActivityFailure } from '../model/adapters/errors';
 import { heartbeating } from '../heartbeat';
-import { ledgeredProvider } from '../turn/ledgered-provider';
 import type { StoredPlan } from './plan';
 import type { Block } from '../../core/timeline/block';
 
@@ -37,7 +36,6 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     const byId = new Map(blocks.map((b) => [b.id, b]));
     const pick = (ids: readonly string[]) => ids.map((id) => byId.get(id)).filter((b): b is Block => b !== undefined);
     const model = (await deps.agents.forTurn(input.turn)).settings.roles.compaction;
-    const provider = deps.provider(model);
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     publisher.emit({
       kind: 'compact',
@@ -52,12 +50,10 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     let usage = ZERO_USAGE;
     const call = async (kind: 'history' | 'turn_prefix', range: Block[]): Promise<string> => {
       // Each call's ledger row is written from the provider's first usage report (a cut call keeps it).
-      const ledgered = ledgeredProvider(provider, pool, {
+      const { provider: ledgered } = deps.models.open('compaction', model, {
         conversationId,
         turnId,
-        callKeyPrefix: `${compactionId}/${kind}/${ctx.info.attempt}`,
-        purpose: 'compaction',
-        ...(model.model !== undefined ? { model: model.model } : {}),
+        callKey: `${compactionId}/${kind}/${ctx.info.attempt}`,
         publisher,
       });
       const res = await summarize(ledgered, kind, range, { turnId, model: model.model }, ctx.cancellationSignal);

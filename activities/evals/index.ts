@@ -22,7 +22,6 @@ import { turnOf } from '../../core/evals/suite';
 import { scoreTrial, summariseRun, trialSummary, failureLines, type RunSummary } from '../../core/evals/aggregate';
 import { judgeCheck, judgeModelOf, judgePrompt, JUDGE_SYSTEM } from '../../core/evals/judge';
 import { listTurns } from '../../store/turn-store';
-import { ledgeredProvider } from '../turn/ledgered-provider';
 import { check, type Check } from '../../core/evals/check';
 import { ProviderError, type ModelRequest } from '../../core/model/provider';
 import {
@@ -81,6 +80,9 @@ const workflowIdOf = () => Context.current().info.workflowExecution?.workflowId 
 
 /** The eval tenant: each suite its own project, so trials never mix with users' conversations. */
 export const evalOwner = (suite: string) => ({ tenantId: 'eval', projectId: suite });
+
+/** The rubric judge's output budget (a score and one line). */
+const JUDGE_MAX_TOKENS = 400;
 
 export function createEvalActivities(deps: ActivityDeps) {
   const pool = deps.db.pool;
@@ -269,13 +271,16 @@ export function createEvalActivities(deps: ActivityDeps) {
       if (view.agent.definition.roles?.judge) agentRole = view.settings.roles.judge;
     }
     const { config } = judgeModelOf({ agentRole, suiteJudge: input.judge, fallback: input.model ?? c.model });
-    const provider = ledgeredProvider(deps.provider(config), pool, {
-      conversationId: input.conversationId,
-      turnId: last?.turnId ?? 'turn_1',
-      callKeyPrefix: 'eval/judge',
-      purpose: 'judge',
-      ...(config.model ? { model: config.model } : {}),
-    });
+    // The judge answers a score and a line: its own output budget, whatever its model config says.
+    const { provider, defaults } = deps.models.open(
+      'judge',
+      { ...config, maxTokens: JUDGE_MAX_TOKENS },
+      {
+        conversationId: input.conversationId,
+        turnId: last?.turnId ?? 'turn_1',
+        callKey: 'eval/judge',
+      },
+    );
     let text = '';
     const request: ModelRequest = {
       system: [{ text: JUDGE_SYSTEM }],
@@ -294,8 +299,7 @@ export function createEvalActivities(deps: ActivityDeps) {
           ],
         },
       ],
-      maxTokens: 400,
-      ...(config.model ? { model: config.model } : {}),
+      ...defaults,
       temperature: 0,
       metadata: { purpose: 'judge', evalConversation: input.conversationId, turnId: 'judge' },
     };

@@ -2,7 +2,7 @@
  * `dreact inspect <conversation> --turn N --round R`: rebuilds the request round R of turn N sent
  * to the model — system prompt, tool catalogue, rendered timeline with its cache checkpoints,
  * SOURCES POOL and ANNOUNCE — from Postgres and the turn's history, through the round's own render
- * (the pipeline's strategies, registry and ANNOUNCE; nothing re-implemented):
+ * (the pipeline's strategies, tools, ANNOUNCE and call fields; nothing re-implemented):
  *
  * - the round's input (`DecideInput`: mode, events, budget, agent) is the last `decide` /
  *   `decideNative` the turn's history scheduled for that round;
@@ -12,20 +12,20 @@
  * - the sources pool holds the rows cited up to then, ANNOUNCE the turn's files created before;
  * - the prompt cache's state is the conversation's latest.
  *
- * Byte-identical unless TTL pruning hid, after the round, a block it showed (pruning overlays
- * carry no time); the latest round is always exact.
+ * The tools, ANNOUNCE (its [TOOLS] notices included), the render and the call's fields are the
+ * round's own (activities/turn/round/tools.ts, render.ts): under a tenant tool policy inspect shows
+ * the tools the model was offered. Byte-identical unless TTL pruning hid, after the round, a block
+ * it showed (pruning overlays carry no time), or the MCP servers' state changed since (the notices
+ * are read now); the latest round is always exact.
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ActivityDeps } from '../deps';
-import type { ModelRequest } from '../../core/model/provider';
 import type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
 
 export type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
 import type { DecideInput } from '../../core/turn/activity-contracts';
 import { turnWorkflowId } from '../../core/turn/ids';
-import { announceState, liveEventLines } from '../../core/turn/announce';
-import { hideSuppressesPrevTurnCache } from '../../core/timeline/hide';
 import { workspaceStateLines } from '../../core/workspace/refs';
 import { loadBlocks } from '../../store/timeline-store';
 import { roundStateRead } from '../../store/round-reads';
@@ -33,9 +33,10 @@ import { readSide } from '../../store/side-read';
 import { turnFilesBefore } from '../../store/eval-store';
 import { channelsStrategy } from '../turn/round/channels-strategy';
 import { nativeStrategy } from '../turn/round/native-strategy';
-import { roundRegistry } from '../turn/round/pipeline';
 import { recordedDecideInput } from '../../core/turn/recorded-round';
-import { roundInput } from '../turn/round/strategy';
+import { renderRound, type RenderScope } from '../turn/round/render';
+import { roundInput, type RoundStrategy } from '../turn/round/strategy';
+import { roundTools } from '../turn/round/tools';
 
 const DECIDE_TYPES = new Set(['decide', 'decideNative']);
 
@@ -89,32 +90,27 @@ export async function inspectRound(deps: ActivityDeps, client: Client, at: Inspe
   ]);
   const strategy = protocol === 'native' ? nativeStrategy() : channelsStrategy();
   const { view: agent, settings } = await deps.agents.forTurn(input.turn);
-  const registry = roundRegistry(agent, blocks, turnId);
-  const announce = announceState(
-    input,
-    ts,
-    liveEventLines(blocks, turnId),
-    workspaceStateLines(turnId, files),
-    strategy.finalizeNotice,
-  );
-  const rendered = (strategy as ReturnType<typeof channelsStrategy>).render({
+  // The round's own tools (selection, MCP, the tenant's policy), render and call fields (render.ts).
+  const scope: RenderScope = {
     input,
     blocks,
-    registry,
-    sources: state.sources.rows.filter((r) => r.sid <= maxSid),
-    announce,
-    cacheState: state.cacheState,
-    now: Date.parse(ts),
-    suppressPrevTurnCache: hideSuppressesPrevTurnCache(blocks, turnId),
+    ts,
     agent,
-  });
-  const { metadata: _metadata, ...parts } = rendered.request;
-  const modelConfig = settings.model;
-  const request: ModelRequest = {
-    ...parts,
-    maxTokens: modelConfig.maxTokens,
-    ...(modelConfig.model !== undefined ? { model: modelConfig.model } : {}),
-    ...(modelConfig.temperature !== undefined ? { temperature: modelConfig.temperature } : {}),
+    settings,
+    tools: await roundTools(deps, agent, blocks, { conversationId, turnId }),
+    sources: state.sources.rows.filter((r) => r.sid <= maxSid),
+    workspace: workspaceStateLines(turnId, files),
+    cacheState: state.cacheState,
+    charsPerToken: state.charsPerToken,
+    attempt: 1,
   };
+  // The call is opened as the round opened it (its defaults and abilities), never streamed.
+  const call = deps.models.open('round', settings.model, {
+    conversationId,
+    turnId,
+    round,
+    callKey: `inspect/${turnId}/${round}`,
+  });
+  const { metadata: _metadata, ...request } = renderRound(scope, strategy as RoundStrategy<unknown>, call).request;
   return { conversationId, turnId, round, protocol, ts, request };
 }

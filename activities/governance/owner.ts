@@ -1,7 +1,8 @@
 /**
- * The tenant of a turn is its conversation's owner (`conversations` row, claimed by the gateway
- * before the first turn; the CLI's is `local`): read once per conversation and worker, nothing
- * added to history.
+ * The tenant of a turn: its conversation's owner (`conversations` row, claimed by the gateway
+ * before the first turn; the CLI's is `local`), read once per conversation and worker — nothing
+ * added to history. Tool policy (round-tools.ts), spend caps (activities/model/middleware/spend.ts),
+ * the usage metrics and turn slots all key on it.
  */
 import { conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
 import { LOCAL_TENANT } from '../../core/tenancy/principal';

@@ -4,8 +4,8 @@
  * and `callGovernance` — the one decision every caller of a tool goes through (the tool activity,
  * the exec proxy; core/governance/tool-call.ts).
  *
- * The tenant of a turn is its conversation's owner (./owner.ts). Policies are read at most every POLICY_TTL_MS per project, so a change applies
- * to the next rounds within seconds.
+ * The tenant of a turn is its conversation's owner (owner.ts). Policies are read at most every
+ * POLICY_TTL_MS per project, so a change applies to the next rounds within seconds.
  */
 import type { ActivityDeps } from '../deps';
 import type { ToolRegistry } from '../../core/tools/registry';

@@ -12,15 +12,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { noopMetricMeter, type MetricMeter, type MetricTags } from '@temporalio/common';
-import {
-  ProviderError,
-  type ModelProvider,
-  type ModelRequest,
-  type StreamOptions,
-  type StreamPart,
-  type Usage,
-} from '../../core/model/provider';
-import { providerOfId } from '../providers/pricing-file';
+import type { Usage } from '../../core/model/provider';
 
 function meter(): MetricMeter {
   try {
@@ -117,47 +109,3 @@ export function recordExecLaunch(backend: string, outcome: 'launched' | 'attache
 export function recordMcpCall(server: string, outcome: 'ok' | 'error' | 'failed'): void {
   meter().createCounter('dreact_mcp_calls', '{call}', 'MCP tool calls, by server').add(1, { server, outcome });
 }
-
-/**
- * The provider with each stream timed: its duration and its time to the first text, reasoning or
- * tool-call part (gen_ai_client_operation_duration, dreact_model_time_to_first_token).
- */
-export function timedProvider(provider: ModelProvider): ModelProvider {
-  // Everything else of the provider: its own fields copied (`id`, `model`: a wrapper that spreads
-  // it — tracedProvider — must see them), its methods through the same prototype.
-  const timed = Object.assign(Object.create(Object.getPrototypeOf(provider) as object), provider) as ModelProvider;
-  return Object.assign(timed, {
-    async *stream(request: ModelRequest, options?: StreamOptions): AsyncGenerator<StreamPart> {
-      const started = performance.now();
-      let first: number | undefined;
-      let answered: { provider?: string; model?: string } = {};
-      let error: string | undefined;
-      try {
-        for await (const part of provider.stream(request, options)) {
-          if (part.type === 'response-metadata') answered = { provider: part.provider, model: part.model };
-          else if (first === undefined && FIRST_TOKEN.has(part.type)) first = performance.now();
-          yield part;
-        }
-      } catch (err) {
-        error = err instanceof ProviderError ? err.kind : 'error';
-        throw err;
-      } finally {
-        const model = answered.model ?? request.model ?? provider.model;
-        recordModelTiming({
-          provider: providerOfId(answered.provider ?? provider.id),
-          ...(model !== undefined ? { model } : {}),
-          seconds: (performance.now() - started) / 1000,
-          ...(first !== undefined ? { firstTokenSeconds: (first - started) / 1000 } : {}),
-          ...(error ? { error } : {}),
-        });
-      }
-    },
-  });
-}
-
-const FIRST_TOKEN: ReadonlySet<StreamPart['type']> = new Set([
-  'text-delta',
-  'reasoning-delta',
-  'tool-input-delta',
-  'tool-call',
-]);

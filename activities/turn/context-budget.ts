@@ -16,7 +16,7 @@ import {
 } from '../../core/compaction/estimate';
 import { ProviderError, type Usage } from '../../core/model/provider';
 import type { OverBudget } from '../../core/turn/activity-contracts';
-import { providerFailureType } from '../providers/errors';
+import { providerFailureType } from '../model/adapters/errors';
 
 export interface BudgetCheck {
   chars: number;

@@ -11,9 +11,8 @@ import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { ProviderError } from '../../core/model/provider';
 import type { TurnRef } from '../../core/turn/ref';
 import type { ActivityDeps } from '../deps';
-import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
+import { structuredCall, StructuredOutputError, type StructuredLevel } from '../model/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
-import { ledgeredProvider } from './ledgered-provider';
 import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';
 import { heartbeating } from '../heartbeat';
 import { cleanTitle, GateOutputSchema, heuristicTitle } from '../../core/turn/title';
@@ -34,7 +33,7 @@ export interface GateResult {
   level?: StructuredLevel;
 }
 
-type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'agents' | 'now'>;
+type GateDeps = Pick<ActivityDeps, 'db' | 'models' | 'agents' | 'now'>;
 
 /** Runs the gate for a conversation turn (see the module comment). */
 export async function gateConversation(
@@ -53,12 +52,10 @@ export async function gateConversation(
 
   const model = (await deps.agents.forTurn(input.turn)).settings.roles.title;
   // Every call the title takes has its ledger row from the provider's first usage report (cut or not).
-  const provider = ledgeredProvider(deps.provider(model), pool, {
+  const { provider } = deps.models.open('title', model, {
     conversationId,
     turnId,
-    callKeyPrefix: `${turnId}/gate/${opts.attempt ?? 1}`,
-    purpose: 'title',
-    ...(model.model !== undefined ? { model: model.model } : {}),
+    callKey: `${turnId}/gate/${opts.attempt ?? 1}`,
   });
   const meta: Record<string, unknown> = {};
   let title: string;

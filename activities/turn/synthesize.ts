@@ -17,11 +17,10 @@ import { SUPERSEDED_REASON, SYNTHESIS_SYSTEM_PROMPT, synthesisMessages } from '.
 import type { TurnRef } from '../../core/turn/ref';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks, setOverlays } from '../../store/timeline-store';
-import { ledgeredProvider } from './ledgered-provider';
 import { loadSourceRefs } from '../../store/conversation-store';
 import { activityLog } from '../log';
 import { streamNative } from './round/native-stream';
-import { openActivityRound, whileStreaming } from './round/pipeline';
+import { openActivityRound, whileStreaming } from './round/activity';
 import { paths } from '../../core/timeline/paths';
 import { collectCitations } from '../../core/channels';
 
@@ -60,12 +59,10 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
     const sources = await loadSourceRefs(pool, conversationId);
     const model = (await deps.agents.forTurn(input.turn)).settings.roles.synthesis;
     // The call's ledger row is written from the provider's first usage report (a cut call keeps it).
-    const provider = ledgeredProvider(deps.provider(model), pool, {
+    const { provider, defaults } = deps.models.open('synthesis', model, {
       conversationId,
       turnId,
-      callKeyPrefix: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`,
-      purpose: 'synthesis',
-      ...(model.model !== undefined ? { model: model.model } : {}),
+      callKey: `${workflowId}/${ctx.info.activityId}/${attempt}/synthesis`,
     });
     publisher.emit({ kind: 'step', payload: { phase: 'synthesis.start' } });
 
@@ -77,9 +74,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         request: {
           system: [{ text: SYNTHESIS_SYSTEM_PROMPT }],
           messages: synthesisMessages(blocks, turnId, loopAnswer),
-          maxTokens: model.maxTokens,
-          model: model.model,
-          temperature: model.temperature,
+          ...defaults,
           metadata: { turnId, phase: 'synthesis', attempt },
         },
         signal: ctx.cancellationSignal,

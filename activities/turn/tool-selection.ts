@@ -22,9 +22,8 @@ import {
 import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../../core/model/provider';
 import type { ToolRegistry } from '../../core/tools/registry';
 import type { ActivityDeps } from '../deps';
-import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
+import { structuredCall, StructuredOutputError, type StructuredLevel } from '../model/structured';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
-import { ledgeredProvider } from './ledgered-provider';
 import { heartbeating } from '../heartbeat';
 import type { TurnRef } from '../../core/turn/ref';
 
@@ -140,7 +139,7 @@ export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fall
  * `stage.tool_selection` block (meta: tool_ids, level | fallback, reason); a retry returns the
  * recorded choice. Below the threshold nothing is called and nothing is recorded.
  */
-export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 'agents' | 'now'>) {
+export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'models' | 'agents' | 'now'>) {
   return (input: SelectToolsInput): Promise<SelectToolsOutcome> =>
     heartbeating(
       () => selectToolsActivity(input),
@@ -161,12 +160,10 @@ export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 'ag
       return { toolIds: registry.ids(), fallback: 'below_threshold' };
     const model = settings.roles.tool_selection;
     // Each call of the selection has its ledger row from the provider's first usage report.
-    const provider = ledgeredProvider(deps.provider(model), pool, {
+    const { provider } = deps.models.open('tool_selection', model, {
       conversationId,
       turnId,
-      callKeyPrefix: `${turnId}/tool_selection/${Context.current().info.attempt}`,
-      purpose: 'tool_selection',
-      ...(model.model !== undefined ? { model: model.model } : {}),
+      callKey: `${turnId}/tool_selection/${Context.current().info.attempt}`,
     });
     const sel = await selectTools(provider, registry, input.prompt, {
       // Pinned tools the agent does not have are not pinned for it.

@@ -10,7 +10,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
+import { createScriptedProvider, resolveScript } from '../../activities/model/adapters/scripted';
 import { ProviderError, type ModelProvider } from '../../core/model/provider';
 import type { ModelConfig } from '../../core/model/config';
 import { listTurns } from '../../store/turn-store';

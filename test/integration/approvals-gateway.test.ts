@@ -15,7 +15,7 @@ import { createWorker } from '../../workers/worker';
 import { DreactClient } from '../../client/api';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
-import { createScriptedProvider } from '../../activities/providers/scripted';
+import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';

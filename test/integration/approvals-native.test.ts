@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createAnthropicProvider } from '../../activities/providers/anthropic';
+import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import type { TurnOptionsInput } from '../../core/turn/contracts';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';

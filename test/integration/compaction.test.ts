@@ -17,8 +17,8 @@ import {
   type AnthropicEmulator,
   type RecordedRequest,
 } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/providers/anthropic';
-import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
+import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
+import { createScriptedProvider, resolveScript } from '../../activities/model/adapters/scripted';
 import { loadBlocks } from '../../store/timeline-store';
 import { hasSummaryLayout } from '../../core/compaction/prompt';
 import { recordHistory } from '../support/fixtures';

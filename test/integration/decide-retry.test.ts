@@ -12,7 +12,7 @@ import { makeDecide } from '../../activities/turn/decide';
 import { makeContextActivities } from '../../activities/turn/context';
 import { builtinTools } from '../../activities/tools';
 import { createToolRegistry } from '../../core/tools';
-import { createScriptedProvider } from '../../activities/providers/scripted';
+import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { type DecideInput } from '../../core/turn/activity-contracts';
 import { ScriptSpecSchema } from '../../core/model/config';
 import type { ActivityDeps } from '../../activities/deps';

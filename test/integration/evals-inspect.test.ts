@@ -14,8 +14,8 @@ import {
   type AnthropicEmulator,
   type RecordedRequest,
 } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/providers/anthropic';
-import { toAnthropicParams } from '../../activities/providers/anthropic-request';
+import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
+import { toAnthropicParams } from '../../activities/model/adapters/anthropic-request';
 import { inspectRoundRequest } from '../../client/inspect';
 import { inspectText } from '../../core/evals/inspect';
 import { loadBlocks } from '../../store/timeline-store';

@@ -21,8 +21,8 @@ import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack 
 import { startHttpMcpServer, stdioServerConfig, type HttpMcpServer } from '../support/mcp-servers';
 import { loadBlocks } from '../../store/timeline-store';
 import type { Block } from '../../core/timeline/block';
-import { defaultProviderResolver } from '../../activities/providers/registry';
-import { createScriptedProvider } from '../../activities/providers/scripted';
+import { defaultProviderResolver } from '../../activities/model/registry';
+import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 

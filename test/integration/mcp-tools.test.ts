@@ -18,7 +18,7 @@ import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack 
 import { startHttpMcpServer, stdioServerConfig, IMAGE_BYTES, type HttpMcpServer } from '../support/mcp-servers';
 import { getArtifact, loadBlocks } from '../../store/timeline-store';
 import type { Block } from '../../core/timeline/block';
-import { defaultProviderResolver } from '../../activities/providers/registry';
+import { defaultProviderResolver } from '../../activities/model/registry';
 
 const SECRET = `sk-mcp-${randomBytes(12).toString('hex')}`;
 let stack: TestStack;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { loadBlocks } from '../../store/timeline-store';
 import { recordHistory } from '../support/fixtures';
-import { createAnthropicProvider } from '../../activities/providers/anthropic';
+import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import type { TurnOptionsInput } from '../../core/turn/contracts';
 import {
   reply,

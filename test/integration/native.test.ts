@@ -12,7 +12,7 @@ import type { Info } from '@temporalio/activity';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
-import { createAnthropicProvider } from '../../activities/providers/anthropic';
+import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { builtinTools } from '../../activities/tools';
 import { z } from 'zod';
 import { createToolRegistry, declareTool } from '../../core/tools';

@@ -20,7 +20,7 @@ import {
   type OpenAIEmulator,
   type OpenAIRecordedRequest,
 } from '../emulator/openai-emulator';
-import { defaultProviderResolver } from '../../activities/providers/registry';
+import { defaultProviderResolver } from '../../activities/model/registry';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { loadSourcesPool } from '../../store/sources-store';

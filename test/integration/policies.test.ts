@@ -12,7 +12,7 @@ import { loadBlocks } from '../../store/timeline-store';
 import type { ToolImpl } from '../../activities/tools/types';
 import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
 import { setToolPolicy } from '../../store/policy-store';
-import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
+import { createScriptedProvider, resolveScript } from '../../activities/model/adapters/scripted';
 import type { ModelConfig } from '../../core/model/config';
 import type { ModelProvider, ModelRequest } from '../../core/model/provider';
 

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { reply, signThinking, startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic-emulator';
-import { defaultProviderResolver } from '../../activities/providers/registry';
+import { defaultProviderResolver } from '../../activities/model/registry';
 import { PROVIDER_REASONING } from '../../core/model/native-render';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';

@@ -14,7 +14,7 @@ import { reactPlanImpl } from '../../activities/tools/react-plan';
 import { reactHideImpl } from '../../activities/tools/react-hide';
 import type { ToolContext } from '../../activities/tools/types';
 import { gateConversation } from '../../activities/turn/gate';
-import { createScriptedProvider } from '../../activities/providers/scripted';
+import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
 import { makeBlock, type Block } from '../../core/timeline/block';
 import { uniqueId } from '../support/stack';

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createScriptedProvider } from '../../activities/providers/scripted';
+import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { turnWorkflowId } from '../../core/turn/ids';
 import { openLibrary } from '../../activities/library/library';
@@ -93,7 +93,7 @@ before(async () => {
     '- url: https://example.org/guide\n  title: The guide\n- url: https://example.org/manners\n  title: Manners\n',
   );
   useScript({ rounds: [complete('hi')] });
-  // The worker prices the scripted model from a pricing file (activities/providers/pricing-file.ts).
+  // The worker prices the scripted model from a pricing file (activities/model/pricing-file.ts).
   writeFileSync(join(root, 'prices.json'), JSON.stringify({ [`scripted:${PRICED_MODEL}`]: PRICE }));
   process.env.DREACT_PRICING_FILE = join(root, 'prices.json');
   await stack.startWorker({

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/providers/anthropic';
+import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { getArtifact, listArtifacts, loadBlocks } from '../../store/timeline-store';
 import type { Block } from '../../core/timeline/block';
 

@@ -3,7 +3,7 @@
  * tests of agents and subagents: `scriptedAgents(scripts)` is the worker's provider resolver, and
  * `agentFile(name, extra)` an agent file whose model runs the script of its own name.
  */
-import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
+import { createScriptedProvider, resolveScript } from '../../activities/model/adapters/scripted';
 import type { ModelProvider } from '../../core/model/provider';
 import type { ModelConfig, ScriptSpec } from '../../core/model/config';
 

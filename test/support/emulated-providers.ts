@@ -2,7 +2,7 @@
  * The worker's provider registry over the repo's Anthropic and OpenAI emulators (the real SDKs,
  * pointed at loopback), with the scripted model as the default for turns that name none.
  */
-import { defaultProviderResolver } from '../../activities/providers/registry';
+import { defaultProviderResolver } from '../../activities/model/registry';
 
 export function emulatedProviders(
   emulators: { anthropic: { baseURL: string }; openai: { baseURL: string } },

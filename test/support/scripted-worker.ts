@@ -5,7 +5,7 @@
  * Run with `node --import tsx test/support/scripted-worker.ts`.
  */
 import { readFileSync } from 'node:fs';
-import { BUILTIN_SCRIPTS } from '../../activities/providers/scripts';
+import { BUILTIN_SCRIPTS } from '../../activities/model/adapters/scripts';
 
 const file = process.env.DREACT_TEST_SCRIPTS;
 if (file) Object.assign(BUILTIN_SCRIPTS, JSON.parse(readFileSync(file, 'utf8')));

@@ -1,26 +1,21 @@
 /**
  * The I/O steps every decision round shares, whatever its protocol (runtime channels or native
- * tool calling): folding user events into the timeline, persisting TTL-pruning results,
- * recording usage, and the steer interruption.
+ * tool calling): folding user events into the timeline, persisting TTL-pruning results and the
+ * steer interruption (usage reaches the ledger through the model gateway: activities/model/).
  */
 import { CancelledFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { ProviderError } from '../../../core/model/provider';
-import { toActivityFailure } from '../../providers/errors';
+import { toActivityFailure } from '../../model/adapters/errors';
 import { attemptLostFailure } from '../../cancellation';
-import { estimateCost } from '../../../core/model/pricing';
-import { activePriceTable, providerOfId } from '../../providers/pricing-file';
 import type { PruneResult } from '../../../core/timeline/prune';
 import type { UserEvent } from '../../../core/turn/contracts';
 import { eventBlock, interruptedRoundBlock } from '../../../core/turn/round-blocks';
 import { appendBlocks, setOverlays } from '../../../store/timeline-store';
-import { recordUsage, type UsageRow } from '../../../store/usage-store';
 import { activityLog } from '../../log';
 import { contextLengthFailure, type BudgetCheck } from '../context-budget';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { SourceRef } from '../../../core/channels';
-import { recordModelUsage } from '../../telemetry/metrics';
-import { turnOwner } from '../../governance/owner';
 import type { ModelProvider, ModelRequest } from '../../../core/model/provider';
 
 /** What streaming one round's model call needs, whatever the protocol. */
@@ -80,61 +75,6 @@ export async function persistPruning(
       reason: 'cache_ttl_pruned',
     })),
   );
-}
-
-const LEDGER_RETRY = { attempts: 40, delayMs: 250 };
-
-/** Runs `fn`, retrying a failure after `delayMs` up to `attempts` times; the last failure propagates. */
-async function withRetries<T>(fn: () => Promise<T>, opts: { attempts: number; delayMs: number }): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (attempt >= opts.attempts) throw err;
-      activityLog().warn(`usage ledger write failed (attempt ${attempt}/${opts.attempts}): ${(err as Error).message}`);
-      await new Promise((r) => setTimeout(r, opts.delayMs));
-    }
-  }
-}
-
-/** Records one model call in the usage ledger (with an estimated cost when the model is priced) and streams it. */
-export async function recordRoundUsage(
-  pool: Pool,
-  publisher: StreamPublisher | undefined,
-  row: Omit<UsageRow, 'costUsd'>,
-): Promise<void> {
-  let costUsd: number | undefined;
-  if (row.model) {
-    try {
-      costUsd = estimateCost(row.usage, row.model, activePriceTable(), providerOfId(row.provider)).total;
-    } catch (err) {
-      activityLog().warn(`usage: ${(err as Error).message}`);
-    }
-  }
-  // What the provider billed must reach the ledger even across a database blip (a restart, a
-  // failover): the write is an idempotent upsert, retried for ~10 s before the round fails.
-  await withRetries(() => recordUsage(pool, { ...row, costUsd }), LEDGER_RETRY);
-  // A finished call's tokens and cost as metrics too (activities/telemetry/metrics.ts).
-  if (!row.cut) {
-    const { tenantId } = await turnOwner(pool, row.conversationId);
-    recordModelUsage({
-      provider: providerOfId(row.provider),
-      ...(row.model !== undefined ? { model: row.model } : {}),
-      purpose: row.purpose ?? 'decision',
-      tenant: tenantId,
-      usage: row.usage,
-      ...(costUsd !== undefined ? { costUsd } : {}),
-    });
-  }
-  publisher?.emit({
-    kind: 'usage',
-    payload: {
-      round: row.round,
-      usage: row.usage,
-      ...(costUsd !== undefined ? { costUsd } : {}),
-      ...(row.model !== undefined ? { model: row.model } : {}),
-    },
-  });
 }
 
 /** Records a round a steer interrupted, flushes the stream and returns the failure that acknowledges the cancel. */

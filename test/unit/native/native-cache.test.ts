@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { makeBlock, type Block } from '../../../core/timeline/block';
 import { buildNativeSystemPrompt, renderNative } from '../../../core/model/native-render';
 import { NativeToolNames } from '../../../core/model/native-tool-names';
-import { toAnthropicParams } from '../../../activities/providers/anthropic-request';
+import { toAnthropicParams } from '../../../activities/model/adapters/anthropic-request';
 import { PromptCache } from '../../emulator/prompt-cache';
 import { createToolRegistry } from '../../../core/tools';
 

@@ -13,8 +13,8 @@ import {
   priceFor,
 } from '../../../core/model/pricing';
 import { usageAttributes } from '../../../activities/telemetry/spans';
-import { activePriceTable, loadPriceFile } from '../../../activities/providers/pricing-file';
-import { abilitiesOf, defaultProviderResolver, envDefaultModel } from '../../../activities/providers/registry';
+import { activePriceTable, loadPriceFile } from '../../../activities/model/pricing-file';
+import { abilitiesOf, defaultProviderResolver, envDefaultModel } from '../../../activities/model/registry';
 import { collectStream, ProviderError } from '../../../core/model/provider';
 import { loadAgents } from '../../../activities/agents/loader';
 import { oreply, startOpenAIEmulator } from '../../emulator/openai-emulator';

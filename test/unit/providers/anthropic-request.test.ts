@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { ModelRequest } from '../../../core/model/provider';
-import { MAX_CACHE_BREAKPOINTS, toAnthropicParams } from '../../../activities/providers/anthropic-request';
+import { MAX_CACHE_BREAKPOINTS, toAnthropicParams } from '../../../activities/model/adapters/anthropic-request';
 
 const defaults = { model: 'claude-test', maxTokens: 100 };
 const base: ModelRequest = {

@@ -6,8 +6,8 @@
  */
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { toAnthropicParams } from '../../../activities/providers/anthropic-request';
-import { createAnthropicProvider } from '../../../activities/providers/anthropic';
+import { toAnthropicParams } from '../../../activities/model/adapters/anthropic-request';
+import { createAnthropicProvider } from '../../../activities/model/adapters/anthropic';
 import { collectStream, type ModelRequest, type StreamPart } from '../../../core/model/provider';
 import { layoutNative, PROVIDER_REASONING, PROVIDER_TOOL_USE_ID } from '../../../core/model/native-render';
 import { NativeToolNames } from '../../../core/model/native-tool-names';

@@ -6,7 +6,7 @@ import {
   createAnthropicProvider,
   DEFAULT_ANTHROPIC_MODEL,
   type ProviderWarning,
-} from '../../../activities/providers/anthropic';
+} from '../../../activities/model/adapters/anthropic';
 import { EMPTY_LEDGER, recordRound, roundTotals, turnTotals } from '../../../core/model/pricing';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
 

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { ProviderError } from '../../../core/model/provider';
-import { classifyAnthropicError, retryAfterMsFrom } from '../../../activities/providers/anthropic-errors';
+import { classifyAnthropicError, retryAfterMsFrom } from '../../../activities/model/adapters/anthropic-errors';
 import {
   NON_RETRYABLE_PROVIDER_FAILURE_TYPES,
   providerErrorToFailure,
   toActivityFailure,
-} from '../../../activities/providers/errors';
+} from '../../../activities/model/adapters/errors';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';
 
 let emu: AnthropicEmulator;

@@ -7,8 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decideFallback, DEFAULT_FALLBACK_POLICY, type FallbackInput } from '../../../core/model/fallback';
-import { attemptFallback, fallbackProvider } from '../../../activities/providers/fallback';
-import { meteredProvider, type UsageReport } from '../../../activities/providers/metered';
+import { attemptFallback, fallbackProvider } from '../../../activities/model/middleware/fallback';
+import { meter, type UsageReport, type UsageSink } from '../../../activities/model/middleware/meter';
+import { wrapProvider } from '../../../core/model/middleware';
 import {
   collectStream,
   ProviderError,
@@ -16,6 +17,10 @@ import {
   type ProviderErrorKind,
   type StreamPart,
 } from '../../../core/model/provider';
+
+/** The meter over a provider (activities/model/gateway.ts puts it in the chain). */
+const meteredProvider = (p: ModelProvider, sink: UsageSink, hooks?: Parameters<typeof meter>[1]) =>
+  wrapProvider(p, meter(sink, hooks));
 
 const at = (kind: ProviderErrorKind, extra: Partial<FallbackInput> = {}, failure: object = {}) =>
   decideFallback({ attempt: 1, index: 0, contextWindows: [200_000, 128_000], failure: { kind, ...failure }, ...extra });

@@ -1,8 +1,13 @@
-/** The metered provider (activities/providers/metered.ts): what reaches the usage sink, and when. */
+/** The metered provider (activities/model/middleware/meter.ts): what reaches the usage sink, and when. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { meteredProvider, type UsageReport } from '../../../activities/providers/metered';
+import { meter, type UsageReport, type UsageSink } from '../../../activities/model/middleware/meter';
+import { wrapProvider } from '../../../core/model/middleware';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type StreamPart } from '../../../core/model/provider';
+
+/** The meter over a provider (activities/model/gateway.ts puts it in the chain). */
+const meteredProvider = (p: ModelProvider, sink: UsageSink, hooks?: Parameters<typeof meter>[1]) =>
+  wrapProvider(p, meter(sink, hooks));
 
 const usage = { inputTokens: 10, outputTokens: 0, cacheReadTokens: 5, cacheWriteTokens: 0 };
 const final = { ...usage, outputTokens: 7 };

@@ -2,9 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { toOpenAIParams } from '../../../activities/providers/openai-compatible-request';
-import { classifyOpenAIError } from '../../../activities/providers/openai-compatible-errors';
-import { usageOf } from '../../../activities/providers/openai-compatible';
+import { toOpenAIParams } from '../../../activities/model/adapters/openai-compatible-request';
+import { classifyOpenAIError } from '../../../activities/model/adapters/openai-compatible-errors';
+import { usageOf } from '../../../activities/model/adapters/openai-compatible';
 import type { ModelRequest } from '../../../core/model/provider';
 
 const defaults = {

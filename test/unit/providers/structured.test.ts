@@ -2,9 +2,9 @@
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { createAnthropicProvider } from '../../../activities/providers/anthropic';
-import { extractJson } from '../../../activities/providers/json-extract';
-import { REFORMAT_PROMPT, StructuredOutputError, structuredCall } from '../../../activities/providers/structured';
+import { createAnthropicProvider } from '../../../activities/model/adapters/anthropic';
+import { extractJson } from '../../../activities/model/json-extract';
+import { REFORMAT_PROMPT, StructuredOutputError, structuredCall } from '../../../activities/model/structured';
 import { ProviderError } from '../../../core/model/provider';
 import {
   reply,

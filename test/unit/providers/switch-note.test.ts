@@ -1,14 +1,14 @@
 /**
  * The timeline note when a round is answered by another model than the one before
  * (core/model/switch-note.ts) and the round's answering-model tracker
- * (activities/turn/round/answered.ts): a note only when the model changes — a fallback, then the
+ * (activities/model/answering.ts): a note only when the model changes — a fallback, then the
  * primary again — never in a turn whose chain did not move on, with a deterministic id; the
  * answering model stamped on a round's blocks, so a retried round's stored outcome names it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastNotedModel, modelSwitchNote, MODEL_SWITCH_KIND } from '../../../core/model/switch-note';
-import { answeringModel } from '../../../activities/turn/round/answered';
+import { answeringModel } from '../../../activities/model/answering';
 import { blockText } from '../../../core/timeline/render';
 import { makeBlock } from '../../../core/timeline/block';
 import { ANSWERED_BY_META, answeredByOf, stampAnsweredBy } from '../../../core/model/answered-by';

@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { toAnthropicParams } from '../../../activities/providers/anthropic-request';
+import { toAnthropicParams } from '../../../activities/model/adapters/anthropic-request';
 import { abilityProblems } from '../../../core/model/abilities';
 import type { ModelMessage, ModelRequest } from '../../../core/model/provider';
 

@@ -15,7 +15,7 @@ import { loadAgents } from '../../../activities/agents/loader';
 import { createAgentViews } from '../../../activities/agents/view';
 import { channelsStrategy } from '../../../activities/turn/round/channels-strategy';
 import { nativeStrategy } from '../../../activities/turn/round/native-strategy';
-import { toAnthropicParams } from '../../../activities/providers/anthropic-request';
+import { toAnthropicParams } from '../../../activities/model/adapters/anthropic-request';
 import type { RoundView } from '../../../activities/turn/round/strategy';
 
 const TS = '2026-03-01T10:00:00.000Z';

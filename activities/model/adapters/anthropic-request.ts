@@ -27,7 +27,7 @@ import {
   type ModelMessage,
   type ModelRequest,
   type ToolSpec,
-} from '../../core/model/provider';
+} from '../../../core/model/provider';
 
 export const MAX_CACHE_BREAKPOINTS = 4;
 

@@ -1,14 +1,13 @@
 /**
- * The one wrapper that puts a spend check before every model call, whatever it is for (decision
- * rounds in the round pipeline; title, tool selection, synthesis and compaction through
- * ledgeredProvider): before the call streams, its worst case (the request's estimated input tokens
+ * The one middleware that puts a spend check before every model call, whatever it is for (decision
+ * rounds, title, tool selection, synthesis, compaction and the judge: activities/model/gateway.ts): before the call streams, its worst case (the request's estimated input tokens
  * at the model's dearest input rate + max_tokens at its output rate, core/governance/budget.ts) is
  * reserved in Postgres against every budget that covers the conversation and, for decision rounds,
  * the turn's own cap — a subagent's call against every budget and turn cap above it too
  * (core/governance/spend-rollup.ts) — at the price of the model that will be called: when a fallback
  * chain moves on, the call is reserved again at the next model's price (and output budget) before
  * that model is called, and a refusal there ends the call; when the call ends — finished, failed or cut — the reservation is released and
- * its ledger row (written by meteredProvider inside this wrapper) is what counts. A refused call
+ * its ledger row (written by the meter inside this middleware) is what counts. A refused call
  * throws BudgetExceededError before any request is sent; a budget store that cannot be read throws
  * too (fail closed: no unchecked call). Reservations expire after DREACT_SPEND_RESERVATION_TTL_SECONDS
  * (default 900: longer than a decision round's 10-minute attempt), so a killed worker's do not hold
@@ -22,14 +21,15 @@
  * reservation's transaction and its release (~6 statements) on every model call.
  */
 import type { Pool } from 'pg';
-import type { ModelProvider, StreamPart } from '../../core/model/provider';
-import { estimateTokens, requestChars } from '../../core/compaction/estimate';
-import { BudgetExceededError, worstCaseUsd, type BudgetUse } from '../../core/governance/budget';
-import { budgetsCover, releaseSpend, reserveSpend } from '../../store/budget-store';
-import type { StreamPublisher } from '../../store/publisher';
-import { turnOwner } from '../governance/owner';
-import { activityLog } from '../log';
-import { activePriceTable, providerOfId } from '../providers/pricing-file';
+import type { StreamPart } from '../../../core/model/provider';
+import type { ProviderMiddleware } from '../../../core/model/middleware';
+import { estimateTokens, requestChars } from '../../../core/compaction/estimate';
+import { BudgetExceededError, worstCaseUsd, type BudgetUse } from '../../../core/governance/budget';
+import { budgetsCover, releaseSpend, reserveSpend } from '../../../store/budget-store';
+import type { StreamPublisher } from '../../../store/publisher';
+import { turnOwner } from '../../governance/owner';
+import { activityLog } from '../../log';
+import { activePriceTable, providerOfId } from '../pricing-file';
 
 /** Chars per token for the worst case: below the usual ~4, so the estimate errs high. */
 const WORST_CASE_CHARS_PER_TOKEN = 3;
@@ -80,22 +80,21 @@ function emitUse(publisher: StreamPublisher | undefined, phase: 'warning' | 'exc
   });
 }
 
-export function budgetedProvider(provider: ModelProvider, pool: Pool, scope: SpendScope): ModelProvider {
+/** The spend cap over a call (see the module comment); outside the meter, whose ledger row counts. */
+export function spendCap(pool: Pool, scope: SpendScope): ProviderMiddleware {
   return {
-    id: provider.id,
-    ...(provider.model !== undefined ? { model: provider.model } : {}),
-    async *stream(request, options): AsyncGenerator<StreamPart> {
+    async *wrapStream({ params: request, provider, doStream }): AsyncGenerator<StreamPart> {
       const owner = await turnOwner(pool, scope.conversationId);
       if (scope.turnCapUsd === undefined) {
         const budgeted = scope.budgeted ?? (await budgetsCover(pool, owner, scope.conversationId));
         if (!budgeted) {
-          yield* provider.stream(request, options);
+          yield* doStream();
           return;
         }
       }
       // The worst case (serialising the whole request) only when a reservation is taken.
       const inputTokens = estimateTokens(requestChars(request), WORST_CASE_CHARS_PER_TOKEN);
-      // Priced like the ledger row will be (activities/turn/round/io.ts recordRoundUsage), at the
+      // Priced like the ledger row will be (ledger.ts recordUsageRow), at the
       // model that will be called: the request's, or — a fallback chain moving on — the next one's.
       const reserve = async (model: string | undefined, providerId: string, maxTokens: number) => {
         const amountUsd = worstCaseUsd(inputTokens, maxTokens, model, providerOfId(providerId), activePriceTable());
@@ -116,7 +115,7 @@ export function budgetedProvider(provider: ModelProvider, pool: Pool, scope: Spe
       };
       await reserve(request.model ?? scope.model ?? provider.model, provider.id, request.maxTokens);
       try {
-        for await (const part of provider.stream(request, options)) {
+        for await (const part of doStream()) {
           // The chain moves to another model: the call is reserved again at its price before it is
           // called (a dearer fallback cannot slip past a cap at the primary's price; refused, it is never called).
           if (part.type === 'fallback')

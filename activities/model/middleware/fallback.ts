@@ -14,9 +14,9 @@
  * `shouldFallback` is pure in the activity's attempt and the classified failure
  * (core/model/fallback.ts `decideFallback`): a retried or replayed activity takes the same path.
  */
-import { ProviderError, type ModelProvider, type StreamPart } from '../../core/model/provider';
-import { decideFallback, type FallbackDecision, type FallbackPolicy } from '../../core/model/fallback';
-import { parseProviderId } from '../../core/model/abilities';
+import { ProviderError, type ModelProvider, type StreamPart } from '../../../core/model/provider';
+import { decideFallback, type FallbackDecision, type FallbackPolicy } from '../../../core/model/fallback';
+import { parseProviderId } from '../../../core/model/abilities';
 
 export interface FallbackContext {
   /** The failed entry's index in the chain (0: the primary). */
@@ -83,7 +83,7 @@ export function fallbackProvider(chain: readonly ModelProvider[], shouldFallback
             to: servedBy(next),
             reason: (err as ProviderError).kind,
             message: `${decision.reason}: ${(err as ProviderError).message}`,
-            // What the next call may cost: its own output budget (activities/budget/budgeted-provider.ts).
+            // What the next call may cost: its own output budget (activities/model/middleware/spend.ts).
             ...(next.maxTokens !== undefined ? { maxTokens: next.maxTokens } : {}),
           };
           index = decision.next;

@@ -18,8 +18,8 @@
  *   `defaults.maxTokensField`.
  */
 import type OpenAI from 'openai';
-import type { ContentPart, ModelMessage, ModelRequest } from '../../core/model/provider';
-import type { ModelAbilities } from '../../core/model/abilities';
+import type { ContentPart, ModelMessage, ModelRequest } from '../../../core/model/provider';
+import type { ModelAbilities } from '../../../core/model/abilities';
 
 export interface OpenAIWarning {
   code: 'document_dropped' | 'thinking_dropped';

@@ -14,7 +14,7 @@
  * Anything that is not a ProviderError is returned unchanged (Temporal treats it as retryable).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { ProviderError, type ProviderErrorKind } from '../../core/model/provider';
+import { ProviderError, type ProviderErrorKind } from '../../../core/model/provider';
 
 export const PROVIDER_FAILURE_TYPE_PREFIX = 'Provider.';
 

@@ -8,7 +8,7 @@
  */
 import type { APIError } from '@anthropic-ai/sdk';
 import { anthropicSdk } from './anthropic-sdk';
-import { isContextLengthMessage, ProviderError, type ProviderErrorKind } from '../../core/model/provider';
+import { isContextLengthMessage, ProviderError, type ProviderErrorKind } from '../../../core/model/provider';
 
 function header(headers: unknown, name: string): string | null {
   if (headers && typeof (headers as Headers).get === 'function') return (headers as Headers).get(name);

@@ -28,16 +28,16 @@ import {
   type StreamOptions,
   type StreamPart,
   type Usage,
-} from '../../core/model/provider';
+} from '../../../core/model/provider';
 import { classifyAnthropicError } from './anthropic-errors';
 import { toAnthropicParams, type ProviderWarning } from './anthropic-request';
-import { activityLog } from '../log';
+import { activityLog } from '../../log';
+import { DEFAULT_MAX_TOKENS } from '../../../core/model/defaults';
 
 export type { ProviderWarning } from './anthropic-request';
 
 /** A current, non-deprecated model (claude-sonnet-4-5 is deprecated, end-of-life 2026-11-30 per SDK 1.12). */
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
-export const DEFAULT_MAX_TOKENS = 8192;
 
 export interface AnthropicProviderOptions {
   apiKey?: string;

@@ -1,7 +1,8 @@
 /**
  * The provider registry: a turn's model config → a provider instance (`defaultProviderResolver`,
- * the worker's default `ActivityDeps.provider`), and what each provider's models can do
- * (`abilitiesOf`, core/model/abilities.ts).
+ * the worker's default `ActivityDeps.provider`: adapter → a fallback entry's settings → the
+ * fallback chain; the rest of a call's chain is the gateway's, gateway.ts), and what each
+ * provider's models can do (`abilitiesOf`, core/model/abilities.ts).
  *
  * - `scripted`: the scripted test model (a named or inline script).
  * - `anthropic`: Claude through @anthropic-ai/sdk; needs ANTHROPIC_API_KEY (or _AUTH_TOKEN);
@@ -25,11 +26,13 @@ import { ProviderError, type ModelProvider } from '../../core/model/provider';
 import type { FallbackModel, ModelConfig } from '../../core/model/config';
 import { abilitiesFor, type AbilityOverrides, type ModelAbilities } from '../../core/model/abilities';
 import type { FallbackPolicy } from '../../core/model/fallback';
-import { createScriptedProvider, resolveScript } from './scripted';
-import { createAnthropicProvider } from './anthropic';
-import { createOpenAICompatibleProvider, DEFAULT_OPENAI_MODEL } from './openai-compatible';
-import { DEFAULT_ANTHROPIC_MODEL } from './anthropic';
-import { attemptFallback, fallbackProvider } from './fallback';
+import { createScriptedProvider, resolveScript } from './adapters/scripted';
+import { createAnthropicProvider } from './adapters/anthropic';
+import { createOpenAICompatibleProvider, DEFAULT_OPENAI_MODEL } from './adapters/openai-compatible';
+import { DEFAULT_ANTHROPIC_MODEL } from './adapters/anthropic';
+import { attemptFallback, fallbackProvider } from './middleware/fallback';
+import { entrySettings } from './middleware/settings';
+import { wrapProvider } from '../../core/model/middleware';
 import { activePriceTable } from './pricing-file';
 
 /** A provider that fails every call with `error` (so configuration errors surface, classified, in the activity). */
@@ -100,32 +103,6 @@ export function openAIHeadersFrom(raw: string | undefined): Record<string, strin
       'DREACT_OPENAI_HEADERS must be a JSON object of string header values, e.g. {"HTTP-Referer":"https://acme.test"}',
     );
   return v as Record<string, string>;
-}
-
-/**
- * A fallback entry's own output budget and temperature over the request's (the primary's); a model
- * without budgeted thinking gets no thinking request (the primary's request may carry one), and the
- * prior rounds' thinking blocks go only where the adapter can send them (Anthropic drops them with
- * thinking off; OpenAI-compatible servers never get them).
- */
-function withSettings(provider: ModelProvider, entry: FallbackModel, abilities: ModelAbilities): ModelProvider {
-  const noThinking = abilities.thinking !== 'budget';
-  if (entry.maxTokens === undefined && entry.temperature === undefined && !noThinking) return provider;
-  return {
-    id: provider.id,
-    ...(provider.model !== undefined ? { model: provider.model } : {}),
-    ...(entry.maxTokens !== undefined ? { maxTokens: entry.maxTokens } : {}),
-    stream: (request, options) =>
-      provider.stream(
-        {
-          ...request,
-          ...(entry.maxTokens !== undefined ? { maxTokens: entry.maxTokens } : {}),
-          ...(entry.temperature !== undefined ? { temperature: entry.temperature } : {}),
-          ...(noThinking && request.thinking !== undefined ? { thinking: { disabled: true as const } } : {}),
-        },
-        options,
-      ),
-  };
 }
 
 const withoutUndefined = <T extends object>(o: T): Partial<T> =>
@@ -226,7 +203,14 @@ export function defaultProviderResolver(
     if (fallbacks.length === 0) return primary;
     const chain = [config, ...fallbacks];
     return fallbackProvider(
-      [primary, ...fallbacks.map((f) => withSettings(single(f), f, abilitiesOf(f, env, options.abilities)))],
+      [
+        primary,
+        ...fallbacks.map((f) => {
+          const adapter = single(f);
+          const settings = entrySettings(f, abilitiesOf(f, env, options.abilities));
+          return settings ? wrapProvider(adapter, settings) : adapter;
+        }),
+      ],
       attemptFallback(
         options.attempt ?? activityAttempt,
         chain.map((c) => abilitiesOf(c, env, options.abilities).contextWindow),

@@ -14,7 +14,7 @@
 import type { APIError } from 'openai';
 import { openaiSdk } from './openai-sdk';
 import { retryAfterMsFrom } from './anthropic-errors';
-import { isContextLengthMessage, ProviderError, type ProviderErrorKind } from '../../core/model/provider';
+import { isContextLengthMessage, ProviderError, type ProviderErrorKind } from '../../../core/model/provider';
 
 const OVERLOADED_RE = /overload|capacity|engine is currently/i;
 

@@ -5,9 +5,9 @@
  * timeline note (core/model/switch-note.ts). Whether the note is due follows the chain's switches
  * only — not the metadata's wording of a model id — so a turn without fallbacks never gets one.
  */
-import type { Block } from '../../../core/timeline/block';
-import type { ServedBy } from '../../../core/model/provider';
-import { modelSwitchNote } from '../../../core/model/switch-note';
+import type { Block } from '../../core/timeline/block';
+import type { ServedBy } from '../../core/model/provider';
+import { modelSwitchNote } from '../../core/model/switch-note';
 
 export interface AnsweringModel {
   /** A ledger report named the provider / model that answered. */

@@ -34,11 +34,11 @@ import {
   type StreamOptions,
   type StreamPart,
   type Usage,
-} from '../../core/model/provider';
-import { abilitiesFor, type ModelAbilities } from '../../core/model/abilities';
+} from '../../../core/model/provider';
+import { abilitiesFor, type ModelAbilities } from '../../../core/model/abilities';
 import { classifyOpenAIError } from './openai-compatible-errors';
 import { toOpenAIParams, type OpenAIWarning } from './openai-compatible-request';
-import { activityLog } from '../log';
+import { activityLog } from '../../log';
 
 export type { OpenAIWarning } from './openai-compatible-request';
 

@@ -1,5 +1,5 @@
 /**
- * A provider whose usage reaches the ledger as soon as the provider reports it: the stream's
+ * The meter: a call's usage reaches the ledger as soon as the provider reports it: the stream's
  * first usage part (the input tokens, known when the response starts) is recorded at once as an
  * unfinished call, and the final usage completes the same row. A call cut mid-stream, or whose
  * worker dies before the end, still leaves its row — marked `cut` — so the ledger never
@@ -10,10 +10,11 @@
  * that request id when the provider gave one, and the provider and model that answered (from its
  * `response-metadata`: behind a fallback chain, not necessarily the one asked first).
  */
-import { activityLog } from '../log';
-import { ZERO_USAGE, type ModelProvider, type StreamPart, type Usage } from '../../core/model/provider';
+import { activityLog } from '../../log';
+import { ZERO_USAGE, type StreamPart, type Usage } from '../../../core/model/provider';
+import type { ProviderMiddleware } from '../../../core/model/middleware';
 
-type FallbackPart = Extract<StreamPart, { type: 'fallback' }>;
+export type FallbackPart = Extract<StreamPart, { type: 'fallback' }>;
 
 export interface UsageReport {
   usage: Usage;
@@ -29,15 +30,10 @@ export interface UsageReport {
 
 export type UsageSink = (report: UsageReport) => Promise<void>;
 
-export function meteredProvider(
-  provider: ModelProvider,
-  sink: UsageSink,
-  hooks: { onFallback?: (part: FallbackPart) => void } = {},
-): ModelProvider {
+/** The meter over a call: `sink` gets its usage reports; `onFallback` sees a chain moving on. */
+export function meter(sink: UsageSink, hooks: { onFallback?: (part: FallbackPart) => void } = {}): ProviderMiddleware {
   return {
-    id: provider.id,
-    ...(provider.model !== undefined ? { model: provider.model } : {}),
-    async *stream(request, options): AsyncGenerator<StreamPart> {
+    async *wrapStream({ doStream }): AsyncGenerator<StreamPart> {
       let recorded = false;
       let answered = false;
       let requestId: string | undefined;
@@ -45,7 +41,7 @@ export function meteredProvider(
       const report = (usage: Usage, final: boolean) =>
         sink({ usage, final, ...(requestId !== undefined ? { requestId } : {}), ...servedBy });
       try {
-        for await (const part of provider.stream(request, options)) {
+        for await (const part of doStream()) {
           if (part.type === 'response-metadata') {
             answered = true;
             requestId = part.requestId;

@@ -10,10 +10,10 @@ import {
   type StreamOptions,
   type StreamPart,
   type Usage,
-} from '../../core/model/provider';
-import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
+} from '../../../core/model/provider';
+import { ScriptSpecSchema, type ScriptSpec } from '../../../core/model/config';
 import { BUILTIN_SCRIPTS } from './scripts';
-import { extractiveSummary } from '../../core/compaction/prompt';
+import { extractiveSummary } from '../../../core/compaction/prompt';
 
 export function resolveScript(script: string | ScriptSpec | undefined): ScriptSpec {
   if (script === undefined) return ScriptSpecSchema.parse(BUILTIN_SCRIPTS.demo);

@@ -1,0 +1,131 @@
+/**
+ * A decision round's scope, built once per round: its ids and clock, pool and stream publisher,
+ * the timeline and reads (one statement with a warm view cache: store/round-reads.ts), the turn's
+ * agent view, the round's tools (tools.ts) and call plans, the model config and the call's scope
+ * (activities/model/gateway.ts). `stream(fn)` runs the model call heartbeating and maps its
+ * failure (a spend cap's refusal is returned; a steer's cancellation is recorded; other failures
+ * become Temporal failures); `close(outcome)` flushes the stream and returns the outcome.
+ */
+import { budgetExceededIn, type BudgetUse } from '../../../core/governance/budget';
+import type { SourceRef } from '../../../core/channels';
+import type { ToolRegistry } from '../../../core/tools/registry';
+import type { ResolvedModel } from '../../../core/agents/settings';
+import { loadRoundReads } from '../../../store/round-reads';
+import type { ActivityDeps } from '../../deps';
+import type { Progress } from '../../heartbeat';
+import { openActivityRound, whileStreaming, type ActivityRound } from './activity';
+import type { CallScope } from '../../model/gateway';
+import type { FallbackPart } from '../../model/middleware/meter';
+import type { BudgetCheck } from '../context-budget';
+import { foldEvents, roundFailure } from './io';
+import type { RenderScope } from './render';
+import type { RoundInput, RoundStrategy } from './strategy';
+import { roundTools } from './tools';
+
+export interface RoundScope extends ActivityRound, RenderScope {
+  conversationId: string;
+  turnId: string;
+  round: number;
+  /** Call plans' view of the round's tools. */
+  plans: Pick<ToolRegistry, 'activityOptions'>;
+  /** The sources pool's citation refs (live [[S:n]] resolution). */
+  sourceRefs: SourceRef[];
+  /** The round's model (the turn's settings: the agent's, under the turn's override). */
+  model: ResolvedModel;
+  /** The model call's scope (ledger key, spend cap, publisher). */
+  callScope: CallScope;
+  /** A fallback chain moved on before any content: clients see a retry naming the model switched to. */
+  announceFallback(part: FallbackPart): void;
+  /** The model call, heartbeating; a spend cap's refusal is returned, other failures thrown mapped. */
+  stream<T>(
+    fn: (heartbeat: Progress) => Promise<T>,
+    budget?: BudgetCheck,
+  ): Promise<{ value: T } | { refused: BudgetUse }>;
+  /** Flushes the round's stream and returns `outcome`. */
+  close<T>(outcome: T): Promise<T>;
+}
+
+export async function openRound<S>(
+  deps: ActivityDeps,
+  input: RoundInput,
+  strategy: RoundStrategy<S>,
+): Promise<RoundScope> {
+  const { conversationId, turnId, round } = input;
+  const activity = openActivityRound(deps, input, { round });
+  const { ctx, attempt, workflowId, pool, publisher } = activity;
+  const ts = deps.now().toISOString();
+  // Events received since the last boundary (idempotent by message id).
+  await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
+  const { blocks, sources, workspace, cacheState, charsPerToken, budgeted } = await loadRoundReads(
+    pool,
+    conversationId,
+    turnId,
+    deps.viewCache,
+  );
+  // The turn's agent version and settings under its overrides: memoised by hash and overrides (no read per round).
+  const { view: agent, settings } = await deps.agents.forTurn(input.turn);
+  const tools = await roundTools(deps, agent, blocks, input);
+  const spendCap = agent.agent.definition.limits?.spend_usd_per_turn;
+  return {
+    ...activity,
+    conversationId,
+    turnId,
+    round,
+    input,
+    blocks,
+    ts,
+    agent,
+    settings,
+    tools,
+    plans: strategy.planRegistry(tools.registry),
+    sources: sources.rows,
+    sourceRefs: sources.refs,
+    workspace,
+    cacheState,
+    charsPerToken,
+    model: settings.model,
+    callScope: {
+      conversationId,
+      turnId,
+      round,
+      callKey: `${workflowId}/${ctx.info.activityId}/${attempt}`,
+      publisher,
+      ...(spendCap !== undefined ? { turnCapUsd: spendCap } : {}),
+      ...(budgeted !== undefined ? { budgeted } : {}),
+    },
+    announceFallback(f) {
+      publisher.emit({
+        kind: 'retry',
+        payload: {
+          round,
+          attempt,
+          provider: f.to.provider,
+          model: f.to.model,
+          from: f.from.provider,
+          reason: f.reason,
+        },
+      });
+    },
+    async stream(fn, budget) {
+      try {
+        return { value: await whileStreaming(round, fn) };
+      } catch (err) {
+        // A spend cap refused the call before it was sent: the turn answers so and ends.
+        const refused = budgetExceededIn(err);
+        if (refused) return { refused: refused.use };
+        // A steer's cancellation is recorded and acknowledged; other failures map to Temporal failures.
+        throw await roundFailure(
+          err,
+          ctx.cancellationSignal,
+          { pool, conversationId, turnId, round, ts },
+          publisher,
+          budget,
+        );
+      }
+    },
+    async close(outcome) {
+      await publisher.close();
+      return outcome;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * The tools a round offers, decided in one place for the round pipeline and `dreact inspect`
+ * alike: the agent's tools, narrowed to the turn's recorded selection and to the MCP tools the
+ * turn recorded at its start (core/mcp/turn-tools.ts), under the tenant's tool policy and the
+ * agent's approval settings (activities/governance/round-tools.ts); with ANNOUNCE's [TOOLS] lines
+ * (MCP servers down, tools refused, tools added or removed since the turn started).
+ */
+import type { Block } from '../../../core/timeline/block';
+import { restrictRegistry, type ToolRegistry } from '../../../core/tools/registry';
+import { selectedToolIds } from '../../../core/tools/selection';
+import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
+import type { ActivityDeps, AgentView } from '../../deps';
+import { governedRegistry } from '../../governance/round-tools';
+
+export interface RoundTools {
+  /** What the model is offered (and call plans are built from). */
+  registry: ToolRegistry;
+  /** ANNOUNCE's [TOOLS] lines (none: no such section). */
+  notices?: string[];
+}
+
+const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
+
+/**
+ * The agent's registry narrowed to the turn's selection and MCP tools (memoised per agent view and
+ * tool set, so the system prompt built from it is too).
+ */
+function selectedRegistry(view: AgentView, blocks: readonly Block[], turnId: string): ToolRegistry {
+  const selected = selectedToolIds(blocks, turnId);
+  const mcp = turnMcpTools(blocks, turnId);
+  if (!selected && !mcp) return view.registry;
+  const ids = offeredByTurn(selected ? selected.filter((id) => view.registry.has(id)) : view.registry.ids(), mcp);
+  let byKey = selections.get(view);
+  if (!byKey) selections.set(view, (byKey = new Map()));
+  const key = ids.join(',');
+  let registry = byKey.get(key);
+  if (!registry) {
+    registry = restrictRegistry(view.registry, ids);
+    if (byKey.size < 256) byKey.set(key, registry);
+  }
+  return registry;
+}
+
+/** The round's tools: selection, MCP and tenant policy, with their notices. */
+export async function roundTools(
+  deps: Pick<ActivityDeps, 'db' | 'tools'>,
+  agent: AgentView,
+  blocks: readonly Block[],
+  at: { conversationId: string; turnId: string },
+): Promise<RoundTools> {
+  const registry = await governedRegistry(deps, agent, at.conversationId, selectedRegistry(agent, blocks, at.turnId));
+  const notices = deps.tools.notices?.(agent.agent, turnMcpTools(blocks, at.turnId));
+  return { registry, ...(notices ? { notices } : {}) };
+}
