@@ -354,7 +354,7 @@ function retryCause(failure: temporal.api.failure.v1.IFailure | null | undefined
 }
 
 /** The connection string with `application_name` set (pg reads it from the URL's query). */
-function withApplicationName(databaseUrl: string, name: string): string {
+export function withApplicationName(databaseUrl: string, name: string): string {
   const url = new URL(databaseUrl);
   url.searchParams.set('application_name', name);
   return url.toString();
@@ -365,7 +365,7 @@ function withApplicationName(databaseUrl: string, name: string): string {
  * them (pg_stat_activity) and keeps each one's latest CPU reading, so a backend that closes
  * mid-run still counts up to its last sample; `cpuSeconds()` sums what they used since the first.
  */
-async function backendCpuReader(db: Db, pattern: string) {
+export async function backendCpuReader(db: Db, pattern: string) {
   const first = new Map<number, number>();
   const last = new Map<number, number>();
   const sample = async () => {
@@ -390,6 +390,6 @@ async function backendCpuReader(db: Db, pattern: string) {
 }
 
 /** `text` as a LIKE pattern that matches itself only. */
-function likeLiteral(text: string): string {
+export function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
