@@ -24,7 +24,7 @@ import { DreactClient } from '../client/api';
 import { backendPids, connectionsInUse } from '../store/storage-stats';
 import { loadServerKinds, startLoadServer, type LoadServer, type LoadServerKind } from './load-server';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
-import { isDecisionRequest, noteDecision, noteReply } from '../test/support/note-turns';
+import { isDecisionRequest, noteReply } from '../test/support/note-turns';
 import {
   cpuByCommandLine,
   cpuDelta,
@@ -287,15 +287,8 @@ async function benchLoadOn(kind: LoadServerKind): Promise<Record<string, number 
     const api = new DreactClient(server.client, { taskQueue });
     const out: Record<string, number | string> = { 'load.worker start to polling ms': startupMs };
 
-    const scripted = {
-      provider: 'scripted',
-      script: {
-        rounds: Array.from({ length: ROUNDS }, (_, i) => noteDecision(i + 1, ROUNDS)),
-        structured: { conversation_title: { title: 'Load test notes' } },
-        chunkSize: 4096,
-        latencyMs: 0,
-      },
-    };
+    // The script by name (built on the worker: activities/providers/note-script.ts), not in every decide input.
+    const scripted = { provider: 'scripted', script: `notes-${ROUNDS}` };
     await runLoad(server, db, worker, api, 5, scripted, 'warm'); // JIT, bundle, pools
     /** The zero-latency first turns' wall time by size: the machine's work for those turns with no waiting. */
     const zeroWallMs = new Map<number, number>();

@@ -18,7 +18,7 @@ import { startTemporalServer } from '../client/stack/temporal-server';
 import { DreactClient } from '../client/api';
 import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { conversationWorkflowId } from '../core/turn/ids';
-import { noteDecision } from '../test/support/note-turns';
+import { noteScript } from '../activities/providers/note-script';
 import {
   addCounts,
   countEvents,
@@ -41,6 +41,39 @@ import type { Client } from '@temporalio/client';
 
 const SIZE = Number(process.env.DREACT_BENCH_PEERS_SIZE ?? 100);
 const ROUND_COUNTS = (process.env.DREACT_BENCH_PEERS_ROUNDS ?? '3,12').split(',').map(Number);
+
+/**
+ * durable-react's worker variants measured beside each other (DREACT_BENCH_PEERS_VARIANTS):
+ * `label:NAME=value,NAME=value;label2:…` — each its own worker process with those environment
+ * variables; `script=inline` puts the whole script in the turn (the shape before issue 42).
+ * Default: the deployed worker as it is.
+ */
+export interface Variant {
+  label: string;
+  env: Record<string, string>;
+  inlineScript: boolean;
+}
+
+export function parseVariants(raw: string | undefined): Variant[] {
+  if (!raw?.trim()) return [{ label: 'durable-react', env: {}, inlineScript: false }];
+  return raw.split(';').map((spec) => {
+    const at = spec.indexOf(':');
+    const label = (at === -1 ? spec : spec.slice(0, at)).trim();
+    const env: Record<string, string> = {};
+    let inlineScript = false;
+    for (const kv of at === -1 ? [] : spec.slice(at + 1).split(',')) {
+      const [k, v] = kv.split('=').map((x) => x.trim());
+      if (!k || v === undefined) throw new Error(`DREACT_BENCH_PEERS_VARIANTS: "${kv}" in "${spec}" is not NAME=value`);
+      if (k === 'script') {
+        if (v !== 'inline' && v !== 'named')
+          throw new Error(`DREACT_BENCH_PEERS_VARIANTS: script=${v}: inline or named`);
+        inlineScript = v === 'inline';
+      } else env[k] = v;
+    }
+    if (!label) throw new Error(`DREACT_BENCH_PEERS_VARIANTS: "${spec}" has no label`);
+    return { label: `durable-react ${label}`, env, inlineScript };
+  });
+}
 
 /** What one run cost: N turns of `rounds` rounds. */
 export interface PeerRun {
@@ -91,12 +124,21 @@ async function measure(
   const s0 = cpuSeconds(serverPid);
   const p0 = await metrics.persistence();
   const t0 = Date.now();
-  const count = await side.run(n, rounds, tag);
-  const wallMs = Date.now() - t0;
-  // The conversation's bookkeeping of the turn's end (its workflow task after the child closed) lands just after.
-  await new Promise((r) => setTimeout(r, 1000));
-  sampling = false;
-  await sampler;
+  let count: () => Promise<HistoryCounts>;
+  let wallMs: number;
+  try {
+    // A worker that dies mid-run fails the bench with its own words.
+    const died = side.worker.exited.then((how) => {
+      throw new Error(`the ${side.name} worker exited (${String(how)}):\n${side.worker.log().slice(-3000)}`);
+    });
+    count = await Promise.race([side.run(n, rounds, tag), died]);
+    wallMs = Date.now() - t0;
+    // The conversation's bookkeeping of the turn's end (its workflow task after the child closed) lands just after.
+    await new Promise((r) => setTimeout(r, 1000));
+  } finally {
+    sampling = false;
+    await sampler;
+  }
   await backends?.sample();
   const cpu = {
     worker: cpuSeconds(workerPid) - w0,
@@ -108,9 +150,10 @@ async function measure(
 }
 
 /** durable-react: the deployed worker process (workers/main.ts, compiled), the scripted model at zero latency. */
-async function dreactSide(client: Client, address: string, db: Db, env: Record<string, string> = {}): Promise<Side> {
-  const taskQueue = `bench-peers-${process.pid}`;
-  const applicationName = `dreact-bench-peers-${process.pid}`;
+async function dreactSide(client: Client, address: string, db: Db, variant: Variant, index: number): Promise<Side> {
+  const { env, inlineScript } = variant;
+  const taskQueue = `bench-peers-${process.pid}-${index}`;
+  const applicationName = `dreact-bench-peers-${process.pid}-${index}`;
   const worker = spawnWorkerProcess({
     TEMPORAL_ADDRESS: address,
     DREACT_DB_SCHEMA: db.schema,
@@ -124,20 +167,17 @@ async function dreactSide(client: Client, address: string, db: Db, env: Record<s
   const api = new DreactClient(client, { taskQueue });
   const shares = historyShares(client);
   return {
-    name: 'durable-react',
+    name: variant.label,
     worker,
     postgres: (d) => backendCpuReader(d, likeLiteral(applicationName)),
     async run(n, rounds, tag) {
+      // The script by name, built on the worker (activities/providers/note-script.ts); `inline`: the
+      // script itself in the turn's start and every decide input, as before issue 42.
       const model = {
         provider: 'scripted' as const,
-        script: {
-          rounds: Array.from({ length: rounds }, (_, i) => noteDecision(i + 1, rounds)),
-          structured: { conversation_title: { title: 'Load test notes' } },
-          chunkSize: 4096,
-          latencyMs: 0,
-        },
+        script: inlineScript ? noteScript(`notes-${rounds}`)! : `notes-${rounds}`,
       };
-      const ids = Array.from({ length: n }, (_, i) => `peers_${tag}_${i}`);
+      const ids = Array.from({ length: n }, (_, i) => `peers_${index}_${tag}_${i}`);
       const started = await Promise.all(
         ids.map((id) => api.startTurn(id, 'write the notes', { maxIterations: rounds + 2, model })),
       );
@@ -261,36 +301,49 @@ export async function benchPeers(): Promise<Record<string, number | string>> {
     'peers.state write operations': STATE_WRITE_OPERATIONS.join(' + '),
   };
   try {
-    const ours = await dreactSide(server.env.client, server.address, db);
-    sides.push(ours);
+    const variants = parseVariants(process.env.DREACT_BENCH_PEERS_VARIANTS);
+    const ours: Side[] = [];
+    for (const [i, v] of variants.entries()) {
+      const side = await dreactSide(server.env.client, server.address, db, v, i);
+      sides.push(side);
+      ours.push(side);
+    }
     const peer = await peerSide(server.env.client, server.address);
     sides.push(peer);
     const runs = new Map<string, PeerRun>();
     for (const rounds of ROUND_COUNTS) {
-      // Warm-up (JIT, bundles, pools) of both at this round count, not measured.
-      await measure(ours, serverPid, metrics, db, 5, rounds, `warm${rounds}`);
-      await measure(peer, serverPid, metrics, db, 5, rounds, `warm${rounds}`);
-      const first = await measure(ours, serverPid, metrics, db, SIZE, rounds, `r${rounds}`);
-      const later = await measure(ours, serverPid, metrics, db, SIZE, rounds, `r${rounds}`);
+      // Warm-up (JIT, bundles, pools) of each at this round count, not measured.
+      for (const side of [...ours, peer]) await measure(side, serverPid, metrics, db, 5, rounds, `warm${rounds}`);
       const theirs = await measure(peer, serverPid, metrics, db, SIZE, rounds, `r${rounds}`);
-      runs.set(`first${rounds}`, first).set(`later${rounds}`, later).set(`peer${rounds}`, theirs);
-      Object.assign(
-        out,
-        runFigures(`durable-react ${rounds} rounds, first turn`, first),
-        runFigures(`durable-react ${rounds} rounds, later turn`, later),
-        runFigures(`ai-sdk ${rounds} rounds`, theirs),
-        ratioFigures(`${rounds} rounds, first turn`, first, theirs),
-        ratioFigures(`${rounds} rounds, later turn`, later, theirs),
-      );
+      runs.set(`peer${rounds}`, theirs);
+      Object.assign(out, runFigures(`ai-sdk ${rounds} rounds`, theirs));
+      for (const side of ours) {
+        const first = await measure(side, serverPid, metrics, db, SIZE, rounds, `r${rounds}`);
+        const later = await measure(side, serverPid, metrics, db, SIZE, rounds, `r${rounds}`);
+        runs.set(`${side.name} first${rounds}`, first).set(`${side.name} later${rounds}`, later);
+        Object.assign(
+          out,
+          runFigures(`${side.name} ${rounds} rounds, first turn`, first),
+          runFigures(`${side.name} ${rounds} rounds, later turn`, later),
+          ratioFigures(`${side.name} ${rounds} rounds, first turn`, first, theirs),
+          ratioFigures(`${side.name} ${rounds} rounds, later turn`, later, theirs),
+        );
+      }
     }
     const [lo, hi] = [Math.min(...ROUND_COUNTS), Math.max(...ROUND_COUNTS)];
-    if (lo !== hi)
-      for (const [key, label] of [
-        ['first', 'durable-react first turn'],
-        ['later', 'durable-react later turn'],
-        ['peer', 'ai-sdk'],
-      ] as const)
-        Object.assign(out, shapeFigures(label, runs.get(`${key}${lo}`)!, runs.get(`${key}${hi}`)!));
+    if (lo !== hi) {
+      Object.assign(out, shapeFigures('ai-sdk', runs.get(`peer${lo}`)!, runs.get(`peer${hi}`)!));
+      for (const side of ours)
+        for (const turn of ['first', 'later'])
+          Object.assign(
+            out,
+            shapeFigures(
+              `${side.name} ${turn} turn`,
+              runs.get(`${side.name} ${turn}${lo}`)!,
+              runs.get(`${side.name} ${turn}${hi}`)!,
+            ),
+          );
+    }
     return out;
   } finally {
     for (const side of sides) {
