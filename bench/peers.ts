@@ -28,7 +28,7 @@ import {
   type HistoryCounts,
 } from '../test/support/history-counts';
 import { cpuSeconds, pidByCommandLine, spawnWorkerProcess, type WorkerProcess } from './worker-process';
-import { backendCpuReader, likeLiteral, withApplicationName } from './load';
+import { backendCpuReader, likeLiteral, withApplicationName } from './postgres-backends';
 import {
   freePort,
   persistenceDelta,
@@ -38,6 +38,7 @@ import {
   type ServerMetrics,
 } from './peers/server-metrics';
 import type { Client } from '@temporalio/client';
+import type { LoadServer } from './load-server';
 
 const SIZE = Number(process.env.DREACT_BENCH_PEERS_SIZE ?? 100);
 const ROUND_COUNTS = (process.env.DREACT_BENCH_PEERS_ROUNDS ?? '3,12').split(',').map(Number);
@@ -283,6 +284,20 @@ export function ratioFigures(label: string, ours: PeerRun, peer: PeerRun): Recor
   return {
     [`${label}: CPU per round ours / peer`]: f2(cpuPerRound(ours).sum / cpuPerRound(peer).sum),
     [`${label}: rounds/s ours / peer`]: f2(rate(ours) / rate(peer)),
+  };
+}
+
+/** The peer on a load bench's dev server: `run(n, tag)` measures n loops of `rounds` rounds (after a warm-up). */
+export async function loadPeer(server: LoadServer, db: Db, rounds: number) {
+  const side = await peerSide(server.client, server.workerEnv.TEMPORAL_ADDRESS!);
+  const metrics = serverMetrics(server.metricsPort!);
+  await measure(side, server.pid!, metrics, db, 5, rounds, 'warm');
+  return {
+    run: (n: number, tag: string) => measure(side, server.pid!, metrics, db, n, rounds, tag),
+    async stop() {
+      side.worker.child.kill('SIGTERM');
+      await side.worker.exited;
+    },
   };
 }
 
