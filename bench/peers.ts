@@ -14,7 +14,7 @@
  */
 import { uptime, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { DreactClient } from '../client/api';
 import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { conversationWorkflowId } from '../core/turn/ids';
@@ -147,7 +147,10 @@ async function measure(
     postgres: backends?.cpuSeconds() ?? 0,
   };
   const persistence = persistenceDelta(p0, await metrics.persistence());
-  return { system: side.name, turns: n, rounds, wallMs, cpu, counts: await count(), persistence, load };
+  const run: PeerRun = { system: side.name, turns: n, rounds, wallMs, cpu, counts: await count(), persistence, load };
+  // Each run's figures as soon as it ends (a long invocation on a busy machine keeps what it measured).
+  if (n >= 10) console.error(`[peers] ${side.name} ${n}×${rounds} (${tag}): ${JSON.stringify(runFigures('', run))}`);
+  return run;
 }
 
 /** durable-react: the deployed worker process (workers/main.ts, compiled), the scripted model at zero latency. */

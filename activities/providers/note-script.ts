@@ -6,7 +6,7 @@
  * input holds the script's text (it was about half a 3-round turn's history bytes; issue 42).
  */
 import type { z } from 'zod';
-import type { ScriptSpecSchema } from '../../core/turn/contracts';
+import type { ScriptSpecSchema } from '../../core/model/config';
 import { ProviderError } from '../../core/model/provider';
 
 export const NOTES_ANSWER = 'All notes are written.';
