@@ -259,7 +259,7 @@ export function runFigures(label: string, r: PeerRun): Record<string, number | s
       .map((x) => x.toFixed(1))
       .join(' / '),
     [`${label}: per turn events / workflow tasks / state writes`]: `${f1(t.events)} / ${f1(t.workflowTasks)} / ${f1(t.stateWrites)}`,
-    [`${label}: failed or timed-out workflow tasks`]: r.counts.failedWorkflowTasks,
+    [`${label}: failed or timed-out workflow tasks (of which sticky schedule-to-start)`]: `${r.counts.failedWorkflowTasks} (${r.counts.stickyTimeouts})`,
     [`${label}: persistence requests per turn (by operation)`]: ops.join(', '),
     [`${label}: machine load at start`]: r.load,
   };

@@ -12,6 +12,10 @@
  *   DREACT_DB_POOL_MAX                    Postgres connections of the worker (default 20)
  *   DREACT_REUSE_V8_CONTEXT               on (the SDK's default) | off: one V8 context for every
  *                                         workflow, or one per workflow (bench peers measures both)
+ *   DREACT_STICKY_SCHEDULE_TO_START_MS    how long a workflow task waits for the worker that last ran
+ *                                         its workflow before any worker may take it (default 1 000:
+ *                                         a killed worker's turns move on within a second; on a
+ *                                         starved host more sticky tasks time out and replay whole)
  *   DREACT_NON_STICKY_TO_STICKY_POLL_RATIO pollers of the shared workflow queue per sticky-queue
  *                                         poller (the SDK's default 0.2 when unset)
  *
@@ -131,6 +135,7 @@ export function roleTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RoleTun
     ...out.workflows,
     maxConcurrentWorkflowTaskExecutions: shared.maxConcurrentWorkflowTaskExecutions,
     maxCachedWorkflows: shared.maxCachedWorkflows,
+    stickyQueueScheduleToStartTimeout: intFrom(env, 'DREACT_STICKY_SCHEDULE_TO_START_MS', 1_000, 100, 60_000),
     ...(shared.reuseV8Context !== undefined ? { reuseV8Context: shared.reuseV8Context } : {}),
     ...(shared.nonStickyToStickyPollRatio !== undefined
       ? { nonStickyToStickyPollRatio: shared.nonStickyToStickyPollRatio }

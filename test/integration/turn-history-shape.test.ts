@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { temporal } from '@temporalio/proto';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
-import { countEvents, historyEvents, type HistoryCounts } from '../support/history-counts';
+import { addCounts, countEvents, historyEvents, type HistoryCounts } from '../support/history-counts';
 import { conversationWorkflowId } from '../../core/turn/ids';
 
 let stack: TestStack;
@@ -58,16 +58,11 @@ async function turnShape(conversationId: string, rounds: number, before: number,
   const turn = await historyEvents(stack.server.env.client, started.workflowId);
   const persist = await historyEvents(stack.server.env.client, `${started.workflowId}/persist`);
   const [c, t, p] = [countEvents(conv), countEvents(turn), countEvents(persist)];
-  const sum = (k: keyof HistoryCounts) => c[k] + t[k] + p[k];
   return {
     conversation: c,
     turn: t,
     persist: p,
-    total: {
-      events: sum('events'),
-      workflowTasks: sum('workflowTasks'),
-      failedWorkflowTasks: sum('failedWorkflowTasks'),
-    },
+    total: addCounts(addCounts(c, t), p),
     listing: [
       `conversation: ${conv.map(name).join(' ')}`,
       `turn: ${turn.map(name).join(' ')}`,

@@ -12,15 +12,18 @@ export interface HistoryCounts {
   workflowTasks: number;
   /** Workflow tasks that failed or timed out (each is retried: more server work, no progress). */
   failedWorkflowTasks: number;
+  /** Of those, sticky-queue schedule-to-start timeouts (the worker did not poll its sticky queue in time). */
+  stickyTimeouts: number;
 }
 
-export const NO_COUNTS: HistoryCounts = { events: 0, workflowTasks: 0, failedWorkflowTasks: 0 };
+export const NO_COUNTS: HistoryCounts = { events: 0, workflowTasks: 0, failedWorkflowTasks: 0, stickyTimeouts: 0 };
 
 export function addCounts(a: HistoryCounts, b: HistoryCounts): HistoryCounts {
   return {
     events: a.events + b.events,
     workflowTasks: a.workflowTasks + b.workflowTasks,
     failedWorkflowTasks: a.failedWorkflowTasks + b.failedWorkflowTasks,
+    stickyTimeouts: a.stickyTimeouts + b.stickyTimeouts,
   };
 }
 
@@ -28,11 +31,14 @@ export function addCounts(a: HistoryCounts, b: HistoryCounts): HistoryCounts {
 export function countEvents(events: temporal.api.history.v1.IHistoryEvent[]): HistoryCounts {
   let workflowTasks = 0;
   let failedWorkflowTasks = 0;
+  let stickyTimeouts = 0;
   for (const e of events) {
     if (e.workflowTaskCompletedEventAttributes) workflowTasks++;
     if (e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes) failedWorkflowTasks++;
+    // TIMEOUT_TYPE_SCHEDULE_TO_START (2): only a sticky queue's workflow task times out before it starts.
+    if (e.workflowTaskTimedOutEventAttributes?.timeoutType === 2) stickyTimeouts++;
   }
-  return { events: events.length, workflowTasks, failedWorkflowTasks };
+  return { events: events.length, workflowTasks, failedWorkflowTasks, stickyTimeouts };
 }
 
 /** The events of a workflow's history (the current run). */

@@ -30,6 +30,15 @@ test('the V8 context reuse and the sticky poll ratio are the SDK defaults unless
   assert.equal(roles.workflows.reuseV8Context, true);
   assert.equal(roles.models.reuseV8Context, undefined);
   assert.equal('reuseV8Context' in roleTuningFromEnv({}).workflows, false);
+  assert.equal(roleTuningFromEnv({}).workflows.stickyQueueScheduleToStartTimeout, 1000);
+  assert.equal(
+    roleTuningFromEnv({ DREACT_STICKY_SCHEDULE_TO_START_MS: '10000' }).workflows.stickyQueueScheduleToStartTimeout,
+    10000,
+  );
+  assert.throws(
+    () => roleTuningFromEnv({ DREACT_STICKY_SCHEDULE_TO_START_MS: '5' }),
+    /DREACT_STICKY_SCHEDULE_TO_START_MS must be an integer from 100/,
+  );
   assert.throws(
     () => workerTuningFromEnv({ DREACT_REUSE_V8_CONTEXT: 'yes' }),
     /DREACT_REUSE_V8_CONTEXT must be "on" or "off"/,
