@@ -183,7 +183,7 @@ async function dreactSide(client: Client, address: string, db: Db, variant: Vari
       };
       const ids = Array.from({ length: n }, (_, i) => `peers_${index}_${tag}_${i}`);
       const started = await Promise.all(
-        ids.map((id) => api.startTurn(id, 'write the notes', { maxIterations: rounds + 2, model })),
+        ids.map((id) => api.startTurn(id, 'write the notes', { maxRounds: rounds + 2, model })),
       );
       const results = await Promise.all(started.map((s, i) => api.result(ids[i]!, s.turnIndex)));
       const wrong = results.filter((r) => r.rounds !== rounds);

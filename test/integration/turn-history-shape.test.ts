@@ -49,7 +49,7 @@ interface TurnShape {
 /** Runs a turn of `rounds` rounds (the next of `conversationId`) and counts what it added. */
 async function turnShape(conversationId: string, rounds: number, before: number, turns: number): Promise<TurnShape> {
   const started = await stack.client.startTurn(conversationId, 'write the notes', {
-    maxIterations: rounds + 2,
+    maxRounds: rounds + 2,
     model: script(rounds),
   });
   const result = await stack.client.result(conversationId, started.turnIndex);
