@@ -15,7 +15,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { request as httpRequest } from 'node:http';
 import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
 import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
-import { startGateway } from '../../apps/gateway/server';
+import { gatewayConfigFromEnv, startGateway } from '../../apps/gateway/server';
 import { readEvents } from '../../store/stream-bus';
 import { createApiKey } from '../../store/tenancy-store';
 
@@ -205,7 +205,7 @@ test('DNS rebinding: a valid key with a foreign Host or Origin → 403 JSON-RPC 
   await assert.rejects(connect(keyA, { origin: 'http://evil.example.com' }), /403|not allowed/);
 });
 
-test('DNS rebinding on a listening gateway: its own address passes, a rebound Host is refused', async () => {
+test('DNS rebinding on a listening gateway: its own address and DREACT_GATEWAY_HOSTNAMES pass, a rebound Host is refused', async () => {
   const running = await startGateway({
     client: stack.client,
     pool: stack.db.pool,
@@ -213,6 +213,7 @@ test('DNS rebinding on a listening gateway: its own address passes, a rebound Ho
     listen: false,
     port: 0,
     host: '127.0.0.1',
+    hostnames: gatewayConfigFromEnv({ DREACT_GATEWAY_HOSTNAMES: 'mcp.example.com, other.example.com,' }).hostnames,
     log: () => undefined,
   });
   try {
@@ -225,29 +226,34 @@ test('DNS rebinding on a listening gateway: its own address passes, a rebound Ho
     assert.ok((await client.listTools()).tools.length > 0);
     await client.close();
     // fetch does not let a caller choose Host; node:http does (what a rebound page's request carries).
-    const status = await new Promise<number>((resolve, reject) => {
-      const body = JSON.stringify(toolsList);
-      const req = httpRequest(
-        `${running.url}/mcp`,
-        {
-          method: 'POST',
-          headers: {
-            host: `evil.example.com:${running.port}`,
-            authorization: `Bearer ${keyA}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'content-length': Buffer.byteLength(body),
+    const statusFor = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify(toolsList);
+        const req = httpRequest(
+          `${running.url}/mcp`,
+          {
+            method: 'POST',
+            headers: {
+              host,
+              authorization: `Bearer ${keyA}`,
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'content-length': Buffer.byteLength(body),
+            },
           },
-        },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-    assert.equal(status, 403);
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    assert.equal(await statusFor(`evil.example.com:${running.port}`), 403);
+    // A name from DREACT_GATEWAY_HOSTNAMES (what a proxy in front forwards) passes; others do not.
+    assert.equal(await statusFor('mcp.example.com'), 200);
+    assert.equal(await statusFor(`Other.Example.com:${running.port}`), 200);
+    assert.equal(await statusFor('mcp.example.com.evil.example.com'), 403);
   } finally {
     await running.close();
   }
