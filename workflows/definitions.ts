@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { StartTurnRequest, TurnState, UserEvent } from '../core/turn/contracts';
+import type { StartTurnRequest, TurnInput, TurnResult, TurnState, UserEvent } from '../core/turn/contracts';
 import type { ApprovalDecision, DecideToolCallArgs, PendingApproval } from '../core/governance/approval';
 
 /**
@@ -15,6 +15,13 @@ import type { ApprovalDecision, DecideToolCallArgs, PendingApproval } from '../c
  * bounded by its iteration budget).
  */
 export const SHORT_WORKFLOW_TASK_TIMEOUT = '2 seconds';
+
+/**
+ * The turn workflow's type name and function type: what a parent (ConversationWorkflow, a
+ * delegating turn) or a client starts and awaits, without importing the turn's code.
+ */
+export const TURN_WORKFLOW = 'TurnWorkflow';
+export type TurnWorkflowFn = (input: TurnInput) => Promise<TurnResult>;
 
 export const followupSignal = defineSignal<[UserEvent]>('followup');
 export const steerSignal = defineSignal<[UserEvent]>('steer');

@@ -9,11 +9,11 @@
  */
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
-import type { TurnActivities } from '../activities/turn-activities';
-import type { AgentRef } from '../core/agents/ref';
-import type { DecideInput, DecideOutcome, ModelConfig, UserEvent } from '../core/turn/contracts';
-import type { ServedBy } from '../core/model/provider';
-import type { RoleQueues } from './role-queue';
+import type { TurnActivities } from '../../activities/turn-activities';
+import type { AgentRef } from '../../core/agents/ref';
+import type { DecideInput, DecideOutcome, ModelConfig, UserEvent } from '../../core/turn/contracts';
+import type { ServedBy } from '../../core/model/provider';
+import type { RoleQueues } from '../role-queue';
 
 /**
  * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut

@@ -27,14 +27,13 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ScheduledChildCall } from '../core/tools/call-plan';
-import type { ToolInput, ToolOutcome, Usage, UserEvent } from '../core/turn/contracts';
-import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import { subagentSummary } from '../core/agents/subagents';
-import { turnIdFor } from '../core/turn/ids';
-import type { DelegationStart } from '../activities/agents/delegate';
-import type { TurnWorkflow } from './turn';
-import type { RoleQueues } from './role-queue';
+import type { ScheduledChildCall } from '../../core/tools/call-plan';
+import type { ToolInput, ToolOutcome, Usage, UserEvent } from '../../core/turn/contracts';
+import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import { subagentSummary } from '../../core/agents/subagents';
+import { turnIdFor } from '../../core/turn/ids';
+import type { DelegationStart } from '../../activities/agents/delegate';
+import type { RoleQueues } from '../role-queue';
 import {
   AgentNameKey,
   ConversationIdKey,
@@ -44,9 +43,11 @@ import {
   SHORT_WORKFLOW_TASK_TIMEOUT,
   steerSignal,
   TenantIdKey,
+  TURN_WORKFLOW,
   TurnIndexKey,
+  type TurnWorkflowFn,
   TurnStatusKey,
-} from './definitions';
+} from '../definitions';
 
 // Each call passes the plan's options; these are the fallbacks.
 const prepareActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<DelegationStart>>>({
@@ -90,7 +91,7 @@ export function subagentStep(ctx: {
         const owner = workflowInfo().typedSearchAttributes;
         const tenant = owner.get(TenantIdKey);
         const project = owner.get(ProjectIdKey);
-        const child = await startChild<typeof TurnWorkflow>('TurnWorkflow', {
+        const child = await startChild<TurnWorkflowFn>(TURN_WORKFLOW, {
           workflowId: start.workflowId,
           args: [
             {

@@ -6,7 +6,7 @@
  * instead of looping.
  */
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
-import { addUsage, ZERO_USAGE } from '../core/model/provider';
+import { addUsage, ZERO_USAGE } from '../../core/model/provider';
 import type {
   CompactionReason,
   DecideOutcome,
@@ -14,10 +14,10 @@ import type {
   RoundOutcome,
   TurnPlacement,
   Usage,
-} from '../core/turn/contracts';
-import type { AgentRef } from '../core/agents/ref';
-import { CompactionWorkflow } from './compaction';
-import { SHORT_WORKFLOW_TASK_TIMEOUT } from './definitions';
+} from '../../core/turn/contracts';
+import type { AgentRef } from '../../core/agents/ref';
+import { CompactionWorkflow } from '../compaction';
+import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../definitions';
 
 /** Compactions one round may run before the turn gives up on its budget. */
 const MAX_COMPACTIONS_PER_ROUND = 2;

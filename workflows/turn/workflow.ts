@@ -17,11 +17,11 @@ import {
   log,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { TurnActivities } from '../activities/turn-activities';
-import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
-import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
-import { normaliseEventText } from '../core/text';
+import type { TurnActivities } from '../../activities/turn-activities';
+import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import { DEFAULT_MAX_ITERATIONS } from '../../core/turn/ids';
+import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
+import { normaliseEventText } from '../../core/text';
 import type {
   CompletionPath,
   ModelConfig,
@@ -31,9 +31,9 @@ import type {
   TurnResult,
   TurnState,
   UserEvent,
-} from '../core/turn/contracts';
-import { IterationBudget } from '../core/turn/budget';
-import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
+} from '../../core/turn/contracts';
+import { IterationBudget } from '../../core/turn/budget';
+import { afterRound, nextRound, type RoundResult } from '../../core/turn/next-step';
 import {
   followupSignal,
   SHORT_WORKFLOW_TASK_TIMEOUT,
@@ -41,18 +41,18 @@ import {
   steerSignal,
   turnStateQuery,
   TurnStatusKey,
-} from './definitions';
-import type { TurnSlotActivities } from '../activities/governance/turn-slots';
-import { PersistTurnWorkflow } from './persist';
+} from '../definitions';
+import type { TurnSlotActivities } from '../../activities/governance/turn-slots';
+import { PersistTurnWorkflow } from '../persist';
 import { compactionStep } from './compaction-step';
 import { toolStep } from './tool-step';
 import { decideStep } from './decide-step';
-import { failureMessage } from './failure';
-import { roleQueues, type RoleQueues } from './role-queue';
-import { turnMetrics } from './metrics';
+import { failureMessage } from '../failure';
+import { roleQueues, type RoleQueues } from '../role-queue';
+import { turnMetrics } from '../metrics';
 
 // Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
-import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../core/tools/selection';
+import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selection';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>({

@@ -27,8 +27,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ApprovalActivities } from '../activities/approval/approval-activities';
-import type { TurnActivities } from '../activities/turn-activities';
+import type { ApprovalActivities } from '../../activities/approval/approval-activities';
+import type { TurnActivities } from '../../activities/turn-activities';
 import {
   APPROVAL_DENIED,
   APPROVAL_TIMEOUT,
@@ -38,10 +38,10 @@ import {
   expiredObservation,
   type ApprovalDecision,
   type PendingApproval,
-} from '../core/governance/approval';
-import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
-import type { AgentRef } from '../core/agents/ref';
-import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from './definitions';
+} from '../../core/governance/approval';
+import type { ToolCallPlan, ToolInput, ToolOutcome } from '../../core/turn/contracts';
+import type { AgentRef } from '../../core/agents/ref';
+import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from '../definitions';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>({

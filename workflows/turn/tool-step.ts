@@ -14,15 +14,15 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import type { TurnActivities } from '../activities/turn-activities';
-import { callStages, scheduleToolCall, type ScheduledActivity } from '../core/tools/call-plan';
-import type { ToolCallPlan, ToolInput, ToolOutcome, UserEvent } from '../core/turn/contracts';
-import type { AgentRef } from '../core/agents/ref';
-import { failureMessage } from './failure';
+import type { TurnActivities } from '../../activities/turn-activities';
+import { callStages, scheduleToolCall, type ScheduledActivity } from '../../core/tools/call-plan';
+import type { ToolCallPlan, ToolInput, ToolOutcome, UserEvent } from '../../core/turn/contracts';
+import type { AgentRef } from '../../core/agents/ref';
+import { failureMessage } from '../failure';
 import { approvalStep, type ApprovalStep } from './approval-step';
 import { subagentStep, type SubagentStep } from './subagent-step';
-import type { RoleQueues } from './role-queue';
-import { atLeast } from '../core/turn/timeouts';
+import type { RoleQueues } from '../role-queue';
+import { atLeast } from '../../core/turn/timeouts';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>({
