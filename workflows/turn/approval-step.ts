@@ -19,14 +19,7 @@
  * one by one. A subagent's turn waits the same way in its own workflow; the parent lists it through
  * `runningSubagents` (workflows/subagent-step.ts, client/approvals.ts).
  */
-import {
-  ApplicationFailure,
-  condition,
-  proxyActivities,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../../activities/approval/approval-activities';
 import type { TurnActivities } from '../../activities/turn-activities';
 import {
@@ -40,18 +33,12 @@ import {
   type PendingApproval,
 } from '../../core/governance/approval';
 import type { ToolCallPlan, ToolInput, ToolOutcome } from '../../core/turn/contracts';
-import type { AgentRef } from '../../core/agents/ref';
-import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from '../definitions';
+import { decideToolCallUpdate, pendingApprovalsQuery } from '../definitions';
+import { SHORT_STEP } from './activity-options';
+import type { TurnRun } from './run';
 
-// Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
-const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 10 },
-});
-const { recordToolFailure } = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 10 },
-});
+const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>(SHORT_STEP);
+const { recordToolFailure } = proxyActivities<TurnActivities>(SHORT_STEP);
 
 /** What to do with a call after its wait: run it (with edited params), or its observation. */
 export type ApprovalGate = { run: true; params?: Record<string, unknown> } | { run: false; outcome: ToolOutcome };
@@ -61,13 +48,7 @@ export interface ApprovalStep {
   gate(call: ToolCallPlan, input: ToolInput): Promise<ApprovalGate>;
 }
 
-export function approvalStep(ctx: {
-  conversationId: string;
-  turnId: string;
-  agent?: AgentRef;
-  /** Told when the turn starts or stops waiting for a person (the state query's status). */
-  onWaiting?(waiting: boolean): void;
-}): ApprovalStep {
+export function approvalStep(run: TurnRun): ApprovalStep {
   const pending = new Map<string, PendingApproval>();
   const decided = new Map<string, ApprovalDecision>();
 
@@ -94,21 +75,12 @@ export function approvalStep(ctx: {
   );
   setHandler(pendingApprovalsQuery, () => [...pending.values()]);
 
-  /** Calls between their request and their decision (pending lists them once the request is recorded). */
-  let waitingCalls = 0;
-  const setWaiting = (delta: number) => {
-    waitingCalls += delta;
-    const waiting = waitingCalls > 0;
-    upsertSearchAttributes([{ key: TurnStatusKey, value: waiting ? 'awaiting_approval' : 'running' }]);
-    ctx.onWaiting?.(waiting);
-  };
-
   return {
     async gate(call, input) {
       const spec = call.approval!;
       const { callId, toolId } = call;
       const timeoutMs = spec.timeoutSeconds * 1000;
-      setWaiting(+1);
+      run.status.approvalWait(+1);
       let decision: ApprovalDecision | undefined;
       try {
         // The request's times come from the activity (recorded in history), not a clock read here.
@@ -116,16 +88,16 @@ export function approvalStep(ctx: {
           { summary: `approval requested: ${call.summary}`.slice(0, 160) },
           [
             {
-              conversationId: ctx.conversationId,
-              turnId: ctx.turnId,
-              workflowId: workflowInfo().workflowId,
+              conversationId: run.conversationId,
+              turnId: run.turnId,
+              workflowId: run.workflowId,
               callId,
               toolId,
               summary: call.summary,
               source: spec.source,
               timeoutSeconds: spec.timeoutSeconds,
               onTimeout: spec.onTimeout,
-              ...(ctx.agent ? { agent: ctx.agent } : {}),
+              ...run.withAgent(),
             },
           ],
         );
@@ -134,7 +106,7 @@ export function approvalStep(ctx: {
           callId,
           toolId,
           summary: call.summary,
-          turnId: ctx.turnId,
+          turnId: run.turnId,
           since: requested.requestedAt,
           expiresAt: requested.expiresAt,
           onTimeout: spec.onTimeout,
@@ -144,7 +116,7 @@ export function approvalStep(ctx: {
         decision = got ? decided.get(callId)! : undefined;
       } finally {
         pending.delete(callId);
-        setWaiting(-1);
+        run.status.approvalWait(-1);
       }
       if (!decision && spec.onTimeout === 'fail') {
         await recordApprovalDecision.executeWithOptions(

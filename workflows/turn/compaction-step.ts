@@ -7,17 +7,10 @@
  */
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
 import { addUsage, ZERO_USAGE } from '../../core/model/provider';
-import type {
-  CompactionReason,
-  DecideOutcome,
-  ModelConfig,
-  RoundOutcome,
-  TurnPlacement,
-  Usage,
-} from '../../core/turn/contracts';
-import type { AgentRef } from '../../core/agents/ref';
+import type { CompactionReason, DecideOutcome, RoundOutcome, Usage } from '../../core/turn/contracts';
 import { CompactionWorkflow } from '../compaction';
 import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../definitions';
+import type { TurnRun } from './run';
 
 /** Compactions one round may run before the turn gives up on its budget. */
 const MAX_COMPACTIONS_PER_ROUND = 2;
@@ -35,45 +28,34 @@ export interface CompactionStep {
   readonly usage: Usage;
 }
 
-export function compactionStep(ctx: {
-  workflowId: string;
-  conversationId: string;
-  turnId: string;
-  model: ModelConfig;
-  /** The turn's agent version (the summariser is its compaction role). */
-  agent?: AgentRef;
-  /** The turn's role queues and timeouts: the summariser is a models activity. */
-  placement?: TurnPlacement;
-  onStart(line: string): void;
-  onEnd(): void;
-}): CompactionStep {
+export function compactionStep(run: TurnRun): CompactionStep {
   let count = 0;
   let usage = ZERO_USAGE;
 
   const compact = async (reason: CompactionReason, over: Over): Promise<void> => {
     count += 1;
-    const compactionId = `${ctx.workflowId}/compact/${count}`;
-    ctx.onStart(`compacting (${reason}: ${over.estimate} > ${over.budget} tokens)`);
+    const compactionId = `${run.workflowId}/compact/${count}`;
+    run.status.compacting(`compacting (${reason}: ${over.estimate} > ${over.budget} tokens)`);
     const result = await executeChild(CompactionWorkflow, {
       workflowId: compactionId,
       workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
       args: [
         {
-          conversationId: ctx.conversationId,
-          turnId: ctx.turnId,
+          conversationId: run.conversationId,
+          turnId: run.turnId,
           compactionId,
           reason,
           budget: over.budget,
           estimate: over.estimate,
           systemTokens: over.systemTokens,
-          model: ctx.model,
-          ...(ctx.agent ? { agent: ctx.agent } : {}),
-          ...(ctx.placement ? { placement: ctx.placement } : {}),
+          model: run.model,
+          ...run.withAgent(),
+          ...(run.placement ? { placement: run.placement } : {}),
         },
       ],
       staticSummary: `compact ${reason === 'context_length' ? 'after a context-limit refusal' : 'before the round'} (${over.estimate} > ${over.budget} tokens)`,
     });
-    ctx.onEnd();
+    run.status.compacted();
     if (result.status === 'compacted') {
       usage = addUsage(usage, result.usage);
       return;

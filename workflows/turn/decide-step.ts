@@ -10,10 +10,10 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import type { TurnActivities } from '../../activities/turn-activities';
-import type { AgentRef } from '../../core/agents/ref';
-import type { DecideInput, DecideOutcome, ModelConfig, UserEvent } from '../../core/turn/contracts';
+import type { DecideInput, DecideOutcome, UserEvent } from '../../core/turn/contracts';
 import type { ServedBy } from '../../core/model/provider';
-import type { RoleQueues } from '../role-queue';
+import type { OpenedTurn } from './open-step';
+import type { TurnRun } from './run';
 
 /**
  * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut
@@ -66,28 +66,13 @@ export interface DecideStep {
   modelLine(): string;
 }
 
-export function decideStep(ctx: {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
-  model: ModelConfig;
-  /** The native protocol (`decideNative`), else channels (`decide`). */
-  native: boolean;
-  /** Native two-phase mode: the loop's rounds do not stream an answer (a synthesis call does). */
-  twoPhase: boolean;
-  /** The turn's own context budget, when it set one. */
-  contextMaxTokens?: number;
-  /** The turn's agent version (absent in histories recorded before agents). */
-  agent?: AgentRef;
-  cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
-  /** The models role's queue and timeouts (workflows/role-queue.ts). */
-  roles: RoleQueues;
-}): DecideStep {
-  const { conversationId, turnId, turnIndex, model, twoPhase, contextMaxTokens, cancellable, roles } = ctx;
+export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'twoPhase'>): DecideStep {
+  const { conversationId, turnId, turnIndex, model, contextMaxTokens, roles } = run;
+  const { twoPhase } = opened;
   const { modelsHeartbeatMs, modelsStartToCloseMs } = roles.timeouts;
   const timeouts = { heartbeatTimeout: modelsHeartbeatMs, startToCloseTimeout: modelsStartToCloseMs };
-  const decideActivity = ctx.native ? decideNative : decide;
-  const withAgent = ctx.agent ? { agent: ctx.agent } : {};
+  const decideActivity = opened.native ? decideNative : decide;
+  const withAgent = run.withAgent();
   // Rounds by the model that answered them (outcomes recorded before it was carried name none).
   const answered = new Map<string, { by: ServedBy; rounds: number[] }>();
   const note = (round: number, outcome: DecideOutcome | undefined): DecideOutcome | undefined => {
@@ -125,7 +110,7 @@ export function decideStep(ctx: {
           decideActivity.executeWithOptions({ summary, ...timeouts, ...bound, ...placed }, [decideInput]),
         );
       return async () =>
-        note(round, finalize ? await call(FINALIZE_BOUND) : await cancellable(() => call(WAIT_FOR_CANCEL)));
+        note(round, finalize ? await call(FINALIZE_BOUND) : await run.cancellable(() => call(WAIT_FOR_CANCEL)));
     },
   };
 }

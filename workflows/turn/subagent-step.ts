@@ -28,12 +28,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ScheduledChildCall } from '../../core/tools/call-plan';
-import type { ToolInput, ToolOutcome, Usage, UserEvent } from '../../core/turn/contracts';
+import type { ToolInput, ToolOutcome, Usage } from '../../core/turn/contracts';
 import { addUsage, ZERO_USAGE } from '../../core/model/provider';
 import { subagentSummary } from '../../core/agents/subagents';
 import { turnIdFor } from '../../core/turn/ids';
 import type { DelegationStart } from '../../activities/agents/delegate';
-import type { RoleQueues } from '../role-queue';
+import type { TurnRun } from './run';
 import {
   AgentNameKey,
   ConversationIdKey,
@@ -67,21 +67,18 @@ export interface SubagentStep {
   readonly usage: Usage;
 }
 
-export function subagentStep(ctx: {
-  /** The steer that is stopping the turn, if one is (forwarded to a running child). */
-  steerEvent?(): UserEvent | undefined;
-  /** The tools role's queue: prepare and the answer's append are tool activities. */
-  roles: RoleQueues;
-}): SubagentStep {
+export function subagentStep(run: TurnRun): SubagentStep {
+  // prepare and the answer's append are tool activities, on the tools role's queue.
+  const { roles } = run;
   let count = 0;
   let usage = ZERO_USAGE;
   const running = new Map<string, RunningSubagent>();
   setHandler(runningSubagentsQuery, () => [...running.values()]);
 
-  const run = async (input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome> => {
+  const runCall = async (input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome> => {
     const outer = CancellationScope.current();
     return CancellationScope.nonCancellable(async () => {
-      const prepared = await ctx.roles.run('tools', undefined, (placed) =>
+      const prepared = await roles.run('tools', undefined, (placed) =>
         prepareActivities[scheduled.prepare.activity]!.executeWithOptions({ ...scheduled.prepare.options, ...placed }, [
           input,
         ]),
@@ -126,7 +123,7 @@ export function subagentStep(ctx: {
         // The parent's steer or cancellation reaches the child.
         let cancelled = false;
         outer.cancelRequested.catch(() => {
-          const steer = ctx.steerEvent?.();
+          const steer = run.steerEvent();
           const handle = getExternalWorkflowHandle(start.workflowId);
           cancelled = steer === undefined;
           const sent = steer
@@ -150,14 +147,14 @@ export function subagentStep(ctx: {
           running.delete(input.callId);
         }
       }
-      return ctx.roles.run('tools', undefined, (placed) =>
+      return roles.run('tools', undefined, (placed) =>
         toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...placed }, [input]),
       );
     });
   };
 
   return {
-    run,
+    run: runCall,
     get count() {
       return count;
     },
