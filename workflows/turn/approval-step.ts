@@ -13,27 +13,23 @@
  *   the call's observation, so every tool_use still has its tool_result; `on_timeout: fail` fails
  *   the turn.
  *
- * The Update's validator rejects an unknown or already decided call, a malformed edit and a
- * principal without the `approve` scope (core/governance/approval.ts): a rejected Update never
- * reaches history. Calls of one round (concurrent explorations, multi-action) wait and are decided
+ * The Update (registered with the turn's other handlers, workflows/turn/run.ts) validates first: it
+ * rejects an unknown or already decided call, a malformed edit and a principal without the
+ * `approve` scope (core/governance/approval.ts), and a rejected Update never reaches history. Calls of one round (concurrent explorations, multi-action) wait and are decided
  * one by one. A subagent's turn waits the same way in its own workflow; the parent lists it through
- * `runningSubagents` (workflows/subagent-step.ts, client/approvals.ts).
+ * `runningSubagents` (workflows/turn/subagent-step.ts, client/approvals.ts).
  */
-import { ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, proxyActivities } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../../activities/approval/approval-activities';
 import type { TurnActivities } from '../../activities/turn-activities';
 import {
   APPROVAL_DENIED,
   APPROVAL_TIMEOUT,
-  deciderName,
-  decisionProblem,
   deniedObservation,
   expiredObservation,
   type ApprovalDecision,
-  type PendingApproval,
 } from '../../core/governance/approval';
 import type { ToolCallPlan, ToolInput, ToolOutcome } from '../../core/turn/contracts';
-import { decideToolCallUpdate, pendingApprovalsQuery } from '../definitions';
 import { SHORT_STEP } from './activity-options';
 import type { TurnRun } from './run';
 
@@ -49,31 +45,8 @@ export interface ApprovalStep {
 }
 
 export function approvalStep(run: TurnRun): ApprovalStep {
-  const pending = new Map<string, PendingApproval>();
-  const decided = new Map<string, ApprovalDecision>();
-
-  setHandler(
-    decideToolCallUpdate,
-    (args) => {
-      const decision: ApprovalDecision = {
-        callId: args.callId,
-        decision: args.decision,
-        by: deciderName(args.principal),
-        ...(args.reason ? { reason: args.reason } : {}),
-        ...(args.decision === 'edit' && args.params ? { params: args.params } : {}),
-      };
-      decided.set(args.callId, decision);
-      return decision;
-    },
-    {
-      validator: (args) => {
-        const problem = decisionProblem(args, new Set(pending.keys()), new Set(decided.keys()));
-        if (problem) throw new Error(problem);
-      },
-      description: 'Approve, deny or edit a tool call that waits for a person (callId, decision, reason, params)',
-    },
-  );
-  setHandler(pendingApprovalsQuery, () => [...pending.values()]);
+  // The decideToolCall Update and the pendingApprovals query read and fill these (workflows/turn/run.ts).
+  const { pending, decided } = run.approvals;
 
   return {
     async gate(call, input) {

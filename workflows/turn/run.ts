@@ -1,9 +1,10 @@
 /**
- * The turn's run: its ids, budget, usage and events, the signal and query handlers that feed and
- * read them, the scope a steer cancels, Temporal UI's current details — and the turn's status. This
- * file is the one writer of the state query's `status` and of the `TurnStatus` search attribute:
- * the steps say what happens (queued, compacting, waiting for a person, …) and the run writes both,
- * so the search attribute is upserted exactly where it was when each step wrote its own.
+ * The turn's run: its ids, budget, usage and events; the turn's signal, query and Update handlers
+ * (followup, steer, slotGranted; state, pendingApprovals, runningSubagents; decideToolCall) and the
+ * state they feed and read; the scope a steer cancels; Temporal UI's current details — and the
+ * turn's status. This file is the one writer of the state query's `status` and of the `TurnStatus`
+ * search attribute: the steps say what happens (queued, compacting, waiting for a person, …) and
+ * the run writes both, the search attribute upserted exactly where the steps used to write it.
  *
  * Which statuses reach the search attribute: `queued`, `running`, `awaiting_approval`, `completed`
  * and `failed` (what Temporal UI and `dreact` list turns by); `compacting`, `finalizing` and
@@ -25,7 +26,23 @@ import type { AgentRef } from '../../core/agents/ref';
 import { normaliseEventText } from '../../core/text';
 import type { ModelConfig, TurnInput, TurnPlacement, TurnStatus, Usage, UserEvent } from '../../core/turn/contracts';
 import { IterationBudget } from '../../core/turn/budget';
-import { followupSignal, slotGrantedSignal, steerSignal, turnStateQuery, TurnStatusKey } from '../definitions';
+import {
+  deciderName,
+  decisionProblem,
+  type ApprovalDecision,
+  type PendingApproval,
+} from '../../core/governance/approval';
+import {
+  decideToolCallUpdate,
+  followupSignal,
+  pendingApprovalsQuery,
+  runningSubagentsQuery,
+  slotGrantedSignal,
+  steerSignal,
+  turnStateQuery,
+  TurnStatusKey,
+  type RunningSubagent,
+} from '../definitions';
 import { roleQueues, type RoleQueues } from '../role-queue';
 import { turnMetrics, type TurnMetrics } from '../metrics';
 
@@ -90,6 +107,16 @@ export interface TurnRun {
   followupWaiting(): boolean;
   /** Whether the tenant's queue granted this turn's slot. */
   readonly slotGranted: boolean;
+  /**
+   * Tool calls waiting for a person (listed once their request is recorded) and the decisions the
+   * `decideToolCall` Update brought; the approval step fills `pending` (workflows/turn/approval-step.ts).
+   */
+  readonly approvals: {
+    readonly pending: Map<string, PendingApproval>;
+    readonly decided: Map<string, ApprovalDecision>;
+  };
+  /** The subagent turns this turn's delegate calls run now (workflows/turn/subagent-step.ts). */
+  readonly subagents: Map<string, RunningSubagent>;
 
   /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
   cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
@@ -187,6 +214,37 @@ export function turnRun(input: TurnInput): TurnRun {
     ...(status === 'queued' && queuePosition !== undefined ? { queuePosition } : {}),
   }));
 
+  // A person's decision on a waiting call, straight to this workflow (docs/governance.md): its
+  // validator keeps an unknown or decided call, a malformed edit and a principal without the
+  // `approve` scope out of history.
+  const approvals = { pending: new Map<string, PendingApproval>(), decided: new Map<string, ApprovalDecision>() };
+  setHandler(
+    decideToolCallUpdate,
+    (args) => {
+      const decision: ApprovalDecision = {
+        callId: args.callId,
+        decision: args.decision,
+        by: deciderName(args.principal),
+        ...(args.reason ? { reason: args.reason } : {}),
+        ...(args.decision === 'edit' && args.params ? { params: args.params } : {}),
+      };
+      approvals.decided.set(args.callId, decision);
+      return decision;
+    },
+    {
+      validator: (args) => {
+        const { pending, decided } = approvals;
+        const problem = decisionProblem(args, new Set(pending.keys()), new Set(decided.keys()));
+        if (problem) throw new Error(problem);
+      },
+      description: 'Approve, deny or edit a tool call that waits for a person (callId, decision, reason, params)',
+    },
+  );
+  setHandler(pendingApprovalsQuery, () => [...approvals.pending.values()]);
+  // A client reaches a subagent's waiting calls from the parent through this (client/approvals.ts).
+  const subagents = new Map<string, RunningSubagent>();
+  setHandler(runningSubagentsQuery, () => [...subagents.values()]);
+
   // The one writer of the status and of the TurnStatus search attribute.
   /** Tool calls between their approval request and their decision. */
   let waitingCalls = 0;
@@ -276,6 +334,8 @@ export function turnRun(input: TurnInput): TurnRun {
     get slotGranted() {
       return slotGranted;
     },
+    approvals,
+    subagents,
     async cancellable<T>(fn: () => Promise<T>): Promise<T | undefined> {
       const scope = new CancellationScope();
       inflight = scope;

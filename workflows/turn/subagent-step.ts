@@ -12,7 +12,7 @@
  * a cancellation of the parent cancels the child (and its parent-close policy does too).
  * The child's model usage (its compactions and own subagents included) rolls up into `usage`.
  *
- * The `runningSubagents` query lists the children running now, so a client can reach a child's
+ * The `runningSubagents` query (workflows/turn/run.ts) lists the children running now, so a client can reach a child's
  * waiting calls from the parent (client/approvals.ts: a subagent's approval surfaces in the parent
  * conversation and is decided there). A query handler adds nothing to history.
  */
@@ -23,7 +23,6 @@ import {
   log,
   ParentClosePolicy,
   proxyActivities,
-  setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -38,8 +37,6 @@ import {
   AgentNameKey,
   ConversationIdKey,
   ProjectIdKey,
-  runningSubagentsQuery,
-  type RunningSubagent,
   SHORT_WORKFLOW_TASK_TIMEOUT,
   steerSignal,
   TenantIdKey,
@@ -72,8 +69,8 @@ export function subagentStep(run: TurnRun): SubagentStep {
   const { roles } = run;
   let count = 0;
   let usage = ZERO_USAGE;
-  const running = new Map<string, RunningSubagent>();
-  setHandler(runningSubagentsQuery, () => [...running.values()]);
+  // The runningSubagents query lists these (workflows/turn/run.ts).
+  const running = run.subagents;
 
   const runCall = async (input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome> => {
     const outer = CancellationScope.current();
