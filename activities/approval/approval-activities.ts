@@ -1,5 +1,5 @@
 /**
- * The approval steps of a tool call around the turn's durable wait (workflows/approval-step.ts):
+ * The approval steps of a tool call around the turn's durable wait (workflows/turn/approval-step.ts):
  * the request (an approval-request block with the tool, its params and the model's stated reason,
  * and the `approval` stream event) and the decision (a decision block the model reads next round,
  * and the stream event). Both idempotent: deterministic block ids, appends that skip existing ids.
@@ -18,7 +18,7 @@ import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { appendBlocks, loadBlocksById } from '../../store/timeline-store';
 import { StreamPublisher } from '../../store/publisher';
 import { APPROVAL_DECISION_BLOCK, APPROVAL_REQUEST_BLOCK, type ApprovalSpec } from '../../core/governance/approval';
-import type { ToolInput } from '../../core/turn/contracts';
+import type { ToolInput } from '../../core/turn/activity-contracts';
 import type { AgentRef } from '../../core/agents/ref';
 import { turnAgent } from '../agents/turn-agent';
 import { delegationDepth, parentConversationOf } from '../../core/agents/subagents';

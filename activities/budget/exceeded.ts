@@ -2,14 +2,14 @@
  * A round whose model call a spend cap refused (activities/budget/budgeted-provider.ts): no request
  * was sent; the round appends a notice naming the budget and the turn's answer saying so, streams
  * the answer, and returns a final outcome with completion path `budget_exceeded` — the turn ends
- * there (workflows/turn.ts), visible in the CLI, the gateway and the web chat like any answer.
+ * there (workflows/turn/workflow.ts), visible in the CLI, the gateway and the web chat like any answer.
  */
 import type { Pool } from 'pg';
 import { makeBlock, type Block } from '../../core/timeline/block';
 import { roundBlocks } from '../../core/turn/round-blocks';
 import { budgetExceededAnswer, type BudgetUse } from '../../core/governance/budget';
 import { ZERO_USAGE } from '../../core/model/provider';
-import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
+import type { DecideInput, DecideOutcome } from '../../core/turn/activity-contracts';
 import type { ToolRegistry } from '../../core/tools/registry';
 import { appendBlocks } from '../../store/timeline-store';
 import type { StreamPublisher } from '../../store/publisher';

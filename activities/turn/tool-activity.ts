@@ -22,7 +22,8 @@ import { Context, CancelledFailure } from '@temporalio/activity';
 import { workerShutdownFailure } from '../cancellation';
 import type { Pool } from 'pg';
 import { blockId, makeBlock, type Block } from '../../core/timeline/block';
-import { preview, type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/contracts';
+import { preview } from '../../core/turn/contracts';
+import { type ToolFailureInput, type ToolInput, type ToolOutcome } from '../../core/turn/activity-contracts';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlock, loadBlocksById } from '../../store/timeline-store';
 import { heldToolResult, holdToolResult } from '../../store/tool-results-store';
@@ -228,7 +229,7 @@ export function makeRecordToolFailure(deps: ActivityDeps) {
     });
     const observation: ToolObservation = {
       ok: false,
-      // A person's denial (workflows/approval-step.ts) is the observation as it is.
+      // A person's denial (workflows/turn/approval-step.ts) is the observation as it is.
       text: input.failureType === APPROVAL_DENIED ? input.error : `tool ${input.toolId} failed: ${input.error}`,
       meta: { failure_type: input.failureType ?? null, retry_state: input.retryState ?? null },
     };

@@ -17,11 +17,11 @@ import { z } from 'zod';
 import { WorkflowUpdateFailedError, WithStartWorkflowOperation } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { conversationWorkflowId, turnWorkflowId } from '../../core/turn/ids';
-import { followupSignal, startTurnUpdate, steerSignal } from '../../workflows/definitions';
+import { followupSignal, startTurnUpdate, steerSignal } from '../../contract/definitions';
 import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { ProviderError, type ModelProvider } from '../../core/model/provider';
@@ -310,7 +310,7 @@ test('attack: a steer while every decide attempt fails ends the turn in seconds,
   );
   const t0 = Date.now();
   await stack.client.steer(id, 'stop now');
-  // The finalize round is bounded (workflows/turn.ts finalizeBound): the turn fails with its failure.
+  // The finalize round is bounded (workflows/turn/decide-step.ts FINALIZE_BOUND): the turn fails with its failure.
   const outcome = await within(
     45_000,
     'the steered turn whose rounds keep failing',

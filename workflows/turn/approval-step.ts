@@ -29,7 +29,8 @@ import {
   expiredObservation,
   type ApprovalDecision,
 } from '../../core/governance/approval';
-import type { ToolCallPlan, ToolInput, ToolOutcome } from '../../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../../core/tools/call-plan';
 import { SHORT_STEP } from './activity-options';
 import type { TurnRun } from './run';
 

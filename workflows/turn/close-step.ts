@@ -6,7 +6,7 @@
 import { executeChild, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { TurnActivities } from '../../activities/turn-activities';
 import type { CompletionPath, TurnInput, TurnResult } from '../../core/turn/contracts';
-import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../definitions';
+import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../../contract/definitions';
 import { PersistTurnWorkflow } from '../persist';
 import { failureMessage } from '../failure';
 import { turnMetrics } from '../metrics';

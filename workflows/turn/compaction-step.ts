@@ -7,9 +7,10 @@
  */
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
 import { addUsage, ZERO_USAGE } from '../../core/model/provider';
-import type { CompactionReason, DecideOutcome, RoundOutcome, Usage } from '../../core/turn/contracts';
+import type { Usage } from '../../core/turn/contracts';
+import type { CompactionReason, DecideOutcome, RoundOutcome } from '../../core/turn/activity-contracts';
 import { CompactionWorkflow } from '../compaction';
-import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../definitions';
+import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../../contract/definitions';
 import type { TurnRun } from './run';
 
 /** Compactions one round may run before the turn gives up on its budget. */

@@ -10,7 +10,8 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import type { TurnActivities } from '../../activities/turn-activities';
-import type { DecideInput, DecideOutcome, UserEvent } from '../../core/turn/contracts';
+import type { UserEvent } from '../../core/turn/contracts';
+import type { DecideInput, DecideOutcome } from '../../core/turn/activity-contracts';
 import type { ServedBy } from '../../core/model/provider';
 import type { OpenedTurn } from './open-step';
 import type { TurnRun } from './run';

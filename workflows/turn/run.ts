@@ -24,7 +24,9 @@ import { addUsage, ZERO_USAGE } from '../../core/model/provider';
 import { DEFAULT_MAX_ITERATIONS } from '../../core/turn/ids';
 import type { AgentRef } from '../../core/agents/ref';
 import { normaliseEventText } from '../../core/text';
-import type { ModelConfig, TurnInput, TurnPlacement, TurnStatus, Usage, UserEvent } from '../../core/turn/contracts';
+import type { TurnInput, TurnStatus, Usage, UserEvent } from '../../core/turn/contracts';
+import type { TurnPlacement } from '../../core/turn/activity-contracts';
+import type { ModelConfig } from '../../core/model/config';
 import { IterationBudget } from '../../core/turn/budget';
 import {
   deciderName,
@@ -42,7 +44,7 @@ import {
   turnStateQuery,
   TurnStatusKey,
   type RunningSubagent,
-} from '../definitions';
+} from '../../contract/definitions';
 import { roleQueues, type RoleQueues } from '../role-queue';
 import { turnMetrics, type TurnMetrics } from '../metrics';
 

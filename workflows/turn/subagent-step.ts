@@ -27,7 +27,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ScheduledChildCall } from '../../core/tools/call-plan';
-import type { ToolInput, ToolOutcome, Usage } from '../../core/turn/contracts';
+import type { Usage } from '../../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
+import type { TurnWorkflow } from '../../contract/workflows';
 import { addUsage, ZERO_USAGE } from '../../core/model/provider';
 import { subagentSummary } from '../../core/agents/subagents';
 import { turnIdFor } from '../../core/turn/ids';
@@ -40,11 +42,9 @@ import {
   SHORT_WORKFLOW_TASK_TIMEOUT,
   steerSignal,
   TenantIdKey,
-  TURN_WORKFLOW,
   TurnIndexKey,
-  type TurnWorkflowFn,
   TurnStatusKey,
-} from '../definitions';
+} from '../../contract/definitions';
 
 // Each call passes the plan's options; these are the fallbacks.
 const prepareActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<DelegationStart>>>({
@@ -85,7 +85,7 @@ export function subagentStep(run: TurnRun): SubagentStep {
         const owner = workflowInfo().typedSearchAttributes;
         const tenant = owner.get(TenantIdKey);
         const project = owner.get(ProjectIdKey);
-        const child = await startChild<TurnWorkflowFn>(TURN_WORKFLOW, {
+        const child = await startChild<TurnWorkflow>('TurnWorkflow', {
           workflowId: start.workflowId,
           args: [
             {

@@ -15,8 +15,8 @@ import {
   proxyLocalActivities,
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../../activities/turn-activities';
-import { callStages, scheduleToolCall, type ScheduledActivity } from '../../core/tools/call-plan';
-import type { ToolCallPlan, ToolInput, ToolOutcome } from '../../core/turn/contracts';
+import { callStages, scheduleToolCall, type ScheduledActivity, type ToolCallPlan } from '../../core/tools/call-plan';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
 import { failureMessage } from '../failure';
 import { approvalStep, type ApprovalStep } from './approval-step';
 import { subagentStep, type SubagentStep } from './subagent-step';
@@ -58,7 +58,7 @@ const localToolActivities = proxyLocalActivities<Record<string, (input: ToolInpu
 export interface ToolStep {
   /** Runs one round's tool calls; resolves `true` when a steer interrupted them. */
   run(calls: ToolCallPlan[]): Promise<boolean>;
-  /** The subagent turns its delegate calls ran (workflows/subagent-step.ts), and their usage. */
+  /** The subagent turns its delegate calls ran (workflows/turn/subagent-step.ts), and their usage. */
   readonly subagents: Pick<SubagentStep, 'count' | 'usage'>;
 }
 

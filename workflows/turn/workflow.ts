@@ -9,14 +9,9 @@
  * (steer → finalize, followups, cap, decision failures) are core's (core/turn/next-step.ts).
  */
 import { isCancellation } from '@temporalio/workflow';
-import type {
-  CompletionPath,
-  RoundOutcome,
-  ToolCallPlan,
-  TurnInput,
-  TurnResult,
-  UserEvent,
-} from '../../core/turn/contracts';
+import type { CompletionPath, TurnInput, TurnResult, UserEvent } from '../../core/turn/contracts';
+import type { RoundOutcome } from '../../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../../core/tools/call-plan';
 import { afterRound, nextRound, type RoundResult } from '../../core/turn/next-step';
 import { turnRun, type TurnRun } from './run';
 import { openStep, releaseSlot, type SlotHold } from './open-step';
