@@ -18,7 +18,7 @@ import { openStep, releaseSlot, type SlotHold } from './open-step';
 import { closeStep, failTurn, modelsLine } from './close-step';
 import { compactionStep } from './compaction-step';
 import { decideStep } from './decide-step';
-import { toolStep } from './tool-step';
+import { toolStep, type ToolStep } from './tool-step';
 
 export async function TurnWorkflow(input: TurnInput): Promise<TurnResult> {
   const slot: SlotHold = { held: false };
@@ -72,26 +72,13 @@ async function runTurn(run: TurnRun, slot: SlotHold): Promise<TurnResult> {
     metrics.roundStarted();
     const outcome: RoundOutcome | undefined = await compaction.withinBudget(decideOnce);
     metrics.roundFinished(outcome?.kind ?? 'steered');
-    let result: RoundResult;
-    if (outcome === undefined) {
-      result = { kind: 'steered' }; // finalize next, with the events handed to the cancelled call
-    } else {
+    let result: RoundResult = { kind: 'steered' }; // finalize next, with the events handed to the cancelled call
+    if (outcome !== undefined) {
       unconfirmed = [];
       run.addUsage(outcome.usage);
-      if (outcome.kind === 'invalid') result = { kind: 'invalid' };
-      else if (outcome.kind === 'final') {
-        answer = outcome.answer; // kept as the draft when a followup continues the turn
-        result = { kind: 'final', action: outcome.action };
-      } else {
-        const calls: ToolCallPlan[] =
-          outcome.kind === 'tool'
-            ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }]
-            : outcome.calls;
-        const interrupted = await tools.run(calls);
-        const final = outcome.kind === 'tools' ? outcome.final : undefined;
-        if (!interrupted && final) answer = final.answer;
-        result = { kind: 'tools', interrupted, ...(final ? { final: { action: final.action } } : {}) };
-      }
+      const acted = await actOn(outcome, tools);
+      result = acted.result;
+      if (acted.answer !== undefined) answer = acted.answer; // a final answer is kept as the draft when a followup continues the turn
     }
     const next = afterRound(result, {
       finalize,
@@ -106,4 +93,20 @@ async function runTurn(run: TurnRun, slot: SlotHold): Promise<TurnResult> {
   }
 
   return closeStep(run, opened, { answer, completionPath }, { decision, compaction, tools });
+}
+
+/** A round's outcome acted on (its tool calls run): what the loop's rules read, and the answer it gave, if any. */
+async function actOn(outcome: RoundOutcome, tools: ToolStep): Promise<{ result: RoundResult; answer?: string }> {
+  if (outcome.kind === 'invalid') return { result: { kind: 'invalid' } };
+  if (outcome.kind === 'final') return { result: { kind: 'final', action: outcome.action }, answer: outcome.answer };
+  const calls: ToolCallPlan[] =
+    outcome.kind === 'tool'
+      ? [{ callId: outcome.callId, toolId: outcome.toolId, summary: outcome.summary }]
+      : outcome.calls;
+  const interrupted = await tools.run(calls);
+  const final = outcome.kind === 'tools' ? outcome.final : undefined;
+  return {
+    result: { kind: 'tools', interrupted, ...(final ? { final: { action: final.action } } : {}) },
+    ...(!interrupted && final ? { answer: final.answer } : {}),
+  };
 }
