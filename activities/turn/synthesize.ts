@@ -92,6 +92,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         publisher,
         round: 0,
         channel: 'answer' as const,
+        turnId,
         sources: sources.refs,
       };
       const response = await whileStreaming(0, (heartbeat) => streamNative({ ...args, heartbeat }));

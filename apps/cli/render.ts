@@ -69,6 +69,8 @@ export function createLiveRenderer(
   let answered = false;
   let links = new AnswerLinks(opts.sources, cyan);
   const toolStarted = new Map<string, number>();
+  /** Files whose react.write content a round showed while the model wrote it (the tool's replay is not shown again). */
+  const streamedFiles = new Set<string>();
   const newline = () => {
     if (mode === 'answer') {
       const rest = links.flush();
@@ -147,6 +149,9 @@ export function createLiveRenderer(
           answered = true;
           write(links.push(text));
         } else if (channel === 'canvas') {
+          const path = typeof p.path === 'string' ? p.path : undefined;
+          if (path && p.callId === undefined) streamedFiles.add(path);
+          else if (path && streamedFiles.has(path)) break;
           enter('canvas', magenta('▤ canvas: '));
           write(text);
         } else if (channel === 'followup') {
@@ -162,6 +167,8 @@ export function createLiveRenderer(
         break;
       }
       case 'attribute':
+        // A JSON file react.write streams shows as its text (above), not attribute by attribute too.
+        if (typeof p.path === 'string') break;
         newline();
         write(magenta(`▤ ${e.channel ?? 'canvas'}.${String(p.key)} = ${JSON.stringify(p.value).slice(0, 120)}\n`));
         break;

@@ -102,7 +102,8 @@ export function nativeStrategy(): RoundStrategy<NativeResponse> {
       return { request, ...(out.pruning ? { pruning: out.pruning } : {}), cacheTouchAt: out.cacheTouchAt };
     },
 
-    stream: (args, input) => streamNative({ ...args, channel: input.answerPhase === 'loop' ? 'thinking' : 'answer' }),
+    stream: (args, input) =>
+      streamNative({ ...args, channel: input.answerPhase === 'loop' ? 'thinking' : 'answer', turnId: input.turnId }),
     usage: (response) => response.usage,
 
     interpret(response, { input, ts, agent }) {
