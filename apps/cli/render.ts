@@ -23,6 +23,16 @@ export interface LiveRenderer {
   (event: StreamEvent): void;
   /** True once the turn's `done` event was rendered. */
   readonly finished: () => boolean;
+  /** True once an answer was shown (streamed or whole): the caller need not print it again. */
+  readonly answerShown: () => boolean;
+}
+
+/** A turn's token usage for people: `1 200 tokens in (1 000 from cache) · 80 out`. */
+export function usageLine(raw: unknown): string {
+  const u = (raw ?? {}) as Record<string, unknown>;
+  const cached =
+    typeof u.cacheReadTokens === 'number' && u.cacheReadTokens > 0 ? ` (${tokens(u.cacheReadTokens)} from cache)` : '';
+  return `${tokens(u.inputTokens)} tokens in${cached} · ${tokens(u.outputTokens)} out`;
 }
 
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
@@ -205,11 +215,7 @@ export function createLiveRenderer(
       case 'done':
         newline();
         done = true;
-        write(
-          dim(
-            `■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; usage ${JSON.stringify(p.usage)}\n`,
-          ),
-        );
+        write(dim(`■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; ${usageLine(p.usage)}\n`));
         break;
       case 'usage': // per-call usage: the done line sums it up
         break;
@@ -234,7 +240,14 @@ export function createLiveRenderer(
       default:
         unknownKind(e);
     }
+  }) as (e: StreamEvent) => void;
+  let shown = false;
+  const track = render;
+  const tracked = ((e: StreamEvent) => {
+    track(e);
+    if (answered && (!opts.turnId || !e.turnId || e.turnId === opts.turnId)) shown = true;
   }) as LiveRenderer;
-  Object.defineProperty(render, 'finished', { value: () => done });
-  return render;
+  Object.defineProperty(tracked, 'finished', { value: () => done });
+  Object.defineProperty(tracked, 'answerShown', { value: () => shown });
+  return tracked;
 }

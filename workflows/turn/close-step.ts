@@ -69,7 +69,7 @@ export async function closeStep(
       run,
       synthesizeAnswer,
       `synthesize answer ${turnId}`,
-      [{ conversationId, turnId, turnIndex, loopAnswer: answer, model: run.model, ...run.withAgent() }],
+      [{ turn: run.turn, loopAnswer: answer }],
       { startToCloseTimeout: run.roles.timeouts.modelsStartToCloseMs },
     );
     answer = synth.answer;

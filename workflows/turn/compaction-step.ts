@@ -42,15 +42,12 @@ export function compactionStep(run: TurnRun): CompactionStep {
       workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
       args: [
         {
-          conversationId: run.conversationId,
-          turnId: run.turnId,
           compactionId,
           reason,
           budget: over.budget,
           estimate: over.estimate,
           systemTokens: over.systemTokens,
-          model: run.model,
-          ...run.withAgent(),
+          turn: run.turn,
           ...(run.placement ? { placement: run.placement } : {}),
         },
       ],

@@ -68,12 +68,11 @@ export interface DecideStep {
 }
 
 export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'twoPhase'>): DecideStep {
-  const { conversationId, turnId, turnIndex, model, contextMaxTokens, roles } = run;
+  const { turn, roles } = run;
   const { twoPhase } = opened;
   const { modelsHeartbeatMs, modelsStartToCloseMs } = roles.timeouts;
   const timeouts = { heartbeatTimeout: modelsHeartbeatMs, startToCloseTimeout: modelsStartToCloseMs };
   const decideActivity = opened.native ? decideNative : decide;
-  const withAgent = run.withAgent();
   // Rounds by the model that answered them (outcomes recorded before it was carried name none).
   const answered = new Map<string, { by: ServedBy; rounds: number[] }>();
   const note = (round: number, outcome: DecideOutcome | undefined): DecideOutcome | undefined => {
@@ -92,18 +91,13 @@ export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'tw
         ? ''
         : `answered by: ${[...answered.values()].map((a) => `${a.by.provider} (round${a.rounds.length > 1 ? 's' : ''} ${a.rounds.join(', ')})`).join(' · ')}`,
     round: ({ round, finalize, events, iteration }) => {
-      const decideInput = {
-        conversationId,
-        turnId,
-        turnIndex,
+      const decideInput: DecideInput = {
+        turn,
         round,
         mode: finalize ? ('finalize' as const) : ('normal' as const),
         events,
         iteration,
-        model,
         ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
-        ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
-        ...withAgent,
       };
       const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
       const call = (bound: Partial<ActivityOptions>) =>

@@ -71,7 +71,7 @@ export function onModels<A extends unknown[], R>(
 }
 
 export async function openStep(run: TurnRun, slot: SlotHold): Promise<OpenedTurn> {
-  const { input, conversationId, turnId, turnIndex, workflowId, model } = run;
+  const { input, conversationId, turnId, workflowId, model } = run;
   // The worker resolves the turn's agent to its current version and the settings over it; from here
   // on the turn carries only the ref (the activities build the agent's view from it, never the file).
   const agentName = input.agent?.name;
@@ -79,19 +79,7 @@ export async function openStep(run: TurnRun, slot: SlotHold): Promise<OpenedTurn
     {
       summary: `load context ${turnId}${agentName && agentName !== DEFAULT_AGENT_NAME ? ` (agent ${agentName})` : ''}`,
     },
-    [
-      {
-        conversationId,
-        turnId,
-        turnIndex,
-        workflowId,
-        prompt: input.prompt,
-        maxIterations: input.options.maxIterations,
-        ...(input.agent ? { agent: input.agent } : {}),
-        ...(input.options.model ? { model: input.options.model } : {}),
-        ...(input.options.contextMaxTokens !== undefined ? { contextMaxTokens: input.options.contextMaxTokens } : {}),
-      },
-    ],
+    [{ turn: run.ref, workflowId, prompt: input.prompt, ...(input.agent ? { agent: input.agent } : {}) }],
   );
   // Histories recorded before agents have no ref: their activities use the default agent.
   run.opened({
@@ -101,7 +89,8 @@ export async function openStep(run: TurnRun, slot: SlotHold): Promise<OpenedTurn
   run.metrics.turnStarted();
   await waitForSlot(run, slot, context);
   // The worker resolves the budget (the agent's, its default when neither names one).
-  if (context.maxIterations !== undefined) run.budget.rebase(context.maxIterations);
+  const rounds = context.maxRounds ?? context.maxIterations;
+  if (rounds !== undefined) run.budget.rebase(rounds);
   // The gate titles a new conversation once; a large tool catalogue is narrowed for this turn.
   const brief = input.prompt.text.slice(0, 2000);
   // The title call runs beside the first round: nothing a round renders depends on it (its block is
@@ -110,7 +99,7 @@ export async function openStep(run: TurnRun, slot: SlotHold): Promise<OpenedTurn
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
     const titling = onModels(run, gate, `gate: title conversation ${conversationId}`, [
-      { conversationId, turnId, prompt: brief, model, ...run.withAgent() },
+      { turn: run.turn, prompt: brief },
     ]);
     titled = titling.then(
       () => undefined,
@@ -119,7 +108,7 @@ export async function openStep(run: TurnRun, slot: SlotHold): Promise<OpenedTurn
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
     await onModels(run, selectTools, `select tools (${context.toolCount} registered)`, [
-      { conversationId, turnId, prompt: brief, model, pinned: PINNED_TOOLS, ...run.withAgent() },
+      { turn: run.turn, prompt: brief, pinned: PINNED_TOOLS },
     ]);
   }
   const protocol = context.settings ? context.settings.protocol : model.protocol;

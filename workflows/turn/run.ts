@@ -21,7 +21,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { addUsage, ZERO_USAGE } from '../../core/model/provider';
-import { DEFAULT_MAX_ITERATIONS } from '../../core/turn/ids';
+import { DEFAULT_MAX_ROUNDS } from '../../core/turn/ids';
+import { turnRefOf } from '../../core/turn/turn-ref-of';
+import type { TurnRef } from '../../core/turn/ref';
 import type { AgentRef } from '../../core/agents/ref';
 import { normaliseEventText } from '../../core/text';
 import type { TurnInput, TurnStatus, Usage, UserEvent } from '../../core/turn/contracts';
@@ -78,8 +80,10 @@ export interface TurnRun {
   readonly workflowId: string;
   /** The client's model override; `{}` lets the activities' worker resolve its deployment default (never scripted). */
   readonly model: ModelConfig;
-  /** The turn's own context budget, when it set one: the round resolves it under the agent's ceiling. */
-  readonly contextMaxTokens: number | undefined;
+  /** The turn and the client's overrides, before loadContext resolved its agent (loadContext's input). */
+  readonly ref: TurnRef;
+  /** The turn with its agent version once loadContext resolved it: the per-turn shape of every later activity input. */
+  readonly turn: TurnRef;
   readonly budget: IterationBudget;
   readonly metrics: TurnMetrics;
   readonly status: TurnStatusWriter;
@@ -151,7 +155,10 @@ function usageLine(u: Usage): string {
 export function turnRun(input: TurnInput): TurnRun {
   const { conversationId, turnId, turnIndex } = input;
   const workflowId = workflowInfo().workflowId;
-  const budget = new IterationBudget(input.options.maxIterations ?? DEFAULT_MAX_ITERATIONS);
+  // The turn and its client's overrides, the one per-turn shape of its activities' inputs.
+  const ref = turnRefOf(input);
+  let turn: TurnRef = ref;
+  const budget = new IterationBudget(ref.overrides?.maxRounds ?? DEFAULT_MAX_ROUNDS);
   const pending: UserEvent[] = [];
   const seenMessages = new Set<string>([input.prompt.messageId]);
   let usage = ZERO_USAGE;
@@ -207,7 +214,7 @@ export function turnRun(input: TurnInput): TurnRun {
   setHandler(turnStateQuery, () => ({
     turnId,
     round: budget.used,
-    maxIterations: budget.max,
+    maxRounds: budget.max,
     reactiveBonus: budget.bonus,
     status,
     pendingEvents: pending.length,
@@ -296,7 +303,10 @@ export function turnRun(input: TurnInput): TurnRun {
     turnIndex,
     workflowId,
     model: input.options.model ?? {},
-    contextMaxTokens: input.options.contextMaxTokens,
+    ref,
+    get turn() {
+      return turn;
+    },
     budget,
     metrics: turnMetrics(),
     status: writer,
@@ -321,6 +331,7 @@ export function turnRun(input: TurnInput): TurnRun {
     },
     opened(ctx) {
       agent = ctx.agent;
+      turn = turnRefOf(input, agent);
       placement = ctx.placement;
       roles = roleQueues(ctx.placement, () => details());
     },

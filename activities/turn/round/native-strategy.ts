@@ -25,7 +25,7 @@ import type { ToolRegistry } from '../../../core/tools/registry';
 import { NATIVE_FINALIZE_NOTICE, STOPPED_ANSWER } from '../../../core/turn/finalize';
 import { streamNative, type NativeResponse } from './native-stream';
 import type { RoundStrategy } from './strategy';
-import type { AgentView } from '../../agents/view';
+import type { AgentView } from '../../deps';
 
 /**
  * A registry view whose activityOptions also accepts calls runTool will reject (a tool name the
