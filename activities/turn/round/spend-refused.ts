@@ -2,7 +2,7 @@
  * A round whose model call a spend cap refused (activities/model/middleware/spend.ts): no request
  * was sent; the round appends a notice naming the budget and the turn's answer saying so, streams
  * the answer, and returns a final outcome with completion path `budget_exceeded` — the turn ends
- * there (workflows/turn.ts), visible in the CLI, the gateway and the web chat like any answer.
+ * there (workflows/turn/workflow.ts), visible in the CLI, the gateway and the web chat like any answer.
  */
 import { makeBlock } from '../../../core/timeline/block';
 import { budgetExceededAnswer, type BudgetUse } from '../../../core/governance/budget';
