@@ -84,13 +84,19 @@ const InjectEvent = z.object({
   payload: Loose({ type: z.enum(['followup', 'steer']), messageId: z.string(), text: z.string() }),
 });
 
-/** A retried attempt of a round: clients drop the partial output of earlier attempts. */
+/**
+ * A retried attempt of a round: clients drop the partial output of earlier attempts. Published when
+ * the attempt starts and, with `modelError`, when the attempt before it failed on a retryable model
+ * error (the model was unreachable, overloaded, rate-limited …): `attempt` is then the one Temporal
+ * runs next, after its backoff — so a reader can say "model unreachable, retrying (attempt N)".
+ */
 const RetryEvent = z.object({
   kind: z.literal('retry'),
   payload: Loose({
     round: round.optional(),
     phase: z.literal('synthesis').optional(),
     attempt: z.number().int().positive(),
+    modelError: z.object({ kind: z.string(), status: z.number().int().optional() }).optional(),
   }),
 });
 

@@ -29,9 +29,12 @@ const CHOICES: Array<{ rating: Rating; label: string }> = [
 
 export function Feedback({
   current,
+  saved = false,
   onRate,
 }: {
   current: { rating: Rating | null; text: string | null } | undefined;
+  /** The last rating or comment was stored: a "Saved" status confirms it. */
+  saved?: boolean;
   onRate: (rating: Rating | null, text?: string) => Promise<void>;
 }) {
   const [comment, setComment] = useState(current?.text ?? '');
@@ -77,6 +80,11 @@ export function Feedback({
         <button type="button" class="text-button" disabled={saving} onClick={() => void rate(null)}>
           Clear
         </button>
+      )}
+      {saved && !saving && (
+        <span class="saved" role="status">
+          Feedback saved
+        </span>
       )}
       <details class="comment">
         <summary>Comment</summary>
