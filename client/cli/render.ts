@@ -106,12 +106,19 @@ export function createLiveRenderer(
           );
         answered = false;
         break;
-      case 'retry':
+      case 'retry': {
         newline();
+        // With modelError the failed attempt announces the next one (core/stream/events.ts).
+        const failed = p.modelError as { kind?: unknown } | undefined;
         write(
-          yellow(`↻ round ${String(p.round)} retried (attempt ${String(p.attempt)}): discarding its partial output\n`),
+          yellow(
+            failed
+              ? `↻ round ${String(p.round)}: the model call failed (${String(failed.kind)}), retrying (attempt ${Number(p.attempt) + 1})\n`
+              : `↻ round ${String(p.round)} retried (attempt ${String(p.attempt)}): discarding its partial output\n`,
+          ),
         );
         break;
+      }
       case 'step':
         if (p.phase === 'thinking.start') {
           newline();

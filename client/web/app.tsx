@@ -98,12 +98,7 @@ function App() {
           <KeyIntro refused={refused} />
         </main>
       ) : current ? (
-        <Chat
-          key={current}
-          conversationId={current}
-          onChanged={() => void refresh()}
-          onMenu={() => setDrawer(true)}
-        />
+        <Chat key={current} conversationId={current} onChanged={() => void refresh()} onMenu={() => setDrawer(true)} />
       ) : (
         <main class="chat empty">
           <MenuButton onOpen={() => setDrawer(true)} />

@@ -265,7 +265,9 @@ export function Chat({
   for (const t of liveTurns) {
     const at = t.turnId ? shown.findIndex((s) => s.turnId === t.turnId) : -1;
     const user =
-      at >= 0 && shown[at]!.user.length > 0 ? shown[at]!.user : ((t.turnId ? sent.current.get(t.turnId) : undefined) ?? []);
+      at >= 0 && shown[at]!.user.length > 0
+        ? shown[at]!.user
+        : ((t.turnId ? sent.current.get(t.turnId) : undefined) ?? []);
     const view = { ...fromLive(t, user), cited: new Set((stored?.sources ?? []).map((r) => r.sid)) };
     if (at >= 0) shown[at] = view;
     else shown.push(view);

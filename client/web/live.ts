@@ -292,9 +292,10 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
       break;
     }
     case 'retry': {
-      const { attempt, modelError } = e.payload;
-      // The attempt's partial output is dropped (the next attempt streams it again).
-      // The attempt's own start repeats the number; the cause its predecessor gave is kept.
+      // With `modelError` the failed attempt says so (the next one is attempt + 1); without, an
+      // attempt starts — the cause its predecessor gave is kept. Its partial output is dropped.
+      const { modelError } = e.payload;
+      const attempt = modelError ? e.payload.attempt + 1 : e.payload.attempt;
       const cause = modelError ?? (t.retrying?.attempt === attempt ? t.retrying.modelError : undefined);
       t.retrying = { attempt, ...(cause ? { modelError: cause } : {}) };
       t.answer = '';

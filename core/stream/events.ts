@@ -86,9 +86,10 @@ const InjectEvent = z.object({
 
 /**
  * A retried attempt of a round: clients drop the partial output of earlier attempts. Published when
- * the attempt starts and, with `modelError`, when the attempt before it failed on a retryable model
- * error (the model was unreachable, overloaded, rate-limited …): `attempt` is then the one Temporal
- * runs next, after its backoff — so a reader can say "model unreachable, retrying (attempt N)".
+ * the attempt starts and, with `modelError`, by an attempt whose model call failed with a retryable
+ * error (the model was unreachable, overloaded, rate-limited …): `attempt` is then the failed one
+ * and Temporal runs `attempt + 1` after its backoff — so a reader can say "model unreachable,
+ * retrying (attempt N)" before the next attempt starts.
  */
 const RetryEvent = z.object({
   kind: z.literal('retry'),

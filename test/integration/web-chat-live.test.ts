@@ -198,7 +198,9 @@ async function axe(page: Page, state: string): Promise<void> {
 
 /** What a turn shows, without what only one page has (its own focus, open details). */
 const turnsText = (page: Page) =>
-  page.locator('.messages .turn').evaluateAll((els) => els.map((e) => (e as unknown as { innerText: string }).innerText.trim()));
+  page
+    .locator('.messages .turn')
+    .evaluateAll((els) => els.map((e) => (e as unknown as { innerText: string }).innerText.trim()));
 
 /** Whether the turns list is scrolled to its end (the chat follows the stream). */
 const atBottom = (page: Page) =>
@@ -320,7 +322,9 @@ test('while the model is unreachable the turn says it retries, then recovers', {
     await newConversation(page, 'Are you there?');
     const note = page.locator('.note.retrying');
     await note.waitFor({ timeout: 30_000 });
-    assert.match((await note.textContent()) ?? '', /^model unreachable, retrying \(attempt \d+\)$/);
+    const line = (await note.textContent()) ?? '';
+    assert.match(line, /^model unreachable, retrying \(attempt \d+\)$/);
+    assert.ok(Number(/attempt (\d+)/.exec(line)?.[1]) >= 2, `the first retry is attempt 2: ${line}`);
     await page.locator('.chat-header .status', { hasText: 'Retrying' }).waitFor();
     await page.screenshot({ path: join(SHOTS, 'retrying.png'), fullPage: true });
     model.reachable = true;

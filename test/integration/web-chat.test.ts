@@ -108,6 +108,8 @@ after(async () => {
 async function openChat(key: string, width = 1200): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height: 800 } });
   await page.goto(gw.url);
+  // On a phone the key field is in the conversations drawer.
+  if (width <= 700) await page.getByRole('button', { name: 'Conversations' }).click();
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Use key' }).click();
   return page;

@@ -3,20 +3,7 @@
  * ("model unreachable, retrying (attempt 3)") and calls that wait for a person.
  */
 import type { TurnData } from '../turns';
-
-/** The model error kinds of core/model/provider.ts, as a person reads them. */
-const CAUSE: Record<string, string> = {
-  network: 'model unreachable',
-  timeout: 'model did not answer in time',
-  server: 'model failed (server error)',
-  overloaded: 'model overloaded',
-  rate_limit: 'model rate-limited',
-};
-
-export function retryLine(r: NonNullable<TurnData['retrying']>): string {
-  const cause = r.modelError ? (CAUSE[r.modelError.kind] ?? `model error (${r.modelError.kind})`) : 'round interrupted';
-  return `${cause}, retrying (attempt ${r.attempt})`;
-}
+import { retryLine } from '../retry-line';
 
 export function TurnStatus({ turn }: { turn: TurnData }) {
   return (
