@@ -106,19 +106,20 @@ export function createLiveRenderer(
           );
         answered = false;
         break;
-      case 'retry': {
+      case 'retry':
         newline();
-        // With modelError the failed attempt announces the next one (core/stream/events.ts).
-        const failed = p.modelError as { kind?: unknown } | undefined;
+        write(
+          yellow(`↻ round ${String(p.round)} retried (attempt ${String(p.attempt)}): discarding its partial output\n`),
+        );
+        break;
+      case 'model_error':
+        newline();
         write(
           yellow(
-            failed
-              ? `↻ round ${String(p.round)}: the model call failed (${String(failed.kind)}), retrying (attempt ${Number(p.attempt) + 1})\n`
-              : `↻ round ${String(p.round)} retried (attempt ${String(p.attempt)}): discarding its partial output\n`,
+            `↻ round ${String(p.round)}: the model call failed (${String(p.error)}), retrying (attempt ${String(p.nextAttempt)})\n`,
           ),
         );
         break;
-      }
       case 'step':
         if (p.phase === 'thinking.start') {
           newline();

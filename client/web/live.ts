@@ -186,7 +186,7 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
   t.seen.add(e.seq);
   // Anything the turn does after its start means it left the queue; any output, that it stopped retrying.
   delete t.queuePosition;
-  if (e.kind !== 'retry' && e.kind !== 'approval' && e.kind !== 'budget') delete t.retrying;
+  if (e.kind !== 'retry' && e.kind !== 'model_error' && e.kind !== 'approval' && e.kind !== 'budget') delete t.retrying;
   switch (e.kind) {
     case 'phase': {
       const p = e.payload;
@@ -291,12 +291,16 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
       t.canvases = t.canvases.map((c) => ({ ...c, done: true }));
       break;
     }
+    case 'model_error': {
+      // The round's model call failed; Temporal runs the next attempt after its backoff.
+      const { error, status, nextAttempt } = e.payload;
+      t.retrying = { attempt: nextAttempt, modelError: { kind: error, ...(status !== undefined ? { status } : {}) } };
+      break;
+    }
     case 'retry': {
-      // With `modelError` the failed attempt says so (the next one is attempt + 1); without, an
-      // attempt starts — the cause its predecessor gave is kept. Its partial output is dropped.
-      const { modelError } = e.payload;
-      const attempt = modelError ? e.payload.attempt + 1 : e.payload.attempt;
-      const cause = modelError ?? (t.retrying?.attempt === attempt ? t.retrying.modelError : undefined);
+      // An attempt starts (the cause its predecessor gave is kept); its partial output is dropped.
+      const { attempt } = e.payload;
+      const cause = t.retrying?.attempt === attempt ? t.retrying.modelError : undefined;
       t.retrying = { attempt, ...(cause ? { modelError: cause } : {}) };
       t.answer = '';
       t.thinking = '';

@@ -84,20 +84,29 @@ const InjectEvent = z.object({
   payload: Loose({ type: z.enum(['followup', 'steer']), messageId: z.string(), text: z.string() }),
 });
 
-/**
- * A retried attempt of a round: clients drop the partial output of earlier attempts. Published when
- * the attempt starts and, with `modelError`, by an attempt whose model call failed with a retryable
- * error (the model was unreachable, overloaded, rate-limited …): `attempt` is then the failed one
- * and Temporal runs `attempt + 1` after its backoff — so a reader can say "model unreachable,
- * retrying (attempt N)" before the next attempt starts.
- */
+/** A retried attempt of a round: clients drop the partial output of earlier attempts. */
 const RetryEvent = z.object({
   kind: z.literal('retry'),
   payload: Loose({
     round: round.optional(),
     phase: z.literal('synthesis').optional(),
     attempt: z.number().int().positive(),
-    modelError: z.object({ kind: z.string(), status: z.number().int().optional() }).optional(),
+  }),
+});
+
+/**
+ * A round's model call failed with a retryable error (`error`: the provider error kind — network,
+ * timeout, server, overloaded, rate_limit — with the HTTP `status` when there was one): Temporal
+ * runs `nextAttempt` after its backoff. Published by the failed attempt, so a reader can say "model
+ * unreachable, retrying (attempt N)" while the round waits.
+ */
+const ModelErrorEvent = z.object({
+  kind: z.literal('model_error'),
+  payload: Loose({
+    round: round.optional(),
+    error: z.string(),
+    status: z.number().int().optional(),
+    nextAttempt: z.number().int().positive(),
   }),
 });
 
@@ -194,6 +203,7 @@ export const StreamEventBodySchema = z.discriminatedUnion('kind', [
   UsageEvent,
   InjectEvent,
   RetryEvent,
+  ModelErrorEvent,
   CompactEvent,
   ExecEvent,
   ApprovalEvent,

@@ -362,7 +362,7 @@ test(
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.getByRole('button', { name: 'New conversation' }).click(); // closes the drawer
-    await page.locator('.sidebar[data-open="false"]').waitFor();
+    await page.locator('.sidebar[data-open="false"]').waitFor({ state: 'attached' });
     await page.locator('.sidebar').waitFor({ state: 'hidden' });
     // The composer is in view without scrolling.
     const composer = await page.getByLabel('message').boundingBox();

@@ -176,15 +176,15 @@ export async function roundFailure(
     return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
   }
   const failure = (budget && contextLengthFailure(err, budget)) ?? toActivityFailure(err);
-  // A retryable model error: readers learn now that the round waits for its next attempt, and why
-  // (`attempt` is this one, as the stream envelope says: the next is attempt + 1).
+  // A retryable model error: readers learn now that the round waits for its next attempt, and why.
   if (err instanceof ProviderError && err.retryable && failure instanceof ApplicationFailure && !failure.nonRetryable)
     publisher.emit({
-      kind: 'retry',
+      kind: 'model_error',
       payload: {
         round: at.round,
-        attempt: Context.current().info.attempt,
-        modelError: { kind: err.kind, ...(err.status !== undefined ? { status: err.status } : {}) },
+        error: err.kind,
+        ...(err.status !== undefined ? { status: err.status } : {}),
+        nextAttempt: Context.current().info.attempt + 1,
       },
     });
   await publisher

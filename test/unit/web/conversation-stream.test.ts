@@ -1,7 +1,7 @@
 /**
  * The chat's conversation stream (client/web/conversation-stream.ts, live.ts): events are routed by
  * their turn id, so a turn's output never shows under another turn's prompt (issue 41 item 4); a
- * retry names the model error and clears with the next output; an approval marks the call as
+ * model error names its cause and the next attempt, and clears with the next output; an approval marks the call as
  * waiting for a person; a tool's run time comes from the event; a failure is one clean line.
  */
 import { test } from 'node:test';
@@ -56,25 +56,25 @@ test("each turn's events fold into that turn only: the next turn's answer never 
   assert.equal(turns.get('turn_2')!.answer, 'second!');
 });
 
-test('a retry names the model error, keeps it through the attempt start, clears with output', () => {
+test('a model error names the cause and the next attempt, kept through its start, cleared with output', () => {
   let turns = routeEvent(new Map(), delta(1, 'turn_1', 'partial'));
-  // Attempt 1 failed to reach the model (published by attempt 1: the stream envelope's attempt).
+  // Attempt 1 failed to reach the model: it says so before Temporal runs attempt 2.
   turns = routeEvent(
     turns,
-    sse(2, 'turn_1', { kind: 'retry', payload: { round: 1, attempt: 1, modelError: { kind: 'network' } } }),
+    sse(2, 'turn_1', { kind: 'model_error', payload: { round: 1, error: 'network', nextAttempt: 2 } }),
   );
-  let t = turns.get('turn_1')!;
-  assert.equal(t.answer, '', "the failed attempt's partial output is dropped");
-  assert.equal(retryLine(t.retrying!), 'model unreachable, retrying (attempt 2)');
-  // Attempt 2 starts (its own retry event).
-  turns = routeEvent(turns, sse(3, 'turn_1', { kind: 'retry', payload: { round: 1, attempt: 2 } }, TS, 2));
   assert.equal(retryLine(turns.get('turn_1')!.retrying!), 'model unreachable, retrying (attempt 2)');
+  // Attempt 2 starts (its retry marker): the cause stays, the failed attempt's partial output goes.
+  turns = routeEvent(turns, sse(3, 'turn_1', { kind: 'retry', payload: { round: 1, attempt: 2 } }, TS, 2));
+  let t = turns.get('turn_1')!;
+  assert.equal(t.answer, '');
+  assert.equal(retryLine(t.retrying!), 'model unreachable, retrying (attempt 2)');
   turns = routeEvent(
     turns,
     sse(
       4,
       'turn_1',
-      { kind: 'retry', payload: { round: 1, attempt: 2, modelError: { kind: 'overloaded', status: 529 } } },
+      { kind: 'model_error', payload: { round: 1, error: 'overloaded', status: 529, nextAttempt: 3 } },
       TS,
       2,
     ),
@@ -83,6 +83,7 @@ test('a retry names the model error, keeps it through the attempt start, clears 
   turns = routeEvent(turns, delta(5, 'turn_1', 'back'));
   t = turns.get('turn_1')!;
   assert.equal(t.retrying, undefined);
+  assert.equal(t.answer, 'back');
 });
 
 test('an approval request makes the turn wait for you until it is decided; the tool time is the run time', () => {
