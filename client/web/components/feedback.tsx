@@ -81,11 +81,10 @@ export function Feedback({
           Clear
         </button>
       )}
-      {saved && !saving && (
-        <span class="saved" role="status">
-          Feedback saved
-        </span>
-      )}
+      {/* A live region from the start (announced when its text comes); the same markup live and reloaded. */}
+      <span class="saved" role="status">
+        {saved && !saving ? 'Feedback saved' : ''}
+      </span>
       <details class="comment">
         <summary>Comment</summary>
         <form
