@@ -1,7 +1,8 @@
 /** What activities need from the worker: the database, model providers and tools. */
 import type { Db } from '../store/db';
 import type { ModelProvider } from '../core/model/provider';
-import type { ModelConfig, TurnPlacement } from '../core/turn/contracts';
+import type { TurnPlacement } from '../core/turn/activity-contracts';
+import type { ModelConfig } from '../core/model/config';
 import type { ToolImpl } from './tools/types';
 import type { ToolRegistry } from '../core/tools/registry';
 import type { MultiActionMode } from '../core/decision/multi-action';

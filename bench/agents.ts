@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, migrate, dropSchema } from '../store/db';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { spawnWorkerProcess } from './worker-process';
 import { loadAgents } from '../activities/agents/loader';
 import { createAgentViews } from '../activities/agents/view';

@@ -12,7 +12,7 @@ import { openDb, migrate, dropSchema } from '../store/db';
 import { createWorker } from '../workers/worker';
 import { createAnthropicProvider } from '../activities/providers/anthropic';
 import { DreactClient } from '../client/api';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { reply, startAnthropicEmulator, type RecordedRequest } from '../test/emulator/anthropic-emulator';
 import { makeBlock, type Block } from '../core/timeline/block';
 import { planCut } from '../core/compaction/cut';

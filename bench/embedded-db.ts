@@ -15,9 +15,9 @@ import { migrate, openDb } from '../store/db';
 import { publishEvents } from '../store/stream-bus';
 import { startStreamNotifier } from '../store/stream-notifier';
 import { ensureConversation } from '../store/timeline-store';
-import { startEmbeddedPostgres } from '../client/stack/embedded-postgres';
-import { startPglite } from '../client/stack/pglite';
-import type { EmbeddedDb } from '../client/stack/embedded';
+import { startEmbeddedPostgres } from '../apps/stack/embedded-postgres';
+import { startPglite } from '../apps/stack/pglite';
+import type { EmbeddedDb } from '../apps/stack/embedded';
 
 const NOTICES = 30;
 const median = (xs: number[]) => {

@@ -9,10 +9,10 @@
 import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { createWorker } from '../workers/worker';
-import { runEval } from '../client/cli/eval-command';
+import { runEval } from '../apps/cli/eval-command';
 import { percentile } from '../core/evals/aggregate';
 import { projectFile } from '../store/project-files';
 import { evalTrialTimings } from '../store/eval-store';

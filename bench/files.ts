@@ -15,7 +15,7 @@ import { openDb, migrate, dropSchema } from '../store/db';
 import { createApiKey, claimConversation } from '../store/tenancy-store';
 import { openTurn } from '../store/turn-store';
 import { putArtifact, FILE_ARTIFACT_KIND } from '../store/artifact-store';
-import { startGateway } from '../client/gateway/server';
+import { startGateway } from '../apps/gateway/server';
 import { DreactClient } from '../client/api';
 
 const SIZE = 50 * 1024 * 1024;

@@ -18,11 +18,11 @@ import { residentBytes } from './worker-process';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { createApiKey } from '../store/tenancy-store';
 import { StreamPublisher } from '../store/publisher';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { createWorker } from '../workers/worker';
 import { DreactClient } from '../client/api';
-import { openSse } from '../client/gateway/sse-client';
-import { freePort } from '../client/stack/embedded';
+import { openSse } from '../client/sse-client';
+import { freePort } from '../apps/stack/embedded';
 
 const CONVERSATIONS = 50;
 const CLIENTS = 16;

@@ -15,7 +15,7 @@ import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { DreactClient } from '../client/api';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { createWorker } from '../workers/worker';
 import { declareTool } from '../core/tools/registry';
 import type { ToolImpl } from '../activities/tools/types';

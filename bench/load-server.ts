@@ -7,7 +7,7 @@
  * `temporal-<process>` so their CPU is measured apart from the worker's.
  */
 import { Client } from '@temporalio/client';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { connectTemporalClient, resolveTemporalConnection } from '../client/temporal/connection';
 import { startProductionTemporal } from '../scripts/temporal-production/cluster';
 import { cpuSeconds, pidByCommandLine } from './worker-process';

@@ -9,7 +9,7 @@ import type { temporal } from '@temporalio/proto';
 import { openDb, migrate, dropSchema } from '../store/db';
 import { loadBlocks } from '../store/timeline-store';
 import { DreactClient } from '../client/api';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { spawnWorkerProcess } from './worker-process';
 
 const KILLS = 6;

@@ -13,7 +13,7 @@
 import { createWorker } from '../workers/worker';
 import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { DreactClient } from '../client/api';
-import { startTemporalServer } from '../client/stack/temporal-server';
+import { startTemporalServer } from '../apps/stack/temporal-server';
 import { analyze, openExplainingPool, seedSyntheticTimeline, tableSizes, type TableSize } from '../store/storage-stats';
 import { appendBlocks, countBlocks, loadBlock, loadViewBlocks, overlayBlockIds } from '../store/timeline-store';
 import { listTurns } from '../store/turn-store';

@@ -16,8 +16,8 @@ import { publishEvents } from '../store/stream-bus';
 import { ensureConversation } from '../store/timeline-store';
 import { streamWriteStats } from '../store/storage-stats';
 import type { DreactClient } from '../client/api';
-import { startGateway } from '../client/gateway/server';
-import { openSse } from '../client/gateway/sse-client';
+import { startGateway } from '../apps/gateway/server';
+import { openSse } from '../client/sse-client';
 
 const CONVERSATIONS = 4;
 const TOKENS_PER_SECOND = 80;

@@ -15,7 +15,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page, Route } from 'playwright-core';
-import { buildWeb, WEB_DIST } from '../client/gateway/web-bundle';
+import { buildWeb, WEB_DIST } from '../apps/gateway/web-bundle';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CONV = 'bench';

@@ -37,9 +37,8 @@ import {
   steerSignal,
   turnStateQuery,
   type ConversationView,
-} from '../workflows/definitions';
-import type { ConversationWorkflow } from '../workflows/conversation';
-import type { TurnWorkflow } from '../workflows/turn';
+} from '../contract/definitions';
+import type { ConversationWorkflow, TurnWorkflow } from '../contract/workflows';
 import { z } from 'zod';
 import { LOCAL_TENANT, type TenantScope } from '../core/tenancy/principal';
 import { formatZodError } from '../core/validation';
@@ -106,8 +105,8 @@ export class DreactClient {
     readonly opts: { taskQueue?: string; db?: Queryable } = {},
   ) {}
 
-  private conversation(conversationId: string): WorkflowHandle<typeof ConversationWorkflow> {
-    return this.temporal.workflow.getHandle<typeof ConversationWorkflow>(conversationWorkflowId(conversationId));
+  private conversation(conversationId: string): WorkflowHandle<ConversationWorkflow> {
+    return this.temporal.workflow.getHandle<ConversationWorkflow>(conversationWorkflowId(conversationId));
   }
 
   /** Queues a prompt as the next turn of a conversation (creating the conversation when new). */
@@ -169,7 +168,7 @@ export class DreactClient {
   ): Promise<StartedTurn> {
     const request = this.validateTurn(conversationId, prompt, options, messageId, attachments, agent);
     const startOp = () =>
-      new WithStartWorkflowOperation<typeof ConversationWorkflow>('ConversationWorkflow', {
+      new WithStartWorkflowOperation<ConversationWorkflow>('ConversationWorkflow', {
         workflowId: conversationWorkflowId(conversationId),
         taskQueue: this.opts.taskQueue ?? TASK_QUEUE,
         args: [{ conversationId, nextTurnIndex: 1, completedTurns: 0, queue: [], seenMessages: [] }],
@@ -316,7 +315,7 @@ export class DreactClient {
 
   /** Waits for a turn's result. A turn that is queued but not started yet is waited for. */
   async result(conversationId: string, turnIndex: number, opts: { pollMs?: number } = {}): Promise<TurnResult> {
-    const handle = this.temporal.workflow.getHandle<typeof TurnWorkflow>(turnWorkflowId(conversationId, turnIndex));
+    const handle = this.temporal.workflow.getHandle<TurnWorkflow>(turnWorkflowId(conversationId, turnIndex));
     for (;;) {
       try {
         return await handle.result();

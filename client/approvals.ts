@@ -25,7 +25,7 @@ import {
   runningSubagentsQuery,
   type ConversationView,
   type RunningSubagent,
-} from '../workflows/definitions';
+} from '../contract/definitions';
 import {
   approvalRequestView,
   APPROVAL_REQUEST_BLOCK,

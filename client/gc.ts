@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../store/db';
 import { inactiveConversations } from '../store/purge-store';
 import { TASK_QUEUE } from '../core/turn/contracts';
-import type { PurgeConversationWorkflow, PurgeResult } from '../workflows/purge';
+import type { PurgeConversationWorkflow, PurgeResult } from '../contract/workflows';
 
 export interface GcOptions {
   inactiveDays: number;
@@ -30,7 +30,7 @@ export async function collectGarbage(
   if (opts.dryRun) return { candidates, purged: [] };
   const purged = await Promise.all(
     candidates.map((conversationId) =>
-      temporal.workflow.execute<typeof PurgeConversationWorkflow>('PurgeConversationWorkflow', {
+      temporal.workflow.execute<PurgeConversationWorkflow>('PurgeConversationWorkflow', {
         taskQueue: opts.taskQueue ?? TASK_QUEUE,
         workflowId: `purge/${conversationId}`,
         args: [{ conversationId }],

@@ -3,7 +3,7 @@
  * JSON agent file, `# yaml-language-server: $schema=…` in a YAML one), generated from the zod
  * schema in core/agents/definition.ts and formatted as prettier would.
  * Usage: node --import tsx scripts/agent-schema.ts [--check]   (--check: exit 1 when the file is stale)
- * test/unit/agents/schema-file.test.ts fails when the committed file is not current.
+ * test/unit/agents/definition.test.ts fails when the committed file is not current.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -9,7 +9,7 @@
  *   dist/workflows/bundle.js, bundle-otel.js, bundle.json
  *                                         the prebuilt workflow bundles (plain, with OpenTelemetry's
  *                                         workflow interceptors) and the SDK version they were built with
- *   client/web/dist                       the web chat the gateway serves
+ *   apps/web/dist                       the web chat the gateway serves
  * npm packages stay external: they are the package's dependencies.
  */
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ import { join, relative } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../store/project-files';
 import { buildWorker, NODE_BUNDLE } from '../workers/build';
-import { buildWeb } from '../client/gateway/web-bundle';
+import { buildWeb } from '../apps/gateway/web-bundle';
 import { PRELOAD_MODULES } from '../workers/bundle';
 import {
   workflowBundleInfoPath,
@@ -34,8 +34,8 @@ const dist = join(root, 'dist');
 export const ENTRY_POINTS = ['worker', 'tools', 'client', 'workflows'] as const;
 
 const processes = {
-  'gateway.cjs': 'client/gateway/main.ts',
-  'cli.cjs': 'client/cli/main.ts',
+  'gateway.cjs': 'apps/gateway/main.ts',
+  'cli.cjs': 'apps/cli/main.ts',
   'migrate.cjs': 'store/migrate-main.ts',
 };
 

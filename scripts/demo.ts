@@ -8,10 +8,10 @@
  * DREACT_DEMO_KEEP=1 keeps the stack running afterwards (Ctrl-C to stop).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startEmbeddedStack } from '../client/stack/embedded';
+import { startEmbeddedStack } from '../apps/stack/embedded';
 import { DreactClient } from '../client/api';
-import { followTurn, newConversationId, streamOffset } from '../client/cli/commands';
-import { workflowUrl, type Session } from '../client/cli/session';
+import { followTurn, newConversationId, streamOffset } from '../apps/cli/commands';
+import { workflowUrl, type Session } from '../apps/cli/session';
 import { loadBlocks } from '../store/timeline-store';
 import type { Block } from '../core/timeline/block';
 

@@ -1,5 +1,5 @@
 /** Installs the Temporal CLI when missing (go install …@v1.5.1), printing where it is. */
-import { ensureTemporalCli } from '../client/stack/temporal-cli';
+import { ensureTemporalCli } from '../apps/stack/temporal-cli';
 
 const path = ensureTemporalCli((l) => console.log(l));
 console.log(

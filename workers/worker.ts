@@ -26,7 +26,7 @@ import { createToolRegistry } from '../core/tools';
 import type { AnyToolDeclaration } from '../core/tools/registry';
 import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
 import { defaultProviderResolver } from '../activities/providers/registry';
-import type { ModelConfig } from '../core/turn/contracts';
+import type { ModelConfig } from '../core/model/config';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
 import { tracedProvider } from '../activities/telemetry/spans';

@@ -39,9 +39,10 @@ import {
   type ApprovalDecision,
   type PendingApproval,
 } from '../core/governance/approval';
-import type { ToolCallPlan, ToolInput, ToolOutcome } from '../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../core/tools/call-plan';
 import type { AgentRef } from '../core/agents/ref';
-import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from './definitions';
+import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from '../contract/definitions';
 
 // Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
 const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>({

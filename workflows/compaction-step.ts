@@ -7,17 +7,12 @@
  */
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import type {
-  CompactionReason,
-  DecideOutcome,
-  ModelConfig,
-  RoundOutcome,
-  TurnPlacement,
-  Usage,
-} from '../core/turn/contracts';
+import type { Usage } from '../core/turn/contracts';
+import type { CompactionReason, DecideOutcome, RoundOutcome, TurnPlacement } from '../core/turn/activity-contracts';
+import type { ModelConfig } from '../core/model/config';
 import type { AgentRef } from '../core/agents/ref';
 import { CompactionWorkflow } from './compaction';
-import { SHORT_WORKFLOW_TASK_TIMEOUT } from './definitions';
+import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../contract/definitions';
 
 /** Compactions one round may run before the turn gives up on its budget. */
 const MAX_COMPACTIONS_PER_ROUND = 2;

@@ -7,7 +7,7 @@
  */
 import { isCancellation, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { CompactionActivities } from '../activities/compaction';
-import type { CompactionInput, CompactionResult } from '../core/turn/contracts';
+import type { CompactionInput, CompactionResult } from '../core/turn/activity-contracts';
 import { roleQueues } from './role-queue';
 import { compactionFinished } from './metrics';
 

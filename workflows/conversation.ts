@@ -23,6 +23,7 @@ import { turnIdFor, turnWorkflowId } from '../core/turn/ids';
 import { normaliseEventText, normaliseText } from '../core/text';
 import { formatZodError } from '../core/validation';
 import type { AttachmentRef, StartTurnRequest, TurnInput, TurnOptions, UserEvent } from '../core/turn/contracts';
+import type { ConversationState } from '../contract/workflows';
 import {
   conversationStateQuery,
   ConversationIdKey,
@@ -36,7 +37,7 @@ import {
   TurnStatusKey,
   AgentNameKey,
   AGENT_CONFLICT,
-} from './definitions';
+} from '../contract/definitions';
 import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { TurnWorkflow } from './turn';
 
@@ -49,24 +50,6 @@ function ownerSearchAttributes() {
     ...(tenant !== undefined ? [{ key: TenantIdKey, value: tenant }] : []),
     ...(project !== undefined ? [{ key: ProjectIdKey, value: project }] : []),
   ];
-}
-
-export interface ConversationState {
-  conversationId: string;
-  nextTurnIndex: number;
-  completedTurns: number;
-  queue: Array<{
-    turnIndex: number;
-    prompt: string;
-    messageId: string;
-    options: TurnOptions;
-    attachments?: AttachmentRef[];
-  }>;
-  /** Recently seen message ids (bounded) so a repeated followup starts at most one turn. */
-  seenMessages: string[];
-  lastOptions?: TurnOptions;
-  /** The agent the conversation is bound to: its first turn's (absent there: `default`). */
-  agent?: string;
 }
 
 const SEEN_LIMIT = 512;

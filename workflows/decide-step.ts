@@ -11,7 +11,9 @@ import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow'
 import type { ActivityOptions } from '@temporalio/common';
 import type { TurnActivities } from '../activities/turn-activities';
 import type { AgentRef } from '../core/agents/ref';
-import type { DecideInput, DecideOutcome, ModelConfig, UserEvent } from '../core/turn/contracts';
+import type { UserEvent } from '../core/turn/contracts';
+import type { DecideInput, DecideOutcome } from '../core/turn/activity-contracts';
+import type { ModelConfig } from '../core/model/config';
 import type { ServedBy } from '../core/model/provider';
 import type { RoleQueues } from './role-queue';
 

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { EvalActivities, EvalTrialInput, TrialOutcome } from '../activities/evals';
 import type { EvalCase } from '../core/evals/suite';
-import type { ModelConfig } from '../core/turn/contracts';
+import type { ModelConfig } from '../core/model/config';
 import type { RunSummary } from '../core/evals/aggregate';
 import type { EvalMode } from '../store/eval-store';
 import { EvalTrialWorkflow } from './eval-trial';

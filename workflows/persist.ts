@@ -6,7 +6,7 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import type { ProducedFile } from '../core/stream/events';
-import type { TurnSummary } from '../core/turn/contracts';
+import type { TurnSummary } from '../core/turn/activity-contracts';
 
 /**
  * Both steps as LOCAL activities: short, Postgres (and the embeddings service) only, so the whole

@@ -7,18 +7,12 @@
 import { getExternalWorkflowHandle, proxyActivities, sleep } from '@temporalio/workflow';
 import type { PurgeActivities } from '../activities/purge';
 import type { PurgeCounts } from '../store/purge-store';
+import type { PurgeResult } from '../contract/workflows';
 
 const { purgeConversation } = proxyActivities<PurgeActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumAttempts: 10 },
 });
-
-export interface PurgeResult {
-  conversationId: string;
-  /** True when a running conversation workflow was asked to stop. */
-  cancelled: boolean;
-  removed: PurgeCounts;
-}
 
 export async function PurgeConversationWorkflow(input: { conversationId: string }): Promise<PurgeResult> {
   const { conversationId } = input;

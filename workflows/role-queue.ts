@@ -12,7 +12,7 @@
  */
 import { ActivityFailure, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { ActivityRole } from '../core/turn/roles';
-import type { TurnPlacement } from '../core/turn/contracts';
+import type { TurnPlacement } from '../core/turn/activity-contracts';
 import { LOCAL_TURN_TIMEOUTS, type TurnTimeouts } from '../core/turn/timeouts';
 import type { describeRoleQueue as DescribeRoleQueue } from '../activities/temporal/pollers';
 

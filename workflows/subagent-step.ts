@@ -28,7 +28,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ScheduledChildCall } from '../core/tools/call-plan';
-import type { ToolInput, ToolOutcome, Usage, UserEvent } from '../core/turn/contracts';
+import type { Usage, UserEvent } from '../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../core/turn/activity-contracts';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import { subagentSummary } from '../core/agents/subagents';
 import { turnIdFor } from '../core/turn/ids';
@@ -46,7 +47,7 @@ import {
   TenantIdKey,
   TurnIndexKey,
   TurnStatusKey,
-} from './definitions';
+} from '../contract/definitions';
 
 // Each call passes the plan's options; these are the fallbacks.
 const prepareActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<DelegationStart>>>({

@@ -16,7 +16,9 @@ import {
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import { callStages, scheduleToolCall, type ScheduledActivity } from '../core/tools/call-plan';
-import type { ToolCallPlan, ToolInput, ToolOutcome, UserEvent } from '../core/turn/contracts';
+import type { UserEvent } from '../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../core/tools/call-plan';
 import type { AgentRef } from '../core/agents/ref';
 import { failureMessage } from './failure';
 import { approvalStep, type ApprovalStep } from './approval-step';

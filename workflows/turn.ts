@@ -22,16 +22,10 @@ import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
 import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { normaliseEventText } from '../core/text';
-import type {
-  CompletionPath,
-  ModelConfig,
-  RoundOutcome,
-  ToolCallPlan,
-  TurnInput,
-  TurnResult,
-  TurnState,
-  UserEvent,
-} from '../core/turn/contracts';
+import type { CompletionPath, TurnInput, TurnResult, TurnState, UserEvent } from '../core/turn/contracts';
+import type { RoundOutcome } from '../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../core/tools/call-plan';
+import type { ModelConfig } from '../core/model/config';
 import { IterationBudget } from '../core/turn/budget';
 import { afterRound, nextRound, type RoundResult } from '../core/turn/next-step';
 import {
@@ -41,7 +35,7 @@ import {
   steerSignal,
   turnStateQuery,
   TurnStatusKey,
-} from './definitions';
+} from '../contract/definitions';
 import type { TurnSlotActivities } from '../activities/governance/turn-slots';
 import { PersistTurnWorkflow } from './persist';
 import { compactionStep } from './compaction-step';

@@ -18,7 +18,7 @@ import { secretRefs } from '../../core/mcp/config';
 import { abilityProblems, PROVIDER_IDS } from '../../core/model/abilities';
 import { loadedAgent, type LoadedAgent } from './catalogue';
 import type { AgentIssue, AgentRule } from './errors';
-import type { LoadAgentsOptions } from './loader';
+import type { LoadAgentsOptions } from './load-options';
 import { resolveSecret, SecretValues } from './secrets';
 import type { ModuleTools } from './tool-modules';
 

@@ -14,7 +14,7 @@
  */
 import type { Pool } from 'pg';
 import { blockId } from '../../core/timeline/block';
-import type { ToolInput } from '../../core/turn/contracts';
+import type { ToolInput } from '../../core/turn/activity-contracts';
 import { AgentDelegateParamsSchema, agentDelegate, type AgentDelegateParams } from '../../core/tools/agent-tools';
 import {
   DELEGATE_TOOL_ID,
@@ -32,7 +32,7 @@ import type { ActivityDeps } from '../deps';
 import type { ToolImpl, ToolObservation } from '../tools/types';
 import type { AgentToolContext } from './define-tool';
 import { agentViewsOf, turnAgent } from './turn-agent';
-import { turnOwner } from '../governance/round-tools';
+import { turnOwner } from '../governance/owner';
 import type { AgentView } from './view';
 
 /** What prepareDelegation hands the workflow: the child to start, or nothing. */

@@ -18,33 +18,13 @@ import { defaultAgent } from './default-agent';
 import { AgentDefinitionError, issuesFromZod, type AgentIssue, type AgentRule } from './errors';
 import { checkAgent, cycleFrom, type Parsed } from './checks';
 import { importByUrl, ModuleTools } from './tool-modules';
+import type { LoadAgentsOptions } from './load-options';
 
 // The checks against this worker and the other agents live in ./checks, tool modules in ./tool-modules.
 export { KNOWN_PROVIDERS } from './checks';
 
 export const AGENT_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 export const DEFAULT_AGENTS_DIR = './agents';
-
-export interface LoadAgentsOptions {
-  /** The agents folder (else DREACT_AGENTS_DIR, else ./agents; only a named folder must exist). */
-  dir?: string;
-  /** Agent files by path, beside the folder's (e.g. `dreact turn --agent ./support.yaml`). */
-  files?: readonly string[];
-  /**
-   * Agents defined in code (a worker built with createWorker): objects checked exactly like a
-   * file's content; their relative paths are relative to `cwd`. Errors name them `definitions[i]`.
-   */
-  definitions?: readonly unknown[];
-  /** The worker's tool ids (its registry before the agents' modules), in registry order. */
-  toolIds: readonly string[];
-  /** Provider ids the worker resolves (default scripted, anthropic). */
-  providers?: readonly string[];
-  env?: NodeJS.ProcessEnv;
-  /** Loads a tool module by absolute path or package specifier (default: dynamic import). */
-  importModule?: (specifier: string) => Promise<unknown>;
-  /** Base of relative `dir` and `files` (default: the process's working directory). */
-  cwd?: string;
-}
 
 export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalogue> {
   const env = opts.env ?? process.env;

@@ -10,7 +10,7 @@
 import type { RolePurpose } from '../../core/agents/ref';
 import type { ModelSettings, WorkerDefaults } from '../../core/agents/settings';
 import type { AgentRef } from '../../core/agents/ref';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import type { ActivityDeps } from '../deps';
 import { AgentCatalogue } from './catalogue';
 import { defaultAgent } from './default-agent';

@@ -18,7 +18,7 @@ import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { appendBlocks, loadBlocksById } from '../../store/timeline-store';
 import { StreamPublisher } from '../../store/publisher';
 import { APPROVAL_DECISION_BLOCK, APPROVAL_REQUEST_BLOCK, type ApprovalSpec } from '../../core/governance/approval';
-import type { ToolInput } from '../../core/turn/contracts';
+import type { ToolInput } from '../../core/turn/activity-contracts';
 import type { AgentRef } from '../../core/agents/ref';
 import { turnAgent } from '../agents/turn-agent';
 import { delegationDepth, parentConversationOf } from '../../core/agents/subagents';

@@ -27,7 +27,7 @@ import { estimateTokens, requestChars } from '../../core/compaction/estimate';
 import { BudgetExceededError, worstCaseUsd, type BudgetUse } from '../../core/governance/budget';
 import { budgetsCover, releaseSpend, reserveSpend } from '../../store/budget-store';
 import type { StreamPublisher } from '../../store/publisher';
-import { turnOwner } from '../governance/round-tools';
+import { turnOwner } from '../governance/owner';
 import { activityLog } from '../log';
 import { activePriceTable, providerOfId } from '../providers/pricing-file';
 

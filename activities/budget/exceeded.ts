@@ -9,7 +9,7 @@ import { makeBlock, type Block } from '../../core/timeline/block';
 import { roundBlocks } from '../../core/turn/round-blocks';
 import { budgetExceededAnswer, type BudgetUse } from '../../core/governance/budget';
 import { ZERO_USAGE } from '../../core/model/provider';
-import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
+import type { DecideInput, DecideOutcome } from '../../core/turn/activity-contracts';
 import type { ToolRegistry } from '../../core/tools/registry';
 import { appendBlocks } from '../../store/timeline-store';
 import type { StreamPublisher } from '../../store/publisher';

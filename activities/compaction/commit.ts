@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ActivityDeps } from '../deps';
-import type { CompactionInput } from '../../core/turn/contracts';
+import type { CompactionInput } from '../../core/turn/activity-contracts';
 import { loadBlocks } from '../../store/timeline-store';
 import { commitCompactionBatch, loadCompaction, recordCompactionFailure } from '../../store/compaction-store';
 import { compactionBatch } from '../../core/compaction/outputs';

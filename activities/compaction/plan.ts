@@ -5,7 +5,7 @@
  * conversation whose last 3 compactions failed is refused (the breaker).
  */
 import type { ActivityDeps } from '../deps';
-import type { CompactionInput, CompactionPlanOutcome } from '../../core/turn/contracts';
+import type { CompactionInput, CompactionPlanOutcome } from '../../core/turn/activity-contracts';
 import { loadBlocks } from '../../store/timeline-store';
 import { compactionFailures, loadCompaction, loadCharsPerToken, savePlan } from '../../store/compaction-store';
 import { planCut, type CutPlan } from '../../core/compaction/cut';

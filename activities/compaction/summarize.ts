@@ -7,7 +7,8 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../deps';
-import type { CompactionInput, Usage } from '../../core/turn/contracts';
+import type { Usage } from '../../core/turn/contracts';
+import type { CompactionInput } from '../../core/turn/activity-contracts';
 import { addUsage, ZERO_USAGE, type ModelProvider } from '../../core/model/provider';
 import { loadBlocks } from '../../store/timeline-store';
 import { loadCompaction, saveSummaries } from '../../store/compaction-store';

@@ -16,7 +16,7 @@ import type { ActivityDeps } from '../deps';
 import { DreactClient } from '../../client/api';
 import { claimConversation } from '../../store/tenancy-store';
 import { stageTurnAttachments } from '../../client/attachments/stage';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import type { EvalCase, TurnSpec } from '../../core/evals/suite';
 import { turnOf } from '../../core/evals/suite';
 import { scoreTrial, summariseRun, trialSummary, failureLines, type RunSummary } from '../../core/evals/aggregate';

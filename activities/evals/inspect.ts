@@ -22,13 +22,14 @@ import type { ModelRequest } from '../../core/model/provider';
 import type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
 
 export type { InspectRoundInput, InspectedRound } from '../../core/evals/inspect';
-import type { DecideInput } from '../../core/turn/contracts';
+import type { DecideInput } from '../../core/turn/activity-contracts';
 import { turnWorkflowId } from '../../core/turn/ids';
 import { announceState, liveEventLines } from '../../core/turn/announce';
 import { hideSuppressesPrevTurnCache } from '../../core/timeline/hide';
 import { workspaceStateLines } from '../../core/workspace/refs';
 import { loadBlocks } from '../../store/timeline-store';
-import { readSide, roundStateRead } from '../../store/round-reads';
+import { roundStateRead } from '../../store/round-reads';
+import { readSide } from '../../store/side-read';
 import { turnFilesBefore } from '../../store/eval-store';
 import { channelsStrategy } from '../turn/round/channels-strategy';
 import { nativeStrategy } from '../turn/round/native-strategy';

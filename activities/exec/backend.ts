@@ -5,6 +5,7 @@
  * `find` first and re-attaches to an exec that is already started or finished, so one exec id
  * never runs twice.
  */
+import type { ExecStatus } from '../../core/exec/status';
 
 /** Resource limits of one exec; every backend enforces all of them. */
 export interface ExecLimits {
@@ -54,17 +55,6 @@ export interface ExecHandle {
   execId: string;
   /** Backend-specific reference (pid file, container id, task ARN). */
   ref: string;
-}
-
-export type ExecState = 'starting' | 'running' | 'exited' | 'killed' | 'timed_out' | 'failed_to_start';
-
-export interface ExecStatus {
-  state: ExecState;
-  exitCode?: number;
-  /** Why the backend stopped it (timeout, steer, OOM, ECS stoppedReason…). */
-  reason?: string;
-  startedAt?: string;
-  endedAt?: string;
 }
 
 export interface ExecCollected {

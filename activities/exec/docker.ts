@@ -15,7 +15,8 @@
 import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from './backend';
+import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec } from './backend';
+import type { ExecStatus } from '../../core/exec/status';
 import { defaultStateRoot } from './local';
 import {
   listOutputs,

@@ -15,7 +15,8 @@ import { promises as fs, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from './backend';
+import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec } from './backend';
+import type { ExecStatus } from '../../core/exec/status';
 import { claimDir, exists, readText, writeOnce } from './state-dir';
 import {
   listOutputs,

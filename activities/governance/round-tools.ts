@@ -4,37 +4,21 @@
  * and `callGovernance` — the one decision every caller of a tool goes through (the tool activity,
  * the exec proxy; core/governance/tool-call.ts).
  *
- * The tenant of a turn is its conversation's owner (`conversations` row, claimed by the gateway
- * before the first turn; the CLI's is `local`): read once per conversation and worker, nothing
- * added to history. Policies are read at most every POLICY_TTL_MS per project, so a change applies
+ * The tenant of a turn is its conversation's owner (./owner.ts). Policies are read at most every POLICY_TTL_MS per project, so a change applies
  * to the next rounds within seconds.
  */
 import type { ActivityDeps } from '../deps';
 import type { ToolRegistry } from '../../core/tools/registry';
 import { effectivePolicy, governRegistry, NO_POLICY, type EffectivePolicy } from '../../core/governance/policy';
 import { loadToolPolicies } from '../../store/policy-store';
-import { conversationOwner, type ConversationOwner } from '../../store/tenancy-store';
+import { turnOwner } from './owner';
 import type { AgentView } from '../agents/view';
-import { LOCAL_TENANT } from '../../core/tenancy/principal';
-import type { Queryable } from '../../store/db';
 import type { ApprovalSpec } from '../../core/governance/approval';
 import { toolCallRefusal, type ToolCallGovernance, type ToolCallRefusal } from '../../core/governance/tool-call';
 import { checkToolParams, type ToolParamsCheck } from '../tools';
 
 const POLICY_TTL_MS = 2_000;
-const owners = new Map<string, ConversationOwner>();
 const policies = new Map<string, { at: number; policy: EffectivePolicy; key: string }>();
-
-/** The owner of a conversation (its tenant, project, user); the local tenant when it has no row. */
-export async function turnOwner(db: Queryable, conversationId: string): Promise<ConversationOwner> {
-  let owner = owners.get(conversationId);
-  if (!owner) {
-    owner = (await conversationOwner(db, conversationId)) ?? { ...LOCAL_TENANT, userId: null };
-    if (owners.size > 10_000) owners.clear();
-    owners.set(conversationId, owner);
-  }
-  return owner;
-}
 
 async function policyOf(deps: Pick<ActivityDeps, 'db'>, conversationId: string) {
   const owner = await turnOwner(deps.db.pool, conversationId);

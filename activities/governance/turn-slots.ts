@@ -18,8 +18,9 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../deps';
 import { delegationDepth } from '../../core/agents/subagents';
-import { acquireTurnSlot, reapTenantSlots, releaseTurnSlot, tellGrants, turnSlotState } from '../../store/turn-slots';
-import { turnOwner } from './round-tools';
+import { acquireTurnSlot, releaseTurnSlot, turnSlotState } from '../../store/turn-slots';
+import { reapTenantSlots, tellGrants } from '../../client/turn-slots';
+import { turnOwner } from './owner';
 
 /** What `loadContext` tells the turn: granted at once, or queued at a position (and how often the head reaps). */
 export interface TurnSlot {

@@ -9,7 +9,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { ToolInput, ToolOutcome } from '../../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
 import type { ActivityDeps } from '../deps';
 import { makeToolActivity } from '../turn/tool-activity';
 

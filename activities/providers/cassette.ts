@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { ProviderError, type ModelProvider, type ModelRequest, type StreamPart } from '../../core/model/provider';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import { callKindOf, cassetteKey, describeKey, firstTrialKey, requestShape } from '../../core/evals/cassette';
 import {
   getCassetteEntry,

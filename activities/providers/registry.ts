@@ -22,7 +22,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ProviderError, type ModelProvider } from '../../core/model/provider';
-import type { FallbackModel, ModelConfig } from '../../core/turn/contracts';
+import type { FallbackModel, ModelConfig } from '../../core/model/config';
 import { abilitiesFor, type AbilityOverrides, type ModelAbilities } from '../../core/model/abilities';
 import type { FallbackPolicy } from '../../core/model/fallback';
 import { createScriptedProvider, resolveScript } from './scripted';

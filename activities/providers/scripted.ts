@@ -11,7 +11,7 @@ import {
   type StreamPart,
   type Usage,
 } from '../../core/model/provider';
-import { ScriptSpecSchema, type ScriptSpec } from '../../core/turn/contracts';
+import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { BUILTIN_SCRIPTS } from './scripts';
 import { extractiveSummary } from '../../core/compaction/prompt';
 

@@ -1,6 +1,6 @@
 /** Built-in scripts of the scripted model (demo and smoke tests). */
 import type { z } from 'zod';
-import type { ScriptSpecSchema } from '../../core/turn/contracts';
+import type { ScriptSpecSchema } from '../../core/model/config';
 
 type ScriptInput = z.input<typeof ScriptSpecSchema>;
 

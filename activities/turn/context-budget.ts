@@ -15,7 +15,7 @@ import {
   requestCharsWithSystem,
 } from '../../core/compaction/estimate';
 import { ProviderError, type Usage } from '../../core/model/provider';
-import type { OverBudget } from '../../core/turn/contracts';
+import type { OverBudget } from '../../core/turn/activity-contracts';
 import { providerFailureType } from '../providers/errors';
 
 export interface BudgetCheck {

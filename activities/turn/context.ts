@@ -3,7 +3,7 @@
  * last writes.
  */
 import { makeBlock } from '../../core/timeline/block';
-import type { LoadContextInput, LoadedContext, TurnFailure, TurnSummary } from '../../core/turn/contracts';
+import type { LoadContextInput, LoadedContext, TurnFailure, TurnSummary } from '../../core/turn/activity-contracts';
 import { completeTurn, failTurn, openTurn } from '../../store/turn-store';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, countBlocks, ensureConversation, loadBlocks, putArtifact } from '../../store/timeline-store';
@@ -28,7 +28,7 @@ import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import { delegationDepth } from '../../core/agents/subagents';
 import { mcpToolsMeta } from '../../core/mcp/turn-tools';
 import { takeTurnSlot } from '../governance/turn-slots';
-import { turnOwner } from '../governance/round-tools';
+import { turnOwner } from '../governance/owner';
 import { loadSpendLink } from '../../store/subagent-store';
 
 export function makeContextActivities(deps: ActivityDeps) {

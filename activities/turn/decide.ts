@@ -4,7 +4,7 @@
  * by config, and one pipeline (round/pipeline.ts) with a strategy per protocol. Both names stay
  * registered: recorded histories schedule them.
  */
-import type { DecideInput, DecideOutcome } from '../../core/turn/contracts';
+import type { DecideInput, DecideOutcome } from '../../core/turn/activity-contracts';
 import type { ActivityDeps } from '../deps';
 import { channelsStrategy } from './round/channels-strategy';
 import { nativeStrategy } from './round/native-strategy';

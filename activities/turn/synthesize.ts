@@ -14,7 +14,7 @@ import { workerShutdownFailure } from '../cancellation';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { ZERO_USAGE, type Usage } from '../../core/model/provider';
 import { SUPERSEDED_REASON, SYNTHESIS_SYSTEM_PROMPT, synthesisMessages } from '../../core/turn/synthesis';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks, setOverlays } from '../../store/timeline-store';
 import { ledgeredProvider } from './ledgered-provider';

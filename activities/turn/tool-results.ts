@@ -3,7 +3,7 @@
  * to the timeline in call order, in one transaction. Idempotent: a retry finds nothing held and
  * appends nothing (the blocks' ids are deterministic besides).
  */
-import type { ToolBatchInput } from '../../core/turn/contracts';
+import type { ToolBatchInput } from '../../core/turn/activity-contracts';
 import { appendHeldToolResults } from '../../store/tool-results-store';
 import type { ActivityDeps } from '../deps';
 

@@ -21,7 +21,7 @@ import {
 } from '../../core/tools/selection';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../../core/model/provider';
 import type { ToolRegistry } from '../../core/tools/registry';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';

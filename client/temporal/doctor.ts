@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTE_KEYS } from '../stack/temporal-server';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../contract/definitions';
 import {
   SETTING_NAMES,
   TEMPORAL_SETTINGS,

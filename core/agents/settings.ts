@@ -15,7 +15,7 @@
  *   in registry order); an override's patterns can only narrow that list.
  */
 import type { MultiActionMode } from '../decision/multi-action';
-import type { FallbackModel, ModelConfig } from '../turn/contracts';
+import type { FallbackModel, ModelConfig } from '../model/config';
 import type { AgentExec, AgentModel, ResolvedAgentDefinition, RoleModel } from './definition';
 import { ROLE_PURPOSES, type RolePurpose } from './ref';
 import { filterToolIds } from './tool-filter';

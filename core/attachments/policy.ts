@@ -3,7 +3,7 @@
  * turn, a file count cap, an allow-list of types sniffed from the bytes (never the client's
  * word), the file extension agreeing with those bytes, archive limits against decompression
  * bombs, no macro-bearing Office documents, and file names made safe (path traversal refused).
- * The facts about each file's bytes come from an inspector (client/attachments/inspect.ts). Pure.
+ * The facts about each file's bytes come from an inspector (client/attachments/preflight.ts). Pure.
  */
 import { z } from 'zod';
 

@@ -5,7 +5,7 @@
  */
 import { check, show, type Check } from './check';
 import { answerJson } from './answer';
-import type { ModelConfig } from '../turn/contracts';
+import type { ModelConfig } from '../model/config';
 
 export const JUDGE_SYSTEM =
   'You grade an AI assistant\'s answer against a rubric. Reply with JSON only: {"score": <number from 0 to 1>, "reason": "<one sentence>"}.';

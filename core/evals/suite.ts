@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { parseDocument } from 'yaml';
 import { formatZodError } from '../validation';
-import { ModelConfigSchema } from '../turn/contracts';
+import { ModelConfigSchema } from '../model/config';
 
 const Slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'a lowercase slug (a-z 0-9 _ -, at most 64)');
 

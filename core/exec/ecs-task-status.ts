@@ -5,7 +5,7 @@
  * DEPROVISIONING → STOPPED. Only STOPPED is terminal; how it stopped comes from `stopCode`, the
  * task's `stoppedReason` and the executor container's `exitCode` / `reason`.
  */
-import type { ExecStatus } from '../../activities/exec/backend';
+import type { ExecStatus } from './status';
 
 /** The fields of an ECS Task this mapping reads (dates as epoch ms). */
 export interface EcsTaskView {

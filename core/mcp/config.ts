@@ -5,7 +5,7 @@
  * the secret references its env and header values may hold. Pure.
  *
  * A value names a secret of the agent as `${secrets.NAME}` (`Authorization: "Bearer ${secrets.GH}"`);
- * the worker substitutes it when it connects (activities/mcp/connect.ts). The definition, its hash,
+ * the worker substitutes it when it connects (activities/mcp/connection.ts). The definition, its hash,
  * the timeline and history only ever hold the reference.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * The inverse of the gateway's SSE mapping (client/gateway/protocol.ts `toSseMessage`), without
+ * The inverse of the gateway's SSE mapping (apps/gateway/protocol.ts `toSseMessage`), without
  * validation: one SSE message of the stream back to the fields of the stream event it came from
  * (`kind`, `channel`, `instance`, `payload` and the envelope). `fromSseMessage` parses these
  * through the event schema; the web chat, whose bundle leaves zod out, reads them as the events

@@ -10,8 +10,41 @@
  * call's observation (`recordToolFailure`), so the model sees it and the turn goes on.
  */
 import type { RetryPolicy } from '@temporalio/common';
-import type { ToolCallPlan } from '../turn/contracts';
+import type { ApprovalSpec } from '../governance/approval';
 import { RUN_TOOL_ACTIVITY, truncateSummary, type ToolActivityOptions, type ToolRegistry } from './registry';
+
+/**
+ * One tool call the workflow runs as an activity, with the tool's own activity type, timeouts
+ * and Temporal RetryPolicy (built by `toolCallPlan` below).
+ */
+export interface ToolCallPlan {
+  callId: string;
+  toolId: string;
+  /** Activity summary for Temporal UI, e.g. `tool react.write files/notes.md`. */
+  summary: string;
+  /** Activity type; absent in plans recorded before tools could have their own: `runTool`. */
+  activity?: string;
+  startToCloseTimeout?: number;
+  heartbeatTimeout?: number;
+  taskQueue?: string;
+  /** `exec` for the code-execution tools: the turn runs them on the exec role's queue (absent: tools). */
+  role?: 'exec';
+  retry?: RetryPolicy;
+  /** A second activity scheduled after `activity` with the same input (e.g. exec: launch, then await). */
+  then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
+  /** A read-only (exploration) call: runs concurrently with its neighbours of the same kind. */
+  concurrent?: boolean;
+  /** A short Postgres-only tool: runs as a local activity (no server round trip). */
+  local?: boolean;
+  /** The call waits for a person's decision before it runs (workflows/approval-step.ts). */
+  approval?: ApprovalSpec;
+  /** The call runs another agent's turn as a child workflow first (agent.delegate, workflows/subagent-step.ts). */
+  child?: boolean;
+  /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
+  startToCloseMs?: number;
+  maximumAttempts?: number;
+  initialIntervalMs?: number;
+}
 
 export function toolCallPlan(callId: string, toolId: string, options: ToolActivityOptions): ToolCallPlan {
   return {

@@ -4,13 +4,13 @@
  * builds no zod schema, so workflows may import it (with `import type`) at no cost per instance.
  * ./contracts re-exports all of it.
  */
-import type { RetryPolicy } from '@temporalio/common';
 import type { AgentRef } from '../agents/ref';
-import type { ApprovalSpec } from '../governance/approval';
-import type { CompletionPath, ModelConfig, TurnAgent, TurnPrompt, Usage, UserEvent } from './contracts';
+import type { CompletionPath, TurnAgent, TurnPrompt, Usage, UserEvent } from './contracts';
+import type { ModelConfig } from '../model/config';
 import type { ServedBy } from '../model/provider';
 import type { ActivityRole } from './roles';
 import type { TurnTimeouts } from './timeouts';
+import type { ToolCallPlan } from '../tools/call-plan';
 
 // ---- activity contracts -------------------------------------------------------------------
 
@@ -84,39 +84,6 @@ export interface DecideInput {
   contextMaxTokens?: number;
   /** The turn's agent version (absent in histories recorded before agents: the default agent). */
   agent?: AgentRef;
-}
-
-/**
- * One tool call the workflow runs as an activity, with the tool's own activity type, timeouts
- * and Temporal RetryPolicy (built by `toolCallPlan` in core/tools/call-plan.ts).
- */
-export interface ToolCallPlan {
-  callId: string;
-  toolId: string;
-  /** Activity summary for Temporal UI, e.g. `tool react.write files/notes.md`. */
-  summary: string;
-  /** Activity type; absent in plans recorded before tools could have their own: `runTool`. */
-  activity?: string;
-  startToCloseTimeout?: number;
-  heartbeatTimeout?: number;
-  taskQueue?: string;
-  /** `exec` for the code-execution tools: the turn runs them on the exec role's queue (absent: tools). */
-  role?: 'exec';
-  retry?: RetryPolicy;
-  /** A second activity scheduled after `activity` with the same input (e.g. exec: launch, then await). */
-  then?: { activity: string; startToCloseTimeout: number; heartbeatTimeout?: number };
-  /** A read-only (exploration) call: runs concurrently with its neighbours of the same kind. */
-  concurrent?: boolean;
-  /** A short Postgres-only tool: runs as a local activity (no server round trip). */
-  local?: boolean;
-  /** The call waits for a person's decision before it runs (workflows/approval-step.ts). */
-  approval?: ApprovalSpec;
-  /** The call runs another agent's turn as a child workflow first (agent.delegate, workflows/subagent-step.ts). */
-  child?: boolean;
-  /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
-  startToCloseMs?: number;
-  maximumAttempts?: number;
-  initialIntervalMs?: number;
 }
 
 /** What the loop acts on: every outcome but `over_budget` (answered by compaction). */

@@ -4,7 +4,7 @@
  */
 import type { AnnounceState } from '../timeline/announce';
 import type { Block } from '../timeline/block';
-import type { DecideInput } from './contracts';
+import type { DecideInput } from './activity-contracts';
 
 export function announceState(
   input: Pick<DecideInput, 'iteration' | 'mode'>,

@@ -5,7 +5,7 @@
  * decision failures. Pure.
  */
 import type { Block } from '../timeline/block';
-import type { TurnSummary } from './contracts';
+import type { TurnSummary } from './activity-contracts';
 
 /** ANNOUNCE budget line of a finalize round in the channel protocol. */
 export const FINALIZE_NOTICE =

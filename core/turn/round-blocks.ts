@@ -13,7 +13,9 @@ import { applyAcks, latestPlanSnapshots } from '../timeline/plans';
 import { workingSummaryBlock } from '../timeline/summaries';
 import type { ToolRegistry } from '../tools/registry';
 import { toolCallPlan } from '../tools/call-plan';
-import type { DecideInput, ToolCallPlan, UserEvent } from './contracts';
+import type { UserEvent } from './contracts';
+import type { DecideInput } from './activity-contracts';
+import type { ToolCallPlan } from '../tools/call-plan';
 import { paths } from '../timeline/paths';
 import { collectCitations, type SourceRef } from '../channels/citations';
 

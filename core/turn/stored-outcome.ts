@@ -8,7 +8,8 @@ import { blockId, type Block } from '../timeline/block';
 import { ZERO_USAGE } from '../model/provider';
 import type { ToolRegistry } from '../tools/registry';
 import { toolCallPlan } from '../tools/call-plan';
-import type { DecideInput, DecideOutcome, ToolCallPlan } from './contracts';
+import type { DecideInput, DecideOutcome } from './activity-contracts';
+import type { ToolCallPlan } from '../tools/call-plan';
 import { roundCallId } from './round-blocks';
 import { answeredByOf } from '../model/answered-by';
 

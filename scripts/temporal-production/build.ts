@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { findOnPath } from '../../client/stack/temporal-cli';
+import { findOnPath } from '../../apps/stack/temporal-cli';
 
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
-import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
 import { connectTemporalClient, resolveTemporalConnection } from '../../client/temporal/connection';
 import { startProductionTestTemporal, type ProductionTemporal } from '../support/production-temporal';
 

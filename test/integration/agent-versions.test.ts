@@ -12,7 +12,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
 import { ProviderError, type ModelProvider } from '../../core/model/provider';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import { listTurns } from '../../store/turn-store';
 
 let stack: TestStack;

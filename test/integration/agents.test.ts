@@ -17,15 +17,15 @@ import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulat
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
 import type { ModelProvider, ModelRequest } from '../../core/model/provider';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import { createWorker } from '../../workers/worker';
 import { loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
 import { listCurrentAgents } from '../../store/agent-store';
 import { DreactError } from '../../client/api';
-import { agentListLines } from '../../client/cli/agents-command';
+import { agentListLines } from '../../apps/cli/agents-command';
 import { isDecisionRequest } from '../support/note-turns';
-import { startGateway } from '../../client/gateway/server';
+import { startGateway } from '../../apps/gateway/server';
 import { recordHistory } from '../support/fixtures';
 
 const AGENTS_DIR = path.join(__dirname, '..', 'fixtures', 'agents');

@@ -20,9 +20,9 @@ import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { createApiKey } from '../../store/tenancy-store';
 import { subagentConversationId } from '../../core/agents/subagents';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { DreactClient } from '../../client/api';
-import { turnStateQuery } from '../../workflows/definitions';
+import { turnStateQuery } from '../../contract/definitions';
 import { conversationSpace } from '../../core/tenancy/conversation-space';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 

@@ -25,7 +25,7 @@ import {
 import { loadBlocks } from '../../store/timeline-store';
 import type { ToolImpl } from '../../activities/tools/types';
 import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
-import { decideToolCallUpdate } from '../../workflows/definitions';
+import { decideToolCallUpdate } from '../../contract/definitions';
 import { turnWorkflowId } from '../../core/turn/contracts';
 import { DreactError } from '../../client/api';
 import { ApprovalError } from '../../client/approvals';

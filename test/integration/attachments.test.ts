@@ -13,7 +13,7 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { resolveScript } from '../../activities/providers/scripted';
 import { getArtifact, listArtifacts, loadBlocks } from '../../store/timeline-store';
 import { stageTurnAttachments } from '../../client/attachments/stage';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { pdf, png } from '../support/files';
 import { isDecisionRequest } from '../support/note-turns';
 

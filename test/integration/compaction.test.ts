@@ -22,7 +22,7 @@ import { createScriptedProvider, resolveScript } from '../../activities/provider
 import { loadBlocks } from '../../store/timeline-store';
 import { hasSummaryLayout } from '../../core/compaction/prompt';
 import { recordHistory } from '../support/fixtures';
-import { debugRender } from '../../client/cli/debug-render';
+import { debugRender } from '../../apps/cli/debug-render';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;

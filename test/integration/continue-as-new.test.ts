@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DreactWorker } from '../../workers/role-workers';
-import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { createWorker } from '../../workers/worker';
 import { DreactClient } from '../../client/api';

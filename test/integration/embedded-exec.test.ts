@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dropSchema, migrate, openDb, type Db } from '../../store/db';
 import { loadBlocks } from '../../store/timeline-store';
-import { startEmbeddedStack } from '../../client/stack/embedded';
+import { startEmbeddedStack } from '../../apps/stack/embedded';
 import { DreactClient } from '../../client/api';
 import { execBackendName, workerToolSet } from '../../workers/tool-set';
 import { EXEC_TOOL_ID } from '../../core/exec';

@@ -1,5 +1,5 @@
 /**
- * The embedded Postgres (client/stack/embedded-postgres.ts): initialised once, restarted on the
+ * The embedded Postgres (apps/stack/embedded-postgres.ts): initialised once, restarted on the
  * same data; a server killed with SIGKILL, or left running by a process that was killed, is
  * recovered at the next start with a message saying so; a server whose owner still runs is not
  * touched.
@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../client/stack/embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../apps/stack/embedded-postgres';
 
 const homes: string[] = [];
 after(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true })));

@@ -10,8 +10,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
-import { forkConversationAt } from '../../client/cli/fork-command';
-import { inspectRoundRequest } from '../../client/cli/inspect-command';
+import { forkConversationAt } from '../../apps/cli/fork-command';
+import { inspectRoundRequest } from '../../client/inspect';
 import { countBlocks, loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
 

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { complete, createTestStack, thinking, waitFor, type TestStack } from '../support/stack';
-import { runEval, type EvalTarget } from '../../client/cli/eval-command';
+import { runEval, type EvalTarget } from '../../apps/cli/eval-command';
 import { renderHtml, renderTable } from '../../core/evals/report';
 import { countEvalTrials, evalTrials } from '../../store/eval-store';
 import { feedbackOf } from '../../store/feedback-store';

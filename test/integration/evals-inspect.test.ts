@@ -16,10 +16,10 @@ import {
 } from '../emulator/anthropic-emulator';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { toAnthropicParams } from '../../activities/providers/anthropic-request';
-import { inspectRoundRequest } from '../../client/cli/inspect-command';
+import { inspectRoundRequest } from '../../client/inspect';
 import { inspectText } from '../../core/evals/inspect';
 import { loadBlocks } from '../../store/timeline-store';
-import { createGatewayApp } from '../../client/gateway/app';
+import { createGatewayApp } from '../../apps/gateway/app';
 
 let stack: TestStack;
 let emu: AnthropicEmulator;

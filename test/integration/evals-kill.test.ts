@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { complete, createTestStack, thinking, waitFor, type TestStack } from '../support/stack';
 import { spawnWorkerProcess, type WorkerProcess } from '../../bench/worker-process';
-import { runEval } from '../../client/cli/eval-command';
+import { runEval } from '../../apps/cli/eval-command';
 import { renderTable } from '../../core/evals/report';
 import { countEvalTrials, evalTrials, getEvalRun } from '../../store/eval-store';
 import { feedbackOf } from '../../store/feedback-store';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestStack, type TestStack } from '../support/stack';
-import { runEval, type EvalTarget } from '../../client/cli/eval-command';
+import { runEval, type EvalTarget } from '../../apps/cli/eval-command';
 import { renderTable } from '../../core/evals/report';
 import { countEvalTrials, listEvalRuns } from '../../store/eval-store';
 import { feedbackOf } from '../../store/feedback-store';

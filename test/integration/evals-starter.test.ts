@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { createTestStack, type TestStack } from '../support/stack';
-import { runEval } from '../../client/cli/eval-command';
+import { runEval } from '../../apps/cli/eval-command';
 import { renderTable } from '../../core/evals/report';
 import { listTurns } from '../../store/turn-store';
 import { loadBlocks } from '../../store/timeline-store';

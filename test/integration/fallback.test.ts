@@ -27,8 +27,8 @@ import { isDecisionRequest } from '../support/note-turns';
 import { loadBlocks } from '../../store/timeline-store';
 import { MODEL_SWITCH_KIND } from '../../core/model/switch-note';
 import { visibleItems } from '../../core/timeline/render';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
-import { openSse } from '../../client/gateway/sse-client';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import { openSse } from '../../client/sse-client';
 
 let stack: TestStack;
 let gateway: RunningGateway;

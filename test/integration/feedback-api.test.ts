@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { callTool, complete, createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
 import { createApiKey } from '../../store/tenancy-store';
 import { readEvents } from '../../store/stream-bus';
 import { loadBlocks } from '../../store/timeline-store';

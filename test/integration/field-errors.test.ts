@@ -6,8 +6,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { conversationWorkflowId } from '../../core/turn/ids';
-import { conversationStateQuery, startTurnUpdate } from '../../workflows/definitions';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { conversationStateQuery, startTurnUpdate } from '../../contract/definitions';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 
 const KEY = 'field-errors-key';
 let stack: TestStack;

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { callTool, complete, createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createExecTool } from '../../activities/exec/exec-tool';
 import { LocalBackend } from '../../activities/exec/local';
 import { LOCAL_SANDBOX, execScratch } from '../support/exec';

@@ -10,11 +10,11 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Pool } from 'pg';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
 import { createApiKey } from '../../store/tenancy-store';
 import { claimConversation } from '../../store/tenancy-store';
 import { StreamPublisher } from '../../store/publisher';
-import { parseSse } from '../../client/gateway/sse-client';
+import { parseSse } from '../../client/sse-client';
 import { parseApiKey } from '../../core/tenancy/keys';
 
 let stack: TestStack;

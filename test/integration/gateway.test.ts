@@ -17,12 +17,12 @@ import {
 } from '../support/stack';
 import { publishEvents, readEvents, type StreamEvent } from '../../store/stream-bus';
 import { ensureConversation } from '../../store/timeline-store';
-import { createGatewayApp } from '../../client/gateway/app';
-import { protocolEvent } from '../../client/gateway/protocol';
-import { gatewayConfigFromEnv, startGateway, type RunningGateway } from '../../client/gateway/server';
+import { createGatewayApp } from '../../apps/gateway/app';
+import { protocolEvent } from '../../apps/gateway/protocol';
+import { gatewayConfigFromEnv, startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { claimConversation } from '../../store/tenancy-store';
 import { LOCAL_TENANT } from '../../core/tenancy/principal';
-import { openSse, type SseEvent } from '../../client/gateway/sse-client';
+import { openSse, type SseEvent } from '../../client/sse-client';
 
 const KEY = 'test-key-1';
 let stack: TestStack;

@@ -23,7 +23,7 @@ import { loadBlocks } from '../../store/timeline-store';
 import type { Block } from '../../core/timeline/block';
 import { defaultProviderResolver } from '../../activities/providers/registry';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { ScriptSpecSchema } from '../../core/model/config';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let stack: TestStack;

@@ -1,5 +1,5 @@
 /**
- * durable-react as an MCP server (client/gateway/mcp-routes.ts, client/mcp/server.ts) on real
+ * durable-react as an MCP server (apps/gateway/mcp-routes.ts, apps/mcp-server/server.ts) on real
  * Temporal and Postgres, driven by the official SDK's own client over Streamable HTTP: it lists
  * the tools, starts a turn and receives progress notifications and the answer, reads the
  * conversation back; another tenant's key sees none of it; a missing key is refused.
@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createTestStack, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
 import { createApiKey } from '../../store/tenancy-store';
 
 let stack: TestStack;

@@ -18,7 +18,7 @@ import { createHttpEmbeddingProvider, type EmbeddingProvider } from '../../activ
 import { memsearch } from '../../activities/memory/search';
 import type { ActivityDeps } from '../../activities/deps';
 import { pgToolStore } from '../../store/tool-store';
-import { freePort } from '../../client/stack/embedded';
+import { freePort } from '../../apps/stack/embedded';
 import { NOW, turnBlocks } from '../support/memory-corpus';
 import { startEmbeddingsStandin, type EmbeddingsStandin } from '../support/embeddings-standin';
 

@@ -25,7 +25,8 @@ import { makeSelectTools } from '../../activities/turn/tool-selection';
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selection';
 import { NativeToolNames, renderNative, STEER_CANCELLED_RESULT } from '../../core/model/native-render';
 import type { ActivityDeps } from '../../activities/deps';
-import type { DecideOutcome, UserEvent } from '../../core/turn/contracts';
+import type { UserEvent } from '../../core/turn/contracts';
+import type { DecideOutcome } from '../../core/turn/activity-contracts';
 import {
   reply,
   startAnthropicEmulator,

@@ -60,7 +60,7 @@ test('the tarball ships what runs and no TypeScript source', () => {
     assert.ok(packed.files.includes(`dist/sdk/${name}.cjs`), `dist/sdk/${name}.cjs is packed`);
     assert.ok(packed.files.includes(`dist/types/workers/sdk/${name}.d.ts`), `its declarations are packed`);
   }
-  assert.ok(packed.files.includes('client/web/dist/app.js'), 'the web chat the gateway serves');
+  assert.ok(packed.files.includes('apps/web/dist/app.js'), 'the web chat the gateway serves');
   assert.ok(
     packed.files.some((f) => f.startsWith('migrations/')),
     'the migrations',

@@ -13,7 +13,7 @@ import type { ToolImpl } from '../../activities/tools/types';
 import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
 import { setToolPolicy } from '../../store/policy-store';
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
-import type { ModelConfig } from '../../core/turn/contracts';
+import type { ModelConfig } from '../../core/model/config';
 import type { ModelProvider, ModelRequest } from '../../core/model/provider';
 
 let stack: TestStack;

@@ -23,7 +23,7 @@ import { Client, Connection } from '@temporalio/client';
 import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { DreactClient } from '../../client/api';
 import { connectTemporalClient, resolveTemporalConnection } from '../../client/temporal/connection';
-import { freePort } from '../../client/stack/ports';
+import { freePort } from '../../apps/stack/ports';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 import { auditNoteTurns, isDecisionRequest, noteReply, NOTES_ANSWER } from '../support/note-turns';
 import { spawnWorkerProcess, type WorkerProcess } from '../../bench/worker-process';

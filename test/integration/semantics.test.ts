@@ -4,7 +4,7 @@ import { complete, createTestStack, decision, thinking, uniqueId, waitFor, type 
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { resolvePath } from '../../core/timeline/path-resolve';
-import { followupSignal, steerSignal } from '../../workflows/definitions';
+import { followupSignal, steerSignal } from '../../contract/definitions';
 
 let stack: TestStack;
 before(async () => {

@@ -6,7 +6,7 @@ import { startStreamNotifier } from '../../store/stream-notifier';
 import { StreamPublisher } from '../../store/publisher';
 import { StreamWriter, streamWriter } from '../../store/stream-writer';
 import { ensureConversation } from '../../store/timeline-store';
-import { startStreamPruner } from '../../client/gateway/prune';
+import { startStreamPruner } from '../../apps/gateway/prune';
 import { uniqueId, waitFor } from '../support/stack';
 import { countStatements } from '../support/count-statements';
 

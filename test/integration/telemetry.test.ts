@@ -9,7 +9,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import { Client } from '@temporalio/client';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { setupTelemetry, type Telemetry } from '../../workers/telemetry';
 
 const KEY = 'otel-key';

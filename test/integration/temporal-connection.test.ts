@@ -22,8 +22,8 @@ import {
   type TestCertificates,
   type TlsEndpoint,
 } from '../support/tls-endpoint';
-import { findTemporalCli } from '../../client/stack/temporal-cli';
-import { freePort } from '../../client/stack/ports';
+import { findTemporalCli } from '../../apps/stack/temporal-cli';
+import { freePort } from '../../apps/stack/ports';
 import { createWorker } from '../../workers/worker';
 import {
   connectTemporalClient,

@@ -7,10 +7,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
-import { streamTokens } from '../../client/gateway/stream-token';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
+import { streamTokens } from '../../apps/gateway/stream-token';
 import { conversationOwner, createApiKey, listApiKeys } from '../../store/tenancy-store';
-import { ProjectIdKey, TenantIdKey } from '../../workflows/definitions';
+import { ProjectIdKey, TenantIdKey } from '../../contract/definitions';
 import { parseApiKey } from '../../core/tenancy/keys';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { freePort } from '../../client/stack/ports';
+import { freePort } from '../../apps/stack/ports';
 import { openDb } from '../../store/db';
 import { listening, testDatabase } from '../../scripts/test-postgres';
 

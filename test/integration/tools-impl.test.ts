@@ -15,7 +15,7 @@ import { reactHideImpl } from '../../activities/tools/react-hide';
 import type { ToolContext } from '../../activities/tools/types';
 import { gateConversation } from '../../activities/turn/gate';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { ScriptSpecSchema } from '../../core/model/config';
 import { makeBlock, type Block } from '../../core/timeline/block';
 import { uniqueId } from '../support/stack';
 import { toolContext } from '../support/tool-context';

@@ -10,14 +10,14 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createScriptedProvider } from '../../activities/providers/scripted';
-import { ScriptSpecSchema } from '../../core/turn/contracts';
+import { ScriptSpecSchema } from '../../core/model/config';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { listTurns } from '../../store/turn-store';
 import { readEvents } from '../../store/stream-bus';
 import { setTurnLimit, tenantSlots, deleteTurnLimit } from '../../store/turn-slots';
 import { createApiKey } from '../../store/tenancy-store';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let stack: TestStack;

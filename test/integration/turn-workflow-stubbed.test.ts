@@ -12,20 +12,19 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, tsToMs } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
-import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
 import type { TurnActivities } from '../../activities/turn-activities';
 import { ZERO_USAGE } from '../../core/model/provider';
+import type { TurnInput, TurnResult } from '../../core/turn/contracts';
 import type {
   DecideInput,
   DecideOutcome,
-  ToolCallPlan,
   ToolFailureInput,
   ToolInput,
   ToolOutcome,
-  TurnInput,
-  TurnResult,
-} from '../../core/turn/contracts';
-import { followupSignal, steerSignal, turnStateQuery } from '../../workflows/definitions';
+} from '../../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../../core/tools/call-plan';
+import { followupSignal, steerSignal, turnStateQuery } from '../../contract/definitions';
 import { TurnWorkflow } from '../../workflows/turn';
 import { uniqueId, waitFor } from '../support/stack';
 import { cachedWorkflowBundle } from '../../workers/bundle';

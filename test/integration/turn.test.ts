@@ -4,7 +4,7 @@ import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { loadBlocks, getArtifact } from '../../store/timeline-store';
 import { recordHistory } from '../support/fixtures';
 import { conversationWorkflowId } from '../../core/turn/ids';
-import { conversationStateQuery, startTurnUpdate } from '../../workflows/definitions';
+import { conversationStateQuery, startTurnUpdate } from '../../contract/definitions';
 
 let stack: TestStack;
 before(async () => {

@@ -17,7 +17,7 @@ import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { createTestStack, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { NEED_CHROMIUM, launchChromium } from '../support/browser';
 import { requiring, whenMet } from '../support/requirements';
 

@@ -16,10 +16,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { complete, callTool, createTestStack, uniqueId, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey, revokeApiKey } from '../../store/tenancy-store';
-import { tokenSigner } from '../../client/gateway/stream-token';
-import { contentDisposition, fileKeyOf } from '../../client/gateway/file-routes';
+import { tokenSigner } from '../../apps/gateway/stream-token';
+import { contentDisposition, fileKeyOf } from '../../apps/gateway/file-routes';
 
 const SECRET = 'files-access-test-secret';
 const HTML = '<html><body><script>fetch("/v1/conversations", {credentials: "include"})</script></body></html>';

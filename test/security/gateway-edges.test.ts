@@ -6,12 +6,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
-import { gatewayConfigFromEnv } from '../../client/gateway/server';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
+import { gatewayConfigFromEnv } from '../../apps/gateway/server';
 import { claimConversation } from '../../store/tenancy-store';
 import { StreamPublisher } from '../../store/publisher';
 import { LOCAL_TENANT } from '../../core/tenancy/principal';
-import { STORE_FAILURE_MESSAGE } from '../../client/gateway/public-errors';
+import { STORE_FAILURE_MESSAGE } from '../../apps/gateway/public-errors';
 
 const KEY = 'security-edges-key';
 let stack: TestStack;

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
 import { conversationOwner, createApiKey, listApiKeys, revokeApiKey } from '../../store/tenancy-store';
 import { parseApiKey } from '../../core/tenancy/keys';
 

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
 import { defaultProviderResolver } from '../../activities/providers/registry';
 import { listTurns } from '../../store/turn-store';
 import { readEvents } from '../../store/stream-bus';

@@ -18,7 +18,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createTestStack, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { listConversations } from '../../store/conversation-list-store';
 import { parseTrustedProxies } from '../../core/net/trusted-proxies';

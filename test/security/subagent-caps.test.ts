@@ -28,7 +28,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { largestReservation as largestReservationOf, logReservations } from '../support/reservations';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
-import { startGateway, type RunningGateway } from '../../client/gateway/server';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { deleteBudget } from '../../store/budget-store';
 import { loadBlocks } from '../../store/timeline-store';

@@ -14,7 +14,7 @@ import type { Client } from '@temporalio/client';
 import { dropSchema, migrate, openDb, type Db } from '../../store/db';
 import { claimConversation, conversationOwner, createApiKey, type ConversationOwner } from '../../store/tenancy-store';
 import { stageUploads } from '../../store/upload-store';
-import { createGatewayApp, type GatewayApp } from '../../client/gateway/app';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
 import { DreactClient } from '../../client/api';
 import { uniqueId } from '../support/stack';
 

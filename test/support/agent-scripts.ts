@@ -5,7 +5,7 @@
  */
 import { createScriptedProvider, resolveScript } from '../../activities/providers/scripted';
 import type { ModelProvider } from '../../core/model/provider';
-import type { ModelConfig, ScriptSpec } from '../../core/turn/contracts';
+import type { ModelConfig, ScriptSpec } from '../../core/model/config';
 
 export type Script = Partial<ScriptSpec> & { rounds: string[] };
 

@@ -3,7 +3,7 @@
  * `{"pid":…,"url":…}` and waits: the test kills it (SIGKILL, as a crashed `dreact dev`) or lets
  * it hold the server (a live owner).
  */
-import { startEmbeddedPostgres } from '../../client/stack/embedded-postgres';
+import { startEmbeddedPostgres } from '../../apps/stack/embedded-postgres';
 
 void (async () => {
   const pg = await startEmbeddedPostgres({

@@ -17,7 +17,7 @@ import {
 import { FargateConfigSchema, type FargateConfig } from '../../activities/exec/fargate/config';
 import type { ExecLimits, ExecSpec } from '../../activities/exec/backend';
 import { DEFAULT_EXEC_LIMITS } from '../../activities/exec/sandbox-files';
-import { findOnPath } from '../../client/stack/temporal-cli';
+import { findOnPath } from '../../apps/stack/temporal-cli';
 
 export const TEST_CREDENTIALS = { accessKeyId: 'AKIDDREACTTEST', secretAccessKey: 'dreact-test-secret' };
 export const ENTRYPOINT = join(__dirname, '../../activities/exec/fargate/entrypoint.py');

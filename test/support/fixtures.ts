@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findTemporalCli } from '../../client/stack/temporal-cli';
+import { findTemporalCli } from '../../apps/stack/temporal-cli';
 
 export const FIXTURE_DIR = join(__dirname, '..', 'fixtures', 'histories');
 

@@ -9,7 +9,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync } from 'node:fs';
-import { findOnPath } from '../../client/stack/temporal-cli';
+import { findOnPath } from '../../apps/stack/temporal-cli';
 import {
   findProductionServer,
   INSTALL_PRODUCTION_SERVER,

@@ -9,7 +9,7 @@ import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { createWorker, type CreateWorkerOptions } from '../../workers/worker';
 import type { DreactWorker } from '../../workers/role-workers';
 import { DreactClient } from '../../client/api';
-import { startTemporalServer, type TemporalServer } from '../../client/stack/temporal-server';
+import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
 
 // Quiet workers in test output: warnings and errors only.
 Runtime.install({ logger: new DefaultLogger('WARN') });

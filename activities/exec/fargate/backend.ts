@@ -21,7 +21,8 @@ import {
 import { S3Client } from '@aws-sdk/client-s3';
 import { asyncLocalStorage } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec, ExecStatus } from '../backend';
+import type { ExecBackend, ExecCollected, ExecHandle, ExecSpec } from '../backend';
+import type { ExecStatus } from '../../../core/exec/status';
 import {
   checkOverridesSize,
   clientTokenOf,

@@ -3,7 +3,8 @@
  * so a retried attempt re-attaches) per poll, the sandbox stopped on cancellation or at the
  * deadline. Backend-agnostic; the Fargate backend needs it because a task runs remotely.
  */
-import type { ExecBackend, ExecHandle, ExecStatus } from '../backend';
+import type { ExecBackend, ExecHandle } from '../backend';
+import type { ExecStatus } from '../../../core/exec/status';
 import { isTerminal, STOP_REASON_TIMEOUT } from '../../../core/exec/ecs-task-status';
 
 export interface AwaitExecOptions {

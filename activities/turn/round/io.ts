@@ -21,7 +21,7 @@ import { contextLengthFailure, type BudgetCheck } from '../context-budget';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { SourceRef } from '../../../core/channels';
 import { recordModelUsage } from '../../telemetry/metrics';
-import { turnOwner } from '../../governance/round-tools';
+import { turnOwner } from '../../governance/owner';
 import type { ModelProvider, ModelRequest } from '../../../core/model/provider';
 
 /** What streaming one round's model call needs, whatever the protocol. */

@@ -16,7 +16,7 @@ import { fitMedia } from '../../../core/model/media';
 import { abilitiesOf } from '../../providers/registry';
 import { Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import type { DecideOutcome } from '../../../core/turn/contracts';
+import type { DecideOutcome } from '../../../core/turn/activity-contracts';
 import { announceState, liveEventLines } from '../../../core/turn/announce';
 import { stoppedAnswer } from '../../../core/turn/finalize';
 import { roundBlocks } from '../../../core/turn/round-blocks';

@@ -12,7 +12,7 @@ import type { Block } from '../../../core/timeline/block';
 import type { CacheState, PruneResult } from '../../../core/timeline/prune';
 import type { SourceRow } from '../../../core/timeline/sources';
 import type { ToolRegistry } from '../../../core/tools/registry';
-import type { DecideInput } from '../../../core/turn/contracts';
+import type { DecideInput } from '../../../core/turn/activity-contracts';
 import type { AcceptedDecision } from '../../../core/turn/round-blocks';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { RoundStreamArgs } from './io';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { AnswerLinks } from '../../../client/cli/render-links';
+import { AnswerLinks } from '../../../apps/cli/render-links';
 
 const whole = (chunks: string[], links = new AnswerLinks()) =>
   chunks.map((c) => links.push(c)).join('') + links.flush();

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StreamEvent } from '../../../store/stream-bus';
-import { createLiveRenderer } from '../../../client/cli/render';
-import { timelineLines } from '../../../client/cli/commands';
+import { createLiveRenderer } from '../../../apps/cli/render';
+import { timelineLines } from '../../../apps/cli/commands';
 import { makeBlock } from '../../../core/timeline/block';
 
 let seq = 0;

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command, CommanderError } from 'commander';
-import { buildProgram } from '../../../client/cli/main';
+import { buildProgram } from '../../../apps/cli/main';
 import { docCommands, docInlineCommands, shellWords } from '../../support/doc-blocks';
 
 /** The program with every action replaced by a no-op and errors thrown instead of exiting. */

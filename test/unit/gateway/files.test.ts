@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { contentDisposition, fileKeyOf, parseRange } from '../../../client/gateway/file-routes';
+import { contentDisposition, fileKeyOf, parseRange } from '../../../apps/gateway/file-routes';
 import { RatingFilterSchema, RatingInputSchema, satisfaction } from '../../../core/feedback/rating';
 
 test('parseRange: spans, suffixes and open ends clamp to the file; past the end is unsatisfiable; others are ignored', () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StreamEvent } from '../../../store/stream-bus';
-import { fromSseMessage, parseOffset, protocolEvent, toSseMessage } from '../../../client/gateway/protocol';
+import { fromSseMessage, parseOffset, protocolEvent, toSseMessage } from '../../../apps/gateway/protocol';
 
 const ev = (kind: string, payload: Record<string, unknown>, extra: Partial<StreamEvent> = {}): StreamEvent =>
   ({

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hydrateSymlinks, platformPackage } from '../../../client/stack/postgres-binaries';
-import { embeddedDbSetting } from '../../../client/stack/embedded';
+import { hydrateSymlinks, platformPackage } from '../../../apps/stack/postgres-binaries';
+import { embeddedDbSetting } from '../../../apps/stack/embedded';
 
 test('the library links a skipped postinstall would have made are made once, relative to their directory', () => {
   const pkg = mkdtempSync(join(tmpdir(), 'dreact-pgbin-'));

@@ -20,6 +20,7 @@ test('activities/, client/, workers/, scripts/ and bench/ write no SQL and use p
   const results = await eslint.lintFiles([
     'activities/**/*.ts',
     'client/**/*.ts',
+    'apps/**/*.ts',
     'workers/**/*.ts',
     'scripts/**/*.ts',
     'bench/**/*.ts',
@@ -39,16 +40,16 @@ const violations: Array<[string, string, RegExp]> = [
     /SQL belongs in store\//,
   ],
   [
-    'client/gateway/x.ts',
+    'apps/gateway/x.ts',
     'declare const db: { query(s: string): void };\ndb.query(`\n  UPDATE conversations SET title = 1`);',
     /SQL belongs in store\//,
   ],
   ['workers/x.ts', "export const q = 'DELETE FROM stream_events';", /SQL belongs in store\//],
   ['bench/x.ts', "import { Pool } from 'pg';\nexport const p = new Pool();", /Only store\/ uses pg at runtime/],
   [
-    'client/cli/x.ts',
+    'apps/cli/x.ts',
     "import { systemPromptFor } from '../../activities/turn/protocol';\nexport const f = systemPromptFor;",
-    /client\/ must not import activities\//,
+    /client\/ and apps\/ must not import activities\//,
   ],
 ];
 
@@ -73,7 +74,7 @@ test('allowed: pg type imports, prose that merely starts with a capital word, SQ
   assert.deepEqual(
     await errorsOf(
       "import type { TurnActivities } from '../../activities/turn-activities';\nexport type A = TurnActivities;",
-      'client/cli/ok.ts',
+      'apps/cli/ok.ts',
     ),
     [],
   );

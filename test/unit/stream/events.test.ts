@@ -6,8 +6,8 @@ import {
   StreamEventBodySchema,
   type StreamEventBody,
 } from '../../../core/stream/events';
-import { createLiveRenderer } from '../../../client/cli/render';
-import { fromSseMessage, protocolEvent, toSseMessage } from '../../../client/gateway/protocol';
+import { createLiveRenderer } from '../../../apps/cli/render';
+import { fromSseMessage, protocolEvent, toSseMessage } from '../../../apps/gateway/protocol';
 
 const usage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 5, cacheWriteTokens: 0 };
 /** One valid event of every kind the runtime publishes. */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveTemporalConnection } from '../../../client/temporal/connection';
 import { connectionSummary, isTemporalCloud, searchAttributeCommands } from '../../../client/temporal/doctor';
-import { renderDoctor } from '../../../client/cli/doctor-command';
+import { renderDoctor } from '../../../apps/cli/doctor-command';
 import { configuredTaskQueues } from '../../../client/temporal/task-queues';
 
 test('search attribute commands: the Temporal CLI always, tcld first on Temporal Cloud', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { makeBlock } from '../../../core/timeline/block';
 import { applyAcks, applyPlanCommand, latestPlanSnapshots } from '../../../core/timeline/plans';
 import { planEvents, planView } from '../../../core/timeline/plan-view';
-import { planLines } from '../../../client/cli/render';
+import { planLines } from '../../../apps/cli/render';
 import { parseStreamEvent } from '../../../core/stream/events';
 
 const ts = '2026-01-01T00:00:00.000Z';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { BUILTIN_TOOLS, createToolRegistry, declareTool, type AnyToolDeclaration } from '../../../core/tools';
 import { ProviderError, type ModelProvider } from '../../../core/model/provider';
 import { createScriptedProvider } from '../../../activities/providers/scripted';
-import { ScriptSpecSchema } from '../../../core/turn/contracts';
+import { ScriptSpecSchema } from '../../../core/model/config';
 import { createAnthropicProvider } from '../../../activities/providers/anthropic';
 import { selectTools } from '../../../activities/turn/tool-selection';
 import { CATALOGUE_LINE_CHARS, isPinnedTool, selectedToolIds, toolCatalogue } from '../../../core/tools/selection';

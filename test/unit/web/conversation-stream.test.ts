@@ -1,16 +1,16 @@
 /**
- * The chat's conversation stream (client/web/conversation-stream.ts, live.ts): events are routed by
+ * The chat's conversation stream (apps/web/conversation-stream.ts, live.ts): events are routed by
  * their turn id, so a turn's output never shows under another turn's prompt (issue 41 item 4); a
  * model error names its cause and the next attempt, and clears with the next output; an approval marks the call as
  * waiting for a person; a tool's run time comes from the event; a failure is one clean line.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { liveEvent, type LiveEvent } from '../../../client/web/live';
-import { ended, pendingTurn, routeEvent } from '../../../client/web/conversation-stream';
-import { errorLine } from '../../../client/web/error-line';
-import { retryLine } from '../../../client/web/retry-line';
-import { toSseMessage } from '../../../client/gateway/protocol';
+import { liveEvent, type LiveEvent } from '../../../apps/web/live';
+import { ended, pendingTurn, routeEvent } from '../../../apps/web/conversation-stream';
+import { errorLine } from '../../../apps/web/error-line';
+import { retryLine } from '../../../apps/web/retry-line';
+import { toSseMessage } from '../../../apps/gateway/protocol';
 import { parseStreamEvent } from '../../../core/stream/events';
 
 const TS = '2026-01-01T00:00:00.000Z';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apply, emptyTurn, liveEvent, withQueueRow, type LiveEvent } from '../../../client/web/live';
-import { toSseMessage } from '../../../client/gateway/protocol';
+import { apply, emptyTurn, liveEvent, withQueueRow, type LiveEvent } from '../../../apps/web/live';
+import { toSseMessage } from '../../../apps/gateway/protocol';
 import { parseStreamEvent } from '../../../core/stream/events';
 
 const TS = '2026-01-01T00:00:00.000Z';

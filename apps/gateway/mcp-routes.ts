@@ -1,0 +1,96 @@
+/**
+ * `/mcp`: durable-react as a Streamable HTTP MCP server (apps/mcp-server/server.ts), stateless — every
+ * POST is one JSON-RPC exchange, answered as JSON or as an SSE stream that carries the request's
+ * progress notifications. Authenticated like `/v1`: an API key in `x-api-key` or as
+ * `Authorization: Bearer <key>` (what MCP clients send), checked by the gateway's own key check,
+ * under the SAME rate limits as `/v1` (rate-limits.ts: one failed-auth budget, one budget per key).
+ * A browser's request must come from an allowed origin (DNS rebinding: hardening.ts). A JSON-RPC
+ * batch costs one point per call, and `start_turn` is refused inside a batch (a turn is started by
+ * a request of its own, which its progress and its answer belong to). The body is capped. A key is
+ * always needed (the insecure development mode's anonymous reads do not extend to MCP).
+ */
+import type { Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Pool } from 'pg';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { DreactClient } from '../../client/api';
+import type { Principal } from '../../core/tenancy/principal';
+import type { StreamNotifier } from '../../store/stream-bus';
+import { createDreactMcpServer } from '../mcp-server/server';
+import { fail, type GatewayEnv } from './http';
+import { originAllowList, silentLogger, type Logger } from './hardening';
+import { presentedKey, type GatewayRateLimits } from './rate-limits';
+
+export interface McpRouteOptions {
+  client: DreactClient;
+  pool: Pool;
+  /** The principal of an API key (undefined: invalid or revoked) — the gateway's key check. */
+  principalFor(key: string): Promise<Principal | undefined>;
+  notifier?: StreamNotifier;
+  /** The gateway's limits, shared with /v1. */
+  limits: GatewayRateLimits;
+  /** Browser origins allowed (DREACT_CORS_ORIGINS); a request with another Origin is refused. */
+  origins: readonly string[];
+  maxBodyBytes?: number;
+  logger?: Logger;
+}
+
+export const MCP_PATH = '/mcp';
+
+/** A JSON-RPC error answer (HTTP 400) for a request the transport never sees. */
+const rpcError = (c: Context, message: string, id: unknown = null) =>
+  c.json({ jsonrpc: '2.0', id, error: { code: -32600, message } }, 400);
+
+const isStartTurn = (m: unknown) => {
+  const call = m as { method?: unknown; params?: { name?: unknown } } | null;
+  return call?.method === 'tools/call' && call.params?.name === 'start_turn';
+};
+
+export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): void {
+  app.use(MCP_PATH, o.limits.failedAuth);
+  app.use(MCP_PATH, originAllowList(o.origins));
+  app.use(MCP_PATH, async (c, next) => {
+    const key = presentedKey(c);
+    if (!key) return fail(c, 'unauthorized', 'missing API key: send it as x-api-key or Authorization: Bearer');
+    const principal = await o.principalFor(key);
+    if (!principal) return fail(c, 'unauthorized', 'invalid or revoked API key');
+    c.set('principal', principal);
+    await next();
+  });
+  app.use(MCP_PATH, o.limits.perKey);
+  app.use(
+    MCP_PATH,
+    bodyLimit({
+      maxSize: o.maxBodyBytes ?? 1024 * 1024,
+      onError: (c) => fail(c, 'too_large', 'request body too large'),
+    }),
+  );
+  app.all(MCP_PATH, async (c) => {
+    let parsedBody: unknown;
+    if (c.req.method === 'POST') {
+      try {
+        parsedBody = await c.req.json();
+      } catch {
+        return c.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: not JSON' } }, 400);
+      }
+      if (Array.isArray(parsedBody)) {
+        if (parsedBody.some(isStartTurn))
+          return rpcError(c, 'start_turn is refused inside a JSON-RPC batch: send it as a request of its own');
+        // The per-key limiter counted this request once; each further call costs a point too.
+        const refused = await o.limits.consume(c, parsedBody.length - 1);
+        if (refused) return refused;
+      }
+    }
+    const server = createDreactMcpServer({
+      client: o.client,
+      pool: o.pool,
+      principal: c.get('principal'),
+      ...(o.notifier ? { notifier: o.notifier } : {}),
+      logger: o.logger ?? silentLogger,
+    });
+    // Stateless: no session ids; the transport lives for this request only.
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(transport);
+    return transport.handleRequest(c.req.raw, parsedBody === undefined ? {} : { parsedBody });
+  });
+}
