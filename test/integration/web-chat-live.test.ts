@@ -4,7 +4,8 @@
  * conversation both stream the turn and end with the same DOM; a page opened mid-turn attaches to
  * it (prompt, tool card "waiting for you", the approval card with the code and the diff it asks to
  * allow); Approve from the second tab updates the first; a tool's time is the same live and
- * reloaded. Steer sends the typed text (box cleared), Stop stops; while the model is unreachable
+ * reloaded; a worker restart mid-turn changes nothing a page sees. Steer sends the typed text
+ * (box cleared), Stop stops; while the model is unreachable
  * (the repo's Anthropic emulator behind a closed port) the turn says "model unreachable, retrying
  * (attempt N)" and recovers. At 390 px the composer is in view without scrolling and the sidebar
  * is a drawer; the chat follows the stream and opens at the latest turn; the sidebar renames,
@@ -46,6 +47,7 @@ let server: TemporalServer;
 let db: Db;
 let worker: DreactWorker;
 let running: Promise<void>;
+let startWorker: () => Promise<void>;
 let gw: RunningGateway;
 let browser: Browser;
 let emu: AnthropicEmulator;
@@ -109,21 +111,24 @@ before(async () => {
   model.closedURL = `http://127.0.0.1:${await freePort(29411)}`; // nothing listens there
   const taskQueue = uniqueId('tq-webchatlive');
   useScript({ rounds: [answerRound('hi')] });
-  worker = await createWorker({
-    connection: server.env.nativeConnection,
-    db,
-    taskQueue,
-    provider: () =>
-      model.kind === 'anthropic'
-        ? createAnthropicProvider({
-            baseURL: model.reachable ? emu.baseURL : model.closedURL,
-            apiKey: 'test-key',
-            model: 'claude-sonnet-5-5',
-          })
-        : createScriptedProvider(script),
-    extraTools: [applyFix],
-  });
-  running = worker.run();
+  startWorker = async () => {
+    worker = await createWorker({
+      connection: server.env.nativeConnection,
+      db,
+      taskQueue,
+      provider: () =>
+        model.kind === 'anthropic'
+          ? createAnthropicProvider({
+              baseURL: model.reachable ? emu.baseURL : model.closedURL,
+              apiKey: 'test-key',
+              model: 'claude-sonnet-5-5',
+            })
+          : createScriptedProvider(script),
+      extraTools: [applyFix],
+    });
+    running = worker.run();
+  };
+  await startWorker();
   key = (
     await createApiKey(db.pool, {
       tenantId: 'acme',
@@ -427,5 +432,32 @@ test(
     await row.waitFor({ state: 'detached', timeout: 30_000 });
     await page.locator('.chat.empty').waitFor();
     await close(page);
+  },
+);
+
+test(
+  'the worker restarts mid-turn: the open page keeps the turn, a page opened after attaches, both end',
+  { skip },
+  async () => {
+    model.kind = 'scripted';
+    useScript({ rounds: [applyCall('w.py'), answerRound('After the restart, all done.')] });
+    const a = await openChat();
+    const conv = await newConversation(a, 'Patch w.py');
+    await a.locator('.approval-card').waitFor({ timeout: 30_000 });
+    // The worker goes away while the turn waits for a person, and a new one takes over.
+    worker.shutdown();
+    await running;
+    await startWorker();
+    const b = await openChat({ hash: `c=${encodeURIComponent(conv)}` });
+    await b.locator('.msg.user', { hasText: 'Patch w.py' }).waitFor({ timeout: 15_000 });
+    await b.locator('.approval-card').getByRole('button', { name: 'Approve' }).click();
+    const done = (p: Page) =>
+      p
+        .locator('.msg.assistant:not([data-live])', { hasText: 'After the restart, all done.' })
+        .waitFor({ timeout: 30_000 });
+    await Promise.all([done(a), done(b)]);
+    assert.deepEqual(await turnsText(b), await turnsText(a));
+    await close(a);
+    await close(b);
   },
 );
