@@ -6,12 +6,13 @@
  * open (conversation-stream.ts): any tab, device or reopened page attaches to a running turn from
  * the offset the gateway's state names and shows each turn's output under its own prompt.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, convPath, follow, type FeedbackRow, type HostedFile, type Rating, type TurnRow } from './api';
 import type { SourceRow, TimelineBlock } from './api';
 import { withQueueRow, type LiveEvent, type LiveTurn } from './live';
 import { ended, eventTurnId, pendingTurn, routeEvent } from './conversation-stream';
 import { errorLine } from './error-line';
+import { useFollowScroll } from './follow-scroll';
 import {
   fromLive,
   fromStored,
@@ -73,7 +74,7 @@ export function Chat({
   const stream = useRef<AbortController | null>(null);
   const messages = useRef<HTMLElement>(null);
   // Follow the stream: the view stays at the bottom unless the reader scrolled up.
-  const stick = useRef(true);
+  const { stick, onScroll } = useFollowScroll(messages, conversationId);
   const box = useRef<HTMLTextAreaElement>(null);
   // Usage, cost and time of turns finished while the page is open (used where the stored turn has none).
   const extras = useRef(new Map<number, LiveExtras>());
@@ -274,11 +275,6 @@ export function Chat({
   }
   shown.sort((a, b) => (a.turnIndex ?? Infinity) - (b.turnIndex ?? Infinity));
 
-  // Follow the stream: after each render, the view goes to the bottom unless the reader scrolled up.
-  useLayoutEffect(() => {
-    const el = messages.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
-  });
   const sources = stored?.sources ?? [];
   const agentName = stored?.turns.find((t) => t.agentName)?.agentName ?? (isNew ? agent : '');
   return (
@@ -290,16 +286,7 @@ export function Chat({
         conversationId={conversationId}
         {...(onMenu ? { onMenu } : {})}
       />
-      <section
-        class="messages"
-        aria-label="turns"
-        ref={messages}
-        tabIndex={0}
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
-        }}
-      >
+      <section class="messages" aria-label="turns" ref={messages} tabIndex={0} onScroll={onScroll}>
         {shown.map((t, i) => (
           <TurnView
             key={t.key}
