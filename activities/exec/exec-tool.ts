@@ -10,12 +10,11 @@
  * started or finished (`backend.find`) and never starts a second one.
  */
 import { recordExecLaunch } from '../telemetry/metrics';
-import { promises as fs, constants as fsc } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { blockId } from '../../core/timeline/block';
-import { assertSafeRelPath } from '../../core/timeline/paths';
 import { stableHash } from '../../core/ids';
 import {
   buildEnvelope,
@@ -24,7 +23,6 @@ import {
   execIdFor,
   execPython,
   execSummary,
-  mimeForFile,
   EXEC_DEFAULT_TIMEOUT_S,
   ExecPythonParamsSchema,
   type ExecPythonParams,
@@ -34,13 +32,14 @@ import type { AnyToolDeclaration, ToolRegistry } from '../../core/tools/registry
 import { activityLog } from '../log';
 import { builtinTools } from '../tools';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
-import type { ExecBackend, ExecCollected, ExecHandle, ExecLimits, ExecSpec } from './backend';
+import type { ExecBackend, ExecHandle, ExecLimits, ExecSpec } from './backend';
 import { DockerBackend } from './docker';
 import { LocalBackend } from './local';
 import { WasmBackend } from './wasm/backend';
 import { ToolSupervisor } from './proxy/supervisor';
 import type { AgentToolContext } from '../agents/define-tool';
-import { chownTree, DEFAULT_EXEC_LIMITS } from './sandbox-files';
+import { DEFAULT_EXEC_LIMITS } from './sandbox-files';
+import { materialiseWorkspace, storeOutputs } from './workspace';
 import type { AgentExec } from '../../core/agents/definition';
 
 const backendsOfImpl = new WeakMap<ToolImpl, () => string[]>();
@@ -69,9 +68,6 @@ export function agentExecProblems(
 export function execBackendNames(opts: Pick<ExecToolOptions, 'backends'>, own: { name: string }): string[] {
   return [...new Set([own.name, ...Object.keys(opts.backends ?? {})])];
 }
-
-/** Largest output file stored as an artifact (bigger ones are file errors in the envelope). */
-export const EXEC_MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 
 export interface ExecToolOptions {
   /** The sandbox backend; default: DREACT_EXEC_BACKEND (local | docker | wasm), created on first use. */
@@ -356,92 +352,4 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       { once: true },
     );
   });
-}
-
-/**
- * Writes the current turn's workspace into the work dir: `files/<rel>`, `outputs/<rel>`,
- * `attachments/<name>`, and pulled refs read-only under their historical turn roots
- * (`<turn>/files/<rel>`, `<turn>/outputs/<rel>`, `<turn>/attachments/<name>`).
- */
-async function materialiseWorkspace(ctx: ToolContext, spec: ExecSpec): Promise<void> {
-  // work root, conversation dir and exec dir: traversable (not listable) by the sandbox user.
-  const execDir = path.dirname(spec.workDir);
-  for (const dir of [path.dirname(path.dirname(execDir)), path.dirname(execDir), execDir]) {
-    await fs.mkdir(dir, { recursive: true });
-    await fs.chmod(dir, 0o711);
-  }
-  await fs.mkdir(spec.workDir, { recursive: true });
-  const prefix = `${spec.turnId}/`;
-  const readOnly: string[] = [];
-  for (const key of await ctx.store.listFiles(prefix)) {
-    const rest = key.slice(prefix.length);
-    const own = /^(files|outputs|attachments)\/(.+)$/s.exec(rest);
-    const pulled = /^pulled\/([^/]+)\/(files|outputs|attachments)\/(.+)$/s.exec(rest);
-    if (!own && !pulled) continue;
-    const rel = own
-      ? path.join(own[1]!, assertSafeRelPath(own[2]!, 'workspace file'))
-      : path.join(
-          assertSafeRelPath(pulled![1]!, 'pulled turn'),
-          pulled![2]!,
-          assertSafeRelPath(pulled![3]!, 'pulled file'),
-        );
-    const row = await ctx.store.readFile(key);
-    const bytes = row?.bytes ?? (row?.content !== undefined ? Buffer.from(row.content, 'utf8') : undefined);
-    if (bytes === undefined) continue;
-    const target = path.join(spec.workDir, rel);
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    await fs.writeFile(target, bytes);
-    if (pulled) readOnly.push(target);
-  }
-  await chownTree(spec.workDir);
-  // Pulled refs: readable, not writable, by the sandbox user.
-  for (const file of readOnly) {
-    if (process.getuid?.() === 0) await fs.chown(file, 0, 0);
-    await fs.chmod(file, 0o444);
-  }
-}
-
-/** Stores each collected output as a `file` artifact at `<turn>/outputs/<path>`; returns the files it could not store. */
-async function storeOutputs(
-  ctx: ToolContext,
-  spec: ExecSpec,
-  collected: ExecCollected,
-): Promise<Array<{ path: string; reason: string }>> {
-  const errors: Array<{ path: string; reason: string }> = [];
-  for (const f of collected.outputFiles) {
-    let rel: string;
-    try {
-      rel = assertSafeRelPath(f.path, 'output file');
-    } catch (err) {
-      errors.push({ path: f.path, reason: (err as Error).message });
-      continue;
-    }
-    if (f.sizeBytes > EXEC_MAX_ARTIFACT_BYTES) {
-      errors.push({
-        path: f.path,
-        reason: `${f.sizeBytes} bytes, over the ${EXEC_MAX_ARTIFACT_BYTES}-byte artifact cap`,
-      });
-      continue;
-    }
-    let bytes: Buffer;
-    try {
-      const handle = await fs.open(path.join(spec.outputDir, rel), fsc.O_RDONLY | fsc.O_NOFOLLOW);
-      try {
-        bytes = await handle.readFile();
-      } finally {
-        await handle.close();
-      }
-    } catch (err) {
-      errors.push({ path: f.path, reason: `unreadable: ${(err as Error).message}` });
-      continue;
-    }
-    await ctx.store.writeFile({
-      key: `${spec.turnId}/outputs/${rel}`,
-      turnId: spec.turnId,
-      mime: mimeForFile(rel).mime,
-      bytes,
-      createdBy: ctx.callId,
-    });
-  }
-  return errors;
 }

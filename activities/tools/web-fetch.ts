@@ -7,7 +7,7 @@
  * observation naming the URL and the reason ("refused: 127.0.0.1 is loopback"); timeouts,
  * network errors and 408/429/5xx are retryable.
  */
-import { convert } from 'html-to-text';
+import { charsetOf, decode, extractTitle, HTML_MIMES, htmlToReadableText, isTextMime, snippet } from './web-page-text';
 import { addressRefusal, type FetchAllowList } from '../../core/net/address-policy';
 import {
   fetchAllowListFromEnv,
@@ -85,26 +85,6 @@ export interface WebFetchOptions {
 
 const DEFAULTS = { timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024, maxContentChars: 100_000, snippetChars: 400 };
 const DEFAULT_UA = 'durable-react/0.1 (+web_fetch)';
-const HTML_MIMES = new Set(['text/html', 'application/xhtml+xml']);
-const TEXT_MIMES = new Set([
-  'application/json',
-  'application/xml',
-  'application/ld+json',
-  'application/javascript',
-  'application/x-yaml',
-  'application/yaml',
-]);
-
-export function isTextMime(mime: string): boolean {
-  return (
-    mime.startsWith('text/') ||
-    HTML_MIMES.has(mime) ||
-    TEXT_MIMES.has(mime) ||
-    mime.endsWith('+json') ||
-    mime.endsWith('+xml')
-  );
-}
-
 /** Validates an http(s) URL; throws a non-retryable error with a readable message. */
 export function parseHttpUrl(raw: string): URL {
   let url: URL;
@@ -120,51 +100,6 @@ export function parseHttpUrl(raw: string): URL {
     );
   }
   return url;
-}
-
-/** Extracts `<title>` (falls back to og:title, then the first <h1>), entities decoded. */
-export function extractTitle(html: string): string {
-  const pick =
-    /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ??
-    /<meta[^>]+property=["']og:title["'][^>]*content=["']([^"']*)["']/i.exec(html)?.[1] ??
-    /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(html)?.[1];
-  if (!pick) return '';
-  return convert(pick, { wordwrap: false }).replace(/\s+/g, ' ').trim();
-}
-
-const SKIP_SELECTORS = ['img', 'nav', 'script', 'style', 'noscript', 'svg', 'form', 'template', 'iframe'];
-const TEXT_SELECTORS = [
-  { selector: 'a', options: { ignoreHref: true } },
-  ...SKIP_SELECTORS.map((selector) => ({ selector, format: 'skip' })),
-  { selector: 'h1', options: { uppercase: false } },
-  { selector: 'h2', options: { uppercase: false } },
-  { selector: 'h3', options: { uppercase: false } },
-  { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
-];
-/** Content roots tried in order: the first that yields text wins (boilerplate outside is dropped). */
-const CONTENT_ROOTS = ['article', 'main', '[role=main]'];
-
-/** HTML → readable plain text: main/article content when present, no scripts, nav or images. */
-export function htmlToReadableText(html: string): string {
-  const run = (selectors: string[], returnDomByDefault: boolean): string =>
-    convert(html, { wordwrap: false, baseElements: { selectors, returnDomByDefault }, selectors: TEXT_SELECTORS })
-      .replace(/\n{3,}/g, '\n\n')
-      .trim();
-  for (const root of CONTENT_ROOTS) {
-    const text = run([root], false);
-    if (text) return text;
-  }
-  return run(['body'], true);
-}
-
-function snippet(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
-
-function charsetOf(contentType: string): string {
-  const m = /charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType);
-  return m?.[1]?.toLowerCase() ?? 'utf-8';
 }
 
 async function readCapped(res: Response, maxBytes: number, url: string): Promise<Uint8Array> {
@@ -196,14 +131,6 @@ async function readCapped(res: Response, maxBytes: number, url: string): Promise
     off += c.byteLength;
   }
   return out;
-}
-
-function decode(bytes: Uint8Array, charset: string): string {
-  try {
-    return new TextDecoder(charset).decode(bytes);
-  } catch {
-    return new TextDecoder('utf-8').decode(bytes);
-  }
 }
 
 const MAX_REDIRECTS = 5;

@@ -23,7 +23,8 @@ import { makeDecideNative, type NativeDecideInput } from '../../activities/turn/
 import { makeSynthesizeAnswer } from '../../activities/turn/synthesize';
 import { makeSelectTools } from '../../activities/turn/tool-selection';
 import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selection';
-import { NativeToolNames, renderNative, STEER_CANCELLED_RESULT } from '../../core/model/native-render';
+import { renderNative, STEER_CANCELLED_RESULT } from '../../core/model/native-render';
+import { NativeToolNames } from '../../core/model/native-tool-names';
 import type { ActivityDeps } from '../../activities/deps';
 import type { UserEvent } from '../../core/turn/contracts';
 import type { DecideOutcome } from '../../core/turn/activity-contracts';

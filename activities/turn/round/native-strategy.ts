@@ -15,11 +15,11 @@ import { notice, noticeBlock } from '../../../core/decision/notice';
 import type { Decision } from '../../../core/decision/schema';
 import {
   buildNativeSystemPrompt,
-  NativeToolNames,
   PROVIDER_REASONING,
   PROVIDER_TOOL_USE_ID,
   renderNative,
 } from '../../../core/model/native-render';
+import { NativeToolNames } from '../../../core/model/native-tool-names';
 import { invalidCallOptions } from '../../../core/tools/call-plan';
 import type { ToolRegistry } from '../../../core/tools/registry';
 import { NATIVE_FINALIZE_NOTICE, STOPPED_ANSWER } from '../../../core/turn/finalize';

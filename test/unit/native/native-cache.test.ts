@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBlock, type Block } from '../../../core/timeline/block';
-import { buildNativeSystemPrompt, NativeToolNames, renderNative } from '../../../core/model/native-render';
+import { buildNativeSystemPrompt, renderNative } from '../../../core/model/native-render';
+import { NativeToolNames } from '../../../core/model/native-tool-names';
 import { toAnthropicParams } from '../../../activities/providers/anthropic-request';
 import { PromptCache } from '../../emulator/prompt-cache';
 import { createToolRegistry } from '../../../core/tools';

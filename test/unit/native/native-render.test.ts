@@ -7,11 +7,11 @@ import { visibleItems, roundOpen, ROUND_CLOSE, EMPTY_ROUND_HINT } from '../../..
 import {
   buildNativeSystemPrompt,
   layoutNative,
-  NativeToolNames,
   renderNative,
   STEER_CANCELLED_RESULT,
   unframe,
 } from '../../../core/model/native-render';
+import { NativeToolNames } from '../../../core/model/native-tool-names';
 
 const TS = '2026-11-21T10:00:00.000Z';
 const NOW = Date.parse(TS);

@@ -9,12 +9,8 @@ import assert from 'node:assert/strict';
 import { toAnthropicParams } from '../../../activities/providers/anthropic-request';
 import { createAnthropicProvider } from '../../../activities/providers/anthropic';
 import { collectStream, type ModelRequest, type StreamPart } from '../../../core/model/provider';
-import {
-  layoutNative,
-  NativeToolNames,
-  PROVIDER_REASONING,
-  PROVIDER_TOOL_USE_ID,
-} from '../../../core/model/native-render';
+import { layoutNative, PROVIDER_REASONING, PROVIDER_TOOL_USE_ID } from '../../../core/model/native-render';
+import { NativeToolNames } from '../../../core/model/native-tool-names';
 import { makeBlock } from '../../../core/timeline/block';
 import { blockText, type VisibleItem } from '../../../core/timeline/render';
 import { reply, signThinking, startAnthropicEmulator, type AnthropicEmulator } from '../../emulator/anthropic-emulator';

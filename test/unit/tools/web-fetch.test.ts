@@ -3,11 +3,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { extractTitle, htmlToReadableText } from '../../../activities/tools/web-page-text';
 import {
   createWebFetchImpl,
-  extractTitle,
   fetchWebPage,
-  htmlToReadableText,
   isNonPublicAddress,
   webFetch,
   webFetchImpl,
