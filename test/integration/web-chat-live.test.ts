@@ -15,9 +15,8 @@
  */
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { DreactWorker } from '../../workers/role-workers';
 import { decision, thinking, uniqueId } from '../support/stack';
@@ -30,11 +29,10 @@ import { createApiKey } from '../../store/tenancy-store';
 import { createScriptedProvider } from '../../activities/providers/scripted';
 import { createAnthropicProvider } from '../../activities/providers/anthropic';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
-import { declareTool } from '../../core/tools/registry';
-import type { ToolImpl } from '../../activities/tools/types';
 import { freePort } from '../../apps/stack/embedded';
 import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium } from '../support/browser';
+import { NEED_CHROMIUM, assertAxeClean, launchChromium } from '../support/browser';
+import { applied, applyCall, applyFix } from '../support/approval-tool';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 
 const need = NEED_CHROMIUM;
@@ -55,42 +53,6 @@ let key: string;
 let script: ScriptSpec;
 /** Which model answers: the scripted one, or Anthropic (the emulator, or a closed port: unreachable). */
 const model = { kind: 'scripted' as 'scripted' | 'anthropic', reachable: true, closedURL: '' };
-
-const CODE = 'import check\ncheck.run("tests")';
-const PATCH = '--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-print("old")\n+print("new")';
-const applied: Array<Record<string, unknown>> = [];
-
-/** A tool that runs code (its code channel) and so waits for a person's approval. */
-const applyFix = {
-  declaration: declareTool({
-    id: 'test.apply_python',
-    description: 'Applies a patch, then runs the check script given on the code channel.',
-    params: z.object({ path: z.string(), patch: z.string() }),
-    strategy: 'exploitation',
-    timeoutMs: 10_000,
-    retry: { maximumAttempts: 1 },
-    summarize: (p) => `tool test.apply_python ${p.path}`,
-    needsApproval: true,
-    consumesCode: true,
-  }),
-  impl: {
-    id: 'test.apply_python',
-    async run(params) {
-      applied.push(params);
-      return { ok: true, text: `patched ${String(params.path)}` };
-    },
-  } satisfies ToolImpl,
-};
-
-/** A round that calls test.apply_python with its code. */
-const applyCall = (path: string) =>
-  thinking('apply the fix') +
-  decision({
-    action: 'call_tool',
-    notes: 'apply the fix and check it',
-    tool_call: { tool_id: 'test.apply_python', params: { path, patch: PATCH } },
-  }) +
-  `<channel:code>${CODE}</channel:code>`;
 
 const answerRound = (text: string) =>
   thinking('I can answer now.') +
@@ -182,24 +144,7 @@ async function newConversation(page: Page, prompt: string): Promise<string> {
   return decodeURIComponent(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('c') ?? '');
 }
 
-async function axe(page: Page, state: string): Promise<void> {
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
-  const result = await new AxeBuilder({ page }).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  writeFileSync(
-    join(SHOTS, `axe-${state}.json`),
-    JSON.stringify(
-      result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })),
-      null,
-      2,
-    ),
-  );
-  assert.deepEqual(
-    bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-    `axe on ${state}`,
-  );
-}
+const axe = (page: Page, state: string) => assertAxeClean(page, SHOTS, state);
 
 /** What a turn shows, without what only one page has (its own focus, open details). */
 const turnsText = (page: Page) =>
