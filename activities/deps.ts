@@ -1,43 +1,31 @@
-/** What activities need from the worker: the database, model providers and tools. */
+/**
+ * What activities need from the worker, as ports built once by the worker (workers/worker.ts) or a
+ * test (`createActivityDeps`, ./create-deps.ts): the database, the model providers, the agents
+ * (each turn's view and settings), the tools, a clock. The worker swaps what a port serves (MCP
+ * tools listed after start, ./ports.ts); it never assigns into deps after creating them.
+ */
 import type { Db } from '../store/db';
 import type { ModelProvider } from '../core/model/provider';
 import type { TurnPlacement } from '../core/turn/activity-contracts';
-import type { ModelConfig } from '../core/model/config';
 import type { ToolImpl } from './tools/types';
 import type { ToolRegistry } from '../core/tools/registry';
-import type { MultiActionMode } from '../core/decision/multi-action';
 import type { ViewCache } from '../store/view-cache';
 import type { EmbeddingProvider } from './memory/embeddings';
-import type { AgentViews } from './agents/view';
 import type { LoadedAgent } from './agents/catalogue';
+import type { AgentRef } from '../core/agents/ref';
+import type { ModelSettings, TurnOverrides, TurnSettings } from '../core/agents/settings';
+import type { TenantScope } from '../core/tenancy/principal';
+import type { Queryable } from '../store/db';
+import type { TurnRef } from '../core/turn/ref';
 
 export interface ActivityDeps {
   db: Db;
-  /** Resolves a turn's model config to a provider instance. */
-  provider(config: ModelConfig): ModelProvider;
-  /** Tool implementations by tool id. */
-  tools: ReadonlyMap<string, ToolImpl>;
-  /** Tool declarations (ids, zod params, strategy, timeouts) — the model sees exactly these. */
-  registry: ToolRegistry;
-  /** AI_REACT_AGENT_MULTI_ACTION: up to 2 actions per round when `safe_fanout`. */
-  multiAction: MultiActionMode;
-  /** Default iteration budget of a turn when the turn input has none (AI_REACT_MAX_ITERATIONS, else 15). */
-  maxIterations: number;
-  /** Context budget of a turn without its own (DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
-  contextMaxTokens: number;
-  /**
-   * The worker's agents by version (activities/agents/view.ts): instructions, the registry narrowed
-   * to each agent's tools, its settings. Absent (tests, benches): the built-in agent over `registry`
-   * and the settings above (activities/agents/turn-agent.ts).
-   */
-  agents?: AgentViews;
-  /**
-   * Tool availability lines of an agent for ANNOUNCE's [TOOLS] (its MCP servers down, tools refused,
-   * and the MCP tools added or removed since the turn started when it recorded `offered`).
-   */
-  toolNotices?: (agent: LoadedAgent, offered?: readonly string[]) => string[];
-  /** Whether an MCP tool's server lists it now (a turn records those it offers: core/mcp/turn-tools.ts). */
-  mcpListed?: (id: string) => boolean;
+  /** Resolves a model config (resolved settings: `forTurn(...).settings.model` or a role) to a provider instance. */
+  provider(config: ModelSettings): ModelProvider;
+  /** The worker's agents: a turn's view and effective settings (`agents.forTurn(ref)`). */
+  agents: AgentViews;
+  /** The worker's tools: declarations, implementations and MCP availability. */
+  tools: ToolBox;
   /** Clock (injectable for tests). */
   now(): Date;
   /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */
@@ -49,4 +37,65 @@ export interface ActivityDeps {
    * absent (tests that build deps by hand): every activity on the turn's own queue, local timeouts.
    */
   placement?: TurnPlacement;
+}
+
+/** The worker's tools (one port; the worker swaps registry and implementations when MCP servers list more). */
+export interface ToolBox {
+  /** Tool declarations (ids, zod params, strategy, timeouts) — agents' views narrow these. */
+  readonly registry: ToolRegistry;
+  /** Tool implementations by tool id. */
+  readonly impls: ReadonlyMap<string, ToolImpl>;
+  /**
+   * Tool availability lines of an agent for ANNOUNCE's [TOOLS] (its MCP servers down, tools refused,
+   * and the MCP tools added or removed since the turn started when it recorded `offered`).
+   */
+  notices?(agent: LoadedAgent, offered?: readonly string[]): string[];
+  /** Whether an MCP tool's server lists it now (a turn records those it offers: core/mcp/turn-tools.ts). */
+  listed?(id: string): boolean;
+}
+
+/** A turn's agent view and its effective settings (the agent's under the turn's overrides). */
+export interface TurnAgent {
+  view: AgentView;
+  settings: TurnSettings;
+}
+
+export interface AgentView {
+  agent: LoadedAgent;
+  ref: AgentRef;
+  /** The agent's instructions ('' for none): the preface of the system prompt. */
+  instructions: string;
+  /** The worker's registry narrowed to the agent's tools (declaration order kept), with its own library's tools. */
+  registry: ToolRegistry;
+  /** Implementations of the agent's own (over the worker's): react.read and react.search_knowledge over its folders. */
+  tools: ReadonlyMap<string, ToolImpl>;
+  /** Settings for this agent with no turn overrides. */
+  settings: TurnSettings;
+  /** Settings with a turn's overrides on top (memoised per distinct overrides). */
+  settingsWith(overrides: TurnOverrides): TurnSettings;
+}
+
+export interface AgentViews {
+  /**
+   * The version of agent `name` this worker runs new turns on; a non-retryable UnknownAgent error
+   * otherwise — also when `viewer` (the conversation's tenant and project) may not see it, with the
+   * same message (core/agents/visibility.ts: no existence leak).
+   */
+  current(name: string, viewer?: TenantScope): AgentRef;
+  /** The view of a version this worker holds (throws for another version: use `load`). */
+  view(ref: AgentRef): AgentView;
+  /**
+   * The view of any version a worker ever started with: held versions from memory, others built
+   * once from their stored definition. No ref (a turn recorded before agents): the default agent.
+   */
+  load(ref: AgentRef | undefined): Promise<AgentView>;
+  /**
+   * The one resolution of a turn's settings: the view of its agent version and the settings under
+   * the turn's overrides, memoised by agent version and overrides (a round resolves nothing anew).
+   */
+  forTurn(ref: TurnRef): Promise<TurnAgent>;
+  /** The agents this worker holds, by name. */
+  list(): AgentView[];
+  /** Stores every held version (worker start), so a later worker can still build their views. */
+  save(db: Queryable): Promise<void>;
 }

@@ -69,7 +69,7 @@ export async function benchAgents(): Promise<Record<string, number | string>> {
     const catalogue = await loadAgents({ dir: dirs[20], toolIds: registry.ids(), env: {} });
     const t1 = performance.now();
     const views = createAgentViews(catalogue, registry, {
-      model: { provider: 'scripted' },
+      model: { provider: 'scripted', maxTokens: 8192 },
       maxRounds: 15,
       contextMaxTokens: 80_000,
       multiAction: 'off',

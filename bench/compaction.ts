@@ -135,7 +135,7 @@ export async function benchCompaction(): Promise<Record<string, number | string>
         await api.startTurn(conv, `turn ${t}: research item ${t} and write down what you find`, {
           model: { provider: 'anthropic' },
           contextMaxTokens: BUDGET,
-          maxIterations: ROUNDS + 2,
+          maxRounds: ROUNDS + 2,
         });
         await api.result(conv, t);
       }

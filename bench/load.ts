@@ -119,7 +119,7 @@ async function runLoad(
   const t0 = Date.now();
   const started = await Promise.all(
     Array.from({ length: n }, (_, i) =>
-      api.startTurn(`load_${tag}_${n}_${i}`, 'write the notes', { maxIterations: ROUNDS + 2, model }),
+      api.startTurn(`load_${tag}_${n}_${i}`, 'write the notes', { maxRounds: ROUNDS + 2, model }),
     ),
   );
   // A worker that dies mid-run fails the bench with its own words, not with a missing /proc entry.

@@ -44,7 +44,7 @@ export async function benchRecovery(): Promise<Record<string, number | string>> 
   const kills: number[] = [];
   try {
     const started = await api.startTurn(conv, 'a long turn', {
-      maxIterations: 65,
+      maxRounds: 65,
       model: { provider: 'scripted', script: { rounds, chunkSize: 64, latencyMs: 25 } },
     });
     for (let k = 0; k < KILLS; k++) {

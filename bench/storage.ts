@@ -32,7 +32,7 @@ const kb = (n: number) => Number((n / 1024).toFixed(1));
 const decision = (obj: unknown) =>
   `<channel:thinking>next</channel:thinking><channel:ReactDecisionOutV2>\`\`\`json\n${JSON.stringify(obj)}\n\`\`\`</channel:ReactDecisionOutV2>`;
 const scripted = (t: number) => ({
-  maxIterations: 4,
+  maxRounds: 4,
   model: {
     provider: 'scripted' as const,
     script: {

@@ -10,6 +10,8 @@ import { createTurnActivities } from '../activities/turn-activities';
 import { createViewCache } from '../store/view-cache';
 import { countStatements } from '../test/support/count-statements';
 import { openDb, migrate, dropSchema } from '../store/db';
+import { createActivityDeps } from '../activities/create-deps';
+import { toolBox } from '../activities/ports';
 import { builtinTools } from '../activities/tools';
 import { createToolRegistry } from '../core/tools';
 import { defaultProviderResolver } from '../workers/worker';
@@ -99,7 +101,7 @@ async function embeddedRound(database: 'postgres' | 'pglite' | { databaseUrl: st
       // One warm-up turn (JIT, caches), then the measured one.
       for (const conv of ['bench_embedded_warm', 'bench_embedded']) {
         const started = await api.startTurn(conv, 'benchmark', {
-          maxIterations: ROUNDS + 2,
+          maxRounds: ROUNDS + 2,
           model: { provider: 'scripted', script: SCRIPT },
         });
         await api.result(conv, started.turnIndex);
@@ -132,18 +134,16 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
       taskQueue,
       workflowsPath: require.resolve('./workflows'),
       activities: {
-        ...createTurnActivities({
-          db,
-          provider: defaultProviderResolver(),
-          tools: builtinTools(),
-          registry: createToolRegistry({ localTools }),
-          multiAction: 'off',
-          maxIterations: 15,
-          contextMaxTokens: 80_000,
-          // As the deployed worker (workers/worker.ts): a warm round reads only new rows.
-          viewCache: createViewCache(),
-          now: () => new Date(),
-        }),
+        ...createTurnActivities(
+          createActivityDeps({
+            db,
+            provider: defaultProviderResolver(),
+            tools: toolBox({ registry: createToolRegistry({ localTools }), impls: builtinTools() }),
+            // As the deployed worker (workers/worker.ts): a warm round reads only new rows.
+            viewCache: createViewCache(),
+            now: () => new Date(),
+          }),
+        ),
         noop: async () => undefined,
       },
     });
@@ -156,7 +156,7 @@ export async function benchTurnOverhead(): Promise<Record<string, number | strin
     const measured = await w.runUntil(async () => {
       const conv = `bench_${process.pid}_${localTools ? 'local' : 'remote'}`;
       const started = await api.startTurn(conv, 'benchmark', {
-        maxIterations: ROUNDS + 2,
+        maxRounds: ROUNDS + 2,
         model: { provider: 'scripted', script: SCRIPT },
       });
       await api.result(conv, started.turnIndex);

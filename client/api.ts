@@ -49,6 +49,10 @@ import { turnIdFor } from '../core/turn/ids';
 import { ApprovalError, listApprovals, sendDecision, type ApprovalItem } from './approvals';
 import type { ApprovalDecision, ApprovalPrincipal, DecideToolCallArgs } from '../core/governance/approval';
 import { LOCAL_PRINCIPAL } from '../core/tenancy/principal';
+import { DreactError } from './errors';
+
+// Defined apart (no Temporal import) so the CLI reports errors without loading the client.
+export { DreactError };
 
 /** Machine feedback as a tool or an eval sends it (DreactClient.machineFeedback). */
 const MachineFeedbackSchema = z.strictObject({
@@ -62,16 +66,6 @@ const MachineFeedbackSchema = z.strictObject({
     .regex(/^[A-Za-z0-9_-]{8,64}$/, 'feedbackId: 8–64 letters, digits, _ or -')
     .optional(),
 });
-
-export class DreactError extends Error {
-  constructor(
-    message: string,
-    readonly code: 'bad_input' | 'not_found' | 'no_active_turn' | 'conflict' | 'failed',
-  ) {
-    super(message);
-    this.name = 'DreactError';
-  }
-}
 
 function badInput(err: z.ZodError): DreactError {
   return new DreactError(formatZodError(err), 'bad_input');

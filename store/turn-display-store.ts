@@ -46,7 +46,8 @@ const keyOf = (turnId: string, instance: number) => `${turnId}\u0000${instance}`
 
 /**
  * Folds attribute events (in stream order) onto canvases already folded, as a live client does: a
- * later value of a key replaces the earlier one in place, a new key goes last. Pure.
+ * later value of a key replaces the earlier one in place, a new key goes last, and one marked
+ * `first` (react.write's canvas written again) drops the keys before it. Pure.
  */
 export function foldAttributes(start: Folding[], rows: AttributeRow[]): Folding[] {
   const byKey = new Map<string, Folding>(
@@ -58,6 +59,8 @@ export function foldAttributes(start: Folding[], rows: AttributeRow[]): Folding[
     const key = keyOf(r.turn_id, instance);
     let c = byKey.get(key);
     if (!c) byKey.set(key, (c = { turnId: r.turn_id, instance, firstSeq: Number(r.seq), attrs: new Map() }));
+    // A write's first attribute (a rewrite, a retried round) starts its canvas over.
+    if (r.payload.first === true) c.attrs = new Map();
     c.attrs.set(r.payload.key, r.payload.value);
   }
   return [...byKey.values()].sort((a, b) => a.firstSeq - b.firstSeq);

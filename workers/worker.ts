@@ -27,7 +27,7 @@ import type { AnyToolDeclaration } from '../core/tools/registry';
 import { parseMultiActionMode, type MultiActionMode } from '../core/decision/multi-action';
 import { defaultProviderResolver } from '../activities/providers/registry';
 import type { ModelConfig } from '../core/model/config';
-import { DEFAULT_MAX_ITERATIONS } from '../core/turn/contracts';
+import { DEFAULT_MAX_ROUNDS } from '../core/turn/contracts';
 import type { FargateBackend } from '../activities/exec/fargate/backend';
 import { tracedProvider } from '../activities/telemetry/spans';
 import { timedProvider } from '../activities/telemetry/metrics';
@@ -46,6 +46,8 @@ import { loadAgents } from '../activities/agents/loader';
 import { createAgentViews } from '../activities/agents/view';
 import { openAgentLibraries } from '../activities/agents/agent-library';
 import { workerDefaultsOf } from '../activities/agents/turn-agent';
+import { swappableAgentViews, toolBox } from '../activities/ports';
+import { createActivityDeps } from '../activities/create-deps';
 import type { DefinedTool } from '../activities/agents/define-tool';
 import { createEvalActivities } from '../activities/evals';
 import { cassetteResolver } from '../activities/providers/cassette';
@@ -79,7 +81,7 @@ export function envLocalTools(env = process.env.DREACT_LOCAL_TOOLS): boolean {
 }
 
 export function envMaxIterations(env = process.env.AI_REACT_MAX_ITERATIONS): number {
-  if (env === undefined || env === '') return DEFAULT_MAX_ITERATIONS;
+  if (env === undefined || env === '') return DEFAULT_MAX_ROUNDS;
   const n = Number(env);
   if (!Number.isInteger(n) || n < 1 || n > 100)
     throw new Error(`AI_REACT_MAX_ITERATIONS must be an integer from 1 to 100, got ${JSON.stringify(env)}`);
@@ -125,8 +127,8 @@ export interface CreateWorkerOptions {
    */
   agents?: { dir?: string; files?: readonly string[]; definitions?: readonly unknown[] };
   multiAction?: MultiActionMode;
-  /** Default iteration budget (else env AI_REACT_MAX_ITERATIONS, else 15). */
-  maxIterations?: number;
+  /** Default round budget (else env AI_REACT_MAX_ITERATIONS, else 15). */
+  maxRounds?: number;
   /** Default context budget (else env DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
   contextMaxTokens?: number;
   now?: () => Date;
@@ -234,44 +236,53 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
       ...(library ? { library } : {}),
     },
   );
-  const deps: ActivityDeps = {
+  // The tools and agents are ports the worker swaps when MCP servers list more (activities/ports.ts).
+  const tools = toolBox(
+    { registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]), impls },
+    mcp.connections.size > 0
+      ? { notices: (agent, offered) => mcp.notices(mcpServersFor(agent), offered), listed: (id) => mcp.listed(id) }
+      : {},
+  );
+  // Every declared tool has an implementation (else each call would be an "unknown tool" observation).
+  const unimplemented = tools.registry.ids().filter((id) => !impls.has(id));
+  if (unimplemented.length > 0)
+    throw new Error(`tools without an implementation: ${unimplemented.join(', ')} (pass { declaration, impl } pairs)`);
+  const settings = {
+    multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
+    maxRounds: opts.maxRounds ?? envMaxIterations(),
+    contextMaxTokens:
+      opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
+  };
+  // Agents with skills / knowledge folders of their own: opened (and indexed) before the worker polls.
+  const libraries = await openAgentLibraries(opts.db, agents, library);
+  const viewsOver = (registry: typeof tools.registry) =>
+    createAgentViews(withMcpTools(catalogue, mcp), registry, workerDefaultsOf(settings), {
+      db: opts.db.pool,
+      libraries,
+    });
+  const agentViews = swappableAgentViews(viewsOver(tools.registry));
+  const cacheBytes = viewCacheBytes();
+  const deps: ActivityDeps = createActivityDeps({
     db: opts.db,
     // Every call timed for the metrics (duration, time to first token); traced when tracing is on.
     provider: telemetry.enabled
       ? (config) => tracedProvider(timedProvider(resolveProvider(config)))
       : (config) => timedProvider(resolveProvider(config)),
-    tools: impls,
+    tools,
+    agents: agentViews,
     ...(embeddings ? { embeddings } : {}),
-    registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]),
-    ...(mcp.connections.size > 0
-      ? {
-          toolNotices: (agent, offered) => mcp.notices(mcpServersFor(agent), offered),
-          mcpListed: (id) => mcp.listed(id),
-        }
-      : {}),
-    multiAction: opts.multiAction ?? parseMultiActionMode(process.env.AI_REACT_AGENT_MULTI_ACTION),
-    maxIterations: opts.maxIterations ?? envMaxIterations(),
-    contextMaxTokens:
-      opts.contextMaxTokens ?? resolveContextMaxTokens(undefined, process.env.DREACT_CONTEXT_MAX_TOKENS),
     now: opts.now ?? (() => new Date()),
+    ...(cacheBytes > 0 ? { viewCache: createViewCache({ maxBytes: cacheBytes }) } : {}),
     // Each turn schedules its activities on these queues with these timeouts (loadContext hands them over).
     placement: { queues: { models: queues.models, tools: queues.tools, exec: queues.exec }, timeouts: timeouts.turn },
-  };
-  // Every declared tool has an implementation (else each call would be an "unknown tool" observation).
-  const unimplemented = deps.registry.ids().filter((id) => !deps.tools.has(id));
-  if (unimplemented.length > 0)
-    throw new Error(`tools without an implementation: ${unimplemented.join(', ')} (pass { declaration, impl } pairs)`);
-  // Agents with skills / knowledge folders of their own: opened (and indexed) before the worker polls.
-  const libraries = await openAgentLibraries(opts.db, agents, library);
-  deps.agents = createAgentViews(agents, deps.registry, workerDefaultsOf(deps), { db: opts.db.pool, libraries });
+  });
   // Tools a server lists later join the registry and the views; each turn offers those listed at its start.
   mcp.onToolsAdded((added) => {
-    for (const t of added) impls.set(t.declaration.id, t.impl);
-    deps.registry = registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]);
-    deps.agents = createAgentViews(withMcpTools(catalogue, mcp), deps.registry, workerDefaultsOf(deps), {
-      db: opts.db.pool,
-      libraries,
-    });
+    const grown = new Map(tools.impls);
+    for (const t of added) grown.set(t.declaration.id, t.impl);
+    const registry = registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]);
+    tools.swap({ registry, impls: grown });
+    agentViews.swap(viewsOver(registry));
   });
   delegation?.bind(deps);
   // Every version this worker runs is stored: a later worker still builds a running turn's view.
@@ -279,8 +290,6 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
   streamWriteGapMs();
   const telemetryOptions = telemetry.workerOptions();
-  const cacheBytes = viewCacheBytes();
-  if (cacheBytes > 0) deps.viewCache = createViewCache({ maxBytes: cacheBytes });
   const activities = {
     ...createWorkerActivities(deps),
     ...makeDelegationActivities(deps),

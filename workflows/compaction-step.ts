@@ -9,8 +9,7 @@ import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/w
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
 import type { Usage } from '../core/turn/contracts';
 import type { CompactionReason, DecideOutcome, RoundOutcome, TurnPlacement } from '../core/turn/activity-contracts';
-import type { ModelConfig } from '../core/model/config';
-import type { AgentRef } from '../core/agents/ref';
+import type { TurnRef } from '../core/turn/ref';
 import { CompactionWorkflow } from './compaction';
 import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../contract/definitions';
 
@@ -32,11 +31,8 @@ export interface CompactionStep {
 
 export function compactionStep(ctx: {
   workflowId: string;
-  conversationId: string;
-  turnId: string;
-  model: ModelConfig;
-  /** The turn's agent version (the summariser is its compaction role). */
-  agent?: AgentRef;
+  /** The turn (the summariser is its agent's compaction role, under the turn's model override). */
+  turn: TurnRef;
   /** The turn's role queues and timeouts: the summariser is a models activity. */
   placement?: TurnPlacement;
   onStart(line: string): void;
@@ -54,15 +50,12 @@ export function compactionStep(ctx: {
       workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
       args: [
         {
-          conversationId: ctx.conversationId,
-          turnId: ctx.turnId,
           compactionId,
           reason,
           budget: over.budget,
           estimate: over.estimate,
           systemTokens: over.systemTokens,
-          model: ctx.model,
-          ...(ctx.agent ? { agent: ctx.agent } : {}),
+          turn: ctx.turn,
           ...(ctx.placement ? { placement: ctx.placement } : {}),
         },
       ],

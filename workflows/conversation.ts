@@ -76,6 +76,11 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     // A followup's text comes from a signal, which cannot be refused: normalised (core/text.ts), so
     // a NUL or a lone surrogate never wedges the turn it starts. Data only, no new command: no patch.
     prompt = normaliseText(prompt);
+    // The conversation keeps its model: a turn that names none runs the one its last turn named
+    // (none named ever: the agent's, else the deployment's default — resolved by the worker).
+    // Data only (the child's input), no new command: no patch.
+    if (options.model === undefined && state.lastOptions?.model !== undefined)
+      options = { ...options, model: state.lastOptions.model };
     state.queue.push({ turnIndex, prompt, messageId, options, ...(attachments?.length ? { attachments } : {}) });
     state.lastOptions = options;
     return { turnIndex, turnId: turnIdFor(turnIndex), workflowId: turnWorkflowId(state.conversationId, turnIndex) };

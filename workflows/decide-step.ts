@@ -10,10 +10,9 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import type { TurnActivities } from '../activities/turn-activities';
-import type { AgentRef } from '../core/agents/ref';
 import type { UserEvent } from '../core/turn/contracts';
 import type { DecideInput, DecideOutcome } from '../core/turn/activity-contracts';
-import type { ModelConfig } from '../core/model/config';
+import type { TurnRef } from '../core/turn/ref';
 import type { ServedBy } from '../core/model/provider';
 import type { RoleQueues } from './role-queue';
 
@@ -69,27 +68,20 @@ export interface DecideStep {
 }
 
 export function decideStep(ctx: {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
-  model: ModelConfig;
+  /** The turn (its agent version and overrides: the round resolves its settings from them). */
+  turn: TurnRef;
   /** The native protocol (`decideNative`), else channels (`decide`). */
   native: boolean;
   /** Native two-phase mode: the loop's rounds do not stream an answer (a synthesis call does). */
   twoPhase: boolean;
-  /** The turn's own context budget, when it set one. */
-  contextMaxTokens?: number;
-  /** The turn's agent version (absent in histories recorded before agents). */
-  agent?: AgentRef;
   cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
   /** The models role's queue and timeouts (workflows/role-queue.ts). */
   roles: RoleQueues;
 }): DecideStep {
-  const { conversationId, turnId, turnIndex, model, twoPhase, contextMaxTokens, cancellable, roles } = ctx;
+  const { turn, twoPhase, cancellable, roles } = ctx;
   const { modelsHeartbeatMs, modelsStartToCloseMs } = roles.timeouts;
   const timeouts = { heartbeatTimeout: modelsHeartbeatMs, startToCloseTimeout: modelsStartToCloseMs };
   const decideActivity = ctx.native ? decideNative : decide;
-  const withAgent = ctx.agent ? { agent: ctx.agent } : {};
   // Rounds by the model that answered them (outcomes recorded before it was carried name none).
   const answered = new Map<string, { by: ServedBy; rounds: number[] }>();
   const note = (round: number, outcome: DecideOutcome | undefined): DecideOutcome | undefined => {
@@ -108,18 +100,13 @@ export function decideStep(ctx: {
         ? ''
         : `answered by: ${[...answered.values()].map((a) => `${a.by.provider} (round${a.rounds.length > 1 ? 's' : ''} ${a.rounds.join(', ')})`).join(' · ')}`,
     round: ({ round, finalize, events, iteration }) => {
-      const decideInput = {
-        conversationId,
-        turnId,
-        turnIndex,
+      const decideInput: DecideInput = {
+        turn,
         round,
         mode: finalize ? ('finalize' as const) : ('normal' as const),
         events,
         iteration,
-        model,
         ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
-        ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
-        ...withAgent,
       };
       const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
       const call = (bound: Partial<ActivityOptions>) =>

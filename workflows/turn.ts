@@ -19,7 +19,8 @@ import {
 } from '@temporalio/workflow';
 import type { TurnActivities } from '../activities/turn-activities';
 import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import { DEFAULT_MAX_ITERATIONS } from '../core/turn/ids';
+import { DEFAULT_MAX_ROUNDS } from '../core/turn/ids';
+import { turnRefOf } from '../core/turn/turn-ref-of';
 import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { normaliseEventText } from '../core/text';
 import type { CompletionPath, TurnInput, TurnResult, TurnState, UserEvent } from '../core/turn/contracts';
@@ -141,7 +142,9 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   // No model named: the activities' worker resolves `{}` to its deployment default (never scripted).
   const model: ModelConfig = input.options.model ?? {};
   const workflowId = workflowInfo().workflowId;
-  const budget = new IterationBudget(input.options.maxIterations ?? DEFAULT_MAX_ITERATIONS);
+  // The turn and its client's overrides, the one per-turn shape of its activities' inputs.
+  const ref = turnRefOf(input);
+  const budget = new IterationBudget(ref.overrides?.maxRounds ?? DEFAULT_MAX_ROUNDS);
   const pending: UserEvent[] = [];
   const seenMessages = new Set<string>([input.prompt.messageId]);
   let usage = ZERO_USAGE;
@@ -196,7 +199,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   setHandler(turnStateQuery, () => ({
     turnId,
     round: budget.used,
-    maxIterations: budget.max,
+    maxRounds: budget.max,
     reactiveBonus: budget.bonus,
     status,
     pendingEvents: pending.length,
@@ -226,19 +229,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     {
       summary: `load context ${turnId}${agentName && agentName !== DEFAULT_AGENT_NAME ? ` (agent ${agentName})` : ''}`,
     },
-    [
-      {
-        conversationId,
-        turnId,
-        turnIndex,
-        workflowId,
-        prompt: input.prompt,
-        maxIterations: input.options.maxIterations,
-        ...(input.agent ? { agent: input.agent } : {}),
-        ...(input.options.model ? { model: input.options.model } : {}),
-        ...(input.options.contextMaxTokens !== undefined ? { contextMaxTokens: input.options.contextMaxTokens } : {}),
-      },
-    ],
+    [{ turn: ref, workflowId, prompt: input.prompt, ...(input.agent ? { agent: input.agent } : {}) }],
   );
   roles = roleQueues(context.placement, () => details());
   const models = roles.timeouts;
@@ -278,10 +269,12 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
     }
   }
   // The worker resolves the budget (the agent's, its default when neither names one).
-  if (context.maxIterations !== undefined) budget.rebase(context.maxIterations);
+  const rounds = context.maxRounds ?? context.maxIterations;
+  if (rounds !== undefined) budget.rebase(rounds);
   // Histories recorded before agents have no ref: their activities use the default agent.
   const agent = context.agent;
   const withAgent = agent ? { agent } : {};
+  const turn = turnRefOf(input, agent);
   // The gate titles a new conversation once; a large tool catalogue is narrowed for this turn.
   const brief = input.prompt.text.slice(0, 2000);
   // The title call runs beside the first round: nothing a round renders depends on it (its block is
@@ -289,9 +282,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   // outcome, a failure included, is awaited before the turn persists.
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
   if (context.needsTitle) {
-    const titling = onModels(gate, `gate: title conversation ${conversationId}`, [
-      { conversationId, turnId, prompt: brief, model, ...withAgent },
-    ]);
+    const titling = onModels(gate, `gate: title conversation ${conversationId}`, [{ turn, prompt: brief }]);
     titled = titling.then(
       () => undefined,
       (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
@@ -299,7 +290,7 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   }
   if ((context.toolCount ?? 0) > TOOL_SELECTION_THRESHOLD) {
     await onModels(selectTools, `select tools (${context.toolCount} registered)`, [
-      { conversationId, turnId, prompt: brief, model, pinned: PINNED_TOOLS, ...withAgent },
+      { turn, prompt: brief, pinned: PINNED_TOOLS },
     ]);
   }
 
@@ -315,14 +306,9 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
 
   // Compaction before a round that would not fit (workflows/compaction-step.ts).
-  // The turn's own budget, when it set one: the round resolves it under the agent's ceiling.
-  const contextMaxTokens = input.options.contextMaxTokens;
   const compaction = compactionStep({
     workflowId,
-    conversationId,
-    turnId,
-    model,
-    ...withAgent,
+    turn,
     ...(context.placement ? { placement: context.placement } : {}),
     onStart: (line) => {
       status = 'compacting';
@@ -335,14 +321,9 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
   const withinBudget = compaction.withinBudget;
   // The round's decide call (workflows/decide-step.ts).
   const decision = decideStep({
-    conversationId,
-    turnId,
-    turnIndex,
-    model,
+    turn,
     native,
     twoPhase,
-    ...(contextMaxTokens !== undefined ? { contextMaxTokens } : {}),
-    ...withAgent,
     cancellable,
     roles,
   });
@@ -434,12 +415,9 @@ async function runTurn(input: TurnInput, slot: SlotHold): Promise<TurnResult> {
 
   if (twoPhase && completionPath !== 'exit') {
     // Phase two: one streamed answer over the trace; the loop's answer is the fallback.
-    const synth = await onModels(
-      synthesizeAnswer,
-      `synthesize answer ${turnId}`,
-      [{ conversationId, turnId, turnIndex, loopAnswer: answer, model, ...withAgent }],
-      { startToCloseTimeout: models.modelsStartToCloseMs },
-    );
+    const synth = await onModels(synthesizeAnswer, `synthesize answer ${turnId}`, [{ turn, loopAnswer: answer }], {
+      startToCloseTimeout: models.modelsStartToCloseMs,
+    });
     answer = synth.answer;
     usage = addUsage(usage, synth.usage);
   }

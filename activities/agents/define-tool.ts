@@ -30,7 +30,7 @@ import type { ToolStore } from '../../store/tool-store';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import { activityLog } from '../log';
 import type { SecretValues } from './secrets';
-import type { CallGovernance } from '../governance/round-tools';
+import type { CallGovernance } from '../governance/call-governance';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 export const DEFAULT_TOOL_RETRY: Readonly<ToolRetryPolicy> = Object.freeze({ maximumAttempts: 3 });

@@ -31,9 +31,8 @@ import { listHostedFiles } from '../../store/file-store';
 import type { ActivityDeps } from '../deps';
 import type { ToolImpl, ToolObservation } from '../tools/types';
 import type { AgentToolContext } from './define-tool';
-import { agentViewsOf, turnAgent } from './turn-agent';
 import { turnOwner } from '../governance/owner';
-import type { AgentView } from './view';
+import type { AgentView } from '../deps';
 
 /** What prepareDelegation hands the workflow: the child to start, or nothing. */
 export interface DelegationStart {
@@ -63,14 +62,14 @@ async function checkDelegation(
 ): Promise<Check> {
   const parsed = AgentDelegateParamsSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, text: `invalid ${DELEGATE_TOOL_ID} params: ${parsed.error.message}` };
-  const [view, link] = await Promise.all([turnAgent(deps, ref), loadSpendLink(deps.db.pool, conversationId)]);
+  const [view, link] = await Promise.all([deps.agents.load(ref), loadSpendLink(deps.db.pool, conversationId)]);
   const depth = ref?.depth ?? delegationDepth(conversationId);
   const definition = view.agent.definition;
   const refusal = delegationRefusal({ ...definition, name: view.ref.name }, depth, parsed.data.agent, link?.depthCap);
   if (refusal) return { ok: false, text: refusal };
   try {
     // The subagent runs for the parent conversation's owner: one its tenant may not see is unknown.
-    agentViewsOf(deps).current(parsed.data.agent, await turnOwner(deps.db.pool, conversationId));
+    deps.agents.current(parsed.data.agent, await turnOwner(deps.db.pool, conversationId));
   } catch (err) {
     return { ok: false, text: (err as Error).message };
   }

@@ -3,6 +3,7 @@
  * the RULE it broke, and the worker start stops with all of a load's problems at once.
  */
 import type { z } from 'zod';
+import { nearestAgentField } from '../../core/agents/field-suggestion';
 
 export type AgentRule =
   | 'parse_error'
@@ -75,7 +76,7 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
 export function issuesFromZod(file: string, issue: z.core.$ZodIssue): AgentIssue[] {
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
-      const hint = FIELD_HINTS[key];
+      const hint = FIELD_HINTS[key] ?? nearestAgentField(issue.path, key);
       return {
         file,
         field: fieldPath([...issue.path, key]),

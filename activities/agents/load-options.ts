@@ -1,7 +1,7 @@
 /** What `loadAgents` (./loader.ts) reads agents from, and what it checks them against (./checks.ts). */
 export interface LoadAgentsOptions {
-  /** The agents folder (else DREACT_AGENTS_DIR, else ./agents; only a named folder must exist). */
-  dir?: string;
+  /** The agents folder (else DREACT_AGENTS_DIR, else ./agents; only a named folder must exist); false: none, only `files`. */
+  dir?: string | false;
   /** Agent files by path, beside the folder's (e.g. `dreact turn --agent ./support.yaml`). */
   files?: readonly string[];
   /**
@@ -14,7 +14,7 @@ export interface LoadAgentsOptions {
   /** Provider ids the worker resolves (default scripted, anthropic). */
   providers?: readonly string[];
   env?: NodeJS.ProcessEnv;
-  /** Loads a tool module by absolute path or package specifier (default: dynamic import). */
+  /** Loads a tool module by absolute path (default: ./module-loader.ts, `.ts` and `.js` alike). */
   importModule?: (specifier: string) => Promise<unknown>;
   /** Base of relative `dir` and `files` (default: the process's working directory). */
   cwd?: string;

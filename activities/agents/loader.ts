@@ -17,7 +17,8 @@ import { AgentCatalogue, type LoadedAgent } from './catalogue';
 import { defaultAgent } from './default-agent';
 import { AgentDefinitionError, issuesFromZod, type AgentIssue, type AgentRule } from './errors';
 import { checkAgent, cycleFrom, type Parsed } from './checks';
-import { importByUrl, ModuleTools } from './tool-modules';
+import { ModuleTools } from './tool-modules';
+import { importToolModule } from './module-loader';
 import type { LoadAgentsOptions } from './load-options';
 
 // The checks against this worker and the other agents live in ./checks, tool modules in ./tool-modules.
@@ -38,7 +39,9 @@ export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalogu
     issues.push({ file, field, rule, message });
 
   const files = [
-    ...(await agentFiles(opts.dir ?? env.DREACT_AGENTS_DIR, cwd, (f, m) => add(f, '(folder)', 'missing_file', m))),
+    ...(opts.dir === false
+      ? []
+      : await agentFiles(opts.dir ?? env.DREACT_AGENTS_DIR, cwd, (f, m) => add(f, '(folder)', 'missing_file', m))),
     ...(opts.files ?? []).map((f) => path.resolve(cwd, f)),
   ];
   const parsed: Parsed[] = [];
@@ -60,7 +63,7 @@ export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalogu
   }
   const names = new Set([...seen.keys(), DEFAULT_AGENT_NAME]);
 
-  const modules = new ModuleTools(opts.toolIds, opts.importModule ?? importByUrl);
+  const modules = new ModuleTools(opts.toolIds, opts.importModule ?? importToolModule);
   const agents: LoadedAgent[] = [];
   for (const p of parsed) {
     const agent = await checkAgent(p, { ...opts, env, names, modules }, issues);

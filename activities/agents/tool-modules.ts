@@ -6,7 +6,6 @@
  */
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { isDefinedTool, type DefinedTool } from './define-tool';
 import type { AgentRule } from './errors';
 
@@ -96,8 +95,4 @@ function exportedTools(mod: unknown): DefinedTool[] {
 
 function isPathSpec(spec: string): boolean {
   return spec.startsWith('./') || spec.startsWith('../') || path.isAbsolute(spec);
-}
-
-export async function importByUrl(file: string): Promise<unknown> {
-  return import(pathToFileURL(file).href);
 }

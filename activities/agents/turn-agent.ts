@@ -1,81 +1,38 @@
 /**
- * How an activity finds its turn's agent: `turnAgent(deps, input.agent)` — the view of the version
- * the turn recorded (`AgentRef`, in its history), or the default agent for a turn recorded before
- * agents. Activity deps built without agents (unit tests, benches) get the built-in agent over
- * their own registry and settings, so every activity takes one path.
- *
- * `turnModel` resolves the model of one purpose: the worker's default < the agent's model (or
- * role) < the turn's own model override.
+ * What turn activities read of their turn's agent besides `deps.agents.forTurn(ref)` (the one
+ * resolution of a turn's settings, ./view.ts): the worker's settings as agent defaults, and the
+ * agent version a turn's header recorded — tool activities read it beside the call block instead
+ * of carrying the ref in every tool input.
  */
-import type { RolePurpose } from '../../core/agents/ref';
-import type { ModelSettings, WorkerDefaults } from '../../core/agents/settings';
+import type { WorkerDefaults } from '../../core/agents/settings';
 import type { AgentRef } from '../../core/agents/ref';
-import type { ModelConfig } from '../../core/model/config';
-import type { ActivityDeps } from '../deps';
-import { AgentCatalogue } from './catalogue';
-import { defaultAgent } from './default-agent';
-import { createAgentViews, type AgentView, type AgentViews } from './view';
+import type { MultiActionMode } from '../../core/decision/multi-action';
+import { DEFAULT_MAX_TOKENS } from '../../core/model/defaults';
 import { blockId, type Block } from '../../core/timeline/block';
 import { delegationDepth } from '../../core/agents/subagents';
 
 /** The prompt-cache TTL when neither the worker nor the agent sets one (Anthropic's default). */
 export const DEFAULT_CACHE_TTL_SECONDS = 300;
 
-/** The worker's settings as agent defaults (the model: none — the provider resolver's default applies). */
-export function workerDefaultsOf(
-  deps: Pick<ActivityDeps, 'multiAction' | 'maxIterations' | 'contextMaxTokens'>,
-): Omit<WorkerDefaults, 'toolIds'> {
+/** The worker's own settings (its configuration, environment or defaults). */
+export interface WorkerSettings {
+  /** AI_REACT_AGENT_MULTI_ACTION: up to 2 actions per round when `safe_fanout`. */
+  multiAction: MultiActionMode;
+  /** Round budget of a turn that names none (AI_REACT_MAX_ITERATIONS, else 15). */
+  maxRounds: number;
+  /** Context budget of a turn without its own (DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
+  contextMaxTokens: number;
+}
+
+/** The worker's settings as agent defaults (the model: no provider — the resolver's default applies). */
+export function workerDefaultsOf(worker: WorkerSettings): Omit<WorkerDefaults, 'toolIds'> {
   return {
-    model: {} as ModelSettings,
-    maxRounds: deps.maxIterations,
-    contextMaxTokens: deps.contextMaxTokens,
-    multiAction: deps.multiAction,
+    model: { maxTokens: DEFAULT_MAX_TOKENS },
+    maxRounds: worker.maxRounds,
+    contextMaxTokens: worker.contextMaxTokens,
+    multiAction: worker.multiAction,
     cacheTtlSeconds: DEFAULT_CACHE_TTL_SECONDS,
   };
-}
-
-const builtIn = new WeakMap<object, AgentViews>();
-
-/** The worker's agent views (deps without agents: the built-in agent over deps.registry). */
-export function agentViewsOf(deps: ActivityDeps): AgentViews {
-  if (deps.agents) return deps.agents;
-  let views = builtIn.get(deps);
-  if (!views) {
-    const catalogue = new AgentCatalogue([defaultAgent(deps.registry.ids())]);
-    views = createAgentViews(catalogue, deps.registry, workerDefaultsOf(deps), { db: deps.db.pool });
-    builtIn.set(deps, views);
-  }
-  return views;
-}
-
-/** The view of the turn's agent version (no ref: the default agent). */
-export function turnAgent(deps: ActivityDeps, ref: AgentRef | undefined): Promise<AgentView> {
-  return agentViewsOf(deps).load(ref);
-}
-
-/** The model for `purpose` ('main': decisions) under `view`, with the turn's model override on top. */
-export function turnModel(
-  view: AgentView,
-  override: ModelConfig | undefined,
-  purpose: 'main' | RolePurpose = 'main',
-): ModelConfig {
-  const settings =
-    override && Object.keys(override).length > 0 ? view.settingsWith({ model: override }) : view.settings;
-  return (purpose === 'main' ? settings.model : settings.roles[purpose]) as ModelConfig;
-}
-
-/**
- * The model of `purpose` for a turn's activity: its agent's (role) under the turn's override. Deps
- * without agents and a turn without a ref take the override as is (as before agents).
- */
-export async function resolveTurnModel(
-  deps: Partial<ActivityDeps>,
-  ref: AgentRef | undefined,
-  override: ModelConfig | undefined,
-  purpose: 'main' | RolePurpose = 'main',
-): Promise<ModelConfig> {
-  if (!deps.agents && (!ref || !deps.registry)) return override ?? {};
-  return turnModel(await turnAgent(deps as ActivityDeps, ref), override, purpose);
 }
 
 /** The id of a turn's header block, which records the turn's agent version (`meta.agent`, `meta.agent_hash`). */

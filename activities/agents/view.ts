@@ -26,45 +26,11 @@ import { loadAgentVersion, saveAgentVersions } from '../../store/agent-store';
 import { canonicalJson } from './hash';
 import { loadedAgent, type AgentCatalogue, type LoadedAgent } from './catalogue';
 import { withAgentLibrary, type AgentLibraries } from './agent-library';
-import type { ToolImpl } from '../tools/types';
+import type { AgentView, AgentViews, TurnAgent } from '../deps';
+import { parseTurnRef, type TurnRef } from '../../core/turn/ref';
 import { DELEGATE_TOOL_ID, mayDelegate } from '../../core/agents/subagents';
 import { agentVisibleTo, visibleAgentNames } from '../../core/agents/visibility';
 import type { TenantScope } from '../../core/tenancy/principal';
-
-export interface AgentView {
-  agent: LoadedAgent;
-  ref: AgentRef;
-  /** The agent's instructions ('' for none): the preface of the system prompt. */
-  instructions: string;
-  /** The worker's registry narrowed to the agent's tools (declaration order kept), with its own library's tools. */
-  registry: ToolRegistry;
-  /** Implementations of the agent's own (over the worker's): react.read and react.search_knowledge over its folders. */
-  tools: ReadonlyMap<string, ToolImpl>;
-  /** Settings for this agent with no turn overrides. */
-  settings: TurnSettings;
-  /** Settings with a turn's overrides on top (memoised per distinct overrides). */
-  settingsWith(overrides: TurnOverrides): TurnSettings;
-}
-
-export interface AgentViews {
-  /**
-   * The version of agent `name` this worker runs new turns on; a non-retryable UnknownAgent error
-   * otherwise — also when `viewer` (the conversation's tenant and project) may not see it, with the
-   * same message (core/agents/visibility.ts: no existence leak).
-   */
-  current(name: string, viewer?: TenantScope): AgentRef;
-  /** The view of a version this worker holds (throws for another version: use `load`). */
-  view(ref: AgentRef): AgentView;
-  /**
-   * The view of any version a worker ever started with: held versions from memory, others built
-   * once from their stored definition. No ref (a turn recorded before agents): the default agent.
-   */
-  load(ref: AgentRef | undefined): Promise<AgentView>;
-  /** The agents this worker holds, by name. */
-  list(): AgentView[];
-  /** Stores every held version (worker start), so a later worker can still build their views. */
-  save(db: Queryable): Promise<void>;
-}
 
 /**
  * The agent's `tools.queue`: its tool calls run on that task queue — all but exec (its own role),
@@ -198,20 +164,27 @@ export function createAgentViews(
     return placed(build({ ...agent, ref: { name: ref.name, hash: ref.hash } }, ref.depth, ref.depthCap), ref);
   };
 
+  const load = async (ref: AgentRef | undefined): Promise<AgentView> => {
+    const r = ref ?? current(DEFAULT_AGENT_NAME);
+    if (catalogue.byRef(r)) return view(r);
+    const key = `${r.hash}${placeKey(r)}`;
+    let pending = stored.get(key);
+    if (!pending) {
+      pending = fromStore(r);
+      stored.set(key, pending);
+      pending.catch(() => stored.delete(key));
+    }
+    return pending;
+  };
+
   return {
     current,
     view,
-    async load(ref) {
-      const r = ref ?? current(DEFAULT_AGENT_NAME);
-      if (catalogue.byRef(r)) return view(r);
-      const key = `${r.hash}${placeKey(r)}`;
-      let pending = stored.get(key);
-      if (!pending) {
-        pending = fromStore(r);
-        stored.set(key, pending);
-        pending.catch(() => stored.delete(key));
-      }
-      return pending;
+    load,
+    async forTurn(raw: TurnRef): Promise<TurnAgent> {
+      const ref = parseTurnRef(raw);
+      const view = await load(ref.agent);
+      return { view, settings: view.settingsWith(turnOverrides(ref)) };
     },
     list: () => catalogue.list().map((a) => view(a.ref)),
     async save(db) {
@@ -230,5 +203,15 @@ export function createAgentViews(
         })),
       );
     },
+  };
+}
+
+/** A ref's client overrides as settings overrides (an empty model override is none). */
+export function turnOverrides(ref: TurnRef): TurnOverrides {
+  const o = ref.overrides ?? {};
+  return {
+    ...(o.model && Object.keys(o.model).length > 0 ? { model: o.model } : {}),
+    ...(o.maxRounds !== undefined ? { maxRounds: o.maxRounds } : {}),
+    ...(o.contextMaxTokens !== undefined ? { contextMaxTokens: o.contextMaxTokens } : {}),
   };
 }

@@ -20,7 +20,6 @@ import { StreamPublisher } from '../../store/publisher';
 import { APPROVAL_DECISION_BLOCK, APPROVAL_REQUEST_BLOCK, type ApprovalSpec } from '../../core/governance/approval';
 import type { ToolInput } from '../../core/turn/activity-contracts';
 import type { AgentRef } from '../../core/agents/ref';
-import { turnAgent } from '../agents/turn-agent';
 import { delegationDepth, parentConversationOf } from '../../core/agents/subagents';
 import { listTurns } from '../../store/turn-store';
 import type { Pool } from 'pg';
@@ -105,7 +104,7 @@ export function makeApprovalActivities(deps: ActivityDeps) {
           ? await loadBlocksById(pool, conversationId, [blockId(turnId, 'react.notes', `r${round}`)])
           : new Map<string, Block>();
       const reason = statedReason([...noteBlocks.values()], call);
-      const registry = (await turnAgent(deps, input.agent)).registry;
+      const registry = (await deps.agents.load(input.agent)).registry;
       const paramsSchema = registry.has(toolId) ? registry.jsonSchema(toolId) : undefined;
       const now = deps.now();
       const ts = now.toISOString();

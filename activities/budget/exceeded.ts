@@ -18,7 +18,7 @@ export async function budgetExceededOutcome(
   at: {
     pool: Pool;
     publisher: StreamPublisher;
-    input: Pick<DecideInput, 'conversationId' | 'turnId' | 'round' | 'mode'>;
+    input: Pick<DecideInput, 'round' | 'mode'> & { conversationId: string; turnId: string };
     blocks: Block[];
     ts: string;
     workflowId: string;

@@ -16,7 +16,8 @@ import type { StoredPlan } from './plan';
 export function makeCommitCompaction(deps: ActivityDeps) {
   return async function commitCompaction(input: CompactionInput): Promise<{ blocks: number; tokensAfter: number }> {
     const pool = deps.db.pool;
-    const { conversationId, compactionId } = input;
+    const { compactionId } = input;
+    const { conversationId, turnId } = input.turn;
     const row = await loadCompaction(pool, conversationId, compactionId);
     if (!row) throw ApplicationFailure.nonRetryable(`compaction ${compactionId} has no plan`, 'CompactionNoPlan');
     const { cut } = row.plan as StoredPlan;
@@ -31,7 +32,7 @@ export function makeCommitCompaction(deps: ActivityDeps) {
     const blocks = await loadBlocks(pool, conversationId);
     const batch = compactionBatch({
       compactionId,
-      turnId: input.turnId,
+      turnId,
       ts: deps.now().toISOString(),
       blocks,
       coveredIds: cut.coveredIds,
@@ -47,7 +48,7 @@ export function makeCommitCompaction(deps: ActivityDeps) {
     const { inserted } = await commitCompactionBatch(pool, conversationId, compactionId, batch);
     await publishCompact(
       pool,
-      { conversationId: conversationId, turnId: input.turnId },
+      { conversationId, turnId },
       {
         phase: 'committed',
         compactionId,
@@ -66,10 +67,11 @@ export function makeRecordCompactionFailure(deps: ActivityDeps) {
   return async function recordCompactionFailureActivity(
     input: CompactionInput & { error: string },
   ): Promise<{ failures: number }> {
-    const failures = await recordCompactionFailure(deps.db.pool, input.conversationId, input.compactionId, input.error);
+    const { conversationId, turnId } = input.turn;
+    const failures = await recordCompactionFailure(deps.db.pool, conversationId, input.compactionId, input.error);
     await publishCompact(
       deps.db.pool,
-      { conversationId: input.conversationId, turnId: input.turnId },
+      { conversationId, turnId },
       { phase: 'failed', compactionId: input.compactionId, error: input.error, failures },
     );
     return { failures };

@@ -17,7 +17,8 @@ export const BREAKER_FAILURES = 3;
 export function makePlanCompaction(deps: ActivityDeps) {
   return async function planCompaction(input: CompactionInput): Promise<CompactionPlanOutcome> {
     const pool = deps.db.pool;
-    const { conversationId, compactionId } = input;
+    const { compactionId } = input;
+    const { conversationId, turnId } = input.turn;
     const recorded = await loadCompaction(pool, conversationId, compactionId);
     if (recorded) return outcomeOf(recorded.plan as StoredPlan);
     const failures = await compactionFailures(pool, conversationId);
@@ -29,7 +30,7 @@ export function makePlanCompaction(deps: ActivityDeps) {
     const budget = forced ? Math.floor(input.estimate * 0.7) : input.budget;
     const cut = planCut({
       blocks,
-      currentTurnId: input.turnId,
+      currentTurnId: turnId,
       budget,
       systemTokens: input.systemTokens,
       estimate: Math.max(input.estimate, budget + 1),
@@ -37,11 +38,11 @@ export function makePlanCompaction(deps: ActivityDeps) {
     });
     const stored: StoredPlan = { cut, reason: input.reason, budget };
     const skipped = cut.kind === 'none' || cut.tokensAfter >= cut.tokensBefore;
-    await savePlan(pool, conversationId, compactionId, input.turnId, skipped ? 'skipped' : 'planned', stored);
+    await savePlan(pool, conversationId, compactionId, turnId, skipped ? 'skipped' : 'planned', stored);
     const outcome = outcomeOf(stored);
     await publishCompact(
       pool,
-      { conversationId: conversationId, turnId: input.turnId },
+      { conversationId, turnId },
       {
         phase: outcome.status === 'planned' ? 'start' : 'skipped',
         compactionId,

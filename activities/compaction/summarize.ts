@@ -20,13 +20,13 @@ import { heartbeating } from '../heartbeat';
 import { ledgeredProvider } from '../turn/ledgered-provider';
 import type { StoredPlan } from './plan';
 import type { Block } from '../../core/timeline/block';
-import { resolveTurnModel } from '../agents/turn-agent';
 
 export function makeSummarizeRange(deps: ActivityDeps) {
   return async function summarizeRange(input: CompactionInput): Promise<{ usage: Usage; summaryChars: number }> {
     const ctx = Context.current();
     const pool = deps.db.pool;
-    const { conversationId, compactionId } = input;
+    const { compactionId } = input;
+    const { conversationId, turnId } = input.turn;
     const row = await loadCompaction(pool, conversationId, compactionId);
     if (!row) throw ApplicationFailure.nonRetryable(`compaction ${compactionId} has no plan`, 'CompactionNoPlan');
     if (row.status !== 'planned') return { usage: row.usage ?? ZERO_USAGE, summaryChars: (row.summary ?? '').length };
@@ -36,9 +36,9 @@ export function makeSummarizeRange(deps: ActivityDeps) {
     const blocks = await loadBlocks(pool, conversationId);
     const byId = new Map(blocks.map((b) => [b.id, b]));
     const pick = (ids: readonly string[]) => ids.map((id) => byId.get(id)).filter((b): b is Block => b !== undefined);
-    const model = await resolveTurnModel(deps, input.agent, input.model, 'compaction');
+    const model = (await deps.agents.forTurn(input.turn)).settings.roles.compaction;
     const provider = deps.provider(model);
-    const publisher = new StreamPublisher(pool, conversationId, { turnId: input.turnId, attempt: ctx.info.attempt });
+    const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     publisher.emit({
       kind: 'compact',
       payload: {
@@ -54,13 +54,13 @@ export function makeSummarizeRange(deps: ActivityDeps) {
       // Each call's ledger row is written from the provider's first usage report (a cut call keeps it).
       const ledgered = ledgeredProvider(provider, pool, {
         conversationId,
-        turnId: input.turnId,
+        turnId,
         callKeyPrefix: `${compactionId}/${kind}/${ctx.info.attempt}`,
         purpose: 'compaction',
         ...(model.model !== undefined ? { model: model.model } : {}),
         publisher,
       });
-      const res = await summarize(ledgered, kind, range, { ...input, model }, ctx.cancellationSignal);
+      const res = await summarize(ledgered, kind, range, { turnId, model: model.model }, ctx.cancellationSignal);
       usage = addUsage(usage, res.usage);
       if (!res.text.trim())
         throw ApplicationFailure.retryable(
@@ -105,7 +105,7 @@ async function summarize(
   provider: ModelProvider,
   kind: 'history' | 'turn_prefix',
   range: Block[],
-  input: CompactionInput,
+  at: { turnId: string; model: string | undefined },
   signal: AbortSignal,
 ): Promise<{ text: string; usage: Usage }> {
   const { text: body, truncated } = summarizerInput(range);
@@ -117,8 +117,8 @@ async function summarize(
       messages: [{ role: 'user', content: [{ type: 'text', text: `${truncated ? '(input capped)\n' : ''}${body}` }] }],
       maxTokens: kind === 'history' ? SUMMARY_MAX_TOKENS : PREFIX_SUMMARY_MAX_TOKENS,
       temperature: 0,
-      ...(input.model.model !== undefined ? { model: input.model.model } : {}),
-      metadata: { purpose: 'summarize', kind, turnId: input.turnId },
+      ...(at.model !== undefined ? { model: at.model } : {}),
+      metadata: { purpose: 'summarize', kind, turnId: at.turnId },
     },
     { signal },
   )) {

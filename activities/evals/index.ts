@@ -22,7 +22,6 @@ import { turnOf } from '../../core/evals/suite';
 import { scoreTrial, summariseRun, trialSummary, failureLines, type RunSummary } from '../../core/evals/aggregate';
 import { judgeCheck, judgeModelOf, judgePrompt, JUDGE_SYSTEM } from '../../core/evals/judge';
 import { listTurns } from '../../store/turn-store';
-import { agentViewsOf } from '../agents/turn-agent';
 import { ledgeredProvider } from '../turn/ledgered-provider';
 import { check, type Check } from '../../core/evals/check';
 import { ProviderError, type ModelRequest } from '../../core/model/provider';
@@ -135,7 +134,7 @@ export function createEvalActivities(deps: ActivityDeps) {
       const messageId = `eval_turn_${input.turnIndex}`;
       const options = {
         ...(input.model ? { model: input.model } : {}),
-        ...(input.options?.max_rounds !== undefined ? { maxIterations: input.options.max_rounds } : {}),
+        ...(input.options?.max_rounds !== undefined ? { maxRounds: input.options.max_rounds } : {}),
         ...(input.options?.context_max_tokens !== undefined
           ? { contextMaxTokens: input.options.context_max_tokens }
           : {}),
@@ -266,8 +265,8 @@ export function createEvalActivities(deps: ActivityDeps) {
     const last = (await listTurns(pool, input.conversationId)).at(-1);
     let agentRole: ModelConfig | undefined;
     if (last?.agentName && last.agentHash) {
-      const view = await agentViewsOf(deps).load({ name: last.agentName, hash: last.agentHash });
-      if (view.agent.definition.roles?.judge) agentRole = view.settings.roles.judge as ModelConfig;
+      const view = await deps.agents.load({ name: last.agentName, hash: last.agentHash });
+      if (view.agent.definition.roles?.judge) agentRole = view.settings.roles.judge;
     }
     const { config } = judgeModelOf({ agentRole, suiteJudge: input.judge, fallback: input.model ?? c.model });
     const provider = ledgeredProvider(deps.provider(config), pool, {

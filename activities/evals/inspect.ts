@@ -34,14 +34,15 @@ import { turnFilesBefore } from '../../store/eval-store';
 import { channelsStrategy } from '../turn/round/channels-strategy';
 import { nativeStrategy } from '../turn/round/native-strategy';
 import { roundRegistry } from '../turn/round/pipeline';
-import { turnAgent, turnModel } from '../agents/turn-agent';
+import { recordedDecideInput } from '../../core/turn/recorded-round';
+import { roundInput } from '../turn/round/strategy';
 
 const DECIDE_TYPES = new Set(['decide', 'decideNative']);
 
 export async function inspectRound(deps: ActivityDeps, client: Client, at: InspectRoundInput): Promise<InspectedRound> {
   const { conversationId, round } = at;
   const history = await client.workflow.getHandle(turnWorkflowId(conversationId, at.turnIndex)).fetchHistory();
-  let input: DecideInput | undefined;
+  let recorded: DecideInput | undefined;
   let protocol: InspectedRound['protocol'] = 'channels';
   for (const e of history.events ?? []) {
     const s = e.activityTaskScheduledEventAttributes;
@@ -50,12 +51,13 @@ export async function inspectRound(deps: ActivityDeps, client: Client, at: Inspe
     const payload = s.input?.payloads?.[0];
     const decoded = payload ? defaultPayloadConverter.fromPayload<DecideInput>(payload) : undefined;
     if (decoded?.round === round) {
-      input = decoded;
+      recorded = recordedDecideInput(decoded);
       protocol = type === 'decideNative' ? 'native' : 'channels';
     }
   }
-  if (!input)
+  if (!recorded)
     throw new Error(`turn ${at.turnIndex} of conversation "${conversationId}" has no round ${round} in its history`);
+  const input = roundInput(recorded);
   const turnId = input.turnId;
   const all = await loadBlocks(deps.db.pool, conversationId);
   const cut = all.findIndex(
@@ -86,7 +88,7 @@ export async function inspectRound(deps: ActivityDeps, client: Client, at: Inspe
     turnFilesBefore(deps.db.pool, conversationId, turnId, ts),
   ]);
   const strategy = protocol === 'native' ? nativeStrategy() : channelsStrategy();
-  const agent = await turnAgent(deps, input.agent);
+  const { view: agent, settings } = await deps.agents.forTurn(input.turn);
   const registry = roundRegistry(agent, blocks, turnId);
   const announce = announceState(
     input,
@@ -107,10 +109,10 @@ export async function inspectRound(deps: ActivityDeps, client: Client, at: Inspe
     agent,
   });
   const { metadata: _metadata, ...parts } = rendered.request;
-  const modelConfig = turnModel(agent, input.model);
+  const modelConfig = settings.model;
   const request: ModelRequest = {
     ...parts,
-    maxTokens: modelConfig.maxTokens ?? 8000,
+    maxTokens: modelConfig.maxTokens,
     ...(modelConfig.model !== undefined ? { model: modelConfig.model } : {}),
     ...(modelConfig.temperature !== undefined ? { temperature: modelConfig.temperature } : {}),
   };

@@ -12,10 +12,8 @@ import type { ToolRegistry } from '../../core/tools/registry';
 import { effectivePolicy, governRegistry, NO_POLICY, type EffectivePolicy } from '../../core/governance/policy';
 import { loadToolPolicies } from '../../store/policy-store';
 import { turnOwner } from './owner';
-import type { AgentView } from '../agents/view';
-import type { ApprovalSpec } from '../../core/governance/approval';
-import { toolCallRefusal, type ToolCallGovernance, type ToolCallRefusal } from '../../core/governance/tool-call';
-import { checkToolParams, type ToolParamsCheck } from '../tools';
+import type { AgentView } from '../deps';
+import { governanceOf, type CallGovernance } from './call-governance';
 
 const POLICY_TTL_MS = 2_000;
 const policies = new Map<string, { at: number; policy: EffectivePolicy; key: string }>();
@@ -64,28 +62,12 @@ export async function governedRegistry(
   return out;
 }
 
-/** What the governance decides of one call (`CallGovernance.check`). */
-export type GovernedCall =
-  | { refused: ToolCallRefusal }
-  | { invalid: Extract<ToolParamsCheck, { ok: false }> }
-  | { params: Record<string, unknown>; approval?: ApprovalSpec };
-
-export interface CallGovernance {
-  /** The agent's tools the policy allows now, with the approval rules (what the exec proxy offers from). */
-  registry: ToolRegistry;
-  /**
-   * One call: refused (a tool the agent does not have, or the policy refuses), invalid params, or
-   * the validated params and the approval the call needs (undefined: none).
-   */
-  check(toolId: string, rawParams: unknown): GovernedCall;
-}
-
 /**
  * The governance of a turn's tool calls now: the agent's allow-list, the tenant's and project's
  * policy (read at most every POLICY_TTL_MS), the agent's approval settings and the tools' own.
  */
 export async function callGovernance(
-  deps: Pick<ActivityDeps, 'db'> & { tools?: { has(id: string): boolean } },
+  deps: Pick<ActivityDeps, 'db'> & { tools?: Pick<ActivityDeps['tools'], 'impls'> },
   agent: AgentView,
   conversationId: string,
 ): Promise<CallGovernance> {
@@ -95,21 +77,6 @@ export async function callGovernance(
     agentTools: agent.registry,
     governed: await governedRegistry(deps, agent, conversationId, agent.registry),
     policy,
-    ...(deps.tools ? { workerHas: (id: string) => deps.tools!.has(id) } : {}),
+    ...(deps.tools ? { workerHas: (id: string) => deps.tools!.impls.has(id) } : {}),
   });
-}
-
-/** The decision over a resolved governance (a registry without a tenant: `governanceOf` of it with NO_POLICY). */
-export function governanceOf(g: ToolCallGovernance): CallGovernance {
-  return {
-    registry: g.governed,
-    check(toolId, rawParams) {
-      const refused = toolCallRefusal(g, toolId);
-      if (refused) return { refused };
-      const checked = checkToolParams(g.governed, toolId, rawParams ?? {});
-      if (!checked.ok) return { invalid: checked };
-      const approval = g.governed.approvalFor(toolId, checked.params);
-      return { params: checked.params, ...(approval ? { approval } : {}) };
-    },
-  };
 }

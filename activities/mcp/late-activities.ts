@@ -17,13 +17,13 @@ export function lateMcpToolActivity(deps: ActivityDeps): (input: ToolInput) => P
   return async function lateMcpTool(input: ToolInput): Promise<ToolOutcome> {
     const type = Context.current().info.activityType;
     const own = type.startsWith('mcp__')
-      ? deps.registry.ownActivities().find((a) => a.activity.name === type)
+      ? deps.tools.registry.ownActivities().find((a) => a.activity.name === type)
       : undefined;
     if (!own)
       throw ApplicationFailure.create({
         type: 'NotFoundError',
         message: `Activity function ${type} is not registered on this worker`,
       });
-    return makeToolActivity(deps, (id) => (id === own.toolId ? deps.tools.get(id) : undefined))(input);
+    return makeToolActivity(deps, (id) => (id === own.toolId ? deps.tools.impls.get(id) : undefined))(input);
   };
 }

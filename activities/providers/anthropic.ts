@@ -7,7 +7,8 @@
  * - SDK retries are off (`maxRetries: 0`): Temporal owns the retry policy; failures surface as
  *   classified ProviderErrors (see anthropic-errors.ts; map them with errors.ts in activities).
  * - Cache flags become `cache_control` breakpoints (max 4, the last ones kept; see anthropic-request.ts).
- * - Stream parts: `text-delta` per text delta, `tool-call` per finished tool_use block, `usage` after
+ * - Stream parts: `text-delta` per text delta, `tool-input-delta` per `input_json_delta` (the
+ *   arguments as the model writes them), `tool-call` per finished tool_use block, `usage` after
  *   message_start and message_delta, then exactly one `finish`. A tool_use cut by max_tokens (input
  *   not valid JSON) is dropped — the finish says `max_tokens`; otherwise bad JSON is a `protocol` error.
  * - Abort: `signal` aborts the HTTP stream and the stream throws ProviderError kind `aborted`
@@ -183,6 +184,14 @@ export function createAnthropicProvider(
               if (!t)
                 throw new ProviderError('protocol', `input_json_delta for block ${ev.index} without a tool_use start`);
               t.json += ev.delta.partial_json;
+              if (ev.delta.partial_json !== '')
+                yield {
+                  type: 'tool-input-delta',
+                  index: ev.index,
+                  id: t.id,
+                  name: t.name,
+                  json: ev.delta.partial_json,
+                };
             }
             break;
           case 'content_block_stop': {

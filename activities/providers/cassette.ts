@@ -100,12 +100,12 @@ export function cassetteResolver(
         if (!entry)
           throw new ProviderError(
             'bad_request',
-            `cassette of suite ${trial.suite}: no recorded response for ${describeKey(key)} (record the suite again with --record)`,
+            `cassette of suite ${trial.suite}: no recorded response for ${describeKey(key)} (the case asks more than was recorded: if its change is intended, record the suite again with --record)`,
           );
         if (entry.requestHash !== hash)
           throw new ProviderError(
             'bad_request',
-            `cassette mismatch in suite ${trial.suite}, ${describeKey(key)}: the rendered request differs from the recorded one (hash ${hash}, recorded ${entry.requestHash}); the prompt render, tools or timeline changed — record the suite again with --record`,
+            `cassette mismatch in suite ${trial.suite}, ${describeKey(key)}: the rendered request differs from the recorded one (hash ${hash}, recorded ${entry.requestHash}); the prompt render, a tool's result or the timeline changed — a page or service the case reads that is down or answers otherwise changes a tool's result (start it and run again); if the change is intended, record the suite again with --record`,
           );
         for (const part of entry.parts as StreamPart[]) {
           if (options?.signal?.aborted) throw new ProviderError('aborted', 'model call aborted');

@@ -27,7 +27,13 @@ export interface FallbackContext {
 /** Which entry answers next (an index after `index`), or undefined: the failure stands. */
 export type ShouldFallback = (ctx: FallbackContext) => FallbackDecision;
 
-const CONTENT: ReadonlySet<StreamPart['type']> = new Set(['text-delta', 'reasoning-delta', 'reasoning', 'tool-call']);
+const CONTENT: ReadonlySet<StreamPart['type']> = new Set([
+  'text-delta',
+  'reasoning-delta',
+  'reasoning',
+  'tool-input-delta',
+  'tool-call',
+]);
 
 function servedBy(p: ModelProvider): { provider: string; model?: string } {
   const model = p.model ?? parseProviderId(p.id).model;

@@ -185,7 +185,16 @@ export function createOpenAICompatibleProvider(
           if (!call) calls.set(tc.index, (call = { id: '', name: '', args: '' }));
           if (tc.id) call.id = tc.id;
           if (tc.function?.name) call.name += tc.function.name;
-          if (tc.function?.arguments) call.args += tc.function.arguments;
+          if (tc.function?.arguments) {
+            call.args += tc.function.arguments;
+            yield {
+              type: 'tool-input-delta',
+              index: tc.index,
+              id: call.id,
+              name: call.name,
+              json: tc.function.arguments,
+            };
+          }
         }
         if (choice.finish_reason) stopReason = toStopReason(choice.finish_reason);
       }

@@ -155,4 +155,9 @@ export function timedProvider(provider: ModelProvider): ModelProvider {
   });
 }
 
-const FIRST_TOKEN: ReadonlySet<StreamPart['type']> = new Set(['text-delta', 'reasoning-delta', 'tool-call']);
+const FIRST_TOKEN: ReadonlySet<StreamPart['type']> = new Set([
+  'text-delta',
+  'reasoning-delta',
+  'tool-input-delta',
+  'tool-call',
+]);

@@ -23,7 +23,6 @@ import { attachmentBlocks } from './attachments';
 import { listHostedFiles } from '../../store/file-store';
 import { loadSourcesPool } from '../../store/sources-store';
 import type { ProducedFile } from '../../core/stream/events';
-import { agentViewsOf, turnModel } from '../agents/turn-agent';
 import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import { delegationDepth } from '../../core/agents/subagents';
 import { mcpToolsMeta } from '../../core/mcp/turn-tools';
@@ -42,8 +41,9 @@ export function makeContextActivities(deps: ActivityDeps) {
    * overrides on top. A retry resolves again: the name → version mapping of one worker is fixed.
    */
   async function loadContext(input: LoadContextInput): Promise<LoadedContext> {
-    const { conversationId, turnId, turnIndex, workflowId, prompt } = input;
-    const views = agentViewsOf(deps);
+    const { workflowId, prompt } = input;
+    const { conversationId, turnId, turnIndex } = input.turn;
+    const views = deps.agents;
     // A subagent's turn carries its delegation depth and the depth cap the agents above it set
     // (its link, store/subagent-store.ts): its view offers agent.delegate above the cap only.
     const depth = delegationDepth(conversationId);
@@ -55,12 +55,8 @@ export function makeContextActivities(deps: ActivityDeps) {
       ...(depth > 0 ? { depth } : {}),
       ...(depthCap !== undefined ? { depthCap } : {}),
     };
-    const view = views.view(agent);
-    const settings = view.settingsWith({
-      ...(input.maxIterations !== undefined ? { maxRounds: input.maxIterations } : {}),
-      ...(input.contextMaxTokens !== undefined ? { contextMaxTokens: input.contextMaxTokens } : {}),
-    });
-    const model = turnModel(view, input.model);
+    const { view, settings } = await views.forTurn({ ...input.turn, agent });
+    const model = settings.model;
     await ensureConversation(pool, conversationId);
     await openTurn(pool, { conversationId, turnIndex, turnId, workflowId, agent });
     const now = ts();
@@ -79,7 +75,7 @@ export function makeContextActivities(deps: ActivityDeps) {
           agent_hash: agent.hash,
           ...(depthCap !== undefined ? { delegation_cap: depthCap } : {}),
           // The MCP tools the turn offers: those its servers list now (core/mcp/turn-tools.ts).
-          ...mcpToolsMeta(view.registry.ids(), deps.mcpListed),
+          ...mcpToolsMeta(view.registry.ids(), deps.tools.listed),
         },
       }),
       makeBlock({
@@ -108,7 +104,7 @@ export function makeContextActivities(deps: ActivityDeps) {
     await publisher.close();
     return {
       blocks: blockCount,
-      maxIterations: settings.maxRounds,
+      maxRounds: settings.maxRounds,
       needsTitle: conversation !== undefined && conversation.title === null,
       toolCount: selectableToolCount(view.registry.ids()),
       agent,

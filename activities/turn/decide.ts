@@ -9,7 +9,7 @@ import type { ActivityDeps } from '../deps';
 import { channelsStrategy } from './round/channels-strategy';
 import { nativeStrategy } from './round/native-strategy';
 import { roundPipeline } from './round/pipeline';
-import type { RoundInput } from './round/strategy';
+import { roundInput } from './round/strategy';
 import { recordRoundDuration } from '../telemetry/metrics';
 
 /** One attempt's duration by outcome (dreact_round_duration), a failed attempt's too. */
@@ -25,19 +25,19 @@ async function timedRound(run: () => Promise<DecideOutcome>): Promise<DecideOutc
   }
 }
 
-/** DecideInput plus the answer phase (two-phase mode runs the native loop with answerPhase 'loop'). */
-export type NativeDecideInput = RoundInput;
+/** The same input (two-phase mode runs the native loop with `answerPhase: 'loop'`). */
+export type NativeDecideInput = DecideInput;
 
 export function makeDecide(deps: ActivityDeps) {
   const round = roundPipeline(deps, channelsStrategy());
   return function decide(input: DecideInput): Promise<DecideOutcome> {
-    return timedRound(() => round(input));
+    return timedRound(() => round(roundInput(input)));
   };
 }
 
 export function makeDecideNative(deps: ActivityDeps) {
   const round = roundPipeline(deps, nativeStrategy());
   return function decideNative(input: NativeDecideInput): Promise<DecideOutcome> {
-    return timedRound(() => round(input));
+    return timedRound(() => round(roundInput(input)));
   };
 }

@@ -9,27 +9,21 @@
 import { Context } from '@temporalio/activity';
 import { blockId, makeBlock, type Block } from '../../core/timeline/block';
 import { ProviderError } from '../../core/model/provider';
-import type { ModelConfig } from '../../core/model/config';
+import type { TurnRef } from '../../core/turn/ref';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, ensureConversation, loadBlock } from '../../store/timeline-store';
 import { ledgeredProvider } from './ledgered-provider';
 import { loadTitle, setTitleIfUnset } from '../../store/conversation-store';
 import { heartbeating } from '../heartbeat';
-import type { AgentRef } from '../../core/agents/ref';
-import { resolveTurnModel } from '../agents/turn-agent';
 import { cleanTitle, GateOutputSchema, heuristicTitle } from '../../core/turn/title';
 
 export const GATE_BLOCK = 'stage.gate';
 
 export interface GateInput {
-  conversationId: string;
-  turnId: string;
+  /** The turn (the title role of its agent applies, under the turn's model override). */
+  turn: TurnRef;
   prompt: string;
-  /** The turn's model override (the title role of its agent applies under it). */
-  model: ModelConfig;
-  /** The turn's agent version (absent: the default agent). */
-  agent?: AgentRef;
 }
 
 export interface GateResult {
@@ -40,7 +34,7 @@ export interface GateResult {
   level?: StructuredLevel;
 }
 
-type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'now'> & Partial<ActivityDeps>;
+type GateDeps = Pick<ActivityDeps, 'db' | 'provider' | 'agents' | 'now'>;
 
 /** Runs the gate for a conversation turn (see the module comment). */
 export async function gateConversation(
@@ -49,7 +43,7 @@ export async function gateConversation(
   opts: { signal?: AbortSignal; attempt?: number } = {},
 ): Promise<GateResult> {
   const pool = deps.db.pool;
-  const { conversationId, turnId } = input;
+  const { conversationId, turnId } = input.turn;
   await ensureConversation(pool, conversationId);
   const id = blockId(turnId, GATE_BLOCK, 'title');
   const recorded = await loadBlock(pool, conversationId, id);
@@ -57,7 +51,7 @@ export async function gateConversation(
   const existing = await loadTitle(pool, conversationId);
   if (existing !== null) return { title: existing, source: 'existing' };
 
-  const model = await resolveTurnModel(deps, input.agent, input.model, 'title');
+  const model = (await deps.agents.forTurn(input.turn)).settings.roles.title;
   // Every call the title takes has its ledger row from the provider's first usage report (cut or not).
   const provider = ledgeredProvider(deps.provider(model), pool, {
     conversationId,

@@ -14,7 +14,7 @@ import { workerShutdownFailure } from '../cancellation';
 import { blockId, makeBlock } from '../../core/timeline/block';
 import { ZERO_USAGE, type Usage } from '../../core/model/provider';
 import { SUPERSEDED_REASON, SYNTHESIS_SYSTEM_PROMPT, synthesisMessages } from '../../core/turn/synthesis';
-import type { ModelConfig } from '../../core/model/config';
+import type { TurnRef } from '../../core/turn/ref';
 import type { ActivityDeps } from '../deps';
 import { appendBlocks, loadBlocks, setOverlays } from '../../store/timeline-store';
 import { ledgeredProvider } from './ledgered-provider';
@@ -24,19 +24,12 @@ import { streamNative } from './round/native-stream';
 import { openActivityRound, whileStreaming } from './round/pipeline';
 import { paths } from '../../core/timeline/paths';
 import { collectCitations } from '../../core/channels';
-import type { AgentRef } from '../../core/agents/ref';
-import { resolveTurnModel } from '../agents/turn-agent';
 
 export interface SynthesizeInput {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
+  /** The turn (the synthesis role of its agent applies, under the turn's model override). */
+  turn: TurnRef;
   /** The tool loop's answer (the fallback). */
   loopAnswer: string;
-  /** The turn's model override (the synthesis role of its agent applies under it). */
-  model: ModelConfig;
-  /** The turn's agent version (absent: the default agent). */
-  agent?: AgentRef;
 }
 
 export interface SynthesizeOutcome {
@@ -47,8 +40,9 @@ export interface SynthesizeOutcome {
 
 export function makeSynthesizeAnswer(deps: ActivityDeps) {
   return async function synthesizeAnswer(input: SynthesizeInput): Promise<SynthesizeOutcome> {
-    const { conversationId, turnId, loopAnswer } = input;
-    const { ctx, attempt, workflowId, pool, publisher } = openActivityRound(deps, input, { phase: 'synthesis' });
+    const { loopAnswer } = input;
+    const { conversationId, turnId } = input.turn;
+    const { ctx, attempt, workflowId, pool, publisher } = openActivityRound(deps, input.turn, { phase: 'synthesis' });
     const blocks = await loadBlocks(pool, conversationId);
     const own = blocks.filter((b) => b.turn_id === turnId && b.type === 'assistant.completion');
     const loopBlock = own.filter((b) => b.meta['synthesized'] !== true).at(-1);
@@ -64,7 +58,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
       return { answer: done.text ?? '', synthesized: true, usage: ZERO_USAGE };
     }
     const sources = await loadSourceRefs(pool, conversationId);
-    const model = await resolveTurnModel(deps, input.agent, input.model, 'synthesis');
+    const model = (await deps.agents.forTurn(input.turn)).settings.roles.synthesis;
     // The call's ledger row is written from the provider's first usage report (a cut call keeps it).
     const provider = ledgeredProvider(deps.provider(model), pool, {
       conversationId,
@@ -83,7 +77,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         request: {
           system: [{ text: SYNTHESIS_SYSTEM_PROMPT }],
           messages: synthesisMessages(blocks, turnId, loopAnswer),
-          maxTokens: model.maxTokens ?? 8000,
+          maxTokens: model.maxTokens,
           model: model.model,
           temperature: model.temperature,
           metadata: { turnId, phase: 'synthesis', attempt },
@@ -92,6 +86,7 @@ export function makeSynthesizeAnswer(deps: ActivityDeps) {
         publisher,
         round: 0,
         channel: 'answer' as const,
+        turnId,
         sources: sources.refs,
       };
       const response = await whileStreaming(0, (heartbeat) => streamNative({ ...args, heartbeat }));

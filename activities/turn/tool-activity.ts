@@ -37,8 +37,8 @@ import { withToolSpan } from '../telemetry/spans';
 import { paths } from '../../core/timeline/paths';
 import type { StreamEventBody } from '../../core/stream/events';
 import { planEvents } from '../../core/timeline/plan-view';
-import { headerAgentRef, turnAgent, turnHeaderId } from '../agents/turn-agent';
-import type { AgentView } from '../agents/view';
+import { headerAgentRef, turnHeaderId } from '../agents/turn-agent';
+import type { AgentView } from '../deps';
 import type { AgentToolContext } from '../agents/define-tool';
 import { APPROVAL_DENIED } from '../../core/governance/approval';
 import { callGovernance } from '../governance/round-tools';
@@ -46,7 +46,7 @@ import { callGovernance } from '../governance/round-tools';
 type ImplFor = (toolId: string) => ToolImpl | undefined;
 
 /** The tool activity over a lookup of implementations (`runTool`: all of them). */
-export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => deps.tools.get(id)) {
+export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => deps.tools.impls.get(id)) {
   return async function toolActivity(input: ToolInput): Promise<ToolOutcome> {
     const ctx = Context.current();
     const { conversationId, turnId, callId, toolId } = input;
@@ -68,7 +68,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const began = deps.now().getTime();
     try {
       // The turn's agent version: only its tools run, with its settings and secrets.
-      const agent = await turnAgent(deps, headerAgentRef(found.get(header), conversationId));
+      const agent = await deps.agents.load(headerAgentRef(found.get(header), conversationId));
       observation = await heartbeating(async (progress) => {
         // The one governance decision of every caller (activities/governance/round-tools.ts): a tool
         // the agent lacks or the tenant's policy refuses (e.g. denied while the call waited for
@@ -139,7 +139,7 @@ export function makeToolLaunchActivity(deps: ActivityDeps, impl: ToolImpl) {
     const header = turnHeaderId(turnId);
     const found = await loadBlocksById(pool, conversationId, [callBlock, header]);
     const call = found.get(callBlock);
-    const agent = await turnAgent(deps, headerAgentRef(found.get(header), conversationId));
+    const agent = await deps.agents.load(headerAgentRef(found.get(header), conversationId));
     if (!agent.registry.has(toolId)) return outcomeOf('not launched', false);
     const checked = checkToolParams(agent.registry, toolId, callParams(input, call) ?? {});
     if (!checked.ok || !impl.launch || impl.id !== toolId) return outcomeOf('not launched', false);
@@ -191,7 +191,7 @@ function toolContext(
     secrets: agent.agent.secrets,
     toolset: {
       registry: agent.registry,
-      impl: (id) => agent.tools.get(id) ?? deps.tools.get(id),
+      impl: (id) => agent.tools.get(id) ?? deps.tools.impls.get(id),
       // The exec proxy decides each call of generated code as this activity decides the model's.
       governance: () => callGovernance(deps, agent, conversationId),
     },
@@ -245,8 +245,8 @@ export function makeRecordToolFailure(deps: ActivityDeps) {
 /** One activity per tool that declares its own (`activity.name` → the tool activity for that tool). */
 export function toolActivities(deps: ActivityDeps): Record<string, (input: ToolInput) => Promise<ToolOutcome>> {
   const out: Record<string, (input: ToolInput) => Promise<ToolOutcome>> = {};
-  for (const { toolId, activity } of deps.registry.ownActivities()) {
-    const impl = deps.tools.get(toolId);
+  for (const { toolId, activity } of deps.tools.registry.ownActivities()) {
+    const impl = deps.tools.impls.get(toolId);
     if (!impl)
       throw new Error(`tool ${toolId} declares activity ${activity.name} but the worker has no implementation for it`);
     if (out[activity.name]) throw new Error(`activity ${activity.name} is declared by two tools`);

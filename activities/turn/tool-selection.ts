@@ -21,14 +21,12 @@ import {
 } from '../../core/tools/selection';
 import { ProviderError, ZERO_USAGE, type ModelProvider, type Usage } from '../../core/model/provider';
 import type { ToolRegistry } from '../../core/tools/registry';
-import type { ModelConfig } from '../../core/model/config';
 import type { ActivityDeps } from '../deps';
 import { structuredCall, StructuredOutputError, type StructuredLevel } from '../providers/structured';
 import { appendBlocks, loadBlock } from '../../store/timeline-store';
 import { ledgeredProvider } from './ledgered-provider';
 import { heartbeating } from '../heartbeat';
-import type { AgentRef } from '../../core/agents/ref';
-import { resolveTurnModel, turnAgent } from '../agents/turn-agent';
+import type { TurnRef } from '../../core/turn/ref';
 
 export type ToolSelectionFallback = 'below_threshold' | 'no_valid_tools' | 'structured_call_failed' | 'provider_error';
 
@@ -129,14 +127,10 @@ export async function selectTools(
 }
 
 export interface SelectToolsInput {
-  conversationId: string;
-  turnId: string;
+  /** The turn: selection starts from its agent's tools, with its tool_selection role under the turn's model override. */
+  turn: TurnRef;
   prompt: string;
-  /** The turn's model override (the tool_selection role of its agent applies under it). */
-  model: ModelConfig;
   pinned?: readonly string[];
-  /** The turn's agent version: selection starts from its tools (absent: the default agent). */
-  agent?: AgentRef;
 }
 
 export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fallback'>;
@@ -146,9 +140,7 @@ export type SelectToolsOutcome = Pick<ToolSelection, 'toolIds' | 'level' | 'fall
  * `stage.tool_selection` block (meta: tool_ids, level | fallback, reason); a retry returns the
  * recorded choice. Below the threshold nothing is called and nothing is recorded.
  */
-export function makeSelectTools(
-  deps: Pick<ActivityDeps, 'db' | 'provider' | 'registry' | 'now'> & Partial<ActivityDeps>,
-) {
+export function makeSelectTools(deps: Pick<ActivityDeps, 'db' | 'provider' | 'agents' | 'now'>) {
   return (input: SelectToolsInput): Promise<SelectToolsOutcome> =>
     heartbeating(
       () => selectToolsActivity(input),
@@ -158,20 +150,21 @@ export function makeSelectTools(
   async function selectToolsActivity(input: SelectToolsInput): Promise<SelectToolsOutcome> {
     const signal = Context.current().cancellationSignal;
     const pool = deps.db.pool;
-    const id = blockId(input.turnId, TOOL_SELECTION_BLOCK, 'select');
-    const existing = await loadBlock(pool, input.conversationId, id);
+    const { conversationId, turnId } = input.turn;
+    const id = blockId(turnId, TOOL_SELECTION_BLOCK, 'select');
+    const existing = await loadBlock(pool, conversationId, id);
     if (existing) return outcomeOf(existing);
-    // The agent's tools (the whole worker registry for deps without agents and a turn without one).
-    const registry =
-      deps.agents || input.agent ? (await turnAgent(deps as ActivityDeps, input.agent)).registry : deps.registry;
+    // The agent's tools, and its tool_selection model.
+    const { view, settings } = await deps.agents.forTurn(input.turn);
+    const registry = view.registry;
     if (registry.ids().length <= TOOL_SELECTION_THRESHOLD)
       return { toolIds: registry.ids(), fallback: 'below_threshold' };
-    const model = await resolveTurnModel(deps, input.agent, input.model, 'tool_selection');
+    const model = settings.roles.tool_selection;
     // Each call of the selection has its ledger row from the provider's first usage report.
     const provider = ledgeredProvider(deps.provider(model), pool, {
-      conversationId: input.conversationId,
-      turnId: input.turnId,
-      callKeyPrefix: `${input.turnId}/tool_selection/${Context.current().info.attempt}`,
+      conversationId,
+      turnId,
+      callKeyPrefix: `${turnId}/tool_selection/${Context.current().info.attempt}`,
       purpose: 'tool_selection',
       ...(model.model !== undefined ? { model: model.model } : {}),
     });
@@ -190,7 +183,7 @@ export function makeSelectTools(
       id,
       type: TOOL_SELECTION_BLOCK,
       author: 'system',
-      turn_id: input.turnId,
+      turn_id: turnId,
       ts: deps.now().toISOString(),
       text: sel.fallback ? `all ${sel.toolIds.length} tools (${sel.fallback})` : `selected: ${sel.toolIds.join(', ')}`,
       meta,
@@ -198,8 +191,8 @@ export function makeSelectTools(
       hidden: true,
       replacement_text: '',
     });
-    await appendBlocks(pool, input.conversationId, [block]);
-    return outcomeOf((await loadBlock(pool, input.conversationId, id)) ?? block);
+    await appendBlocks(pool, conversationId, [block]);
+    return outcomeOf((await loadBlock(pool, conversationId, id)) ?? block);
   }
 }
 

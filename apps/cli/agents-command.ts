@@ -6,8 +6,9 @@
  */
 import type { Command } from 'commander';
 import { listCurrentAgents, type AgentVersionRow } from '../../store/agent-store';
-import { DreactError } from '../../client/api';
-import { withSession } from './commands';
+import { DreactError } from '../../client/errors';
+import { withSession } from './with-session';
+import { registerAgentsCheck } from './agents-check';
 import { agentVisibleTo } from '../../core/agents/visibility';
 import type { TenantScope } from '../../core/tenancy/principal';
 
@@ -103,4 +104,5 @@ export function registerAgentCommands(program: Command): void {
     .option('--tenant <id>', 'as this tenant sees it (with --project): an agent it may not see is unknown')
     .option('--project <id>', "the tenant's project")
     .action((name: string, o) => agentsShowCommand(name, o));
+  registerAgentsCheck(agents);
 }

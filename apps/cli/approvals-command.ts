@@ -5,9 +5,12 @@
  * The CLI decides as the local operator (the stack it reaches; user = $USER).
  */
 import type { Command } from 'commander';
-import { DreactClient, DreactError } from '../../client/api';
+import { DreactError } from '../../client/errors';
 import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
-import { withSession } from './commands';
+import { withSession } from './with-session';
+
+// The client API loads when a command runs (it brings Temporal's client).
+const DreactClientClass = () => (require('../../client/api') as typeof import('../../client/api')).DreactClient;
 
 const operator = () => ({ ...LOCAL_PRINCIPAL, userId: process.env.USER || 'local' });
 
@@ -19,7 +22,7 @@ export function registerApprovalCommands(program: Command): void {
     .option('--json', 'as JSON')
     .action((conv: string, o: { json?: boolean }) =>
       withSession(async (s) => {
-        const api = new DreactClient(s.temporal, { db: s.db.pool });
+        const api = new (DreactClientClass())(s.temporal, { db: s.db.pool });
         const items = await api.approvals(conv);
         if (o.json) return void console.log(JSON.stringify(items, null, 2));
         if (items.length === 0) return void console.log(`no tool call of ${conv} waits for approval`);
@@ -39,7 +42,9 @@ export function registerApprovalCommands(program: Command): void {
 
   program
     .command('approve')
-    .description('approve a waiting tool call (or --deny it, or approve it with --params)')
+    .description(
+      'approve a waiting tool call (or --deny it, or approve it with --params), as the local operator; over the gateway the key needs the approve or admin scope',
+    )
     .argument('<conversationId>')
     .argument('<callId>')
     .option('--deny', 'deny the call (the model sees "denied by <you>: <reason>")')
@@ -56,7 +61,7 @@ export function registerApprovalCommands(program: Command): void {
         }
       }
       return withSession(async (s) => {
-        const api = new DreactClient(s.temporal, { db: s.db.pool });
+        const api = new (DreactClientClass())(s.temporal, { db: s.db.pool });
         const decided = await api.decideToolCall(
           conv,
           {

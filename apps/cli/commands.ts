@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { followEvents, type StreamEvent } from '../../store/stream-bus';
 import { DreactError, type StartedTurn } from '../../client/api';
 import type { AttachmentUpload } from '../../client/attachments/preflight';
@@ -18,22 +18,11 @@ import { turnWorkflowId, type TurnOptionsInput, type TurnResult } from '../../co
 import { createLiveRenderer } from './render';
 import { debugRender, latestTurnAgent } from './debug-render';
 import { loadAgentVersion } from '../../store/agent-store';
-import { openSession, workflowUrl, type Session } from './session';
+import { workflowUrl, type Session } from './session';
+import { withSession } from './with-session';
 import { turnStateQuery } from '../../contract/definitions';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
-
-export async function withSession<T>(
-  fn: (s: Session) => Promise<T>,
-  opts: { agentFiles?: readonly string[] } = {},
-): Promise<T> {
-  const session = await openSession(err, opts);
-  try {
-    return await fn(session);
-  } finally {
-    await session.close();
-  }
-}
 
 export function newConversationId(): string {
   return `c_${randomBytes(5).toString('hex')}`;
@@ -47,7 +36,7 @@ export interface TurnCommandOptions {
   provider?: 'scripted' | 'anthropic' | 'openai';
   script?: string;
   model?: string;
-  maxIterations?: number;
+  maxRounds?: number;
   json?: boolean;
   /** Files to attach (read and preflighted before anything is stored). */
   attach?: string[];
@@ -89,7 +78,7 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
       };
       const options: TurnOptionsInput = {
         ...(Object.keys(model).length > 0 ? { model } : {}),
-        ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+        ...(opts.maxRounds ? { maxRounds: opts.maxRounds } : {}),
       };
       const messageId = `msg_${randomUUID()}`;
       const attachments = await stageTurnAttachments(
@@ -109,7 +98,8 @@ export async function turnCommand(prompt: string, opts: TurnCommandOptions): Pro
           `${JSON.stringify({ conversationId, turnId: result.turnId, workflowId: result.workflowId, answer: result.answer, completionPath: result.completionPath, rounds: result.rounds, usage: { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens }, ...(result.models ? { models: result.models } : {}) })}\n`,
         );
       } else {
-        out(`\n${result.answer}\n`);
+        // The answer streamed above; printed here only when the stream did not show it.
+        if (!result.answerShown) out(`\n${result.answer}\n`);
         // The models that answered (more than one when a fallback chain moved on).
         if (result.models?.length) out(`answered by: ${result.models.map((m) => m.provider).join(', ')}\n`);
         if (url) out(`Temporal UI: ${url}\n`);
@@ -132,7 +122,7 @@ export async function followTurn(
   afterSeq: number,
   out: (t: string) => void,
   onEvent?: (e: StreamEvent) => void,
-): Promise<TurnResult> {
+): Promise<TurnResult & { answerShown: boolean }> {
   const render = createLiveRenderer((t) => out(t), { turnId: started.turnId });
   const abort = new AbortController();
   const following = (async () => {
@@ -151,7 +141,7 @@ export async function followTurn(
     const result = await s.api.result(started.conversationId, started.turnIndex);
     const deadline = Date.now() + 3000;
     while (!render.finished() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    return result;
+    return { ...result, answerShown: render.answerShown() };
   } finally {
     abort.abort();
     await following;
@@ -244,6 +234,12 @@ function decodePayload(p: temporal.api.common.v1.IPayload | null | undefined): s
   }
 }
 
+/** A history event's type by name, without the EVENT_TYPE_ prefix; a number the SDK does not know stays a number. */
+export function eventTypeName(t: temporal.api.enums.v1.EventType | string | null | undefined): string {
+  const name = typeof t === 'number' ? temporal.api.enums.v1.EventType[t] : t;
+  return String(name ?? t ?? '').replace(/^EVENT_TYPE_/, '');
+}
+
 export async function historyCommand(conversationId: string, opts: { turn?: number }): Promise<void> {
   await withSession(async (s) => {
     const turn = opts.turn ?? (await s.api.conversationState(conversationId)).nextTurnIndex - 1;
@@ -253,7 +249,8 @@ export async function historyCommand(conversationId: string, opts: { turn?: numb
     process.stdout.write(`${workflowId}${url ? `\nTemporal UI: ${url}` : ''}\n`);
     const history = await s.temporal.workflow.getHandle(workflowId).fetchHistory();
     for (const e of history.events ?? []) {
-      const type = String(e.eventType ?? '').replace(/^EVENT_TYPE_/, '');
+      // fetchHistory gives the proto's enum numbers: shown by name (WORKFLOW_EXECUTION_STARTED…).
+      const type = eventTypeName(e.eventType);
       const summary = decodePayload(e.userMetadata?.summary) ?? '';
       const activity = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
       const signal = e.workflowExecutionSignaledEventAttributes?.signalName ?? '';

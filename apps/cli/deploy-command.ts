@@ -8,8 +8,24 @@
  * stop the old build's workers once `status` shows its version drained.
  */
 import type { Command } from 'commander';
-import { describeDeployment, setCurrentVersion } from '../../workers/deployment';
-import { withSession } from './commands';
+// workers/deployment loads when a command runs (it brings Temporal's protos).
+const deployment = () => require('../../workers/deployment') as typeof import('../../workers/deployment');
+import { withSession } from './with-session';
+import { grpcStatusOf } from './error-line';
+import { DreactError } from '../../client/errors';
+
+/** A deployment Temporal has not heard of (NOT_FOUND) as what it means and what to do. */
+async function knownDeployment<T>(name: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (grpcStatusOf(e)?.code !== 5) throw e;
+    throw new DreactError(
+      `no worker deployment "${name}" on this Temporal namespace: workers register it when they start with DREACT_DEPLOYMENT_NAME=${name} and DREACT_BUILD_ID=<build> (or name another with --deployment)`,
+      'not_found',
+    );
+  }
+}
 
 const deploymentName = (o: { deployment?: string }) => o.deployment ?? process.env.DREACT_DEPLOYMENT_NAME ?? 'dreact';
 
@@ -22,7 +38,9 @@ export function registerDeployCommands(program: Command): void {
     .option('--json', 'as JSON')
     .action((o: { deployment?: string; json?: boolean }) =>
       withSession(async (s) => {
-        const state = await describeDeployment(s.temporal, deploymentName(o));
+        const state = await knownDeployment(deploymentName(o), () =>
+          deployment().describeDeployment(s.temporal, deploymentName(o)),
+        );
         if (o.json) return void console.log(JSON.stringify(state, null, 2));
         console.log(`deployment ${state.deploymentName}: current build ${state.currentBuildId ?? '(none)'}`);
         for (const v of state.versions) console.log(`  ${v.buildId.padEnd(32)} ${v.status}`);
@@ -37,7 +55,9 @@ export function registerDeployCommands(program: Command): void {
     .action((o: { deployment?: string; buildId: string; allowNoPollers?: boolean }) =>
       withSession(async (s) => {
         const version = { deploymentName: deploymentName(o), buildId: o.buildId };
-        await setCurrentVersion(s.temporal, version, { allowNoPollers: o.allowNoPollers });
+        await knownDeployment(version.deploymentName, () =>
+          deployment().setCurrentVersion(s.temporal, version, { allowNoPollers: o.allowNoPollers }),
+        );
         console.log(`deployment ${version.deploymentName}: current build is now ${version.buildId}`);
       }),
     );

@@ -4,9 +4,7 @@
  * where each setting came from, never a secret. Exit code 1 when a check fails.
  */
 import type { Command } from 'commander';
-import { runDoctor, type DoctorReport } from '../../client/temporal/doctor';
-import { TemporalConnectionError } from '../../client/temporal/connection';
-import { cliTemporalConnection } from './session';
+import type { DoctorReport } from '../../client/temporal/doctor';
 
 const MARK = { ok: 'ok  ', warn: 'warn', fail: 'FAIL', skipped: '--  ' } as const;
 
@@ -36,6 +34,11 @@ export function registerDoctorCommand(program: Command): void {
     )
     .option('--json', 'the report as one JSON object')
     .action(async (o: { json?: boolean }) => {
+      // Loaded when the command runs (the Temporal client is heavy for `dreact --help`).
+      const { runDoctor } = require('../../client/temporal/doctor') as typeof import('../../client/temporal/doctor');
+      const { TemporalConnectionError } =
+        require('../../client/temporal/connection') as typeof import('../../client/temporal/connection');
+      const { cliTemporalConnection } = require('./session') as typeof import('./session');
       let report: DoctorReport;
       try {
         report = await runDoctor(cliTemporalConnection());

@@ -30,9 +30,9 @@ import {
 } from '../../store/eval-store';
 import type { EvalRunInput, EvalRunResult } from '../../workflows/eval-run';
 import { evalRunWorkflowId } from '../../workflows/eval-run';
-import { DreactError } from '../../client/api';
-import { withSession } from './commands';
-import { workflowUrl } from './session';
+import { DreactError } from '../../client/errors';
+import { withSession } from './with-session';
+import { workflowUrl } from './workflow-url';
 
 export interface RunEvalOptions {
   /** A suite name (evals/<name>.yaml) or a file path. */

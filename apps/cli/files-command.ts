@@ -12,11 +12,11 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { InvalidArgumentError, type Command } from 'commander';
-import { DreactError } from '../../client/api';
+import { DreactError } from '../../client/errors';
 import { turnIdFor } from '../../core/turn/ids';
 import { hostedFile, listHostedFiles, readBlobRange, type HostedFile } from '../../store/file-store';
 import { fileKeyOf, fileUrl, FILE_CHUNK_BYTES } from '../gateway/file-routes';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 
 interface Remote {
   url?: string;

@@ -15,8 +15,9 @@ import { conversationWorkflowId, TASK_QUEUE } from '../../core/turn/ids';
 import { AgentNameKey, ConversationIdKey, ProjectIdKey, TenantIdKey } from '../../contract/definitions';
 import { forkConversation, type ForkRow } from '../../store/fork-store';
 import { conversationOwner } from '../../store/tenancy-store';
-import { DreactClient, DreactError, type StartedTurn } from '../../client/api';
-import { withSession } from './commands';
+import type { StartedTurn } from '../../client/api';
+import { DreactError } from '../../client/errors';
+import { withSession } from './with-session';
 
 export async function forkConversationAt(
   temporal: Client,
@@ -86,6 +87,7 @@ export function registerForkCommand(program: Command): void {
         });
         console.log(`${fork.conversationId}  (fork of ${source} at turn ${o.atTurn})`);
         if (o.prompt) {
+          const { DreactClient } = require('../../client/api') as typeof import('../../client/api');
           const api = new DreactClient(s.temporal, s.api.opts);
           const started: StartedTurn = await api.startTurn(
             fork.conversationId,

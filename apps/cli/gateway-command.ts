@@ -5,7 +5,7 @@
  */
 import { gatewayConfigFromEnv, startGateway } from '../gateway/server';
 import pino from 'pino';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -1,7 +1,6 @@
 /** `dreact gc --inactive-days N [--dry-run]`: retention of inactive conversations (client/gc.ts). */
 import { InvalidArgumentError, type Command } from 'commander';
-import { collectGarbage } from '../../client/gc';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 
 export function registerGcCommand(program: Command): void {
   program
@@ -19,6 +18,7 @@ export function registerGcCommand(program: Command): void {
     .option('--dry-run', 'list what would be purged')
     .action((o: { inactiveDays: number; dryRun?: boolean }) =>
       withSession(async (s) => {
+        const { collectGarbage } = require('../../client/gc') as typeof import('../../client/gc');
         const { candidates, purged } = await collectGarbage(s.temporal, s.db, {
           inactiveDays: o.inactiveDays,
           dryRun: o.dryRun,

@@ -6,7 +6,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { inspectText } from '../../core/evals/inspect';
 import { inspectRoundRequest } from '../../client/inspect';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 
 const int = (v: string) => {
   const n = Number(v);

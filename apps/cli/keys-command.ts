@@ -4,11 +4,11 @@
  * DATABASE_URL the commands talk to that database only; otherwise to the stack the CLI reaches.
  */
 import type { Command } from 'commander';
-import { DreactError } from '../../client/api';
+import { DreactError } from '../../client/errors';
 import { NewApiKeySchema } from '../../core/tenancy/keys';
 import { openDb, migrate, type Db } from '../../store/db';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../store/tenancy-store';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 import { formatZodError } from '../../core/validation';
 
 async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -23,14 +23,18 @@ async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
 }
 
 export function registerKeysCommands(program: Command): void {
-  const keys = program.command('keys').description('API keys of the gateway (tenant, project, optional user, scopes)');
+  const keys = program
+    .command('keys')
+    .description(
+      'API keys of the gateway (tenant, project, optional user, scopes), stored in Postgres; the gateway also takes DREACT_API_KEYS',
+    );
   keys
     .command('create')
     .description('create a key; it is printed once, alone on the last line')
     .requiredOption('--tenant <tenant>', 'tenant the key belongs to')
     .requiredOption('--project <project>', 'project within the tenant')
     .option('--user <user>', 'bind the key to one user (sees only that user’s conversations)')
-    .option('--scopes <list>', 'comma-separated: read, write, admin', 'read,write')
+    .option('--scopes <list>', 'comma-separated: read, write, approve (decide tool calls), admin', 'read,write')
     .action((o: { tenant: string; project: string; user?: string; scopes: string }) => {
       const parsed = NewApiKeySchema.safeParse({
         tenantId: o.tenant,

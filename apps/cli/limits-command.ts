@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { deleteTurnLimit, loadTurnLimit, setTurnLimit, tenantSlots } from '../../store/turn-slots';
 import { tellGrants } from '../../client/turn-slots';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 
 export function registerLimitCommands(program: Command): void {
   const limits = program.command('limits').description("a tenant's turn concurrency limit (turns beyond it queue)");

@@ -1,14 +1,11 @@
 /**
  * `dreact` — the durable-react CLI (argument parsing with commander).
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { PROVIDER_IDS } from '../../core/model/abilities';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { eventCommand, historyCommand, timelineCommand, turnsCommand, turnCommand } from './commands';
-import { startEmbeddedStack, stackHome } from '../stack/embedded';
-import { DreactError } from '../../client/api';
-import { gatewayCommand } from './gateway-command';
-import { offsetArg, tailCommand } from './tail';
+import { projectFile } from '../../store/project-files';
+import { offsetArg } from './offset-arg';
 import { registerDeployCommands } from './deploy-command';
 import { registerGcCommand } from './gc-command';
 import { registerKeysCommands } from './keys-command';
@@ -23,7 +20,18 @@ import { registerBudgetCommands } from './budget-command';
 import { registerLimitCommands } from './limits-command';
 import { registerWorkerCommand } from './worker-command';
 import { registerDoctorCommand } from './doctor-command';
-import { cliTemporalConnection, useConnectionFlags } from './session';
+import { registerDevCommand } from './dev-command';
+import { useConnectionFlags } from './cli-connection';
+import { cliErrorLine } from './error-line';
+import { exitQuietlyOnClosedPipe } from './closed-pipe';
+
+// The commands' implementations load when a command runs (`dreact --help` starts without them).
+const commands = () => require('./commands') as typeof import('./commands');
+
+/** durable-react's version (package.json, beside the sources or the installed package). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version;
+}
 
 const int = (v: string) => {
   const n = Number(v);
@@ -34,6 +42,7 @@ const int = (v: string) => {
 export function buildProgram(): Command {
   const program = new Command('dreact')
     .description('durable-react: a timeline-native ReAct agent runtime on Temporal')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     // The Temporal connection (the `temporal` CLI's flags): each wins over its TEMPORAL_* variable
     // and the temporal.toml profile (client/temporal/connection.ts). No API key flag: it would show in `ps`.
@@ -66,27 +75,7 @@ export function buildProgram(): Command {
       });
     });
 
-  program
-    .command('dev')
-    .description('start the local stack in the foreground (Temporal dev server with UI, Postgres/PGlite, worker)')
-    .action(async () => {
-      const stack = await startEmbeddedStack({
-        publish: true,
-        temporal: cliTemporalConnection(),
-        log: (l) => console.error(l),
-      });
-      console.log(`Temporal:    ${stack.info.temporalAddress}`);
-      if (stack.info.uiUrl) console.log(`Temporal UI: ${stack.info.uiUrl}`);
-      console.log(`Postgres:    ${stack.info.databaseUrl}${stack.info.pglite ? ' (PGlite)' : ''}`);
-      console.log(`State:       ${stackHome()}`);
-      console.log('Ready. Ctrl-C stops the stack.');
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-      console.error('[dev] stopping…');
-      await stack.stop();
-    });
+  registerDevCommand(program);
 
   program
     .command('turn')
@@ -97,10 +86,17 @@ export function buildProgram(): Command {
       '--agent <name|path>',
       "the conversation's agent: a name, or an agent file the embedded worker loads (default: the conversation's, else default)",
     )
-    .option('--provider <name>', "scripted | anthropic | openai (default: the agent's model; scripted without --agent)")
-    .option('--script <name>', 'scripted model script (demo, echo)')
+    .option(
+      '--provider <name>',
+      "scripted | anthropic | openai (default: the conversation's model, else the agent's, else the deployment's default)",
+    )
+    .option(
+      '--script <name>',
+      'the scripted model with this built-in script (demo, echo, …: an unknown name is an error listing them all)',
+    )
     .option('--model <id>', 'model id (anthropic, openai)')
-    .option('--max-iterations <n>', 'iteration budget of the turn', int)
+    .option('--max-rounds <n>', 'round budget of the turn', int)
+    .option('--max-iterations <n>', 'older name of --max-rounds', int)
     .option('--json', 'print one final JSON object on stdout')
     .option(
       '--attach <files...>',
@@ -109,16 +105,17 @@ export function buildProgram(): Command {
     .action(async (prompt: string, o) => {
       if (o.provider !== undefined && !(PROVIDER_IDS as readonly string[]).includes(o.provider))
         throw new InvalidArgumentError(`unknown provider "${o.provider}" (${PROVIDER_IDS.join(' | ')})`);
-      // Without --agent the scripted model stays the default (the README's commands); with one, its model.
-      const provider = o.provider ?? (o.agent === undefined ? 'scripted' : undefined);
-      await turnCommand(prompt, {
+      // No --provider: the conversation's model, else the agent's, else the deployment's default
+      // (the conversation workflow decides, workflows/conversation.ts). --script asks for the scripted one.
+      const provider = o.provider ?? (o.script !== undefined ? 'scripted' : undefined);
+      await commands().turnCommand(prompt, {
         attach: o.attach,
         conversation: o.conversation,
         agent: o.agent,
         provider,
         script: o.script,
         model: o.model,
-        maxIterations: o.maxIterations,
+        maxRounds: o.maxRounds ?? o.maxIterations,
         json: o.json,
       });
     });
@@ -128,13 +125,13 @@ export function buildProgram(): Command {
     .description('steer the running turn of a conversation')
     .argument('<conversationId>')
     .argument('<text>')
-    .action((c: string, t: string) => eventCommand('steer', c, t));
+    .action(async (c: string, t: string) => commands().eventCommand('steer', c, t));
   program
     .command('followup')
     .description('send a followup (into the running turn, or as the next turn)')
     .argument('<conversationId>')
     .argument('<text>')
-    .action((c: string, t: string) => eventCommand('followup', c, t));
+    .action(async (c: string, t: string) => commands().eventCommand('followup', c, t));
 
   program
     .command('timeline')
@@ -142,21 +139,21 @@ export function buildProgram(): Command {
     .argument('<conversationId>')
     .option('--json', 'blocks as JSON')
     .option('--debug', 'the rendered model view with cache checkpoints')
-    .action((c: string, o) => timelineCommand(c, o));
+    .action(async (c: string, o) => commands().timelineCommand(c, o));
 
   program
     .command('turns')
     .description("a conversation's turns and their status (a failed turn with its error)")
     .argument('<conversationId>')
     .option('--json', 'as JSON')
-    .action((c: string, o) => turnsCommand(c, o));
+    .action(async (c: string, o) => commands().turnsCommand(c, o));
 
   program
     .command('history')
     .description("the Temporal UI URL and a readable list of a turn's history events")
     .argument('<conversationId>')
     .option('--turn <n>', 'turn index (default: the latest)', int)
-    .action((c: string, o) => historyCommand(c, o));
+    .action(async (c: string, o) => commands().historyCommand(c, o));
 
   program
     .command('tail')
@@ -166,14 +163,16 @@ export function buildProgram(): Command {
     .option('--until-done', 'stop after the first turn end it shows')
     .option('--url <gateway>', "follow through a gateway's SSE stream instead of the stack's Postgres")
     .option('--api-key <key>', 'gateway API key (default DREACT_API_KEY)')
-    .action((c: string, o) => tailCommand(c, o));
+    .action(async (c: string, o) => (require('./tail') as typeof import('./tail')).tailCommand(c, o));
 
   program
     .command('gateway')
-    .description('serve the HTTP gateway (REST + SSE); keys from DREACT_API_KEYS')
+    .description(
+      'serve the HTTP gateway (REST + SSE + the web chat at /); API keys from `dreact keys create` (Postgres) and DREACT_API_KEYS',
+    )
     .option('--port <n>', 'listen port (default DREACT_GATEWAY_PORT or 8787)', int)
     .option('--host <host>', 'listen address (default 0.0.0.0, or 127.0.0.1 without keys)')
-    .action((o) => gatewayCommand(o));
+    .action(async (o) => (require('./gateway-command') as typeof import('./gateway-command')).gatewayCommand(o));
 
   registerDeployCommands(program);
   registerGcCommand(program);
@@ -193,22 +192,15 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  Runtime.install({ logger: new DefaultLogger((process.env.DREACT_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+  // `dreact tail … | head`: the reader left; stop quietly instead of an EPIPE stack.
+  exitQuietlyOnClosedPipe(process.stdout);
   try {
     await buildProgram().parseAsync(argv);
     // A command that reports a failure without throwing (dreact doctor) sets the exit code.
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
-    const message =
-      e instanceof DreactError || e instanceof InvalidArgumentError
-        ? e.message
-        : e instanceof Error
-          ? process.env.DREACT_DEBUG
-            ? (e.stack ?? e.message)
-            : e.message
-          : String(e);
-    process.stderr.write(`dreact: ${message}\n`);
-    return e instanceof DreactError && e.code === 'bad_input' ? 2 : 1;
+    process.stderr.write(`dreact: ${e instanceof InvalidArgumentError ? e.message : cliErrorLine(e)}\n`);
+    return (e as { code?: unknown }).code === 'bad_input' ? 2 : 1;
   }
 }
 

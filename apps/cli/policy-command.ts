@@ -3,11 +3,11 @@
  * the stack's Postgres (or DATABASE_URL's). `set` replaces the row; all lists empty deletes it.
  */
 import type { Command } from 'commander';
-import { DreactError } from '../../client/api';
+import { DreactError } from '../../client/errors';
 import { policyIssues } from '../../core/governance/policy';
 import { loadToolPolicies, setToolPolicy } from '../../store/policy-store';
 import { openDb, migrate, type Db } from '../../store/db';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 
 export async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
   if (!process.env.DATABASE_URL) return withSession((s) => fn(s.db));

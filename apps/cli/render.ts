@@ -23,6 +23,16 @@ export interface LiveRenderer {
   (event: StreamEvent): void;
   /** True once the turn's `done` event was rendered. */
   readonly finished: () => boolean;
+  /** True once an answer was shown (streamed or whole): the caller need not print it again. */
+  readonly answerShown: () => boolean;
+}
+
+/** A turn's token usage for people: `1 200 tokens in (1 000 from cache) · 80 out`. */
+export function usageLine(raw: unknown): string {
+  const u = (raw ?? {}) as Record<string, unknown>;
+  const cached =
+    typeof u.cacheReadTokens === 'number' && u.cacheReadTokens > 0 ? ` (${tokens(u.cacheReadTokens)} from cache)` : '';
+  return `${tokens(u.inputTokens)} tokens in${cached} · ${tokens(u.outputTokens)} out`;
 }
 
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
@@ -69,6 +79,8 @@ export function createLiveRenderer(
   let answered = false;
   let links = new AnswerLinks(opts.sources, cyan);
   const toolStarted = new Map<string, number>();
+  /** Files whose react.write content a round showed while the model wrote it (the tool's replay is not shown again). */
+  const streamedFiles = new Set<string>();
   const newline = () => {
     if (mode === 'answer') {
       const rest = links.flush();
@@ -155,6 +167,9 @@ export function createLiveRenderer(
           answered = true;
           write(links.push(text));
         } else if (channel === 'canvas') {
+          const path = typeof p.path === 'string' ? p.path : undefined;
+          if (path && p.callId === undefined) streamedFiles.add(path);
+          else if (path && streamedFiles.has(path)) break;
           enter('canvas', magenta('▤ canvas: '));
           write(text);
         } else if (channel === 'followup') {
@@ -170,6 +185,8 @@ export function createLiveRenderer(
         break;
       }
       case 'attribute':
+        // A JSON file react.write streams shows as its text (above), not attribute by attribute too.
+        if (typeof p.path === 'string') break;
         newline();
         write(magenta(`▤ ${e.channel ?? 'canvas'}.${String(p.key)} = ${JSON.stringify(p.value).slice(0, 120)}\n`));
         break;
@@ -206,11 +223,7 @@ export function createLiveRenderer(
       case 'done':
         newline();
         done = true;
-        write(
-          dim(
-            `■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; usage ${JSON.stringify(p.usage)}\n`,
-          ),
-        );
+        write(dim(`■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; ${usageLine(p.usage)}\n`));
         break;
       case 'usage': // per-call usage: the done line sums it up
         break;
@@ -235,7 +248,14 @@ export function createLiveRenderer(
       default:
         unknownKind(e);
     }
+  }) as (e: StreamEvent) => void;
+  let shown = false;
+  const track = render;
+  const tracked = ((e: StreamEvent) => {
+    track(e);
+    if (answered && (!opts.turnId || !e.turnId || e.turnId === opts.turnId)) shown = true;
   }) as LiveRenderer;
-  Object.defineProperty(render, 'finished', { value: () => done });
-  return render;
+  Object.defineProperty(tracked, 'finished', { value: () => done });
+  Object.defineProperty(tracked, 'answerShown', { value: () => shown });
+  return tracked;
 }

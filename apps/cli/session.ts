@@ -5,11 +5,9 @@
  * duration of the command.
  */
 import { Client } from '@temporalio/client';
-import {
-  connectTemporalClient,
-  resolveTemporalConnection,
-  type ResolveTemporalConnectionOptions,
-} from '../../client/temporal/connection';
+import { connectTemporalClient, resolveTemporalConnection } from '../../client/temporal/connection';
+import { cliConnectionFlags } from './cli-connection';
+import { installCliRuntime } from './cli-runtime';
 import { openDb, type Db } from '../../store/db';
 import { DreactClient, DreactError } from '../../client/api';
 import { connectToRunningStack, startEmbeddedStack, type StackInfo } from '../stack/embedded';
@@ -26,26 +24,20 @@ export interface Session {
   close(): Promise<void>;
 }
 
-let cliConnection: ResolveTemporalConnectionOptions = {};
-
-/** The CLI's connection flags (--address, --namespace, --profile, --config-file, --tls…), set before a command runs. */
-export function useConnectionFlags(opts: ResolveTemporalConnectionOptions): void {
-  cliConnection = opts;
-}
-
-/** The Temporal connection settings of this CLI invocation: temporal.toml < TEMPORAL_* < flags. */
-export function cliTemporalConnection() {
-  return resolveTemporalConnection(cliConnection);
-}
-
 /**
  * `agentFiles`: agent files the command names by path (`dreact turn --agent ./support.yaml`) — only
  * a worker this command starts can load them, so they need the embedded stack.
  */
+/** The Temporal connection settings of this CLI invocation: temporal.toml < TEMPORAL_* < flags. */
+export function cliTemporalConnection() {
+  return resolveTemporalConnection(cliConnectionFlags());
+}
+
 export async function openSession(
   log: (line: string) => void,
   opts: { agentFiles?: readonly string[] } = {},
 ): Promise<Session> {
+  installCliRuntime();
   const settings = cliTemporalConnection();
   const configured = settings.sources.address !== 'default';
   const running = await connectToRunningStack(undefined, settings);
@@ -111,8 +103,4 @@ export async function openSession(
   };
 }
 
-export function workflowUrl(info: { uiUrl?: string; namespace: string }, workflowId: string): string | undefined {
-  return info.uiUrl
-    ? `${info.uiUrl}/namespaces/${encodeURIComponent(info.namespace)}/workflows/${encodeURIComponent(workflowId)}`
-    : undefined;
-}
+export { workflowUrl } from './workflow-url';

@@ -4,13 +4,12 @@
  * Postgres through the CLI's stack session, or from a remote gateway's SSE stream (reconnecting
  * with Last-Event-ID when the connection drops).
  */
-import { InvalidArgumentError } from 'commander';
 import { followEvents, type StreamEvent } from '../../store/stream-bus';
 import { ConversationIdSchema } from '../../core/turn/contracts';
-import { DreactError } from '../../client/api';
+import { DreactError } from '../../client/errors';
 import { fromSseMessage } from '../gateway/protocol';
 import { openSse, SseHttpError } from '../../client/sse-client';
-import { withSession } from './commands';
+import { withSession } from './with-session';
 import { createLiveRenderer } from './render';
 import { formatZodError } from '../../core/validation';
 
@@ -23,13 +22,6 @@ export interface TailOptions {
 }
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
-
-/** commander parser of a stream offset (a non-negative integer). */
-export function offsetArg(v: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer event offset');
-  return n;
-}
 
 export async function tailCommand(conversationId: string, opts: TailOptions): Promise<void> {
   const id = ConversationIdSchema.safeParse(conversationId);

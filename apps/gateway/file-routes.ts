@@ -16,7 +16,7 @@
 import type { Context, Hono } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { DreactError } from '../../client/api';
+import { DreactError } from '../../client/errors';
 import { assertSafeRelPath } from '../../core/timeline/paths';
 import { scopeConversationId } from '../../core/tenancy/conversation-space';
 import type { Principal } from '../../core/tenancy/principal';

@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { DreactError } from '../../client/api';
+import { DreactError } from '../../client/errors';
 import { formatZodError } from '../../core/validation';
 import {
   clientConversationId,

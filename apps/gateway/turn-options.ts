@@ -13,8 +13,8 @@ import { Forbidden } from './http';
 
 /** The largest context budget a client may ask for (the worker's default is DREACT_CONTEXT_MAX_TOKENS). */
 export const MAX_CLIENT_CONTEXT_TOKENS = 200_000;
-/** The largest iteration budget a client may ask for. */
-export const MAX_CLIENT_ITERATIONS = 50;
+/** The largest round budget a client may ask for. */
+export const MAX_CLIENT_ROUNDS = 50;
 /** The largest output budget per model call a client may ask for. */
 export const MAX_CLIENT_OUTPUT_TOKENS = 32_000;
 
@@ -34,7 +34,9 @@ export const ClientModelSchema = z.strictObject({
 export const ClientTurnOptionsSchema = z.strictObject(
   {
     model: ClientModelSchema.optional(),
-    maxIterations: z.number().int().positive().max(MAX_CLIENT_ITERATIONS).optional(),
+    maxRounds: z.number().int().positive().max(MAX_CLIENT_ROUNDS).optional(),
+    /** The older name of `maxRounds` (read when `maxRounds` is absent). */
+    maxIterations: z.number().int().positive().max(MAX_CLIENT_ROUNDS).optional(),
     contextMaxTokens: z.number().int().min(1_000).max(MAX_CLIENT_CONTEXT_TOKENS).optional(),
   },
   { error: 'options must be an object' },

@@ -50,6 +50,8 @@ export interface Canvas {
   text: string;
   /** Composite JSON: the top-level attributes in arrival order. */
   attributes?: Array<[string, unknown]>;
+  /** The round whose model stream showed it before its tool ran (a retry of that round drops it). */
+  round?: number;
   /** A hosted file's signed URL: the text is fetched from it (a finished turn's canvas). */
   src?: string;
   done: boolean;
@@ -215,24 +217,32 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
           t.canvases,
           path,
           () => ({ key: path, title, kind: canvasKind(mime, title), mime, text: '', done: false }),
-          // Each write streams from index 0: a rewrite (or a patch) of the same path starts over.
-          (c) => ({ ...c, text: d.index === 0 ? d.text : c.text + d.text, done: c.done || d.completed === true }),
+          // Each write streams from index 0: a rewrite (or a patch, or a retried round) of the same path starts over.
+          (c) => ({
+            ...(d.index === 0
+              ? { ...c, text: d.text, attributes: undefined, done: d.completed === true }
+              : { ...c, text: c.text + d.text, done: c.done || d.completed === true }),
+            // Streamed by a round while the model wrote the call (the tool's own deltas carry its callId).
+            round: d.callId === undefined && typeof d.round === 'number' ? d.round : undefined,
+          }),
         );
       }
       break;
     }
     case 'attribute': {
-      // A composite JSON channel's attribute: the widget of its instance fills in key by key.
+      // A composite JSON channel's attribute: the widget of its instance fills in key by key. One of a
+      // file react.write streams (`path`) fills that file's canvas; its `first` starts the widget over.
       if (e.channel !== 'canvas') break;
       const { key, value } = e.payload;
-      const id = compositeKey(e.turnId ?? t.turnId ?? '', e.instance ?? 0);
+      const path = typeof e.payload.path === 'string' ? e.payload.path : undefined;
+      const id = path ?? compositeKey(e.turnId ?? t.turnId ?? '', e.instance ?? 0);
       t.canvases = upsertCanvas(
         t.canvases,
         id,
         () => compositeCanvas(id, []),
         (c) => ({
           ...c,
-          attributes: withAttribute(c.attributes ?? [], key, value),
+          attributes: withAttribute(e.payload.first === true ? [] : (c.attributes ?? []), key, value),
         }),
       );
       break;
@@ -298,12 +308,14 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
       break;
     }
     case 'retry': {
-      // An attempt starts (the cause its predecessor gave is kept); its partial output is dropped.
-      const { attempt } = e.payload;
+      // An attempt starts (the cause its predecessor gave is kept). A retried round streams again:
+      // its partial text goes, and what its earlier attempt showed of calls that never ran.
+      const { attempt, round } = e.payload;
       const cause = t.retrying?.attempt === attempt ? t.retrying.modelError : undefined;
       t.retrying = { attempt, ...(cause ? { modelError: cause } : {}) };
       t.answer = '';
       t.thinking = '';
+      if (round !== undefined) t.canvases = t.canvases.filter((c) => c.round !== round);
       break;
     }
     case 'approval': {

@@ -8,6 +8,7 @@
 import type { PlanView } from '../../core/timeline/plan-view';
 import type { FeedbackRow, HostedFile, Rating, SourceRow, TimelineBlock, TurnRow } from './api';
 import { canvasKind, compositeCanvas, compositeKey, type Canvas, type LiveTurn, type ToolCard } from './live';
+import { canvasInstance } from '../../core/stream/write-canvas';
 import { planFromSnapshot } from './plan';
 import { errorLine } from './error-line';
 
@@ -269,10 +270,14 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         done: true,
         ...(f.signedUrl ? { src: f.signedUrl } : {}),
       }));
+    const writes = [...(written.get(t.key)?.values() ?? [])];
+    // A JSON file react.write streamed has its attributes folded too (its path's instance): its
+    // canvas is the write's, rebuilt from the call's text, not a second widget.
+    const streamed = new Set(writes.map((w) => canvasInstance(w.key)));
     const composites = s.composites
-      .filter((c) => c.turnId === t.turnId)
+      .filter((c) => c.turnId === t.turnId && !streamed.has(c.instance))
       .map((c) => compositeCanvas(compositeKey(c.turnId, c.instance), c.attributes, true));
-    t.canvases = [...(written.get(t.key)?.values() ?? []), ...files, ...composites];
+    t.canvases = [...writes, ...files, ...composites];
   }
   return [...byTurn.values()];
 }

@@ -20,11 +20,14 @@ import type { AgentExec, AgentModel, ResolvedAgentDefinition, RoleModel } from '
 import { ROLE_PURPOSES, type RolePurpose } from './ref';
 import { filterToolIds } from './tool-filter';
 
-/** A model as the activities take it (`ModelConfig`), with the provider a registered id. */
-export type ModelSettings = Omit<ModelConfig, 'provider'> & { provider: string };
+/** A model as the activities take it: a `ModelConfig` (an agent file's provider id is checked by the loader). */
+export type ModelSettings = ModelConfig;
+
+/** A resolved model: its output budget always set (the worker's default, core/model/defaults.ts, at the bottom). */
+export type ResolvedModel = ModelSettings & { maxTokens: number };
 
 export interface WorkerDefaults {
-  model: ModelSettings;
+  model: ResolvedModel;
   maxRounds: number;
   contextMaxTokens: number;
   multiAction: MultiActionMode;
@@ -51,8 +54,8 @@ export interface TurnOverrides {
 }
 
 export interface TurnSettings {
-  model: ModelSettings;
-  roles: Record<RolePurpose, ModelSettings>;
+  model: ResolvedModel;
+  roles: Record<RolePurpose, ResolvedModel>;
   maxRounds: number;
   contextMaxTokens: number;
   multiAction: MultiActionMode;
@@ -74,7 +77,7 @@ export function resolveTurnSettings(
       p,
       layerModel(layerModel(model, modelSettingsOf(agent?.roles?.[p])), overrides.roles?.[p]),
     ]),
-  ) as Record<RolePurpose, ModelSettings>;
+  ) as Record<RolePurpose, ResolvedModel>;
   const limits = agent?.limits ?? {};
   const agentTools = agent?.tools?.allow
     ? filterToolIds(workerDefaults.toolIds, agent.tools.allow)
@@ -98,10 +101,10 @@ function capped(worker: number, agent: number | undefined, override: number | un
 }
 
 /** `upper`'s defined fields over `lower`; `model` and `script` stay behind when the provider changes. */
-export function layerModel(lower: ModelSettings, upper: Partial<ModelSettings> | undefined): ModelSettings {
+export function layerModel<M extends ModelSettings>(lower: M, upper: Partial<ModelSettings> | undefined): M {
   if (!upper) return lower;
   const top = dropUndefined(upper);
-  const base: ModelSettings =
+  const base: M =
     top.provider !== undefined && top.provider !== lower.provider
       ? dropUndefined({ ...lower, model: undefined, script: undefined })
       : lower;
@@ -112,7 +115,8 @@ export function layerModel(lower: ModelSettings, upper: Partial<ModelSettings> |
 export function modelSettingsOf(m: AgentModel | RoleModel | undefined): Partial<ModelSettings> | undefined {
   if (!m) return undefined;
   return dropUndefined({
-    provider: m.provider,
+    // The loader checked the provider against the registry's ids.
+    provider: m.provider as ModelConfig['provider'],
     model: m.model,
     maxTokens: m.max_tokens,
     temperature: m.temperature,

@@ -140,6 +140,12 @@ export type StreamPart =
       /** The output budget `to` applies over the request's (its chain entry's own max_tokens). */
       maxTokens?: number;
     }
+  /**
+   * A piece of a tool call's arguments JSON as the model writes it (Anthropic `input_json_delta`,
+   * OpenAI tool-call `arguments` deltas), by the call's index in the response; the finished call
+   * still comes as one `tool-call`. Consumers that do not stream arguments ignore it.
+   */
+  | { type: 'tool-input-delta'; index: number; id: string; name: string; json: string }
   | { type: 'tool-call'; id: string; name: string; input: unknown }
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; stopReason: StopReason; usage: Usage };

@@ -6,7 +6,7 @@
  */
 import type { AgentRef } from '../agents/ref';
 import type { CompletionPath, TurnAgent, TurnPrompt, Usage, UserEvent } from './contracts';
-import type { ModelConfig } from '../model/config';
+import type { TurnRef } from './ref';
 import type { ServedBy } from '../model/provider';
 import type { ActivityRole } from './roles';
 import type { TurnTimeouts } from './timeouts';
@@ -15,25 +15,21 @@ import type { ToolCallPlan } from '../tools/call-plan';
 // ---- activity contracts -------------------------------------------------------------------
 
 export interface LoadContextInput {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
+  /** The turn and its client's overrides (no agent version yet: loadContext resolves it). */
+  turn: TurnRef;
   workflowId: string;
   prompt: TurnPrompt;
-  /** From the turn input; the worker falls back to its configuration, AI_REACT_MAX_ITERATIONS, then 15. */
-  maxIterations?: number;
   /** The turn's agent by name: loadContext resolves it to the worker's current version (absent: default). */
   agent?: TurnAgent;
-  /** The turn's own overrides, resolved over the agent's settings. */
-  model?: ModelConfig;
-  contextMaxTokens?: number;
 }
 
 /** What loadContext resolved for the turn: from here on the turn carries only `agent` (a ref). */
 export interface LoadedContext {
   blocks: number;
   /** The round budget (the agent's limit, the turn's override under it, else the worker's). */
-  maxIterations: number;
+  maxRounds: number;
+  /** The old name of `maxRounds`, in results recorded before the rename (read when `maxRounds` is absent). */
+  maxIterations?: number;
   needsTitle: boolean;
   /** Tools the agent offers the turn before selection. */
   toolCount: number;
@@ -66,24 +62,15 @@ export interface TurnPlacement {
 }
 
 export interface DecideInput {
-  conversationId: string;
-  turnId: string;
-  turnIndex: number;
+  /** The turn, its agent version and its client's overrides (`deps.agents.forTurn` resolves them). */
+  turn: TurnRef;
   round: number;
   mode: 'normal' | 'finalize';
   /** Events received since the last boundary; folded into the timeline before rendering. */
   events: UserEvent[];
   iteration: { index: number; max: number; base: number; bonus: number };
-  model: ModelConfig;
   /** Native two-phase mode: 'loop' rounds do not stream an answer (a synthesis call does). */
   answerPhase?: 'stream' | 'loop';
-  /**
-   * The turn's own context budget in tokens, when it set one (the round caps it by the agent's
-   * limit); absent: the agent's, else the worker's.
-   */
-  contextMaxTokens?: number;
-  /** The turn's agent version (absent in histories recorded before agents: the default agent). */
-  agent?: AgentRef;
 }
 
 /** What the loop acts on: every outcome but `over_budget` (answered by compaction). */
@@ -191,8 +178,6 @@ export interface TurnFailure {
 export type CompactionReason = 'over_budget' | 'context_length';
 
 export interface CompactionInput {
-  conversationId: string;
-  turnId: string;
   /** `<turn workflow id>/compact/<k>`: the child workflow's id and the compaction's key. */
   compactionId: string;
   reason: CompactionReason;
@@ -201,9 +186,8 @@ export interface CompactionInput {
   estimate: number;
   /** Tokens of the system prompt and tool schemas. */
   systemTokens: number;
-  model: ModelConfig;
-  /** The turn's agent version: the summariser is its `compaction` role (absent: the default agent). */
-  agent?: AgentRef;
+  /** The turn: the summariser is its agent's `compaction` role under the turn's model override. */
+  turn: TurnRef;
   /** The turn's role queues and timeouts (the summariser runs on the models queue). */
   placement?: TurnPlacement;
 }

@@ -16,7 +16,7 @@ import type { ProducedFile } from '../stream/events';
 // there, so a workflow instance does not build these schemas (contracts are re-exported here).
 export {
   conversationWorkflowId,
-  DEFAULT_MAX_ITERATIONS,
+  DEFAULT_MAX_ROUNDS,
   MAX_EVENT_CHARS,
   MAX_PROMPT_CHARS,
   preview,
@@ -62,15 +62,30 @@ export const userTextCheck =
     if (problem) ctx.addIssue({ code: 'custom', message: `${what} ${problem}` });
   };
 
-export const TurnOptionsSchema = z.object({
-  /** Absent: the deployment's default model, resolved by the worker (workers/worker.ts `defaultModel`). */
-  model: ModelConfigSchema.optional(),
-  maxIterations: z.number().int().positive().max(100).optional(),
-  /** Context budget in tokens (default: the worker's DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
-  contextMaxTokens: z.number().int().min(1_000).max(2_000_000).optional(),
-});
-export type TurnOptions = z.infer<typeof TurnOptionsSchema>;
+const RoundBudgetSchema = z.number().int().positive().max(100);
+
+/**
+ * What a turn's client asks for on top of its agent. `maxIterations`, the old name of `maxRounds`,
+ * is still read (clients and conversation histories written before the rename); `maxRounds` wins.
+ */
+export const TurnOptionsSchema = z
+  .object({
+    /** Absent: the deployment's default model, resolved by the worker (workers/worker.ts `defaultModel`). */
+    model: ModelConfigSchema.optional(),
+    /** The turn's round budget (under its agent's `limits.max_rounds`; default the worker's). */
+    maxRounds: RoundBudgetSchema.optional(),
+    /** The old name of `maxRounds`, read when `maxRounds` is absent. */
+    maxIterations: RoundBudgetSchema.optional(),
+    /** Context budget in tokens (default: the worker's DREACT_CONTEXT_MAX_TOKENS, else 80 000). */
+    contextMaxTokens: z.number().int().min(1_000).max(2_000_000).optional(),
+  })
+  .transform(({ maxIterations, ...options }) =>
+    maxIterations !== undefined && options.maxRounds === undefined ? { ...options, maxRounds: maxIterations } : options,
+  );
+export type TurnOptions = z.output<typeof TurnOptionsSchema>;
 export type TurnOptionsInput = z.input<typeof TurnOptionsSchema>;
+/** Turn options as history may hold them: inputs and conversation state recorded before the rename carry `maxIterations`. */
+export type RecordedTurnOptions = TurnOptions & { maxIterations?: number };
 
 export const UserEventSchema = z.object({
   kind: z.enum(['followup', 'steer']),
@@ -120,7 +135,7 @@ export interface TurnInput {
   turnIndex: number;
   turnId: string;
   prompt: TurnPrompt;
-  options: TurnOptions;
+  options: RecordedTurnOptions;
   /** The conversation's agent (absent in turns recorded before agents: the default agent). */
   agent?: TurnAgent;
 }
@@ -181,7 +196,7 @@ export type TurnStatus =
 export interface TurnState {
   turnId: string;
   round: number;
-  maxIterations: number;
+  maxRounds: number;
   reactiveBonus: number;
   status: TurnStatus;
   pendingEvents: number;

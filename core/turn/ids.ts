@@ -7,7 +7,7 @@
 
 export const MAX_PROMPT_CHARS = 64_000;
 export const MAX_EVENT_CHARS = 16_000;
-export const DEFAULT_MAX_ITERATIONS = 15;
+export const DEFAULT_MAX_ROUNDS = 15;
 /** Bounded previews that may travel through history. */
 export const PREVIEW_CHARS = 240;
 

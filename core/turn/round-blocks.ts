@@ -35,7 +35,7 @@ export function roundCallId(workflowId: string, round: number, index: number): s
 export function roundBlocks(args: {
   /** Plans the calls (the round's registry; native rounds pass a lenient view). */
   registry: Pick<ToolRegistry, 'activityOptions'>;
-  input: Pick<DecideInput, 'turnId' | 'round' | 'mode'>;
+  input: Pick<DecideInput, 'round' | 'mode'> & { turnId: string };
   blocks: Block[];
   ts: string;
   workflowId: string;

@@ -15,7 +15,7 @@ import { answeredByOf } from '../model/answered-by';
 
 export function storedOutcome(
   blocks: readonly Block[],
-  input: Pick<DecideInput, 'turnId' | 'round' | 'mode'>,
+  input: Pick<DecideInput, 'round' | 'mode'> & { turnId: string },
   workflowId: string,
   registry: Pick<ToolRegistry, 'activityOptions'>,
 ): DecideOutcome | undefined {

@@ -205,7 +205,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const startTurn = async (i: number) => {
     const conv = `chaos_${opts.seed}_${i}`;
     const s = await api.startTurn(conv, `write ${ROUNDS - 1} notes`, {
-      maxIterations: ROUNDS + 3,
+      maxRounds: ROUNDS + 3,
       model: { provider: 'anthropic' },
     });
     started.push({ conv, turnIndex: s.turnIndex, workflowId: s.workflowId });

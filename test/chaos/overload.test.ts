@@ -78,7 +78,7 @@ after(async () => {
 });
 
 const options = {
-  maxIterations: ROUNDS + 2,
+  maxRounds: ROUNDS + 2,
   model: {
     provider: 'anthropic',
     model: 'claude-sonnet-5-5',

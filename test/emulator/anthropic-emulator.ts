@@ -55,6 +55,11 @@ export interface MessageReply {
   holdAfterEvents?: number;
   /** Send this many SSE events, then an SSE `error` event and end. */
   streamErrorAfterEvents?: { after: number; type: string; message: string };
+  /**
+   * Send this many SSE events (a negative count: all but that many), then wait for `until` before
+   * the rest — a model that is still writing, for as long as a test looks at what streamed so far.
+   */
+  pauseAfterEvents?: { after: number; until: Promise<unknown> };
 }
 
 export interface ErrorReply {
@@ -66,6 +71,9 @@ export interface ErrorReply {
 }
 
 export type Reply = MessageReply | ErrorReply;
+
+/** Where a paused reply waits in its wire (pauseAfterEvents). */
+const PAUSE = Symbol('pause');
 
 /** The structured call the gate makes to title a new conversation (activities/turn/gate.ts). */
 const TITLE_TOOL = 'conversation_title';
@@ -451,7 +459,11 @@ export class AnthropicEmulator {
     res.flushHeaders();
     rec.answeredAt = Date.now();
     const encoded = events.map(encodeEvent);
-    const wire = this.options.wire === 'events' ? encoded : unevenChunks(encoded.join(''), seed);
+    const chunked = (list: string[]) => (this.options.wire === 'events' ? list : unevenChunks(list.join(''), seed));
+    const pause = r.pauseAfterEvents;
+    const wire: Array<string | typeof PAUSE> = pause
+      ? [...chunked(encoded.slice(0, pause.after)), PAUSE, ...chunked(encoded.slice(pause.after))]
+      : chunked(encoded);
     /** Bytes up to the end of message_start (the first event). */
     const usageEnd = encoded[0]?.length ?? 0;
     let written = 0;
@@ -462,6 +474,10 @@ export class AnthropicEmulator {
       : (this.options.chunkDelayMs ?? 0);
     for (const chunk of wire) {
       if (rec.clientClosed || res.destroyed) return;
+      if (chunk === PAUSE) {
+        await pause?.until;
+        continue;
+      }
       res.write(chunk);
       if (chunk.length === 0) continue; // a stream cut before its first event writes nothing
       rec.firstChunkAt ??= Date.now();

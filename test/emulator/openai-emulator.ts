@@ -47,7 +47,15 @@ export interface OpenAIMessageReply {
   holdAfterChunks?: number;
   /** Send this many chunks, then an error payload (`data: {"error": …}`) and end. */
   streamErrorAfterChunks?: { after: number; type: string; code?: string; message: string };
+  /**
+   * Send this many chunks (a negative count: all but that many), then wait for `until` before the
+   * rest — a model that is still writing, for as long as a test looks at what streamed so far.
+   */
+  pauseAfterChunks?: { after: number; until: Promise<unknown> };
 }
+
+/** Where a paused reply waits in its wire (pauseAfterChunks). */
+const PAUSE = Symbol('pause');
 
 export interface OpenAIErrorReply {
   kind: 'error';
@@ -553,7 +561,11 @@ export class OpenAIEmulator {
     });
     res.flushHeaders();
     rec.answeredAt = Date.now();
-    const wire = this.options.wire === 'chunks' ? data : unevenChunks(data.join(''), seed);
+    const chunked = (list: string[]) => (this.options.wire === 'chunks' ? list : unevenChunks(list.join(''), seed));
+    const pause = r.pauseAfterChunks;
+    const wire: Array<string | typeof PAUSE> = pause
+      ? [...chunked(data.slice(0, pause.after)), PAUSE, ...chunked(data.slice(pause.after))]
+      : chunked(data);
     const pace = this.options.pace;
     if (pace) await sleep(pace.firstTokenMs);
     const delay = pace
@@ -561,6 +573,10 @@ export class OpenAIEmulator {
       : (this.options.chunkDelayMs ?? 0);
     for (const piece of wire) {
       if (rec.clientClosed || res.destroyed) return;
+      if (piece === PAUSE) {
+        await pause?.until;
+        continue;
+      }
       res.write(piece);
       if (piece.length === 0) continue;
       rec.firstChunkAt ??= Date.now();

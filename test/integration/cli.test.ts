@@ -55,11 +55,26 @@ test('dreact turn --json starts the embedded stack; a second invocation continue
   assert.match(second.stdout, /✓ react\.write/);
   assert.match(second.stdout, /\nanswered by: scripted\n/, 'the model that answered, after the answer');
   assert.match(second.stdout, /Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/conv%2F/);
+  // --max-rounds caps the turn's rounds (the demo script calls a tool first, so one round is the cap).
+  const capped = await dreact([
+    'turn',
+    'once more',
+    '--conversation',
+    String(out1.conversationId),
+    '--script',
+    'demo',
+    '--max-rounds',
+    '1',
+    '--json',
+  ]);
+  assert.equal(capped.code, 0, capped.stderr);
+  const out3 = JSON.parse(capped.stdout.trim()) as { rounds: number; completionPath: string };
+  assert.deepEqual([out3.rounds, out3.completionPath], [1, 'iteration_cap']);
 
   const timeline = await dreact(['timeline', String(out1.conversationId), '--json']);
   assert.equal(timeline.code, 0, timeline.stderr);
   const blocks = JSON.parse(timeline.stdout) as Array<{ turn_id: string; type: string }>;
-  assert.deepEqual([...new Set(blocks.map((b) => b.turn_id))], ['turn_1', 'turn_2']);
+  assert.deepEqual([...new Set(blocks.map((b) => b.turn_id))], ['turn_1', 'turn_2', 'turn_3']);
 
   const turns = await dreact(['turns', String(out1.conversationId)]);
   assert.equal(turns.code, 0, turns.stderr);

@@ -157,8 +157,8 @@ test('a turn whose own rounds overflow gets a mid-turn checkpoint and completes'
   assert.match(JSON.stringify(requests.at(-1)!.body.messages), /MID-TURN COMPACTION/);
   // `dreact timeline --debug` shows the model's view: the checkpoint in place of the prefix.
   assert.match(debugRender(blocks), /\[MID-TURN COMPACTION \d+\]/);
-  await recordHistory(stack.server.address, r.workflowId, 'turn-mid-turn-compaction-v6-roles');
-  await recordHistory(stack.server.address, (await children(r.workflowId))[0]!, 'compaction-child-v6-roles');
+  await recordHistory(stack.server.address, r.workflowId, 'turn-mid-turn-compaction-v7-turn-ref');
+  await recordHistory(stack.server.address, (await children(r.workflowId))[0]!, 'compaction-child-v7-turn-ref');
 
   // react.read of a tool result compacted out of view returns it in full.
   const hiddenResult = blocks.find((b) => b.type === 'react.tool.result')!;
@@ -201,7 +201,7 @@ test('a provider context-limit 400 forces one compaction, and the round then suc
     );
     assert.ok(initiated, 'child started');
     assert.ok((h.events ?? []).length > 0);
-    await recordHistory(stack.server.address, r.workflowId, 'turn-forced-compaction-v4');
+    await recordHistory(stack.server.address, r.workflowId, 'turn-forced-compaction-v7-turn-ref');
   } finally {
     emu.setContextWindow(undefined);
   }

@@ -16,6 +16,8 @@ import { createScriptedProvider } from '../../activities/providers/scripted';
 import { type DecideInput } from '../../core/turn/activity-contracts';
 import { ScriptSpecSchema } from '../../core/model/config';
 import type { ActivityDeps } from '../../activities/deps';
+import { createActivityDeps } from '../../activities/create-deps';
+import { toolBox } from '../../activities/ports';
 import type { ModelProvider } from '../../core/model/provider';
 import { loadBlocks } from '../../store/timeline-store';
 import { callTool, complete, uniqueId } from '../support/stack';
@@ -36,16 +38,13 @@ function counted(reply: string): { provider: ModelProvider; calls: () => number 
   return { provider: { id: 'scripted', stream: (req, opts) => (n++, inner.stream(req, opts)) }, calls: () => n };
 }
 
-const deps = (provider: ModelProvider): ActivityDeps => ({
-  db,
-  provider: () => provider,
-  tools: builtinTools(),
-  registry: createToolRegistry(),
-  multiAction: 'off',
-  maxIterations: 15,
-  contextMaxTokens: 80_000,
-  now: () => new Date(),
-});
+const deps = (provider: ModelProvider): ActivityDeps =>
+  createActivityDeps({
+    db,
+    provider: () => provider,
+    tools: toolBox({ registry: createToolRegistry(), impls: builtinTools() }),
+    now: () => new Date(),
+  });
 const run = <A extends unknown[], R>(conv: string, attempt: number, fn: (...a: A) => Promise<R>, ...args: A) =>
   new MockActivityEnvironment({
     workflowExecution: { workflowId: `conv/${conv}/turn/1`, runId: 'r' },
@@ -57,21 +56,16 @@ test('a retried decide round returns the recorded tool call instead of asking th
   const conv = uniqueId('conv');
   const first = counted(callTool('react.write', { path: 'x.md', channel: 'internal', content: 'x', kind: 'file' }));
   await run(conv, 1, makeContextActivities(deps(first.provider)).loadContext, {
-    conversationId: conv,
-    turnId: 'turn_1',
-    turnIndex: 1,
+    turn: { conversationId: conv, turnId: 'turn_1', turnIndex: 1 },
     workflowId: `conv/${conv}/turn/1`,
     prompt: { text: 'go', messageId: 'm1' },
   });
   const input: DecideInput = {
-    conversationId: conv,
-    turnId: 'turn_1',
-    turnIndex: 1,
+    turn: { conversationId: conv, turnId: 'turn_1', turnIndex: 1, overrides: { model: { provider: 'scripted' } } },
     round: 1,
     mode: 'normal',
     events: [],
     iteration: { index: 1, max: 5, base: 5, bonus: 0 },
-    model: { provider: 'scripted' },
   };
   const a = await run(conv, 1, makeDecide(deps(first.provider)), input);
   assert.equal(a.kind, 'tools');

@@ -6,7 +6,7 @@ import { loadBlocks } from '../../store/timeline-store';
 let stack: TestStack;
 before(async () => {
   stack = await createTestStack('loop');
-  await stack.startWorker({ maxIterations: 3 });
+  await stack.startWorker({ maxRounds: 3 });
 });
 after(async () => stack.teardown());
 
@@ -32,7 +32,7 @@ test('invalid decisions become notices the model sees; after max_decision_retrie
   const conv = uniqueId('conv');
   const bad = thinking('oops') + '<channel:ReactDecisionOutV2>{"action":"dance"}</channel:ReactDecisionOutV2>';
   await stack.client.startTurn(conv, 'misbehave', {
-    maxIterations: 10,
+    maxRounds: 10,
     model: { provider: 'scripted', script: { rounds: [bad] } },
   });
   const r = await stack.client.result(conv, 1);
@@ -67,7 +67,7 @@ test('a corrected decision after a notice continues the turn normally', async ()
 test('a followup grants one reactive iteration (turn state shows the bonus)', async () => {
   const conv = uniqueId('conv');
   await stack.client.startTurn(conv, 'two rounds only', {
-    maxIterations: 2,
+    maxRounds: 2,
     model: {
       provider: 'scripted',
       script: { rounds: [write(1), write(2), complete('done in round 3: {{event}}')], chunkSize: 8, latencyMs: 40 },

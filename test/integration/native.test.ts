@@ -26,6 +26,10 @@ import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selecti
 import { renderNative, STEER_CANCELLED_RESULT } from '../../core/model/native-render';
 import { NativeToolNames } from '../../core/model/native-tool-names';
 import type { ActivityDeps } from '../../activities/deps';
+import { createActivityDeps } from '../../activities/create-deps';
+import { toolBox } from '../../activities/ports';
+import type { TurnRef } from '../../core/turn/ref';
+import type { ToolRegistry } from '../../core/tools/registry';
 import type { UserEvent } from '../../core/turn/contracts';
 import type { DecideOutcome } from '../../core/turn/activity-contracts';
 import {
@@ -44,17 +48,17 @@ before(async () => {
   db = openDb({ schema: `t_native_${randomBytes(4).toString('hex')}` });
   await migrate(db);
   emu = await startAnthropicEmulator();
-  deps = {
+  deps = depsOver(createToolRegistry());
+});
+/** Activity deps over `registry` (the built-in agent's view of it), the emulator as every model. */
+function depsOver(registry: ToolRegistry): ActivityDeps {
+  return createActivityDeps({
     db,
     provider: () => createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test', model: 'claude-test' }),
-    tools: builtinTools(),
-    registry: createToolRegistry(),
-    multiAction: 'off',
-    maxIterations: 15,
-    contextMaxTokens: 80_000,
+    tools: toolBox({ registry, impls: builtinTools() }),
     now: () => new Date(),
-  };
-});
+  });
+}
 after(async () => {
   await emu.stop();
   await dropSchema(db);
@@ -80,26 +84,34 @@ async function startTurn(prompt: string): Promise<string> {
   const conv = `native_${randomBytes(4).toString('hex')}`;
   const { loadContext } = makeContextActivities(deps);
   await env(conv, 'load').run(loadContext, {
-    conversationId: conv,
-    turnId: 'turn_1',
-    turnIndex: 1,
+    turn: { conversationId: conv, turnId: 'turn_1', turnIndex: 1 },
     workflowId: wfId(conv),
     prompt: { text: prompt, messageId: 'm1' },
   });
   return conv;
 }
 
-function decideInput(conv: string, round: number, extra: Partial<NativeDecideInput> = {}): NativeDecideInput {
+/** The turn's ref: the anthropic model as the client's override. */
+const turnOf = (conv: string, turnId = 'turn_1', turnIndex = 1): TurnRef => ({
+  conversationId: conv,
+  turnId,
+  turnIndex,
+  overrides: { model },
+});
+
+function decideInput(
+  conv: string,
+  round: number,
+  extra: Partial<NativeDecideInput> & { turnId?: string; turnIndex?: number } = {},
+): NativeDecideInput {
+  const { turnId, turnIndex, ...rest } = extra;
   return {
-    conversationId: conv,
-    turnId: 'turn_1',
-    turnIndex: 1,
+    turn: turnOf(conv, turnId, turnIndex),
     round,
     mode: 'normal',
     events: [],
     iteration: { index: round, max: 5, base: 5, bonus: 0 },
-    model,
-    ...extra,
+    ...rest,
   };
 }
 
@@ -301,11 +313,8 @@ test('two-phase: synthesis streams the answer over the trace and supersedes the 
   const before = (await readEvents(db.pool, conv, 0)).at(-1)!.seq;
   emu.enqueue(reply.text('I wrote **a.md** (alpha) and **b.md** (beta).'));
   const out = await env(conv, 'synth').run(makeSynthesizeAnswer(deps), {
-    conversationId: conv,
-    turnId: 'turn_1',
-    turnIndex: 1,
+    turn: turnOf(conv),
     loopAnswer,
-    model,
   });
   assert.equal(out.synthesized, true);
   assert.equal(out.answer, 'I wrote **a.md** (alpha) and **b.md** (beta).');
@@ -337,11 +346,8 @@ test('two-phase: synthesis streams the answer over the trace and supersedes the 
 
   const calls = emu.requests.length;
   const retried = await env(conv, 'synth', 2).run(makeSynthesizeAnswer(deps), {
-    conversationId: conv,
-    turnId: 'turn_1',
-    turnIndex: 1,
+    turn: turnOf(conv),
     loopAnswer,
-    model,
   });
   assert.deepEqual(
     [retried.answer, retried.synthesized, emu.requests.length],
@@ -354,11 +360,8 @@ test('two-phase: a failed synthesis falls back to the loop answer', async () => 
   const { conv, loopAnswer } = await loopTurn();
   emu.enqueue(reply.serverError());
   const out = await env(conv, 'synth').run(makeSynthesizeAnswer(deps), {
-    conversationId: conv,
-    turnId: 'turn_1',
-    turnIndex: 1,
+    turn: turnOf(conv),
     loopAnswer,
-    model,
   });
   assert.deepEqual(out, { answer: 'draft: wrote a and b', synthesized: false, usage: out.usage });
   const blocks = await loadBlocks(db.pool, conv);
@@ -452,18 +455,16 @@ test('native rounds offer only the turn’s selected tools (more than 12 registe
       summarize: () => `hub.tool${i}`,
     }),
   );
-  const wide: ActivityDeps = { ...deps, registry: createToolRegistry({ extra }) };
-  assert.ok(wide.registry.ids().length > TOOL_SELECTION_THRESHOLD);
+  const wide = depsOver(createToolRegistry({ extra }));
+  assert.ok(wide.tools.registry.ids().length > TOOL_SELECTION_THRESHOLD);
   const conv = await startTurn('use connector 3');
   emu.enqueue({
     kind: 'message',
     content: [{ type: 'tool_use', id: 'toolu_s', name: 'select_tools', input: { tools: ['hub.tool3'] } }],
   });
   const selection = await env(conv, 'select').run(makeSelectTools(wide), {
-    conversationId: conv,
-    turnId: 'turn_1',
+    turn: turnOf(conv),
     prompt: 'use connector 3',
-    model,
     pinned: [...PINNED_TOOLS],
   });
   assert.deepEqual(selection.toolIds, [...PINNED_TOOLS, 'hub.tool3']);
@@ -488,9 +489,7 @@ test('after a react.hide in the turn, native rounds drop the previous-turn cache
   const { loadContext } = makeContextActivities(deps);
   const open = (turnId: string, turnIndex: number, text: string) =>
     env(conv, `load-${turnId}`).run(loadContext, {
-      conversationId: conv,
-      turnId,
-      turnIndex,
+      turn: { conversationId: conv, turnId, turnIndex },
       workflowId: wfId(conv),
       prompt: { text, messageId: `m_${turnId}` },
     });

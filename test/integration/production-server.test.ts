@@ -256,9 +256,7 @@ test('a history host killed with SIGKILL mid-turn and started again: every turn 
   const convs = Array.from({ length: 6 }, () => uniqueId('prodkill'));
   const before = emulator.requests.length;
   const started = await Promise.all(
-    convs.map((c) =>
-      api.startTurn(c, 'write the notes', { maxIterations: ROUNDS + 2, model: { provider: 'anthropic' } }),
-    ),
+    convs.map((c) => api.startTurn(c, 'write the notes', { maxRounds: ROUNDS + 2, model: { provider: 'anthropic' } })),
   );
   // Mid-turn: the first rounds of most turns answered, none of the turns finished.
   await waitFor(

@@ -143,8 +143,8 @@ test('a delegated task runs as a child workflow; its answer, file and usage come
   assert.ok(!listed.some((c) => c.id === child));
 
   // Replay fixtures of the new shapes (DREACT_RECORD_FIXTURES=1): the delegating turn and its child.
-  await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-delegate-v6-roles');
-  await recordHistory(stack.server.address, meta.workflow_id, 'turn-subagent-child-v6-roles');
+  await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-delegate-v7-turn-ref');
+  await recordHistory(stack.server.address, meta.workflow_id, 'turn-subagent-child-v7-turn-ref');
 });
 
 test("a steer of the parent reaches the child: both finalize, the child's answer is the call's result", async () => {
@@ -172,7 +172,7 @@ test("a steer of the parent reaches the child: both finalize, the child's answer
   assert.equal(observed?.meta.ok, true);
   assert.match(observed!.text ?? '', /^slow child stopped: stop now/);
   assert.equal(result.subagents, 1);
-  await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-steer-forwarded-v5');
+  await recordHistory(stack.server.address, `conv/${conv}/turn/1`, 'turn-subagent-steer-forwarded-v7-turn-ref');
 });
 
 test('cancelling the parent turn cancels the running child', async () => {

@@ -26,6 +26,10 @@ import { PINNED_TOOLS, selectedToolIds } from '../../core/tools/selection';
 import { makeGate } from '../../activities/turn/gate';
 import { visibleItems } from '../../core/timeline/render';
 import { createToolRegistry, declareTool } from '../../core/tools';
+import { builtinTools } from '../../activities/tools';
+import type { ModelProvider } from '../../core/model/provider';
+import { createActivityDeps } from '../../activities/create-deps';
+import { toolBox } from '../../activities/ports';
 
 let db: Db;
 before(async () => {
@@ -367,16 +371,21 @@ test('sources pool: concurrent merges keep every row with distinct SIDs; re-merg
 
 const scripted = (answer: string) =>
   createScriptedProvider(ScriptSpecSchema.parse({ rounds: [answer], chunkSize: 64 }));
-const gateDeps = (answer: string) => ({ db, provider: () => scripted(answer), now: () => new Date(TS) });
+/** Activity deps over `registry` (the built-in agent's view of it), `provider` as every model. */
+const depsOf = (provider: () => ModelProvider, registry = createToolRegistry()) =>
+  createActivityDeps({ db, provider, tools: toolBox({ registry, impls: builtinTools() }), now: () => new Date(TS) });
+const gateDeps = (answer: string) => depsOf(() => scripted(answer));
+/** A turn whose client chose the scripted model. */
+const scriptedTurn = (conversationId: string, turnId = 'turn_1') => ({
+  conversationId,
+  turnId,
+  turnIndex: Number(turnId.slice('turn_'.length)),
+  overrides: { model: { provider: 'scripted' as const } },
+});
 
 test('gate: a new conversation gets a model title once; a retry returns the recorded one', async () => {
   const conv = uniqueId('conv');
-  const input = {
-    conversationId: conv,
-    turnId: 'turn_1',
-    prompt: 'How do prompt caches work in Anthropic models?',
-    model: { provider: 'scripted' as const },
-  };
+  const input = { turn: scriptedTurn(conv), prompt: 'How do prompt caches work in Anthropic models?' };
   const res = await gateConversation(gateDeps('{"title": "Anthropic prompt caching."}'), input);
   assert.deepEqual(res, { title: 'Anthropic prompt caching', source: 'model', level: 2 });
   const again = await gateConversation(gateDeps('{"title": "Something else"}'), input);
@@ -389,7 +398,7 @@ test('gate: a new conversation gets a model title once; a retry returns the reco
   const usage = await db.pool.query(`SELECT call_key FROM usage_ledger WHERE conversation_id = $1`, [conv]);
   // One row per call the model served: level 1 (a forced tool call) got none, level 2's JSON was used.
   assert.deepEqual(usage.rows.map((r) => r.call_key).sort(), ['turn_1/gate/1/1', 'turn_1/gate/1/2']);
-  const next = await gateConversation(gateDeps('{"title": "New"}'), { ...input, turnId: 'turn_2' });
+  const next = await gateConversation(gateDeps('{"title": "New"}'), { ...input, turn: scriptedTurn(conv, 'turn_2') });
   assert.deepEqual(
     next,
     { title: 'Anthropic prompt caching', source: 'existing' },
@@ -400,10 +409,8 @@ test('gate: a new conversation gets a model title once; a retry returns the reco
 test('gate: on model failure the title comes from the prompt and the block says so', async () => {
   const conv = uniqueId('conv');
   const res = await gateConversation(gateDeps('no json here'), {
-    conversationId: conv,
-    turnId: 'turn_1',
+    turn: scriptedTurn(conv),
     prompt: 'summarise the attached report. Then list risks.',
-    model: { provider: 'scripted' },
   });
   assert.deepEqual(res, { title: 'Summarise the attached report', source: 'heuristic' });
   const gate = (await loadBlocks(db.pool, conv)).find((b) => b.type === 'stage.gate')!;
@@ -426,22 +433,12 @@ test('selectTools activity (14 connectors beside the built-ins): records the cho
   );
   const registry = createToolRegistry({ extra });
   let calls = 0;
-  const deps = (answer: string) => ({
-    db,
-    registry,
-    now: () => new Date(TS),
-    provider: () => {
+  const deps = (answer: string) =>
+    depsOf(() => {
       calls++;
       return scripted(answer);
-    },
-  });
-  const input = {
-    conversationId: conv,
-    turnId: 'turn_1',
-    prompt: 'use connector 3',
-    model: { provider: 'scripted' as const },
-    pinned: ['react.read'],
-  };
+    }, registry);
+  const input = { turn: scriptedTurn(conv), prompt: 'use connector 3', pinned: ['react.read'] };
   const env = new MockActivityEnvironment();
   const out = await env.run(makeSelectTools(deps('{"tools": ["hub.tool3", "hub.tool9"]}')), input);
   // Every react.* tool is pinned (the one asked for first), then the picks.
@@ -457,10 +454,10 @@ test('selectTools activity (14 connectors beside the built-ins): records the cho
     'turn_1/tool_selection/1/1',
     'turn_1/tool_selection/1/2',
   ]);
-  const gate = await env.run(
-    makeGate({ db, now: () => new Date(TS), provider: () => scripted('{"title":"Connector three"}') }),
-    { conversationId: conv, turnId: 'turn_1', prompt: 'use connector 3', model: { provider: 'scripted' as const } },
-  );
+  const gate = await env.run(makeGate(depsOf(() => scripted('{"title":"Connector three"}'))), {
+    turn: scriptedTurn(conv),
+    prompt: 'use connector 3',
+  });
   assert.equal((gate as { title: string }).title, 'Connector three');
   const shown = visibleItems(await loadBlocks(db.pool, conv), 'turn_1').map((it) => it.block.type);
   assert.ok(

@@ -41,8 +41,11 @@ const scenario = (conversationId: string) => {
   if (!s) throw new Error(`no scenario for ${conversationId}`);
   return s;
 };
-const note = (activity: string, input: { conversationId: string }) => {
-  scenario(input.conversationId).log.push({ activity, input, attempt: Context.current().info.attempt });
+/** The conversation of an activity input: its TurnRef's (settings-bearing inputs) or its own. */
+const convOf = (input: { conversationId: string } | { turn: { conversationId: string } }) =>
+  'turn' in input ? input.turn.conversationId : input.conversationId;
+const note = (activity: string, input: { conversationId: string } | { turn: { conversationId: string } }) => {
+  scenario(convOf(input)).log.push({ activity, input, attempt: Context.current().info.attempt });
 };
 
 const usage = { ...ZERO_USAGE, inputTokens: 10, outputTokens: 2 };
@@ -57,7 +60,7 @@ const runToolFake = (name: string) => async (input: ToolInput) => {
 const fakes: TurnActivities & { fakeOwn: TurnActivities['runTool'] } = {
   async loadContext(input) {
     note('loadContext', input);
-    return { blocks: 0, maxIterations: input.maxIterations ?? 15, needsTitle: true, toolCount: 13 };
+    return { blocks: 0, maxRounds: input.turn.overrides?.maxRounds ?? 15, needsTitle: true, toolCount: 13 };
   },
   async gate(input) {
     note('gate', input);
@@ -69,11 +72,11 @@ const fakes: TurnActivities & { fakeOwn: TurnActivities['runTool'] } = {
   },
   async decide(input) {
     note('decide', input);
-    return scenario(input.conversationId).decide(input);
+    return scenario(convOf(input)).decide(input);
   },
   async decideNative(input) {
     note('decideNative', input);
-    return scenario(input.conversationId).decide(input);
+    return scenario(convOf(input)).decide(input);
   },
   async synthesizeAnswer(input) {
     note('synthesizeAnswer', input);
@@ -128,7 +131,7 @@ after(async () => {
   await server.stop();
 });
 
-function start(decide: Scenario['decide'], opts: { maxIterations?: number; tool?: Scenario['tool'] } = {}) {
+function start(decide: Scenario['decide'], opts: { maxRounds?: number; tool?: Scenario['tool'] } = {}) {
   const conversationId = uniqueId('conv');
   const s: Scenario = { decide, log: [], ...(opts.tool ? { tool: opts.tool } : {}) };
   scenarios.set(conversationId, s);
@@ -137,7 +140,7 @@ function start(decide: Scenario['decide'], opts: { maxIterations?: number; tool?
     turnIndex: 1,
     turnId: 'turn_1',
     prompt: { text: 'do the thing', messageId: 'm1' },
-    options: { model: { provider: 'scripted' }, ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}) },
+    options: { model: { provider: 'scripted' }, ...(opts.maxRounds ? { maxRounds: opts.maxRounds } : {}) },
   };
   const handle = server.env.client.workflow.start(TurnWorkflow, {
     taskQueue,
@@ -217,7 +220,7 @@ test('a followup during a round that answered: the answer is a draft, the turn g
       }
       return final(`final with ${input.events.map((e) => e.text).join(',')}`);
     },
-    { maxIterations: 1 },
+    { maxRounds: 1 },
   );
   const h = await handle;
   await inRound;
@@ -234,7 +237,7 @@ test('a followup during a round that answered: the answer is a draft, the turn g
 
 test('iteration cap: a model that only calls tools stops at the budget and the turn gets a fallback answer', async () => {
   const { s, handle } = start(async (input) => tools([plan(`tc_r${input.round}`)]), {
-    maxIterations: 2,
+    maxRounds: 2,
     tool: async () => toolOk('read'),
   });
   const result: TurnResult = await (await handle).result();
@@ -247,7 +250,7 @@ test('iteration cap: a model that only calls tools stops at the budget and the t
 
 test('repeated invalid decisions end the turn with decision_failure after MAX_DECISION_RETRIES retries', async () => {
   const { s, handle } = start(async () => ({ kind: 'invalid', code: 'bad_json', message: 'not JSON', usage }), {
-    maxIterations: 10,
+    maxRounds: 10,
   });
   const result: TurnResult = await (await handle).result();
   assert.equal(result.completionPath, 'decision_failure');

@@ -80,7 +80,7 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     const startedEvent = history.events?.[0]?.workflowExecutionStartedEventAttributes;
     assert.equal(Number(startedEvent?.workflowTaskTimeout?.seconds ?? 0), 2, `${id}: workflow task timeout`);
   }
-  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v6-roles');
+  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v7-turn-ref');
   await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v6-roles');
 });
 

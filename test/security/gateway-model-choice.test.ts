@@ -83,6 +83,8 @@ test('attack: a 2 000 000-token context budget, a huge output budget and iterati
   await refused({ prompt: 'hi', options: { contextMaxTokens: 2_000_000 } }, 400, /options\.contextMaxTokens/);
   await refused({ prompt: 'hi', options: { model: { maxTokens: 64_000 } } }, 400, /options\.model\.maxTokens/);
   await refused({ prompt: 'hi', options: { maxIterations: 100 } }, 400, /options\.maxIterations/);
+  // The round budget's name, and its older one (still read): both bounded.
+  await refused({ prompt: 'hi', options: { maxRounds: 51 } }, 400, /options\.maxRounds/);
 });
 
 test('attack: a model id the deployment does not offer → 403 naming DREACT_GATEWAY_MODELS', async () => {

@@ -32,7 +32,7 @@ import { BUILTIN_TOOLS, reactSearchKnowledge } from '../../../core/tools';
 import { patternMatches } from '../../../core/agents/tool-filter';
 import type { AgentToolContext, ToolSet } from '../../agents/define-tool';
 import type { ToolStore } from '../../../store/tool-store';
-import { governanceOf, type CallGovernance } from '../../governance/round-tools';
+import { governanceOf, type CallGovernance } from '../../governance/call-governance';
 import { NO_POLICY } from '../../../core/governance/policy';
 import { approvalRefusal, type ToolCallRefusalKind } from '../../../core/governance/tool-call';
 import type { ToolImpl, ToolObservation } from '../../tools/types';

@@ -25,7 +25,7 @@ import type { ToolRegistry } from '../../../core/tools/registry';
 import { NATIVE_FINALIZE_NOTICE, STOPPED_ANSWER } from '../../../core/turn/finalize';
 import { streamNative, type NativeResponse } from './native-stream';
 import type { RoundStrategy } from './strategy';
-import type { AgentView } from '../../agents/view';
+import type { AgentView } from '../../deps';
 
 /**
  * A registry view whose activityOptions also accepts calls runTool will reject (a tool name the
@@ -102,7 +102,8 @@ export function nativeStrategy(): RoundStrategy<NativeResponse> {
       return { request, ...(out.pruning ? { pruning: out.pruning } : {}), cacheTouchAt: out.cacheTouchAt };
     },
 
-    stream: (args, input) => streamNative({ ...args, channel: input.answerPhase === 'loop' ? 'thinking' : 'answer' }),
+    stream: (args, input) =>
+      streamNative({ ...args, channel: input.answerPhase === 'loop' ? 'thinking' : 'answer', turnId: input.turnId }),
     usage: (response) => response.usage,
 
     interpret(response, { input, ts, agent }) {

@@ -3,12 +3,14 @@
  * heartbeats per chunk, publishes text deltas live on `channel` (citations rendered on 'answer';
  * an `answer start` before the first delta), publishes the model's reasoning live on 'thinking',
  * collects the tool_use blocks and the finished reasoning blocks (kept with their signatures for
- * the tool loop), and aborts with the activity's cancellation signal.
+ * the tool loop), shows react.write canvases while their arguments stream (write-preview.ts), and
+ * aborts with the activity's cancellation signal.
  */
 import { CitationStream } from '../../../core/channels';
 import { ZERO_USAGE, type StopReason, type Usage } from '../../../core/model/provider';
 import type { RoundStreamArgs } from './io';
 import type { ReasoningBlock } from '../../../core/model/native-render';
+import { writePreview } from './write-preview';
 
 export interface NativeResponse {
   text: string;
@@ -20,9 +22,10 @@ export interface NativeResponse {
 }
 
 export async function streamNative(
-  args: RoundStreamArgs & { channel: 'answer' | 'thinking' },
+  args: RoundStreamArgs & { channel: 'answer' | 'thinking'; turnId: string },
 ): Promise<NativeResponse> {
   const { publisher, round, channel } = args;
+  const writes = writePreview(publisher, args.turnId, round);
   const citations = channel === 'answer' ? new CitationStream(args.sources, 'markdown') : undefined;
   const out: NativeResponse = { text: '', toolCalls: [], usage: ZERO_USAGE, stopReason: 'other' };
   const emit = (text: string) => {
@@ -30,6 +33,7 @@ export async function streamNative(
   };
   for await (const part of args.provider.stream(args.request, { signal: args.signal })) {
     args.heartbeat({ round, chars: out.text.length, calls: out.toolCalls.length });
+    writes.push(part);
     if (part.type === 'text-delta') {
       if (out.text === '' && channel === 'answer')
         publisher.emit({ kind: 'answer', payload: { phase: 'start', round } });
@@ -51,5 +55,6 @@ export async function streamNative(
     }
   }
   if (citations) emit(citations.flush());
+  writes.end();
   return out;
 }

@@ -40,8 +40,7 @@ import { meteredProvider } from '../../providers/metered';
 import { chaosPoint } from '../../chaos';
 import { planEvents } from '../../../core/timeline/plan-view';
 import type { SourceRef } from '../../../core/channels';
-import { turnAgent, turnModel } from '../../agents/turn-agent';
-import type { AgentView } from '../../agents/view';
+import type { AgentView } from '../../deps';
 import { governedRegistry } from '../../governance/round-tools';
 import { budgetedProvider } from '../../budget/budgeted-provider';
 import { budgetExceededOutcome } from '../../budget/exceeded';
@@ -52,13 +51,6 @@ import type { ServedBy } from '../../../core/model/provider';
 import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
-
-/** The round's context budget: the turn's own under the agent's limit, else the agent's (else the worker's). */
-function contextBudget(agent: AgentView, own: number | undefined): number {
-  return own === undefined
-    ? agent.settings.contextMaxTokens
-    : agent.settingsWith({ contextMaxTokens: own }).contextMaxTokens;
-}
 
 /**
  * The registry a round of the turn offers: its agent's tools, narrowed to the turn's recorded
@@ -134,8 +126,8 @@ export function roundPipeline<S>(
       turnId,
       deps.viewCache,
     );
-    // The turn's agent version: a view memoised by hash (no read per round).
-    const agent = await turnAgent(deps, input.agent);
+    // The turn's agent version and settings under its overrides: memoised by hash and overrides (no read per round).
+    const { view: agent, settings } = await deps.agents.forTurn(input.turn);
     // The tenant's tool policy and the agent's approval settings (activities/governance/round-tools.ts).
     const registry = await governedRegistry(deps, agent, conversationId, roundRegistry(agent, blocks, turnId));
     const plans = strategy.planRegistry(registry);
@@ -150,7 +142,7 @@ export function roundPipeline<S>(
       liveEventLines(blocks, turnId),
       workspace,
       strategy.finalizeNotice,
-      deps.toolNotices?.(agent.agent, turnMcpTools(blocks, turnId)),
+      deps.tools.notices?.(agent.agent, turnMcpTools(blocks, turnId)),
     );
     const rendered = strategy.render({
       input,
@@ -167,7 +159,7 @@ export function roundPipeline<S>(
     const { metadata, ...parts } = rendered.request;
     // The context budget: over it, no model call — the workflow compacts and reruns the round.
     const sized = { system: parts.system, messages: parts.messages, ...(parts.tools ? { tools: parts.tools } : {}) };
-    const budget = checkBudget(charsPerToken, sized, contextBudget(agent, input.contextMaxTokens));
+    const budget = checkBudget(charsPerToken, sized, settings.contextMaxTokens);
     const over = overBudget(budget);
     if (over) {
       publisher.emit({
@@ -181,7 +173,7 @@ export function roundPipeline<S>(
     // 3. Stream the model call.
     publisher.emit({ kind: 'step', payload: { phase: 'thinking.start', round, mode: input.mode } });
     // Usage reaches the ledger when the provider first reports it (a cut call keeps its row).
-    const modelConfig = turnModel(agent, input.model);
+    const modelConfig = settings.model;
     const baseProvider = deps.provider(modelConfig);
     const model = modelConfig.model ?? (baseProvider as { model?: string }).model;
     const usageRow = {
@@ -243,10 +235,10 @@ export function roundPipeline<S>(
       ...parts,
       // Images and PDFs the model cannot take become notes (core/model/media.ts).
       messages: fitMedia(parts.messages, abilitiesOf({ provider: modelConfig.provider, model })),
-      maxTokens: modelConfig.maxTokens ?? 8000,
+      maxTokens: modelConfig.maxTokens,
       model: modelConfig.model,
       temperature: modelConfig.temperature,
-      cacheTtlSeconds: agent.settings.cacheTtlSeconds,
+      cacheTtlSeconds: settings.cacheTtlSeconds,
       metadata: { turnId, round, attempt, mode: input.mode, ...metadata },
     };
     let response: S;

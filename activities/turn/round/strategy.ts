@@ -16,11 +16,19 @@ import type { DecideInput } from '../../../core/turn/activity-contracts';
 import type { AcceptedDecision } from '../../../core/turn/round-blocks';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { RoundStreamArgs } from './io';
-import type { AgentView } from '../../agents/view';
+import type { AgentView } from '../../deps';
 
-/** DecideInput plus the answer phase (two-phase mode runs the native loop with answerPhase 'loop'). */
+/** A round as the pipeline reads it: the activity's input with its turn's ids at hand (`roundInput`). */
 export interface RoundInput extends DecideInput {
-  answerPhase?: 'stream' | 'loop';
+  conversationId: string;
+  turnId: string;
+  turnIndex: number;
+}
+
+/** The activity's input as a round (the ids read from its TurnRef, once). */
+export function roundInput(input: DecideInput): RoundInput {
+  const { conversationId, turnId, turnIndex } = input.turn;
+  return { ...input, conversationId, turnId, turnIndex };
 }
 
 /** What a round renders from (loaded once by the pipeline). */

@@ -12,7 +12,7 @@ import {
 import { ROLE_PURPOSES } from '../../../core/agents/ref';
 
 const WORKER: WorkerDefaults = {
-  model: { provider: 'scripted', script: 'echo' },
+  model: { provider: 'scripted', script: 'echo', maxTokens: 8192 },
   maxRounds: 15,
   contextMaxTokens: 80_000,
   multiAction: 'off',
@@ -22,7 +22,7 @@ const WORKER: WorkerDefaults = {
 
 test('no agent and no overrides: the worker defaults, every tool, every role on the main model', () => {
   const s = resolveTurnSettings(WORKER, undefined);
-  assert.deepEqual(s.model, { provider: 'scripted', script: 'echo' });
+  assert.deepEqual(s.model, { provider: 'scripted', script: 'echo', maxTokens: 8192 });
   for (const p of ROLE_PURPOSES) assert.deepEqual(s.roles[p], s.model, p);
   assert.equal(s.maxRounds, 15);
   assert.equal(s.contextMaxTokens, 80_000);
@@ -91,9 +91,13 @@ test('a model override: same provider merges, another provider replaces model an
   });
   assert.equal(same.roles.compaction.temperature, 0.2);
   const other = resolveTurnSettings(WORKER, undefined, { model: { provider: 'anthropic' } });
-  assert.deepEqual(other.model, { provider: 'anthropic' });
+  assert.deepEqual(
+    other.model,
+    { provider: 'anthropic', maxTokens: 8192 },
+    "the output budget stays: it is no provider's",
+  );
   const script = resolveTurnSettings(WORKER, undefined, { model: { provider: 'scripted', script: 'tools' } });
-  assert.deepEqual(script.model, { provider: 'scripted', script: 'tools' });
+  assert.deepEqual(script.model, { provider: 'scripted', script: 'tools', maxTokens: 8192 });
 });
 
 test('undefined fields in any layer never hide a lower value', () => {
@@ -102,7 +106,7 @@ test('undefined fields in any layer never hide a lower value', () => {
     { model: { provider: 'scripted', model: undefined }, limits: { max_rounds: undefined } },
     { model: { provider: undefined, script: undefined }, maxRounds: undefined, multiAction: undefined },
   );
-  assert.deepEqual(s.model, { provider: 'scripted', script: 'echo' });
+  assert.deepEqual(s.model, { provider: 'scripted', script: 'echo', maxTokens: 8192 });
   assert.equal(s.maxRounds, 15);
   assert.equal(s.multiAction, 'off');
 });

@@ -64,7 +64,7 @@ test('agent.delegate is offered only to an agent with subagents, above its depth
   const registry = createToolRegistry({ extra: [agentDelegate] });
   const catalogue = await loadAgents({ dir, toolIds: createToolRegistry().ids(), env: {} });
   const views = createAgentViews(catalogue, registry, {
-    model: { provider: 'scripted' },
+    model: { provider: 'scripted', maxTokens: 8192 },
     maxRounds: 15,
     contextMaxTokens: 80_000,
     multiAction: 'off',

@@ -161,3 +161,18 @@ test('a turn queued under its tenant limit says its place after it started', () 
   const { text: plain } = renderAll([ev('phase', { phase: 'turn.start', turnId: 'turn_1', workflowId: 'w' })]);
   assert.doesNotMatch(plain, /queued/);
 });
+
+test('a canvas a round streamed while the model wrote it shows once: not again when its tool replays it, no attribute lines', () => {
+  const path = 'fi:turn_1.files/w.json';
+  const { text } = renderAll([
+    ev('delta', { text: '{"title": "Pl', round: 1, path, index: 0 }, { channel: 'canvas' }),
+    ev('attribute', { key: 'title', value: 'Plan', round: 1, path, first: true }, { channel: 'canvas', instance: 7 }),
+    ev('delta', { text: 'an"}', round: 1, path, index: 1, completed: true }, { channel: 'canvas' }),
+    ev('step', { phase: 'iteration.start', round: 1, tool: 'react.write', callId: 'k1' }),
+    ev('delta', { text: '{"title": "Plan"}', path, index: 0, callId: 'k1' }, { channel: 'canvas' }),
+    ev('delta', { text: '', path, index: 1, completed: true, callId: 'k1' }, { channel: 'canvas' }),
+  ]);
+  assert.equal(text.split('{"title"').length - 1, 1, text);
+  assert.match(text, /▤ canvas: \{"title": "Plan"\}/);
+  assert.doesNotMatch(text, /canvas\.title =/);
+});

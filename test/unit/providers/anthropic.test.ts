@@ -392,3 +392,21 @@ test('responseFormat with a schema becomes output_config.format', async () => {
     format: { type: 'json_schema', schema: { type: 'object', properties: {} } },
   });
 });
+
+test('input_json_delta streams as tool-input-delta parts of its block before the finished tool-call', async () => {
+  const input = { path: 'report.md', channel: 'canvas', content: 'line\n'.repeat(30) };
+  emu.enqueue(reply.toolUse('react_write', input, { id: 'toolu_w', text: 'Writing.' }));
+  const out: StreamPart[] = [];
+  for await (const part of provider().stream(
+    request({ tools: [{ name: 'react_write', description: 'w', inputSchema: { type: 'object' } }] }),
+  ))
+    out.push(part);
+  const pieces = out.flatMap((p) => (p.type === 'tool-input-delta' ? [p] : []));
+  assert.ok(pieces.length > 3, `several pieces (${pieces.length})`);
+  assert.equal(pieces.map((p) => p.json).join(''), JSON.stringify(input));
+  assert.ok(pieces.every((p) => p.id === 'toolu_w' && p.name === 'react_write' && p.index === 1));
+  assert.ok(
+    out.findIndex((p) => p.type === 'tool-input-delta') < out.findIndex((p) => p.type === 'tool-call'),
+    'the pieces come before the finished call',
+  );
+});

@@ -242,3 +242,38 @@ test('structured call: the declared table picks the levels by model id (deepseek
   const res = await structuredCall(provider('deepseek-reasoner'), spec);
   assert.equal(res.level, 3);
 });
+
+test('tool-call argument deltas stream as tool-input-delta parts by index, before the call completes', async () => {
+  const a = { path: 'a.md', channel: 'canvas', content: 'alpha '.repeat(20) };
+  const b = { paths: ['x', 'y'] };
+  emu.enqueue(
+    oreply.toolCalls([
+      { name: 'react_write', args: a, id: 'call_a' },
+      { name: 'react_read', args: b, id: 'call_b' },
+    ]),
+  );
+  const out = await parts(provider(), {
+    ...request(),
+    tools: [
+      { name: 'react_write', description: 'w', inputSchema: {} },
+      { name: 'react_read', description: 'r', inputSchema: {} },
+    ],
+  });
+  const pieces = out.flatMap((p) => (p.type === 'tool-input-delta' ? [p] : []));
+  const json = (index: number) =>
+    pieces
+      .filter((p) => p.index === index)
+      .map((p) => p.json)
+      .join('');
+  assert.equal(json(0), JSON.stringify(a));
+  assert.equal(json(1), JSON.stringify(b));
+  assert.ok(pieces.filter((p) => p.index === 0).length > 3, 'in several pieces');
+  assert.ok(
+    pieces.every((p) => (p.index === 0 ? p.id === 'call_a' && p.name === 'react_write' : p.name === 'react_read')),
+  );
+  const firstCall = out.findIndex((p) => p.type === 'tool-call');
+  assert.ok(
+    out.findIndex((p) => p.type === 'tool-input-delta') < firstCall,
+    'the pieces come before the finished call',
+  );
+});

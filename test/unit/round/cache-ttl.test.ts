@@ -27,7 +27,7 @@ async function views() {
   const registry = createToolRegistry();
   const catalogue = await loadAgents({ dir, toolIds: registry.ids(), env: {} });
   const v = createAgentViews(catalogue, registry, {
-    model: { provider: 'scripted' },
+    model: { provider: 'scripted', maxTokens: 8192 },
     maxRounds: 15,
     contextMaxTokens: 80_000,
     multiAction: 'off',
@@ -78,6 +78,7 @@ function timeline(): Block[] {
 function view(agent: RoundView['agent'], idleMinutes: number): RoundView {
   return {
     input: {
+      turn: { conversationId: 'c1', turnId: 'turn_10', turnIndex: 10, overrides: { model: { provider: 'anthropic' } } },
       conversationId: 'c1',
       turnId: 'turn_10',
       turnIndex: 10,
@@ -85,7 +86,6 @@ function view(agent: RoundView['agent'], idleMinutes: number): RoundView {
       mode: 'normal',
       events: [],
       iteration: { index: 1, max: 15, base: 15, bonus: 0 },
-      model: { provider: 'anthropic' },
     },
     blocks: timeline(),
     registry: agent.registry,

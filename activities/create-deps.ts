@@ -1,0 +1,36 @@
+/**
+ * The activity deps, built once: the worker (workers/worker.ts) and tests and benches that run
+ * activities without a worker go through here, so every activity sees the same ports — agents
+ * included (absent a catalogue: the built-in default agent over the registry).
+ */
+import type { ActivityDeps, AgentViews } from './deps';
+import { AgentCatalogue } from './agents/catalogue';
+import { defaultAgent } from './agents/default-agent';
+import { createAgentViews } from './agents/view';
+import { workerDefaultsOf, type WorkerSettings } from './agents/turn-agent';
+
+/** The worker's settings when a test names none (the worker's own defaults). */
+export const TEST_WORKER_SETTINGS: WorkerSettings = { multiAction: 'off', maxRounds: 15, contextMaxTokens: 80_000 };
+
+export type ActivityDepsParts = Omit<ActivityDeps, 'agents'> & {
+  /** The agents (absent: the built-in default agent over the tools' registry, under `settings`). */
+  agents?: AgentViews;
+  /** The worker's settings the default agent's views start from (absent: TEST_WORKER_SETTINGS). */
+  settings?: WorkerSettings;
+};
+
+export function createActivityDeps(parts: ActivityDepsParts): ActivityDeps {
+  const { agents, settings, ...rest } = parts;
+  const tools = parts.tools;
+  return {
+    ...rest,
+    agents:
+      agents ??
+      createAgentViews(
+        new AgentCatalogue([defaultAgent(tools.registry.ids())]),
+        tools.registry,
+        workerDefaultsOf(settings ?? TEST_WORKER_SETTINGS),
+        { db: parts.db.pool },
+      ),
+  };
+}
