@@ -40,7 +40,7 @@ export function createWorkerActivities(deps: ActivityDeps) {
     ...createTurnActivities(deps),
     ...createCompactionActivities(deps),
     ...createPurgeActivities(deps),
-    // Human approval of tool calls (workflows/approval-step.ts).
+    // Human approval of tool calls (workflows/turn/approval-step.ts).
     ...makeApprovalActivities(deps),
     // Per-tenant turn concurrency (activities/governance/turn-slots.ts).
     ...makeTurnSlotActivities(deps),

@@ -11,6 +11,7 @@ import { startTemporalServer } from '../apps/stack/temporal-server';
 import { connectTemporalClient, resolveTemporalConnection } from '../client/temporal/connection';
 import { startProductionTemporal } from '../scripts/temporal-production/cluster';
 import { cpuSeconds, pidByCommandLine } from './worker-process';
+import { freePort } from './peers/server-metrics';
 
 export type LoadServerKind = 'dev' | 'production';
 
@@ -20,6 +21,10 @@ export interface LoadServer {
   workerEnv: Record<string, string>;
   /** CPU seconds each server process used so far, by name ("Temporal dev server"; "frontend", "history-0", …). */
   cpu(): Record<string, number>;
+  /** The dev server's Prometheus endpoint port (`--metrics-port`): the peers comparison reads its state writes there. */
+  metricsPort?: number;
+  /** The dev server's pid (its CPU), for the peers comparison. */
+  pid?: number;
   /** application_name pattern (SQL LIKE) of the server's own Postgres backends; none for the dev server (SQLite). */
   postgresBackends?: string;
   stop(): Promise<void>;
@@ -43,10 +48,13 @@ const safeCpu = (pid: number | undefined) => {
 
 export async function startLoadServer(kind: LoadServerKind): Promise<LoadServer> {
   if (kind === 'dev') {
-    const server = await startTemporalServer();
+    const metricsPort = await freePort();
+    const server = await startTemporalServer({ extraArgs: ['--metrics-port', String(metricsPort)] });
     const pid = pidByCommandLine('temporal', 'start-dev', `--port ${server.address.split(':').pop()}`);
     return {
       kind,
+      metricsPort,
+      ...(pid !== undefined ? { pid } : {}),
       client: server.env.client,
       workerEnv: { TEMPORAL_ADDRESS: server.address },
       cpu: (): Record<string, number> => (pid === undefined ? {} : { 'Temporal dev server': safeCpu(pid) }),

@@ -21,10 +21,12 @@
 import { temporal } from '@temporalio/proto';
 import { openDb, migrate, dropSchema, type Db } from '../store/db';
 import { DreactClient } from '../client/api';
-import { backendPids, connectionsInUse } from '../store/storage-stats';
+import { connectionsInUse } from '../store/storage-stats';
+import { backendCpuReader, likeLiteral, withApplicationName } from './postgres-backends';
 import { loadServerKinds, startLoadServer, type LoadServer, type LoadServerKind } from './load-server';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
-import { isDecisionRequest, noteDecision, noteReply } from '../test/support/note-turns';
+import { isDecisionRequest, noteReply } from '../test/support/note-turns';
+import { loadPeer, runFigures } from './peers';
 import {
   cpuByCommandLine,
   cpuDelta,
@@ -265,6 +267,7 @@ async function benchLoadOn(kind: LoadServerKind): Promise<Record<string, number 
   const taskQueue = `bench-load-${process.pid}-${kind}`;
   let emulator: AnthropicEmulator | undefined;
   let worker: (WorkerProcess & { applicationName: string }) | undefined;
+  let stopPeer: (() => Promise<void>) | undefined;
   try {
     // One SSE event per write, as the API flushes them (the tests' 1–97-byte cuts prove the parser, not the load).
     emulator = await startAnthropicEmulator({ pace: PACE, wire: 'events' });
@@ -287,16 +290,15 @@ async function benchLoadOn(kind: LoadServerKind): Promise<Record<string, number 
     const api = new DreactClient(server.client, { taskQueue });
     const out: Record<string, number | string> = { 'load.worker start to polling ms': startupMs };
 
-    const scripted = {
-      provider: 'scripted',
-      script: {
-        rounds: Array.from({ length: ROUNDS }, (_, i) => noteDecision(i + 1, ROUNDS)),
-        structured: { conversation_title: { title: 'Load test notes' } },
-        chunkSize: 4096,
-        latencyMs: 0,
-      },
-    };
+    // The script by name (built on the worker: activities/providers/note-script.ts), not in every decide input.
+    const scripted = { provider: 'scripted', script: `notes-${ROUNDS}` };
     await runLoad(server, db, worker, api, 5, scripted, 'warm'); // JIT, bundle, pools
+    // DREACT_BENCH_LOAD_PEER=off: without the @temporalio/ai-sdk peer (dev server only: it reads the server's metrics).
+    const peer =
+      kind === 'dev' && process.env.DREACT_BENCH_LOAD_PEER !== 'off' && server.metricsPort && server.pid
+        ? await loadPeer(server, db, ROUNDS)
+        : undefined;
+    if (peer) stopPeer = peer.stop;
     /** The zero-latency first turns' wall time by size: the machine's work for those turns with no waiting. */
     const zeroWallMs = new Map<number, number>();
     for (const [i, n] of PROFILES.includes('zero') ? SIZES.entries() : []) {
@@ -308,7 +310,18 @@ async function benchLoadOn(kind: LoadServerKind): Promise<Record<string, number 
       // The same conversations' next turn: no workflow start for the conversation, no title call —
       // what most turns of a real conversation cost.
       const next = SIZES.indexOf(n) === i ? 'zero latency, later turn:' : `zero latency, later turn (run ${i + 1}):`;
-      Object.assign(out, figures(next, n, await runLoad(server, db, worker, api, n, scripted, `zero${i}`), 0));
+      const later = await runLoad(server, db, worker, api, n, scripted, `zero${i}`);
+      Object.assign(out, figures(next, n, later, 0));
+      // The peer beside us on the same server (bench/peers.ts): the same rounds on @temporalio/ai-sdk.
+      if (peer) {
+        const theirs = await peer.run(n, `zero${i}`);
+        const ours = (r: Run) => (r.cpuSeconds + sumOf(r.serverCpuSeconds) + r.workerBackendsCpuSeconds) * 1000;
+        const theirsMs = (theirs.cpu.worker + theirs.cpu.server) * 1000;
+        Object.assign(out, runFigures(`ai-sdk peer: ${n} conv`, theirs), {
+          [`zero latency: ${n} conv: CPU per round first / later turn ÷ the peer's`]: `${(ours(first) / theirsMs).toFixed(2)} / ${(ours(later) / theirsMs).toFixed(2)}`,
+          [`zero latency: ${n} conv: rounds/s first / later turn ÷ the peer's`]: `${(theirs.wallMs / first.wallMs).toFixed(2)} / ${(theirs.wallMs / later.wallMs).toFixed(2)}`,
+        });
+      }
     }
 
     for (const n of PROFILES.includes('realistic') ? SIZES : []) {
@@ -334,6 +347,7 @@ async function benchLoadOn(kind: LoadServerKind): Promise<Record<string, number 
     }
     return out;
   } finally {
+    await stopPeer?.();
     if (worker) {
       worker.child.kill('SIGTERM');
       await worker.exited;
@@ -353,43 +367,4 @@ function retryCause(failure: temporal.api.failure.v1.IFailure | null | undefined
   return (failure?.message ?? 'unknown').slice(0, 60);
 }
 
-/** The connection string with `application_name` set (pg reads it from the URL's query). */
-function withApplicationName(databaseUrl: string, name: string): string {
-  const url = new URL(databaseUrl);
-  url.searchParams.set('application_name', name);
-  return url.toString();
-}
-
-/**
- * CPU of the Postgres backends whose application_name matches `pattern` (SQL LIKE), from /proc: each `sample()` lists
- * them (pg_stat_activity) and keeps each one's latest CPU reading, so a backend that closes
- * mid-run still counts up to its last sample; `cpuSeconds()` sums what they used since the first.
- */
-async function backendCpuReader(db: Db, pattern: string) {
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
-  const sample = async () => {
-    for (const pid of await backendPids(db, pattern)) {
-      let t: number;
-      try {
-        t = cpuSeconds(pid);
-      } catch {
-        continue; // closed since the query
-      }
-      if (!last.has(pid)) first.set(pid, t);
-      last.set(pid, t);
-    }
-  };
-  await sample();
-  // Backends that were there at the start count from then; later ones from their birth (0).
-  const initial = new Map(first);
-  return {
-    sample,
-    cpuSeconds: () => [...last].reduce((sum, [pid, t]) => sum + t - (initial.get(pid) ?? 0), 0),
-  };
-}
-
-/** `text` as a LIKE pattern that matches itself only. */
-function likeLiteral(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
+const sumOf = (xs: Record<string, number>) => Object.values(xs).reduce((a, b) => a + b, 0);

@@ -21,6 +21,7 @@ const BENCHES: Record<string, () => Bench> = {
   compaction: () => (require('./compaction') as typeof import('./compaction')).benchCompaction,
   exec: () => (require('./exec') as typeof import('./exec')).benchExec,
   load: () => (require('./load') as typeof import('./load')).benchLoad,
+  peers: () => (require('./peers') as typeof import('./peers')).benchPeers,
   storage: () => (require('./storage') as typeof import('./storage')).benchStorage,
   'exec-fargate': () => (require('./exec-fargate') as typeof import('./exec-fargate')).benchExecFargate,
   memsearch: () => (require('./memsearch') as typeof import('./memsearch')).benchMemsearch,

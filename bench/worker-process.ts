@@ -23,10 +23,14 @@ export interface WorkerProcess {
  */
 export function spawnWorkerProcess(
   env: Record<string, string>,
-  opts: { from?: 'compiled' | 'sources' } = {},
+  opts: { from?: 'compiled' | 'sources'; script?: string } = {},
 ): WorkerProcess {
-  const entry =
-    opts.from === 'sources' ? ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')] : [ensureWorkerBuild()];
+  // `script`: another worker's TypeScript entry (the peers bench's peer worker), run through tsx.
+  const entry = opts.script
+    ? ['--import', 'tsx', opts.script]
+    : opts.from === 'sources'
+      ? ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')]
+      : [ensureWorkerBuild()];
   const t0 = Date.now();
   let log = '';
   // DREACT_BENCH_WORKER_NODE_ARGS: extra node flags for the worker (e.g. --cpu-prof to profile a bench).

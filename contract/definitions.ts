@@ -36,7 +36,7 @@ export const startTurnUpdate = defineUpdate<
 /**
  * A person's decision on a tool call waiting for approval, sent straight to the turn workflow
  * (`turnWorkflowId`) with the update id `approval:<callId>`; its validator rejects an unknown or
- * decided call, a malformed edit and a principal without the `approve` scope (workflows/approval-step.ts).
+ * decided call, a malformed edit and a principal without the `approve` scope (workflows/turn/run.ts registers it).
  */
 export const decideToolCallUpdate = defineUpdate<ApprovalDecision, [DecideToolCallArgs]>('decideToolCall');
 /** A queued turn's slot under its tenant's concurrency limit is granted (activities/governance/turn-slots.ts). */
@@ -45,7 +45,7 @@ export const slotGrantedSignal = defineSignal('slotGranted');
 /** The turn's tool calls waiting for a decision. */
 export const pendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
 
-/** A subagent turn a delegate call of this turn is running now (workflows/subagent-step.ts). */
+/** A subagent turn a delegate call of this turn is running now (workflows/turn/subagent-step.ts). */
 export interface RunningSubagent {
   /** The parent's delegate call. */
   callId: string;

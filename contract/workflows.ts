@@ -29,7 +29,7 @@ export interface ConversationState {
 /** ConversationWorkflow: serialises the turns of one conversation (workflows/conversation.ts). */
 export type ConversationWorkflow = (initial: ConversationState) => Promise<void>;
 
-/** TurnWorkflow (`conv/<id>/turn/<n>`): one user prompt and the agent's work on it (workflows/turn.ts). */
+/** TurnWorkflow (`conv/<id>/turn/<n>`): one user prompt and the agent's work on it (workflows/turn/workflow.ts). */
 export type TurnWorkflow = (input: TurnInput) => Promise<TurnResult>;
 
 /** What PurgeConversationWorkflow removed: rows per table. */

@@ -10,6 +10,14 @@
  *                                         20 gave none, at the same or better throughput; bench load)
  *   DREACT_MAX_CACHED_WORKFLOWS           sticky workflow cache (default 1 000 turns)
  *   DREACT_DB_POOL_MAX                    Postgres connections of the worker (default 20)
+ *   DREACT_REUSE_V8_CONTEXT               on (the SDK's default) | off: one V8 context for every
+ *                                         workflow, or one per workflow (bench peers measures both)
+ *   DREACT_STICKY_SCHEDULE_TO_START_MS    how long a workflow task waits for the worker that last ran
+ *                                         its workflow before any worker may take it (default 1 000:
+ *                                         a killed worker's turns move on within a second; on a
+ *                                         starved host more sticky tasks time out and replay whole)
+ *   DREACT_NON_STICKY_TO_STICKY_POLL_RATIO pollers of the shared workflow queue per sticky-queue
+ *                                         poller (the SDK's default 0.2 when unset)
  *
  * Per role (docs/worker-roles.md), one SDK Worker each:
  *
@@ -38,7 +46,11 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 export interface WorkerTuning {
   worker: Pick<
     WorkerOptions,
-    'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
+    | 'maxConcurrentActivityTaskExecutions'
+    | 'maxConcurrentWorkflowTaskExecutions'
+    | 'maxCachedWorkflows'
+    | 'reuseV8Context'
+    | 'nonStickyToStickyPollRatio'
   >;
   dbPoolMax: number;
 }
@@ -49,9 +61,21 @@ export function workerTuningFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
       maxConcurrentActivityTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_ACTIVITIES', 200, 1, 10_000),
       maxConcurrentWorkflowTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_WORKFLOW_TASKS', 20, 2, 10_000),
       maxCachedWorkflows: intFrom(env, 'DREACT_MAX_CACHED_WORKFLOWS', 1_000, 0, 100_000),
+      // Only when set: the SDK's own defaults otherwise.
+      ...onOffFrom(env, 'DREACT_REUSE_V8_CONTEXT', 'reuseV8Context'),
+      ...(env.DREACT_NON_STICKY_TO_STICKY_POLL_RATIO?.trim()
+        ? { nonStickyToStickyPollRatio: ratioFrom(env, 'DREACT_NON_STICKY_TO_STICKY_POLL_RATIO', 0.2) }
+        : {}),
     },
     dbPoolMax: intFrom(env, 'DREACT_DB_POOL_MAX', 20, 1, 1_000),
   };
+}
+
+function onOffFrom<K extends string>(env: NodeJS.ProcessEnv, name: string, key: K): Partial<Record<K, boolean>> {
+  const raw = env[name]?.trim();
+  if (!raw) return {};
+  if (raw !== 'on' && raw !== 'off') throw new Error(`${name} must be "on" or "off", got ${JSON.stringify(raw)}`);
+  return { [key]: raw === 'on' } as Partial<Record<K, boolean>>;
 }
 
 function ratioFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -111,6 +135,11 @@ export function roleTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RoleTun
     ...out.workflows,
     maxConcurrentWorkflowTaskExecutions: shared.maxConcurrentWorkflowTaskExecutions,
     maxCachedWorkflows: shared.maxCachedWorkflows,
+    stickyQueueScheduleToStartTimeout: intFrom(env, 'DREACT_STICKY_SCHEDULE_TO_START_MS', 1_000, 100, 60_000),
+    ...(shared.reuseV8Context !== undefined ? { reuseV8Context: shared.reuseV8Context } : {}),
+    ...(shared.nonStickyToStickyPollRatio !== undefined
+      ? { nonStickyToStickyPollRatio: shared.nonStickyToStickyPollRatio }
+      : {}),
   };
   return out;
 }

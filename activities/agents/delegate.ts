@@ -1,5 +1,5 @@
 /**
- * agent.delegate on the worker (core/agents/subagents.ts, workflows/subagent-step.ts): two halves
+ * agent.delegate on the worker (core/agents/subagents.ts, workflows/turn/subagent-step.ts): two halves
  * around the child workflow the turn runs.
  *
  * - `prepareDelegation` (activity, before the child): checks the call — its params, that the turn's

@@ -1,5 +1,5 @@
 /**
- * The approval steps of a tool call around the turn's durable wait (workflows/approval-step.ts):
+ * The approval steps of a tool call around the turn's durable wait (workflows/turn/approval-step.ts):
  * the request (an approval-request block with the tool, its params and the model's stated reason,
  * and the `approval` stream event) and the decision (a decision block the model reads next round,
  * and the stream event). Both idempotent: deterministic block ids, appends that skip existing ids.

@@ -2,7 +2,7 @@
  * A round whose model call a spend cap refused (activities/budget/budgeted-provider.ts): no request
  * was sent; the round appends a notice naming the budget and the turn's answer saying so, streams
  * the answer, and returns a final outcome with completion path `budget_exceeded` — the turn ends
- * there (workflows/turn.ts), visible in the CLI, the gateway and the web chat like any answer.
+ * there (workflows/turn/workflow.ts), visible in the CLI, the gateway and the web chat like any answer.
  */
 import type { Pool } from 'pg';
 import { makeBlock, type Block } from '../../core/timeline/block';

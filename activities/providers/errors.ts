@@ -8,7 +8,7 @@
  *   that attempt;
  * - everything else (bad_request, auth, permission, not_found, protocol, aborted) → non-retryable
  *   failure with a clear message;
- * - `type` is `Provider.<kind>` (workflows/compaction-step.ts reads `Provider.context_length`); list
+ * - `type` is `Provider.<kind>` (workflows/turn/compaction-step.ts reads `Provider.context_length`); list
  *   NON_RETRYABLE_PROVIDER_FAILURE_TYPES in `nonRetryableErrorTypes` to be explicit;
  *   `details[0]` carries `{kind, status, retryAfterMs}`.
  * Anything that is not a ProviderError is returned unchanged (Temporal treats it as retryable).

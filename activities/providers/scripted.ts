@@ -13,16 +13,17 @@ import {
 } from '../../core/model/provider';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { BUILTIN_SCRIPTS } from './scripts';
+import { noteScript } from './note-script';
 import { extractiveSummary } from '../../core/compaction/prompt';
 
 export function resolveScript(script: string | ScriptSpec | undefined): ScriptSpec {
   if (script === undefined) return ScriptSpecSchema.parse(BUILTIN_SCRIPTS.demo);
   if (typeof script === 'string') {
-    const named = BUILTIN_SCRIPTS[script];
+    const named = BUILTIN_SCRIPTS[script] ?? noteScript(script);
     if (!named)
       throw new ProviderError(
         'bad_request',
-        `unknown scripted model script "${script}" (known: ${Object.keys(BUILTIN_SCRIPTS).join(', ')})`,
+        `unknown scripted model script "${script}" (known: ${Object.keys(BUILTIN_SCRIPTS).join(', ')}, notes-<k>)`,
       );
     return ScriptSpecSchema.parse(named);
   }

@@ -233,7 +233,7 @@ export function makeRecordToolFailure(deps: ActivityDeps) {
     });
     const observation: ToolObservation = {
       ok: false,
-      // A person's denial (workflows/approval-step.ts) is the observation as it is.
+      // A person's denial (workflows/turn/approval-step.ts) is the observation as it is.
       text: input.failureType === APPROVAL_DENIED ? input.error : `tool ${input.toolId} failed: ${input.error}`,
       meta: { failure_type: input.failureType ?? null, retry_state: input.retryState ?? null },
     };

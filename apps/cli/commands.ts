@@ -199,7 +199,7 @@ export async function turnsCommand(conversationId: string, opts: { json?: boolea
   });
 }
 
-/** A running turn's own status (e.g. `awaiting_approval`, workflows/approval-step.ts); `running` when it cannot say. */
+/** A running turn's own status (e.g. `awaiting_approval`, workflows/turn/approval-step.ts); `running` when it cannot say. */
 async function liveStatus(s: Session, conversationId: string, workflowId: string): Promise<string> {
   const state = await s.temporal.workflow
     .getHandle(workflowId)

@@ -19,6 +19,7 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       insecure: config.insecure,
       ...(config.tokenSecret ? { tokenSecret: config.tokenSecret } : {}),
       corsOrigins: config.corsOrigins,
+      hostnames: config.hostnames,
       // Only a UI the operator made public (the stack's own UI address is internal).
       ...(config.publicTemporalUiUrl
         ? { temporalUiUrl: config.publicTemporalUiUrl, temporalNamespace: s.info.namespace }

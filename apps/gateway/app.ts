@@ -69,6 +69,11 @@ export interface GatewayOptions {
   attachmentLimits?: Partial<AttachmentLimits>;
   /** Origins allowed to call the API from a browser (DREACT_CORS_ORIGINS); none: same origin only. */
   corsOrigins?: readonly string[];
+  /**
+   * Host names the gateway is reached by besides loopback (DREACT_GATEWAY_HOSTNAMES): `/mcp` answers
+   * no other `Host` (DNS rebinding, mcp-rebinding.ts). Default: loopback only.
+   */
+  hostnames?: readonly string[];
   /** Requests per API key per minute (DREACT_RATE_LIMIT_PER_MINUTE, default 600); failed authentications per client address likewise. */
   rateLimitPerMinute?: number;
   /** Proxies whose X-Forwarded-For names the client (DREACT_TRUSTED_PROXIES); none: the peer is the client. */
@@ -282,6 +287,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     ...(notifier ? { notifier } : {}),
     limits,
     origins: opts.corsOrigins ?? [],
+    hostnames: opts.hostnames ?? [],
     logger,
   });
   registerFileRoutes(app, pool, { signer, keyStillActive });

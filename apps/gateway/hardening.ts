@@ -46,7 +46,8 @@ export function corsAllowList(origins: readonly string[]): MiddlewareHandler {
   return cors({
     origin: (origin) => (allowed.has(origin) ? origin : null),
     allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    // authorization and mcp-protocol-version: what a browser MCP client sends to /mcp.
+    // authorization, mcp-protocol-version, mcp-session-id, last-event-id: what a browser MCP
+    // client sends to /mcp (and it reads mcp-session-id back).
     allowHeaders: [
       'x-api-key',
       'authorization',
@@ -54,26 +55,25 @@ export function corsAllowList(origins: readonly string[]): MiddlewareHandler {
       'last-event-id',
       'x-request-id',
       'mcp-protocol-version',
+      'mcp-session-id',
     ],
-    exposeHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining'],
+    exposeHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'mcp-session-id'],
     maxAge: 600,
   });
 }
 
 /**
  * A browser's request only from an allowed origin (the CORS allow-list): a request carrying an
- * `Origin` outside it is refused (403) even with a valid key — DNS rebinding (a page of
+ * `Origin` outside it is refused even with a valid key — DNS rebinding (a page of
  * evil.example.com resolved to the gateway's address) sends its own origin. Requests without an
- * `Origin` (non-browser clients) pass.
+ * `Origin` (non-browser clients) pass. Used by `/mcp` (mcp-rebinding.ts).
  */
-export function originAllowList(origins: readonly string[]): MiddlewareHandler {
+export function originRefusal(origins: readonly string[]): (origin: string | undefined) => string | undefined {
   const allowed = new Set(origins);
-  return async (c, next) => {
-    const origin = c.req.header('origin');
-    if (origin !== undefined && !allowed.has(origin))
-      return fail(c, 'forbidden', `Origin ${JSON.stringify(origin)} is not allowed (DREACT_CORS_ORIGINS)`);
-    await next();
-  };
+  return (origin) =>
+    origin !== undefined && !allowed.has(origin)
+      ? `Origin ${JSON.stringify(origin)} is not allowed (DREACT_CORS_ORIGINS)`
+      : undefined;
 }
 
 /**

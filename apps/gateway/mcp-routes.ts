@@ -4,7 +4,9 @@
  * progress notifications. Authenticated like `/v1`: an API key in `x-api-key` or as
  * `Authorization: Bearer <key>` (what MCP clients send), checked by the gateway's own key check,
  * under the SAME rate limits as `/v1` (rate-limits.ts: one failed-auth budget, one budget per key).
- * A browser's request must come from an allowed origin (DNS rebinding: hardening.ts). A JSON-RPC
+ * Its `Host` must name the gateway and a browser's request come from an allowed origin (DNS
+ * rebinding: mcp-rebinding.ts). Stateless, it offers no SSE stream of its own and no session to
+ * end: `GET` and `DELETE` answer 405 (the spec's answer for such a server). A JSON-RPC
  * batch costs one point per call, and `start_turn` is refused inside a batch (a turn is started by
  * a request of its own, which its progress and its answer belong to). The body is capped. A key is
  * always needed (the insecure development mode's anonymous reads do not extend to MCP).
@@ -18,7 +20,8 @@ import type { Principal } from '../../core/tenancy/principal';
 import type { StreamNotifier } from '../../store/stream-bus';
 import { createDreactMcpServer } from '../mcp-server/server';
 import { fail, type GatewayEnv } from './http';
-import { originAllowList, silentLogger, type Logger } from './hardening';
+import { silentLogger, type Logger } from './hardening';
+import { mcpRebindingGuard } from './mcp-rebinding';
 import { presentedKey, type GatewayRateLimits } from './rate-limits';
 
 export interface McpRouteOptions {
@@ -31,6 +34,8 @@ export interface McpRouteOptions {
   limits: GatewayRateLimits;
   /** Browser origins allowed (DREACT_CORS_ORIGINS); a request with another Origin is refused. */
   origins: readonly string[];
+  /** Host names the gateway is reached by besides loopback (DREACT_GATEWAY_HOSTNAMES); another `Host` is refused. */
+  hostnames: readonly string[];
   maxBodyBytes?: number;
   logger?: Logger;
 }
@@ -48,7 +53,7 @@ const isStartTurn = (m: unknown) => {
 
 export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): void {
   app.use(MCP_PATH, o.limits.failedAuth);
-  app.use(MCP_PATH, originAllowList(o.origins));
+  app.use(MCP_PATH, mcpRebindingGuard({ hostnames: o.hostnames, origins: o.origins }));
   app.use(MCP_PATH, async (c, next) => {
     const key = presentedKey(c);
     if (!key) return fail(c, 'unauthorized', 'missing API key: send it as x-api-key or Authorization: Bearer');
@@ -66,6 +71,20 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): vo
     }),
   );
   app.all(MCP_PATH, async (c) => {
+    if (c.req.method === 'GET' || c.req.method === 'DELETE') {
+      c.header('allow', 'POST');
+      return c.json(
+        {
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: -32000,
+            message: `Method Not Allowed: this MCP endpoint is stateless (no SSE stream to ${c.req.method === 'GET' ? 'open' : 'end'}); send requests as POST`,
+          },
+        },
+        405,
+      );
+    }
     let parsedBody: unknown;
     if (c.req.method === 'POST') {
       try {

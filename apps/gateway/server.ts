@@ -6,6 +6,9 @@
  *   DREACT_GATEWAY_INSECURE=1        …unless this is set: local dev, anonymous reads only
  *   DREACT_GATEWAY_TOKEN_SECRET      signs stream tokens (set it when several gateways serve one API)
  *   DREACT_CORS_ORIGINS              browser origins allowed to call the API (comma-separated)
+ *   DREACT_GATEWAY_HOSTNAMES         host names clients reach the gateway by besides loopback and
+ *                                    its listen address (comma-separated): /mcp refuses any other
+ *                                    Host header (DNS rebinding)
  *   DREACT_RATE_LIMIT_PER_MINUTE     requests per API key per minute (default 600; 429 + Retry-After),
  *                                    and failed authentications per client address
  *   DREACT_TRUSTED_PROXIES           proxies (CIDRs or addresses, comma-separated) whose
@@ -35,6 +38,7 @@ export interface GatewayEnvConfig {
   port: number;
   tokenSecret?: string;
   corsOrigins: string[];
+  hostnames: string[];
   rateLimitPerMinute: number;
   trustedProxies: TrustedProxies;
   allowScripted: boolean;
@@ -77,6 +81,7 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
       .split(',')
       .map((o) => o.trim())
       .filter(Boolean),
+    hostnames: list(env.DREACT_GATEWAY_HOSTNAMES),
     rateLimitPerMinute: positiveInt(env.DREACT_RATE_LIMIT_PER_MINUTE, 'DREACT_RATE_LIMIT_PER_MINUTE', 600),
     trustedProxies: parseTrustedProxies(env.DREACT_TRUSTED_PROXIES),
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
@@ -106,8 +111,12 @@ export interface RunningGateway {
 
 export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
   const log = opts.log ?? ((line: string) => console.error(line));
-  const gateway = await createGatewayApp(opts);
   const host = opts.host ?? '127.0.0.1';
+  // The address it listens on names it too (a wildcard names no host).
+  const own = ['0.0.0.0', '::', ''].includes(host)
+    ? []
+    : [host.includes(':') && !host.startsWith('[') ? `[${host}]` : host];
+  const gateway = await createGatewayApp({ ...opts, hostnames: [...(opts.hostnames ?? []), ...own] });
   let server: Server;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server = serve(

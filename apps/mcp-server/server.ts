@@ -184,11 +184,14 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
         throw new DreactError(`no conversation "${clientId}"`, 'not_found');
       const messageId = `msg_${randomUUID()}`;
       // Everything checked before anything is written (turn-check.ts, as POST …/turns does).
-      // A refused start of a new conversation leaves nothing behind, and names no id that does not exist.
+      // A refused start of a new conversation leaves nothing behind; its answer names the id only
+      // when the caller chose it (a generated one names nothing that exists).
       await checkTurnStart(client, pool, principal, { conversationId: scoped.id, prompt, messageId, agent }).catch(
         (err: unknown) => {
           if (existing) throw new ConversationFailure(scoped.id, err);
-          throw err instanceof DreactError ? new DreactError(`${err.message} (nothing was created)`, err.code) : err;
+          const refused =
+            err instanceof DreactError ? new DreactError(`${err.message} (nothing was created)`, err.code) : err;
+          throw conversation_id !== undefined ? new ConversationFailure(scoped.id, refused) : refused;
         },
       );
       if (!existing) {
@@ -335,6 +338,9 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     }),
   );
 
+  // The SDK advertises `tools.listChanged: true` once a tool is registered; this server's tools are
+  // fixed (one server per request), it never sends the notification, so it does not promise it.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Subagents: an agent delegates a task to another defined agent with the built-in tool
  * `agent.delegate({ agent, task })`, which runs that agent's turn as a CHILD WORKFLOW of the
- * calling turn (workflows/subagent-step.ts). Pure and zod-free: the workflow imports the ids.
+ * calling turn (workflows/turn/subagent-step.ts). Pure and zod-free: the workflow imports the ids.
  *
  * - The child is a conversation of its own, `<parent>:sub:<callId>` (its own timeline, budget and
  *   turns row), whose one turn runs as the workflow `conv/<parent>/sub/<callId>`: both follow from

@@ -1,5 +1,5 @@
 /**
- * Which MCP tool calls wait for a person (workflows/approval-step.ts): a server's `approval`
+ * Which MCP tool calls wait for a person (workflows/turn/approval-step.ts): a server's `approval`
  * setting in the agent file — `always`, `never`, or `destructive` (the default): the tools the
  * server annotates `destructiveHint: true` and not `readOnlyHint: true`. A tool without annotations
  * is not taken as destructive (the MCP spec's default for an absent hint is "may be destructive";

@@ -1,6 +1,6 @@
 /**
  * Declaration of `agent.delegate`: run another defined agent on a task, as a child workflow of the
- * turn (core/agents/subagents.ts, workflows/subagent-step.ts). Its plan says `child`: the workflow
+ * turn (core/agents/subagents.ts, workflows/turn/subagent-step.ts). Its plan says `child`: the workflow
  * starts the child's turn, then the tool activity appends the child's answer (and its files, by
  * reference) as the call's result. Offered only to agents that list `subagents`, above their depth cap.
  */

@@ -36,9 +36,9 @@ export interface ToolCallPlan {
   concurrent?: boolean;
   /** A short Postgres-only tool: runs as a local activity (no server round trip). */
   local?: boolean;
-  /** The call waits for a person's decision before it runs (workflows/approval-step.ts). */
+  /** The call waits for a person's decision before it runs (workflows/turn/approval-step.ts). */
   approval?: ApprovalSpec;
-  /** The call runs another agent's turn as a child workflow first (agent.delegate, workflows/subagent-step.ts). */
+  /** The call runs another agent's turn as a child workflow first (agent.delegate, workflows/turn/subagent-step.ts). */
   child?: boolean;
   /** Plans recorded before the RetryPolicy was carried whole (read by old histories only). */
   startToCloseMs?: number;
@@ -117,7 +117,7 @@ export interface ScheduledActivityCall extends ScheduledActivity {
 /**
  * A call that runs another agent's turn as a child workflow (agent.delegate): `prepare` checks the
  * call and opens the child's conversation, the child runs, then the tool activity (`activity`,
- * `options`) appends the child's answer as the call's result (workflows/subagent-step.ts).
+ * `options`) appends the child's answer as the call's result (workflows/turn/subagent-step.ts).
  */
 export interface ScheduledChildCall extends ScheduledActivity {
   kind: 'child';

@@ -186,7 +186,7 @@ export type TurnStatus =
   | 'queued'
   | 'running'
   | 'compacting'
-  /** A tool call waits for a person's decision (workflows/approval-step.ts). */
+  /** A tool call waits for a person's decision (workflows/turn/approval-step.ts). */
   | 'awaiting_approval'
   | 'finalizing'
   | 'persisting'

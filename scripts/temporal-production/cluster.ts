@@ -386,21 +386,3 @@ export async function startProductionTemporal(opts: ProductionTemporalOptions = 
     throw err;
   }
 }
-
-/** The cluster's TEMPORAL_* settings as a `temporal.toml` profile (envconfig's and the `temporal` CLI's format). */
-export function temporalTomlProfile(env: Record<string, string>, profile: string): string {
-  const q = (v: string | undefined) => JSON.stringify(v ?? '');
-  return [
-    `[profile.${profile}]`,
-    `address = ${q(env.TEMPORAL_ADDRESS)}`,
-    `namespace = ${q(env.TEMPORAL_NAMESPACE)}`,
-    `api_key = ${q(env.TEMPORAL_API_KEY)}`,
-    '',
-    `[profile.${profile}.tls]`,
-    `client_cert_path = ${q(env.TEMPORAL_TLS_CLIENT_CERT_PATH)}`,
-    `client_key_path = ${q(env.TEMPORAL_TLS_CLIENT_KEY_PATH)}`,
-    `server_ca_cert_path = ${q(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH)}`,
-    `server_name = ${q(env.TEMPORAL_TLS_SERVER_NAME)}`,
-    '',
-  ].join('\n');
-}

@@ -6,6 +6,7 @@
  * authorizer and claim mapper, keys from our JWKS), and the project's dynamic config. The system
  * worker reaches the cluster through `internal-frontend` (no authorizer, internode: loopback), as
  * the server's docs advise when an authorizer is on. JSON is YAML: the files are written as JSON.
+ * And the client side: the cluster's TEMPORAL_* settings as a `temporal.toml` profile.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -149,4 +150,22 @@ export function writeProcessConfig(
   mkdirSync(join(layout.root, dir), { recursive: true });
   writeFileSync(join(layout.root, dir, 'development.yaml'), JSON.stringify(config, null, 2));
   return dir;
+}
+
+/** The cluster's TEMPORAL_* settings as a `temporal.toml` profile (envconfig's and the `temporal` CLI's format). */
+export function temporalTomlProfile(env: Record<string, string>, profile: string): string {
+  const q = (v: string | undefined) => JSON.stringify(v ?? '');
+  return [
+    `[profile.${profile}]`,
+    `address = ${q(env.TEMPORAL_ADDRESS)}`,
+    `namespace = ${q(env.TEMPORAL_NAMESPACE)}`,
+    `api_key = ${q(env.TEMPORAL_API_KEY)}`,
+    '',
+    `[profile.${profile}.tls]`,
+    `client_cert_path = ${q(env.TEMPORAL_TLS_CLIENT_CERT_PATH)}`,
+    `client_key_path = ${q(env.TEMPORAL_TLS_CLIENT_KEY_PATH)}`,
+    `server_ca_cert_path = ${q(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH)}`,
+    `server_name = ${q(env.TEMPORAL_TLS_SERVER_NAME)}`,
+    '',
+  ].join('\n');
 }

@@ -11,7 +11,8 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureProductionServer } from './build';
-import { startProductionTemporal, temporalTomlProfile } from './cluster';
+import { startProductionTemporal } from './cluster';
+import { temporalTomlProfile } from './config';
 
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({

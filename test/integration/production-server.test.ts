@@ -37,7 +37,7 @@ import {
   startProductionTestTemporal,
   type ProductionTemporal,
 } from '../support/production-temporal';
-import { temporalTomlProfile } from '../../scripts/temporal-production/cluster';
+import { temporalTomlProfile } from '../../scripts/temporal-production/config';
 
 const skip = needs(NEED_TEMPORAL_SERVER);
 const available = skip === false;

@@ -45,6 +45,7 @@ before(async () => {
     listen: false,
     pollMs: 50,
     allowScripted: true,
+    hostnames: ['gw'],
   });
 });
 after(async () => {

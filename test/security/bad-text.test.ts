@@ -310,7 +310,7 @@ test('attack: a steer while every decide attempt fails ends the turn in seconds,
   );
   const t0 = Date.now();
   await stack.client.steer(id, 'stop now');
-  // The finalize round is bounded (workflows/turn.ts finalizeBound): the turn fails with its failure.
+  // The finalize round is bounded (workflows/turn/decide-step.ts FINALIZE_BOUND): the turn fails with its failure.
   const outcome = await within(
     45_000,
     'the steered turn whose rounds keep failing',

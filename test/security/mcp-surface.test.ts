@@ -39,6 +39,7 @@ before(async () => {
     listen: false,
     pollMs: 50,
     corsOrigins: [ALLOWED],
+    hostnames: ['gw'],
   });
 });
 after(async () => {
@@ -116,8 +117,8 @@ test('attack: a failed turn answers only "Workflow execution failed", without th
   await client.close();
 });
 
-test('attack: DNS rebinding — a valid key with Origin http://evil.example.com gets 200 → 403', async () => {
-  const post = (origin: string | undefined) =>
+test('attack: DNS rebinding — a valid key with Host/Origin http://evil.example.com gets 200 → 403', async () => {
+  const post = (origin: string | undefined, host = 'gw') =>
     gw.fetch(
       new Request('http://gw/mcp', {
         method: 'POST',
@@ -125,7 +126,7 @@ test('attack: DNS rebinding — a valid key with Origin http://evil.example.com 
           authorization: `Bearer ${key}`,
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
-          host: 'evil.example.com',
+          host,
           ...(origin ? { origin } : {}),
         },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
@@ -133,6 +134,9 @@ test('attack: DNS rebinding — a valid key with Origin http://evil.example.com 
     );
   const evil = await post('http://evil.example.com');
   assert.equal(evil.status, 403);
+  // A rebound name in Host is refused even from an allowed origin (and without any).
+  assert.equal((await post(ALLOWED, 'evil.example.com')).status, 403);
+  assert.equal((await post(undefined, 'evil.example.com')).status, 403);
   assert.match(
     ((await evil.json()) as { error: { message: string } }).error.message,
     /Origin "http:\/\/evil\.example\.com" is not allowed/,

@@ -8,24 +8,9 @@ import type { Pool } from 'pg';
 import { reply, type MessageReply } from '../emulator/anthropic-emulator';
 import { loadBlocks, getArtifact, FILE_ARTIFACT_KIND } from '../../store/timeline-store';
 
-export const NOTES_ANSWER = 'All notes are written.';
-
-/** The decision of round `k` (1-based) of a `rounds`-round turn (~230 output tokens). */
-export function noteDecision(k: number, rounds: number): string {
-  const thinking = `Round ${k}: I look at what the notes say so far and decide the next step. `.repeat(8);
-  const decision =
-    k < rounds
-      ? {
-          action: 'call_tool',
-          notes: `write note ${k}`,
-          tool_call: {
-            tool_id: 'react.write',
-            params: { path: `load-note-${k}.md`, channel: 'internal', content: `note ${k}\n`.repeat(20), kind: 'file' },
-          },
-        }
-      : { action: 'complete', notes: '', final_answer: NOTES_ANSWER };
-  return `<channel:thinking>${thinking}</channel:thinking><channel:ReactDecisionOutV2>${JSON.stringify(decision)}</channel:ReactDecisionOutV2>`;
-}
+// The rounds themselves are the scripted model's `notes-<k>` scripts (activities/providers/note-script.ts).
+export { NOTES_ANSWER, noteDecision } from '../../activities/providers/note-script';
+import { noteDecision } from '../../activities/providers/note-script';
 
 /** The emulator's answer: the title call gets its tool call; a round gets the decision its history asks for. */
 export function noteReply(body: Record<string, unknown>, rounds: number): MessageReply {

@@ -174,6 +174,27 @@ describe('the Helm chart', () => {
       assert.equal(envValue(w, 'DREACT_EXEC_BACKEND'), 'off', `${w.metadata.name} runs no code`);
   });
 
+  test("the gateway's /mcp host names: its Service's DNS names, the Ingress host and gateway.hostnames", () => {
+    const hosts = (set: string, extra: string[] = []) => {
+      const gw = deployments(render(set, extra).objects).find((d) => d.metadata.name.endsWith('-gateway'))!;
+      return (envValue(gw, 'DREACT_GATEWAY_HOSTNAMES') ?? '').split(',');
+    };
+    const prod = hosts('production');
+    const svc = prod[0]!;
+    assert.match(svc, /-gateway$/);
+    for (const h of [
+      svc,
+      `${svc}.default`,
+      `${svc}.default.svc`,
+      `${svc}.default.svc.cluster.local`,
+      'agents.acme.example',
+    ])
+      assert.ok(prod.includes(h), `production: ${h} in ${prod.join(',')}`);
+    assert.ok(!hosts('minimal').includes('agents.acme.example'), 'no Ingress: no Ingress host');
+    const more = hosts('minimal', ['--set-string', 'gateway.hostnames=mcp.acme.example\\,10.0.0.7']);
+    assert.ok(more.includes('mcp.acme.example') && more.includes('10.0.0.7'), more.join(','));
+  });
+
   test('secrets only by reference: no Secret rendered, every credential from a secretKeyRef or envFrom', () => {
     for (const set of ['minimal', 'production', 'all-roles']) {
       const { objects } = render(set);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { workerTuningFromEnv } from '../../../workers/tuning';
+import { roleTuningFromEnv, workerTuningFromEnv } from '../../../workers/tuning';
 import { streamWriteGapMs } from '../../../store/stream-writer';
 
 test('worker capacity comes from the environment, with defaults and clear errors', () => {
@@ -19,6 +19,33 @@ test('worker capacity comes from the environment, with defaults and clear errors
   assert.throws(
     () => workerTuningFromEnv({ DREACT_MAX_CACHED_WORKFLOWS: 'lots' }),
     /DREACT_MAX_CACHED_WORKFLOWS must be an integer/,
+  );
+});
+
+test('the V8 context reuse and the sticky poll ratio are the SDK defaults unless set, and reach the workflows role', () => {
+  const t = workerTuningFromEnv({ DREACT_REUSE_V8_CONTEXT: 'off', DREACT_NON_STICKY_TO_STICKY_POLL_RATIO: '0.5' });
+  assert.equal(t.worker.reuseV8Context, false);
+  assert.equal(t.worker.nonStickyToStickyPollRatio, 0.5);
+  const roles = roleTuningFromEnv({ DREACT_REUSE_V8_CONTEXT: 'on' });
+  assert.equal(roles.workflows.reuseV8Context, true);
+  assert.equal(roles.models.reuseV8Context, undefined);
+  assert.equal('reuseV8Context' in roleTuningFromEnv({}).workflows, false);
+  assert.equal(roleTuningFromEnv({}).workflows.stickyQueueScheduleToStartTimeout, 1000);
+  assert.equal(
+    roleTuningFromEnv({ DREACT_STICKY_SCHEDULE_TO_START_MS: '10000' }).workflows.stickyQueueScheduleToStartTimeout,
+    10000,
+  );
+  assert.throws(
+    () => roleTuningFromEnv({ DREACT_STICKY_SCHEDULE_TO_START_MS: '5' }),
+    /DREACT_STICKY_SCHEDULE_TO_START_MS must be an integer from 100/,
+  );
+  assert.throws(
+    () => workerTuningFromEnv({ DREACT_REUSE_V8_CONTEXT: 'yes' }),
+    /DREACT_REUSE_V8_CONTEXT must be "on" or "off"/,
+  );
+  assert.throws(
+    () => workerTuningFromEnv({ DREACT_NON_STICKY_TO_STICKY_POLL_RATIO: '2' }),
+    /DREACT_NON_STICKY_TO_STICKY_POLL_RATIO must be a fraction above 0 and at most 1/,
   );
 });
 

@@ -6,12 +6,12 @@
  * instead of looping.
  */
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
-import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import type { Usage } from '../core/turn/contracts';
-import type { CompactionReason, DecideOutcome, RoundOutcome, TurnPlacement } from '../core/turn/activity-contracts';
-import type { TurnRef } from '../core/turn/ref';
-import { CompactionWorkflow } from './compaction';
-import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../contract/definitions';
+import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import type { Usage } from '../../core/turn/contracts';
+import type { CompactionReason, DecideOutcome, RoundOutcome } from '../../core/turn/activity-contracts';
+import { CompactionWorkflow } from '../compaction';
+import { SHORT_WORKFLOW_TASK_TIMEOUT } from '../../contract/definitions';
+import type { TurnRun } from './run';
 
 /** Compactions one round may run before the turn gives up on its budget. */
 const MAX_COMPACTIONS_PER_ROUND = 2;
@@ -29,22 +29,14 @@ export interface CompactionStep {
   readonly usage: Usage;
 }
 
-export function compactionStep(ctx: {
-  workflowId: string;
-  /** The turn (the summariser is its agent's compaction role, under the turn's model override). */
-  turn: TurnRef;
-  /** The turn's role queues and timeouts: the summariser is a models activity. */
-  placement?: TurnPlacement;
-  onStart(line: string): void;
-  onEnd(): void;
-}): CompactionStep {
+export function compactionStep(run: TurnRun): CompactionStep {
   let count = 0;
   let usage = ZERO_USAGE;
 
   const compact = async (reason: CompactionReason, over: Over): Promise<void> => {
     count += 1;
-    const compactionId = `${ctx.workflowId}/compact/${count}`;
-    ctx.onStart(`compacting (${reason}: ${over.estimate} > ${over.budget} tokens)`);
+    const compactionId = `${run.workflowId}/compact/${count}`;
+    run.status.compacting(`compacting (${reason}: ${over.estimate} > ${over.budget} tokens)`);
     const result = await executeChild(CompactionWorkflow, {
       workflowId: compactionId,
       workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
@@ -55,13 +47,13 @@ export function compactionStep(ctx: {
           budget: over.budget,
           estimate: over.estimate,
           systemTokens: over.systemTokens,
-          turn: ctx.turn,
-          ...(ctx.placement ? { placement: ctx.placement } : {}),
+          turn: run.turn,
+          ...(run.placement ? { placement: run.placement } : {}),
         },
       ],
       staticSummary: `compact ${reason === 'context_length' ? 'after a context-limit refusal' : 'before the round'} (${over.estimate} > ${over.budget} tokens)`,
     });
-    ctx.onEnd();
+    run.status.compacted();
     if (result.status === 'compacted') {
       usage = addUsage(usage, result.usage);
       return;

@@ -9,12 +9,12 @@
  */
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
-import type { TurnActivities } from '../activities/turn-activities';
-import type { UserEvent } from '../core/turn/contracts';
-import type { DecideInput, DecideOutcome } from '../core/turn/activity-contracts';
-import type { TurnRef } from '../core/turn/ref';
-import type { ServedBy } from '../core/model/provider';
-import type { RoleQueues } from './role-queue';
+import type { TurnActivities } from '../../activities/turn-activities';
+import type { UserEvent } from '../../core/turn/contracts';
+import type { DecideInput, DecideOutcome } from '../../core/turn/activity-contracts';
+import type { ServedBy } from '../../core/model/provider';
+import type { OpenedTurn } from './open-step';
+import type { TurnRun } from './run';
 
 /**
  * A decision round is retried for as long as its failures are transient — 429 / 529 / 5xx, cut
@@ -67,21 +67,12 @@ export interface DecideStep {
   modelLine(): string;
 }
 
-export function decideStep(ctx: {
-  /** The turn (its agent version and overrides: the round resolves its settings from them). */
-  turn: TurnRef;
-  /** The native protocol (`decideNative`), else channels (`decide`). */
-  native: boolean;
-  /** Native two-phase mode: the loop's rounds do not stream an answer (a synthesis call does). */
-  twoPhase: boolean;
-  cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
-  /** The models role's queue and timeouts (workflows/role-queue.ts). */
-  roles: RoleQueues;
-}): DecideStep {
-  const { turn, twoPhase, cancellable, roles } = ctx;
+export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'twoPhase'>): DecideStep {
+  const { turn, roles } = run;
+  const { twoPhase } = opened;
   const { modelsHeartbeatMs, modelsStartToCloseMs } = roles.timeouts;
   const timeouts = { heartbeatTimeout: modelsHeartbeatMs, startToCloseTimeout: modelsStartToCloseMs };
-  const decideActivity = ctx.native ? decideNative : decide;
+  const decideActivity = opened.native ? decideNative : decide;
   // Rounds by the model that answered them (outcomes recorded before it was carried name none).
   const answered = new Map<string, { by: ServedBy; rounds: number[] }>();
   const note = (round: number, outcome: DecideOutcome | undefined): DecideOutcome | undefined => {
@@ -114,7 +105,7 @@ export function decideStep(ctx: {
           decideActivity.executeWithOptions({ summary, ...timeouts, ...bound, ...placed }, [decideInput]),
         );
       return async () =>
-        note(round, finalize ? await call(FINALIZE_BOUND) : await cancellable(() => call(WAIT_FOR_CANCEL)));
+        note(round, finalize ? await call(FINALIZE_BOUND) : await run.cancellable(() => call(WAIT_FOR_CANCEL)));
     },
   };
 }

@@ -14,23 +14,18 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import type { TurnActivities } from '../activities/turn-activities';
-import { callStages, scheduleToolCall, type ScheduledActivity } from '../core/tools/call-plan';
-import type { UserEvent } from '../core/turn/contracts';
-import type { ToolInput, ToolOutcome } from '../core/turn/activity-contracts';
-import type { ToolCallPlan } from '../core/tools/call-plan';
-import type { AgentRef } from '../core/agents/ref';
-import { failureMessage } from './failure';
+import type { TurnActivities } from '../../activities/turn-activities';
+import { callStages, scheduleToolCall, type ScheduledActivity, type ToolCallPlan } from '../../core/tools/call-plan';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
+import { failureMessage } from '../failure';
 import { approvalStep, type ApprovalStep } from './approval-step';
 import { subagentStep, type SubagentStep } from './subagent-step';
-import type { RoleQueues } from './role-queue';
-import { atLeast } from '../core/turn/timeouts';
+import type { RoleQueues } from '../role-queue';
+import type { TurnRun } from './run';
+import { SHORT_STEP } from './activity-options';
+import { atLeast } from '../../core/turn/timeouts';
 
-// Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
-const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 10 },
-});
+const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>(SHORT_STEP);
 
 /**
  * A steer's finalize round must not overlap a cancelled call (its last stream deltas and partial
@@ -63,44 +58,28 @@ const localToolActivities = proxyLocalActivities<Record<string, (input: ToolInpu
 export interface ToolStep {
   /** Runs one round's tool calls; resolves `true` when a steer interrupted them. */
   run(calls: ToolCallPlan[]): Promise<boolean>;
-  /** The subagent turns its delegate calls ran (workflows/subagent-step.ts), and their usage. */
+  /** The subagent turns its delegate calls ran (workflows/turn/subagent-step.ts), and their usage. */
   readonly subagents: Pick<SubagentStep, 'count' | 'usage'>;
 }
 
-export function toolStep(ctx: {
-  conversationId: string;
-  turnId: string;
-  /**
-   * The turn's agent version, for approvals and delegations. Other tool activities read it from the
-   * turn header beside the call block: the ref is not repeated in every tool input's history.
-   */
-  agent?: AgentRef;
-  /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
-  cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
-  /** Told when the turn starts or stops waiting for a person's approval (workflows/approval-step.ts). */
-  onApprovalWait?(waiting: boolean): void;
-  /** The steer that is stopping the turn, if one is (forwarded to a running subagent). */
-  steerEvent?(): UserEvent | undefined;
-  /** The tools and exec roles' queues and timeouts (workflows/role-queue.ts). */
-  roles: RoleQueues;
-}): ToolStep {
-  const { conversationId, turnId, cancellable } = ctx;
+/**
+ * The round's tool calls of the turn `run`. Tool activities other than approvals and delegations
+ * read the turn's agent version from the turn header beside the call block: the ref is not repeated
+ * in every tool input's history.
+ */
+export function toolStep(run: TurnRun): ToolStep {
+  const { conversationId, turnId, cancellable, agent, roles } = run;
   // Calls whose plan asks for approval wait for the decideToolCall Update first.
-  const approvals = approvalStep({
-    conversationId,
-    turnId,
-    ...(ctx.agent ? { agent: ctx.agent } : {}),
-    ...(ctx.onApprovalWait ? { onWaiting: ctx.onApprovalWait } : {}),
-  });
+  const approvals = approvalStep(run);
   // Delegate calls run a subagent's turn as a child workflow.
-  const subagents = subagentStep({ roles: ctx.roles, ...(ctx.steerEvent ? { steerEvent: ctx.steerEvent } : {}) });
+  const subagents = subagentStep(run);
 
   const toolInput = (call: ToolCallPlan, heldForBatch: boolean): ToolInput => ({
     conversationId,
     turnId,
     callId: call.callId,
     toolId: call.toolId,
-    ...(ctx.agent && call.child ? { agent: ctx.agent } : {}),
+    ...(agent && call.child ? { agent } : {}),
     ...(heldForBatch ? { heldForBatch } : {}),
   });
 
@@ -120,7 +99,7 @@ export function toolStep(ctx: {
           interrupted =
             (await cancellable(async () => {
               const settled = await Promise.allSettled(
-                stage.map((call) => runToolCall(call, toolInput(call, true), approvals, subagents, ctx.roles)),
+                stage.map((call) => runToolCall(call, toolInput(call, true), approvals, subagents, roles)),
               );
               const failed = settled.find((r) => r.status === 'rejected');
               if (failed) throw failed.reason;
@@ -132,7 +111,7 @@ export function toolStep(ctx: {
         } else {
           for (const call of stage) {
             interrupted =
-              (await cancellable(() => runToolCall(call, toolInput(call, false), approvals, subagents, ctx.roles))) ===
+              (await cancellable(() => runToolCall(call, toolInput(call, false), approvals, subagents, roles))) ===
               undefined;
             if (interrupted) break;
           }

@@ -12,7 +12,7 @@
  * a cancellation of the parent cancels the child (and its parent-close policy does too).
  * The child's model usage (its compactions and own subagents included) rolls up into `usage`.
  *
- * The `runningSubagents` query lists the children running now, so a client can reach a child's
+ * The `runningSubagents` query (workflows/turn/run.ts) lists the children running now, so a client can reach a child's
  * waiting calls from the parent (client/approvals.ts: a subagent's approval surfaces in the parent
  * conversation and is decided there). A query handler adds nothing to history.
  */
@@ -23,31 +23,28 @@ import {
   log,
   ParentClosePolicy,
   proxyActivities,
-  setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ScheduledChildCall } from '../core/tools/call-plan';
-import type { Usage, UserEvent } from '../core/turn/contracts';
-import type { ToolInput, ToolOutcome } from '../core/turn/activity-contracts';
-import { addUsage, ZERO_USAGE } from '../core/model/provider';
-import { subagentSummary } from '../core/agents/subagents';
-import { turnIdFor } from '../core/turn/ids';
-import type { DelegationStart } from '../activities/agents/delegate';
-import type { TurnWorkflow } from './turn';
-import type { RoleQueues } from './role-queue';
+import type { ScheduledChildCall } from '../../core/tools/call-plan';
+import type { Usage } from '../../core/turn/contracts';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
+import type { TurnWorkflow } from '../../contract/workflows';
+import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import { subagentSummary } from '../../core/agents/subagents';
+import { turnIdFor } from '../../core/turn/ids';
+import type { DelegationStart } from '../../activities/agents/delegate';
+import type { TurnRun } from './run';
 import {
   AgentNameKey,
   ConversationIdKey,
   ProjectIdKey,
-  runningSubagentsQuery,
-  type RunningSubagent,
   SHORT_WORKFLOW_TASK_TIMEOUT,
   steerSignal,
   TenantIdKey,
   TurnIndexKey,
   TurnStatusKey,
-} from '../contract/definitions';
+} from '../../contract/definitions';
 
 // Each call passes the plan's options; these are the fallbacks.
 const prepareActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<DelegationStart>>>({
@@ -67,21 +64,18 @@ export interface SubagentStep {
   readonly usage: Usage;
 }
 
-export function subagentStep(ctx: {
-  /** The steer that is stopping the turn, if one is (forwarded to a running child). */
-  steerEvent?(): UserEvent | undefined;
-  /** The tools role's queue: prepare and the answer's append are tool activities. */
-  roles: RoleQueues;
-}): SubagentStep {
+export function subagentStep(run: TurnRun): SubagentStep {
+  // prepare and the answer's append are tool activities, on the tools role's queue.
+  const { roles } = run;
   let count = 0;
   let usage = ZERO_USAGE;
-  const running = new Map<string, RunningSubagent>();
-  setHandler(runningSubagentsQuery, () => [...running.values()]);
+  // The runningSubagents query lists these (workflows/turn/run.ts).
+  const running = run.subagents;
 
-  const run = async (input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome> => {
+  const runCall = async (input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome> => {
     const outer = CancellationScope.current();
     return CancellationScope.nonCancellable(async () => {
-      const prepared = await ctx.roles.run('tools', undefined, (placed) =>
+      const prepared = await roles.run('tools', undefined, (placed) =>
         prepareActivities[scheduled.prepare.activity]!.executeWithOptions({ ...scheduled.prepare.options, ...placed }, [
           input,
         ]),
@@ -91,7 +85,7 @@ export function subagentStep(ctx: {
         const owner = workflowInfo().typedSearchAttributes;
         const tenant = owner.get(TenantIdKey);
         const project = owner.get(ProjectIdKey);
-        const child = await startChild<typeof TurnWorkflow>('TurnWorkflow', {
+        const child = await startChild<TurnWorkflow>('TurnWorkflow', {
           workflowId: start.workflowId,
           args: [
             {
@@ -126,7 +120,7 @@ export function subagentStep(ctx: {
         // The parent's steer or cancellation reaches the child.
         let cancelled = false;
         outer.cancelRequested.catch(() => {
-          const steer = ctx.steerEvent?.();
+          const steer = run.steerEvent();
           const handle = getExternalWorkflowHandle(start.workflowId);
           cancelled = steer === undefined;
           const sent = steer
@@ -150,14 +144,14 @@ export function subagentStep(ctx: {
           running.delete(input.callId);
         }
       }
-      return ctx.roles.run('tools', undefined, (placed) =>
+      return roles.run('tools', undefined, (placed) =>
         toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...placed }, [input]),
       );
     });
   };
 
   return {
-    run,
+    run: runCall,
     get count() {
       return count;
     },

@@ -13,46 +13,29 @@
  *   the call's observation, so every tool_use still has its tool_result; `on_timeout: fail` fails
  *   the turn.
  *
- * The Update's validator rejects an unknown or already decided call, a malformed edit and a
- * principal without the `approve` scope (core/governance/approval.ts): a rejected Update never
- * reaches history. Calls of one round (concurrent explorations, multi-action) wait and are decided
+ * The Update (registered with the turn's other handlers, workflows/turn/run.ts) validates first: it
+ * rejects an unknown or already decided call, a malformed edit and a principal without the
+ * `approve` scope (core/governance/approval.ts), and a rejected Update never reaches history. Calls of one round (concurrent explorations, multi-action) wait and are decided
  * one by one. A subagent's turn waits the same way in its own workflow; the parent lists it through
- * `runningSubagents` (workflows/subagent-step.ts, client/approvals.ts).
+ * `runningSubagents` (workflows/turn/subagent-step.ts, client/approvals.ts).
  */
-import {
-  ApplicationFailure,
-  condition,
-  proxyActivities,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { ApprovalActivities } from '../activities/approval/approval-activities';
-import type { TurnActivities } from '../activities/turn-activities';
+import { ApplicationFailure, condition, proxyActivities } from '@temporalio/workflow';
+import type { ApprovalActivities } from '../../activities/approval/approval-activities';
+import type { TurnActivities } from '../../activities/turn-activities';
 import {
   APPROVAL_DENIED,
   APPROVAL_TIMEOUT,
-  deciderName,
-  decisionProblem,
   deniedObservation,
   expiredObservation,
   type ApprovalDecision,
-  type PendingApproval,
-} from '../core/governance/approval';
-import type { ToolInput, ToolOutcome } from '../core/turn/activity-contracts';
-import type { ToolCallPlan } from '../core/tools/call-plan';
-import type { AgentRef } from '../core/agents/ref';
-import { decideToolCallUpdate, pendingApprovalsQuery, TurnStatusKey } from '../contract/definitions';
+} from '../../core/governance/approval';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
+import type { ToolCallPlan } from '../../core/tools/call-plan';
+import { SHORT_STEP } from './activity-options';
+import type { TurnRun } from './run';
 
-// Short Postgres-only steps: a timeout that fits the work, so a killed worker costs seconds.
-const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 10 },
-});
-const { recordToolFailure } = proxyActivities<TurnActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500ms', maximumAttempts: 10 },
-});
+const { requestApproval, recordApprovalDecision } = proxyActivities<ApprovalActivities>(SHORT_STEP);
+const { recordToolFailure } = proxyActivities<TurnActivities>(SHORT_STEP);
 
 /** What to do with a call after its wait: run it (with edited params), or its observation. */
 export type ApprovalGate = { run: true; params?: Record<string, unknown> } | { run: false; outcome: ToolOutcome };
@@ -62,54 +45,16 @@ export interface ApprovalStep {
   gate(call: ToolCallPlan, input: ToolInput): Promise<ApprovalGate>;
 }
 
-export function approvalStep(ctx: {
-  conversationId: string;
-  turnId: string;
-  agent?: AgentRef;
-  /** Told when the turn starts or stops waiting for a person (the state query's status). */
-  onWaiting?(waiting: boolean): void;
-}): ApprovalStep {
-  const pending = new Map<string, PendingApproval>();
-  const decided = new Map<string, ApprovalDecision>();
-
-  setHandler(
-    decideToolCallUpdate,
-    (args) => {
-      const decision: ApprovalDecision = {
-        callId: args.callId,
-        decision: args.decision,
-        by: deciderName(args.principal),
-        ...(args.reason ? { reason: args.reason } : {}),
-        ...(args.decision === 'edit' && args.params ? { params: args.params } : {}),
-      };
-      decided.set(args.callId, decision);
-      return decision;
-    },
-    {
-      validator: (args) => {
-        const problem = decisionProblem(args, new Set(pending.keys()), new Set(decided.keys()));
-        if (problem) throw new Error(problem);
-      },
-      description: 'Approve, deny or edit a tool call that waits for a person (callId, decision, reason, params)',
-    },
-  );
-  setHandler(pendingApprovalsQuery, () => [...pending.values()]);
-
-  /** Calls between their request and their decision (pending lists them once the request is recorded). */
-  let waitingCalls = 0;
-  const setWaiting = (delta: number) => {
-    waitingCalls += delta;
-    const waiting = waitingCalls > 0;
-    upsertSearchAttributes([{ key: TurnStatusKey, value: waiting ? 'awaiting_approval' : 'running' }]);
-    ctx.onWaiting?.(waiting);
-  };
+export function approvalStep(run: TurnRun): ApprovalStep {
+  // The decideToolCall Update and the pendingApprovals query read and fill these (workflows/turn/run.ts).
+  const { pending, decided } = run.approvals;
 
   return {
     async gate(call, input) {
       const spec = call.approval!;
       const { callId, toolId } = call;
       const timeoutMs = spec.timeoutSeconds * 1000;
-      setWaiting(+1);
+      run.status.approvalWait(+1);
       let decision: ApprovalDecision | undefined;
       try {
         // The request's times come from the activity (recorded in history), not a clock read here.
@@ -117,16 +62,16 @@ export function approvalStep(ctx: {
           { summary: `approval requested: ${call.summary}`.slice(0, 160) },
           [
             {
-              conversationId: ctx.conversationId,
-              turnId: ctx.turnId,
-              workflowId: workflowInfo().workflowId,
+              conversationId: run.conversationId,
+              turnId: run.turnId,
+              workflowId: run.workflowId,
               callId,
               toolId,
               summary: call.summary,
               source: spec.source,
               timeoutSeconds: spec.timeoutSeconds,
               onTimeout: spec.onTimeout,
-              ...(ctx.agent ? { agent: ctx.agent } : {}),
+              ...run.withAgent(),
             },
           ],
         );
@@ -135,7 +80,7 @@ export function approvalStep(ctx: {
           callId,
           toolId,
           summary: call.summary,
-          turnId: ctx.turnId,
+          turnId: run.turnId,
           since: requested.requestedAt,
           expiresAt: requested.expiresAt,
           onTimeout: spec.onTimeout,
@@ -145,7 +90,7 @@ export function approvalStep(ctx: {
         decision = got ? decided.get(callId)! : undefined;
       } finally {
         pending.delete(callId);
-        setWaiting(-1);
+        run.status.approvalWait(-1);
       }
       if (!decision && spec.onTimeout === 'fail') {
         await recordApprovalDecision.executeWithOptions(

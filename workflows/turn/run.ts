@@ -1,0 +1,367 @@
+/**
+ * The turn's run: its ids, budget, usage and events; the turn's signal, query and Update handlers
+ * (followup, steer, slotGranted; state, pendingApprovals, runningSubagents; decideToolCall) and the
+ * state they feed and read; the scope a steer cancels; Temporal UI's current details — and the
+ * turn's status. This file is the one writer of the state query's `status` and of the `TurnStatus`
+ * search attribute: the steps say what happens (queued, compacting, waiting for a person, …) and
+ * the run writes both, the search attribute upserted exactly where the steps used to write it.
+ *
+ * Which statuses reach the search attribute: `queued`, `running`, `awaiting_approval`, `completed`
+ * and `failed` (what Temporal UI and `dreact` list turns by); `compacting`, `finalizing` and
+ * `persisting` are the state query's alone (a compaction and the persist child show as their own
+ * executions meanwhile).
+ */
+import {
+  CancellationScope,
+  isCancellation,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import { DEFAULT_MAX_ROUNDS } from '../../core/turn/ids';
+import { turnRefOf } from '../../core/turn/turn-ref-of';
+import type { TurnRef } from '../../core/turn/ref';
+import type { AgentRef } from '../../core/agents/ref';
+import { normaliseEventText } from '../../core/text';
+import type { TurnInput, TurnStatus, Usage, UserEvent } from '../../core/turn/contracts';
+import type { TurnPlacement } from '../../core/turn/activity-contracts';
+import type { ModelConfig } from '../../core/model/config';
+import { IterationBudget } from '../../core/turn/budget';
+import {
+  deciderName,
+  decisionProblem,
+  type ApprovalDecision,
+  type PendingApproval,
+} from '../../core/governance/approval';
+import {
+  decideToolCallUpdate,
+  followupSignal,
+  pendingApprovalsQuery,
+  runningSubagentsQuery,
+  slotGrantedSignal,
+  steerSignal,
+  turnStateQuery,
+  TurnStatusKey,
+  type RunningSubagent,
+} from '../../contract/definitions';
+import { roleQueues, type RoleQueues } from '../role-queue';
+import { turnMetrics, type TurnMetrics } from '../metrics';
+
+/** The turn's status as the steps report it; the run turns each into the state query's and the search attribute's. */
+export interface TurnStatusWriter {
+  /** Waits for a slot under its tenant's turn limit, at `position` in the queue. */
+  queued(position: number): void;
+  /** Still waiting after a reap: the queue's new position. */
+  requeued(position: number): void;
+  /** Its slot was granted: running. */
+  granted(): void;
+  /** A compaction child runs before the round (`line` says why, for the current details). */
+  compacting(line: string): void;
+  /** The compaction ended: running. */
+  compacted(): void;
+  /** A tool call starts (+1) or stops (-1) waiting for a person's decision. */
+  approvalWait(delta: 1 | -1): void;
+  /** The finalize round after a steer. */
+  finalizing(): void;
+  /** The persist child writes the timeline. */
+  persisting(): void;
+  /** The turn completed. */
+  completed(): void;
+}
+
+export interface TurnRun {
+  readonly input: TurnInput;
+  readonly conversationId: string;
+  readonly turnId: string;
+  readonly turnIndex: number;
+  readonly workflowId: string;
+  /** The client's model override; `{}` lets the activities' worker resolve its deployment default (never scripted). */
+  readonly model: ModelConfig;
+  /** The turn and the client's overrides, before loadContext resolved its agent (loadContext's input). */
+  readonly ref: TurnRef;
+  /** The turn with its agent version once loadContext resolved it: the per-turn shape of every later activity input. */
+  readonly turn: TurnRef;
+  readonly budget: IterationBudget;
+  readonly metrics: TurnMetrics;
+  readonly status: TurnStatusWriter;
+  /** The model usage of the turn's own rounds (and its synthesis). */
+  readonly usage: Usage;
+  addUsage(u: Usage): void;
+
+  /** The turn's agent version, once loadContext resolved it (absent in histories recorded before agents). */
+  readonly agent: AgentRef | undefined;
+  /** `{ agent }` for an activity input, or nothing. */
+  withAgent(): { agent?: AgentRef };
+  /** The role queues and timeouts, once loadContext placed the turn (workflows/role-queue.ts). */
+  readonly roles: RoleQueues;
+  readonly placement: TurnPlacement | undefined;
+  /** What loadContext resolved: the agent, the turn's placement. */
+  opened(ctx: { agent?: AgentRef; placement?: TurnPlacement }): void;
+
+  /** A steer arrived since the last finalize round. */
+  readonly steerRequested: boolean;
+  /** The steer that is stopping the turn, if one is (forwarded to a running subagent). */
+  steerEvent(): UserEvent | undefined;
+  /** The finalize round takes the steer. */
+  steerTaken(): void;
+  /** The events that arrived since they were last taken (a decide call gets them). */
+  takeEvents(): UserEvent[];
+  /** Whether a followup waits among the events not taken yet. */
+  followupWaiting(): boolean;
+  /** Whether the tenant's queue granted this turn's slot. */
+  readonly slotGranted: boolean;
+  /**
+   * Tool calls waiting for a person (listed once their request is recorded) and the decisions the
+   * `decideToolCall` Update brought; the approval step fills `pending` (workflows/turn/approval-step.ts).
+   */
+  readonly approvals: {
+    readonly pending: Map<string, PendingApproval>;
+    readonly decided: Map<string, ApprovalDecision>;
+  };
+  /** The subagent turns this turn's delegate calls run now (workflows/turn/subagent-step.ts). */
+  readonly subagents: Map<string, RunningSubagent>;
+
+  /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
+  cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
+  /** Temporal UI's current details: the turn's line (kept when omitted) and the role queues' waits. */
+  details(text?: string): void;
+  /** The usage ledger, for the current details. */
+  usageLine(): string;
+}
+
+function visible(value: TurnStatus): void {
+  upsertSearchAttributes([{ key: TurnStatusKey, value }]);
+}
+
+/**
+ * The turn failed: findable in Temporal UI (TurnStatus = failed). Needs no run — a turn whose input
+ * could not even open its run is marked too; the state query's status stays as it was.
+ */
+export function markTurnFailed(): void {
+  visible('failed');
+}
+
+/** Usage ledger of the turn for Temporal UI (current details). */
+function usageLine(u: Usage): string {
+  const prompt = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+  const ratio = prompt === 0 ? 0 : u.cacheReadTokens / prompt;
+  return `usage: input ${u.inputTokens} · cache write ${u.cacheWriteTokens} · cache read ${u.cacheReadTokens} (${(ratio * 100).toFixed(1)}%) · output ${u.outputTokens}`;
+}
+
+/** The turn's run state; registers the turn's signal and query handlers (call it first, once). */
+export function turnRun(input: TurnInput): TurnRun {
+  const { conversationId, turnId, turnIndex } = input;
+  const workflowId = workflowInfo().workflowId;
+  // The turn and its client's overrides, the one per-turn shape of its activities' inputs.
+  const ref = turnRefOf(input);
+  let turn: TurnRef = ref;
+  const budget = new IterationBudget(ref.overrides?.maxRounds ?? DEFAULT_MAX_ROUNDS);
+  const pending: UserEvent[] = [];
+  const seenMessages = new Set<string>([input.prompt.messageId]);
+  let usage = ZERO_USAGE;
+  let status: TurnStatus = 'running';
+  let steerRequested = false;
+  let inflight: CancellationScope | null = null;
+  let slotGranted = false;
+  let queuePosition: number | undefined;
+  let agent: AgentRef | undefined;
+  let placement: TurnPlacement | undefined;
+  // Temporal UI's current details: the turn's line, and a line per activity waiting for a worker of
+  // its role (workflows/role-queue.ts). Until loadContext answered, no role queue is known.
+  let shown = '';
+  let roles: RoleQueues = roleQueues(undefined);
+  const details = (text?: string) => {
+    if (text !== undefined) shown = text;
+    const waiting = roles.waiting();
+    setCurrentDetails(waiting.length > 0 ? `${shown}\n\n${waiting.join('\n')}` : shown);
+  };
+
+  const accept = (raw: UserEvent): boolean => {
+    // A signal cannot be refused: its text is normalised (core/text.ts), so an event never wedges
+    // the turn's rounds and a steer always arrives; a payload without text is dropped. Data only,
+    // no new command: no patch.
+    const event = normaliseEventText(raw);
+    if (!event) {
+      log.warn('dropping a user event without text', { messageId: String(raw?.messageId) });
+      return false;
+    }
+    if (event.targetTurnId && event.targetTurnId !== turnId) {
+      log.info('ignoring event addressed to another turn', {
+        messageId: event.messageId,
+        targetTurnId: event.targetTurnId,
+      });
+      return false;
+    }
+    if (seenMessages.has(event.messageId)) return false;
+    seenMessages.add(event.messageId);
+    pending.push(event);
+    return true;
+  };
+  setHandler(followupSignal, (event) => {
+    if (accept(event)) budget.grantFollowup();
+  });
+  setHandler(steerSignal, (event) => {
+    if (!accept(event)) return;
+    steerRequested = true;
+    inflight?.cancel();
+  });
+  setHandler(slotGrantedSignal, () => {
+    slotGranted = true;
+  });
+  setHandler(turnStateQuery, () => ({
+    turnId,
+    round: budget.used,
+    maxRounds: budget.max,
+    reactiveBonus: budget.bonus,
+    status,
+    pendingEvents: pending.length,
+    steered: steerRequested,
+    usage,
+    ...(status === 'queued' && queuePosition !== undefined ? { queuePosition } : {}),
+  }));
+
+  // A person's decision on a waiting call, straight to this workflow (docs/governance.md): its
+  // validator keeps an unknown or decided call, a malformed edit and a principal without the
+  // `approve` scope out of history.
+  const approvals = { pending: new Map<string, PendingApproval>(), decided: new Map<string, ApprovalDecision>() };
+  setHandler(
+    decideToolCallUpdate,
+    (args) => {
+      const decision: ApprovalDecision = {
+        callId: args.callId,
+        decision: args.decision,
+        by: deciderName(args.principal),
+        ...(args.reason ? { reason: args.reason } : {}),
+        ...(args.decision === 'edit' && args.params ? { params: args.params } : {}),
+      };
+      approvals.decided.set(args.callId, decision);
+      return decision;
+    },
+    {
+      validator: (args) => {
+        const { pending, decided } = approvals;
+        const problem = decisionProblem(args, new Set(pending.keys()), new Set(decided.keys()));
+        if (problem) throw new Error(problem);
+      },
+      description: 'Approve, deny or edit a tool call that waits for a person (callId, decision, reason, params)',
+    },
+  );
+  setHandler(pendingApprovalsQuery, () => [...approvals.pending.values()]);
+  // A client reaches a subagent's waiting calls from the parent through this (client/approvals.ts).
+  const subagents = new Map<string, RunningSubagent>();
+  setHandler(runningSubagentsQuery, () => [...subagents.values()]);
+
+  // The one writer of the status and of the TurnStatus search attribute.
+  /** Tool calls between their approval request and their decision. */
+  let waitingCalls = 0;
+  const writer: TurnStatusWriter = {
+    queued(position) {
+      status = 'queued';
+      queuePosition = position;
+      visible('queued');
+    },
+    requeued(position) {
+      queuePosition = position;
+    },
+    granted() {
+      status = 'running';
+      queuePosition = undefined;
+      visible('running');
+    },
+    compacting(line) {
+      status = 'compacting';
+      details(`**${turnId}** — ${line}\n\n${usageLine(usage)}`);
+    },
+    compacted() {
+      status = 'running';
+    },
+    approvalWait(delta) {
+      waitingCalls += delta;
+      const waiting = waitingCalls > 0;
+      visible(waiting ? 'awaiting_approval' : 'running');
+      status = waiting ? 'awaiting_approval' : 'running';
+    },
+    finalizing() {
+      status = 'finalizing';
+    },
+    persisting() {
+      status = 'persisting';
+    },
+    completed() {
+      status = 'completed';
+      visible('completed');
+    },
+  };
+
+  return {
+    input,
+    conversationId,
+    turnId,
+    turnIndex,
+    workflowId,
+    model: input.options.model ?? {},
+    ref,
+    get turn() {
+      return turn;
+    },
+    budget,
+    metrics: turnMetrics(),
+    status: writer,
+    get usage() {
+      return usage;
+    },
+    addUsage(u) {
+      usage = addUsage(usage, u);
+    },
+    get agent() {
+      return agent;
+    },
+    withAgent() {
+      if (agent) return { agent };
+      return {};
+    },
+    get roles() {
+      return roles;
+    },
+    get placement() {
+      return placement;
+    },
+    opened(ctx) {
+      agent = ctx.agent;
+      turn = turnRefOf(input, agent);
+      placement = ctx.placement;
+      roles = roleQueues(ctx.placement, () => details());
+    },
+    get steerRequested() {
+      return steerRequested;
+    },
+    steerEvent: () => (steerRequested ? [...pending].reverse().find((e) => e.kind === 'steer') : undefined),
+    steerTaken() {
+      steerRequested = false;
+    },
+    takeEvents: () => pending.splice(0),
+    followupWaiting: () => pending.some((e) => e.kind === 'followup'),
+    get slotGranted() {
+      return slotGranted;
+    },
+    approvals,
+    subagents,
+    async cancellable<T>(fn: () => Promise<T>): Promise<T | undefined> {
+      const scope = new CancellationScope();
+      inflight = scope;
+      try {
+        return await scope.run(fn);
+      } catch (err) {
+        if (isCancellation(err) && steerRequested) return undefined;
+        throw err;
+      } finally {
+        inflight = null;
+      }
+    },
+    details,
+    usageLine: () => usageLine(usage),
+  };
+}
