@@ -50,7 +50,8 @@ export function denotedFileKey(text: string, conversationId: string | undefined)
     try {
       p = parsePath(conversationId === undefined ? text : localizePath(text, conversationId));
     } catch (e) {
-      return { error: `file path "${text}": ${(e as Error).message}` };
+      const message = (e as Error).message;
+      return { error: message.includes(text) ? message : `file path "${text}": ${message}` };
     }
     const key = p.kind === 'fi.git' || p.kind === 'fi.external.attachment' ? undefined : physicalPath(p);
     if (key === undefined)
@@ -100,5 +101,5 @@ export function resolveFileRef(
       : keys.length === 0
         ? ' (the conversation has no files)'
         : ` (it has ${keys.length} file${keys.length === 1 ? '' : 's'}: \`dreact files list\` shows them)`;
-  return { error: `no file "${text}" in the conversation${hint}`, code: 'not_found', near };
+  return { error: `no file "${text}"${hint}`, code: 'not_found', near };
 }

@@ -10,9 +10,12 @@ import assert from 'node:assert/strict';
 import { callTool, createTestStack, decision, thinking, type TestStack } from '../support/stack';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 import { ScriptSpecSchema } from '../../core/model/config';
+import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 
 const REPORT = '# Report\nAll three checks passed.\n';
+const KEY = 'cli-files-key';
 let stack: TestStack;
+let gw: RunningGateway | undefined;
 
 before(async () => {
   stack = await createTestStack('cli_files');
@@ -30,6 +33,7 @@ before(async () => {
   });
 });
 after(async () => {
+  await gw?.close();
   await stack?.teardown();
 });
 
@@ -94,4 +98,37 @@ test('dreact files: the logical path the answer cites is what the list shows and
   const byPath = await dreact(['files', 'get', conv, again]);
   assert.equal(byPath.code, 0, byPath.stderr);
   assert.equal(byPath.stdout, REPORT);
+});
+
+test('the gateway: GET …/files/<fi: path> serves the file; dreact files get --url resolves the plain name', async () => {
+  const { conversationId: conv, answer } = await turn(['write the report']);
+  const cited = /fi:turn_[^\s]+\.files\/report\.md/.exec(answer)![0];
+  gw = await startGateway({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [KEY],
+    listen: false,
+    web: false,
+    port: 0,
+    log: () => {},
+  });
+  const get = (tail: string) =>
+    fetch(`${gw!.url}/v1/conversations/${encodeURIComponent(conv)}/files/${tail}`, { headers: { 'x-api-key': KEY } });
+  const byName = await get(encodeURIComponent(cited));
+  assert.equal(byName.status, 200, await byName.clone().text());
+  assert.equal(await byName.text(), REPORT);
+  const typo = await get(encodeURIComponent(cited.replace('report', 'reprot')));
+  assert.equal(typo.status, 404);
+  assert.match(
+    ((await typo.json()) as { error: { message: string } }).error.message,
+    /did you mean fi:turn_.*report\.md/,
+  );
+
+  const remote = ['--url', gw.url, '--api-key', KEY];
+  const listed = await dreact(['files', 'list', conv, ...remote]);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.ok(listed.stdout.includes(cited), listed.stdout);
+  const got = await dreact(['files', 'get', conv, 'report.md', ...remote]);
+  assert.equal(got.code, 0, got.stderr);
+  assert.equal(got.stdout, REPORT);
 });
