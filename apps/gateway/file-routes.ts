@@ -113,7 +113,7 @@ export function fileKeyOf(rawTail: string): string {
   }
   if (!/^[A-Za-z0-9_-]+\/(files|outputs|attachments)\/./.test(decoded))
     throw new DreactError(
-      `file path "${decoded}": expected fi:<turn>.files|outputs/<rel>, fi:<turn>.user.attachments/<name> or <turn id>/outputs|files|attachments/<name>`,
+      `file path "${decoded}": expected <turn id>/outputs|files|attachments/<name>, fi:<turn>.files|outputs/<rel> or fi:<turn>.user.attachments/<name>`,
       'bad_input',
     );
   return decoded;
