@@ -7,6 +7,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { callTool, createTestStack, decision, thinking, type TestStack } from '../support/stack';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 import { ScriptSpecSchema } from '../../core/model/config';
@@ -68,6 +71,11 @@ test('dreact files: the logical path the answer cites is what the list shows and
     assert.equal(got.code, 0, `${name}: ${got.stderr}`);
     assert.equal(got.stdout, REPORT, name);
   }
+  const target = join(mkdtempSync(join(tmpdir(), 'dreact-files-')), 'saved.md');
+  const toFile = await dreact(['files', 'get', conv, cited, '-o', target]);
+  assert.equal(toFile.code, 0, toFile.stderr);
+  assert.equal(readFileSync(target, 'utf8'), REPORT);
+  assert.match(toFile.stderr, /saved .*saved\.md \(fi:turn_.*report\.md\): \d+ bytes/);
   const cat = await dreact(['files', 'cat', conv, 'report.md']);
   assert.equal(cat.code, 0, cat.stderr);
   assert.equal(cat.stdout, REPORT);
