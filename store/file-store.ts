@@ -11,6 +11,7 @@
  */
 import type { Queryable } from './db';
 import { parsePath, physicalPath } from '../core/timeline/paths';
+import { logicalOfKey } from '../core/workspace/refs';
 import { FILE_ARTIFACT_KIND } from './artifact-store';
 
 export type HostedFileOrigin = 'exec' | 'write' | 'attachment';
@@ -18,6 +19,8 @@ export type HostedFileOrigin = 'exec' | 'write' | 'attachment';
 export interface HostedFile {
   /** The file's key: `<turn id>/outputs|files|attachments/<rel>`. */
   path: string;
+  /** The name the model uses for it: `fi:<turn>.files|outputs/<rel>`, `fi:<turn>.user.attachments/<name>`. */
+  logicalPath: string;
   /** The last path segment. */
   name: string;
   turnId: string;
@@ -81,6 +84,7 @@ export async function listHostedFiles(
     const key = r.key as string;
     return {
       path: key,
+      logicalPath: logicalOfKey(key),
       name: key.slice(key.lastIndexOf('/') + 1),
       turnId: (r.turn_id as string | null) ?? key.slice(0, key.indexOf('/')),
       turn: Number(r.turn_index),

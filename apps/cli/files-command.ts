@@ -1,7 +1,10 @@
 /**
- * `dreact files <conversation> [--json] [--turn N]` lists the files a conversation made for its
- * user (exec outputs marked external, react.write files, attachments: store/file-store.ts);
- * `dreact download <conversation> <path> [-o FILE]` saves one (`-o -`: stdout). Both read the
+ * `dreact files [list] <conversation> [--json] [--turn N]` lists the files a conversation made for
+ * its user (exec outputs marked external, react.write files, attachments: store/file-store.ts) by
+ * the names the model uses (`fi:<turn>.files/<rel>`); `dreact files get|cat <conversation> <path>
+ * [-o FILE]` prints one (or saves it), and `dreact download <conversation> <path> [-o FILE]` saves
+ * one (`-o -`: stdout). A path is the model's own name for the file, its storage key
+ * (`turn_1/files/x`) or a relative name only one file has (core/workspace/file-ref.ts). All read the
  * stack's Postgres through the CLI's session, or a gateway with `--url <gateway> --api-key K`
  * (default DREACT_API_KEY). A download is checked against the file's SHA-256 (the gateway's ETag).
  */
@@ -14,8 +17,9 @@ import { pipeline } from 'node:stream/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { DreactError } from '../../client/errors';
 import { turnIdFor } from '../../core/turn/ids';
-import { hostedFile, listHostedFiles, readBlobRange, type HostedFile } from '../../store/file-store';
-import { fileKeyOf, fileUrl, FILE_CHUNK_BYTES } from '../gateway/file-routes';
+import { resolveFileRef } from '../../core/workspace/file-ref';
+import { listHostedFiles, readBlobRange, type HostedFile } from '../../store/file-store';
+import { fileUrl, FILE_CHUNK_BYTES } from '../gateway/file-routes';
 import { withSession } from './with-session';
 
 interface Remote {
@@ -49,28 +53,39 @@ async function gatewayFetch(remote: Required<Pick<Remote, 'url'>> & Remote, urlP
 
 type Listed = HostedFile & { url: string };
 
-export async function filesCommand(
-  conversationId: string,
-  opts: Remote & { json?: boolean; turn?: number },
-): Promise<void> {
-  let files: Listed[];
+async function listFiles(conversationId: string, opts: Remote & { turn?: number }): Promise<Listed[]> {
   if (opts.url) {
     const q = opts.turn ? `?turn=${opts.turn}` : '';
     const res = await gatewayFetch(
       { ...opts, url: opts.url },
       `/v1/conversations/${encodeURIComponent(conversationId)}/files${q}`,
     );
-    files = ((await res.json()) as { files: Listed[] }).files;
-  } else {
-    files = await withSession(async (s) =>
-      (await listHostedFiles(s.db.pool, conversationId, opts.turn ? { turnId: turnIdFor(opts.turn) } : {})).map(
-        (f) => ({
-          ...f,
-          url: fileUrl(conversationId, f.path),
-        }),
-      ),
-    );
+    return ((await res.json()) as { files: Listed[] }).files;
   }
+  return withSession(async (s) =>
+    (await listHostedFiles(s.db.pool, conversationId, opts.turn ? { turnId: turnIdFor(opts.turn) } : {})).map((f) => ({
+      ...f,
+      url: fileUrl(conversationId, f.path),
+    })),
+  );
+}
+
+/** The listed file a person's name for it denotes; a one-line error naming the path (and near matches) otherwise. */
+function pick(conversationId: string, files: Listed[], filePath: string): Listed {
+  const r = resolveFileRef(
+    filePath,
+    files.map((f) => f.path),
+    { conversationId },
+  );
+  if ('error' in r) throw new DreactError(`conversation "${conversationId}": ${r.error}`, r.code);
+  return files.find((f) => f.path === r.key)!;
+}
+
+export async function filesCommand(
+  conversationId: string,
+  opts: Remote & { json?: boolean; turn?: number },
+): Promise<void> {
+  const files = await listFiles(conversationId, opts);
   if (opts.json) {
     process.stdout.write(`${JSON.stringify({ conversationId, files }, null, 2)}\n`);
     return;
@@ -80,7 +95,7 @@ export async function filesCommand(
     return;
   }
   for (const f of files)
-    process.stdout.write(`turn ${f.turn}  ${String(f.size).padStart(10)}  ${f.mime.padEnd(24)}  ${f.path}\n`);
+    process.stdout.write(`turn ${f.turn}  ${String(f.size).padStart(10)}  ${f.mime.padEnd(24)}  ${f.logicalPath}\n`);
 }
 
 /** Where the bytes go: a file (written beside, renamed when complete and verified) or stdout. */
@@ -118,7 +133,8 @@ export async function downloadCommand(
   filePath: string,
   opts: Remote & { output?: string },
 ): Promise<void> {
-  const key = fileKeyOf(filePath.split('/').map(encodeURIComponent).join('/'));
+  const f = pick(conversationId, await listFiles(conversationId, opts), filePath);
+  const key = f.path;
   const out = opts.output ?? path.basename(key);
   let saved: { bytes: number; sha256: string };
   if (opts.url) {
@@ -128,8 +144,6 @@ export async function downloadCommand(
     saved = await save(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), out, etag);
   } else {
     saved = await withSession(async (s) => {
-      const f = await hostedFile(s.db.pool, conversationId, key);
-      if (!f) throw new DreactError(`conversation "${conversationId}" has no file "${key}"`, 'not_found');
       const chunks = async function* () {
         for (let at = 0; at < f.size;) {
           const chunk = await readBlobRange(s.db.pool, conversationId, f.sha256, at, FILE_CHUNK_BYTES);
@@ -141,26 +155,44 @@ export async function downloadCommand(
       return save(chunks(), out, f.sha256);
     });
   }
-  err(`saved ${out === '-' ? 'to stdout' : out}: ${saved.bytes} bytes, sha256 ${saved.sha256}`);
+  if (out !== '-') err(`saved ${out} (${f.logicalPath}): ${saved.bytes} bytes, sha256 ${saved.sha256}`);
 }
 
 export function registerFileCommands(program: Command): void {
-  program
+  const files = program
     .command('files')
-    .description('list the files a conversation made for its user (exec outputs, written files, attachments)')
-    .argument('<conversationId>')
-    .option('--json', 'as JSON')
-    .option('--turn <n>', "one turn's files", positiveInt)
-    .option('--url <gateway>', "through a gateway instead of the stack's Postgres")
-    .option('--api-key <key>', 'gateway API key (default DREACT_API_KEY)')
-    .action((c: string, o) => filesCommand(c, o));
-  program
-    .command('download')
-    .description("save one of a conversation's files (its path as `dreact files` shows it)")
-    .argument('<conversationId>')
-    .argument('<path>', 'the file path, e.g. turn_1/outputs/chart.png')
-    .option('-o, --output <file>', 'where to save it (default: its name in the current directory; - for stdout)')
-    .option('--url <gateway>', "through a gateway instead of the stack's Postgres")
-    .option('--api-key <key>', 'gateway API key (default DREACT_API_KEY)')
-    .action((c: string, p: string, o) => downloadCommand(c, p, o));
+    .description(
+      "a conversation's files for its user (exec outputs, written files, attachments), by the model's names for them",
+    );
+  const remote = (c: Command) =>
+    c
+      .option('--url <gateway>', "through a gateway instead of the stack's Postgres")
+      .option('--api-key <key>', 'gateway API key (default DREACT_API_KEY)');
+  remote(
+    files
+      .command('list', { isDefault: true })
+      .description('list them, each by its logical path (fi:<turn>.files/<rel>: what the model and its answer call it)')
+      .argument('<conversationId>')
+      .option('--json', 'as JSON (logicalPath, and path: the storage key)')
+      .option('--turn <n>', "one turn's files", positiveInt),
+  ).action((c: string, o) => filesCommand(c, o));
+  const pathHelp =
+    "the model's name for it (fi:turn_1.files/report.md), its storage key (turn_1/files/report.md) or a name only one file has (report.md)";
+  for (const name of ['get', 'cat'])
+    remote(
+      files
+        .command(name)
+        .description(name === 'get' ? 'print one file (or save it with -o)' : 'print one file (as get)')
+        .argument('<conversationId>')
+        .argument('<path>', pathHelp)
+        .option('-o, --output <file>', 'save it there instead of printing it (- for stdout)', '-'),
+    ).action((c: string, p: string, o) => downloadCommand(c, p, o));
+  remote(
+    program
+      .command('download')
+      .description("save one of a conversation's files (a path as `dreact files get` takes it)")
+      .argument('<conversationId>')
+      .argument('<path>', pathHelp)
+      .option('-o, --output <file>', 'where to save it (default: its name in the current directory; - for stdout)'),
+  ).action((c: string, p: string, o) => downloadCommand(c, p, o));
 }

@@ -1,7 +1,8 @@
 /**
  * Hosted files (store/file-store.ts): `GET /v1/conversations/:id/files` lists what a user may
  * download — exec outputs marked external, react.write files of kind `file`, the user's
- * attachments — and `GET /v1/conversations/:id/files/<path>` serves one, with an API key or, for
+ * attachments — and `GET /v1/conversations/:id/files/<path>` serves one (by its key or the model's
+ * `fi:` name for it), with an API key or, for
  * browsers (an <img> or a link cannot send headers), a short-lived signed URL: `?token=` signed by
  * the gateway's token signer (stream-token.ts, purpose `file`) over tenant, project, user, key,
  * conversation, path and expiry; checked on every request, with the issuing key's revocation.
@@ -21,6 +22,7 @@ import { assertSafeRelPath } from '../../core/timeline/paths';
 import { scopeConversationId } from '../../core/tenancy/conversation-space';
 import type { Principal } from '../../core/tenancy/principal';
 import { turnIdFor } from '../../core/turn/ids';
+import { denotedFileKey, nearFiles } from '../../core/workspace/file-ref';
 import { hostedFile, listHostedFiles, readBlobRange, type HostedFile } from '../../store/file-store';
 import type { TokenSigner } from './stream-token';
 import {
@@ -84,7 +86,8 @@ export function fileUrl(shownConversationId: string, path: string): string {
 }
 
 /**
- * The file key of a request path's tail (after `/files/`): segments percent-decoded once, then
+ * The file key of a request path's tail (after `/files/`): segments percent-decoded once, a logical
+ * path (`fi:<turn>.files/<rel>`, the model's name for the file) turned into its key, then
  * checked as a workspace path (no `.` / `..` — also encoded —, no absolute or drive paths, no
  * backslashes, NUL or control characters, no empty segments). A 400 names the rule.
  */
@@ -98,13 +101,21 @@ export function fileKeyOf(rawTail: string): string {
   } catch {
     throw new DreactError('file path: malformed percent-encoding', 'bad_input');
   }
+  if (/^(?:conv:)?fi:/.test(decoded)) {
+    const denoted = denotedFileKey(decoded, undefined);
+    if ('error' in denoted) throw new DreactError(denoted.error, 'bad_input');
+    decoded = denoted.key;
+  }
   try {
     assertSafeRelPath(decoded, 'file path');
   } catch (err) {
     throw new DreactError((err as Error).message, 'bad_input');
   }
   if (!/^[A-Za-z0-9_-]+\/(files|outputs|attachments)\/./.test(decoded))
-    throw new DreactError('file path: expected <turn id>/outputs|files|attachments/<name>', 'bad_input');
+    throw new DreactError(
+      `file path "${decoded}": expected <turn id>/outputs|files|attachments/<name>, fi:<turn>.files|outputs/<rel> or fi:<turn>.user.attachments/<name>`,
+      'bad_input',
+    );
   return decoded;
 }
 
@@ -222,7 +233,14 @@ export function registerFileRoutes(app: Hono<GatewayEnv>, pool: Pool, opts: File
     }
     await ownedConversation(pool, principal, id);
     const f = await hostedFile(pool, id, path);
-    if (!f) throw new DreactError(`conversation "${clientIdParam(c)}" has no file "${path}"`, 'not_found');
+    if (!f) {
+      const near = nearFiles(
+        path,
+        (await listHostedFiles(pool, id)).map((h) => h.path),
+      );
+      const hint = near.length > 0 ? ` — did you mean ${near.join(', ')}?` : '';
+      throw new DreactError(`conversation "${clientIdParam(c)}" has no file "${path}"${hint}`, 'not_found');
+    }
 
     const etag = etagOf(f);
     const inline = INLINE_SAFE_TYPES.has(f.mime) && !(q.data.download === '1' || q.data.download === 'true');

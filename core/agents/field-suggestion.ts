@@ -2,6 +2,7 @@
  * "did you mean": the field of the agent schema nearest to an unknown one (`instruction` →
  * `instructions`, `tols` → `tools`), among the fields the object at that path has.
  */
+import { editDistance as distance } from '../text/edit-distance';
 import { AgentDefinitionSchema } from './definition';
 
 /** A zod schema seen through its `_zod.def` (the parts walked here). */
@@ -48,20 +49,6 @@ export function agentFieldsAt(path: ReadonlyArray<PropertyKey>): string[] {
   let nodes: Node[] = [AgentDefinitionSchema];
   for (const seg of path) nodes = nodes.flatMap((n) => child(n, seg));
   return [...new Set(nodes.flatMap(objects).flatMap((shape) => Object.keys(shape)))];
-}
-
-/** Edit distance (insertions, deletions, substitutions, adjacent swaps). */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  return d[a.length]![b.length]!;
 }
 
 /** The nearest allowed field to `key` at `path` (case, `-`/`_` and up to a third of its letters apart). */

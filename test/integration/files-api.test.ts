@@ -289,7 +289,7 @@ test('CLI through the gateway: dreact files --json lists them, dreact download s
   assert.match(saved.stderr, new RegExp(`${CHART.length} bytes, sha256 ${sha(CHART)}`));
   const missing = await dreact(['download', conv, 'turn_1/outputs/nope.png', ...remote]);
   assert.equal(missing.code, 1);
-  assert.match(missing.stderr, /has no file "turn_1\/outputs\/nope\.png"/);
+  assert.match(missing.stderr, /no file "turn_1\/outputs\/nope\.png"/);
   const traversal = await dreact(['download', conv, 'turn_1/../../etc/passwd', ...remote]);
   assert.equal(traversal.code, 2);
   assert.match(traversal.stderr, /traversal segment/);
@@ -303,7 +303,7 @@ test('CLI against the stack: dreact files and dreact download -o - read Postgres
   };
   const listed = await dreact(['files', conv], direct);
   assert.equal(listed.code, 0, listed.stderr);
-  assert.match(listed.stdout, /turn 1\s+16392\s+image\/png\s+turn_1\/outputs\/chart\.png/);
+  assert.match(listed.stdout, /turn 1\s+16392\s+image\/png\s+fi:turn_1\.outputs\/chart\.png/);
   const saved = await dreact(['download', conv, 'turn_1/outputs/report.md', '-o', '-'], direct);
   assert.equal(saved.code, 0, saved.stderr);
   assert.equal(saved.bytes.toString(), REPORT); // the bytes of the download, as written to stdout

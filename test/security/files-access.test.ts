@@ -206,6 +206,12 @@ test('attack: path traversal — dot segments, encoded, double-encoded, absolute
   assert.throws(() => fileKeyOf('turn_1/outputs/%E0%A4%A'), /percent-encoding/);
   assert.throws(() => fileKeyOf('turn_1/secrets/x'), /expected <turn id>/);
   assert.equal(fileKeyOf('turn_1/outputs/r%C3%A9sum%C3%A9.pdf'), 'turn_1/outputs/résumé.pdf');
+  // The model's name for a file (a fi: path) denotes its key, under the same rules.
+  assert.equal(fileKeyOf('fi%3Aturn_1.outputs/notes.txt'), 'turn_1/outputs/notes.txt');
+  assert.equal(fileKeyOf('conv:fi:turn_1.user.attachments/a.csv'), 'turn_1/attachments/a.csv');
+  assert.throws(() => fileKeyOf('fi:turn_1.outputs/%2e%2e/x'), /traversal/);
+  assert.throws(() => fileKeyOf('fi:turn_1.outputs/..%2F..%2Fx'), /traversal/);
+  assert.throws(() => fileKeyOf('fi:turn_1.git/projects/x'), /names no file/);
 });
 
 test('attack: an encoded dot segment that stays inside the conversation (%2e%2e, .%2E) is served (200) → 400, decided on the path as sent', async () => {
