@@ -9,7 +9,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { fixturePort } from './fixture-hosts';
+import { fixturePort } from '../../core/net/fixture-hosts';
 import {
   destinationRefusal,
   parseAllowList,
@@ -85,7 +85,13 @@ export async function guardUrl(url: URL, opts: FetchGuardOptions = {}): Promise<
       return { ok: false, reason: `fixture host ${host} is served on plain http without a port only` };
     return {
       ok: true,
-      target: { url, host: '127.0.0.1', port: fixture, addresses: [{ address: '127.0.0.1', family: 4 }], literal: true },
+      target: {
+        url,
+        host: '127.0.0.1',
+        port: fixture,
+        addresses: [{ address: '127.0.0.1', family: 4 }],
+        literal: true,
+      },
     };
   }
   let addresses: ResolvedAddress[];

@@ -97,7 +97,12 @@ export async function runEval(
   // The suite's fixture pages, served by this run (eval-fixtures.ts) until its workflow ends.
   const fixtures = suite.fixtures ? await serveFixtures(name, suite.fixtures) : undefined;
   try {
-    return await runSuite(target, o, { file, name, suite, cases: fixtures ? withFixtures(chosen, fixtures.origin) : chosen });
+    return await runSuite(target, o, {
+      file,
+      name,
+      suite,
+      cases: fixtures ? withFixtures(chosen, fixtures.origin) : chosen,
+    });
   } finally {
     await fixtures?.close();
   }

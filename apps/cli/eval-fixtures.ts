@@ -1,14 +1,14 @@
 /**
  * A suite's fixture pages (its `fixtures:` section), served by the eval run itself for the run's
  * length: on an ephemeral loopback port, under the stable name `<suite>.fixtures.invalid` that
- * the fetch guard maps to that port in this process only (activities/net/fixture-hosts.ts).
+ * the fetch guard maps to that port in this process only (core/net/fixture-hosts.ts).
  * `{{fixtures}}` in the cases (prompts, followups, steers, scripted rounds) becomes
  * `http://<suite>.fixtures.invalid`, the same on every run, so recorded requests replay.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EvalCase, FixturePage } from '../../core/evals/suite';
-import { FIXTURE_HOST_SUFFIX, registerFixtureHost } from '../../activities/net/fixture-hosts';
+import { FIXTURE_HOST_SUFFIX, registerFixtureHost } from '../../core/net/fixture-hosts';
 
 export interface ServedFixtures {
   /** `http://<suite>.fixtures.invalid`: what `{{fixtures}}` stands for. */

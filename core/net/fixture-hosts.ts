@@ -4,7 +4,8 @@
  * guard maps such a name to exactly that loopback port and nothing else — no private address is
  * opened in general, and a name under `.invalid` (RFC 6761) never resolves anywhere else, so the
  * URL the model sees is the same on every run (the cassette records it). Only a worker in the
- * process that serves the pages (the embedded stack, a test's worker) can reach them.
+ * process that serves the pages (the embedded stack, a test's worker) can reach them. No I/O:
+ * a map the eval run fills and activities/net/address-guard.ts reads.
  */
 
 const hosts = new Map<string, number>();
