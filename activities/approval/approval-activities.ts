@@ -94,7 +94,10 @@ export function makeApprovalActivities(deps: ActivityDeps) {
       const callBlockId = blockId(turnId, 'react.tool.call', callId);
       const found = await loadBlocksById(pool, conversationId, [callBlockId]);
       const call = found.get(callBlockId);
-      const params = call ? ((JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown> }).params ?? {}) : {};
+      const body = call ? (JSON.parse(call.text ?? '{}') as { params?: Record<string, unknown>; code?: unknown }) : {};
+      const params = body.params ?? {};
+      // exec's code rides on the call's code channel, not in its params: the person sees what will run.
+      const code = typeof body.code === 'string' ? body.code : undefined;
       const round = call?.meta['iteration'];
       const noteBlocks =
         typeof round === 'number'
@@ -123,6 +126,7 @@ export function makeApprovalActivities(deps: ActivityDeps) {
             source: input.source,
             expires_at: expiresAt,
             requested_at: ts,
+            ...(code !== undefined ? { code } : {}),
             ...(paramsSchema ? { params_schema: paramsSchema } : {}),
           },
         }),

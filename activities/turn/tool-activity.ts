@@ -63,6 +63,9 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
     const params = input.params ?? callParams(input, found.get(callBlock));
     const publisher = new StreamPublisher(pool, conversationId, { turnId, attempt: ctx.info.attempt });
     let observation: ToolObservation;
+    // The run's own time (never the wait for a person, which came before this activity): the card
+    // shows the same duration live (iteration.done) and reloaded (the result's meta.duration_ms).
+    const began = deps.now().getTime();
     try {
       // The turn's agent version: only its tools run, with its settings and secrets.
       const agent = await deps.agents.load(headerAgentRef(found.get(header), conversationId));
@@ -114,6 +117,7 @@ export function makeToolActivity(deps: ActivityDeps, implFor: ImplFor = (id) => 
         },
       };
     }
+    observation = { ...observation, meta: { ...observation.meta, duration_ms: deps.now().getTime() - began } };
     await appendResult(deps, input, observation, publisher);
     return outcomeOf(observation.text, observation.ok);
   };
@@ -317,6 +321,7 @@ async function appendResult(
       tool: toolId,
       ok: observation.ok,
       observation: preview(observation.text),
+      ...(typeof observation.meta?.duration_ms === 'number' ? { durationMs: observation.meta.duration_ms } : {}),
     },
   });
   await publisher.close();

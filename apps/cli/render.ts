@@ -124,6 +124,14 @@ export function createLiveRenderer(
           yellow(`↻ round ${String(p.round)} retried (attempt ${String(p.attempt)}): discarding its partial output\n`),
         );
         break;
+      case 'model_error':
+        newline();
+        write(
+          yellow(
+            `↻ round ${String(p.round)}: the model call failed (${String(p.error)}), retrying (attempt ${String(p.nextAttempt)})\n`,
+          ),
+        );
+        break;
       case 'step':
         if (p.phase === 'thinking.start') {
           newline();

@@ -1,7 +1,7 @@
 /**
  * The conversations API: list (paged, newest activity first), get, rename, delete (a
  * PurgeConversationWorkflow stops running turns and removes every row; the call returns once the
- * rows are gone), state (with its turns and each turn's cost from the ledger), timeline (with the sources pool), export as `conv.timeline.v1`, usage per conversation and per tenant and day
+ * rows are gone), state (with its turns, each turn's cost from the ledger, and `liveFrom`: the stream offset that shows the unfinished turns whole), timeline (with the sources pool), export as `conv.timeline.v1`, usage per conversation and per tenant and day
  * (with the feedback satisfaction rate per conversation, tenant and project).
  * Every route is scoped by the caller's key; another tenant's conversation is a 404.
  */
@@ -16,6 +16,7 @@ import { loadBlocks } from '../../store/timeline-store';
 import { listTurns } from '../../store/turn-store';
 import { turnCosts } from '../../store/turn-display-store';
 import { loadStreamSeq } from '../../store/conversation-store';
+import { liveStreamStart } from '../../store/stream-window';
 import { loadSourcesPool } from '../../store/sources-store';
 import { publicTurnError } from './public-errors';
 import { budgetUses, reservedSpend } from '../../store/budget-store';
@@ -135,7 +136,10 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
       ...(t.error ? { error: publicTurnError(t.error) } : {}),
       costUsd: costs.get(t.turnId) ?? 0,
     }));
-    return c.json({ ...view, conversationId: shownId(c, id), streamSeq: await loadStreamSeq(pool, id), turns });
+    // Where a reader joins to see the unfinished turns whole (the web chat attaches there, any tab).
+    const unfinished = rows.filter((t) => t.status === 'running' || t.status === 'queued').map((t) => t.turnId);
+    const [streamSeq, liveFrom] = await Promise.all([loadStreamSeq(pool, id), liveStreamStart(pool, id, unfinished)]);
+    return c.json({ ...view, conversationId: shownId(c, id), streamSeq, liveFrom: liveFrom ?? streamSeq, turns });
   });
 
   app.get('/v1/conversations/:id/timeline', async (c) => {

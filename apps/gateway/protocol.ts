@@ -105,6 +105,7 @@ export function protocolEvent(
     case 'exec':
     case 'inject':
     case 'retry':
+    case 'model_error':
       return { event: e.kind, fields: { ...e.payload } };
     default:
       return unknownKind(e);

@@ -1,13 +1,17 @@
 /**
  * The web chat the gateway serves at `/` (Preact, bundled at build time by
  * apps/gateway/web-bundle.ts; nothing is fetched from a CDN): the shell — the API key, the
- * tenant's conversations, the open conversation (chat.tsx) — and the bootstrap that reads
+ * tenant's conversations (components/sidebar.tsx, a drawer on a phone), the first visit's key
+ * explanation (components/key-intro.tsx), the open conversation (chat.tsx) — and the bootstrap that reads
  * /config.json before the first render. Components live in components/, one per file.
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, keyStore, type ConversationSummary } from './api';
+import { api, ApiError, keyStore, type ConversationSummary } from './api';
 import { Chat } from './chat';
+import { Sidebar } from './components/sidebar';
+import { KeyIntro } from './components/key-intro';
+import { MenuButton } from './components/chat-header';
 import { config } from './config';
 
 function App() {
@@ -18,13 +22,18 @@ function App() {
   const [list, setList] = useState<ConversationSummary[]>([]);
   const [current, setCurrent] = useState(() => new URLSearchParams(location.hash.slice(1)).get('c') ?? '');
   const [error, setError] = useState('');
+  // The gateway refused the key (none given, or a wrong one): the first-visit explanation shows.
+  const [refused, setRefused] = useState<string | null>(null);
+  const [drawer, setDrawer] = useState(false);
 
   const refresh = async () => {
     try {
       setList((await api<{ conversations: ConversationSummary[] }>('GET', '/v1/conversations?limit=50')).conversations);
       setError('');
+      setRefused(null);
     } catch (err) {
-      setError((err as Error).message);
+      if (err instanceof ApiError && err.status === 401) setRefused(key ? (err as Error).message : '');
+      else setError((err as Error).message);
     }
   };
   useEffect(() => {
@@ -33,6 +42,7 @@ function App() {
   const open = (id: string) => {
     location.hash = `c=${encodeURIComponent(id)}`;
     setCurrent(id);
+    setDrawer(false);
   };
   // 128 bits from the CSPRNG: a conversation id nobody can guess (and so take first).
   const fresh = () =>
@@ -40,57 +50,58 @@ function App() {
       `c_${Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('')}`,
     );
 
+  const keyForm = (
+    <form
+      class="key"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const v = draftKey.trim();
+        keyStore.set(v);
+        setKey(v);
+      }}
+    >
+      <input
+        name="key"
+        type="password"
+        aria-label="API key"
+        placeholder="API key"
+        value={draftKey}
+        onInput={(e) => setDraftKey(e.currentTarget.value)}
+      />
+      <button type="submit">Use key</button>
+    </form>
+  );
   return (
-    <div class="app">
-      <nav class="sidebar" aria-label="conversations">
-        <form
-          class="key"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const v = draftKey.trim();
-            keyStore.set(v);
-            setKey(v);
-          }}
-        >
-          <input
-            name="key"
-            type="password"
-            aria-label="API key"
-            placeholder="API key"
-            value={draftKey}
-            onInput={(e) => setDraftKey(e.currentTarget.value)}
-          />
-          <button type="submit">Use key</button>
-        </form>
-        <button type="button" class="new" onClick={fresh}>
-          New conversation
-        </button>
-        {error && (
-          <div class="error" role="alert">
-            {error}
-          </div>
-        )}
-        <ul>
-          {list.map((c) => (
-            <li key={c.id}>
-              <a
-                href={`#c=${encodeURIComponent(c.id)}`}
-                aria-current={c.id === current ? 'page' : undefined}
-                onClick={(e) => {
-                  e.preventDefault();
-                  open(c.id);
-                }}
-              >
-                {c.title ?? c.id} <small>{c.status === 'running' ? '· running' : ''}</small>
-              </a>
-            </li>
-          ))}
-        </ul>
-      </nav>
-      {current ? (
-        <Chat key={current} conversationId={current} onChanged={() => void refresh()} />
+    <div class="app" data-drawer={drawer ? 'open' : 'closed'}>
+      <Sidebar
+        list={list}
+        current={current}
+        open={drawer}
+        keyForm={keyForm}
+        error={error}
+        onOpen={open}
+        onNew={fresh}
+        onClose={() => setDrawer(false)}
+        onError={setError}
+        onChanged={(deleted) => {
+          if (deleted && deleted === current) {
+            location.hash = '';
+            setCurrent('');
+          }
+          void refresh();
+        }}
+      />
+      {drawer && <div class="drawer-scrim" aria-hidden="true" onClick={() => setDrawer(false)} />}
+      {refused !== null ? (
+        <main class="chat empty">
+          <MenuButton onOpen={() => setDrawer(true)} />
+          <KeyIntro refused={refused} />
+        </main>
+      ) : current ? (
+        <Chat key={current} conversationId={current} onChanged={() => void refresh()} onMenu={() => setDrawer(true)} />
       ) : (
         <main class="chat empty">
+          <MenuButton onOpen={() => setDrawer(true)} />
           <h1 class="empty-title">Pick or start a conversation.</h1>
         </main>
       )}

@@ -9,6 +9,7 @@
 import type { StreamEvent } from '../../core/stream/events';
 import { sseEventFields, type SseMessageLike } from '../../core/stream/sse';
 import type { PlanView } from '../../core/timeline/plan-view';
+import { errorLine } from './error-line';
 
 /** A file made for the user (`GET …/files?signed=1`; the stream's `done` carries the same without `signedUrl`). */
 export interface HostedFile {
@@ -31,6 +32,8 @@ export interface ToolCard {
   code?: string;
   startedAt: number;
   finishedAt?: number;
+  /** The run's own time as the tool activity measured it (no wait for a person): the same live and reloaded. */
+  durationMs?: number;
   ok?: boolean;
   preview?: string;
 }
@@ -117,6 +120,13 @@ export interface LiveTurn {
    * event after that means it runs.
    */
   queuePosition?: number;
+  /**
+   * The round waits for its next attempt (a `retry` event; `modelError` when the model call of the
+   * attempt before failed — unreachable, overloaded …); cleared by the next output.
+   */
+  retrying?: { attempt: number; modelError?: { kind: string; status?: number } };
+  /** Calls that wait for a person's decision (`approval` requested, not yet decided). */
+  awaiting: string[];
   /** Stream offsets applied (a replay after a reconnect is skipped). */
   seen: Set<number>;
 }
@@ -131,6 +141,7 @@ export const emptyTurn = (): LiveTurn => ({
   notes: [],
   costUsd: 0,
   done: false,
+  awaiting: [],
   seen: new Set(),
 });
 
@@ -175,8 +186,9 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
   // The seen set is shared between states (only a rewind makes a new one): copying it per event is quadratic.
   const t: LiveTurn = { ...turn };
   t.seen.add(e.seq);
-  // Anything the turn does after its start means it left the queue.
+  // Anything the turn does after its start means it left the queue; any output, that it stopped retrying.
   delete t.queuePosition;
+  if (e.kind !== 'retry' && e.kind !== 'model_error' && e.kind !== 'approval' && e.kind !== 'budget') delete t.retrying;
   switch (e.kind) {
     case 'phase': {
       const p = e.payload;
@@ -186,8 +198,8 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
         t.workflowId = p.workflowId;
         if (p.queuePosition !== undefined) t.queuePosition = p.queuePosition;
       } else {
-        t.failed = p.error;
-        t.notes = [...t.notes, `turn failed: ${p.error}`];
+        t.failed = errorLine(p.error);
+        t.notes = [...t.notes, `turn failed: ${t.failed}`];
       }
       break;
     }
@@ -264,6 +276,7 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
             ? {
                 ...c,
                 finishedAt: Date.parse(e.ts),
+                ...(typeof p.durationMs === 'number' ? { durationMs: p.durationMs } : {}),
                 ok: p.ok !== false,
                 ...(typeof p.observation === 'string' ? { preview: p.observation } : {}),
               }
@@ -288,16 +301,35 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
       t.canvases = t.canvases.map((c) => ({ ...c, done: true }));
       break;
     }
+    case 'model_error': {
+      // The round's model call failed; Temporal runs the next attempt after its backoff.
+      const { error, status, nextAttempt } = e.payload;
+      t.retrying = { attempt: nextAttempt, modelError: { kind: error, ...(status !== undefined ? { status } : {}) } };
+      break;
+    }
     case 'retry': {
-      // A retried round streams again: what its earlier attempt showed of calls that never ran goes.
-      const round = e.payload.round;
+      // An attempt starts (the cause its predecessor gave is kept). A retried round streams again:
+      // its partial text goes, and what its earlier attempt showed of calls that never ran.
+      const { attempt, round } = e.payload;
+      const cause = t.retrying?.attempt === attempt ? t.retrying.modelError : undefined;
+      t.retrying = { attempt, ...(cause ? { modelError: cause } : {}) };
+      t.answer = '';
+      t.thinking = '';
       if (round !== undefined) t.canvases = t.canvases.filter((c) => c.round !== round);
       break;
     }
-    // Shown elsewhere (approval cards refetch on `approval`) or not by the chat.
+    case 'approval': {
+      // The approval cards refetch their list; the turn says it waits for a person meanwhile.
+      const { phase, callId } = e.payload;
+      t.awaiting =
+        phase === 'requested'
+          ? [...t.awaiting.filter((c) => c !== callId), callId]
+          : t.awaiting.filter((c) => c !== callId);
+      break;
+    }
+    // Not shown by the chat.
     case 'compact':
     case 'exec':
-    case 'approval':
     case 'budget':
       break;
     default:

@@ -10,6 +10,7 @@ import type { FeedbackRow, HostedFile, Rating, SourceRow, TimelineBlock, TurnRow
 import { canvasKind, compositeCanvas, compositeKey, type Canvas, type LiveTurn, type ToolCard } from './live';
 import { canvasInstance } from '../../core/stream/write-canvas';
 import { planFromSnapshot } from './plan';
+import { errorLine } from './error-line';
 
 export interface UserMessage {
   kind: 'prompt' | 'followup' | 'steer';
@@ -47,6 +48,10 @@ export interface TurnData {
   completionPath?: string;
   rounds?: number;
   extras?: LiveExtras;
+  /** The round waits for its next attempt (live only). */
+  retrying?: LiveTurn['retrying'];
+  /** Calls of the live turn that wait for a person's decision. */
+  awaiting?: string[];
   rating?: { rating: Rating | null; text: string | null };
 }
 
@@ -65,7 +70,16 @@ export function fromLive(t: LiveTurn, prompt: UserMessage[]): TurnData {
     ...(t.workflowId ? { workflowId: t.workflowId } : {}),
     live: true,
     // Running until the stored turn takes its place: a finished turn is only ever shown from the store.
-    status: t.failed !== undefined ? 'failed' : t.queuePosition !== undefined ? 'queued' : 'running',
+    status:
+      t.failed !== undefined
+        ? 'failed'
+        : t.queuePosition !== undefined
+          ? 'queued'
+          : t.awaiting.length > 0
+            ? 'awaiting_approval'
+            : 'running',
+    ...(t.retrying ? { retrying: t.retrying } : {}),
+    ...(t.awaiting.length > 0 ? { awaiting: t.awaiting } : {}),
     ...(t.queuePosition !== undefined ? { queuePosition: t.queuePosition } : {}),
     user: prompt,
     attachments: [],
@@ -189,7 +203,7 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
         answer: '',
         files: s.files.filter((f) => f.turn === index && f.origin !== 'attachment'),
         followups: [],
-        notes: row?.error ? [`turn failed: ${row.error}`] : [],
+        notes: row?.error ? [`turn failed: ${errorLine(row.error)}`] : [],
         ...(row?.completionPath ? { completionPath: row.completionPath } : {}),
         ...(row?.rounds ? { rounds: row.rounds } : {}),
         extras: extra,
@@ -220,6 +234,7 @@ export function fromStored(s: Stored, extras: ReadonlyMap<number, LiveExtras>, l
       const card = calls.get(b.call_id);
       if (card) {
         card.finishedAt = Date.parse(b.ts ?? '');
+        if (typeof b.meta.duration_ms === 'number') card.durationMs = b.meta.duration_ms;
         card.ok = b.meta.ok !== false;
         card.preview = (b.text ?? '').slice(0, PREVIEW);
       }

@@ -142,6 +142,8 @@ export interface ApprovalRequestView {
   requestedAt: string;
   /** The JSON schema of the tool's params: edits are checked against it before they are sent. */
   paramsSchema?: Record<string, unknown>;
+  /** The code the call runs (exec's code channel), shown with its params. */
+  code?: string;
 }
 
 /** A waiting call as the request block recorded it (for the gateway, the CLI and the web chat). */
@@ -156,5 +158,6 @@ export function approvalRequestView(b: Block): ApprovalRequestView {
     expiresAt: String(b.meta['expires_at'] ?? ''),
     requestedAt: String(b.meta['requested_at'] ?? b.ts),
     ...(b.meta['params_schema'] ? { paramsSchema: b.meta['params_schema'] as Record<string, unknown> } : {}),
+    ...(typeof b.meta['code'] === 'string' ? { code: b.meta['code'] } : {}),
   };
 }

@@ -94,6 +94,22 @@ const RetryEvent = z.object({
   }),
 });
 
+/**
+ * A round's model call failed with a retryable error (`error`: the provider error kind — network,
+ * timeout, server, overloaded, rate_limit — with the HTTP `status` when there was one): Temporal
+ * runs `nextAttempt` after its backoff. Published by the failed attempt, so a reader can say "model
+ * unreachable, retrying (attempt N)" while the round waits.
+ */
+const ModelErrorEvent = z.object({
+  kind: z.literal('model_error'),
+  payload: Loose({
+    round: round.optional(),
+    error: z.string(),
+    status: z.number().int().optional(),
+    nextAttempt: z.number().int().positive(),
+  }),
+});
+
 /** Compaction, phase by phase, with its token counts. */
 export const COMPACT_PHASES = [
   'over_budget',
@@ -187,6 +203,7 @@ export const StreamEventBodySchema = z.discriminatedUnion('kind', [
   UsageEvent,
   InjectEvent,
   RetryEvent,
+  ModelErrorEvent,
   CompactEvent,
   ExecEvent,
   ApprovalEvent,

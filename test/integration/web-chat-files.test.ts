@@ -28,7 +28,7 @@ import { LocalBackend } from '../../activities/exec/local';
 import { publishEvents, readEvents } from '../../store/stream-bus';
 import { execScratch } from '../support/exec';
 import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium } from '../support/browser';
+import { NEED_CHROMIUM, assertAxeClean, launchChromium } from '../support/browser';
 
 const needChromium = NEED_CHROMIUM;
 const needSandbox = { group: 'web chat browser tests (exec)', requirement: 'bubblewrap' } as const;
@@ -169,24 +169,7 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.setViewportSize(size);
 }
 
-async function axe(page: Page, state: string): Promise<void> {
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
-  const result = await new AxeBuilder({ page }).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  writeFileSync(
-    join(SHOTS, `axe-${state}.json`),
-    JSON.stringify(
-      result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })),
-      null,
-      2,
-    ),
-  );
-  assert.deepEqual(
-    bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-    `axe on ${state}`,
-  );
-}
+const axe = (page: Page, state: string) => assertAxeClean(page, SHOTS, state);
 
 test(
   'an exec chart shows inline, the report renders as Markdown, both download with their bytes and type',

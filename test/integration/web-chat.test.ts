@@ -108,6 +108,8 @@ after(async () => {
 async function openChat(key: string, width = 1200): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height: 800 } });
   await page.goto(gw.url);
+  // On a phone the key field is in the conversations drawer.
+  if (width <= 700) await page.getByRole('button', { name: 'Conversations' }).click();
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Use key' }).click();
   return page;
@@ -190,6 +192,8 @@ test('Steer stops a running turn and its finalize answer shows', { skip }, async
     writeFileSync(join(SHOTS, 'steer-live-failed.txt'), shown);
     throw new Error(`the live answer never showed "A long"; the page said:\n${shown.slice(0, 2000)}`, { cause: err });
   }
+  // Steer sends what is typed (issue 41: it always sent "stop and summarise").
+  await page.getByLabel('follow-up').fill('stop and summarise');
   await page.getByRole('button', { name: 'Steer' }).click();
   const final = page.locator('.msg.assistant:not([data-live])', { hasText: 'Stopped as asked' });
   try {

@@ -1,9 +1,13 @@
 /**
  * The browser tests' chromium: Debian's `/usr/bin/chromium` driven by playwright-core, with the
  * requirement that skips a browser test outside CI (test/support/requirements.ts) and one set of
- * launch flags (no sandbox inside containers, no GPU, nothing that phones home).
+ * launch flags (no sandbox inside containers, no GPU, nothing that phones home), and the axe check
+ * the browser tests share.
  */
-import type { Browser } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -24,4 +28,27 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * axe-core on the page as it is: no serious or critical violation (the whole list is kept in
+ * `<shots>/axe-<state>.json`, with each violation's nodes).
+ */
+export async function assertAxeClean(page: Page, shots: string, state: string): Promise<void> {
+  const { default: AxeBuilder } = await import('@axe-core/playwright');
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  writeFileSync(
+    join(shots, `axe-${state}.json`),
+    JSON.stringify(
+      result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })),
+      null,
+      2,
+    ),
+  );
+  assert.deepEqual(
+    bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe on ${state}`,
+  );
 }

@@ -3,7 +3,8 @@
  * tool calling): folding user events into the timeline, persisting TTL-pruning results,
  * recording usage, and the steer interruption.
  */
-import { CancelledFailure } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { ProviderError } from '../../../core/model/provider';
 import { toActivityFailure } from '../../providers/errors';
@@ -174,10 +175,22 @@ export async function roundFailure(
     }
     return interruptRound(at.pool, at.conversationId, at.turnId, at.round, at.ts, publisher);
   }
+  const failure = (budget && contextLengthFailure(err, budget)) ?? toActivityFailure(err);
+  // A retryable model error: readers learn now that the round waits for its next attempt, and why.
+  if (err instanceof ProviderError && err.retryable && failure instanceof ApplicationFailure && !failure.nonRetryable)
+    publisher.emit({
+      kind: 'model_error',
+      payload: {
+        round: at.round,
+        error: err.kind,
+        ...(err.status !== undefined ? { status: err.status } : {}),
+        nextAttempt: Context.current().info.attempt + 1,
+      },
+    });
   await publisher
     .close()
     .catch((e: Error) =>
       activityLog().error(`round ${at.round}: stream flush failed after a model error: ${e.message}`),
     );
-  return (budget && contextLengthFailure(err, budget)) ?? toActivityFailure(err);
+  return failure;
 }

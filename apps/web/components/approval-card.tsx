@@ -1,6 +1,7 @@
 /**
  * Approval cards (issue 30): the tool calls of the running turn that wait for a person — the tool,
- * its params as readable JSON, the model's stated reason — with Approve, Deny (with a reason) and
+ * what it will run (components/approval-detail.tsx: exec's code, a patch's diff, every param),
+ * the model's stated reason — with Approve, Deny (with a reason) and
  * Edit params (approve with edited JSON). The list comes from `GET …/approvals`, so the cards are
  * there after a reload too; a live `approval` event (`tick`) fetches it again. A decision is
  * `POST …/approvals/<callId>` (the key needs the approve scope; the gateway's message shows when
@@ -8,12 +9,15 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, convPath } from '../api';
+import { ApprovalDetail } from './approval-detail';
 
 export interface ApprovalItem {
   callId: string;
   toolId: string;
   turnId: string;
   params?: Record<string, unknown>;
+  /** The code the call runs (exec's code channel). */
+  code?: string;
   reason?: string;
   expiresAt: string;
   onTimeout: 'deny' | 'fail';
@@ -67,7 +71,7 @@ function ApprovalCard({ item, onDecide }: { item: ApprovalItem; onDecide: (d: De
           onInput={(e) => setEdited((e.target as HTMLTextAreaElement).value)}
         />
       ) : (
-        <pre class="params">{json}</pre>
+        <ApprovalDetail toolId={item.toolId} params={item.params ?? {}} code={item.code} />
       )}
       {mode === 'deny' && (
         <input

@@ -29,9 +29,12 @@ const CHOICES: Array<{ rating: Rating; label: string }> = [
 
 export function Feedback({
   current,
+  saved = false,
   onRate,
 }: {
   current: { rating: Rating | null; text: string | null } | undefined;
+  /** The last rating or comment was stored: a "Saved" status confirms it. */
+  saved?: boolean;
   onRate: (rating: Rating | null, text?: string) => Promise<void>;
 }) {
   const [comment, setComment] = useState(current?.text ?? '');
@@ -78,6 +81,10 @@ export function Feedback({
           Clear
         </button>
       )}
+      {/* A live region from the start (announced when its text comes); the same markup live and reloaded. */}
+      <span class="saved" role="status">
+        {saved && !saving ? 'Feedback saved' : ''}
+      </span>
       <details class="comment">
         <summary>Comment</summary>
         <form

@@ -81,13 +81,17 @@ function stateOf(c: Card): 'running' | 'done' | 'failed' {
   return c.finishedAt === undefined ? 'running' : c.ok === false ? 'failed' : 'done';
 }
 
-export function ToolCard({ card }: { card: Card }) {
+export function ToolCard({ card, waiting = false }: { card: Card; waiting?: boolean }) {
   const state = stateOf(card);
   const args = card.args && typeof card.args === 'object' ? Object.entries(card.args as Record<string, unknown>) : [];
+  // The run's own time when the tool activity measured it (the same live and reloaded, without the
+  // wait for a person); the gap between call and result otherwise (older timelines).
   const took =
-    card.finishedAt !== undefined && Number.isFinite(card.finishedAt - card.startedAt)
-      ? duration(card.finishedAt - card.startedAt)
-      : '';
+    card.durationMs !== undefined
+      ? duration(card.durationMs)
+      : card.finishedAt !== undefined && Number.isFinite(card.finishedAt - card.startedAt)
+        ? duration(card.finishedAt - card.startedAt)
+        : '';
   return (
     <details class="tool-card" data-state={state}>
       <summary>
@@ -96,7 +100,7 @@ export function ToolCard({ card }: { card: Card }) {
         </span>
         <span class="tool-name">{card.tool}</span>
         <span class="tool-summary">{toolSummary(card.args)}</span>
-        <span class="tool-time">{state === 'running' ? 'running…' : took}</span>
+        <span class="tool-time">{state === 'running' ? (waiting ? 'waiting for you' : 'running…') : took}</span>
       </summary>
       {args.length > 0 && (
         <dl class="fields">
@@ -125,12 +129,13 @@ export function ToolCard({ card }: { card: Card }) {
   );
 }
 
-export function ToolCards({ cards }: { cards: Card[] }) {
+/** The turn's tool cards; `awaiting`: the calls that wait for a person (they say so, not "running…"). */
+export function ToolCards({ cards, awaiting = [] }: { cards: Card[]; awaiting?: readonly string[] }) {
   if (cards.length === 0) return null;
   return (
     <div class="tools">
       {cards.map((c) => (
-        <ToolCard key={c.key} card={c} />
+        <ToolCard key={c.key} card={c} waiting={awaiting.includes(c.key)} />
       ))}
     </div>
   );

@@ -1,7 +1,8 @@
 /**
  * One turn, rendered the same whether it streams now or was reloaded: the user's message, then
  * the agent's thinking (while it runs), tool cards, plan, canvases, answer with its citations,
- * files, notes, follow-up chips, the usage footer and, once done, feedback.
+ * files, notes, follow-up chips, the usage footer and, once done, Copy answer and feedback. A
+ * running turn says what it waits for (components/turn-status.tsx): a retry, or a person.
  */
 import type { Rating } from '../api';
 import { PlanPanel } from '../plan';
@@ -12,17 +13,22 @@ import { Feedback } from './feedback';
 import { Footer } from './footer';
 import { Markdown } from './markdown';
 import { ToolCards } from './tool-card';
+import { CopyButton } from './copy-button';
+import { TurnStatus } from './turn-status';
 
 export function TurnView({
   turn,
   conversationId,
   last,
+  saved = false,
   onFollowup,
   onRate,
 }: {
   turn: TurnData;
   conversationId: string;
   last: boolean;
+  /** The reader's feedback on this turn was just saved (the feedback row says so). */
+  saved?: boolean;
   onFollowup: (text: string) => void;
   onRate: (turnIndex: number, rating: Rating | null, text?: string) => Promise<void>;
 }) {
@@ -54,7 +60,8 @@ export function TurnView({
             <pre tabIndex={0}>{turn.thinking}</pre>
           </details>
         )}
-        <ToolCards cards={turn.tools} />
+        <TurnStatus turn={turn} />
+        <ToolCards cards={turn.tools} awaiting={turn.awaiting ?? []} />
         {turn.plan && <PlanPanel plan={turn.plan} />}
         {turn.canvases.map((c) => (
           <CanvasView key={c.key} canvas={c} />
@@ -84,10 +91,12 @@ export function TurnView({
         )}
         <div class="turn-meta">
           <Footer turn={turn} conversationId={conversationId} />
+          {!running && turn.answer && <CopyButton text={turn.answer} label="Copy answer" />}
           {!running && turn.turnIndex !== undefined && (
             <Feedback
               key={`${turn.rating?.rating ?? ''}`}
               current={turn.rating}
+              saved={saved}
               onRate={(r, t) => onRate(turn.turnIndex!, r, t)}
             />
           )}

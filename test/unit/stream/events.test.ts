@@ -21,6 +21,7 @@ const SAMPLES: StreamEventBody[] = [
   { kind: 'usage', payload: { round: 1, usage, costUsd: 0.001 } },
   { kind: 'inject', payload: { type: 'steer', messageId: 'm1', text: 'stop' } },
   { kind: 'retry', payload: { round: 2, attempt: 2 } },
+  { kind: 'model_error', payload: { round: 2, error: 'network', nextAttempt: 3 } },
   {
     kind: 'compact',
     payload: { phase: 'committed', compactionId: 'x/compact/1', tokensBefore: 9000, tokensAfter: 4000 },

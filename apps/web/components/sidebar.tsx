@@ -1,0 +1,156 @@
+/**
+ * The conversations sidebar: the API key, New conversation, a search over the titles, and each
+ * conversation with Rename (PATCH …, the gateway's title rules) and Delete (DELETE …, after a
+ * confirmation). On a phone it is a drawer (app.css): the chat header's Conversations button opens
+ * it, picking a conversation or Escape closes it.
+ */
+import { useState } from 'preact/hooks';
+import { api, convPath, type ConversationSummary } from '../api';
+
+function Row({
+  c,
+  current,
+  onOpen,
+  onChanged,
+  onError,
+}: {
+  c: ConversationSummary;
+  current: boolean;
+  onOpen: (id: string) => void;
+  onChanged: (deleted?: string) => void;
+  onError: (message: string) => void;
+}) {
+  const [mode, setMode] = useState<'view' | 'rename' | 'delete'>('view');
+  const [title, setTitle] = useState(c.title ?? '');
+  const name = c.title ?? c.id;
+  const act = async (fn: () => Promise<unknown>, deleted?: string) => {
+    try {
+      await fn();
+      setMode('view');
+      onChanged(deleted);
+    } catch (err) {
+      onError((err as Error).message);
+    }
+  };
+  if (mode === 'rename')
+    return (
+      <li>
+        <form
+          class="rename"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void act(() => api('PATCH', convPath(c.id), { title }));
+          }}
+          onKeyDown={(e) => e.key === 'Escape' && setMode('view')}
+        >
+          <input
+            aria-label={`new title of ${name}`}
+            value={title}
+            onInput={(e) => setTitle(e.currentTarget.value)}
+            ref={(el) => el?.focus()}
+          />
+          <button type="submit">Save</button>
+          <button type="button" onClick={() => setMode('view')}>
+            Cancel
+          </button>
+        </form>
+      </li>
+    );
+  return (
+    <li class="conv">
+      <a
+        href={`#c=${encodeURIComponent(c.id)}`}
+        aria-current={current ? 'page' : undefined}
+        onClick={(e) => {
+          e.preventDefault();
+          onOpen(c.id);
+        }}
+      >
+        {name} <small>{c.status === 'running' ? '· running' : ''}</small>
+      </a>
+      {mode === 'delete' ? (
+        <span class="confirm" role="group" aria-label={`delete ${name}?`}>
+          <button type="button" class="danger" onClick={() => void act(() => api('DELETE', convPath(c.id)), c.id)}>
+            Delete
+          </button>
+          <button type="button" onClick={() => setMode('view')}>
+            Keep
+          </button>
+        </span>
+      ) : (
+        <span class="row-actions">
+          <button type="button" class="text-button" aria-label={`rename ${name}`} onClick={() => setMode('rename')}>
+            Rename
+          </button>
+          <button type="button" class="text-button" aria-label={`delete ${name}`} onClick={() => setMode('delete')}>
+            Delete
+          </button>
+        </span>
+      )}
+    </li>
+  );
+}
+
+export function Sidebar({
+  list,
+  current,
+  open,
+  keyForm,
+  error,
+  onOpen,
+  onNew,
+  onChanged,
+  onClose,
+  onError,
+}: {
+  list: ConversationSummary[];
+  current: string;
+  open: boolean;
+  keyForm: preact.ComponentChildren;
+  error: string;
+  onOpen: (id: string) => void;
+  onNew: () => void;
+  onChanged: (deleted?: string) => void;
+  onClose: () => void;
+  onError: (message: string) => void;
+}) {
+  const [query, setQuery] = useState('');
+  const q = query.trim().toLowerCase();
+  const shown = q ? list.filter((c) => (c.title ?? c.id).toLowerCase().includes(q)) : list;
+  return (
+    <nav
+      id="sidebar"
+      class="sidebar"
+      aria-label="conversations"
+      data-open={open ? 'true' : 'false'}
+      onKeyDown={(e) => e.key === 'Escape' && onClose()}
+    >
+      <button type="button" class="drawer-close text-button" onClick={onClose}>
+        Close
+      </button>
+      {keyForm}
+      <button type="button" class="new" onClick={onNew}>
+        New conversation
+      </button>
+      <input
+        type="search"
+        class="search"
+        aria-label="search conversations"
+        placeholder="Search conversations"
+        value={query}
+        onInput={(e) => setQuery(e.currentTarget.value)}
+      />
+      {error && (
+        <div class="error" role="alert">
+          {error}
+        </div>
+      )}
+      <ul>
+        {shown.map((c) => (
+          <Row key={c.id} c={c} current={c.id === current} onOpen={onOpen} onChanged={onChanged} onError={onError} />
+        ))}
+      </ul>
+      {q && shown.length === 0 && <p class="empty-hint">No conversation matches “{query}”.</p>}
+    </nav>
+  );
+}
