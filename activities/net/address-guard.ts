@@ -9,6 +9,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
+import { fixturePort } from '../../core/net/fixture-hosts';
 import {
   destinationRefusal,
   parseAllowList,
@@ -77,6 +78,22 @@ export async function guardUrl(url: URL, opts: FetchGuardOptions = {}): Promise<
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port === '' ? defaultPort(url) : Number(url.port);
   const ip = parseIpLiteral(host);
+  // A fixture host an eval run in this process serves: exactly its loopback port, plain http, the default port.
+  const fixture = fixturePort(host);
+  if (fixture !== undefined) {
+    if (url.protocol !== 'http:' || url.port !== '')
+      return { ok: false, reason: `fixture host ${host} is served on plain http without a port only` };
+    return {
+      ok: true,
+      target: {
+        url,
+        host: '127.0.0.1',
+        port: fixture,
+        addresses: [{ address: '127.0.0.1', family: 4 }],
+        literal: true,
+      },
+    };
+  }
   let addresses: ResolvedAddress[];
   if (ip) addresses = [{ address: ip.toString(), family: ip.kind() === 'ipv4' ? 4 : 6 }];
   else {

@@ -33,6 +33,7 @@ import { evalRunWorkflowId } from '../../workflows/eval-run';
 import { DreactError } from '../../client/errors';
 import { withSession } from './with-session';
 import { workflowUrl } from './workflow-url';
+import { serveFixtures, withFixtures } from './eval-fixtures';
 
 export interface RunEvalOptions {
   /** A suite name (evals/<name>.yaml) or a file path. */
@@ -90,9 +91,28 @@ export async function runEval(
   } catch (err) {
     throw new DreactError((err as Error).message, 'bad_input');
   }
-  const cases = o.cases?.length ? suite.cases.filter((c) => o.cases!.includes(c.id)) : suite.cases;
-  if (cases.length === 0)
+  const chosen = o.cases?.length ? suite.cases.filter((c) => o.cases!.includes(c.id)) : suite.cases;
+  if (chosen.length === 0)
     throw new DreactError(`suite ${name} has none of the cases ${o.cases?.join(', ')}`, 'bad_input');
+  // The suite's fixture pages, served by this run (eval-fixtures.ts) until its workflow ends.
+  const fixtures = suite.fixtures ? await serveFixtures(name, suite.fixtures) : undefined;
+  try {
+    return await runSuite(target, o, {
+      file,
+      name,
+      suite,
+      cases: fixtures ? withFixtures(chosen, fixtures.origin) : chosen,
+    });
+  } finally {
+    await fixtures?.close();
+  }
+}
+
+async function runSuite(
+  target: EvalTarget,
+  o: RunEvalOptions,
+  { file, name, suite, cases }: { file: string; name: string; suite: EvalSuite; cases: EvalSuite['cases'] },
+): Promise<{ report: EvalReport; result: EvalRunResult; cassetteFile?: string }> {
   const mode = o.mode ?? 'live';
   const runId = o.runId ?? `run_${randomBytes(5).toString('hex')}`;
   const cassetteFile = o.cassette ?? defaultCassette(file, name);

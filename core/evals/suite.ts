@@ -130,6 +130,15 @@ export const EvalCaseSchema = z.strictObject({
 });
 export type EvalCase = z.infer<typeof EvalCaseSchema>;
 
+/** One fixture page: its HTML (or other body), and how long it waits before answering. */
+export const FixturePageSchema = z.strictObject({
+  body: z.string(),
+  content_type: z.string().min(1).default('text/html; charset=utf-8'),
+  /** Milliseconds before the answer (a slow page: a followup or a steer lands during its fetch). */
+  delay_ms: z.number().int().min(0).max(120_000).default(0),
+});
+export type FixturePage = z.infer<typeof FixturePageSchema>;
+
 export const EvalSuiteSchema = z.strictObject({
   description: z.string().optional(),
   agent: Slug.optional(),
@@ -137,6 +146,8 @@ export const EvalSuiteSchema = z.strictObject({
   /** The judge model for rubrics (default: the case's model). */
   judge: ModelConfigSchema.optional(),
   trials: z.number().int().positive().max(100).default(1),
+  /** Pages the eval run serves itself (`{{fixtures}}/<path>` in prompts and scripts), by path. */
+  fixtures: z.record(z.string().regex(/^\/[\w./-]*$/, 'a path such as /refunds'), FixturePageSchema).optional(),
   cases: z.array(EvalCaseSchema).min(1),
 });
 export type EvalSuite = z.infer<typeof EvalSuiteSchema>;

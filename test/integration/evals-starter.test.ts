@@ -1,14 +1,14 @@
 /**
  * The starter suite (evals/starter.yaml) in replay mode, as CI runs it: every model call answered
- * from evals/cassettes/starter.json, the tools, render and runtime real (Temporal, Postgres, a
- * local page for web_fetch, the bubblewrap sandbox for exec). Every case passes; a change to the
+ * from evals/cassettes/starter.json, the tools, render and runtime real (Temporal, Postgres, the
+ * suite's own fixture pages — served by `runEval` itself, no test server and no
+ * DREACT_WEB_ALLOW_PRIVATE — for web_fetch, the bubblewrap sandbox for exec). Every case passes; a change to the
  * prompt render, a tool's output or the runtime that changes a request fails here naming the case
  * and the round. `DREACT_EVALS_RECORD=1` records the cassette again instead (against the cases'
  * scripted model).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { createTestStack, type TestStack } from '../support/stack';
@@ -21,36 +21,12 @@ import { LocalBackend } from '../../activities/exec/local';
 import { execScratch, LOCAL_SANDBOX } from '../support/exec';
 import { countSkipped, needs } from '../support/requirements';
 
-// web_fetch reads the refund page below, on loopback.
-process.env.DREACT_WEB_ALLOW_PRIVATE = '1';
-const PORT = 47817;
 const record = process.env.DREACT_EVALS_RECORD === '1';
 const noSandbox = needs(LOCAL_SANDBOX);
 const root = execScratch('evals-starter');
 
 let stack: TestStack;
-let server: Server;
 before(async () => {
-  server = createServer((req, res) => {
-    // takes-followup: round 1's fetch takes 2 s, the window its followup is sent in (folded into round 2).
-    if (req.url === '/shipping')
-      return void setTimeout(
-        () =>
-          res
-            .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-            .end(
-              '<html><head><title>Acme shipping terms</title></head><body><main><h1>Shipping</h1><p>Acme ships worldwide. Delivery takes 5 business days.</p></main></body></html>',
-            ),
-        2_000,
-      );
-    if (req.url !== '/refunds') return void res.writeHead(404).end('not found');
-    res
-      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end(
-        '<html><head><title>Acme refund policy</title></head><body><main><h1>Refunds</h1><p>Acme refunds purchases within 30 days of delivery.</p></main></body></html>',
-      );
-  });
-  await new Promise<void>((resolve) => server.listen(PORT, '127.0.0.1', resolve));
   stack = await createTestStack('evals_starter');
   await stack.startWorker({
     ...(noSandbox
@@ -68,18 +44,17 @@ before(async () => {
 });
 after(async () => {
   await stack.teardown();
-  server.close();
   rmSync(root, { recursive: true, force: true });
 });
 
-test(`the starter suite ${record ? 'records its cassette' : 'passes in replay mode'}`, async () => {
+async function passes(mode: 'live' | 'record' | 'replay') {
   // Without a sandbox the code case cannot run (counted in the skip summary; required under CI).
   const skipCode = countSkipped(LOCAL_SANDBOX, noSandbox);
   const { report, result } = await runEval(
     { temporal: stack.server.env.client, pool: stack.db.pool, taskQueue: stack.taskQueue },
     {
       suite: path.join(__dirname, '../../evals/starter.yaml'),
-      mode: record ? 'record' : 'replay',
+      mode,
       concurrency: 4,
       ...(skipCode ? { cases: undefined } : {}),
     },
@@ -91,7 +66,7 @@ test(`the starter suite ${record ? 'records its cassette' : 'passes in replay mo
     [],
     table,
   );
-  assert.ok(report.summary.totalCases >= 10);
+  assert.equal(report.summary.totalCases, 14, table);
   // The compaction case did compact, and the judge scored the rubric.
   const compacted = report.trials.find((t) => t.caseId === 'compacts-long-conversation')!;
   const blocks = await loadBlocks(stack.db.pool, compacted.conversationId);
@@ -114,4 +89,8 @@ test(`the starter suite ${record ? 'records its cassette' : 'passes in replay mo
   const judged = report.trials.find((t) => t.caseId === 'judged-answer')!;
   assert.ok(judged.checks.some((c) => c.name === 'rubric' && c.pass));
   assert.equal(result.trials.length, report.summary.trials);
-});
+}
+
+// Live (the cases' scripted model) then replay, as `dreact eval starter` and `--replay` run them.
+test(`the starter suite ${record ? 'records its cassette' : 'passes live'}`, () => passes(record ? 'record' : 'live'));
+test('the starter suite passes in replay mode', () => passes('replay'));

@@ -48,3 +48,23 @@ test('errors name the file, the case and the field', () => {
     /case "a": id is used twice/,
   );
 });
+
+test('fixtures: pages by path with defaults; a bad path or field is named', () => {
+  const s = parseSuite(
+    `fixtures:\n  /refunds: { body: '<p>30 days</p>' }\ncases:\n  - id: a\n    turns: [hi]\n`,
+    'f.yaml',
+  );
+  assert.deepEqual(s.fixtures?.['/refunds'], {
+    body: '<p>30 days</p>',
+    content_type: 'text/html; charset=utf-8',
+    delay_ms: 0,
+  });
+  assert.throws(
+    () => parseSuite(`fixtures:\n  refunds: { body: x }\ncases:\n  - id: a\n    turns: [hi]\n`, 'f.yaml'),
+    /f\.yaml: .*fixtures.*refunds/,
+  );
+  assert.throws(
+    () => parseSuite(`fixtures:\n  /r: { body: x, delay: 5 }\ncases:\n  - id: a\n    turns: [hi]\n`, 'f.yaml'),
+    /f\.yaml: .*fixtures\.\/r.*delay/,
+  );
+});
