@@ -19,12 +19,9 @@
  * cost against no caching at gpt-4o-mini prices.
  */
 import { createAnthropicProvider } from '../activities/model/adapters/anthropic';
-import { collectStream, type ContentPart, type ModelRequest } from '../core/model/provider';
+import { collectStream } from '../core/model/provider';
 import { EMPTY_LEDGER, ledgerTotals, recordRound, totalsByTurn, type UsageLedger } from '../core/model/pricing';
-import { makeBlock, type Block } from '../core/timeline/block';
-import { paths } from '../core/timeline/paths';
-import { renderTimeline, type RenderOutput } from '../core/timeline/render';
-import { applyUpdates, type BlockUpdate } from '../core/timeline/prune';
+import { renderTimeline } from '../core/timeline/render';
 import { reply, startAnthropicEmulator, type AnthropicEmulator } from '../test/emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator } from '../test/emulator/openai-emulator';
 import { createOpenAICompatibleProvider } from '../activities/model/adapters/openai-compatible';
@@ -37,148 +34,7 @@ const MODEL = 'claude-sonnet-5-5';
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const STEP_MS = 20_000;
 
-type Strategy = 'renderer' | 'tail_only' | 'last_block';
-
-const WORDS =
-  'cache prefix round turn tool result search durable workflow activity timeline checkpoint source model token budget latency retry'.split(
-    ' ',
-  );
-
-function prose(rand: () => number, chars: number): string {
-  let s = '';
-  while (s.length < chars) s += `${WORDS[Math.floor(rand() * WORDS.length)]}${rand() < 0.1 ? '. ' : ' '}`;
-  return s.slice(0, chars);
-}
-
-function systemPrompt(): string {
-  const rand = prng(1);
-  const sections = ['ROLE', 'TOOLS', 'PROTOCOL', 'CITATIONS', 'PLANS', 'STYLE'].map(
-    (h) => `## ${h}\n${prose(rand, 2000)}`,
-  );
-  return `You are a durable ReAct agent.\n\n${sections.join('\n\n')}`; // ≈ 3,000 tokens
-}
-
-function callId(turn: number, round: number): string {
-  return `tc_${turn.toString(16).padStart(6, '0')}${round.toString(16).padStart(6, '0')}`;
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** Deterministic conversation script: the blocks each event appends. */
-class Conversation {
-  readonly blocks: Block[] = [];
-  private readonly rand = prng(42);
-
-  startTurn(t: number, now: number): void {
-    const turnId = `turn_${t}`;
-    const ts = iso(now);
-    this.blocks.push(
-      makeBlock({ type: 'turn.header', author: 'system', turn_id: turnId, ts, text: '' }),
-      makeBlock({
-        type: 'user.prompt',
-        author: 'user',
-        turn_id: turnId,
-        ts,
-        path: paths.userPrompt(turnId),
-        text: prose(this.rand, 600),
-      }),
-    );
-  }
-
-  startRound(t: number, r: number, now: number): void {
-    const turnId = `turn_${t}`;
-    const id = callId(t, r);
-    this.blocks.push(
-      makeBlock({
-        type: 'react.round.start',
-        author: 'react',
-        turn_id: turnId,
-        ts: iso(now),
-        call_id: id,
-        path: paths.roundStart(turnId, id),
-        text: 'deciding',
-      }),
-    );
-  }
-
-  toolRound(t: number, r: number, now: number): void {
-    const turnId = `turn_${t}`;
-    const id = callId(t, r);
-    const ts = iso(now);
-    const results = Array.from({ length: 3 + Math.floor(this.rand() * 5) }, (_, i) => ({
-      url: `https://example.org/${t}/${r}/${i}`,
-      title: prose(this.rand, 60),
-      snippet: prose(this.rand, 420),
-    }));
-    this.blocks.push(
-      makeBlock({
-        type: 'react.tool.call',
-        author: 'react',
-        turn_id: turnId,
-        ts,
-        call_id: id,
-        path: paths.toolCall(turnId, id),
-        mime: 'application/json',
-        meta: { tool_id: 'web_search' },
-        text: JSON.stringify({ tool_id: 'web_search', tool_call_id: id, params: { query: prose(this.rand, 80) } }),
-      }),
-      makeBlock({
-        type: 'react.tool.result',
-        author: 'tool',
-        turn_id: turnId,
-        ts,
-        call_id: id,
-        path: paths.toolResult(turnId, id),
-        mime: 'application/json',
-        meta: { tool_id: 'web_search' },
-        text: JSON.stringify({ results }),
-      }),
-    );
-  }
-
-  finish(t: number, now: number): void {
-    const turnId = `turn_${t}`;
-    this.blocks.push(
-      makeBlock({
-        type: 'assistant.completion',
-        author: 'assistant',
-        turn_id: turnId,
-        ts: iso(now),
-        path: paths.completion(turnId),
-        text: prose(this.rand, 1500),
-      }),
-    );
-  }
-
-  /** A render's TTL pruning, as the round stores it (overlays on the blocks, the notice appended). */
-  prune(updates: readonly BlockUpdate[], contribute: readonly Block[]): void {
-    const next = applyUpdates([...this.blocks, ...contribute], updates);
-    this.blocks.splice(0, this.blocks.length, ...next);
-  }
-}
-
-function stripCache(parts: ContentPart[]): ContentPart[] {
-  return parts.map(({ cache: _c, ...p }) => p as ContentPart);
-}
-
-/** The request a strategy sends for one rendered round. */
-export function requestFor(out: RenderOutput, strategy: Strategy): ModelRequest {
-  const base = { maxTokens: 1024 };
-  if (strategy === 'renderer') return { ...base, system: out.system, messages: out.messages };
-  const system = out.system.map(({ text }) => ({ text }));
-  const messages = out.messages.map((m) => ({ ...m, content: stripCache(m.content) }));
-  const flat = messages.flatMap((m, i) => m.content.map((_, j) => [i, j] as const));
-  let target: readonly [number, number] | undefined;
-  if (strategy === 'last_block') target = flat[flat.length - 1];
-  else {
-    const flagged = out.messages.flatMap((m, i) => m.content.flatMap((p, j) => (p.cache ? [[i, j] as const] : [])));
-    target = flagged[flagged.length - 1];
-  }
-  if (target) messages[target[0]]!.content[target[1]] = { ...messages[target[0]]!.content[target[1]]!, cache: true };
-  return { ...base, system, messages };
-}
+import { Conversation, prose, requestFor, systemPrompt, type Strategy } from './cache-conversation';
 
 /** Turns that start `gapMs` after the previous one ended, on an agent with this cache TTL. */
 interface IdleGaps {
