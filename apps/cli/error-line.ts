@@ -33,6 +33,9 @@ export function grpcStatusOf(e: unknown): { code: number; details: string } | un
   return undefined;
 }
 
+/** Error names (client/temporal/connection-settings.ts, client/errors.ts) that carry their own one line. */
+const OWN_LINE = new Set(['TemporalConnectionError', 'DreactError']);
+
 const HINTS: Array<[RegExp, string]> = [
   [/unknown agent/, 'name one of them with --agent, or add the agent to the worker (dreact agents list)'],
   [
@@ -44,6 +47,9 @@ const HINTS: Array<[RegExp, string]> = [
 /** The failure as one line: the cause chain without Temporal's wrappers, a gRPC status by name, a hint. */
 export function cliErrorLine(e: unknown, debug = Boolean(process.env.DREACT_DEBUG)): string {
   if (debug && e instanceof Error && e.stack) return e.stack;
+  // Errors whose message is already the line to print (a connection setting named, a client
+  // refusal): their cause is the raw gRPC error the line explains, not a second cause to print.
+  if (e instanceof Error && OWN_LINE.has(e.name)) return e.message;
   const status = grpcStatusOf(e);
   const line = status
     ? `${GRPC_STATUS[status.code] ?? `gRPC status ${status.code}`}: ${status.details || failureLine(e)}`

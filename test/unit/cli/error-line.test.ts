@@ -8,6 +8,7 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { failureLine } from '../../../core/errors/failure-line';
 import { cliErrorLine } from '../../../apps/cli/error-line';
+import { TemporalConnectionError } from '../../../client/temporal/connection-settings';
 
 const providerFailure = () => {
   const app = ApplicationFailure.create({
@@ -59,4 +60,15 @@ test('a gRPC status by name with its details (not "5 NOT_FOUND")', () => {
     cliErrorLine(new Error('describe failed', { cause: grpc }), false),
     'not found: Worker Deployment not found',
   );
+});
+
+test("a connection error's own line wins over the gRPC status it explains", () => {
+  const grpc = Object.assign(new Error('5 NOT_FOUND: Namespace x is not found.'), {
+    code: 5,
+    details: 'Namespace x is not found.',
+  });
+  const line = 'Temporal at h:7233: unknown namespace "x" (TEMPORAL_NAMESPACE): fix the name, or create it';
+  const err = new TemporalConnectionError(line, undefined, grpc);
+  assert.equal(cliErrorLine(err, false), line);
+  assert.equal(cliErrorLine(grpc, false), 'not found: Namespace x is not found.');
 });
