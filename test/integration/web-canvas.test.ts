@@ -168,7 +168,8 @@ test(
           });
         });
       // On screen while the model is still writing: no answer, the widget still streaming, its last attribute not there.
-      assert.match((await canvas.locator('.attr[data-key="title"] dd').textContent()) ?? '', /Sales by region/);
+      // The title streams piece by piece: wait for all of it (the model pauses after it).
+      await canvas.locator('.attr[data-key="title"] dd', { hasText: 'Sales by region' }).waitFor({ timeout: 60_000 });
       assert.equal(anthropic.requests.find((r) => r.reply === write)?.completed, false, 'the model is still writing');
       assert.equal(await page.locator('.msg.assistant:not([data-live])').count(), 0, 'no answer yet');
       assert.equal(await canvas.locator('.attr[data-key="summary"]').count(), 0);
