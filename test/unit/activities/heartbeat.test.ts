@@ -33,9 +33,16 @@ test('progress heartbeats at once with its details, and the timer repeats the la
     ),
   );
   assert.equal(result, 'done');
-  assert.deepEqual(beats.slice(0, 3), [{ chars: 1 }, { chars: 2 }, { chars: 3 }]);
+  // On a loaded machine the timer may fire between two reports: it then repeats the latest one.
+  // What must hold: each report is sent, in order, and the timer never sends the default.
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const distinct = beats.filter((b, i) => i === 0 || !same(b, beats[i - 1]));
+  assert.deepEqual(
+    distinct,
+    [{ chars: 1 }, { chars: 2 }, { chars: 3 }],
+    'the timer repeats the latest, not the default',
+  );
   assert.ok(beats.length >= 4, `beats: ${beats.length}`);
-  for (const b of beats.slice(3)) assert.deepEqual(b, { chars: 3 }, 'the timer repeats the latest, not the default');
 });
 
 test('progress closer than the minimum gap only updates the details the timer sends', async () => {
