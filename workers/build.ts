@@ -79,7 +79,9 @@ export function ensureWorkerBuild(): string {
   return WORKER_JS;
 }
 
-if (require.main === module) {
+// Run as a script from its source only: bundled into dist/*.cjs, `require.main === module` holds for
+// the bundle's own entry (the CLI, the gateway), which must not rebuild anything.
+if (require.main === module && __filename.endsWith('build.ts')) {
   const t0 = Date.now();
   const files = buildWorker();
   console.log(`worker built: ${relative(process.cwd(), WORKER_JS)} (${files} source files, ${Date.now() - t0} ms)`);

@@ -121,8 +121,10 @@ export function Chat({
 
   /** One event of the conversation's stream, routed to its turn. */
   const onEvent = (e: LiveEvent) => {
-    // A call started or stopped waiting for a person: the approval cards fetch their list again.
-    if (e.kind === 'approval') setApprovalTick((n) => n + 1);
+    // A call started or stopped waiting for a person, or a turn ended (nothing of it waits any more):
+    // the approval cards fetch their list again.
+    if (e.kind === 'approval' || e.kind === 'done' || (e.kind === 'phase' && e.payload.phase === 'turn.failed'))
+      setApprovalTick((n) => n + 1);
     const id = eventTurnId(e);
     const before = id ? live.current.get(id) : undefined;
     live.current = routeEvent(live.current, e);

@@ -210,6 +210,8 @@ test(
       p.locator('.msg.assistant:not([data-live])', { hasText: 'Both files are patched' }).waitFor({ timeout: 30_000 });
     await Promise.all([done(a), done(b)]);
     assert.equal(applied.length, 2, 'each call ran once');
+    // Both cards go once the decision reaches each tab (the answer may be drawn a moment before it).
+    for (const p of [a, b]) await p.locator('.approval-card').first().waitFor({ state: 'detached', timeout: 15_000 });
     assert.equal(await a.locator('.approval-card').count(), 0);
     assert.equal(await b.locator('.approval-card').count(), 0);
     assert.deepEqual(await turnsText(b), await turnsText(a), 'both tabs end with the same turns');

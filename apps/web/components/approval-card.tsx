@@ -7,7 +7,7 @@
  * `POST …/approvals/<callId>` (the key needs the approve scope; the gateway's message shows when
  * it does not, or when edited params fail the tool's schema).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, convPath } from '../api';
 import { ApprovalDetail } from './approval-detail';
 
@@ -124,10 +124,15 @@ function ApprovalCard({ item, onDecide }: { item: ApprovalItem; onDecide: (d: De
 /** The waiting calls of a conversation; `tick` changes when an `approval` stream event arrived. */
 export function ApprovalCards({ conversationId, tick }: { conversationId: string; tick: number }) {
   const [items, setItems] = useState<ApprovalItem[]>([]);
-  const load = () =>
-    api<{ approvals: ApprovalItem[] }>('GET', convPath(conversationId, 'approvals'))
-      .then((r) => setItems(r.approvals))
-      .catch(() => setItems([]));
+  // Only the newest request's answer is drawn: an older list answered late would bring back a card
+  // already decided (two events in quick succession, in a tab that did not decide).
+  const latest = useRef(0);
+  const load = () => {
+    const n = ++latest.current;
+    return api<{ approvals: ApprovalItem[] }>('GET', convPath(conversationId, 'approvals'))
+      .then((r) => n === latest.current && setItems(r.approvals))
+      .catch(() => n === latest.current && setItems([]));
+  };
   useEffect(() => {
     void load();
   }, [conversationId, tick]);
