@@ -5,6 +5,7 @@
  * - a new run: `threadId` names the conversation (in the caller's id space, as in `/v1`), the last
  *   user message is the prompt (its id the turn's message id, so a resent run is the same turn);
  *   checked like `POST /v1/conversations/:id/turns` (turn-check.ts) before anything is written;
+ *   `forwardedProps` may carry that route's `options` and `agent` (`{options?, agent?}`);
  * - a resumed run: `resume` answers the interrupts of the previous run — each a waiting tool call
  *   (`payload: {decision: approve|deny|edit, reason?, params?}`; `status: cancelled` denies) —
  *   sent through `decideToolCall` (client/approvals.ts, the `approve` scope); the run continues the
@@ -24,6 +25,7 @@ import { loadStreamSeq } from '../../store/conversation-store';
 import { readEvents } from '../../store/stream-bus';
 import { MAX_APPROVAL_REASON_CHARS } from '../../core/governance/approval';
 import { checkTurnStart } from './turn-check';
+import { ClientTurnOptionsSchema, clientTurnOptions, type ModelPolicy } from './turn-options';
 import { agUiStream } from './ag-ui-stream';
 import { parseOffset } from './protocol';
 import type { SseStreamOptions } from './sse-stream';
@@ -38,6 +40,11 @@ import {
   type GatewayEnv,
 } from './http';
 
+const ForwardedPropsSchema = z.looseObject({
+  options: ClientTurnOptionsSchema.optional(),
+  agent: z.string().optional(),
+});
+
 const ResumePayloadSchema = z.strictObject({
   decision: z.enum(['approve', 'deny', 'edit'], { error: 'decision must be approve, deny or edit' }),
   reason: z.string().max(MAX_APPROVAL_REASON_CHARS).optional(),
@@ -45,6 +52,7 @@ const ResumePayloadSchema = z.strictObject({
 });
 
 export interface AgUiRouteOptions {
+  modelPolicy: ModelPolicy;
   streamOpts: SseStreamOptions;
   keyStillActive: (keyId: string) => boolean | Promise<boolean>;
 }
@@ -80,7 +88,7 @@ export function registerAgUiRoutes(
   app: Hono<GatewayEnv>,
   client: DreactClient,
   pool: Pool,
-  { streamOpts, keyStillActive }: AgUiRouteOptions,
+  { modelPolicy, streamOpts, keyStillActive }: AgUiRouteOptions,
 ): void {
   app.post('/v1/ag-ui', async (c) => {
     const principal = need(c, 'write');
@@ -149,7 +157,17 @@ export function registerAgUiRoutes(
     }
 
     const prompt = lastUserMessage(input.messages);
-    await checkTurnStart(client, pool, principal, { conversationId: id, prompt: prompt.text, messageId: prompt.id });
+    const props = ForwardedPropsSchema.safeParse(input.forwardedProps ?? {});
+    if (!props.success) throw new DreactError(`RunAgentInput forwardedProps: ${zodMessage(props.error)}`, 'bad_input');
+    const options = clientTurnOptions(props.data.options, modelPolicy);
+    const { agent } = props.data;
+    await checkTurnStart(client, pool, principal, {
+      conversationId: id,
+      prompt: prompt.text,
+      options,
+      messageId: prompt.id,
+      agent,
+    });
     const existing = await conversationOwner(pool, id);
     if ((existing && !canSee(principal, existing)) || (!existing && !mayCreate))
       throw new DreactError(`no conversation "${clientId}"`, 'not_found');
@@ -158,7 +176,7 @@ export function registerAgUiRoutes(
       if (!canSee(principal, owner)) throw new DreactError(`no conversation "${clientId}"`, 'not_found');
     }
     const streamAfter = await loadStreamSeq(pool, id);
-    const started = await client.startTurn(id, prompt.text, {}, prompt.id, undefined, principal);
+    const started = await client.startTurn(id, prompt.text, options, prompt.id, undefined, principal, agent);
     return agUiStream(c, streamOpts, { ...base, turnId: started.turnId, replayThrough: streamAfter }, stillAllowed);
   });
 }

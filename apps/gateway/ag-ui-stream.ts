@@ -87,7 +87,8 @@ export function agUiStream(
     let begun = false;
     try {
       const after = await replay(opts, run, (e) => void mapper.push(e));
-      await write(mapper.begin({ runId: run.runId, timestamp: Date.now() }), after);
+      // No id: the opening frames are this run's own, not an event of the log.
+      await write(mapper.begin({ runId: run.runId, timestamp: Date.now() }));
       begun = true;
       if (mapper.turnOver) {
         await write(mapper.terminal());

@@ -278,7 +278,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   });
 
   // AG-UI 1.0 (ag-ui-routes.ts): a run is a turn; its events are the turn's stream log, encoded.
-  registerAgUiRoutes(app, client, pool, { streamOpts, keyStillActive });
+  registerAgUiRoutes(app, client, pool, { modelPolicy, streamOpts, keyStillActive });
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);
   registerAgentRoutes(app, pool);
