@@ -255,9 +255,8 @@ function cuttingFetch(
 test('a connection cut mid-answer resumes by Last-Event-ID: nothing lost, nothing repeated', async () => {
   const answer = Array.from({ length: 30 }, (_, i) => `sentence ${i + 1} of a long streamed answer.`).join(' ');
   const seen: { lastId?: string; ids: number[] } = { ids: [] };
-  let agent: HttpAgent;
   let contents = 0;
-  agent = agentFor(
+  const agent: HttpAgent = agentFor(
     uniqueId('thread'),
     cuttingFetch(
       (frame) => frame.includes('TEXT_MESSAGE_CONTENT') && ++contents === 3,
