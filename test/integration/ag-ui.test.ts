@@ -15,7 +15,7 @@ import { callTool, complete, createTestStack, decision, thinking, uniqueId, type
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
-import { conversationOwner } from '../../store/tenancy-store';
+import { conversationOwner, createApiKey } from '../../store/tenancy-store';
 
 const KEY = 'agui-key';
 let stack: TestStack;
@@ -182,6 +182,29 @@ test('an approval is an interrupt; the next run resumes it through decideToolCal
   );
   assert.deepEqual(sent, [], 'nothing runs before the decision');
 
+  // Answering needs the approve scope: a key with read and write only is a 403, and nothing runs.
+  const writer = await createApiKey(stack.db.pool, {
+    tenantId: 'local',
+    projectId: 'default',
+    userId: null,
+    scopes: ['read', 'write'],
+  });
+  const resumeAs = (key: string, interruptId: string) =>
+    fetch(`${gw.url}/v1/ag-ui`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({
+        threadId: agent.threadId,
+        runId: randomUUID(),
+        messages: [],
+        resume: [{ interruptId, status: 'resolved', payload: { decision: 'approve' } }],
+      }),
+    });
+  const forbidden = await resumeAs(writer.key, interrupt!.id);
+  assert.equal(forbidden.status, 403, await forbidden.clone().text());
+  assert.match(((await forbidden.json()) as { error: { message: string } }).error.message, /approve/);
+  assert.deepEqual(sent, []);
+
   // A run that leaves the interrupt unanswered is refused by the client itself.
   await assert.rejects(run(agent, {}), /pending interrupt/);
 
@@ -205,6 +228,13 @@ test('an approval is an interrupt; the next run resumes it through decideToolCal
     [call.toolCallId],
   );
   assert.equal(decided.rows[0]?.payload.decision, 'approve');
+  // An interrupt no call waits on any more: 404 naming it.
+  const stale = await resumeAs(KEY, interrupt!.id);
+  assert.equal(stale.status, 404);
+  assert.match(
+    ((await stale.json()) as { error: { message: string } }).error.message,
+    /no tool call "tc_[0-9a-f]+" waits/,
+  );
 });
 
 /**
