@@ -380,6 +380,12 @@ test('bad input: a clear 400 naming the field, nothing written', async () => {
     resume: [{ interruptId: 'tc_000000000000', status: 'resolved' }],
   });
   assert.equal(badResume.status, 404);
+  const badOffset = await post(
+    { threadId, runId: 'r4', messages: [{ id: 'u1', role: 'user', content: 'hi' }] },
+    { 'last-event-id': '1e3' },
+  );
+  assert.equal(badOffset.status, 400);
+  assert.match(((await badOffset.json()) as { error: { message: string } }).error.message, /Last-Event-ID must be/);
   const unauth = await post({ threadId, runId: 'r3', messages: [] }, { 'x-api-key': 'wrong' });
   assert.equal(unauth.status, 401);
   assert.equal(await conversationOwner(stack.db.pool, `local~default~${threadId}`), undefined);
