@@ -31,6 +31,7 @@ import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
 import { registerLimitRoutes } from './limit-routes';
 import { registerInspectRoutes } from './inspect-routes';
+import { registerAgUiRoutes } from './ag-ui-routes';
 import {
   accessLog,
   bodyLimits,
@@ -276,6 +277,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     keyStillActive,
   });
 
+  // AG-UI 1.0 (ag-ui-routes.ts): a run is a turn; its events are the turn's stream log, encoded.
+  registerAgUiRoutes(app, client, pool, { modelPolicy, streamOpts, keyStillActive });
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);
   registerAgentRoutes(app, pool);

@@ -69,10 +69,13 @@ export async function jsonBody<T>(c: Context, schema: z.ZodType<T>): Promise<T> 
 
 /** The `:id` of the URL as the client wrote it (checked, not yet scoped). */
 export function clientIdParam(c: Context): string {
-  const id = c.req.param('id') ?? '';
+  return parseClientId(c.req.param('id') ?? '', 'conversation id');
+}
+
+/** A conversation id as a client names it (`what` names the field in the error). */
+export function parseClientId(id: string, what: string): string {
   const parsed = ClientConversationIdSchema.safeParse(id);
-  if (!parsed.success)
-    throw new DreactError(`conversation id ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
+  if (!parsed.success) throw new DreactError(`${what} ${JSON.stringify(id)}: ${zodMessage(parsed.error)}`, 'bad_input');
   return parsed.data;
 }
 
@@ -86,7 +89,15 @@ export async function scopedConversation(
   pool: Pool,
   principal = principalOf(c),
 ): Promise<ScopedConversationId> {
-  const clientId = clientIdParam(c);
+  return scopedClientConversation(pool, principal, clientIdParam(c));
+}
+
+/** scopedConversation for an id named elsewhere than the URL (a body field). */
+export async function scopedClientConversation(
+  pool: Pool,
+  principal: Principal,
+  clientId: string,
+): Promise<ScopedConversationId> {
   const scoped = scopeConversationId(principal, clientId);
   if (scoped.id === clientId || !scoped.mayCreate || (await conversationOwner(pool, scoped.id))) return scoped;
   const legacy = await conversationOwner(pool, clientId);
