@@ -86,7 +86,15 @@ export async function scopedConversation(
   pool: Pool,
   principal = principalOf(c),
 ): Promise<ScopedConversationId> {
-  const clientId = clientIdParam(c);
+  return scopeClientConversation(pool, principal, clientIdParam(c));
+}
+
+/** scopedConversation of an id the client sent elsewhere than the URL (checked by the caller's schema). */
+export async function scopeClientConversation(
+  pool: Pool,
+  principal: Principal,
+  clientId: string,
+): Promise<ScopedConversationId> {
   const scoped = scopeConversationId(principal, clientId);
   if (scoped.id === clientId || !scoped.mayCreate || (await conversationOwner(pool, scoped.id))) return scoped;
   const legacy = await conversationOwner(pool, clientId);
