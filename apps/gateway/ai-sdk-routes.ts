@@ -27,7 +27,15 @@ import { ClientTurnOptionsSchema, type ModelPolicy } from './turn-options';
 import { startGatewayTurn } from './turn-start';
 import { turnChunkResponse } from './ai-sdk-stream';
 import type { SseStreamOptions } from './sse-stream';
-import { conversationId, jsonBody, need, ownedConversation, scopeClientConversation, shownId, type GatewayEnv } from './http';
+import {
+  conversationId,
+  jsonBody,
+  need,
+  ownedConversation,
+  scopeClientConversation,
+  shownId,
+  type GatewayEnv,
+} from './http';
 
 const PartSchema = z.looseObject({ type: z.string({ error: 'each message part needs a type' }) });
 

@@ -10,7 +10,7 @@ import { UiMessageMapper, type DreactUIChunk, type DreactUIMessage } from '../..
 
 const { readUIMessageStream } = require('ai') as typeof import('ai', { with: { 'resolution-mode': 'import' } });
 
-const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
+const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
 const TURN = 't1';
 
 function events(bodies: Array<StreamEventBody & { attempt?: number; turnId?: string }>): StreamEvent[] {
@@ -57,10 +57,20 @@ test('a turn with reasoning, a tool call, its result and the streamed answer: st
       { kind: 'step', payload: { phase: 'thinking.done', round: 1 } },
       {
         kind: 'step',
-        payload: { phase: 'iteration.start', round: 1, tool: 'web.search', callId: 'call1', summary: 'search x', params: { q: 'x' } },
+        payload: {
+          phase: 'iteration.start',
+          round: 1,
+          tool: 'web.search',
+          callId: 'call1',
+          summary: 'search x',
+          params: { q: 'x' },
+        },
       },
       { kind: 'usage', payload: { round: 1, usage } },
-      { kind: 'step', payload: { phase: 'iteration.done', tool: 'web.search', callId: 'call1', ok: true, observation: 'found x' } },
+      {
+        kind: 'step',
+        payload: { phase: 'iteration.done', tool: 'web.search', callId: 'call1', ok: true, observation: 'found x' },
+      },
       { kind: 'step', payload: { phase: 'thinking.start', round: 2 } },
       { kind: 'answer', payload: { phase: 'start', round: 2 } },
       { kind: 'delta', channel: 'answer', payload: { text: 'It is ', round: 2 } },
@@ -112,11 +122,7 @@ test('a turn with reasoning, a tool call, its result and the streamed answer: st
 });
 
 test('the same events always give the same chunks (ids from offsets): a replay equals the live stream', () => {
-  const evs = events([
-    start,
-    { kind: 'delta', channel: 'answer', payload: { text: 'a', round: 1 } },
-    done('a'),
-  ]);
+  const evs = events([start, { kind: 'delta', channel: 'answer', payload: { text: 'a', round: 1 } }, done('a')]);
   assert.deepEqual(mapAll(evs).chunks, mapAll(evs).chunks);
 });
 
@@ -126,7 +132,10 @@ test('a failed tool is tool-output-error; an answer never streamed comes whole w
       events([
         start,
         { kind: 'step', payload: { phase: 'iteration.start', round: 1, tool: 'x.y', callId: 'c', params: {} } },
-        { kind: 'step', payload: { phase: 'iteration.done', tool: 'x.y', callId: 'c', ok: false, observation: 'boom' } },
+        {
+          kind: 'step',
+          payload: { phase: 'iteration.done', tool: 'x.y', callId: 'c', ok: false, observation: 'boom' },
+        },
         { kind: 'answer', payload: { phase: 'done', text: 'whole', round: 2 } },
         done('whole'),
       ]),
@@ -148,12 +157,33 @@ test('canvases and plans are data parts updated in place; files of done are file
     mapAll(
       events([
         start,
-        { kind: 'delta', channel: 'canvas', payload: { text: '# T', round: 1, path: 'fi:t1.files/a.md', mime: 'text/markdown', index: 0 } },
-        { kind: 'delta', channel: 'canvas', payload: { text: 'itle', round: 1, path: 'fi:t1.files/a.md', mime: 'text/markdown', index: 1, completed: true } },
+        {
+          kind: 'delta',
+          channel: 'canvas',
+          payload: { text: '# T', round: 1, path: 'fi:t1.files/a.md', mime: 'text/markdown', index: 0 },
+        },
+        {
+          kind: 'delta',
+          channel: 'canvas',
+          payload: {
+            text: 'itle',
+            round: 1,
+            path: 'fi:t1.files/a.md',
+            mime: 'text/markdown',
+            index: 1,
+            completed: true,
+          },
+        },
         { kind: 'attribute', channel: 'canvas', instance: 7, payload: { key: 'title', value: 'W', first: true } },
         { kind: 'attribute', channel: 'canvas', instance: 7, payload: { key: 'n', value: 2 } },
-        { kind: 'step', payload: { phase: 'plan', plan: { planId: 'p1', steps: [{ n: 1, text: 'a', status: 'todo' }] } } },
-        { kind: 'step', payload: { phase: 'plan', plan: { planId: 'p1', steps: [{ n: 1, text: 'a', status: 'done' }] } } },
+        {
+          kind: 'step',
+          payload: { phase: 'plan', plan: { planId: 'p1', steps: [{ n: 1, text: 'a', status: 'todo' }] } },
+        },
+        {
+          kind: 'step',
+          payload: { phase: 'plan', plan: { planId: 'p1', steps: [{ n: 1, text: 'a', status: 'done' }] } },
+        },
         done('ok', {
           files: [
             {
@@ -181,7 +211,13 @@ test('canvases and plans are data parts updated in place; files of done are file
     {
       type: 'data-canvas',
       id: 'canvas-7',
-      data: { path: 'canvas-7', mime: 'application/json', text: '', completed: false, attributes: { title: 'W', n: 2 } },
+      data: {
+        path: 'canvas-7',
+        mime: 'application/json',
+        text: '',
+        completed: false,
+        attributes: { title: 'W', n: 2 },
+      },
     },
     { type: 'data-plan', id: 'p1', data: { planId: 'p1', steps: [{ n: 1, text: 'a', status: 'done' }] } },
   ]);
@@ -232,10 +268,16 @@ test('approvals: the SDK tool approval parts on our tool call, a denial is outpu
     mapAll(
       events([
         start,
-        { kind: 'step', payload: { phase: 'iteration.start', round: 1, tool: 'fs.rm', callId: 'k', params: { p: '/' } } },
+        {
+          kind: 'step',
+          payload: { phase: 'iteration.start', round: 1, tool: 'fs.rm', callId: 'k', params: { p: '/' } },
+        },
         approval('requested', 'k', { reason: 'destructive' }),
         approval('decided', 'k', { decision: 'deny', by: 'ann', reason: 'no' }),
-        { kind: 'step', payload: { phase: 'iteration.done', tool: 'fs.rm', callId: 'k', ok: false, observation: 'denied' } },
+        {
+          kind: 'step',
+          payload: { phase: 'iteration.done', tool: 'fs.rm', callId: 'k', ok: false, observation: 'denied' },
+        },
         approval('requested', 'sub~1'),
         done('stopped'),
       ]),
@@ -280,7 +322,9 @@ test('a failed turn ends with an error chunk (the public error) and finish; othe
 test('every event kind and step phase is mapped without throwing (the switch is exhaustive)', () => {
   const bodies: StreamEventBody[] = [
     start,
-    ...STEP_PHASES.map((phase) => ({ kind: 'step', payload: { phase, round: 1, callId: 'x', tool: 't' } }) as StreamEventBody),
+    ...STEP_PHASES.map(
+      (phase) => ({ kind: 'step', payload: { phase, round: 1, callId: 'x', tool: 't' } }) as StreamEventBody,
+    ),
     { kind: 'delta', channel: 'followup', payload: { text: '[]' } },
     { kind: 'delta', channel: 'code', payload: { text: 'x' } },
     { kind: 'delta', channel: 'raw', payload: { text: 'x' } },
@@ -296,7 +340,8 @@ test('every event kind and step phase is mapped without throwing (the switch is 
     done(''),
   ];
   const kinds = new Set(bodies.map((b) => b.kind));
-  for (const k of STREAM_EVENT_KINDS) if (k !== 'phase' && k !== 'approval') assert.ok(kinds.has(k), `kind ${k} covered`);
+  for (const k of STREAM_EVENT_KINDS)
+    if (k !== 'phase' && k !== 'approval') assert.ok(kinds.has(k), `kind ${k} covered`);
   const { chunks, mapper } = mapAll(events(bodies));
   assert.equal(mapper.finished, true);
   assert.equal(chunks.at(-1)?.type, 'finish');
