@@ -10,7 +10,7 @@ import type { ProducedFile, StreamEvent } from '../../core/stream/events';
 import { UiMessageMapper, type DreactUIChunk } from '../../core/ai-sdk/ui-message-chunks';
 import { followEvents } from '../../store/stream-bus';
 import { publicTurnError } from './public-errors';
-import type { SseStreamOptions } from './sse-stream';
+import { followOptions, type SseStreamOptions } from './sse-stream';
 
 const { createUIMessageStreamResponse } = require('ai') as typeof import('ai', {
   with: { 'resolution-mode': 'import' },
@@ -45,18 +45,9 @@ export function turnChunks(opts: SseStreamOptions, t: TurnChunkStream): Readable
     start() {
       open = true;
       opts.onOpen?.();
-      events = followEvents(opts.pool, t.conversationId, {
-        afterSeq: t.after,
-        pollMs: opts.pollMs,
-        listen: opts.listen,
-        ...(opts.shared?.notifier
-          ? { notifier: opts.shared.notifier }
-          : opts.notifier
-            ? { notifier: opts.notifier }
-            : {}),
-        ...(opts.shared ? { read: opts.shared.read } : {}),
-        signal: abort.signal,
-      })[Symbol.asyncIterator]();
+      events = followEvents(opts.pool, t.conversationId, followOptions(opts, t.after, abort.signal))[
+        Symbol.asyncIterator
+      ]();
     },
     async pull(controller) {
       try {

@@ -8,8 +8,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorkerProcess } from '../support/worker-process';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import type { DreactUIChunk, DreactUIMessage } from '../../core/ai-sdk/ui-message-chunks';
@@ -221,20 +221,7 @@ test('resume after a dropped connection: reconnectToStream replays the active tu
   assert.deepEqual(shape(message), shape(control.message));
 });
 
-function spawnWorker(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'workers', 'main.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: stack.server.address,
-      DREACT_DB_SCHEMA: stack.db.schema,
-      DATABASE_URL: stack.db.databaseUrl,
-      DREACT_TASK_QUEUE: stack.taskQueue,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr!.on('data', () => undefined);
-  return child;
-}
+const spawnWorker = (): ChildProcess => spawnWorkerProcess(stack);
 
 test('resume after a kill -9 of the worker mid-round, through a restarted gateway: the message equals an uninterrupted one', async () => {
   const control = await readAll(await send(slowScript(), uniqueId('chat'), 'write notes'));
