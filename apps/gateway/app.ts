@@ -32,6 +32,7 @@ import { registerBudgetRoutes } from './budget-routes';
 import { registerLimitRoutes } from './limit-routes';
 import { registerInspectRoutes } from './inspect-routes';
 import { registerAgUiRoutes } from './ag-ui-routes';
+import { registerAiSdkRoutes } from './ai-sdk-routes';
 import {
   accessLog,
   bodyLimits,
@@ -303,6 +304,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerLimitRoutes(app, client, pool);
   // What the model saw at a round (inspect-routes.ts).
   registerInspectRoutes(app, client, pool);
+  // The Vercel AI SDK's UI message stream (useChat), from the same stream log (ai-sdk-routes.ts).
+  registerAiSdkRoutes(app, client, pool, { modelPolicy, limits: attachmentLimits, streamOpts });
 
   return {
     app,

@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Pool } from 'pg';
-import { followEvents, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
+import { followEvents, type FollowOptions, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
 import { toSseMessage } from './protocol';
 import { turnStartedAt } from '../../store/turn-store';
 import { loadStreamWindow } from '../../store/stream-window';
@@ -47,6 +47,18 @@ async function resumePoint(
   if (after > window.lastSeq) return { rewind: { from: after, to: window.lastSeq } };
   const firstKept = window.oldestSeq ?? window.lastSeq + 1;
   return after + 1 < firstKept ? { gap: { from: after + 1, to: firstKept - 1 } } : {};
+}
+
+/** How a gateway stream follows the log: the shared notifier and reads, from `afterSeq`. */
+export function followOptions(opts: SseStreamOptions, afterSeq: number, signal: AbortSignal): FollowOptions {
+  return {
+    afterSeq,
+    pollMs: opts.pollMs,
+    listen: opts.listen,
+    ...(opts.shared?.notifier ? { notifier: opts.shared.notifier } : opts.notifier ? { notifier: opts.notifier } : {}),
+    ...(opts.shared ? { read: opts.shared.read } : {}),
+    signal,
+  };
 }
 
 async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined> {
@@ -92,18 +104,7 @@ export function sseStream(
       // The rewind carries the offset to resume from as its id, so any SSE client's Last-Event-ID moves back.
       if (rewind) await stream.writeSSE({ event: 'rewind', id: String(rewind.to), data: JSON.stringify(rewind) });
       const after = rewind ? rewind.to : resumeAfter;
-      const events = followEvents(opts.pool, conversationId, {
-        afterSeq: after,
-        pollMs: opts.pollMs,
-        listen: opts.listen,
-        ...(opts.shared?.notifier
-          ? { notifier: opts.shared.notifier }
-          : opts.notifier
-            ? { notifier: opts.notifier }
-            : {}),
-        ...(opts.shared ? { read: opts.shared.read } : {}),
-        signal: abort.signal,
-      });
+      const events = followEvents(opts.pool, conversationId, followOptions(opts, after, abort.signal));
       for await (const e of events) {
         const extra = e.kind === 'done' ? { elapsedMs: await elapsedMs(opts.pool, e) } : {};
         await stream.writeSSE(toSseMessage(e, extra));

@@ -5,7 +5,6 @@
  * EventSource cannot send headers. Every route is scoped by the caller's key; another tenant's
  * conversation is a 404.
  */
-import { randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -13,16 +12,13 @@ import type { Principal } from '../../core/tenancy/principal';
 import { scopeConversationId } from '../../core/tenancy/conversation-space';
 import type { AttachmentLimits } from '../../core/attachments/policy';
 import { UserEventSchema } from '../../core/turn/contracts';
-import { canSee, claimConversation, conversationOwner } from '../../store/tenancy-store';
-import { loadStreamSeq } from '../../store/conversation-store';
 import { DreactError, type DreactClient } from '../../client/api';
-import { stageTurnAttachments } from '../../client/attachments/stage';
-import { clientTurnOptions, type ModelPolicy } from './turn-options';
+import type { ModelPolicy } from './turn-options';
 import { turnRequest } from './turn-request';
 import type { StreamTokens } from './stream-token';
 import { sseStream, type SseStreamOptions } from './sse-stream';
 import { parseOffset } from './protocol';
-import { checkTurnStart } from './turn-check';
+import { startGatewayTurn } from './turn-start';
 import {
   clientIdParam,
   conversationId,
@@ -30,7 +26,6 @@ import {
   jsonBody,
   need,
   ownedConversation,
-  ownerOf,
   scopedConversation,
   shownId,
   zodMessage,
@@ -64,34 +59,15 @@ export function registerTurnRoutes(
     // The body first, whoever owns the id: a bad body is the same 400 for a missing, a foreign and
     // an own conversation (and ids are scoped per caller, so "foreign" is unreachable anyway).
     const { body, uploads } = await turnRequest(c);
-    const options = clientTurnOptions(body.options, modelPolicy);
-    await checkTurnStart(client, pool, principal, {
-      conversationId: id,
-      prompt: body.prompt,
-      options,
-      messageId: body.messageId,
-      agent: body.agent,
-    });
-    // An existing conversation must be the caller's; a new one becomes the caller's.
-    const existing = await conversationOwner(pool, id);
-    if ((existing && !canSee(principal, existing)) || (!existing && !mayCreate))
-      throw new DreactError(`no conversation "${clientIdParam(c)}"`, 'not_found');
-    const messageId = body.messageId ?? `msg_${randomUUID()}`;
-    const attachments = await stageTurnAttachments(
+    const { started, streamAfter } = await startGatewayTurn(
+      client,
       pool,
-      { conversationId: id, prompt: body.prompt, messageId, options },
+      principal,
+      { id, mayCreate, clientId: clientIdParam(c) },
+      body,
       uploads,
-      limits,
-      ownerOf(principal),
+      { modelPolicy, limits },
     );
-    if (!existing) {
-      // Validated before anything is written: a bad request must not claim the id.
-      client.validateTurn(id, body.prompt, options, messageId, undefined, body.agent);
-      const owner = await claimConversation(pool, id, ownerOf(principal));
-      if (!canSee(principal, owner)) throw new DreactError(`no conversation "${clientIdParam(c)}"`, 'not_found');
-    }
-    const streamAfter = await loadStreamSeq(pool, id);
-    const started = await client.startTurn(id, body.prompt, options, messageId, attachments, principal, body.agent);
     const shown = shownId(c, id);
     return c.json(
       {

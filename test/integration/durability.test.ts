@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { spawnWorkerProcess } from '../support/worker-process';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { loadBlocks } from '../../store/timeline-store';
 import type { ToolImpl } from '../../activities/tools/types';
@@ -15,20 +15,7 @@ before(async () => {
 });
 after(async () => stack.teardown());
 
-function spawnWorker(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'workers', 'main.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: stack.server.address,
-      DREACT_DB_SCHEMA: stack.db.schema,
-      DATABASE_URL: stack.db.databaseUrl,
-      DREACT_TASK_QUEUE: stack.taskQueue,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr!.on('data', () => undefined);
-  return child;
-}
+const spawnWorker = (): ChildProcess => spawnWorkerProcess(stack);
 
 test('kill -9 of the worker mid-turn, then restart: the turn completes with no duplicate blocks and the side effect once', async () => {
   const conv = uniqueId('conv');

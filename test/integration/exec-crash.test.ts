@@ -6,10 +6,11 @@
  */
 import { after as nodeAfter, before as nodeBefore, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { complete, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { spawnWorkerProcess } from '../support/worker-process';
 import { getArtifact, loadBlocks } from '../../store/timeline-store';
 import { execIdFor } from '../../core/exec';
 import { execScratch } from '../support/exec';
@@ -34,21 +35,11 @@ after(async () => {
 });
 
 function spawnWorker(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', '..', 'workers', 'main.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: stack.server.address,
-      DREACT_DB_SCHEMA: stack.db.schema,
-      DATABASE_URL: stack.db.databaseUrl,
-      DREACT_TASK_QUEUE: stack.taskQueue,
-      DREACT_EXEC_BACKEND: 'local',
-      DREACT_EXEC_STATE_DIR: stateRoot,
-      DREACT_EXEC_WORK_DIR: path.join(root, 'work'),
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  return spawnWorkerProcess(stack, {
+    DREACT_EXEC_BACKEND: 'local',
+    DREACT_EXEC_STATE_DIR: stateRoot,
+    DREACT_EXEC_WORK_DIR: path.join(root, 'work'),
   });
-  child.stderr!.on('data', () => undefined);
-  return child;
 }
 
 test('kill -9 of the worker during an exec: the new worker re-attaches; one execution, outputs written once', async () => {
