@@ -44,8 +44,7 @@ export function registerConversationResources(server: McpServer, s: ResourceScop
       shown: s.shown(r.id),
     }));
   };
-  const completeIds = async (value: string) =>
-    (await mine()).map((c) => c.shown).filter((id) => id.startsWith(value));
+  const completeIds = async (value: string) => (await mine()).map((c) => c.shown).filter((id) => id.startsWith(value));
   const convArg = (v: Record<string, string | string[]>) => one(v.id);
 
   server.registerResource(

@@ -101,7 +101,8 @@ after(async () => {
 function scenario(name: string): Promise<{ ok: boolean; out: string }> {
   // MCP_CONFORMANCE_CLI: another copy of the suite's CLI (else the installed devDependency).
   const cli =
-    process.env.MCP_CONFORMANCE_CLI ?? join(process.cwd(), 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+    process.env.MCP_CONFORMANCE_CLI ??
+    join(process.cwd(), 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
   return new Promise((resolve) => {
     execFile(
       process.execPath,
