@@ -29,6 +29,8 @@ import { loadStreamSeq } from '../../store/conversation-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { followEvents, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
 import { readConversationPaths, searchConversationMemory } from './read';
+import { registerConversationResources } from './resources';
+import { registerAgentPrompts } from './prompts';
 
 export interface DreactMcpOptions {
   client: DreactClient;
@@ -38,6 +40,12 @@ export interface DreactMcpOptions {
   notifier?: StreamNotifier;
   /** Longest wait for an answer (default 10 min). */
   maxWaitMs?: number;
+  /**
+   * Seam for a real turn cancel (branch wave7-cancel): called when the client cancels a waiting
+   * request (`notifications/cancelled` aborts its signal). Until it lands, the wait only stops and
+   * the turn runs on (steer stops it now).
+   */
+  cancelTurn?: (conversationId: string, turnIndex: number) => Promise<void>;
   /** Where an internal error's details go (the client sees the project's own message). */
   logger?: Logger;
 }
@@ -59,17 +67,26 @@ const TEXT_CAP = 4_000;
 type Extra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
-  sendNotification: (n: {
-    method: 'notifications/progress';
-    params: { progressToken: string | number; progress: number; message?: string };
-  }) => Promise<void>;
+  sendNotification: (
+    n:
+      | {
+          method: 'notifications/progress';
+          params: { progressToken: string | number; progress: number; message?: string };
+        }
+      | { method: 'notifications/message'; params: { level: 'info'; logger: string; data: string } },
+  ) => Promise<void>;
 };
 
 export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
   const { client, pool, principal } = o;
   const server = new McpServer(
     { name: 'durable-react', version: '1.0.0' },
-    { instructions: 'durable-react: durable agent conversations. Start a turn and wait for its answer.' },
+    {
+      instructions: 'durable-react: durable agent conversations. Start a turn and wait for its answer.',
+      // logging/setLevel is answered by the SDK; a turn's phases are sent as `info` log messages on
+      // its request's stream (stateless: a level holds for the request that set it only).
+      capabilities: { logging: {} },
+    },
   );
   const need = (scope: KeyScope) => {
     if (!hasScope(principal, scope)) throw new DreactError(`this API key lacks the "${scope}" scope`, 'bad_input');
@@ -97,12 +114,14 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
 
   const wait = async (id: string, turnIndex: number, turnId: string, after: number, extra: Extra) => {
     const stop = new AbortController();
-    const onAbort = () => stop.abort();
+    const onAbort = () => {
+      stop.abort();
+      void o.cancelTurn?.(id, turnIndex).catch(() => undefined);
+    };
     extra.signal.addEventListener('abort', onAbort);
     const token = extra._meta?.progressToken;
     let progress = 0;
     const follow = async () => {
-      if (token === undefined) return;
       let lastDelta = 0;
       for await (const e of followEvents(pool, id, {
         afterSeq: after,
@@ -112,6 +131,14 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
         if (e.turnId !== undefined && e.turnId !== turnId) continue;
         if (e.kind === 'delta' && Date.now() - lastDelta < 500) continue;
         if (e.kind === 'delta') lastDelta = Date.now();
+        if (e.kind !== 'delta')
+          await extra
+            .sendNotification({
+              method: 'notifications/message',
+              params: { level: 'info', logger: 'durable-react.turn', data: eventLine(e) },
+            })
+            .catch(() => undefined);
+        if (token === undefined) continue;
         await extra
           .sendNotification({
             method: 'notifications/progress',
@@ -338,9 +365,15 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     }),
   );
 
+  registerConversationResources(server, { pool, principal, owned, shown, need });
+  registerAgentPrompts(server, pool, principal);
+
   // The SDK advertises `tools.listChanged: true` once a tool is registered; this server's tools are
   // fixed (one server per request), it never sends the notification, so it does not promise it.
-  server.server.registerCapabilities({ tools: { listChanged: false } });
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    resources: { listChanged: false, subscribe: false },
+  });
   return server;
 }
 
