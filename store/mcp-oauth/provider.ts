@@ -50,12 +50,13 @@ const LOOPBACK_PLACEHOLDER = 'http://127.0.0.1/callback';
 
 export class McpOAuthProvider implements OAuthClientProvider {
   private discovery: OAuthDiscoveryState | undefined;
-  private row: Awaited<ReturnType<McpCredentialStore['load']>> | null = null;
+  private row: Awaited<ReturnType<McpCredentialStore['load']>>;
 
   constructor(private readonly opts: McpOAuthProviderOptions) {}
 
+  /** The row as stored now (read at every use: a login in another process may have written it). */
   private async stored() {
-    if (this.row === null) this.row = await this.opts.store.load(this.opts.owner);
+    this.row = await this.opts.store.load(this.opts.owner);
     return this.row;
   }
 
@@ -92,7 +93,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
     await this.opts.store.saveClient(this.opts.owner, this.opts.serverUrl, info, this.opts.login?.redirectUrl ?? this.row?.redirectUrl);
-    this.row = null;
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
@@ -101,7 +101,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     await this.opts.store.saveTokens(this.opts.owner, this.opts.serverUrl, tokens);
-    this.row = null;
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
@@ -111,7 +110,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   async saveCodeVerifier(verifier: string): Promise<void> {
     await this.opts.store.saveVerifier(this.opts.owner, this.opts.serverUrl, verifier, this.opts.login?.state);
-    this.row = null;
   }
 
   async codeVerifier(): Promise<string> {
@@ -123,7 +121,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     if (scope === 'discovery') this.discovery = undefined;
     else await this.opts.store.forget(this.opts.owner, scope);
-    this.row = null;
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
