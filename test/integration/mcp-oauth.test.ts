@@ -30,9 +30,14 @@ import { loadBlocks } from '../../store/timeline-store';
 import type { Block } from '../../core/timeline/block';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
+import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
+import { createApiKey } from '../../store/tenancy-store';
 
 let stack: TestStack;
 let mcp: OAuthMcpServer;
+let gw: GatewayApp;
+/** A key of tenant acme bound to user ann (the web chat's user). */
+let annKey: string;
 const home = mkdtempSync(join(tmpdir(), 'dreact-mcp-oauth-home-'));
 const KEY = randomBytes(32).toString('base64');
 const requests: string[] = [];
@@ -61,13 +66,24 @@ before(async () => {
     stringify({ name: 'secure', mcp: { servers: { secure: { url: mcp.url, oauth: { scopes: [OAUTH_SCOPE] } } } } }),
   );
   stack = await createTestStack('mcpoauth');
+  annKey = (
+    await createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'web', userId: 'ann', scopes: ['read', 'write'] })
+  ).key;
+  gw = await createGatewayApp({
+    client: stack.client,
+    allowScripted: true,
+    pool: stack.db.pool,
+    apiKeys: [],
+    listen: false,
+    pollMs: 50,
+  });
   await stack.startWorker({
     agents: { dir },
     mcp: { connectTimeoutMs: 15_000, backoffMs: 50, maxBackoffMs: 200 },
     provider: (config) => {
-      const inner = createScriptedProvider(
-        ScriptSpecSchema.parse({ rounds: SCRIPTS[String(config.script)] ?? [complete('?')], chunkSize: 512 }),
-      );
+      // A script named on the CLI (SCRIPTS), or one a gateway turn carries inline.
+      const rounds = typeof config.script === 'string' ? SCRIPTS[config.script] : config.script?.rounds;
+      const inner = createScriptedProvider(ScriptSpecSchema.parse({ rounds: rounds ?? [complete('?')], chunkSize: 512 }));
       return {
         ...inner,
         stream: (request, options) => {
@@ -79,6 +95,7 @@ before(async () => {
   });
 });
 after(async () => {
+  await gw?.close();
   await stack?.teardown();
   await mcp?.close();
 });
@@ -187,4 +204,64 @@ test('OAuth MCP server: needs-authorisation notice without a retry loop, dreact 
   for (const text of everywhere)
     for (const secret of [...tokens, ...clientSecrets]) assert.ok(!text.includes(secret), 'no token or client secret in plain text');
   assert.ok(!rowText.includes('access_token') && !rowText.includes('refresh_token'));
+});
+
+const call = (method: string, url: string, key?: string, body?: unknown) =>
+  gw.fetch(
+    new Request(url.startsWith('http') ? url : `http://gw${url}`, {
+      method,
+      headers: { ...(key ? { 'x-api-key': key } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    }),
+  );
+
+test("the web chat's connect button: a user without a login gets the observation on a call; the gateway's start and callback routes log them in; their own tokens serve their turns", async () => {
+  // Runs after the CLI test: the server's tools are listed (the local tenant logged in), this user has not.
+  const key = annKey;
+  const conv = uniqueId('conv');
+  const id = `acme~web~ann~${conv}`;
+  const turn = async (index: number, rounds: string[]) => {
+    const r = await call('POST', `/v1/conversations/${conv}/turns`, key, {
+      prompt: `turn ${index}`,
+      agent: 'secure',
+      options: { model: { provider: 'scripted', script: { rounds } } },
+    });
+    assert.equal(r.status, 202, await r.clone().text());
+    await stack.client.result(id, index);
+    return (await loadBlocks(stack.db.pool, id)).filter((b) => b.turn_id === `turn_${index}` && b.type === 'react.tool.result');
+  };
+  // 1. The tool is offered (listed), the call is one observation saying what to do — not a retry.
+  const [needs] = await turn(1, [callTool('mcp.secure.echo', { text: 'ann' }), complete('needs login')]);
+  assert.equal(needs!.meta.ok, false);
+  assert.equal(needs!.text, 'MCP server secure needs authorisation: dreact mcp login secure');
+  assert.equal((needs!.meta.mcp as { needs_auth?: boolean }).needs_auth, true);
+
+  // 2. Connect: start → the authorization URL; the browser follows it; the callback finishes the exchange.
+  assert.equal((await call('POST', '/v1/mcp-servers/secure/oauth', undefined, {})).status, 401);
+  assert.equal((await call('POST', '/v1/mcp-servers/nope/oauth', key, {})).status, 404);
+  const started = await call('POST', '/v1/mcp-servers/secure/oauth', key, {});
+  assert.equal(started.status, 200, await started.clone().text());
+  const { authorizationUrl } = (await started.json()) as { authorizationUrl: string };
+  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
+  assert.equal(authorize.status, 302);
+  const back = new URL(authorize.headers.get('location')!);
+  assert.equal(back.pathname, '/oauth/mcp/callback');
+  const done = await call('GET', back.href);
+  assert.equal(done.status, 200);
+  assert.match(await done.text(), /MCP server secure is connected/);
+  // The state is single use.
+  assert.equal((await call('GET', back.href)).status, 400);
+
+  // 3. Their next turn calls the tool with their own tokens (a row of their own, beside the local tenant's).
+  const [echo] = await turn(2, [callTool('mcp.secure.echo', { text: 'ann' }), complete('called')]);
+  assert.equal(echo!.text, 'echo: ann');
+  const owners = (
+    await stack.db.pool.query(
+      `SELECT tenant_id, user_id FROM mcp_oauth_credentials WHERE tokens IS NOT NULL ORDER BY tenant_id`,
+    )
+  ).rows;
+  assert.deepEqual(owners, [
+    { tenant_id: 'acme', user_id: 'ann' },
+    { tenant_id: 'local', user_id: '' },
+  ]);
 });
