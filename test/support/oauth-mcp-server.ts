@@ -149,7 +149,7 @@ export async function startOAuthMcpServer(): Promise<OAuthMcpServer> {
   });
   app.all('/mcp', bearer, (req, res) => {
     void (async () => {
-      const server = buildMcpServer({ authorized: () => req.auth !== undefined, onCall: (n) => calls.push(n) });
+      const server = buildMcpServer({ authorized: () => (req as { auth?: unknown }).auth !== undefined, onCall: (n) => calls.push(n) });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
         void transport.close();
