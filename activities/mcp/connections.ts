@@ -174,11 +174,13 @@ export class McpConnections {
     const mcp = new McpConnections(entries, opts);
     const timeout = opts.connectTimeoutMs ?? 10_000;
     await Promise.all(
-      [...mcp.connections.values()].filter((c) => !mcp.oauth.has(c.name)).map((c) =>
-        Promise.race([c.start(), new Promise<void>((r) => setTimeout(r, timeout).unref())]).then(() => {
-          if (c.state === 'connecting') c.reason = `no answer within ${timeout} ms at start`;
-        }),
-      ),
+      [...mcp.connections.values()]
+        .filter((c) => !mcp.oauth.has(c.name))
+        .map((c) =>
+          Promise.race([c.start(), new Promise<void>((r) => setTimeout(r, timeout).unref())]).then(() => {
+            if (c.state === 'connecting') c.reason = `no answer within ${timeout} ms at start`;
+          }),
+        ),
     );
     for (const c of mcp.connections.values()) {
       if (mcp.oauth.has(c.name)) continue;
@@ -284,7 +286,9 @@ export class McpConnections {
       const oauth = this.oauth.get(listing.name);
       const c = oauth ? (owner ? oauth.get(owner) : undefined) : listing;
       if ((oauth && !c) || c?.state === 'needs_auth') {
-        out.push(`${c?.reason ?? needsLoginMessage(listing.name)} (its tools mcp.${listing.name}.* cannot be called until then)`);
+        out.push(
+          `${c?.reason ?? needsLoginMessage(listing.name)} (its tools mcp.${listing.name}.* cannot be called until then)`,
+        );
         continue;
       }
       if (!c) continue;

@@ -68,7 +68,9 @@ function awaitRedirect(port: number, state: string, timeoutMs: number) {
 }
 
 export function registerMcpCommands(program: Command): void {
-  const mcp = program.command('mcp').description("MCP servers the agents declare: OAuth logins for a tenant's connections");
+  const mcp = program
+    .command('mcp')
+    .description("MCP servers the agents declare: OAuth logins for a tenant's connections");
   mcp
     .command('login <server>')
     .description(

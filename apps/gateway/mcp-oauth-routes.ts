@@ -23,7 +23,12 @@ import { jsonBody, need, type GatewayEnv } from './http';
 export const MCP_OAUTH_CALLBACK_PATH = '/oauth/mcp/callback';
 
 const StartSchema = z.strictObject({
-  agent: z.string().min(1).max(200).optional().describe('The agent whose server it is (default: any that declares it).'),
+  agent: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('The agent whose server it is (default: any that declares it).'),
 });
 
 const escape = (s: string) => s.replace(/[<>&"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
@@ -38,7 +43,12 @@ function store(pool: Pool): McpCredentialStore {
   }
 }
 
-async function target(pool: Pool, owner: McpCredentialOwner, redirectUrl: string, agent?: string): Promise<McpLoginTarget> {
+async function target(
+  pool: Pool,
+  owner: McpCredentialOwner,
+  redirectUrl: string,
+  agent?: string,
+): Promise<McpLoginTarget> {
   const found = await findOAuthServer(pool, owner.server, agent).catch((e: Error) => {
     throw new DreactError(e.message, 'not_found');
   });

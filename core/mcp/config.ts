@@ -72,7 +72,7 @@ export const McpHttpServerSchema = z.strictObject({
     .optional()
     .describe('streamable_http (default) or the legacy HTTP+SSE transport.'),
   oauth: McpOAuthSchema.optional().describe(
-    'The server is protected by OAuth 2.1: each tenant (and user) logs in once (dreact mcp login <server>, or the web chat\'s connect button); the worker connects with their tokens.',
+    "The server is protected by OAuth 2.1: each tenant (and user) logs in once (dreact mcp login <server>, or the web chat's connect button); the worker connects with their tokens.",
   ),
   ...Common,
 });

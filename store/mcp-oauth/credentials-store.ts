@@ -23,7 +23,8 @@ export interface McpCredentialRow {
   redirectUrl?: string;
 }
 
-const aad = (o: McpCredentialOwner, column: string) => `${o.tenantId}\u0000${o.userId ?? ''}\u0000${o.server}\u0000${column}`;
+const aad = (o: McpCredentialOwner, column: string) =>
+  `${o.tenantId}\u0000${o.userId ?? ''}\u0000${o.server}\u0000${column}`;
 export const stateHash = (state: string) => createHash('sha256').update(state).digest('hex');
 const keyArgs = (o: McpCredentialOwner) => [o.tenantId, o.userId ?? '', o.server];
 

@@ -92,7 +92,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
-    await this.opts.store.saveClient(this.opts.owner, this.opts.serverUrl, info, this.opts.login?.redirectUrl ?? this.row?.redirectUrl);
+    await this.opts.store.saveClient(
+      this.opts.owner,
+      this.opts.serverUrl,
+      info,
+      this.opts.login?.redirectUrl ?? this.row?.redirectUrl,
+    );
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {

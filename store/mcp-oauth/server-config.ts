@@ -21,7 +21,9 @@ export async function findOAuthServer(db: Queryable, server: string, agent?: str
   });
   if (agent !== undefined && agents.length === 0) throw new Error(`agent ${agent}: no worker has loaded it`);
   if (declaring.length === 0)
-    throw new Error(`MCP server ${server}: no agent${agent ? ` named ${agent}` : ''} declares it (mcp.servers.${server})`);
+    throw new Error(
+      `MCP server ${server}: no agent${agent ? ` named ${agent}` : ''} declares it (mcp.servers.${server})`,
+    );
   const first = declaring[0]!;
   const config = McpHttpServerSchema.safeParse(
     (first.definition.mcp as { servers: Record<string, unknown> }).servers[server],

@@ -83,11 +83,15 @@ before(async () => {
     provider: (config) => {
       // A script named on the CLI (SCRIPTS), or one a gateway turn carries inline.
       const rounds = typeof config.script === 'string' ? SCRIPTS[config.script] : config.script?.rounds;
-      const inner = createScriptedProvider(ScriptSpecSchema.parse({ rounds: rounds ?? [complete('?')], chunkSize: 512 }));
+      const inner = createScriptedProvider(
+        ScriptSpecSchema.parse({ rounds: rounds ?? [complete('?')], chunkSize: 512 }),
+      );
       return {
         ...inner,
         stream: (request, options) => {
-          requests.push(request.messages.flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : ''))).join('\n'));
+          requests.push(
+            request.messages.flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : ''))).join('\n'),
+          );
           return inner.stream(request, options);
         },
       };
@@ -103,23 +107,43 @@ after(async () => {
 const env = () => ({ ...stackCliEnv(stack), DREACT_HOME: home, DREACT_MCP_TOKEN_KEY: KEY });
 const cliTurn = (conv: string, script: string) =>
   runDreact(
-    ['turn', `run ${script}`, '--conversation', conv, '--agent', 'secure', '--provider', 'scripted', '--script', script, '--json'],
+    [
+      'turn',
+      `run ${script}`,
+      '--conversation',
+      conv,
+      '--agent',
+      'secure',
+      '--provider',
+      'scripted',
+      '--script',
+      script,
+      '--json',
+    ],
     { env: env(), cwd: home },
   );
 const results = (blocks: Block[], turn: string) =>
   blocks.filter((b) => b.turn_id === turn && b.type === 'react.tool.result');
 const lastAnnounce = (from: number) => {
-  const r = requests.slice(from).filter((x) => x.includes('[ANNOUNCE')).at(-1) ?? '';
+  const r =
+    requests
+      .slice(from)
+      .filter((x) => x.includes('[ANNOUNCE'))
+      .at(-1) ?? '';
   return r.slice(r.lastIndexOf('[ANNOUNCE'));
 };
 
 /** `dreact mcp login secure`, the test playing the browser: follows the printed URL and its redirect. */
 async function login(): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), 'mcp', 'login', 'secure', '--timeout', '60'], {
-    env: { ...process.env, ...env(), NO_COLOR: '1' },
-    cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(__dirname, '..', '..', 'bin', 'dreact.cjs'), 'mcp', 'login', 'secure', '--timeout', '60'],
+    {
+      env: { ...process.env, ...env(), NO_COLOR: '1' },
+      cwd: home,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -202,7 +226,8 @@ test('OAuth MCP server: needs-authorisation notice without a retry loop, dreact 
     everywhere.push(JSON.stringify(history));
   }
   for (const text of everywhere)
-    for (const secret of [...tokens, ...clientSecrets]) assert.ok(!text.includes(secret), 'no token or client secret in plain text');
+    for (const secret of [...tokens, ...clientSecrets])
+      assert.ok(!text.includes(secret), 'no token or client secret in plain text');
   assert.ok(!rowText.includes('access_token') && !rowText.includes('refresh_token'));
 });
 
@@ -210,7 +235,10 @@ const call = (method: string, url: string, key?: string, body?: unknown) =>
   gw.fetch(
     new Request(url.startsWith('http') ? url : `http://gw${url}`, {
       method,
-      headers: { ...(key ? { 'x-api-key': key } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(key ? { 'x-api-key': key } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     }),
   );
@@ -228,7 +256,9 @@ test("the web chat's connect button: a user without a login gets the observation
     });
     assert.equal(r.status, 202, await r.clone().text());
     await stack.client.result(id, index);
-    return (await loadBlocks(stack.db.pool, id)).filter((b) => b.turn_id === `turn_${index}` && b.type === 'react.tool.result');
+    return (await loadBlocks(stack.db.pool, id)).filter(
+      (b) => b.turn_id === `turn_${index}` && b.type === 'react.tool.result',
+    );
   };
   // 1. The tool is offered (listed), the call is one observation saying what to do — not a retry.
   const [needs] = await turn(1, [callTool('mcp.secure.echo', { text: 'ann' }), complete('needs login')]);

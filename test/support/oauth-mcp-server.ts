@@ -78,7 +78,13 @@ class TestAuthorizationServer implements OAuthServerProvider {
     this.access.set(token, grant);
     this.refresh.set(refresh, grant);
     this.issued.push(token, refresh);
-    return { access_token: token, token_type: 'bearer', expires_in: 3600, refresh_token: refresh, scope: scopes.join(' ') };
+    return {
+      access_token: token,
+      token_type: 'bearer',
+      expires_in: 3600,
+      refresh_token: refresh,
+      scope: scopes.join(' '),
+    };
   }
 
   async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<OAuthTokens> {
@@ -149,7 +155,10 @@ export async function startOAuthMcpServer(): Promise<OAuthMcpServer> {
   });
   app.all('/mcp', bearer, (req, res) => {
     void (async () => {
-      const server = buildMcpServer({ authorized: () => (req as { auth?: unknown }).auth !== undefined, onCall: (n) => calls.push(n) });
+      const server = buildMcpServer({
+        authorized: () => (req as { auth?: unknown }).auth !== undefined,
+        onCall: (n) => calls.push(n),
+      });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => {
         void transport.close();
