@@ -4,6 +4,7 @@
  * (each turn's view and settings), the tools, a clock. The worker swaps what a port serves (MCP
  * tools listed after start, ./ports.ts); it never assigns into deps after creating them.
  */
+import type { McpOwner } from './mcp/oauth-server';
 import type { Db } from '../store/db';
 import type { ModelProvider } from '../core/model/provider';
 import type { TurnPlacement } from '../core/turn/activity-contracts';
@@ -52,7 +53,9 @@ export interface ToolBox {
    * Tool availability lines of an agent for ANNOUNCE's [TOOLS] (its MCP servers down, tools refused,
    * and the MCP tools added or removed since the turn started when it recorded `offered`).
    */
-  notices?(agent: LoadedAgent, offered?: readonly string[]): string[];
+  notices?(agent: LoadedAgent, offered?: readonly string[], owner?: McpOwner): string[];
+  /** At a turn's start: its owner's connections to the agent's OAuth MCP servers (activities/mcp/oauth-server.ts). */
+  prepare?(agent: string, owner: McpOwner): Promise<void>;
   /** Whether an MCP tool's server lists it now (a turn records those it offers: core/mcp/turn-tools.ts). */
   listed?(id: string): boolean;
 }

@@ -37,7 +37,7 @@ export interface ToolSetParts {
 /** A tool box the worker can swap; `notices` and `listed` (MCP availability) stay. */
 export function toolBox(
   initial: ToolSetParts,
-  mcp: Pick<ToolBox, 'notices' | 'listed'> = {},
+  mcp: Pick<ToolBox, 'notices' | 'listed' | 'prepare'> = {},
 ): ToolBox & Swappable<ToolSetParts> {
   let parts = initial;
   return {
@@ -49,6 +49,7 @@ export function toolBox(
     },
     ...(mcp.notices ? { notices: mcp.notices } : {}),
     ...(mcp.listed ? { listed: mcp.listed } : {}),
+    ...(mcp.prepare ? { prepare: mcp.prepare } : {}),
     swap(next) {
       parts = next;
     },

@@ -212,7 +212,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   });
   // Every agent's MCP servers, connected now (one down does not stop the start: ANNOUNCE names it);
   // their tools join the registry like module tools, and each agent's allow-list applies to them.
-  const mcp = await McpConnections.start(mcpServersOf(catalogue), opts.mcp);
+  const mcp = await McpConnections.start(mcpServersOf(catalogue), { db: opts.db.pool, ...opts.mcp });
   const agents = withMcpTools(catalogue, mcp);
   // agent.delegate joins the worker's tools when an agent lists subagents (activities/agents/delegate.ts).
   const delegation = agents.list().some((a) => (a.definition.subagents ?? []).length > 0)
@@ -234,7 +234,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const tools = toolBox(
     { registry: registryWith([...catalogue.moduleTools, ...mcp.tools, ...delegateTools]), impls },
     mcp.connections.size > 0
-      ? { notices: (agent, offered) => mcp.notices(mcpServersFor(agent), offered), listed: (id) => mcp.listed(id) }
+      ? {
+          notices: (agent, offered, owner) => mcp.notices(mcpServersFor(agent), offered, owner),
+          listed: (id) => mcp.listed(id),
+          prepare: (agent, owner) => mcp.prepare(agent, owner),
+        }
       : {},
   );
   // Every declared tool has an implementation (else each call would be an "unknown tool" observation).

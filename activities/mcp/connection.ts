@@ -11,12 +11,21 @@
  *
  * A call while the server is reconnecting waits for it (up to the call's own timeout); a call that
  * finds no connection in that time throws `McpUnavailableError`, which Temporal retries.
+ *
+ * Authorisation: a server that answers 401 (no login yet, a refresh token refused, or a server
+ * whose `oauth` the agent file does not declare) is `needs_auth` — no reconnect loop: the notice and
+ * every call say "MCP server X needs authorisation: dreact mcp login X" (`McpNeedsLoginError`, an
+ * observation, never retried). With an `authProvider` (store/mcp-oauth/provider.ts) the SDK's
+ * transport sends the stored token and refreshes it on a 401; `start()` again tries once more (a
+ * turn's start does, for the turn's tenant: connections.ts).
  */
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { secretRedactor } from '../../core/text/redact';
+import { McpNeedsLoginError } from '../../store/mcp-oauth/provider';
 
 /**
  * The SDK's client classes, loaded at the first connection (~0.3 s of module loading that a worker
@@ -41,7 +50,15 @@ export class McpUnavailableError extends Error {
   override name = 'McpUnavailableError';
 }
 
-export type McpState = 'connecting' | 'ready' | 'down' | 'closed';
+export type McpState = 'connecting' | 'ready' | 'down' | 'needs_auth' | 'closed';
+
+/** A 401 (or the provider's own verdict): the server needs a person to authorize, not a retry. */
+export function needsLogin(err: unknown): boolean {
+  const e = err as { name?: string; code?: unknown; message?: string; constructor?: { name?: string } };
+  if (e instanceof McpNeedsLoginError) return true;
+  if (e?.constructor?.name === 'UnauthorizedError') return true;
+  return e?.code === 401 || /\b401\b.*unauthori[sz]ed|Non-200 status code \(401\)/i.test(e?.message ?? '');
+}
 
 export interface McpConnectionOptions {
   name: string;
@@ -57,6 +74,8 @@ export interface McpConnectionOptions {
   maxBackoffMs?: number;
   /** Called after the tool list changed (a list_changed notification, or a reconnect). */
   onToolsChanged?: (tools: Tool[]) => void;
+  /** OAuth tokens of one tenant (and user) for a server with `oauth` (store/mcp-oauth/provider.ts). */
+  authProvider?: OAuthClientProvider;
 }
 
 export class McpConnection {
@@ -73,6 +92,11 @@ export class McpConnection {
   private waiters: Array<() => void> = [];
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  /**
+   * An OAuth server's connection lists its tools only: calls go to the connection of the turn's
+   * tenant (and user), which this finds (connections.ts).
+   */
+  route?: (conversationId: string) => Promise<McpConnection>;
   /** Replaces this server's secrets in every encoded form (core/text/redact.ts). */
   readonly redact: (text: string) => string;
 
@@ -139,6 +163,13 @@ export class McpConnection {
     }
   }
 
+  /** The message of this server's `needs_auth` state. */
+  private needsLoginText(): string {
+    return this.opts.authProvider || isStdioServer(this.config) || this.config.oauth
+      ? new McpNeedsLoginError(this.name).message
+      : `MCP server ${this.name} needs authorisation (it answered 401 Unauthorized): declare oauth: {} on it in the agent file and run dreact mcp login ${this.name}, or check its Authorization header`;
+  }
+
   private transport(): Transport {
     const c = this.config;
     const sub = (v: string) => substituteSecrets(v, this.opts.secret);
@@ -158,12 +189,16 @@ export class McpConnection {
     return c.transport === 'sse'
       ? new (mcpSdk().SSEClientTransport)(url, {
           requestInit: { headers },
+          ...(this.opts.authProvider ? { authProvider: this.opts.authProvider } : {}),
           eventSourceInit: {
             fetch: (u, init) =>
               fetch(u, { ...init, headers: { ...headers, ...(init?.headers as Record<string, string>) } }),
           },
         })
-      : new (mcpSdk().StreamableHTTPClientTransport)(url, { requestInit: { headers } });
+      : new (mcpSdk().StreamableHTTPClientTransport)(url, {
+          requestInit: { headers },
+          ...(this.opts.authProvider ? { authProvider: this.opts.authProvider } : {}),
+        });
   }
 
   private setTools(tools: Tool[]): void {
@@ -173,6 +208,15 @@ export class McpConnection {
 
   private markDown(err: unknown): void {
     if (this.state === 'closed') return;
+    if (needsLogin(err)) {
+      // No reconnect loop: a person has to log in (the next turn's start tries again).
+      if (this.state !== 'needs_auth') activityLog().warn('MCP server needs authorisation', { server: this.name });
+      clearTimeout(this.retryTimer);
+      this.state = 'needs_auth';
+      this.reason = this.needsLoginText();
+      for (const w of this.waiters.splice(0)) w();
+      return;
+    }
     const reason = this.redact((err as Error)?.message ?? String(err));
     // Logged when the server goes down or the reason changes, not at every reconnect attempt.
     const news = this.state !== 'down' || reason !== this.reason;
@@ -190,6 +234,7 @@ export class McpConnection {
   /** The connected client, waiting up to `waitMs` for a reconnect. */
   private async ready(waitMs: number, signal?: AbortSignal): Promise<Client> {
     if (this.client && this.state === 'ready') return this.client;
+    if (this.state === 'needs_auth') throw new McpNeedsLoginError(this.name);
     if (this.state === 'closed')
       throw new McpUnavailableError(`MCP server ${this.name} is closed (the worker is stopping)`);
     await new Promise<void>((resolve) => {
@@ -203,6 +248,7 @@ export class McpConnection {
       this.waiters.push(done);
     });
     if (this.client && this.state === 'ready') return this.client;
+    if ((this.state as McpState) === 'needs_auth') throw new McpNeedsLoginError(this.name);
     throw new McpUnavailableError(
       `MCP server ${this.name} is unavailable${this.reason ? `: ${this.reason}` : ''} (reconnecting)`,
     );
@@ -226,6 +272,13 @@ export class McpConnection {
         ...(opts.onProgress ? { onprogress: () => opts.onProgress!(), resetTimeoutOnProgress: false } : {}),
       })) as CallToolResult;
     } catch (err) {
+      if (needsLogin(err)) {
+        // The tokens were refused and could not be refreshed: a login, not a retry.
+        this.client = undefined;
+        await client.close().catch(() => undefined);
+        this.markDown(err);
+        throw new McpNeedsLoginError(this.name);
+      }
       const e = err as Error;
       const out = new Error(this.redact(`MCP ${this.name}.${name}: ${e.message}`));
       out.name = e.name === 'AbortError' ? 'AbortError' : 'McpCallError';

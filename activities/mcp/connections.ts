@@ -9,10 +9,20 @@
  * on every reconnect: new tools join `tools` (grow-only: a removed one stays declared, `listed`
  * says it is gone) and `onToolsAdded` tells the worker, which widens its registry and agent views;
  * a turn offers the tools listed when it started (core/mcp/turn-tools.ts).
+ *
+ * An OAuth server (`oauth:`) is not connected at start: each tenant's (and user's) connection opens
+ * when a turn of theirs starts (`prepare`, oauth-server.ts) with their stored tokens, and the tools
+ * it lists join `tools` like any server's; its notice, for a turn whose owner has not logged in, is
+ * "MCP server X needs authorisation: dreact mcp login X".
  */
 import path from 'node:path';
 import type { AgentCatalogue } from '../agents/catalogue';
-import { secretRefs, type McpServerConfig } from '../../core/mcp/config';
+import { oauthOf, secretRefs, type McpServerConfig } from '../../core/mcp/config';
+import type { Queryable } from '../../store/db';
+import { McpCredentialStore } from '../../store/mcp-oauth/credentials-store';
+import { mcpTokenKey } from '../../store/mcp-oauth/seal';
+import { needsLoginMessage } from '../../store/mcp-oauth/provider';
+import { McpOAuthServer, type McpOwner } from './oauth-server';
 import { activityLog } from '../log';
 import { McpToolNames, parseMcpToolId } from '../../core/mcp/names';
 import { paramsJsonSchema } from '../../core/tools/registry';
@@ -77,6 +87,8 @@ function canonical(v: unknown): unknown {
 export interface McpStartOptions extends Pick<McpConnectionOptions, 'backoffMs' | 'maxBackoffMs'> {
   /** How long the start waits for each server (default 10 s); a slower one counts as down. */
   connectTimeoutMs?: number;
+  /** The database holding OAuth servers' tokens (needed when an agent declares one). */
+  db?: Queryable;
 }
 
 export class McpConnections {
@@ -93,9 +105,17 @@ export class McpConnections {
   private unannounced: McpTool[] = [];
   private started = false;
   readonly connections: ReadonlyMap<string, McpConnection>;
+  /** OAuth servers by name: one connection per tenant and user (their `connections` entry lists tools only). */
+  private readonly oauth = new Map<string, McpOAuthServer>();
+  private readonly entries: readonly McpServerEntry[];
 
   private constructor(entries: readonly McpServerEntry[], opts: McpStartOptions) {
+    this.entries = entries;
     const conns = new Map<string, McpConnection>();
+    const needsStore = entries.some((e) => oauthOf(e.config));
+    if (needsStore && !opts.db)
+      throw new Error('MCP servers with oauth need the database their tokens are stored in (McpStartOptions.db)');
+    const store = needsStore ? new McpCredentialStore(opts.db!, mcpTokenKey()) : undefined;
     for (const e of entries) {
       const values: string[] = [];
       for (const s of secretRefs(e.config)) {
@@ -121,6 +141,31 @@ export class McpConnections {
           },
         }),
       );
+      const oauth = oauthOf(e.config);
+      if (oauth && store && !('command' in e.config)) {
+        const listing = conns.get(e.name)!;
+        listing.state = 'needs_auth';
+        const server = new McpOAuthServer(
+          {
+            name: e.name,
+            config: e.config,
+            secret: e.secret,
+            secretValues: values,
+            url: e.config.url,
+            ...(oauth.scopes ? { scopes: oauth.scopes } : {}),
+            ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
+            ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
+          },
+          opts.db!,
+          store,
+          (tools) => {
+            listing.tools = tools;
+            if (this.started) this.refresh(listing);
+          },
+        );
+        listing.route = (conversationId) => server.route(conversationId);
+        this.oauth.set(e.name, server);
+      }
     }
     this.connections = conns;
   }
@@ -129,13 +174,16 @@ export class McpConnections {
     const mcp = new McpConnections(entries, opts);
     const timeout = opts.connectTimeoutMs ?? 10_000;
     await Promise.all(
-      [...mcp.connections.values()].map((c) =>
-        Promise.race([c.start(), new Promise<void>((r) => setTimeout(r, timeout).unref())]).then(() => {
-          if (c.state === 'connecting') c.reason = `no answer within ${timeout} ms at start`;
-        }),
-      ),
+      [...mcp.connections.values()]
+        .filter((c) => !mcp.oauth.has(c.name))
+        .map((c) =>
+          Promise.race([c.start(), new Promise<void>((r) => setTimeout(r, timeout).unref())]).then(() => {
+            if (c.state === 'connecting') c.reason = `no answer within ${timeout} ms at start`;
+          }),
+        ),
     );
     for (const c of mcp.connections.values()) {
+      if (mcp.oauth.has(c.name)) continue;
       if (c.state === 'ready') mcp.refresh(c);
       else
         activityLog().warn('MCP server unavailable at start: its tools are not offered', {
@@ -182,6 +230,15 @@ export class McpConnections {
     }
   }
 
+  /**
+   * At a turn's start: the connections of the turn's owner to the agent's OAuth servers, opened (or
+   * tried once more when they needed a login), so the turn offers the tools they list.
+   */
+  async prepare(agent: string, owner: McpOwner): Promise<void> {
+    const servers = this.entries.filter((e) => this.oauth.has(e.name) && e.agents.includes(agent));
+    await Promise.all(servers.map((e) => this.oauth.get(e.name)!.forOwner(owner)));
+  }
+
   /** Every MCP tool a server listed since the worker started (the worker's registry holds them all). */
   get tools(): McpTool[] {
     return [...this.byId.values()];
@@ -219,12 +276,22 @@ export class McpConnections {
    * a turn that records the MCP tools it offers (`offered`) — the tools its servers added or removed
    * since it started. Of `servers` only, when given (an agent's own). Empty when all is well.
    */
-  notices(servers?: ReadonlySet<string>, offered?: readonly string[]): string[] {
+  notices(servers?: ReadonlySet<string>, offered?: readonly string[], owner?: McpOwner): string[] {
     const out: string[] = [];
     const turnOffers = offered ? new Set(offered) : undefined;
-    for (const c of this.connections.values()) {
-      if (servers && !servers.has(c.name)) continue;
-      const listed = this.listedIds.get(c.name);
+    for (const listing of this.connections.values()) {
+      if (servers && !servers.has(listing.name)) continue;
+      const listed = this.listedIds.get(listing.name);
+      // An OAuth server: the state of the turn owner's own connection.
+      const oauth = this.oauth.get(listing.name);
+      const c = oauth ? (owner ? oauth.get(owner) : undefined) : listing;
+      if ((oauth && !c) || c?.state === 'needs_auth') {
+        out.push(
+          `${c?.reason ?? needsLoginMessage(listing.name)} (its tools mcp.${listing.name}.* cannot be called until then)`,
+        );
+        continue;
+      }
+      if (!c) continue;
       if (c.state !== 'ready') {
         out.push(
           !listed || listed.size === 0
@@ -248,6 +315,7 @@ export class McpConnections {
 
   async close(): Promise<void> {
     await Promise.all([...this.connections.values()].map((c) => c.close()));
+    await Promise.all([...this.oauth.values()].map((s) => s.close()));
   }
 }
 

@@ -27,6 +27,7 @@ import { mcpNeedsApproval } from '../../core/mcp/approval';
 import { makeBlock } from '../../core/timeline/block';
 import type { ToolContext, ToolImpl, ToolObservation } from '../tools/types';
 import type { McpConnection } from './connection';
+import { McpNeedsLoginError } from '../../store/mcp-oauth/provider';
 import { observationOf } from './result';
 
 /** Heartbeat timeout of an MCP call's activity: a dead worker's call is retried after this. */
@@ -121,27 +122,33 @@ function implementation(conn: McpConnection, name: string, id: string): ToolImpl
             meta: { tool_id: id, server: conn.name, tool: name, attempt },
           }),
         ]);
+      // An OAuth server: the connection of the turn's tenant (and user), with their tokens.
+      const target = conn.route ? await conn.route(ctx.conversationId) : conn;
       if (!conn.tools.some((t) => t.name === name))
         return {
           ok: false,
           text: `MCP server ${conn.name} no longer offers the tool ${name} (it was removed after this turn started); the call was not made`,
           meta: { mcp: { server: conn.name, tool: name, removed: true } },
         };
-      const result = await conn
-        .callTool(name, params, {
+      let result;
+      try {
+        result = await target.callTool(name, params, {
           signal: ctx.signal,
           onProgress: () => ctx.heartbeat({ callId: ctx.callId, progress: true }),
-        })
-        .catch((err: unknown) => {
-          recordMcpCall(conn.name, 'failed');
-          throw err;
         });
+      } catch (err) {
+        recordMcpCall(conn.name, 'failed');
+        // No login (or tokens refused): one observation saying what to do — not a retry.
+        if (err instanceof McpNeedsLoginError)
+          return { ok: false, text: err.message, meta: { mcp: { server: conn.name, tool: name, needs_auth: true } } };
+        throw err;
+      }
       recordMcpCall(conn.name, result.isError ? 'error' : 'ok');
       const obs = await observationOf(result, {
         ctx,
         server: conn.name,
         tool: name,
-        readResource: (uri) => conn.readResource(uri, ctx.signal) as Promise<{ contents: Array<{ uri: string }> }>,
+        readResource: (uri) => target.readResource(uri, ctx.signal) as Promise<{ contents: Array<{ uri: string }> }>,
         redact: conn.redact,
       });
       if (attempt === undefined) return obs;

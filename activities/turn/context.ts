@@ -55,6 +55,8 @@ export function makeContextActivities(deps: ActivityDeps) {
       ...(depth > 0 ? { depth } : {}),
       ...(depthCap !== undefined ? { depthCap } : {}),
     };
+    // The owner's connections to the agent's OAuth MCP servers: the tools they list are offered.
+    await deps.tools.prepare?.(agent.name, viewer);
     const { view, settings } = await views.forTurn({ ...input.turn, agent });
     const model = settings.model;
     await ensureConversation(pool, conversationId);

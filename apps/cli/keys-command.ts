@@ -11,7 +11,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../../store/tenancy-sto
 import { withSession } from './with-session';
 import { formatZodError } from '../../core/validation';
 
-async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+export async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
   if (!process.env.DATABASE_URL) return withSession((s) => fn(s.db));
   const db = openDb();
   try {

@@ -9,6 +9,7 @@ import { offsetArg } from './offset-arg';
 import { registerDeployCommands } from './deploy-command';
 import { registerGcCommand } from './gc-command';
 import { registerKeysCommands } from './keys-command';
+import { registerMcpCommands } from './mcp-command';
 import { registerAgentCommands } from './agents-command';
 import { registerFileCommands } from './files-command';
 import { registerEvalCommands } from './eval-command';
@@ -177,6 +178,7 @@ export function buildProgram(): Command {
   registerDeployCommands(program);
   registerGcCommand(program);
   registerKeysCommands(program);
+  registerMcpCommands(program);
   registerAgentCommands(program);
   registerFileCommands(program);
   registerEvalCommands(program);

@@ -24,6 +24,7 @@ import { registerConversationRoutes } from './conversation-routes';
 import { registerAgentRoutes } from './agent-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
+import { registerMcpOAuthRoutes } from './mcp-oauth-routes';
 import { registerFileRoutes } from './file-routes';
 import { registerCanvasRoutes } from './canvas-routes';
 import { registerApprovalRoutes } from './approval-routes';
@@ -294,6 +295,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     hostnames: opts.hostnames ?? [],
     logger,
   });
+  // OAuth logins to the agents' MCP servers: the web chat's connect button (mcp-oauth-routes.ts).
+  registerMcpOAuthRoutes(app, pool);
   registerFileRoutes(app, pool, { signer, keyStillActive });
   // The HTML canvas frame (its own CSP) and the composite canvases of finished turns.
   registerCanvasRoutes(app, pool);

@@ -43,6 +43,16 @@ const Common = {
     ),
 };
 
+export const McpOAuthSchema = z.strictObject({
+  scopes: z
+    .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/, 'an OAuth scope (no spaces or quotes)'))
+    .max(50)
+    .optional()
+    .describe(
+      "Scopes to ask for when the server's metadata and challenge name none (else the server's are asked for).",
+    ),
+});
+
 export const McpStdioServerSchema = z.strictObject({
   command: z.string().min(1).max(1_000).describe('The program to start (its stdin/stdout speak MCP).'),
   args: z.array(z.string().max(4_000)).max(100).optional(),
@@ -61,6 +71,9 @@ export const McpHttpServerSchema = z.strictObject({
     .enum(['streamable_http', 'sse'])
     .optional()
     .describe('streamable_http (default) or the legacy HTTP+SSE transport.'),
+  oauth: McpOAuthSchema.optional().describe(
+    "The server is protected by OAuth 2.1: each tenant (and user) logs in once (dreact mcp login <server>, or the web chat's connect button); the worker connects with their tokens.",
+  ),
   ...Common,
 });
 
@@ -78,6 +91,9 @@ export const McpSchema = z.strictObject({
     .describe('MCP servers by name; their tools are mcp.<name>.<tool>.'),
 });
 export type AgentMcp = z.infer<typeof McpSchema>;
+
+/** The server's OAuth settings, when it is OAuth-protected. */
+export const oauthOf = (c: McpServerConfig) => (isStdioServer(c) ? undefined : c.oauth);
 
 export const isStdioServer = (c: McpServerConfig): c is McpStdioServer => 'command' in c;
 

@@ -11,6 +11,7 @@ import { selectedToolIds } from '../../../core/tools/selection';
 import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
 import type { ActivityDeps, AgentView } from '../../deps';
 import { governedRegistry } from '../../governance/round-tools';
+import { turnOwner } from '../../governance/owner';
 
 export interface RoundTools {
   /** What the model is offered (and call plans are built from). */
@@ -49,6 +50,7 @@ export async function roundTools(
   at: { conversationId: string; turnId: string },
 ): Promise<RoundTools> {
   const registry = await governedRegistry(deps, agent, at.conversationId, selectedRegistry(agent, blocks, at.turnId));
-  const notices = deps.tools.notices?.(agent.agent, turnMcpTools(blocks, at.turnId));
+  const owner = deps.tools.notices ? await turnOwner(deps.db.pool, at.conversationId) : undefined;
+  const notices = deps.tools.notices?.(agent.agent, turnMcpTools(blocks, at.turnId), owner);
   return { registry, ...(notices ? { notices } : {}) };
 }
