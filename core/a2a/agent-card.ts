@@ -4,8 +4,10 @@
  * gateway's API key (`x-api-key` header) as the security scheme. Pure: the gateway serves it at
  * `/.well-known/agent-card.json` (default agent) and `/a2a/<agent>/.well-known/agent-card.json`.
  */
-import { A2A_PROTOCOL_VERSION } from '@a2a-js/sdk';
-import type { AgentCard, AgentSkill } from '@a2a-js/sdk';
+import type { AgentCard, AgentSkill } from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
+
+/** The protocol version the card announces (the SDK's A2A_PROTOCOL_VERSION). */
+const A2A_PROTOCOL_VERSION = '1.0';
 
 export interface A2aAgentSource {
   name: string;

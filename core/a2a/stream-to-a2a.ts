@@ -9,9 +9,20 @@
  *
  * A2A task id ↔ our turn (`taskId`), context id ↔ our conversation (`contextId`).
  */
-import { Role, TaskState } from '@a2a-js/sdk';
-import type { Message, Part, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '@a2a-js/sdk';
+// The SDK ships ESM types; its enums are restated here as the numbers the protocol defines.
+import type { Message, Part, Role, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk' with {
+  'resolution-mode': 'import',
+};
 import { unknownKind, type StreamEvent } from '../stream/events';
+
+/** `TaskState` values (a2a.proto). */
+export const TASK_STATE = {
+  working: 2,
+  completed: 3,
+  failed: 4,
+  inputRequired: 6,
+} as const satisfies Record<string, TaskState>;
+const ROLE_AGENT: Role = 2 as Role;
 
 export type A2aItem =
   | { type: 'status'; event: TaskStatusUpdateEvent; final: boolean }
@@ -32,7 +43,7 @@ function agentMessage(ids: A2aIds, messageId: string, body: string): Message {
     messageId,
     contextId: ids.contextId,
     taskId: ids.taskId,
-    role: Role.ROLE_AGENT,
+    role: ROLE_AGENT,
     parts: [text(body)],
     metadata: undefined,
     extensions: [],
@@ -84,12 +95,12 @@ function answerChunk(ids: A2aIds, event: StreamEvent, body: string, append: bool
 
 /** The A2A items of one stored stream event (exhaustive over `kind`). */
 export function toA2aItems(event: StreamEvent, ids: A2aIds): A2aItem[] {
-  const working = TaskState.TASK_STATE_WORKING;
+  const working = TASK_STATE.working;
   switch (event.kind) {
     case 'phase':
       return event.payload.phase === 'turn.start'
         ? [status(ids, event, working)]
-        : [status(ids, event, TaskState.TASK_STATE_FAILED, event.payload.error, true)];
+        : [status(ids, event, TASK_STATE.failed, event.payload.error, true)];
     case 'answer':
       if (event.payload.phase === 'start') return [answerChunk(ids, event, '', false, false)];
       if (event.payload.phase === 'done') return [answerChunk(ids, event, event.payload.text ?? '', false, true)];
@@ -103,16 +114,16 @@ export function toA2aItems(event: StreamEvent, ids: A2aIds): A2aItem[] {
         status(
           ids,
           event,
-          event.payload.phase === 'requested' ? TaskState.TASK_STATE_INPUT_REQUIRED : working,
+          event.payload.phase === 'requested' ? TASK_STATE.inputRequired : working,
           event.payload.phase === 'requested' ? `approval required for ${event.payload.tool}` : undefined,
         ),
       ];
     case 'budget':
       return event.payload.phase === 'exceeded'
-        ? [status(ids, event, TaskState.TASK_STATE_FAILED, `budget ${event.payload.budget} exceeded`, true)]
+        ? [status(ids, event, TASK_STATE.failed, `budget ${event.payload.budget} exceeded`, true)]
         : [status(ids, event, working)];
     case 'done':
-      return [status(ids, event, TaskState.TASK_STATE_COMPLETED, event.payload.answer, true)];
+      return [status(ids, event, TASK_STATE.completed, event.payload.answer, true)];
     case 'step':
     case 'attribute':
     case 'usage':

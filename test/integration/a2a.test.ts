@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import os from 'node:os';
 import { copyFileSync, mkdtempSync } from 'node:fs';
-import type { AgentCard } from '@a2a-js/sdk';
+import type { AgentCard } from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
 import { createTestStack, type TestStack } from '../support/stack';
 import { startGateway } from '../../apps/gateway/server';
 

@@ -31,3 +31,9 @@ test('agent card without a description names the agent', () => {
   assert.equal(card.description, 'durable-react agent x');
   assert.equal(card.skills.length, 1);
 });
+
+test("the announced protocol version is the SDK's", async () => {
+  const { A2A_PROTOCOL_VERSION } = await import('@a2a-js/sdk');
+  const card = agentCard({ name: 'x', description: null, hash: 'h', tools: [] }, 'http://h/a2a/x');
+  assert.equal(card.supportedInterfaces[0]?.protocolVersion, A2A_PROTOCOL_VERSION);
+});

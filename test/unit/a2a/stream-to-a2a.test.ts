@@ -1,13 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskState } from '@a2a-js/sdk';
 import {
   parseStreamEvent,
   STREAM_EVENT_KINDS,
   type StreamEvent,
   type StreamEventBody,
 } from '../../../core/stream/events';
-import { a2aItemSeq, ANSWER_ARTIFACT_ID, toA2aItems, type A2aItem } from '../../../core/a2a/stream-to-a2a';
+import { a2aItemSeq, ANSWER_ARTIFACT_ID, TASK_STATE, toA2aItems, type A2aItem } from '../../../core/a2a/stream-to-a2a';
 
 const usage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 5, cacheWriteTokens: 0 };
 const ids = { taskId: 'turn_1', contextId: 'conv_1' };
@@ -15,12 +14,12 @@ let seq = 0;
 const ev = (body: StreamEventBody): StreamEvent =>
   parseStreamEvent({ ...body, conversationId: 'conv_1', seq: ++seq, ts: '2026-01-01T00:00:00.000Z', turnId: 'turn_1' });
 
-const W = TaskState.TASK_STATE_WORKING;
+const W = TASK_STATE.working;
 /** One event of every kind, with the A2A state (or artifact) it must become. */
 const CASES: Array<
   [
     StreamEventBody,
-    { state: TaskState; final: boolean; message?: string } | { artifact: string; append: boolean; last: boolean },
+    { state: number; final: boolean; message?: string } | { artifact: string; append: boolean; last: boolean },
   ]
 > = [
   [
@@ -29,7 +28,7 @@ const CASES: Array<
   ],
   [
     { kind: 'phase', payload: { phase: 'turn.failed', turnId: 'turn_1', turnIndex: 1, error: 'boom' } },
-    { state: TaskState.TASK_STATE_FAILED, final: true, message: 'boom' },
+    { state: TASK_STATE.failed, final: true, message: 'boom' },
   ],
   [
     { kind: 'step', payload: { phase: 'iteration.start', round: 1 } },
@@ -85,7 +84,7 @@ const CASES: Array<
   ],
   [
     { kind: 'approval', payload: { phase: 'requested', callId: 'c', tool: 'web_fetch' } },
-    { state: TaskState.TASK_STATE_INPUT_REQUIRED, final: false, message: 'approval required for web_fetch' },
+    { state: TASK_STATE.inputRequired, final: false, message: 'approval required for web_fetch' },
   ],
   [
     { kind: 'approval', payload: { phase: 'decided', callId: 'c', tool: 'web_fetch' } },
@@ -97,11 +96,11 @@ const CASES: Array<
   ],
   [
     { kind: 'budget', payload: { phase: 'exceeded', budget: 'b', capUsd: 1, usedUsd: 1 } },
-    { state: TaskState.TASK_STATE_FAILED, final: true, message: 'budget b exceeded' },
+    { state: TASK_STATE.failed, final: true, message: 'budget b exceeded' },
   ],
   [
     { kind: 'done', payload: { turnId: 'turn_1', answer: 'Hello', iterations: 1, usage, completionPath: 'complete' } },
-    { state: TaskState.TASK_STATE_COMPLETED, final: true, message: 'Hello' },
+    { state: TASK_STATE.completed, final: true, message: 'Hello' },
   ],
 ];
 
@@ -154,4 +153,14 @@ test('streamed answer chunks concatenate to the done text', () => {
     acc = item.event.append ? acc + t : t;
   }
   assert.equal(acc, 'Hello');
+});
+
+test("the restated TaskState numbers are the SDK's", async () => {
+  const { TaskState } = await import('@a2a-js/sdk');
+  assert.deepEqual(TASK_STATE, {
+    working: TaskState.TASK_STATE_WORKING,
+    completed: TaskState.TASK_STATE_COMPLETED,
+    failed: TaskState.TASK_STATE_FAILED,
+    inputRequired: TaskState.TASK_STATE_INPUT_REQUIRED,
+  });
 });
