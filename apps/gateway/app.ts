@@ -22,6 +22,7 @@ import { ANONYMOUS_PRINCIPAL, ENV_PRINCIPAL, fail, Forbidden, Unauthorized, type
 import { registerTurnRoutes } from './turn-routes';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerAgentRoutes } from './agent-routes';
+import { registerA2aCardRoutes } from './a2a/agent-card-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
 import { registerMcpOAuthRoutes } from './mcp-oauth-routes';
@@ -284,6 +285,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerConversationRoutes(app, client, pool);
   registerFeedbackRoutes(app, pool);
   registerAgentRoutes(app, pool);
+  registerA2aCardRoutes(app, pool);
   // durable-react as an MCP server, behind the same keys (mcp-routes.ts).
   registerMcpRoutes(app, {
     client,

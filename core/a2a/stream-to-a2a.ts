@@ -1,0 +1,144 @@
+/**
+ * The A2A view of our stream: one stored stream event (core/stream/events.ts) becomes the A2A
+ * stream items a client of `@a2a-js/sdk` reads (TaskStatusUpdateEvent / TaskArtifactUpdateEvent).
+ * Pure: the gateway's A2A endpoint and the resubscribe path both go through `toA2aItems`, so a
+ * replay of the stream log from a sequence number yields exactly the items a live client saw.
+ *
+ * Every item carries `metadata.dreact = { seq, kind }`: the event's conversation offset, which is
+ * what a resubscribing client hands back to continue exactly after the last event it saw.
+ *
+ * A2A task id ↔ our turn (`taskId`), context id ↔ our conversation (`contextId`).
+ */
+// The SDK ships ESM types; its enums are restated here as the numbers the protocol defines.
+import type { Message, Part, Role, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk' with {
+  'resolution-mode': 'import',
+};
+import { unknownKind, type StreamEvent } from '../stream/events';
+
+/** `TaskState` values (a2a.proto). */
+export const TASK_STATE = {
+  working: 2,
+  completed: 3,
+  failed: 4,
+  inputRequired: 6,
+} as const satisfies Record<string, TaskState>;
+const ROLE_AGENT: Role = 2 as Role;
+
+export type A2aItem =
+  | { type: 'status'; event: TaskStatusUpdateEvent; final: boolean }
+  | { type: 'artifact'; event: TaskArtifactUpdateEvent };
+
+export interface A2aIds {
+  taskId: string;
+  contextId: string;
+}
+
+/** The artifact id of the turn's answer (streamed as appended chunks, closed by `answer.done`). */
+export const ANSWER_ARTIFACT_ID = 'answer';
+
+const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined }) as Part;
+
+function agentMessage(ids: A2aIds, messageId: string, body: string): Message {
+  return {
+    messageId,
+    contextId: ids.contextId,
+    taskId: ids.taskId,
+    role: ROLE_AGENT,
+    parts: [text(body)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function meta(event: StreamEvent): { dreact: { seq: number; kind: string; payload: unknown } } {
+  return { dreact: { seq: event.seq, kind: event.kind, payload: event.payload } };
+}
+
+function status(ids: A2aIds, event: StreamEvent, state: TaskState, message?: string, final = false): A2aItem {
+  return {
+    type: 'status',
+    final,
+    event: {
+      taskId: ids.taskId,
+      contextId: ids.contextId,
+      status: {
+        state,
+        message: message === undefined ? undefined : agentMessage(ids, `${ids.taskId}/${event.seq}`, message),
+        timestamp: event.ts,
+      },
+      metadata: meta(event),
+    },
+  };
+}
+
+function answerChunk(ids: A2aIds, event: StreamEvent, body: string, append: boolean, lastChunk: boolean): A2aItem {
+  return {
+    type: 'artifact',
+    event: {
+      taskId: ids.taskId,
+      contextId: ids.contextId,
+      artifact: {
+        artifactId: ANSWER_ARTIFACT_ID,
+        name: 'answer',
+        description: 'The answer of the turn',
+        parts: [text(body)],
+        metadata: undefined,
+        extensions: [],
+      },
+      append,
+      lastChunk,
+      metadata: meta(event),
+    },
+  };
+}
+
+/** The A2A items of one stored stream event (exhaustive over `kind`). */
+export function toA2aItems(event: StreamEvent, ids: A2aIds): A2aItem[] {
+  const working = TASK_STATE.working;
+  switch (event.kind) {
+    case 'phase':
+      return event.payload.phase === 'turn.start'
+        ? [status(ids, event, working)]
+        : [status(ids, event, TASK_STATE.failed, event.payload.error, true)];
+    case 'answer':
+      if (event.payload.phase === 'start') return [answerChunk(ids, event, '', false, false)];
+      if (event.payload.phase === 'done') return [answerChunk(ids, event, event.payload.text ?? '', false, true)];
+      return [status(ids, event, working)];
+    case 'delta':
+      return event.channel === 'answer'
+        ? [answerChunk(ids, event, event.payload.text, true, false)]
+        : [status(ids, event, working)];
+    case 'approval':
+      return [
+        status(
+          ids,
+          event,
+          event.payload.phase === 'requested' ? TASK_STATE.inputRequired : working,
+          event.payload.phase === 'requested' ? `approval required for ${event.payload.tool}` : undefined,
+        ),
+      ];
+    case 'budget':
+      return event.payload.phase === 'exceeded'
+        ? [status(ids, event, TASK_STATE.failed, `budget ${event.payload.budget} exceeded`, true)]
+        : [status(ids, event, working)];
+    case 'done':
+      return [status(ids, event, TASK_STATE.completed, event.payload.answer, true)];
+    case 'step':
+    case 'attribute':
+    case 'usage':
+    case 'inject':
+    case 'retry':
+    case 'model_error':
+    case 'compact':
+    case 'exec':
+      return [status(ids, event, working)];
+    default:
+      return unknownKind(event);
+  }
+}
+
+/** The stream offset an A2A item came from (what a resubscribe continues after). */
+export function a2aItemSeq(item: A2aItem): number {
+  return (item.event.metadata as { dreact: { seq: number } }).dreact.seq;
+}
