@@ -13,7 +13,7 @@ import { EventType, type BaseEvent } from '@ag-ui/core';
 import { followEvents, readEvents, type StreamEvent } from '../../store/stream-bus';
 import { liveStreamStart } from '../../store/stream-window';
 import { agUiMapper } from '../../core/protocols/ag-ui/map';
-import type { SseStreamOptions } from './sse-stream';
+import { followOptions, openStreamGuard, type SseStreamOptions } from './sse-stream';
 
 export interface AgUiRun {
   conversationId: string;
@@ -56,23 +56,7 @@ export function agUiStream(
   c.header('X-Accel-Buffering', 'no');
   const encoder = new EventEncoder({ accept: 'text/event-stream' });
   return streamSSE(c, async (stream) => {
-    const abort = new AbortController();
-    stream.onAbort(() => abort.abort());
-    opts.onOpen?.();
-    const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
-    let revoked = false;
-    const recheck = setInterval(() => {
-      stillAllowed().then(
-        (ok) => {
-          if (!ok) {
-            revoked = true;
-            abort.abort();
-          }
-        },
-        (err: Error) =>
-          console.error(`[gateway] re-checking the key of an AG-UI run of ${run.conversationId}: ${err.message}`),
-      );
-    }, opts.recheckMs);
+    const guard = openStreamGuard(stream, opts, stillAllowed, `an AG-UI run of ${run.conversationId}`);
     const write = async (events: BaseEvent[], seq?: number) => {
       for (let i = 0; i < events.length; i++) {
         const id = seq !== undefined && i === events.length - 1 ? `id: ${seq}\n` : '';
@@ -94,23 +78,12 @@ export function agUiStream(
         await write(mapper.terminal());
         return;
       }
-      const events = followEvents(opts.pool, run.conversationId, {
-        afterSeq: after,
-        pollMs: opts.pollMs,
-        listen: opts.listen,
-        ...(opts.shared?.notifier
-          ? { notifier: opts.shared.notifier }
-          : opts.notifier
-            ? { notifier: opts.notifier }
-            : {}),
-        ...(opts.shared ? { read: opts.shared.read } : {}),
-        signal: abort.signal,
-      });
+      const events = followEvents(opts.pool, run.conversationId, followOptions(opts, after, guard.signal));
       for await (const e of events) {
         await write(mapper.push(e), e.seq);
-        if (mapper.end || stream.aborted || revoked) break;
+        if (mapper.end || stream.aborted || guard.revoked()) break;
       }
-      if (revoked)
+      if (guard.revoked())
         await write([
           {
             type: EventType.RUN_ERROR,
@@ -130,10 +103,7 @@ export function agUiStream(
         begun ? [ev] : [{ type: EventType.RUN_STARTED, threadId: run.threadId, runId: run.runId } as BaseEvent, ev],
       );
     } finally {
-      clearInterval(keepAlive);
-      clearInterval(recheck);
-      abort.abort();
-      opts.onClose?.();
+      guard.close();
     }
   });
 }

@@ -61,6 +61,45 @@ export function followOptions(opts: SseStreamOptions, afterSeq: number, signal: 
   };
 }
 
+/**
+ * What every gateway stream holds while open: an abort signal (the client left, the key was revoked,
+ * or the stream ended), `: keepalive` comments, and the re-check of `stillAllowed` every
+ * `opts.recheckMs`. `what` names the stream in the gateway log. `close()` in the stream's `finally`.
+ */
+export function openStreamGuard(
+  stream: { write(s: string): Promise<unknown>; onAbort(f: () => void): void },
+  opts: SseStreamOptions,
+  stillAllowed: () => Promise<boolean>,
+  what: string,
+): { signal: AbortSignal; revoked: () => boolean; close: () => void } {
+  const abort = new AbortController();
+  stream.onAbort(() => abort.abort());
+  opts.onOpen?.();
+  const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
+  let revoked = false;
+  const recheck = setInterval(() => {
+    stillAllowed().then(
+      (ok) => {
+        if (!ok) {
+          revoked = true;
+          abort.abort();
+        }
+      },
+      (err: Error) => console.error(`[gateway] re-checking the key of ${what}: ${err.message}`),
+    );
+  }, opts.recheckMs);
+  return {
+    signal: abort.signal,
+    revoked: () => revoked,
+    close: () => {
+      clearInterval(keepAlive);
+      clearInterval(recheck);
+      abort.abort();
+      opts.onClose?.();
+    },
+  };
+}
+
 async function elapsedMs(pool: Pool, e: StreamEvent): Promise<number | undefined> {
   if (!e.turnId) return undefined;
   const started = await turnStartedAt(pool, e.conversationId, e.turnId);
@@ -81,22 +120,7 @@ export function sseStream(
 ): Response {
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {
-    const abort = new AbortController();
-    stream.onAbort(() => abort.abort());
-    opts.onOpen?.();
-    const keepAlive = setInterval(() => void stream.write(': keepalive\n\n'), opts.keepAliveMs);
-    let revoked = false;
-    const recheck = setInterval(() => {
-      stillAllowed().then(
-        (ok) => {
-          if (!ok) {
-            revoked = true;
-            abort.abort();
-          }
-        },
-        (err: Error) => console.error(`[gateway] re-checking the key of a stream of ${conversationId}: ${err.message}`),
-      );
-    }, opts.recheckMs);
+    const guard = openStreamGuard(stream, opts, stillAllowed, `a stream of ${conversationId}`);
     try {
       await stream.write(`retry: ${opts.retryMs}\n\n`);
       const { gap, rewind } = await resumePoint(opts.pool, conversationId, resumeAfter);
@@ -104,13 +128,13 @@ export function sseStream(
       // The rewind carries the offset to resume from as its id, so any SSE client's Last-Event-ID moves back.
       if (rewind) await stream.writeSSE({ event: 'rewind', id: String(rewind.to), data: JSON.stringify(rewind) });
       const after = rewind ? rewind.to : resumeAfter;
-      const events = followEvents(opts.pool, conversationId, followOptions(opts, after, abort.signal));
+      const events = followEvents(opts.pool, conversationId, followOptions(opts, after, guard.signal));
       for await (const e of events) {
         const extra = e.kind === 'done' ? { elapsedMs: await elapsedMs(opts.pool, e) } : {};
         await stream.writeSSE(toSseMessage(e, extra));
-        if (stream.aborted || revoked) break;
+        if (stream.aborted || guard.revoked()) break;
       }
-      if (revoked)
+      if (guard.revoked())
         await stream.writeSSE({
           event: 'error',
           data: JSON.stringify({ error: { code: 'unauthorized', message: 'the API key of this stream was revoked' } }),
@@ -125,10 +149,7 @@ export function sseStream(
         data: JSON.stringify({ error: { code: 'stream_failed', message: reply } }),
       });
     } finally {
-      clearInterval(keepAlive);
-      clearInterval(recheck);
-      abort.abort();
-      opts.onClose?.();
+      guard.close();
     }
   });
 }
