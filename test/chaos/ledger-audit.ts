@@ -46,9 +46,18 @@ export interface LedgerAudit {
   problems: string[];
 }
 
+/**
+ * How long after the kill signal a call sent before it may still be answered: the request was on the
+ * wire when the worker was signalled, and its socket closes only when the process is gone (seen in
+ * the storm: answered 10 ms after the kill, no byte served, closed by the client 100 ms later).
+ */
+export const KILL_LAG_MS = 250;
+
 /** True when a kill at `k` could have landed before the worker recorded the call's first row. */
 export function atRiskOf(call: AnsweredCall, k: number): boolean {
-  const openAtKill = (call.answeredAt ?? -Infinity) <= k && (call.closedAt ?? Infinity) >= k;
+  const answered = call.answeredAt ?? -Infinity;
+  const sentBeforeKill = answered <= k || (answered <= k + KILL_LAG_MS && call.firstChunkAt === undefined);
+  const openAtKill = sentBeforeKill && (call.closedAt ?? Infinity) >= k;
   return openAtKill && (call.usageSentAt === undefined || call.usageSentAt > k - RISK_WINDOW_MS);
 }
 

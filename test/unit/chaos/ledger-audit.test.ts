@@ -1,7 +1,14 @@
 /** The chaos storm's ledger audit (test/chaos/ledger-audit.ts): which missing rows a kill explains. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { atRiskOf, auditLedger, RISK_WINDOW_MS, type AnsweredCall, type LedgerRow } from '../../chaos/ledger-audit';
+import {
+  atRiskOf,
+  auditLedger,
+  KILL_LAG_MS,
+  RISK_WINDOW_MS,
+  type AnsweredCall,
+  type LedgerRow,
+} from '../../chaos/ledger-audit';
 
 const T0 = 1_000_000;
 const call = (n: number, times: Partial<AnsweredCall> = {}): AnsweredCall => ({
@@ -43,6 +50,13 @@ test('a call open at a kill, its usage not sent or sent within the window, may l
   const a = auditLedger([beforeUsage, justAfter], [], kills, [], T0);
   assert.deepEqual(a.problems, []);
   assert.deepEqual([a.missing, a.atRisk, a.missingAtRisk.length], [2, 2, 2]);
+});
+
+test('a call answered just after the kill signal, before any byte, is at risk; one that streamed is not', () => {
+  const unserved = call(1, { firstChunkAt: undefined, usageSentAt: undefined, completed: false, clientClosed: true });
+  assert.ok(atRiskOf(unserved, T0 + 1000 - 10), 'answered 10 ms after the kill, nothing served');
+  assert.ok(!atRiskOf(unserved, T0 + 1000 - KILL_LAG_MS - 1), 'answered well after the kill');
+  assert.ok(!atRiskOf(call(1), T0 + 1000 - 10), 'answered after the kill and streamed: a live worker');
 });
 
 test('a call closed before the kill, or whose usage went out long before it, is not at risk', () => {
