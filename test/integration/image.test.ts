@@ -67,6 +67,9 @@ async function startWorker(
   extra: string[] = [],
 ): Promise<{ id: string; ms: number }> {
   const t0 = Date.now();
+  // The image's health endpoint (0.0.0.0:8081) on a port of its own: workers of several tests share
+  // the host network while the suite runs.
+  const healthPort = await freePort();
   const id = await docker(
     'run',
     '-d',
@@ -77,6 +80,8 @@ async function startWorker(
     '/tmp',
     '--tmpfs',
     '/var/lib/dreact:uid=10001,gid=10001',
+    '-e',
+    `DREACT_HEALTH_ADDR=127.0.0.1:${healthPort}`,
     ...extra,
     '-e',
     `TEMPORAL_ADDRESS=${process.env.TEMPORAL_ADDRESS}`,
