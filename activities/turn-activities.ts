@@ -15,6 +15,7 @@ import { createPurgeActivities } from './purge';
 import { makeIndexTurnMemory } from './memory/index-turn';
 import { makeApprovalActivities } from './approval/approval-activities';
 import { makeTurnSlotActivities } from './governance/turn-slots';
+import { makeRecordTurnCancellation } from './turn/cancel';
 
 export function createTurnActivities(deps: ActivityDeps) {
   return {
@@ -28,6 +29,7 @@ export function createTurnActivities(deps: ActivityDeps) {
     gate: makeGate(deps),
     selectTools: makeSelectTools(deps),
     indexTurnMemory: makeIndexTurnMemory(deps),
+    recordTurnCancellation: makeRecordTurnCancellation(deps),
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * TypeScript client API: start turns, steer, follow up, inspect state and results.
+ * TypeScript client API: start turns, steer, follow up, cancel, inspect state and results.
  * Validates every input before anything reaches Temporal, so bad input writes nothing.
  */
 import { randomUUID } from 'node:crypto';
@@ -47,9 +47,15 @@ import { recordMachineFeedback } from '../store/feedback-store';
 import { RatingInputSchema } from '../core/feedback/rating';
 import { turnIdFor } from '../core/turn/ids';
 import { ApprovalError, listApprovals, sendDecision, type ApprovalItem } from './approvals';
-import type { ApprovalDecision, ApprovalPrincipal, DecideToolCallArgs } from '../core/governance/approval';
+import {
+  deciderName,
+  type ApprovalDecision,
+  type ApprovalPrincipal,
+  type DecideToolCallArgs,
+} from '../core/governance/approval';
 import { LOCAL_PRINCIPAL } from '../core/tenancy/principal';
 import { DreactError } from './errors';
+import { cancelTurn, type CancelledTurn, type CancelTurnArgs } from './cancel';
 
 // Defined apart (no Temporal import) so the CLI reports errors without loading the client.
 export { DreactError };
@@ -237,6 +243,17 @@ export class DreactClient {
   /** Steers the running turn: cancels its in-flight decision or tool and makes it finish. */
   steer(conversationId: string, text: string, messageId = `msg_${randomUUID()}`) {
     return this.sendEvent('steer', conversationId, text, messageId);
+  }
+
+  /**
+   * Cancels a turn (absent `turnIndex`: the running one): it stops where it is — round, tool call
+   * or approval wait — closes its timeline and ends with the `cancelled` completion path; not a
+   * steer (client/cancel.ts). `by`: who cancels ("cancelled by <by>"; the CLI's is `local`).
+   * Returns once the turn has the signal; `result()` waits for the cancelled turn.
+   */
+  async cancel(conversationId: string, args: Partial<CancelTurnArgs> = {}): Promise<CancelledTurn> {
+    const view = await this.requireRunning(conversationId);
+    return cancelTurn(this.temporal, conversationId, view, { ...args, by: args.by ?? deciderName(LOCAL_PRINCIPAL) });
   }
 
   /** Adds a followup: folded into the running turn, or starts the next turn when idle. */

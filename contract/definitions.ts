@@ -6,6 +6,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { StartTurnRequest, TurnState, UserEvent } from '../core/turn/contracts';
 import type { ApprovalDecision, DecideToolCallArgs, PendingApproval } from '../core/governance/approval';
+import type { CancelRequest } from '../core/turn/cancellation';
 
 /**
  * Workflow task timeout of turns and their children (persist, compaction). A worker killed inside a
@@ -18,6 +19,12 @@ export const SHORT_WORKFLOW_TASK_TIMEOUT = '2 seconds';
 
 export const followupSignal = defineSignal<[UserEvent]>('followup');
 export const steerSignal = defineSignal<[UserEvent]>('steer');
+/**
+ * Cancels the turn (sent straight to the turn workflow, `turnWorkflowId`): its in-flight round, tool call or approval wait is interrupted, the timeline
+ * is closed and persisted, and the turn ends with the `cancelled` completion path — not a steer
+ * (core/turn/cancellation.ts). A signal so a workflow (a schedule's overlap policy) can send it too.
+ */
+export const cancelSignal = defineSignal<[CancelRequest]>('cancel');
 export const turnStateQuery = defineQuery<TurnState>('state');
 
 export interface ConversationView {

@@ -1,6 +1,7 @@
 /**
  * The conversations API's reads and writes, always bound to a tenant scope: pages of a tenant's
- * conversations (newest activity first, keyset cursor), one conversation's summary, rename, and
+ * conversations (newest activity first, keyset cursor; `q` narrows them to titles or ids holding
+ * the text, case-insensitive, over all of the tenant's conversations), one conversation's summary, rename, and
  * usage and cost per conversation and per tenant and day.
  */
 import type { Queryable } from './db';
@@ -49,15 +50,28 @@ const scoped = (first: number) =>
 export async function listConversations(
   db: Queryable,
   scope: ConversationOwner,
-  page: { limit: number; after?: { lastActivity: string; id: string } },
+  page: { limit: number; after?: { lastActivity: string; id: string }; q?: string },
 ): Promise<ConversationSummary[]> {
   const res = await db.query(
     // Subagent conversations (`<parent>:sub:<call>`) are reached through their parent's call, not listed.
-    `SELECT * FROM (${SUMMARY} WHERE ${scoped(1)} AND strpos(c.id, ':sub:') = 0) s
+    // A search matches the title or the id as its owner names it (after the id space's last `~`);
+    // strpos, not LIKE: the text is matched as it is (no wildcards).
+    `SELECT * FROM (${SUMMARY} WHERE ${scoped(1)} AND strpos(c.id, ':sub:') = 0
+        AND ($7::text IS NULL
+             OR strpos(lower(coalesce(c.title, '')), lower($7)) > 0
+             OR strpos(lower(regexp_replace(c.id, '^.*~', '')), lower($7)) > 0)) s
       WHERE ($4::timestamptz IS NULL OR (s.last_activity, s.id) < ($4::timestamptz, $5::text))
       ORDER BY s.last_activity DESC, s.id DESC
       LIMIT $6`,
-    [scope.tenantId, scope.projectId, scope.userId, page.after?.lastActivity ?? null, page.after?.id ?? '', page.limit],
+    [
+      scope.tenantId,
+      scope.projectId,
+      scope.userId,
+      page.after?.lastActivity ?? null,
+      page.after?.id ?? '',
+      page.limit,
+      page.q ?? null,
+    ],
   );
   return res.rows.map(summary);
 }

@@ -9,7 +9,9 @@
  *   (`DREACT_RECORD_FIXTURES=1`) and drops those of the shapes it replaced. Turns are short-lived,
  *   but a turn in flight when unversioned workers are replaced by changed turn code meets a
  *   nondeterminism error (its workflow task is retried until a worker with its code returns):
- *   deploy workflow changes with Worker Versioning, or drain turns first.
+ *   deploy workflow changes with Worker Versioning, or drain turns first. One patch it does carry:
+ *   `turn-cancel` in the cancel signal's handler (workflows/turn/run.ts), recorded only by a turn
+ *   that is cancelled — a turn of older code that got a `cancel` signal (dropped then) replays.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.

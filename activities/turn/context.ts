@@ -180,6 +180,8 @@ export function makeContextActivities(deps: ActivityDeps) {
         files,
         // The models that answered the turn's rounds (a fallback chain may have moved on).
         ...(input.models?.length ? { models: input.models } : {}),
+        // Who cancelled the turn (completionPath `cancelled`).
+        ...(input.cancelled ? { cancelled: input.cancelled } : {}),
       },
     });
     await publisher.close();

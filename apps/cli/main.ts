@@ -16,6 +16,7 @@ import { registerEvalCommands } from './eval-command';
 import { registerInspectCommand } from './inspect-command';
 import { registerForkCommand } from './fork-command';
 import { registerApprovalCommands } from './approvals-command';
+import { registerCancelCommand } from './cancel-command';
 import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
 import { registerLimitCommands } from './limits-command';
@@ -133,6 +134,7 @@ export function buildProgram(): Command {
     .argument('<conversationId>')
     .argument('<text>')
     .action(async (c: string, t: string) => commands().eventCommand('followup', c, t));
+  registerCancelCommand(program);
 
   program
     .command('timeline')

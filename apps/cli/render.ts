@@ -10,6 +10,7 @@ import type { SourceRef } from '../../core/channels/citations';
 import { AnswerLinks } from './render-links';
 import { PlanViewSchema } from '../../core/timeline/plan-view';
 import { STEP_MARKERS } from '../../core/timeline/plan-markers';
+import { cancelledBy } from '../../core/turn/cancellation';
 
 const isTTY = () => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 const dim = (s: string) => (isTTY() ? `\x1b[2m${s}\x1b[22m` : s);
@@ -150,7 +151,9 @@ export function createLiveRenderer(
           write(yellow(`! invalid decision (${String(p.code)}); the model is told and retries\n`));
         } else if (p.phase === 'interrupted') {
           newline();
-          write(yellow(`■ round ${String(p.round)} interrupted by a steer\n`));
+          // A cancel's interruption says who cancelled (activities/turn/round/io.ts); only a steer is a steer.
+          const by = p.cause === 'cancel' ? `cancelled by ${String(p.by)}` : 'interrupted by a steer';
+          write(yellow(`■ round ${String(p.round)} ${by}\n`));
         } else if (p.phase === 'plan') {
           newline();
           write(planLines(p.plan));
@@ -220,11 +223,17 @@ export function createLiveRenderer(
         newline();
         write(yellow(`⇢ ${String(p.type)} received: ${String(p.text ?? '')}\n`));
         break;
-      case 'done':
+      case 'done': {
         newline();
         done = true;
-        write(dim(`■ done: ${String(p.completionPath)} after ${String(p.iterations)} rounds; ${usageLine(p.usage)}\n`));
+        const cancelled = p.cancelled as { by: string; reason?: string } | undefined;
+        write(
+          dim(
+            `■ done: ${cancelled ? `cancelled (${cancelledBy(cancelled)})` : String(p.completionPath)} after ${String(p.iterations)} rounds; ${usageLine(p.usage)}\n`,
+          ),
+        );
         break;
+      }
       case 'usage': // per-call usage: the done line sums it up
         break;
       case 'approval':

@@ -44,6 +44,8 @@ import {
 const PageSchema = z.strictObject({
   limit: wholeNumber(1, 100).default(20),
   cursor: z.string().max(200).optional(),
+  /** Only conversations whose title or id holds this text (case-insensitive); empty: all. */
+  q: z.string().trim().max(200, 'q is too long (200 characters at most)').superRefine(userTextCheck('q')).optional(),
 });
 const RenameSchema = z.strictObject({
   title: z
@@ -85,6 +87,7 @@ export function registerConversationRoutes(app: Hono<GatewayEnv>, client: Dreact
     const rows = await listConversations(pool, ownerOf(principal), {
       limit: page.limit + 1,
       ...(after ? { after } : {}),
+      ...(page.q ? { q: page.q } : {}),
     });
     const more = rows.length > page.limit;
     const conversations = rows.slice(0, page.limit);

@@ -1,6 +1,7 @@
 /**
  * A turn over HTTP: start one (JSON or multipart with attachments, turn-request.ts), steer or
- * follow up the running one, and read the conversation's live stream as Server-Sent Events —
+ * follow up the running one, cancel one (`POST …/turns/:turn/cancel`: not a steer — the turn stops
+ * and ends `cancelled`, "cancelled by <the key's user>"), and read the conversation's live stream as Server-Sent Events —
  * with an API key, or with a short-lived stream token (POST …/stream-token) where a browser's
  * EventSource cannot send headers. Every route is scoped by the caller's key; another tenant's
  * conversation is a 404.
@@ -28,9 +29,17 @@ import {
   ownedConversation,
   scopedConversation,
   shownId,
+  wholeNumber,
   zodMessage,
   type GatewayEnv,
 } from './http';
+import { deciderName } from '../../core/governance/approval';
+
+/** A cancel's body (optional: an empty body cancels without a reason). */
+const CancelBodySchema = z.strictObject({
+  reason: z.string({ error: 'reason must be a string' }).optional(),
+});
+const TurnParamSchema = z.object({ turn: wholeNumber(1) });
 
 const EventBodySchema = z.strictObject({
   text: z.string({ error: 'text is required (a string)' }),
@@ -110,6 +119,21 @@ export function registerTurnRoutes(
       return c.json({ conversationId: shownId(c, id), kind, ...r }, 202);
     });
   }
+
+  app.post('/v1/conversations/:id/turns/:turn/cancel', async (c) => {
+    const principal = need(c, 'write');
+    const id = await conversationId(c, pool);
+    const turn = TurnParamSchema.safeParse({ turn: c.req.param('turn') });
+    if (!turn.success) throw new DreactError(zodMessage(turn.error), 'bad_input');
+    const body = (await c.req.raw.clone().text()).trim() === '' ? {} : await jsonBody(c, CancelBodySchema);
+    await ownedConversation(pool, principal, id);
+    const cancelled = await client.cancel(id, {
+      turnIndex: turn.data.turn,
+      by: deciderName(principal),
+      ...(body.reason ? { reason: body.reason } : {}),
+    });
+    return c.json({ ...cancelled, conversationId: shownId(c, id) }, 202);
+  });
 
   app.get('/v1/conversations/:id/stream', async (c) => {
     const token = c.req.query('token');

@@ -241,9 +241,15 @@ export function Chat({
     onChanged();
   };
 
-  /** A user event to the running turn: a follow-up, or a steer (Stop is a steer that says so). */
+  /** A user event to the running turn: a follow-up, or a steer with the typed text. */
   const event = async (kind: 'followup' | 'steer', text: string) => {
     await api('POST', convPath(conversationId, kind), { text });
+  };
+
+  /** Stop: cancels the running turn (not a steer); its `done` event says it was cancelled. */
+  const stop = async () => {
+    if (turn?.turnIndex === undefined) throw new Error('the running turn has not said its number yet; try Stop again');
+    await api('POST', convPath(conversationId, `turns/${turn.turnIndex}/cancel`), {});
   };
 
   const rate = async (turnIndex: number, rating: Rating | null, text?: string) => {
@@ -328,6 +334,7 @@ export function Chat({
         picker={isNew ? <AgentPicker agents={agents} value={agent} onChange={setAgent} /> : null}
         onStart={start}
         onEvent={event}
+        onStop={stop}
         onError={(m) => setError(m ? errorLine(m) : '')}
       />
     </main>

@@ -283,7 +283,8 @@ export function apply(turn: LiveTurn, e: LiveEvent): LiveTurn {
             : c,
         );
       else if (p.phase === 'plan') t.plan = p.plan as PlanView;
-      else if (p.phase === 'interrupted') t.notes = [...t.notes, 'interrupted by a steer'];
+      else if (p.phase === 'interrupted')
+        t.notes = [...t.notes, p.cause === 'cancel' ? `cancelled by ${String(p.by)}` : 'interrupted by a steer'];
       break;
     }
     case 'inject':

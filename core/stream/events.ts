@@ -190,6 +190,8 @@ const DoneEvent = z.object({
     files: z.array(ProducedFileSchema).optional(),
     /** The models that answered the turn's rounds, in the order they first did (absent before they were named). */
     models: z.array(z.object({ provider: z.string(), model: z.string().optional() })).optional(),
+    /** Set when someone cancelled the turn (completionPath `cancelled`): who, and why. */
+    cancelled: z.object({ by: z.string(), reason: z.string().optional() }).optional(),
   }),
 });
 

@@ -11,6 +11,7 @@ import type { ServedBy } from '../model/provider';
 import type { ActivityRole } from './roles';
 import type { TurnTimeouts } from './timeouts';
 import type { ToolCallPlan } from '../tools/call-plan';
+import type { CancelRequest } from './cancellation';
 
 // ---- activity contracts -------------------------------------------------------------------
 
@@ -160,6 +161,8 @@ export interface TurnSummary {
   usage: Usage;
   /** The models that answered the turn's rounds, in the order they first did (the stream's `done` names them). */
   models?: ServedBy[];
+  /** Who cancelled the turn, and why (completionPath `cancelled`; the stream's `done` says so). */
+  cancelled?: CancelRequest;
 }
 
 /** What a failed turn records about itself (turns row and stream). */

@@ -11,6 +11,7 @@ import { MAX_EVENT_CHARS, MAX_PROMPT_CHARS } from './ids';
 import { AGENT_NAME_RE } from '../agents/ref';
 import { ModelConfigSchema } from '../model/config';
 import type { ProducedFile } from '../stream/events';
+import type { CancelRequest } from './cancellation';
 
 // The zod-free part of the contracts (limits, ids, previews) lives in ./ids: workflows import it from
 // there, so a workflow instance does not build these schemas (contracts are re-exported here).
@@ -154,7 +155,9 @@ export type CompletionPath =
   | 'iteration_cap'
   | 'decision_failure'
   /** A spend cap refused a model call (core/governance/budget.ts): the turn answered so. */
-  | 'budget_exceeded';
+  | 'budget_exceeded'
+  /** Someone cancelled the turn (the `cancel` signal, core/turn/cancellation.ts): it stopped where it was. */
+  | 'cancelled';
 
 export type Usage = z.infer<typeof UsageSchema>;
 
@@ -179,6 +182,8 @@ export interface TurnResult {
   models?: ServedBy[];
   /** Events that arrived after the turn's last decision boundary; the conversation starts a new turn with them. */
   leftoverEvents: UserEvent[];
+  /** Who cancelled the turn, and why (completionPath `cancelled`). */
+  cancelled?: CancelRequest;
 }
 
 export type TurnStatus =
@@ -191,6 +196,8 @@ export type TurnStatus =
   | 'finalizing'
   | 'persisting'
   | 'completed'
+  /** Someone cancelled it (the `cancel` signal); it closed its timeline like a completed turn. */
+  | 'cancelled'
   | 'failed';
 
 export interface TurnState {
@@ -201,6 +208,8 @@ export interface TurnState {
   status: TurnStatus;
   pendingEvents: number;
   steered: boolean;
+  /** Who cancelled the turn, once a cancel arrived (the turn is stopping, or stopped). */
+  cancelled?: CancelRequest;
   usage: Usage;
   /** While `queued`: the place in the tenant's queue when the turn queued (the turns list has the live one). */
   queuePosition?: number;

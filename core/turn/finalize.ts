@@ -6,6 +6,7 @@
  */
 import type { Block } from '../timeline/block';
 import type { TurnSummary } from './activity-contracts';
+import { cancelledBy } from './cancellation';
 
 /** ANNOUNCE budget line of a finalize round in the channel protocol. */
 export const FINALIZE_NOTICE =
@@ -25,10 +26,10 @@ export function stoppedAnswer(notes?: string): string {
 export const FINALIZE_TOOLS_MESSAGE =
   'a steer asked to finish: tools are not allowed in the finalize round; respond with action "complete"';
 
-/** The fallback completion of a turn the model did not close (iteration cap, repeated decision failures). */
+/** The fallback completion of a turn the model did not close (iteration cap, repeated decision failures, a cancel). */
 export function fallbackAnswer(
   turnBlocks: readonly Block[],
-  input: Pick<TurnSummary, 'completionPath' | 'rounds' | 'answer'>,
+  input: Pick<TurnSummary, 'completionPath' | 'rounds' | 'answer' | 'cancelled'>,
 ): string {
   const calls = turnBlocks
     .filter((b) => b.type === 'react.tool.call')
@@ -40,9 +41,11 @@ export function fallbackAnswer(
       }
     });
   const why =
-    input.completionPath === 'iteration_cap'
-      ? `I used all ${input.rounds} iterations of this turn before finishing`
-      : 'my decisions kept failing validation, so I stopped';
+    input.completionPath === 'cancelled'
+      ? `This turn was ${input.cancelled ? cancelledBy(input.cancelled) : 'cancelled'} before I finished`
+      : input.completionPath === 'iteration_cap'
+        ? `I used all ${input.rounds} iterations of this turn before finishing`
+        : 'my decisions kept failing validation, so I stopped';
   const done =
     calls.length > 0
       ? ` What I did: ${calls.map((c, i) => `${i + 1}. ${c}`).join('; ')}.`

@@ -18,6 +18,7 @@ import type { DecideInput } from './activity-contracts';
 import type { ToolCallPlan } from '../tools/call-plan';
 import { paths } from '../timeline/paths';
 import { collectCitations, type SourceRef } from '../channels/citations';
+import { cancelledBy, type CancelRequest } from './cancellation';
 
 export type AcceptedDecision = Extract<DecisionInterpretation, { ok: true }>;
 
@@ -175,8 +176,11 @@ export function eventBlock(turnId: string, ev: UserEvent, ts: string): Block {
   });
 }
 
-/** The marker of a round a steer interrupted during its model call. */
-export function interruptedRoundBlock(turnId: string, round: number, ts: string): Block {
+/**
+ * The marker of a round interrupted during its model call: by a steer (the model reads it next
+ * round), or by the turn's cancellation (`cancel`: who cancelled; never called a steer).
+ */
+export function interruptedRoundBlock(turnId: string, round: number, ts: string, cancel?: CancelRequest): Block {
   return makeBlock({
     type: 'react.decision.raw',
     author: 'assistant',
@@ -185,7 +189,7 @@ export function interruptedRoundBlock(turnId: string, round: number, ts: string)
     key: `interrupted.${round}`,
     path: paths.decisionRaw(turnId, round, true),
     mime: 'text/plain',
-    text: '(interrupted by a steer)',
-    meta: { iteration: round, interrupted: true },
+    text: cancel ? `(interrupted: the turn was ${cancelledBy(cancel)})` : '(interrupted by a steer)',
+    meta: { iteration: round, interrupted: true, ...(cancel ? { cause: 'cancel', cancelled_by: cancel.by } : {}) },
   });
 }

@@ -4,7 +4,8 @@
  * deployment default is the scripted `echo` script — so a turn that names no model answers
  * "Done: …", and one that ran `demo` writes a note first. Errors are one line naming their cause;
  * `--version`; a reader that closes the pipe early; `agents check` offline with every problem at
- * once; a `.ts` tool module in a folder outside the repository (no node_modules of its own).
+ * once; a `.ts` tool module in a folder outside the repository (no node_modules of its own); the
+ * embedded worker says a failure (a cassette mismatch) once on stderr.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestStack, waitFor, type TestStack } from '../support/stack';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
+import { freePort } from '../../apps/stack/ports';
 
 const BIN = join(__dirname, '..', '..', 'bin', 'dreact.cjs');
 let stack: TestStack;
@@ -212,6 +214,38 @@ test('dreact dev prints next steps: the agents it loaded, a turn, where a key co
   } finally {
     child.kill('SIGINT');
     await exited;
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("the embedded worker says a cassette mismatch once on stderr (not the activity's, its cause's and the workflow's copy)", async () => {
+  const home = mkdtempSync(join(tmpdir(), 'dreact-cassette-'));
+  const starter = JSON.parse(
+    readFileSync(join(__dirname, '..', '..', 'evals', 'cassettes', 'starter.json'), 'utf8'),
+  ) as {
+    entries: Array<{ requestHash: string }>;
+  };
+  for (const e of starter.entries) e.requestHash = '0000000000000000';
+  const cassette = join(home, 'changed.json');
+  writeFileSync(cassette, JSON.stringify(starter));
+  try {
+    const r = await runDreact(['eval', 'starter', '--replay', '--cassette', cassette, '--case', 'answers-directly'], {
+      env: {
+        TEMPORAL_ADDRESS: undefined,
+        DATABASE_URL: undefined,
+        DREACT_HOME: home,
+        DREACT_EMBEDDED_DB: 'pglite',
+        DREACT_TEMPORAL_PORT: String(await freePort(17263)),
+        DREACT_PGLITE_PORT: String(await freePort(15462)),
+      },
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /answers-directly +FAIL/);
+    const said = r.stderr.split('cassette mismatch in suite starter').length - 1;
+    assert.equal(said, 1, r.stderr);
+    assert.match(r.stderr, /\[WARN\] Activity failed \(decide conv\/eval~starter~.*\): cassette mismatch/);
+    assert.doesNotMatch(r.stderr, /at ApplicationFailure\.create/, 'no stack for a failure the line names');
+  } finally {
     rmSync(home, { recursive: true, force: true });
   }
 });

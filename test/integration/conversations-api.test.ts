@@ -3,13 +3,14 @@
  * (paged, newest first, titles, turn counts, status), get with usage, rename, export as
  * conv.timeline.v1, delete (a purge workflow stops a running turn and removes every row; a second
  * delete is a 404), usage per tenant and day for admin keys, feedback (stored, queryable, shown to
- * the next turn), and bad input refused.
+ * the next turn), a search on the server (`?q=`, beyond the first page), and bad input refused.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { createGatewayApp, type GatewayApp } from '../../apps/gateway/app';
-import { createApiKey } from '../../store/tenancy-store';
+import { claimConversation, createApiKey } from '../../store/tenancy-store';
+import { renameConversation } from '../../store/conversation-list-store';
 import { loadBlocks } from '../../store/timeline-store';
 import { visibleItems } from '../../core/timeline/render';
 
@@ -287,4 +288,50 @@ test('feedback: stored from the key, queryable, on the timeline for the next tur
   assert.ok(at >= 0, view.join('\n---\n'));
   assert.match(view[at]!, /too long/);
   assert.ok(view.findIndex((t) => t.includes('TURN turn_2')) > at, 'shown before turn 2 starts');
+});
+
+test('?q= searches all of the tenant’s conversations on the server: title or id, case-insensitive, no wildcards', async () => {
+  const tag = uniqueId('q').slice(-8);
+  const mine = { tenantId: 'acme', projectId: 'web', userId: null };
+  // The needle is the oldest of 60: past the first page of 50 the sidebar lists.
+  const needle = `trip-${tag}`;
+  const ids = [needle, ...Array.from({ length: 59 }, (_, i) => `filler-${tag}-${i}`)];
+  for (const [i, id] of ids.entries()) {
+    await claimConversation(stack.db.pool, stored(id), mine);
+    await renameConversation(stack.db.pool, stored(id), i === 0 ? `Weekend in Lisbon ${tag}` : `Filler ${i}`);
+  }
+  const theirs = `globex-${tag}`;
+  await claimConversation(stack.db.pool, stored(theirs, keyB), { tenantId: 'globex', projectId: 'app', userId: null });
+  await renameConversation(stack.db.pool, stored(theirs, keyB), `Weekend in Lisbon ${tag}`);
+
+  const firstPage = await call('GET', '/v1/conversations?limit=50', keyA);
+  assert.ok(!firstPage.body.conversations.some((c: { id: string }) => c.id === needle), 'not on the first page');
+  const byTitle = await call('GET', `/v1/conversations?limit=50&q=${encodeURIComponent(`LISBON ${tag}`)}`, keyA);
+  assert.equal(byTitle.status, 200);
+  assert.deepEqual(
+    byTitle.body.conversations.map((c: { id: string }) => c.id),
+    [needle],
+    'found by title, case-insensitive, only the own tenant’s',
+  );
+  const byId = await call('GET', `/v1/conversations?q=trip-${tag}`, keyA);
+  assert.deepEqual(
+    byId.body.conversations.map((c: { id: string }) => c.id),
+    [needle],
+  );
+  const paged = await call('GET', `/v1/conversations?limit=20&q=filler-${tag}`, keyA);
+  assert.equal(paged.body.conversations.length, 20);
+  assert.ok(paged.body.nextCursor, 'a search pages like the list');
+  const wildcard = await call('GET', `/v1/conversations?q=${encodeURIComponent(`%${tag}`)}`, keyA);
+  assert.deepEqual(wildcard.body.conversations, [], '% is a character, not a wildcard');
+  const theirsFound = await call('GET', `/v1/conversations?q=${tag}`, keyB);
+  assert.deepEqual(
+    theirsFound.body.conversations.map((c: { id: string }) => c.id),
+    [theirs],
+  );
+  const tooLong = await call('GET', `/v1/conversations?q=${'x'.repeat(201)}`, keyA);
+  assert.equal(tooLong.status, 400);
+  assert.match(JSON.stringify(tooLong.body), /q is too long/);
+  const nul = await call('GET', '/v1/conversations?q=a%00b', keyA);
+  assert.equal(nul.status, 400, JSON.stringify(nul.body));
+  assert.match(JSON.stringify(nul.body), /q/);
 });

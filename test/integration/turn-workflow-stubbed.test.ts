@@ -107,6 +107,9 @@ const fakes: TurnActivities & { fakeOwn: TurnActivities['runTool'] } = {
     note('indexTurnMemory', input);
     return { entries: 0, embedded: false };
   },
+  async recordTurnCancellation(input) {
+    note('recordTurnCancellation', input);
+  },
 };
 
 let server: TemporalServer;

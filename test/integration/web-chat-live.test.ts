@@ -5,11 +5,11 @@
  * it (prompt, tool card "waiting for you", the approval card with the code and the diff it asks to
  * allow); Approve from the second tab updates the first; a tool's time is the same live and
  * reloaded; a worker restart mid-turn changes nothing a page sees. Steer sends the typed text
- * (box cleared), Stop stops; while the model is unreachable
+ * (box cleared), Stop cancels the turn (not a steer: "cancelled by" the key, footer `cancelled`); while the model is unreachable
  * (the repo's Anthropic emulator behind a closed port) the turn says "model unreachable, retrying
  * (attempt N)" and recovers. At 390 px the composer is in view without scrolling and the sidebar
  * is a drawer; the chat follows the stream and opens at the latest turn; the sidebar renames,
- * searches and deletes; copy buttons copy; feedback says it saved; axe finds no serious or
+ * searches (on the gateway: beyond the 50 it lists) and deletes; copy buttons copy; feedback says it saved; axe finds no serious or
  * critical violation. Every wait is on a state of the page, none on a duration. Screenshots in
  * test-artifacts/web-chat-live/.
  */
@@ -25,7 +25,8 @@ import { openDb, migrate, dropSchema, type Db } from '../../store/db';
 import { createWorker } from '../../workers/worker';
 import { DreactClient } from '../../client/api';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
+import { claimConversation, createApiKey } from '../../store/tenancy-store';
+import { renameConversation } from '../../store/conversation-list-store';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
@@ -226,7 +227,7 @@ test(
   },
 );
 
-test('Steer sends the typed text and clears the box; Stop stops the turn', { skip }, async () => {
+test('Steer sends the typed text and clears the box; Stop cancels the turn', { skip }, async () => {
   model.kind = 'scripted';
   useScript({ rounds: [answerRound(`${'A long story. '.repeat(60)}The end.`)], chunkSize: 4, latencyMs: 40 });
   const page = await openChat();
@@ -246,15 +247,23 @@ test('Steer sends the typed text and clears the box; Stop stops the turn', { ski
     'the steer shows under its turn',
   );
 
-  // Stop: the next turn ends without its full answer.
+  // Stop cancels the next turn (not a steer): it ends without its full answer, "cancelled by" the key.
   await page.getByLabel('message').fill('Tell me another long story');
   await page.getByRole('button', { name: 'Send' }).click();
   await page.locator('[data-live] .text', { hasText: 'A long' }).waitFor({ timeout: 30_000 });
   await page.getByRole('button', { name: 'Stop' }).click();
-  const stopped = page.locator('.turn').nth(1).locator('.msg.assistant:not([data-live])', { hasText: 'Stopped' });
+  const second = page.locator('.turn').nth(1);
+  const stopped = second.locator('.msg.assistant:not([data-live])', { hasText: 'cancelled by key' });
   await stopped.waitFor({ timeout: 30_000 });
   assert.doesNotMatch((await stopped.textContent()) ?? '', /The end\./);
+  assert.equal(((await second.locator('.footer .path').textContent()) ?? '').trim(), 'cancelled');
+  assert.equal(await second.locator('.msg.user[data-kind="steer"]').count(), 0, 'Stop sent no steer');
   assert.equal(await page.getByRole('button', { name: 'Stop' }).count(), 0, 'no Stop once nothing runs');
+  // The next turn runs as usual after the cancelled one.
+  useScript({ rounds: [answerRound('Short one.')] });
+  await page.getByLabel('message').fill('A short one then');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.locator('.turn').nth(2).locator('.msg.assistant:not([data-live])', { hasText: 'Short one.' }).waitFor();
   await page.screenshot({ path: join(SHOTS, 'steer-stop.png'), fullPage: true });
   await close(page);
 });
@@ -378,6 +387,21 @@ test(
     await row.getByRole('button', { name: 'Delete', exact: true }).click();
     await row.waitFor({ state: 'detached', timeout: 30_000 });
     await page.locator('.chat.empty').waitFor();
+    // The search asks the gateway: it finds a conversation older than the 50 the sidebar lists.
+    const owner = { tenantId: 'acme', projectId: 'live', userId: null };
+    const needle = `Needle ${uniqueId('n').slice(-6)}`;
+    const ids = [uniqueId('old'), ...Array.from({ length: 50 }, () => uniqueId('filler'))].map((c) => `acme~live~${c}`);
+    for (const [i, id] of ids.entries()) {
+      await claimConversation(db.pool, id, owner);
+      await renameConversation(db.pool, id, i === 0 ? needle : `Filler ${i}`);
+    }
+    await page.reload();
+    await page.locator('.sidebar li.conv a', { hasText: 'Filler 50' }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.sidebar li.conv a', { hasText: needle }).count(), 0, 'not among the 50 listed');
+    await page.getByLabel('search conversations').fill(needle.slice(-6).toUpperCase());
+    await page.locator('.sidebar li.conv a', { hasText: needle }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.sidebar li.conv').count(), 1, 'the server search found only it');
+    await db.pool.query(`DELETE FROM conversations WHERE id = ANY($1::text[])`, [ids]);
     await close(page);
   },
 );

@@ -1,7 +1,8 @@
 /**
- * The turn's close: the finalize activity when the loop ended without an answer of its own, the
- * two-phase synthesis, the title's outcome, the persist child and the turn's result — or, when the
- * turn failed, the failure recorded in the turns table (`failTurn`).
+ * The turn's close: the finalize activity when the loop ended without an answer of its own (a
+ * cancelled turn's says who cancelled it), the two-phase synthesis, the title's outcome, the persist
+ * child and the turn's result — or, when the turn failed, the failure recorded in the turns table
+ * (`failTurn`).
  */
 import { executeChild, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { TurnActivities } from '../../activities/turn-activities';
@@ -16,6 +17,7 @@ import type { CompactionStep } from './compaction-step';
 import type { DecideStep } from './decide-step';
 import type { ToolStep } from './tool-step';
 import { markTurnFailed, type TurnRun } from './run';
+import { cancelledBy } from '../../core/turn/cancellation';
 
 const { finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>(SHORT_STEP);
 
@@ -56,14 +58,26 @@ export async function closeStep(
   const { completionPath } = end;
   const { decision, compaction, tools } = steps;
   let { answer } = end;
+  // A cancelled turn's record lands before its closing answer (the handler may still be writing it).
+  const cancelled = run.cancelRequest;
+  if (cancelled) await run.cancelRecorded();
   if (!ANSWERED.has(completionPath)) {
     const closing = await finalizeTurn.executeWithOptions({ summary: `finalize ${turnId} (${completionPath})` }, [
-      { conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage: run.usage },
+      {
+        conversationId,
+        turnId,
+        turnIndex,
+        answer,
+        completionPath,
+        rounds: budget.used,
+        usage: run.usage,
+        ...(cancelled ? { cancelled } : {}),
+      },
     ]);
     answer = closing.answer;
   }
 
-  if (opened.twoPhase && completionPath !== 'exit') {
+  if (opened.twoPhase && completionPath !== 'exit' && !cancelled) {
     // Phase two: one streamed answer over the trace; the loop's answer is the fallback.
     const synth = await onModels(
       run,
@@ -85,14 +99,27 @@ export async function closeStep(
   const usage = run.usage;
   const persisted = await executeChild(PersistTurnWorkflow, {
     workflowId: `${workflowId}/persist`,
-    args: [{ conversationId, turnId, turnIndex, answer, completionPath, rounds: budget.used, usage, ...answeredBy() }],
+    args: [
+      {
+        conversationId,
+        turnId,
+        turnIndex,
+        answer,
+        completionPath,
+        rounds: budget.used,
+        usage,
+        ...answeredBy(),
+        ...(cancelled ? { cancelled } : {}),
+      },
+    ],
     workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
     staticSummary: `persist ${turnId} timeline`,
   });
-  run.status.completed();
+  if (cancelled) run.status.cancelled();
+  else run.status.completed();
   run.metrics.turnCompleted(completionPath);
   run.details(
-    `**${turnId}** — completed (${completionPath}) after ${budget.used} rounds\n\n${run.usageLine()}${modelsLine(decision)}`,
+    `**${turnId}** — ${cancelled ? cancelledBy(cancelled) : `completed (${completionPath})`} after ${budget.used} rounds\n\n${run.usageLine()}${modelsLine(decision)}`,
   );
   return {
     conversationId,
@@ -108,6 +135,7 @@ export async function closeStep(
     ...(persisted.files?.length ? { files: persisted.files } : {}),
     ...answeredBy(),
     leftoverEvents: run.takeEvents(),
+    ...(cancelled ? { cancelled } : {}),
   };
 }
 

@@ -1,8 +1,8 @@
 /**
  * The turn's decision round as an activity call: `decide` (channels protocol) or `decideNative`,
- * its input built once per round from the turn's state. A normal round runs in a scope a steer can
- * cancel, and a cancelled call is awaited until its cancellation completed; the finalize round
- * after a steer is bounded instead. Retries: a round is retried while its failures are transient
+ * its input built once per round from the turn's state. A normal round runs in a scope a steer or a
+ * cancel can cancel, and a cancelled call is awaited until its cancellation completed; the finalize
+ * round after a steer is bounded instead (and only a cancel stops it). Retries: a round is retried while its failures are transient
  * (below); a non-retryable failure (a 400, a bad key) fails it at once. Each outcome names the model
  * that answered it (a fallback chain may have moved on): the step keeps which model answered which
  * rounds, for the turn result and Temporal UI's current details (data only: no new command).
@@ -53,7 +53,7 @@ const WAIT_FOR_CANCEL = { cancellationType: ActivityCancellationType.WAIT_CANCEL
 export interface DecideStep {
   /**
    * The round's decide call, its input built now: each call of the returned function runs it once
-   * (compaction may run it again). Undefined when a steer cancelled it.
+   * (compaction may run it again). Undefined when a steer or a cancel cancelled it.
    */
   round(r: {
     round: number;
@@ -104,8 +104,14 @@ export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'tw
         roles.run('models', undefined, (placed) =>
           decideActivity.executeWithOptions({ summary, ...timeouts, ...bound, ...placed }, [decideInput]),
         );
+      // The finalize round is a cancel's to stop (a second steer does not): same command, in a scope.
       return async () =>
-        note(round, finalize ? await call(FINALIZE_BOUND) : await run.cancellable(() => call(WAIT_FOR_CANCEL)));
+        note(
+          round,
+          finalize
+            ? await run.cancellable(() => call(FINALIZE_BOUND), { cancelOnly: true })
+            : await run.cancellable(() => call(WAIT_FOR_CANCEL)),
+        );
     },
   };
 }

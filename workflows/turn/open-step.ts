@@ -130,7 +130,8 @@ async function waitForSlot(run: TurnRun, slot: SlotHold, context: LoadedContext)
   run.status.queued(position);
   run.details(`**${turnId}** — queued (position ${position}) under the tenant's turn limit`);
   let waitSeconds = reapSeconds * Math.max(1, position);
-  while (!(await condition(() => run.slotGranted, waitSeconds * 1000))) {
+  // A cancel ends the wait too (the turn then closes without a round; its queue place is released).
+  while (!(await condition(() => run.slotGranted || run.cancelRequest !== undefined, waitSeconds * 1000))) {
     const reap = await reapTurnSlots.executeWithOptions(
       { summary: `reap turn slots of ended turns (${turnId} waits)` },
       [{ conversationId, workflowId }],
@@ -139,6 +140,7 @@ async function waitForSlot(run: TurnRun, slot: SlotHold, context: LoadedContext)
     run.status.requeued(reap.position);
     waitSeconds = Math.min(reapSeconds * Math.max(1, reap.position), Math.max(reapSeconds, 3600));
   }
+  if (run.cancelRequest && !run.slotGranted) return;
   run.status.granted();
 }
 

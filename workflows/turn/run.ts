@@ -1,13 +1,13 @@
 /**
  * The turn's run: its ids, budget, usage and events; the turn's signal, query and Update handlers
- * (followup, steer, slotGranted; state, pendingApprovals, runningSubagents; decideToolCall) and the
- * state they feed and read; the scope a steer cancels; Temporal UI's current details — and the
+ * (followup, steer, cancel, slotGranted; state, pendingApprovals, runningSubagents; decideToolCall)
+ * and the state they feed and read; the scope a steer or a cancel cancels; Temporal UI's current details — and the
  * turn's status. This file is the one writer of the state query's `status` and of the `TurnStatus`
  * search attribute: the steps say what happens (queued, compacting, waiting for a person, …) and
  * the run writes both, the search attribute upserted exactly where the steps used to write it.
  *
- * Which statuses reach the search attribute: `queued`, `running`, `awaiting_approval`, `completed`
- * and `failed` (what Temporal UI and `dreact` list turns by); `compacting`, `finalizing` and
+ * Which statuses reach the search attribute: `queued`, `running`, `awaiting_approval`, `completed`,
+ * `cancelled` and `failed` (what Temporal UI and `dreact` list turns by); `compacting`, `finalizing` and
  * `persisting` are the state query's alone (a compaction and the persist child show as their own
  * executions meanwhile).
  */
@@ -15,6 +15,8 @@ import {
   CancellationScope,
   isCancellation,
   log,
+  patched,
+  proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -37,6 +39,7 @@ import {
   type PendingApproval,
 } from '../../core/governance/approval';
 import {
+  cancelSignal,
   decideToolCallUpdate,
   followupSignal,
   pendingApprovalsQuery,
@@ -48,6 +51,9 @@ import {
   type RunningSubagent,
 } from '../../contract/definitions';
 import { roleQueues, type RoleQueues } from '../role-queue';
+import type { TurnActivities } from '../../activities/turn-activities';
+import { CancelRequestSchema, cancelledBy, type CancelRequest } from '../../core/turn/cancellation';
+import { SHORT_STEP } from './activity-options';
 import { turnMetrics, type TurnMetrics } from '../metrics';
 
 /** The turn's status as the steps report it; the run turns each into the state query's and the search attribute's. */
@@ -70,6 +76,8 @@ export interface TurnStatusWriter {
   persisting(): void;
   /** The turn completed. */
   completed(): void;
+  /** The turn closed after a cancel. */
+  cancelled(): void;
 }
 
 export interface TurnRun {
@@ -107,6 +115,10 @@ export interface TurnRun {
   steerEvent(): UserEvent | undefined;
   /** The finalize round takes the steer. */
   steerTaken(): void;
+  /** Who cancelled the turn, once a cancel arrived: the loop stops before its next step. */
+  readonly cancelRequest: CancelRequest | undefined;
+  /** Resolves once the cancellation is in the timeline (the close awaits it). */
+  cancelRecorded(): Promise<void>;
   /** The events that arrived since they were last taken (a decide call gets them). */
   takeEvents(): UserEvent[];
   /** Whether a followup waits among the events not taken yet. */
@@ -124,13 +136,18 @@ export interface TurnRun {
   /** The subagent turns this turn's delegate calls run now (workflows/turn/subagent-step.ts). */
   readonly subagents: Map<string, RunningSubagent>;
 
-  /** Runs work in a scope a steer can cancel; undefined when a steer cancelled it. */
-  cancellable<T>(fn: () => Promise<T>): Promise<T | undefined>;
+  /**
+   * Runs work in a scope a steer or a cancel can cancel (`cancelOnly`: a cancel only — the
+   * finalize round after a steer); undefined when one did, or when the turn was cancelled already.
+   */
+  cancellable<T>(fn: () => Promise<T>, opts?: { cancelOnly?: boolean }): Promise<T | undefined>;
   /** Temporal UI's current details: the turn's line (kept when omitted) and the role queues' waits. */
   details(text?: string): void;
   /** The usage ledger, for the current details. */
   usageLine(): string;
 }
+
+const { recordTurnCancellation } = proxyActivities<TurnActivities>(SHORT_STEP);
 
 function visible(value: TurnStatus): void {
   upsertSearchAttributes([{ key: TurnStatusKey, value }]);
@@ -165,6 +182,10 @@ export function turnRun(input: TurnInput): TurnRun {
   let status: TurnStatus = 'running';
   let steerRequested = false;
   let inflight: CancellationScope | null = null;
+  /** The finalize round's scope: a cancel stops it, a second steer does not. */
+  let finalizing: CancellationScope | null = null;
+  let cancelRequest: CancelRequest | undefined;
+  let recorded: Promise<void> = Promise.resolve();
   let slotGranted = false;
   let queuePosition: number | undefined;
   let agent: AgentRef | undefined;
@@ -208,6 +229,27 @@ export function turnRun(input: TurnInput): TurnRun {
     steerRequested = true;
     inflight?.cancel();
   });
+  // A cancel (core/turn/cancellation.ts): recorded in the timeline first, so the round it interrupts
+  // says who cancelled it (not "a steer"), then the in-flight work is cancelled; the loop stops at
+  // its next step and the close persists the turn as `cancelled`. The first cancel wins; one that
+  // arrives while the turn persists is too late. Patched: a turn that ran code without this handler
+  // and got a `cancel` signal (dropped then) replays without it.
+  setHandler(cancelSignal, async (raw) => {
+    if (cancelRequest || status === 'persisting' || status === 'completed') return;
+    if (!patched('turn-cancel')) return;
+    // A signal cannot be refused: a payload that does not parse still cancels, by "unknown".
+    const parsed = CancelRequestSchema.safeParse(raw);
+    const request: CancelRequest = parsed.success ? parsed.data : { by: 'unknown' };
+    cancelRequest = request;
+    recorded = CancellationScope.nonCancellable(() =>
+      recordTurnCancellation.executeWithOptions({ summary: `record ${turnId} ${cancelledBy(request)}`.slice(0, 160) }, [
+        { conversationId, turnId, request },
+      ]),
+    );
+    await recorded;
+    inflight?.cancel();
+    finalizing?.cancel();
+  });
   setHandler(slotGrantedSignal, () => {
     slotGranted = true;
   });
@@ -219,6 +261,7 @@ export function turnRun(input: TurnInput): TurnRun {
     status,
     pendingEvents: pending.length,
     steered: steerRequested,
+    ...(cancelRequest ? { cancelled: cancelRequest } : {}),
     usage,
     ...(status === 'queued' && queuePosition !== undefined ? { queuePosition } : {}),
   }));
@@ -294,6 +337,10 @@ export function turnRun(input: TurnInput): TurnRun {
       status = 'completed';
       visible('completed');
     },
+    cancelled() {
+      status = 'cancelled';
+      visible('cancelled');
+    },
   };
 
   return {
@@ -342,6 +389,10 @@ export function turnRun(input: TurnInput): TurnRun {
     steerTaken() {
       steerRequested = false;
     },
+    get cancelRequest() {
+      return cancelRequest;
+    },
+    cancelRecorded: () => recorded,
     takeEvents: () => pending.splice(0),
     followupWaiting: () => pending.some((e) => e.kind === 'followup'),
     get slotGranted() {
@@ -349,16 +400,20 @@ export function turnRun(input: TurnInput): TurnRun {
     },
     approvals,
     subagents,
-    async cancellable<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    async cancellable<T>(fn: () => Promise<T>, opts: { cancelOnly?: boolean } = {}): Promise<T | undefined> {
+      // Cancelled meanwhile (during a compaction, between two calls): nothing more runs.
+      if (cancelRequest) return undefined;
       const scope = new CancellationScope();
-      inflight = scope;
+      if (opts.cancelOnly) finalizing = scope;
+      else inflight = scope;
       try {
         return await scope.run(fn);
       } catch (err) {
-        if (isCancellation(err) && steerRequested) return undefined;
+        if (isCancellation(err) && (cancelRequest || (steerRequested && !opts.cancelOnly))) return undefined;
         throw err;
       } finally {
-        inflight = null;
+        if (opts.cancelOnly) finalizing = null;
+        else inflight = null;
       }
     },
     details,

@@ -9,7 +9,8 @@
  *
  * The child runs in a scope the parent's steer does not cancel: a steer is FORWARDED to the child
  * (its own finalize round answers), so the call still gets an answer and the parent then finalizes;
- * a cancellation of the parent cancels the child (and its parent-close policy does too).
+ * a cancel of the parent turn is forwarded as a cancel; a cancellation of the parent workflow
+ * cancels the child (and its parent-close policy does too).
  * The child's model usage (its compactions and own subagents included) rolls up into `usage`.
  *
  * The `runningSubagents` query (workflows/turn/run.ts) lists the children running now, so a client can reach a child's
@@ -40,6 +41,7 @@ import {
   ConversationIdKey,
   ProjectIdKey,
   SHORT_WORKFLOW_TASK_TIMEOUT,
+  cancelSignal,
   steerSignal,
   TenantIdKey,
   TurnIndexKey,
@@ -120,12 +122,17 @@ export function subagentStep(run: TurnRun): SubagentStep {
         // The parent's steer or cancellation reaches the child.
         let cancelled = false;
         outer.cancelRequested.catch(() => {
-          const steer = run.steerEvent();
+          // A cancel is forwarded as a cancel: the child closes its own timeline, answers, and
+          // the parent stops at its next step (workflows/turn/run.ts).
+          const cancel = run.cancelRequest;
+          const steer = cancel ? undefined : run.steerEvent();
           const handle = getExternalWorkflowHandle(start.workflowId);
-          cancelled = steer === undefined;
-          const sent = steer
-            ? handle.signal(steerSignal, { kind: 'steer', messageId: steer.messageId, text: steer.text })
-            : handle.cancel();
+          cancelled = steer === undefined && cancel === undefined;
+          const sent = cancel
+            ? handle.signal(cancelSignal, cancel)
+            : steer
+              ? handle.signal(steerSignal, { kind: 'steer', messageId: steer.messageId, text: steer.text })
+              : handle.cancel();
           sent.catch((err: unknown) =>
             log.warn('could not reach the subagent', { workflowId: start.workflowId, error: String(err) }),
           );

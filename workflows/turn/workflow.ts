@@ -6,7 +6,9 @@
  * The turn's parts live beside it: its run state, handlers and status (run.ts), the opening
  * (open-step.ts: context, slot queue, title and tool selection), the round's steps (decide,
  * compaction, tools with approvals and subagents) and the close (close-step.ts). The loop's rules
- * (steer → finalize, followups, cap, decision failures) are core's (core/turn/next-step.ts).
+ * (steer → finalize, followups, cap, decision failures) are core's (core/turn/next-step.ts); a
+ * cancel (run.ts) stops the loop before its next step and the close persists the turn as
+ * `cancelled` (core/turn/cancellation.ts).
  */
 import { isCancellation } from '@temporalio/workflow';
 import type { CompletionPath, TurnInput, TurnResult, UserEvent } from '../../core/turn/contracts';
@@ -49,6 +51,7 @@ async function runTurn(run: TurnRun, slot: SlotHold): Promise<TurnResult> {
   const followupIn = (events: UserEvent[]) => events.some((e) => e.kind === 'followup');
 
   while (completionPath === undefined) {
+    if (run.cancelRequest) break;
     const step = nextRound({
       steerRequested: run.steerRequested,
       followupQueued: run.followupWaiting() || followupIn(unconfirmed),
@@ -71,7 +74,7 @@ async function runTurn(run: TurnRun, slot: SlotHold): Promise<TurnResult> {
     const decideOnce = decision.round({ round, finalize, events: unconfirmed, iteration: budget.snapshot() });
     metrics.roundStarted();
     const outcome: RoundOutcome | undefined = await compaction.withinBudget(decideOnce);
-    metrics.roundFinished(outcome?.kind ?? 'steered');
+    metrics.roundFinished(outcome?.kind ?? (run.cancelRequest ? 'cancelled' : 'steered'));
     let result: RoundResult = { kind: 'steered' }; // finalize next, with the events handed to the cancelled call
     if (outcome !== undefined) {
       unconfirmed = [];
@@ -91,6 +94,9 @@ async function runTurn(run: TurnRun, slot: SlotHold): Promise<TurnResult> {
     // A spend cap refused the round's model call: the round answered so and the turn ends.
     if (outcome?.kind === 'final' && outcome.completionPath === 'budget_exceeded') completionPath = 'budget_exceeded';
   }
+  // A cancel wins over how the loop would have ended: its record is in the timeline already.
+  if (run.cancelRequest) completionPath = 'cancelled';
+  if (completionPath === undefined) throw new Error('the turn loop ended without a completion path');
 
   return closeStep(run, opened, { answer, completionPath }, { decision, compaction, tools });
 }

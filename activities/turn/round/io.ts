@@ -12,7 +12,8 @@ import { attemptLostFailure } from '../../cancellation';
 import type { PruneResult } from '../../../core/timeline/prune';
 import type { UserEvent } from '../../../core/turn/contracts';
 import { eventBlock, interruptedRoundBlock } from '../../../core/turn/round-blocks';
-import { appendBlocks, setOverlays } from '../../../store/timeline-store';
+import { appendBlocks, loadBlock, setOverlays } from '../../../store/timeline-store';
+import { cancellationOf, cancelledBy, turnCancelledBlockId } from '../../../core/turn/cancellation';
 import { activityLog } from '../../log';
 import { contextLengthFailure, type BudgetCheck } from '../context-budget';
 import type { StreamPublisher } from '../../../store/publisher';
@@ -23,7 +24,7 @@ import type { ModelProvider, ModelRequest } from '../../../core/model/provider';
 export interface RoundStreamArgs {
   provider: ModelProvider;
   request: ModelRequest;
-  /** The activity's cancellation signal (a steer). */
+  /** The activity's cancellation signal (a steer or the turn's cancel). */
   signal: AbortSignal;
   heartbeat: (details: unknown) => void;
   publisher: StreamPublisher;
@@ -78,7 +79,12 @@ export async function persistPruning(
   );
 }
 
-/** Records a round a steer interrupted, flushes the stream and returns the failure that acknowledges the cancel. */
+/**
+ * Records a round the workflow interrupted, flushes the stream and returns the failure that
+ * acknowledges the cancel. The turn records its cancellation before it cancels the round
+ * (workflows/turn/run.ts), so a round that finds that record was stopped by a cancel, else by a
+ * steer — each is called what it is, in the timeline and on the stream.
+ */
 export async function interruptRound(
   pool: Pool,
   conversationId: string,
@@ -87,10 +93,14 @@ export async function interruptRound(
   ts: string,
   publisher: StreamPublisher,
 ): Promise<CancelledFailure> {
-  await appendBlocks(pool, conversationId, [interruptedRoundBlock(turnId, round, ts)]);
-  publisher.emit({ kind: 'step', payload: { phase: 'interrupted', round } });
+  const cancel = cancellationOf(await loadBlock(pool, conversationId, turnCancelledBlockId(turnId)));
+  await appendBlocks(pool, conversationId, [interruptedRoundBlock(turnId, round, ts, cancel)]);
+  publisher.emit({
+    kind: 'step',
+    payload: { phase: 'interrupted', round, ...(cancel ? { cause: 'cancel', by: cancel.by } : { cause: 'steer' }) },
+  });
   await publisher.close();
-  return new CancelledFailure('decision round cancelled by a steer');
+  return new CancelledFailure(`decision round ${cancel ? cancelledBy(cancel) : 'cancelled by a steer'}`);
 }
 
 /**

@@ -2,14 +2,12 @@
  * The composer: Enter sends, Shift+Enter breaks the line. With no turn running, Send starts one
  * (with attachments, and the agent picker of a new conversation); while one runs, Enter or
  * Follow up adds the text as a follow-up, Steer sends the typed text as a steer (the running round
- * or tool is cancelled and the turn answers with it in mind), and Stop steers it to stop now and
- * answer with what it has. The box is cleared once the gateway took the text.
+ * or tool is cancelled and the turn answers with it in mind), and Stop cancels the turn (not a
+ * steer: it stops where it is and ends "cancelled by <you>"; POST …/turns/:turn/cancel). The box is
+ * cleared once the gateway took the text.
  */
 import { useState } from 'preact/hooks';
 import type { RefObject } from 'preact';
-
-/** What Stop sends: a steer that asks the turn to end now (the runtime cancels its in-flight call). */
-export const STOP_TEXT = 'Stop now. Answer with what you have so far.';
 
 export function Composer({
   box,
@@ -17,6 +15,7 @@ export function Composer({
   picker,
   onStart,
   onEvent,
+  onStop,
   onError,
 }: {
   box: RefObject<HTMLTextAreaElement>;
@@ -24,6 +23,8 @@ export function Composer({
   picker: preact.ComponentChildren;
   onStart: (text: string, files: FileList | null | undefined) => Promise<void>;
   onEvent: (kind: 'followup' | 'steer', text: string) => Promise<void>;
+  /** Cancels the running turn. */
+  onStop: () => Promise<void>;
   onError: (message: string) => void;
 }) {
   const [busy, setBusy] = useState(false);
@@ -98,7 +99,8 @@ export function Composer({
               type="button"
               class="stop"
               disabled={busy}
-              onClick={() => void run(() => onEvent('steer', STOP_TEXT), false)}
+              title="Cancel the turn: it stops where it is (not a steer)"
+              onClick={() => void run(onStop, false)}
             >
               Stop
             </button>

@@ -1,10 +1,12 @@
 /**
- * The conversations sidebar: the API key, New conversation, a search over the titles, and each
+ * The conversations sidebar: the API key, New conversation, a search over the titles and ids — on
+ * the gateway (`GET /v1/conversations?q=`, all of the key's conversations, not only those listed;
+ * the listed ones are filtered at once while it answers) — and each
  * conversation with Rename (PATCH …, the gateway's title rules) and Delete (DELETE …, after a
  * confirmation). On a phone it is a drawer (app.css): the chat header's Conversations button opens
  * it, picking a conversation or Escape closes it.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, convPath, type ConversationSummary } from '../api';
 
 function Row({
@@ -116,7 +118,26 @@ export function Sidebar({
 }) {
   const [query, setQuery] = useState('');
   const q = query.trim().toLowerCase();
-  const shown = q ? list.filter((c) => (c.title ?? c.id).toLowerCase().includes(q)) : list;
+  // The gateway's answer for `q` (null until it came): the search covers every conversation.
+  const [found, setFound] = useState<{ q: string; list: ConversationSummary[] } | null>(null);
+  useEffect(() => {
+    if (!q) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      api<{ conversations: ConversationSummary[] }>('GET', `/v1/conversations?limit=50&q=${encodeURIComponent(q)}`)
+        .then((r) => live && setFound({ q, list: r.conversations }))
+        .catch((err: Error) => live && onError(err.message));
+    }, 200);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [q, list]);
+  const shown = !q
+    ? list
+    : found?.q === q
+      ? found.list
+      : list.filter((c) => (c.title ?? c.id).toLowerCase().includes(q));
   return (
     <nav
       id="sidebar"
