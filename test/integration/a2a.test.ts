@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdtempSync } from 'node:fs';
 import type { AgentCard, StreamResponse, Task } from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
 import type { Client } from '@a2a-js/sdk/client' with { 'resolution-mode': 'import' };
-import { complete, createTestStack, type TestStack } from '../support/stack';
+import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
 import { a2aClient, answerText, message, request, seeded, seqOf, streamedAnswer, textOf } from '../support/a2a';
 import { startGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
@@ -48,6 +48,7 @@ after(async () => {
   await stack?.teardown();
 });
 
+const SUBMITTED = 1;
 const COMPLETED = 3;
 const CANCELED = 5;
 
@@ -88,6 +89,17 @@ test('SendMessage: a completed task with the answer; the next message in its con
   )) as Task;
   assert.equal(second.id, `${first.contextId}/2`);
   assert.equal(textOf(second.status?.message?.parts), 'Second answer.');
+
+  const early = (await a2a.sendMessage({
+    ...request('quick', [streamedAnswer('Later.')], { latencyMs: 20 }),
+    configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+  })) as Task;
+  assert.equal(early.status?.state, SUBMITTED, 'returnImmediately: the task as submitted');
+  const later = await waitFor('the task to complete', async () => {
+    const t = await a2a.getTask({ tenant: '', id: early.id });
+    return t.status?.state === COMPLETED && t;
+  });
+  assert.equal(textOf(later.artifacts[0]?.parts), 'Later.');
 
   const got = await a2a.getTask({ tenant: '', id: first.id });
   assert.equal(got.status?.state, COMPLETED);
@@ -159,10 +171,18 @@ test('a message naming a running task steers it; one naming an ended task is ref
   const long = 'word '.repeat(400);
   const stream = a2a.sendMessageStream(request('talk long', [streamedAnswer(long)], { chunkSize: 4, latencyMs: 20 }));
   let task: Task | undefined;
+  let seen = 0;
   for await (const e of stream) {
     if (e.payload?.$case === 'task') task = e.payload.value;
+    else seen = seqOf(e);
     if (e.payload?.$case === 'artifactUpdate' && e.payload.value.append) break;
   }
+  // Without Last-Event-ID a subscription starts from now: the task as it stands, then what follows.
+  const now = a2a.resubscribeTask({ tenant: '', id: task!.id });
+  const head = (await now.next()).value!;
+  await now.return(undefined);
+  assert.equal(head.payload?.$case, 'task');
+  assert.ok(seqOf(head) >= seen, `the subscription starts at ${seqOf(head)}, not before ${seen}`);
   const ids = { contextId: task!.contextId, taskId: task!.id };
   const steered = (await a2a.sendMessage({
     ...request('stop and summarise', [complete('x')]),
@@ -256,13 +276,22 @@ test('SubscribeToTask is lossless: 20 cuts at seeded random points, the pieces a
   const last = got.at(-1)!;
   assert.equal(last.payload?.$case === 'statusUpdate' && last.payload.value.status?.state, COMPLETED);
 
-  // The uninterrupted stream: one subscription from the task's first offset, after the turn ended.
+  // The uninterrupted stream: one subscription from the task's first offset, after the turn ended,
+  // from another gateway (the log is Postgres, not a gateway's memory).
+  const gw2 = await startGateway({
+    client: stack.client,
+    pool: stack.db.pool,
+    apiKeys: [KEY],
+    port: 0,
+    log: () => undefined,
+  });
   const full: StreamResponse[] = [];
-  for await (const e of a2a.resubscribeTask(
+  for await (const e of (await a2aClient(gw2.url, 'narrow', KEY)).resubscribeTask(
     { tenant: '', id: taskId },
     { serviceParameters: { 'Last-Event-ID': String(startSeq) } },
   ))
     if (e.payload?.$case !== 'task') full.push(e);
+  await gw2.close();
   assert.deepEqual(got.map(seqOf), full.map(seqOf), 'the same offsets');
   assert.deepEqual(got, full, 'the pieces equal the whole stream: nothing dropped, nothing repeated');
   // And the whole stream is every logged event of the turn, once, in order.
@@ -315,6 +344,17 @@ test('bad input: JSON-RPC errors naming the problem; a missing key 401; another 
   const noKey = await rpc('narrow', { jsonrpc: '2.0', id: 5, method: 'GetTask', params: { id: 'x/1' } }, {});
   assert.equal(noKey.status, 401);
 
+  await assert.rejects(
+    a2a.listTasks({
+      tenant: '',
+      contextId: '',
+      status: 0,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    }),
+    /ListTasks is not offered/,
+  );
   await assert.rejects(a2a.getTask({ tenant: '', id: 'nothing-here/1' }), /no task "nothing-here\/1" at agent narrow/);
   await assert.rejects(a2a.getTask({ tenant: '', id: 'no-turn-number' }), /tasks are <contextId>\/<turn number>/);
   const image = request('see', [complete('x')]);

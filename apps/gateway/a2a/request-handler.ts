@@ -27,6 +27,7 @@ import { a2aTaskId, parseA2aTaskId, promptOfMessage, TaskFold, userMessage } fro
 import { TASK_STATE, type A2aItem } from '../../../core/a2a/stream-to-a2a';
 import { loadStreamSeq } from '../../../store/conversation-store';
 import { listTurns } from '../../../store/turn-store';
+import { turnIdFor } from '../../../core/turn/ids';
 import { ownedConversation, parseClientId, scopedClientConversation, zodMessage } from '../http';
 import { ClientTurnOptionsSchema, type ModelPolicy } from '../turn-options';
 import { startGatewayTurn } from '../turn-start';
@@ -180,8 +181,15 @@ export class TurnTaskHandler implements Handler {
       throw missing();
     });
     const turn = (await listTurns(pool, id)).find((t) => t.turnIndex === parsed.turnIndex);
-    if (!turn || (turn.agentName !== null && turn.agentName !== agent)) throw missing();
-    return { conversationId: id, turnId: turn.turnId, ids: { taskId, contextId } };
+    if (turn && turn.agentName !== null && turn.agentName !== agent) throw missing();
+    // No row yet: a turn that was started but has not opened (a returnImmediately send, a queue).
+    if (!turn && !(await this.started(id, parsed.turnIndex))) throw missing();
+    return { conversationId: id, turnId: turn?.turnId ?? turnIdFor(parsed.turnIndex), ids: { taskId, contextId } };
+  }
+
+  private async started(conversationId: string, turnIndex: number): Promise<boolean> {
+    const view = await this.call.client.conversationState(conversationId).catch(() => undefined);
+    return view !== undefined && turnIndex < view.nextTurnIndex;
   }
 
   private async start(params: Parameters<Handler['sendMessage']>[0]): Promise<Started> {
