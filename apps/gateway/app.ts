@@ -23,6 +23,7 @@ import { registerTurnRoutes } from './turn-routes';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerAgentRoutes } from './agent-routes';
 import { registerA2aCardRoutes } from './a2a/agent-card-routes';
+import { registerA2aRpcRoutes } from './a2a/jsonrpc-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
 import { registerMcpOAuthRoutes } from './mcp-oauth-routes';
@@ -286,6 +287,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerFeedbackRoutes(app, pool);
   registerAgentRoutes(app, pool);
   registerA2aCardRoutes(app, pool);
+  // A2A (a2a/jsonrpc-routes.ts): each agent's JSON-RPC endpoint, tasks as turns, events from the log.
+  registerA2aRpcRoutes(app, client, pool, { modelPolicy, limits: attachmentLimits, streamOpts, keyStillActive });
   // durable-react as an MCP server, behind the same keys (mcp-routes.ts).
   registerMcpRoutes(app, {
     client,
