@@ -18,8 +18,7 @@ import { withDb } from './keys-command';
 
 // Loaded when a command runs (they reach the gateway's agent checks and the Temporal client).
 const admin = () => require('../gateway/hooks/hook-admin') as typeof import('../gateway/hooks/hook-admin');
-const defaultPort = () =>
-  (require('../gateway/server') as typeof import('../gateway/server')).DEFAULT_GATEWAY_PORT;
+const defaultPort = () => (require('../gateway/server') as typeof import('../gateway/server')).DEFAULT_GATEWAY_PORT;
 
 interface OwnerFlags {
   tenant: string;

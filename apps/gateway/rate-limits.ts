@@ -86,7 +86,11 @@ export function bucketLimit(opts: {
       c.header('retry-after', String(seconds));
       c.header('x-ratelimit-limit', String(opts.points));
       c.header('x-ratelimit-remaining', '0');
-      return fail(c, 'rate_limited', `rate limit of ${opts.points} requests ${opts.what} exceeded; retry in ${seconds} s`);
+      return fail(
+        c,
+        'rate_limited',
+        `rate limit of ${opts.points} requests ${opts.what} exceeded; retry in ${seconds} s`,
+      );
     }
   };
 }

@@ -76,7 +76,9 @@ export function deliveryIdOf(
   payload: unknown,
 ): { id: string } | { error: string } {
   const where =
-    'header' in preset.delivery ? `the ${preset.delivery.header} header` : `the payload's "${preset.delivery.payloadField}"`;
+    'header' in preset.delivery
+      ? `the ${preset.delivery.header} header`
+      : `the payload's "${preset.delivery.payloadField}"`;
   const raw =
     'header' in preset.delivery
       ? headers(preset.delivery.header)

@@ -73,7 +73,11 @@ function toRow(r: Record<string, unknown>): HookRow {
 }
 
 /** Creates a hook; the returned secret is the only time it leaves the store unsealed. */
-export async function createHook(db: Queryable, key: Buffer, input: NewHookRow): Promise<{ hook: HookRow; secret: string }> {
+export async function createHook(
+  db: Queryable,
+  key: Buffer,
+  input: NewHookRow,
+): Promise<{ hook: HookRow; secret: string }> {
   const id = `hk_${randomBytes(12).toString('hex')}`;
   const secret = input.secret ?? newHookSecret();
   await db.query(
@@ -93,7 +97,10 @@ export async function createHook(db: Queryable, key: Buffer, input: NewHookRow):
 }
 
 export async function listHooks(db: Queryable, owner: ConversationOwner): Promise<HookRow[]> {
-  const r = await db.query(`SELECT ${COLUMNS} FROM hooks h WHERE ${OWNED} ORDER BY h.created_at, h.id`, ownerArgs(owner));
+  const r = await db.query(
+    `SELECT ${COLUMNS} FROM hooks h WHERE ${OWNED} ORDER BY h.created_at, h.id`,
+    ownerArgs(owner),
+  );
   return r.rows.map(toRow);
 }
 
@@ -130,10 +137,11 @@ export async function rotateHookSecret(
   given?: string,
 ): Promise<string | undefined> {
   const secret = given ?? newHookSecret();
-  const r = await db.query(
-    `UPDATE hooks h SET secret_sealed = $5, rotated_at = now() WHERE ${OWNED} AND h.id = $4`,
-    [...ownerArgs(owner), id, seal(key, secret, aad(id, owner.tenantId))],
-  );
+  const r = await db.query(`UPDATE hooks h SET secret_sealed = $5, rotated_at = now() WHERE ${OWNED} AND h.id = $4`, [
+    ...ownerArgs(owner),
+    id,
+    seal(key, secret, aad(id, owner.tenantId)),
+  ]);
   return (r.rowCount ?? 0) > 0 ? secret : undefined;
 }
 

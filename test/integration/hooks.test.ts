@@ -20,6 +20,7 @@ import { complete, createTestStack, type TestStack } from '../support/stack';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
+import { createHook as createHookRow } from '../../store/hooks/hook-store';
 import { getArtifact, loadBlocks } from '../../store/timeline-store';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
@@ -32,6 +33,8 @@ let acme: string;
 let globex: string;
 let readOnly: string;
 const prompts: string[] = [];
+/** A JSON answer: its fields, or the error. */
+type Answer = Record<string, unknown> & { error: { code: string; message: string } };
 
 before(async () => {
   process.env.DREACT_MCP_TOKEN_KEY = KEY;
@@ -56,7 +59,9 @@ before(async () => {
       return {
         ...inner,
         stream: (request, options) => {
-          prompts.push(request.messages.flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : ''))).join('\n'));
+          prompts.push(
+            request.messages.flatMap((m) => m.content.map((p) => (p.type === 'text' ? p.text : ''))).join('\n'),
+          );
           return inner.stream(request, options);
         },
       };
@@ -77,19 +82,19 @@ async function api(method: string, path: string, key: string, body?: unknown) {
     headers: { 'x-api-key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Answer };
 }
 
 async function createHook(body: Record<string, unknown>, key = acme) {
   const r = await api('POST', '/v1/hooks', key, { agent: 'default', ...body });
   assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body as { id: string; url: string; secret: string };
+  return r.body as unknown as { id: string; url: string; secret: string };
 }
 
 /** POSTs a delivery (the body as given, byte for byte). */
 async function deliver(url: string, body: string, headers: Record<string, string>) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Answer };
 }
 
 const dreactHeaders = (secret: string, body: string, delivery: string, at = Date.now()) => ({
@@ -153,7 +158,11 @@ test('a wrong, stale, missing or malformed signature is a 401 that writes nothin
       { 'x-dreact-signature': `t=${t},v1=${hmac(hook.secret, `${t}.{}`)}`, 'x-dreact-delivery': 'r-2' },
       /does not match/,
     ],
-    ['stale', dreactHeaders(hook.secret, body, 'r-3', Date.now() - 301_000), /stale signature: its timestamp is 30\d s old/],
+    [
+      'stale',
+      dreactHeaders(hook.secret, body, 'r-3', Date.now() - 301_000),
+      /stale signature: its timestamp is 30\d s old/,
+    ],
     ['missing', { 'x-dreact-delivery': 'r-4' }, /missing signature: the x-dreact-signature header is required/],
     ['malformed', { 'x-dreact-signature': 'sha256=abc', 'x-dreact-delivery': 'r-5' }, /malformed x-dreact-signature/],
   ];
@@ -164,13 +173,19 @@ test('a wrong, stale, missing or malformed signature is a 401 that writes nothin
     assert.match(r.body.error.message, message, what);
   }
   // A good signature without a delivery id, or over a body that is not JSON: 400, nothing either.
-  const noId = await deliver(hook.url, body, { 'x-dreact-signature': dreactHeaders(hook.secret, body, 'x')['x-dreact-signature'] });
+  const noId = await deliver(hook.url, body, {
+    'x-dreact-signature': dreactHeaders(hook.secret, body, 'x')['x-dreact-signature'],
+  });
   assert.equal(noId.status, 400);
   assert.match(noId.body.error.message, /missing delivery id: the x-dreact-delivery header is required/);
   const notJson = await deliver(hook.url, 'a=1', dreactHeaders(hook.secret, 'a=1', 'r-6'));
   assert.equal(notJson.status, 400);
   assert.deepEqual(await footprint(), before, 'no delivery, conversation, file or turn');
-  const unknown = await deliver(`${gw.url}/v1/hooks/hk_${'0'.repeat(24)}`, body, dreactHeaders(hook.secret, body, 'r-7'));
+  const unknown = await deliver(
+    `${gw.url}/v1/hooks/hk_${'0'.repeat(24)}`,
+    body,
+    dreactHeaders(hook.secret, body, 'r-7'),
+  );
   assert.equal(unknown.status, 404);
   // In process: a 413 closes the connection while the client still sends.
   const big = 'x'.repeat(1024 * 1024 + 1);
@@ -229,7 +244,10 @@ test("GitHub's scheme: X-Hub-Signature-256 over the raw body, X-GitHub-Delivery,
   );
   // GitHub's redelivery keeps its GUID: answered, not run again.
   assert.equal((await deliver(hook.url, body, gh(guid))).status, 200);
-  const wrong = await deliver(hook.url, body, { ...gh(randomUUID()), 'x-hub-signature-256': `sha256=${hmac('x', body)}` });
+  const wrong = await deliver(hook.url, body, {
+    ...gh(randomUUID()),
+    'x-hub-signature-256': `sha256=${hmac('x', body)}`,
+  });
   assert.equal(wrong.status, 401);
 });
 
@@ -241,11 +259,17 @@ test("Stripe's scheme: Stripe-Signature t=…,v1=… over t.body, the event id f
     promptTemplate: '{{type}}: {{data.object.amount}} {{data.object.currency}}',
   });
   assert.equal(hook.secret, secret, "the sender's secret is kept");
-  const event = { id: `evt_${randomBytes(8).toString('hex')}`, type: 'charge.succeeded', data: { object: { amount: 1200 } } };
+  const event = {
+    id: `evt_${randomBytes(8).toString('hex')}`,
+    type: 'charge.succeeded',
+    data: { object: { amount: 1200 } },
+  };
   const body = JSON.stringify(event);
   // Stripe's documented scheme: signed_payload = `${t}.${body}`, v1 = HMAC-SHA256(secret, signed_payload).
   const t = unix();
-  const r = await deliver(hook.url, body, { 'stripe-signature': `t=${t},v1=${hmac(secret, `${t}.${body}`)},v0=${'0'.repeat(64)}` });
+  const r = await deliver(hook.url, body, {
+    'stripe-signature': `t=${t},v1=${hmac(secret, `${t}.${body}`)},v0=${'0'.repeat(64)}`,
+  });
   assert.equal(r.status, 202, JSON.stringify(r.body));
   assert.equal(r.body.deliveryId, event.id);
   assert.deepEqual(r.body.missing, ['data.object.currency']);
@@ -256,6 +280,28 @@ test("Stripe's scheme: Stripe-Signature t=…,v1=… over t.body, the event id f
   const old = unix() - 400;
   const stale = await deliver(hook.url, body, { 'stripe-signature': `t=${old},v1=${hmac(secret, `${old}.${body}`)}` });
   assert.equal(stale.status, 401);
+});
+
+test('a delivery whose turn cannot start answers the error and is forgotten: the retry is processed afresh', async () => {
+  // A hook whose agent no worker has (made behind the checks of POST /v1/hooks, as if the agent left).
+  const { hook, secret } = await createHookRow(stack.db.pool, Buffer.from(KEY, 'base64'), {
+    owner: { tenantId: 'acme', projectId: 'web', userId: null },
+    agent: 'gone-agent',
+    conversationId: null,
+    promptTemplate: null,
+    preset: 'dreact',
+  });
+  const url = `${gw.url}/v1/hooks/${hook.id}`;
+  const body = JSON.stringify(payload);
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const r = await deliver(url, body, dreactHeaders(secret, body, 'gone-1'));
+    assert.equal(r.status, 400, `attempt ${attempt}`);
+    assert.match(r.body.error.message, /unknown agent "gone-agent"/);
+    const rows = await stack.db.pool.query(`SELECT count(*)::int AS n FROM hook_deliveries WHERE hook_id = $1`, [
+      hook.id,
+    ]);
+    assert.equal(rows.rows[0].n, 0, 'not recorded: a retry is a new attempt, not a duplicate');
+  }
 });
 
 test('each hook has its own rate limit: over it a 429 with Retry-After that writes nothing', async () => {
@@ -317,15 +363,29 @@ test('management is the caller tenant’s: list, rotate (the old secret stops), 
   assert.notEqual(rotated.body.secret, hook.secret);
   const body = JSON.stringify(payload);
   assert.equal((await deliver(hook.url, body, dreactHeaders(hook.secret, body, 'm-1'))).status, 401);
-  assert.equal((await deliver(hook.url, body, dreactHeaders(rotated.body.secret, body, 'm-1'))).status, 202);
+  assert.equal((await deliver(hook.url, body, dreactHeaders(rotated.body.secret as string, body, 'm-1'))).status, 202);
   assert.equal((await api('DELETE', `/v1/hooks/${hook.id}`, acme)).status, 200);
-  assert.equal((await deliver(hook.url, body, dreactHeaders(rotated.body.secret, body, 'm-2'))).status, 404);
+  assert.equal((await deliver(hook.url, body, dreactHeaders(rotated.body.secret as string, body, 'm-2'))).status, 404);
 });
 
 test('dreact hooks create --json prints { id, url, secret } and the hook takes deliveries', async () => {
   const env = { ...stackCliEnv(stack), DREACT_MCP_TOKEN_KEY: KEY };
   const run = await runDreact(
-    ['hooks', 'create', '--agent', 'default', '--preset', 'github', '--tenant', 'acme', '--project', 'web', '--url', gw.url, '--json'],
+    [
+      'hooks',
+      'create',
+      '--agent',
+      'default',
+      '--preset',
+      'github',
+      '--tenant',
+      'acme',
+      '--project',
+      'web',
+      '--url',
+      gw.url,
+      '--json',
+    ],
     { env },
   );
   assert.equal(run.code, 0, run.stderr);
@@ -346,7 +406,9 @@ test('dreact hooks create --json prints { id, url, secret } and the hook takes d
   const before = await footprint();
   const hooks = async () => (await stack.db.pool.query(`SELECT count(*)::int AS n FROM hooks`)).rows[0].n as number;
   const hooksBefore = await hooks();
-  const noKey = await runDreact(['hooks', 'create', '--agent', 'default'], { env: { ...env, DREACT_MCP_TOKEN_KEY: undefined } });
+  const noKey = await runDreact(['hooks', 'create', '--agent', 'default'], {
+    env: { ...env, DREACT_MCP_TOKEN_KEY: undefined },
+  });
   assert.equal(noKey.code, 1);
   assert.match(noKey.stderr, /DREACT_MCP_TOKEN_KEY is not set: webhook secrets are stored encrypted under it/);
   assert.equal(await hooks(), hooksBefore, 'no hook without the sealing key');

@@ -37,16 +37,29 @@ test('refusals say why: missing, malformed, stale either way, wrong secret, alte
     body,
   });
   const reason = (v: ReturnType<typeof verifySignature>) => (v.ok ? 'ok' : v.reason);
-  assert.match(reason(verifySignature(p, SECRET, { headers: headersOf({}), body }, NOW, hmac)), /missing signature: the x-dreact-signature header/);
+  assert.match(
+    reason(verifySignature(p, SECRET, { headers: headersOf({}), body }, NOW, hmac)),
+    /missing signature: the x-dreact-signature header/,
+  );
   assert.match(
     reason(verifySignature(p, SECRET, { headers: headersOf({ 'x-dreact-signature': 'v1=abc' }), body }, NOW, hmac)),
     /malformed x-dreact-signature/,
   );
   const window = REPLAY_WINDOW_SECONDS * 1000;
-  assert.equal(reason(verifySignature(p, SECRET, signed(NOW - window), NOW, hmac)), 'ok', 'the edge of the window holds');
-  assert.match(reason(verifySignature(p, SECRET, signed(NOW - window - 1000), NOW, hmac)), /stale signature: .*301 s old/);
+  assert.equal(
+    reason(verifySignature(p, SECRET, signed(NOW - window), NOW, hmac)),
+    'ok',
+    'the edge of the window holds',
+  );
+  assert.match(
+    reason(verifySignature(p, SECRET, signed(NOW - window - 1000), NOW, hmac)),
+    /stale signature: .*301 s old/,
+  );
   assert.match(reason(verifySignature(p, SECRET, signed(NOW + window + 5000), NOW, hmac)), /in the future/);
-  assert.match(reason(verifySignature(p, SECRET, signed(NOW, body, 'another_secret_000000'), NOW, hmac)), /does not match/);
+  assert.match(
+    reason(verifySignature(p, SECRET, signed(NOW, body, 'another_secret_000000'), NOW, hmac)),
+    /does not match/,
+  );
   assert.match(reason(verifySignature(p, SECRET, signed(NOW, `${body} `), NOW, hmac)), /does not match/);
 });
 
@@ -55,13 +68,25 @@ test('several v1 values (a sender rolling its secret): any one that matches veri
   const good = hmac(SECRET, `${t}.${body}`);
   const header = `t=${t},v1=${'0'.repeat(64)},v0=${'1'.repeat(64)},v1=${good}`;
   assert.deepEqual(parseTimestamped(header), { t, v1: ['0'.repeat(64), good] });
-  const v = verifySignature(HOOK_PRESETS.stripe, SECRET, { headers: headersOf({ 'stripe-signature': header }), body }, NOW, hmac);
+  const v = verifySignature(
+    HOOK_PRESETS.stripe,
+    SECRET,
+    { headers: headersOf({ 'stripe-signature': header }), body },
+    NOW,
+    hmac,
+  );
   assert.equal(v.ok, true);
 });
 
 test('github: sha256=<hex> over the raw body, no timestamp (an old body still verifies)', () => {
   const header = `sha256=${hmac(SECRET, body)}`;
-  const ok = verifySignature(HOOK_PRESETS.github, SECRET, { headers: headersOf({ 'x-hub-signature-256': header }), body }, NOW, hmac);
+  const ok = verifySignature(
+    HOOK_PRESETS.github,
+    SECRET,
+    { headers: headersOf({ 'x-hub-signature-256': header }), body },
+    NOW,
+    hmac,
+  );
   assert.deepEqual(ok, { ok: true, signature: hmac(SECRET, body) });
   const later = verifySignature(
     HOOK_PRESETS.github,

@@ -18,13 +18,22 @@ const payload = {
 };
 
 test('placeholders take payload fields by dotted path; numbers, booleans and objects render as text', () => {
-  const r = renderTemplate('{{action}} on {{ repository.full_name }}: {{issue.title}} ({{repository.stars}}, {{repository.private}})', {
-    payload,
-    delivery: 'd1',
-  });
+  const r = renderTemplate(
+    '{{action}} on {{ repository.full_name }}: {{issue.title}} ({{repository.stars}}, {{repository.private}})',
+    {
+      payload,
+      delivery: 'd1',
+    },
+  );
   assert.deepEqual(r, { text: 'opened on acme/widgets: Crash on start (42, false)', missing: [] });
-  assert.equal(renderTemplate('{{issue.labels.0.name}} {{issue.labels}}', { payload, delivery: 'd1' }).text, 'bug [{"name":"bug"}]');
-  assert.equal(renderTemplate('{{$delivery}} {{$event}}', { payload, delivery: 'd1', event: 'issues' }).text, 'd1 issues');
+  assert.equal(
+    renderTemplate('{{issue.labels.0.name}} {{issue.labels}}', { payload, delivery: 'd1' }).text,
+    'bug [{"name":"bug"}]',
+  );
+  assert.equal(
+    renderTemplate('{{$delivery}} {{$event}}', { payload, delivery: 'd1', event: 'issues' }).text,
+    'd1 issues',
+  );
 });
 
 test('missing (and null) fields render empty and are listed once, in order; the prompt names them', () => {
@@ -42,7 +51,10 @@ test('missing (and null) fields render empty and are listed once, in order; the 
 });
 
 test('nothing is evaluated: inherited properties and expressions are not fields', () => {
-  const r = renderTemplate('[{{constructor}}][{{action.length}}][{{__proto__}}][{{toString}}]', { payload, delivery: 'd' });
+  const r = renderTemplate('[{{constructor}}][{{action.length}}][{{__proto__}}][{{toString}}]', {
+    payload,
+    delivery: 'd',
+  });
   assert.equal(r.text, '[][][][]');
   assert.deepEqual(r.missing, ['constructor', 'action.length', '__proto__', 'toString']);
   for (const bad of ['{{action + 1}}', '{{ process.exit() }}', '{{a..b}}', '{{}}'])
