@@ -5,19 +5,19 @@
  *
  * - A delivery signed by the default scheme starts a turn whose prompt is the template's rendering
  *   and which has the raw payload as `payload.json`, in a conversation of the hook's owner.
- * - Wrong signature, stale timestamp, missing or malformed header: 401 naming why, and not a row,
- *   conversation, file or turn more (counted before and after).
- * - The same delivery id twice, or the same signature under another id: one turn, the second POST
- *   answers 200 with it.
+ * - Wrong signature, stale timestamp, missing or malformed header: 401 naming why, and not a
+ *   delivery, conversation or staged file more (counted before and after).
+ * - The same delivery id twice, or the same signature under another id: one turn (200 the second time).
  * - GitHub's scheme (X-Hub-Signature-256 over the raw body) and Stripe's (Stripe-Signature over
  *   `t.body`, the event id from the body), computed here as each documents it.
  * - Each hook has its own rate limit; management is tenant-scoped; `dreact hooks create --json`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { complete, createTestStack, type TestStack } from '../support/stack';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
+import { deliver, dreactHeaders, hmac, unix, type Answer } from '../support/hook-senders';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { createHook as createHookRow } from '../../store/hooks/hook-store';
@@ -33,8 +33,6 @@ let acme: string;
 let globex: string;
 let readOnly: string;
 const prompts: string[] = [];
-/** A JSON answer: its fields, or the error. */
-type Answer = Record<string, unknown> & { error: { code: string; message: string } };
 
 before(async () => {
   process.env.DREACT_MCP_TOKEN_KEY = KEY;
@@ -73,9 +71,6 @@ after(async () => {
   await stack?.teardown();
 });
 
-const hmac = (secret: string, data: string) => createHmac('sha256', secret).update(data).digest('hex');
-const unix = (ms = Date.now()) => Math.floor(ms / 1000);
-
 async function api(method: string, path: string, key: string, body?: unknown) {
   const res = await fetch(`${gw.url}${path}`, {
     method,
@@ -91,22 +86,7 @@ async function createHook(body: Record<string, unknown>, key = acme) {
   return r.body as unknown as { id: string; url: string; secret: string };
 }
 
-/** POSTs a delivery (the body as given, byte for byte). */
-async function deliver(url: string, body: string, headers: Record<string, string>) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Answer };
-}
-
-const dreactHeaders = (secret: string, body: string, delivery: string, at = Date.now()) => ({
-  'x-dreact-signature': `t=${unix(at)},v1=${hmac(secret, `${unix(at)}.${body}`)}`,
-  'x-dreact-delivery': delivery,
-});
-
-/**
- * What a request could have written: deliveries, conversations (claimed before a turn starts) and
- * staged files (the gateway stages a turn's files before it starts it). The worker's own writes of
- * earlier turns (turn rows, persisted artifacts) land at their own pace and are not counted.
- */
+/** What a refused request could have written (the worker's writes of earlier turns land at their own pace). */
 async function footprint() {
   const q = async (sql: string) => (await stack.db.pool.query(sql)).rows;
   return {
