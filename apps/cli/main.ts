@@ -9,6 +9,7 @@ import { offsetArg } from './offset-arg';
 import { registerDeployCommands } from './deploy-command';
 import { registerGcCommand } from './gc-command';
 import { registerKeysCommands } from './keys-command';
+import { registerHooksCommands } from './hooks-command';
 import { registerMcpCommands } from './mcp-command';
 import { registerAgentCommands } from './agents-command';
 import { registerFileCommands } from './files-command';
@@ -180,6 +181,7 @@ export function buildProgram(): Command {
   registerDeployCommands(program);
   registerGcCommand(program);
   registerKeysCommands(program);
+  registerHooksCommands(program);
   registerMcpCommands(program);
   registerAgentCommands(program);
   registerFileCommands(program);
