@@ -46,8 +46,7 @@ export function runtimePackages(fileName: string, text: string): string[] {
     } else if (ts.isExportDeclaration(node)) {
       if (!node.isTypeOnly) note(node.moduleSpecifier);
     } else if (ts.isImportEqualsDeclaration(node)) {
-      if (!node.isTypeOnly && ts.isExternalModuleReference(node.moduleReference))
-        note(node.moduleReference.expression);
+      if (!node.isTypeOnly && ts.isExternalModuleReference(node.moduleReference)) note(node.moduleReference.expression);
     } else if (ts.isCallExpression(node)) {
       const callee = node.expression;
       const isRequire = ts.isIdentifier(callee) && callee.text === 'require';
