@@ -27,7 +27,15 @@ export interface BackgroundTask {
 
 export type OpenTask = Pick<
   BackgroundTask,
-  'conversationId' | 'taskId' | 'callId' | 'turnId' | 'agent' | 'task' | 'childConversationId' | 'workflowId' | 'onResult'
+  | 'conversationId'
+  | 'taskId'
+  | 'callId'
+  | 'turnId'
+  | 'agent'
+  | 'task'
+  | 'childConversationId'
+  | 'workflowId'
+  | 'onResult'
 >;
 
 export async function openBackgroundTask(db: Queryable, t: OpenTask): Promise<void> {
@@ -85,10 +93,10 @@ export async function backgroundTaskOfCall(
   conversationId: string,
   callId: string,
 ): Promise<BackgroundTask | undefined> {
-  const res = await db.query<Row>(`SELECT ${COLUMNS} FROM background_tasks WHERE conversation_id = $1 AND call_id = $2`, [
-    conversationId,
-    callId,
-  ]);
+  const res = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM background_tasks WHERE conversation_id = $1 AND call_id = $2`,
+    [conversationId, callId],
+  );
   return res.rows[0] ? taskOf(res.rows[0]) : undefined;
 }
 
@@ -97,10 +105,10 @@ export async function loadBackgroundTask(
   conversationId: string,
   taskId: string,
 ): Promise<BackgroundTask | undefined> {
-  const res = await db.query<Row>(`SELECT ${COLUMNS} FROM background_tasks WHERE conversation_id = $1 AND task_id = $2`, [
-    conversationId,
-    taskId,
-  ]);
+  const res = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM background_tasks WHERE conversation_id = $1 AND task_id = $2`,
+    [conversationId, taskId],
+  );
   return res.rows[0] ? taskOf(res.rows[0]) : undefined;
 }
 
@@ -133,7 +141,11 @@ export async function finishBackgroundTask(
 }
 
 /** Marks a task's answer as handed to the parent conversation. */
-export async function markBackgroundTaskDelivered(db: Queryable, conversationId: string, taskId: string): Promise<void> {
+export async function markBackgroundTaskDelivered(
+  db: Queryable,
+  conversationId: string,
+  taskId: string,
+): Promise<void> {
   await db.query(
     `UPDATE background_tasks SET delivered_at = coalesce(delivered_at, now()) WHERE conversation_id = $1 AND task_id = $2`,
     [conversationId, taskId],

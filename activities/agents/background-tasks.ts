@@ -23,7 +23,12 @@ import {
   taskResultText,
   type TaskStatus,
 } from '../../core/agents/background';
-import { AgentCancelParamsSchema, AgentTasksParamsSchema, agentCancel, agentTasks } from '../../core/tools/agent-task-tools';
+import {
+  AgentCancelParamsSchema,
+  AgentTasksParamsSchema,
+  agentCancel,
+  agentTasks,
+} from '../../core/tools/agent-task-tools';
 import { subagentOutcome } from '../../store/subagent-store';
 import {
   finishBackgroundTask,

@@ -20,7 +20,7 @@ export const AgentDelegateParamsSchema = z.strictObject({
     .boolean()
     .optional()
     .describe(
-      'false: run it in the background — this call returns a receipt (task id) at once and the answer arrives later as a followup. Default: the agent\'s `background.delegate` setting, else true (wait for the answer).',
+      "false: run it in the background — this call returns a receipt (task id) at once and the answer arrives later as a followup. Default: the agent's `background.delegate` setting, else true (wait for the answer).",
     ),
 });
 export type AgentDelegateParams = z.output<typeof AgentDelegateParamsSchema>;
