@@ -87,30 +87,20 @@ const taskOf = (r: Row): BackgroundTask => ({
   deliveredAt: r.delivered_at,
 });
 
-/** The task a delegate call started (undefined: the call waited, or never ran). */
-export async function backgroundTaskOfCall(
-  db: Queryable,
-  conversationId: string,
-  callId: string,
-): Promise<BackgroundTask | undefined> {
-  const res = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM background_tasks WHERE conversation_id = $1 AND call_id = $2`,
-    [conversationId, callId],
-  );
+async function findTask(db: Queryable, conversationId: string, by: 'call_id' | 'task_id', value: string) {
+  const res = await db.query<Row>(`SELECT ${COLUMNS} FROM background_tasks WHERE conversation_id = $1 AND ${by} = $2`, [
+    conversationId,
+    value,
+  ]);
   return res.rows[0] ? taskOf(res.rows[0]) : undefined;
 }
 
-export async function loadBackgroundTask(
-  db: Queryable,
-  conversationId: string,
-  taskId: string,
-): Promise<BackgroundTask | undefined> {
-  const res = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM background_tasks WHERE conversation_id = $1 AND task_id = $2`,
-    [conversationId, taskId],
-  );
-  return res.rows[0] ? taskOf(res.rows[0]) : undefined;
-}
+/** The task a delegate call started (undefined: the call waited, or never ran). */
+export const backgroundTaskOfCall = (db: Queryable, conversationId: string, callId: string) =>
+  findTask(db, conversationId, 'call_id', callId);
+
+export const loadBackgroundTask = (db: Queryable, conversationId: string, taskId: string) =>
+  findTask(db, conversationId, 'task_id', taskId);
 
 /** A conversation's tasks, oldest first (at most `limit`). */
 export async function listBackgroundTasks(

@@ -14,9 +14,9 @@
 import { CancellationScope, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
 import type { makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
 import type { TaskStatus } from '../core/agents/background';
-import { addUsage, ZERO_USAGE, type Usage } from '../core/model/provider';
+import { ZERO_USAGE, type Usage } from '../core/model/provider';
 import { cancelSignal } from '../contract/definitions';
-import { startSubagentTurn, type SubagentStart } from './turn/subagent-start';
+import { startSubagentTurn, subagentTurnUsage, type SubagentStart } from './turn/subagent-start';
 
 export interface BackgroundTaskInput {
   parentConversationId: string;
@@ -64,9 +64,7 @@ export async function BackgroundTaskWorkflow(input: BackgroundTaskInput): Promis
     if (cancelled) void forward();
     try {
       const result = await child.result();
-      usage = addUsage(usage, result.usage);
-      if (result.compactionUsage) usage = addUsage(usage, result.compactionUsage);
-      if (result.subagentUsage) usage = addUsage(usage, result.subagentUsage);
+      usage = subagentTurnUsage(result);
     } catch (err) {
       // A failed turn is the task's outcome: the activity reads its failure from its turns row.
       log.warn('background subagent turn failed', { workflowId: start.workflowId, error: String(err) });

@@ -15,6 +15,8 @@ import type { TurnWorkflow } from '../../contract/workflows';
 import { subagentSummary } from '../../core/agents/subagents';
 import { turnIdFor } from '../../core/turn/ids';
 import type { DelegationStart } from '../../activities/agents/delegate';
+import type { TurnResult } from '../../core/turn/contracts';
+import { addUsage, type Usage } from '../../core/model/provider';
 import {
   AgentNameKey,
   ConversationIdKey,
@@ -64,4 +66,12 @@ export function startSubagentTurn(start: SubagentStart, callId: string): Promise
       ...ownerAttributes(),
     ],
   });
+}
+
+/** A subagent turn's model usage: its own, its compactions' and its own subagents'. */
+export function subagentTurnUsage(result: TurnResult): Usage {
+  let usage = result.usage;
+  if (result.compactionUsage) usage = addUsage(usage, result.compactionUsage);
+  if (result.subagentUsage) usage = addUsage(usage, result.subagentUsage);
+  return usage;
 }

@@ -34,7 +34,7 @@ import { backgroundTaskSummary } from '../../core/agents/background';
 import type { DelegationStart } from '../../activities/agents/delegate';
 import type { BackgroundTaskInput } from '../background-task';
 import type { TurnRun } from './run';
-import { ownerAttributes, startSubagentTurn, type SubagentStart } from './subagent-start';
+import { ownerAttributes, startSubagentTurn, subagentTurnUsage, type SubagentStart } from './subagent-start';
 import { ConversationIdKey, cancelSignal, steerSignal } from '../../contract/definitions';
 
 // Each call passes the plan's options; these are the fallbacks.
@@ -129,9 +129,7 @@ export function subagentStep(run: TurnRun): SubagentStep {
         });
         try {
           const result = await child.result();
-          usage = addUsage(usage, result.usage);
-          if (result.compactionUsage) usage = addUsage(usage, result.compactionUsage);
-          if (result.subagentUsage) usage = addUsage(usage, result.subagentUsage);
+          usage = addUsage(usage, subagentTurnUsage(result));
         } catch (err) {
           // Cancelled with the parent: the cancellation propagates. A failed child is the call's
           // observation (the tool activity reads its failure from its turns row).
