@@ -11,6 +11,9 @@
  * - the tool implementation (run by the tool activity after the child): the same check (a refusal
  *   is the call's observation), then the child turn's answer — or its failure — with the files it
  *   produced, by reference, as the call's result. The tool activity makes that append idempotent.
+ * - a BACKGROUND call (`wait: false`, or the agent's `background.delegate`; core/agents/background.ts):
+ *   prepareDelegation also opens its `background_tasks` row and returns the task's workflow to start;
+ *   the call's result is then the receipt (activities/agents/background-tasks.ts delivers the answer).
  */
 import type { Pool } from 'pg';
 import { blockId } from '../../core/timeline/block';
