@@ -53,6 +53,7 @@ import { McpConnections, mcpServersOf, type McpStartOptions } from '../activitie
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
+import { createTaskTools, makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
 
 // The provider registry (activities/model/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
@@ -218,7 +219,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const delegation = agents.list().some((a) => (a.definition.subagents ?? []).length > 0)
     ? createDelegateTool()
     : undefined;
-  const delegateTools = delegation ? [delegation.tool] : [];
+  // agent.tasks and agent.cancel come with it (background subagents, activities/agents/background-tasks.ts).
+  const taskTools = delegation ? createTaskTools() : undefined;
+  const delegateTools = delegation && taskTools ? [delegation.tool, ...taskTools.tools] : [];
   // An agent asking for a sandbox backend this worker cannot run stops the start (naming both).
   const execProblems = agentExecProblems(catalogue.list(), extra);
   if (execProblems.length > 0) throw new Error(`agent definitions: ${execProblems.join('; ')}`);
@@ -282,6 +285,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
     agentViews.swap(viewsOver(registry));
   });
   delegation?.bind(deps);
+  taskTools?.bind(deps);
   // Every version this worker runs is stored: a later worker still builds a running turn's view.
   await deps.agents.save(opts.db.pool);
   // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
@@ -290,6 +294,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const activities = {
     ...createWorkerActivities(deps),
     ...makeDelegationActivities(deps),
+    ...makeBackgroundTaskActivities(deps),
     ...createEvalActivities(deps),
     // The turn's look-up of a role queue's pollers when an activity waited there (workflows/role-queue.ts).
     describeRoleQueue,

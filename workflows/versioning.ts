@@ -12,6 +12,9 @@
  *   deploy workflow changes with Worker Versioning, or drain turns first. One patch it does carry:
  *   `turn-cancel` in the cancel signal's handler (workflows/turn/run.ts), recorded only by a turn
  *   that is cancelled — a turn of older code that got a `cancel` signal (dropped then) replays.
+ * - A background subagent's task (workflows/background-task.ts) lives as long as its subagent's turn:
+ *   PINNED like the turn. The turn code that starts one carries `background-subagents`, recorded only
+ *   by a turn that ran a background delegate call.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
@@ -26,6 +29,7 @@ import { TurnWorkflow } from './turn';
 import { PersistTurnWorkflow } from './persist';
 import { CompactionWorkflow } from './compaction';
 import { ExecReaperWorkflow } from './exec-reaper';
+import { BackgroundTaskWorkflow } from './background-task';
 
 function behaviour(versioningBehavior: VersioningBehavior) {
   return () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {});
@@ -34,5 +38,6 @@ function behaviour(versioningBehavior: VersioningBehavior) {
 setWorkflowOptions(behaviour('PINNED'), TurnWorkflow);
 setWorkflowOptions(behaviour('PINNED'), PersistTurnWorkflow);
 setWorkflowOptions(behaviour('PINNED'), CompactionWorkflow);
+setWorkflowOptions(behaviour('PINNED'), BackgroundTaskWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ConversationWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ExecReaperWorkflow);

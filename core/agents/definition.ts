@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { AGENT_NAME_RE, ROLE_PURPOSES, type RolePurpose } from './ref';
 import { toolPatternIssue } from './tool-filter';
 import { McpSchema } from '../mcp/config';
+import { ON_RESULT_MODES } from './background';
 
 /** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
 export type SchemaRule = 'bad_glob' | 'conflict' | 'duplicate';
@@ -234,6 +235,20 @@ export const SecretSourceSchema = z.union([
 ]);
 export type SecretSource = z.infer<typeof SecretSourceSchema>;
 
+/** Background subagents (core/agents/background.ts). */
+const BackgroundSchema = z.strictObject({
+  delegate: z
+    .boolean()
+    .optional()
+    .describe('true: agent.delegate runs in the background unless a call says wait: true (default false).'),
+  on_result: z
+    .enum(ON_RESULT_MODES)
+    .optional()
+    .describe(
+      "followup (default): a finished task's answer arrives as a followup (a new turn when none runs); record: kept on the task (agent.tasks).",
+    ),
+});
+
 export const AgentDefinitionSchema = z
   .strictObject({
     $schema: z.string().optional().describe('The JSON Schema this file follows (for editors); ignored.'),
@@ -256,6 +271,9 @@ export const AgentDefinitionSchema = z
     exec: ExecSchema.optional(),
     subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),
     max_depth: limit(1, 5).optional().describe('Most levels of nested delegation below this agent (default 1).'),
+    background: BackgroundSchema.optional().describe(
+      'Background subagents: whether agent.delegate runs in the background by default, and how a finished task is delivered.',
+    ),
     visibility: VisibilitySchema.optional().describe(
       'Which tenants and projects see and may run this agent (any listed tenant, or listed <tenant>/<project>). Absent: every tenant.',
     ),

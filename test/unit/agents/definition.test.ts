@@ -35,6 +35,7 @@ const FULL = {
   exec: { backend: 'docker', image: 'python:3.12-slim', limits: { timeout_seconds: 120, memory_mb: 512, cpus: 0.5 } },
   subagents: ['researcher'],
   max_depth: 2,
+  background: { delegate: false, on_result: 'followup' },
   mcp: {
     servers: {
       github: { url: 'https://mcp.example.test/mcp', headers: { Authorization: 'Bearer ${secrets.ACME_TOKEN}' } },
