@@ -53,6 +53,8 @@ import { McpConnections, mcpServersOf, type McpStartOptions } from '../activitie
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
+import { makeScheduleRunActivities } from '../activities/schedules/run-activities';
+import { makeDeliveryActivities } from '../activities/schedules/deliver';
 
 // The provider registry (activities/model/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
@@ -291,6 +293,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
     ...createWorkerActivities(deps),
     ...makeDelegationActivities(deps),
     ...createEvalActivities(deps),
+    // A schedule's runs (workflows/scheduled-turn.ts).
+    ...makeScheduleRunActivities(opts.db.pool),
+    ...makeDeliveryActivities(opts.db.pool),
     // The turn's look-up of a role queue's pollers when an activity waited there (workflows/role-queue.ts).
     describeRoleQueue,
     // MCP tools listed after start run under their own type through Temporal's default activity.

@@ -15,6 +15,7 @@
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
+ * - A schedule run (ScheduledTurnWorkflow) lives as long as its turn: PINNED, like the turn.
  *
  * An unversioned worker must not send a behaviour (the server refuses the task), so each annotation
  * applies only when the worker running the workflow has a deployment version.
@@ -26,6 +27,7 @@ import { TurnWorkflow } from './turn';
 import { PersistTurnWorkflow } from './persist';
 import { CompactionWorkflow } from './compaction';
 import { ExecReaperWorkflow } from './exec-reaper';
+import { ScheduledTurnWorkflow } from './scheduled-turn';
 
 function behaviour(versioningBehavior: VersioningBehavior) {
   return () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {});
@@ -36,3 +38,4 @@ setWorkflowOptions(behaviour('PINNED'), PersistTurnWorkflow);
 setWorkflowOptions(behaviour('PINNED'), CompactionWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ConversationWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ExecReaperWorkflow);
+setWorkflowOptions(behaviour('PINNED'), ScheduledTurnWorkflow);

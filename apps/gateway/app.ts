@@ -32,6 +32,7 @@ import { registerApprovalRoutes } from './approval-routes';
 import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
 import { registerLimitRoutes } from './limit-routes';
+import { registerScheduleRoutes } from './schedule-routes';
 import { registerInspectRoutes } from './inspect-routes';
 import { registerAgUiRoutes } from './ag-ui-routes';
 import { registerAiSdkRoutes } from './ai-sdk-routes';
@@ -307,6 +308,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerPolicyRoutes(app, pool);
   registerBudgetRoutes(app, pool);
   registerLimitRoutes(app, client, pool);
+  registerScheduleRoutes(app, client, pool);
   // What the model saw at a round (inspect-routes.ts).
   registerInspectRoutes(app, client, pool);
   // The Vercel AI SDK's UI message stream (useChat), from the same stream log (ai-sdk-routes.ts).
