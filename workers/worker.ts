@@ -4,6 +4,7 @@
  */
 import { agentExecProblems } from '../activities/exec/exec-tool';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { hostname } from 'node:os';
 import {
   configuredTaskQueues,
@@ -55,6 +56,7 @@ import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 import { makeScheduleRunActivities } from '../activities/schedules/run-activities';
 import { makeDeliveryActivities } from '../activities/schedules/deliver';
+import { reconcileAgentSchedules } from './schedule-reconcile';
 
 // The provider registry (activities/model/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
@@ -363,6 +365,13 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
           identity: `${opts.worker?.identity ?? `${process.pid}@${hostname()}`}/${role}`,
         }),
       );
+    }
+    // The agents' `schedules:` on this workflows queue: added, changed, removed (workers/schedule-reconcile.ts).
+    if (roles.includes('workflows')) {
+      const temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
+      const report = await reconcileAgentSchedules(temporal, opts.db.pool, queues.workflows, catalogue.list());
+      const changes = [...report.added.map((id) => `+${id}`), ...report.changed.map((id) => `~${id}`), ...report.removed.map((id) => `-${id}`)];
+      if (changes.length > 0) console.error(`[worker] agent schedules: ${changes.join(' ')}`);
     }
   } catch (err) {
     await mcp.close();

@@ -104,7 +104,8 @@ export const refineBy =
     try {
       check(v, flag);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      // The issue's path names the field: the message without the flag's name in front.
+      ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(`${flag}: `, '') });
     }
   };
 
