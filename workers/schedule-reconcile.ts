@@ -45,7 +45,14 @@ export async function reconcileAgentSchedules(
   const svc = new ScheduleService(temporal, pool, queue);
   for (const [id, { input, conversationId }] of declared) {
     const row = existing.get(id);
-    const args = { id, input, owner: OWNER, ...(conversationId !== undefined ? { conversationId } : {}), taskQueue: queue, managed: true };
+    const args = {
+      id,
+      input,
+      owner: OWNER,
+      ...(conversationId !== undefined ? { conversationId } : {}),
+      taskQueue: queue,
+      managed: true,
+    };
     if (!row) {
       const secret = input.webhook ? randomBytes(32).toString('base64url') : undefined;
       try {
@@ -56,7 +63,10 @@ export async function reconcileAgentSchedules(
         if (!(err instanceof ScheduleAlreadyRunning)) throw err;
         // Its row was lost (a restored database): written again, the schedule brought up to date.
       }
-    } else if (isDeepStrictEqual(row.definition, JSON.parse(JSON.stringify(input))) && row.conversationId === (conversationId ?? null))
+    } else if (
+      isDeepStrictEqual(row.definition, JSON.parse(JSON.stringify(input))) &&
+      row.conversationId === (conversationId ?? null)
+    )
       continue;
     await saveSchedule(pool, {
       id,

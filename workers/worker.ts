@@ -370,7 +370,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
     if (roles.includes('workflows')) {
       const temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
       const report = await reconcileAgentSchedules(temporal, opts.db.pool, queues.workflows, catalogue.list());
-      const changes = [...report.added.map((id) => `+${id}`), ...report.changed.map((id) => `~${id}`), ...report.removed.map((id) => `-${id}`)];
+      const changes = [
+        ...report.added.map((id) => `+${id}`),
+        ...report.changed.map((id) => `~${id}`),
+        ...report.removed.map((id) => `-${id}`),
+      ];
       if (changes.length > 0) console.error(`[worker] agent schedules: ${changes.join(' ')}`);
     }
   } catch (err) {

@@ -64,7 +64,12 @@ export async function ScheduledTurnWorkflow(input: ScheduledRunInput): Promise<S
           },
         },
       ]);
-    return { outcome: end.outcome, conversationId, turnIndex, ...(end.completionPath ? { completionPath: end.completionPath } : {}) };
+    return {
+      outcome: end.outcome,
+      conversationId,
+      turnIndex,
+      ...(end.completionPath ? { completionPath: end.completionPath } : {}),
+    };
   } catch (err) {
     if (!isCancellation(err)) throw err;
     await CancellationScope.nonCancellable(async () => {
@@ -76,7 +81,9 @@ export async function ScheduledTurnWorkflow(input: ScheduledRunInput): Promise<S
       } catch {
         // The turn ended meanwhile: nothing to cancel.
       }
-      await finishScheduledRun.executeWithOptions({ summary: 'record the run (cancelled)' }, [{ outcome: 'cancelled' }]);
+      await finishScheduledRun.executeWithOptions({ summary: 'record the run (cancelled)' }, [
+        { outcome: 'cancelled' },
+      ]);
     });
     throw err;
   }

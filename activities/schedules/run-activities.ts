@@ -51,7 +51,13 @@ export function makeScheduleRunActivities(pool: Pool) {
       if (!earlier) {
         const reason = await capRefusal(pool, input, conversationId);
         if (reason !== undefined) {
-          await recordRunStart(pool, { runWorkflowId, scheduleId: input.scheduleId, conversationId, outcome: 'refused', refusedReason: reason });
+          await recordRunStart(pool, {
+            runWorkflowId,
+            scheduleId: input.scheduleId,
+            conversationId,
+            outcome: 'refused',
+            refusedReason: reason,
+          });
           return { refused: true, reason, conversationId };
         }
       }

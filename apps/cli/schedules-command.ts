@@ -41,7 +41,8 @@ const usd = (v: string) => {
 
 const time = (flag: string) => (v: string) => {
   const d = new Date(v);
-  if (Number.isNaN(d.getTime())) throw new InvalidArgumentError(`${flag}: "${v}" is not a date-time (e.g. 2026-01-01T00:00:00Z)`);
+  if (Number.isNaN(d.getTime()))
+    throw new InvalidArgumentError(`${flag}: "${v}" is not a date-time (e.g. 2026-01-01T00:00:00Z)`);
   return d;
 };
 
@@ -93,7 +94,8 @@ export function scheduleFromFlags(prompt: string, o: CreateFlags): ScheduleInput
 
 async function withSchedules<T>(fn: (svc: ScheduleService, s: Session) => Promise<T>): Promise<T> {
   return withSession(async (s) => {
-    const { ScheduleService } = require('../../client/schedules/service') as typeof import('../../client/schedules/service');
+    const { ScheduleService } =
+      require('../../client/schedules/service') as typeof import('../../client/schedules/service');
     return fn(new ScheduleService(s.temporal, s.db.pool, s.api.opts.taskQueue ?? TASK_QUEUE), s);
   });
 }
@@ -112,11 +114,19 @@ export function registerScheduleCommands(program: Command): void {
     .requiredOption('--agent <name>', 'the agent the runs use')
     .option('--cron <expression>', 'five-field cron, e.g. "0 7 * * 1-5"', arg('--cron', checkCron))
     .option('--timezone <zone>', 'IANA time zone of --cron (default UTC)', arg('--timezone', checkTimezone))
-    .option('--every <duration>', 'a fixed interval: 30s, 5m, 2h, 1d', arg('--every', (v, f) => parseDuration(v, f, MIN_EVERY_MS)))
+    .option(
+      '--every <duration>',
+      'a fixed interval: 30s, 5m, 2h, 1d',
+      arg('--every', (v, f) => parseDuration(v, f, MIN_EVERY_MS)),
+    )
     .option('--conversation <id>', 'every run goes to this conversation')
     .option('--new-conversation-each-run', 'each run starts a new conversation (the default)')
     .option('--overlap <policy>', `a run due while one runs: ${OVERLAP_POLICIES.join(' | ')} (default skip)`, overlap)
-    .option('--catchup-window <duration>', 'runs missed while the server was down this long still run (default 1m)', arg('--catchup-window', (v, f) => parseDuration(v, f, 10_000)))
+    .option(
+      '--catchup-window <duration>',
+      'runs missed while the server was down this long still run (default 1m)',
+      arg('--catchup-window', (v, f) => parseDuration(v, f, 10_000)),
+    )
     .option('--jitter <duration>', 'delay each run by a random amount up to this', arg('--jitter', parseDuration))
     .option('--max-usd-per-day <usd>', "the schedule's spend cap per UTC day (a run past it is refused)", usd)
     .option('--webhook <url>', "POST each run's answer there, signed (X-Dreact-Signature)")
@@ -210,8 +220,10 @@ export function registerScheduleCommands(program: Command): void {
     .action((id: string, o: { from: Date; to: Date; json?: boolean }) =>
       withSchedules(async (svc) => {
         await svc.backfill(LOCAL_PRINCIPAL, id, o.from, o.to);
-        print(o.json, { id, done: 'backfilled', from: o.from.toISOString(), to: o.to.toISOString() }, () =>
-          `schedule ${id}: runs from ${o.from.toISOString()} to ${o.to.toISOString()} started`,
+        print(
+          o.json,
+          { id, done: 'backfilled', from: o.from.toISOString(), to: o.to.toISOString() },
+          () => `schedule ${id}: runs from ${o.from.toISOString()} to ${o.to.toISOString()} started`,
         );
       }),
     );

@@ -70,7 +70,8 @@ export function scheduleOptions(a: BuildArgs): ScheduleOptions {
     action,
     policies: {
       overlap: TEMPORAL_OVERLAP[input.overlap],
-      catchupWindow: input.catchupWindow !== undefined ? parseDuration(input.catchupWindow, 'catchupWindow') : DEFAULT_CATCHUP_MS,
+      catchupWindow:
+        input.catchupWindow !== undefined ? parseDuration(input.catchupWindow, 'catchupWindow') : DEFAULT_CATCHUP_MS,
     },
     state: { paused: input.paused, ...(input.note !== undefined ? { note: input.note } : {}) },
     memo: { dreact: memo },
@@ -90,7 +91,10 @@ export function scheduleUpdate(a: BuildArgs): (prev: ScheduleUpdateOptions) => S
     spec: next.spec,
     action: next.action,
     policies: { ...prev.policies, ...next.policies },
-    state: { ...prev.state, paused: next.state?.paused ?? false, ...(next.state?.note !== undefined ? { note: next.state.note } : {}) },
+    state: {
+      ...prev.state,
+      paused: next.state?.paused ?? false,
+      ...(next.state?.note !== undefined ? { note: next.state.note } : {}),
+    },
   });
 }
-

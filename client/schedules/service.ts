@@ -12,7 +12,12 @@ import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { DreactError } from '../errors';
 import { formatZodError } from '../../core/validation';
-import { describeWhen, ScheduleInputSchema, type ScheduleInput, type ScheduleInputRaw } from '../../core/schedules/spec';
+import {
+  describeWhen,
+  ScheduleInputSchema,
+  type ScheduleInput,
+  type ScheduleInputRaw,
+} from '../../core/schedules/spec';
 import type { ScheduleOwner } from '../../core/schedules/run';
 import { hasScope, type Principal } from '../../core/tenancy/principal';
 import { clientConversationId, scopeConversationId } from '../../core/tenancy/conversation-space';
@@ -146,7 +151,14 @@ export class ScheduleService {
       ...(p.userId !== null && !hasScope(p, 'admin') ? { userId: p.userId } : {}),
     });
     // A schedule deleted in Temporal meanwhile is left out.
-    const all = await Promise.all(rows.map((r) => this.summary(p, r).then((s) => s.summary, () => undefined)));
+    const all = await Promise.all(
+      rows.map((r) =>
+        this.summary(p, r).then(
+          (s) => s.summary,
+          () => undefined,
+        ),
+      ),
+    );
     return all.filter((s): s is ScheduleSummary => s !== undefined);
   }
 

@@ -271,13 +271,20 @@ export const AgentDefinitionSchema = z
       .array(AgentScheduleSchema)
       .max(50)
       .optional()
-      .describe('Turns of this agent a Temporal Schedule starts (cron or every), reconciled at worker start (docs/schedules.md).'),
+      .describe(
+        'Turns of this agent a Temporal Schedule starts (cron or every), reconciled at worker start (docs/schedules.md).',
+      ),
   })
   .superRefine((d, ctx) => {
     const names = (d.schedules ?? []).map((s) => s.name);
     names.forEach((n, i) => {
       if (names.indexOf(n) !== i)
-        ctx.addIssue({ code: 'custom', path: ['schedules', i, 'name'], message: `schedule "${n}" is declared twice`, ...rule('duplicate') });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', i, 'name'],
+          message: `schedule "${n}" is declared twice`,
+          ...rule('duplicate'),
+        });
     });
     if (d.instructions !== undefined && d.instructions_file !== undefined)
       ctx.addIssue({

@@ -27,7 +27,10 @@ export const AgentScheduleSchema = z
     timezone: z.string().optional().describe('IANA time zone of cron (default UTC).'),
     every: z.string().optional().describe('A fixed interval instead of cron: 30s, 5m, 2h, 1d.'),
     conversation: z.string().optional().describe('Every run goes to this conversation; absent: a new one each run.'),
-    overlap: z.enum(OVERLAP_POLICIES).optional().describe('A run due while one runs: skip (default), buffer-one, cancel.'),
+    overlap: z
+      .enum(OVERLAP_POLICIES)
+      .optional()
+      .describe('A run due while one runs: skip (default), buffer-one, cancel.'),
     catchup_window: z.string().optional().describe('Runs missed while the server was down this long still run.'),
     jitter: z.string().optional().describe('Delay each run by a random amount up to this.'),
     max_usd_per_day: z.number().optional().describe("The schedule's spend cap per UTC day."),

@@ -39,7 +39,8 @@ export function parseDuration(raw: string, flag: string, minMs = 0): number {
   if (!/^(\d+(ms|s|m|h|d))+$/.test(text)) throw bad();
   let ms = 0;
   for (const [, n, unit] of text.matchAll(/(\d+)(ms|s|m|h|d)/g)) ms += Number(n) * UNIT_MS[unit!]!;
-  if (ms < minMs) throw new Error(`${flag}: ${JSON.stringify(raw)} is shorter than ${minMs / 1000} s, the least allowed`);
+  if (ms < minMs)
+    throw new Error(`${flag}: ${JSON.stringify(raw)} is shorter than ${minMs / 1000} s, the least allowed`);
   if (ms > MAX_DURATION_MS) throw new Error(`${flag}: ${JSON.stringify(raw)} is longer than 366 days`);
   return ms;
 }
@@ -70,7 +71,9 @@ export function checkCron(expr: string, flag = '--cron'): string {
       const named = f.names?.indexOf(v.toUpperCase()) ?? -1;
       const n = named >= 0 ? named + f.base! : /^\d+$/.test(v) ? Number(v) : NaN;
       if (!Number.isInteger(n) || n < f.min || n > f.max)
-        throw new Error(`${flag}: the ${f.name} field "${part}" — ${JSON.stringify(v)} is not from ${f.min} to ${f.max}`);
+        throw new Error(
+          `${flag}: the ${f.name} field "${part}" — ${JSON.stringify(v)} is not from ${f.min} to ${f.max}`,
+        );
       return n;
     };
     for (const item of part.split(',')) {
@@ -99,8 +102,7 @@ export function checkTimezone(tz: string, flag = '--timezone'): string {
 }
 
 export const refineBy =
-  (check: (v: string, flag: string) => unknown, flag: string) =>
-  (v: string, ctx: z.RefinementCtx) => {
+  (check: (v: string, flag: string) => unknown, flag: string) => (v: string, ctx: z.RefinementCtx) => {
     try {
       check(v, flag);
     } catch (err) {

@@ -35,7 +35,15 @@ export async function recordRunStart(db: Queryable, r: RunStart): Promise<void> 
     `INSERT INTO schedule_runs (run_workflow_id, schedule_id, conversation_id, turn_index, turn_id, outcome, refused_reason, ended_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $6 = 'refused' THEN now() END)
      ON CONFLICT (run_workflow_id) DO NOTHING`,
-    [r.runWorkflowId, r.scheduleId, r.conversationId, r.turnIndex ?? null, r.turnId ?? null, r.outcome, r.refusedReason ?? null],
+    [
+      r.runWorkflowId,
+      r.scheduleId,
+      r.conversationId,
+      r.turnIndex ?? null,
+      r.turnId ?? null,
+      r.outcome,
+      r.refusedReason ?? null,
+    ],
   );
 }
 

@@ -85,10 +85,10 @@ export async function managedSchedules(db: Queryable, queue: string): Promise<Sc
 
 /** Records a schedule's paused state in its definition (pause / unpause). */
 export async function setSchedulePaused(db: Queryable, id: string, paused: boolean): Promise<void> {
-  await db.query(`UPDATE schedules SET definition = jsonb_set(definition, '{paused}', to_jsonb($2::boolean)) WHERE id = $1`, [
-    id,
-    paused,
-  ]);
+  await db.query(
+    `UPDATE schedules SET definition = jsonb_set(definition, '{paused}', to_jsonb($2::boolean)) WHERE id = $1`,
+    [id, paused],
+  );
 }
 
 export async function deleteScheduleRow(db: Queryable, id: string): Promise<boolean> {

@@ -60,7 +60,10 @@ test('agent-file schedules are added, changed and removed across worker starts; 
   const first = (await managedSchedules(stack.db.pool, stack.taskQueue)).map((r) => r.id);
   assert.deepEqual(first, [idOf('hourly'), idOf('morning')]);
   const morning = await temporal.schedule.getHandle(idOf('morning')).describe();
-  assert.deepEqual(morning.memo?.dreact, { owner: { tenantId: 'local', projectId: 'default', userId: null }, managedBy: 'agent-file' });
+  assert.deepEqual(morning.memo?.dreact, {
+    owner: { tenantId: 'local', projectId: 'default', userId: null },
+    managedBy: 'agent-file',
+  });
   assert.equal(morning.spec.timezone, 'Europe/Lisbon');
   const hourly = await temporal.schedule.getHandle(idOf('hourly')).describe();
   assert.equal(hourly.state.paused, true);

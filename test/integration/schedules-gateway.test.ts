@@ -20,7 +20,14 @@ before(async () => {
   await stack.startWorker({
     defaultModel: {
       provider: 'scripted',
-      script: { rounds: [complete('done')], structured: { conversation_title: { title: 'T' } }, chunkSize: 64, latencyMs: 0, failAttempts: 0, summaryLatencyMs: 0 },
+      script: {
+        rounds: [complete('done')],
+        structured: { conversation_title: { title: 'T' } },
+        chunkSize: 64,
+        latencyMs: 0,
+        failAttempts: 0,
+        summaryLatencyMs: 0,
+      },
     },
   });
   const key = (tenantId: string, userId: string | null, scopes: Array<'read' | 'write' | 'admin'>) =>
@@ -30,7 +37,15 @@ before(async () => {
   keys.bob = await key('acme', 'bob', ['read', 'write']);
   keys.admin = await key('acme', 'carol', ['admin']);
   keys.other = await key('globex', 'ann', ['read', 'write']);
-  gw = await startGateway({ client: stack.client, allowScripted: true, pool: stack.db.pool, apiKeys: [], port: 0, host: '127.0.0.1', log: () => undefined });
+  gw = await startGateway({
+    client: stack.client,
+    allowScripted: true,
+    pool: stack.db.pool,
+    apiKeys: [],
+    port: 0,
+    host: '127.0.0.1',
+    log: () => undefined,
+  });
 });
 after(async () => {
   await gw?.close();
@@ -62,7 +77,10 @@ test('schedules over HTTP: scopes, tenant isolation, and every operation', async
   assert.equal(created.status, 201, created.text);
   const id = created.json.id as string;
   assert.match(id, /^sch_/);
-  assert.deepEqual((await call('GET', '/v1/schedules')).json.schedules.map((s: { id: string }) => s.id), [id]);
+  assert.deepEqual(
+    (await call('GET', '/v1/schedules')).json.schedules.map((s: { id: string }) => s.id),
+    [id],
+  );
   const described = await call('GET', `/v1/schedules/${id}`);
   assert.equal(described.status, 200);
   assert.equal(described.json.nextRuns.length > 0, true);
@@ -90,7 +108,10 @@ test('schedules over HTTP: scopes, tenant isolation, and every operation', async
   assert.equal((await call('GET', `/v1/schedules/${id}`)).json.paused, true);
   assert.equal((await call('POST', `/v1/schedules/${id}/unpause`)).status, 200);
   assert.equal((await call('GET', `/v1/schedules/${id}`)).json.paused, false);
-  const backfill = await call('POST', `/v1/schedules/${id}/backfill`, { from: '2023-06-01T00:00:00Z', to: '2024-06-01T00:00:00Z' });
+  const backfill = await call('POST', `/v1/schedules/${id}/backfill`, {
+    from: '2023-06-01T00:00:00Z',
+    to: '2024-06-01T00:00:00Z',
+  });
   assert.equal(backfill.status, 200, backfill.text);
   await waitFor('the backfilled run', async () => (await call('GET', `/v1/schedules/${id}`)).json.runs.length === 2);
   assert.equal((await call('POST', `/v1/schedules/${id}/backfill`, { from: 'yesterday' })).status, 400);

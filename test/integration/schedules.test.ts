@@ -16,7 +16,11 @@ import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
 import { listRuns } from '../../store/schedules/run-store';
 import { ScheduleIdKey } from '../../contract/definitions';
 import { setBudget, deleteBudget } from '../../store/budget-store';
-import { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../activities/schedules/signature';
+import {
+  verifyWebhook,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+} from '../../activities/schedules/signature';
 
 let stack: TestStack;
 let schedules: ScheduleService;
@@ -27,7 +31,14 @@ before(async () => {
     defaultModel: {
       provider: 'scripted',
       // Each turn takes ~2 s (the title call and the answer round): longer than the 1 s interval.
-      script: { rounds: [complete('report ready')], structured: { conversation_title: { title: 'Report' } }, latencyMs: 1_000, chunkSize: 4_096, failAttempts: 0, summaryLatencyMs: 0 },
+      script: {
+        rounds: [complete('report ready')],
+        structured: { conversation_title: { title: 'Report' } },
+        latencyMs: 1_000,
+        chunkSize: 4_096,
+        failAttempts: 0,
+        summaryLatencyMs: 0,
+      },
     },
   });
   schedules = new ScheduleService(stack.server.env.client, stack.db.pool, stack.taskQueue);
@@ -39,7 +50,11 @@ after(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('every 1s: real turns, overlap skip, pause stops it, trigger runs one now', async () => {
-  const { id } = await schedules.create(LOCAL_PRINCIPAL, { agent: 'default', every: '1s', prompt: 'Summarise yesterday' });
+  const { id } = await schedules.create(LOCAL_PRINCIPAL, {
+    agent: 'default',
+    every: '1s',
+    prompt: 'Summarise yesterday',
+  });
   try {
     const done = await waitFor(
       'two completed runs',
@@ -67,11 +82,20 @@ test('every 1s: real turns, overlap skip, pause stops it, trigger runs one now',
     assert.equal(d.runs[0]!.scheduleId, id);
 
     await schedules.pause(LOCAL_PRINCIPAL, id, 'quiet');
-    await waitFor('no run in progress', async () => (await schedules.describe(LOCAL_PRINCIPAL, id)).running.length === 0, 30_000, 200);
+    await waitFor(
+      'no run in progress',
+      async () => (await schedules.describe(LOCAL_PRINCIPAL, id)).running.length === 0,
+      30_000,
+      200,
+    );
     const paused = await schedules.describe(LOCAL_PRINCIPAL, id);
     assert.equal(paused.paused, true);
     await sleep(2_500);
-    assert.equal((await schedules.describe(LOCAL_PRINCIPAL, id)).actionsTaken, paused.actionsTaken, 'paused: no new run');
+    assert.equal(
+      (await schedules.describe(LOCAL_PRINCIPAL, id)).actionsTaken,
+      paused.actionsTaken,
+      'paused: no new run',
+    );
 
     await schedules.trigger(LOCAL_PRINCIPAL, id);
     await waitFor(
@@ -105,10 +129,11 @@ test('backfill takes the runs of the window, each once, into one conversation', 
       60_000,
       200,
     );
-    assert.deepEqual(
-      runs.map((r) => r.runWorkflowId.slice(-20)).sort(),
-      ['2023-01-01T00:00:00Z', '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z'],
-    );
+    assert.deepEqual(runs.map((r) => r.runWorkflowId.slice(-20)).sort(), [
+      '2023-01-01T00:00:00Z',
+      '2024-01-01T00:00:00Z',
+      '2025-01-01T00:00:00Z',
+    ]);
     assert.ok(runs.every((r) => r.conversationId === 'yearly-report'));
     assert.deepEqual(runs.map((r) => r.turnIndex).sort(), [1, 2, 3], 'three turns of the one conversation');
   } finally {
@@ -163,7 +188,12 @@ test('the answer is POSTed to the webhook, signed; a loopback URL is refused unl
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
-  const created = await schedules.create(LOCAL_PRINCIPAL, { agent: 'default', cron: '0 0 1 1 *', prompt: 'Hook me', webhook: { url } });
+  const created = await schedules.create(LOCAL_PRINCIPAL, {
+    agent: 'default',
+    cron: '0 0 1 1 *',
+    prompt: 'Hook me',
+    webhook: { url },
+  });
   try {
     assert.ok(created.webhookSecret, 'the secret is shown at create');
     await schedules.trigger(LOCAL_PRINCIPAL, created.id);
@@ -182,10 +212,22 @@ test('the answer is POSTed to the webhook, signed; a loopback URL is refused unl
     assert.equal(payload.answer, 'report ready');
     assert.equal(payload.scheduleId, created.id);
     assert.ok(
-      verifyWebhook(created.webhookSecret!, Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]), got.body, String(got.headers[WEBHOOK_SIGNATURE_HEADER])),
+      verifyWebhook(
+        created.webhookSecret!,
+        Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]),
+        got.body,
+        String(got.headers[WEBHOOK_SIGNATURE_HEADER]),
+      ),
       'the signature verifies with the secret',
     );
-    assert.ok(!verifyWebhook('wrong', Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]), got.body, String(got.headers[WEBHOOK_SIGNATURE_HEADER])));
+    assert.ok(
+      !verifyWebhook(
+        'wrong',
+        Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]),
+        got.body,
+        String(got.headers[WEBHOOK_SIGNATURE_HEADER]),
+      ),
+    );
     await waitFor('delivery recorded', async () =>
       (await listRuns(stack.db.pool, created.id)).some((r) => r.delivery === 'delivered: 200'),
     );

@@ -48,8 +48,14 @@ test('a schedule: exactly one of cron and every; timezone with cron only; defaul
     return formatZodError(r.error);
   };
   assert.match(issues({ agent: 'default', prompt: 'hi' }), /cron: give either cron or every/);
-  assert.match(issues({ agent: 'default', prompt: 'hi', every: '1s', cron: '* * * * *' }), /cron: give either cron or every/);
-  assert.match(issues({ agent: 'default', prompt: 'hi', every: '1s', timezone: 'UTC' }), /timezone: timezone applies to a cron schedule only/);
+  assert.match(
+    issues({ agent: 'default', prompt: 'hi', every: '1s', cron: '* * * * *' }),
+    /cron: give either cron or every/,
+  );
+  assert.match(
+    issues({ agent: 'default', prompt: 'hi', every: '1s', timezone: 'UTC' }),
+    /timezone: timezone applies to a cron schedule only/,
+  );
   assert.match(issues({ agent: 'default', prompt: 'hi', cron: '0 99 * * *' }), /cron: the hour field "99"/);
   assert.match(issues({ agent: 'default', prompt: 'hi', every: '100ms' }), /every: "100ms" is shorter than 1 s/);
   assert.match(issues({ agent: 'default', prompt: 'hi', every: '1m', webhook: { url: 'ftp://x' } }), /webhook\.url/);
@@ -58,7 +64,13 @@ test('a schedule: exactly one of cron and every; timezone with cron only; defaul
 });
 
 test("an agent file's schedule: snake_case fields, errors under the file's field names, its id", () => {
-  const s = AgentScheduleSchema.parse({ name: 'morning', cron: '0 7 * * 1-5', prompt: 'go', max_usd_per_day: 2, catchup_window: '5m' });
+  const s = AgentScheduleSchema.parse({
+    name: 'morning',
+    cron: '0 7 * * 1-5',
+    prompt: 'go',
+    max_usd_per_day: 2,
+    catchup_window: '5m',
+  });
   const input = agentScheduleInput('reporter', s);
   assert.equal(input.maxUsdPerDay, 2);
   assert.equal(input.catchupWindow, '5m');
@@ -83,16 +95,27 @@ test("a run's conversation and message id derive from its workflow id (stable ac
 
 test('CLI flags: one of --cron / --every, --timezone with --cron, one conversation mode', () => {
   assert.throws(() => scheduleFromFlags('p', { agent: 'a' }), /give --cron "<expression>" or --every <duration>/);
-  assert.throws(() => scheduleFromFlags('p', { agent: 'a', every: '1m', timezone: 'UTC' }), /--timezone: applies to a --cron schedule only/);
+  assert.throws(
+    () => scheduleFromFlags('p', { agent: 'a', every: '1m', timezone: 'UTC' }),
+    /--timezone: applies to a --cron schedule only/,
+  );
   assert.throws(
     () => scheduleFromFlags('p', { agent: 'a', every: '1m', conversation: 'c', newConversationEachRun: true }),
     /--conversation and --new-conversation-each-run/,
   );
-  assert.deepEqual(scheduleFromFlags('p', { agent: 'a', cron: '0 7 * * 1-5', timezone: 'Europe/Lisbon', webhook: 'https://x.example/h' }), {
-    agent: 'a',
-    prompt: 'p',
-    cron: '0 7 * * 1-5',
-    timezone: 'Europe/Lisbon',
-    webhook: { url: 'https://x.example/h' },
-  });
+  assert.deepEqual(
+    scheduleFromFlags('p', {
+      agent: 'a',
+      cron: '0 7 * * 1-5',
+      timezone: 'Europe/Lisbon',
+      webhook: 'https://x.example/h',
+    }),
+    {
+      agent: 'a',
+      prompt: 'p',
+      cron: '0 7 * * 1-5',
+      timezone: 'Europe/Lisbon',
+      webhook: { url: 'https://x.example/h' },
+    },
+  );
 });
