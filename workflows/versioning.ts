@@ -18,6 +18,7 @@
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
+ * - A schedule run (ScheduledTurnWorkflow) lives as long as its turn: PINNED, like the turn.
  *
  * An unversioned worker must not send a behaviour (the server refuses the task), so each annotation
  * applies only when the worker running the workflow has a deployment version.
@@ -30,6 +31,7 @@ import { PersistTurnWorkflow } from './persist';
 import { CompactionWorkflow } from './compaction';
 import { ExecReaperWorkflow } from './exec-reaper';
 import { BackgroundTaskWorkflow } from './background-task';
+import { ScheduledTurnWorkflow } from './scheduled-turn';
 
 function behaviour(versioningBehavior: VersioningBehavior) {
   return () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {});
@@ -41,3 +43,4 @@ setWorkflowOptions(behaviour('PINNED'), CompactionWorkflow);
 setWorkflowOptions(behaviour('PINNED'), BackgroundTaskWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ConversationWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ExecReaperWorkflow);
+setWorkflowOptions(behaviour('PINNED'), ScheduledTurnWorkflow);

@@ -21,6 +21,7 @@ import { registerCancelCommand } from './cancel-command';
 import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
 import { registerLimitCommands } from './limits-command';
+import { registerScheduleCommands } from './schedules-command';
 import { registerWorkerCommand } from './worker-command';
 import { registerDoctorCommand } from './doctor-command';
 import { registerDevCommand } from './dev-command';
@@ -192,6 +193,7 @@ export function buildProgram(): Command {
   registerPolicyCommands(program);
   registerBudgetCommands(program);
   registerLimitCommands(program);
+  registerScheduleCommands(program);
   registerWorkerCommand(program);
   registerDoctorCommand(program);
   return program;

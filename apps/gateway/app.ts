@@ -33,6 +33,7 @@ import { registerApprovalRoutes } from './approval-routes';
 import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
 import { registerLimitRoutes } from './limit-routes';
+import { registerScheduleRoutes } from './schedule-routes';
 import { registerInspectRoutes } from './inspect-routes';
 import { registerAgUiRoutes } from './ag-ui-routes';
 import { registerAiSdkRoutes } from './ai-sdk-routes';
@@ -329,6 +330,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerLimitRoutes(app, client, pool);
   // Signed webhooks that start turns: their management (the deliveries are registered above).
   registerHookRoutes(app, pool, { publicUrl: opts.publicUrl });
+  registerScheduleRoutes(app, client, pool);
   // What the model saw at a round (inspect-routes.ts).
   registerInspectRoutes(app, client, pool);
   // The Vercel AI SDK's UI message stream (useChat), from the same stream log (ai-sdk-routes.ts).

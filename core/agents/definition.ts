@@ -17,6 +17,7 @@ import { AGENT_NAME_RE, ROLE_PURPOSES, type RolePurpose } from './ref';
 import { toolPatternIssue } from './tool-filter';
 import { McpSchema } from '../mcp/config';
 import { ON_RESULT_MODES } from './background';
+import { AgentScheduleSchema } from '../schedules/agent-schedules';
 
 /** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
 export type SchemaRule = 'bad_glob' | 'conflict' | 'duplicate';
@@ -284,8 +285,25 @@ export const AgentDefinitionSchema = z
       .record(SecretNameSchema, SecretSourceSchema)
       .optional()
       .describe('Secrets tools may read by name: { env: VAR } or { file: path }; never written to the timeline.'),
+    schedules: z
+      .array(AgentScheduleSchema)
+      .max(50)
+      .optional()
+      .describe(
+        'Turns of this agent a Temporal Schedule starts (cron or every), reconciled at worker start (docs/schedules.md).',
+      ),
   })
   .superRefine((d, ctx) => {
+    const names = (d.schedules ?? []).map((s) => s.name);
+    names.forEach((n, i) => {
+      if (names.indexOf(n) !== i)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', i, 'name'],
+          message: `schedule "${n}" is declared twice`,
+          ...rule('duplicate'),
+        });
+    });
     if (d.instructions !== undefined && d.instructions_file !== undefined)
       ctx.addIssue({
         code: 'custom',

@@ -44,6 +44,9 @@ const FULL = {
   },
   secrets: { ACME_TOKEN: { env: 'ACME_TOKEN' }, DB_PASSWORD: { file: './secrets/db' } },
   visibility: { tenants: ['acme'], projects: ['globex/web'] },
+  schedules: [
+    { name: 'morning', cron: '0 7 * * 1-5', timezone: 'Europe/Lisbon', prompt: "Summarise yesterday's tickets" },
+  ],
 };
 
 const issues = (raw: unknown) => {
