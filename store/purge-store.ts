@@ -1,6 +1,6 @@
 /**
  * Retention: removing a conversation from the system of record — its timeline, overlays,
- * artifacts, stream events and the composite canvases kept from them, usage rows, turns, compactions, held tool results and the
+ * artifacts, stream events and the composite canvases kept from them, usage rows, background tasks (their task and answer), turns, compactions, held tool results and the
  * conversation row — in one transaction. Idempotent: purging again removes nothing.
  */
 import type { Pool } from 'pg';
@@ -18,6 +18,7 @@ const TABLES = [
   'stream_events',
   'composite_canvases',
   'usage_ledger',
+  'background_tasks',
   'subagent_delegations',
   'compactions',
   'turns',
