@@ -108,7 +108,6 @@ export function makeContextActivities(deps: ActivityDeps) {
       blocks: blockCount,
       maxRounds: settings.maxRounds,
       needsTitle: conversation !== undefined && conversation.title === null,
-      titleInRound: true,
       toolCount: selectableToolCount(view.registry.ids()),
       agent,
       settings: {
