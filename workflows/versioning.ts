@@ -13,7 +13,12 @@
  *   `turn-cancel` in the cancel signal's handler (workflows/turn/run.ts), recorded only by a turn
  *   that is cancelled — a turn of older code that got a `cancel` signal (dropped then) replays.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
- *   moves to the current build at its next task; changes to its code go through `patched()`.
+ *   moves to the current build at its next task; changes to its code go through `patched()`. A
+ *   patch is retired in two steps: `deprecatePatch()` once no run without its marker can still be
+ *   running (the fixtures of those runs are dropped), then the call removed once no run with its
+ *   non-deprecated marker can (a deprecated marker replays without the call; each marker a run
+ *   records costs an event and a TemporalChangeVersion upsert). `agent-binding` and
+ *   `tenant-search-attributes` are at step one: every release records them.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
  *
  * An unversioned worker must not send a behaviour (the server refuses the task), so each annotation
