@@ -14,7 +14,7 @@ import {
   log,
   ParentClosePolicy,
   setHandler,
-  patched,
+  deprecatePatch,
   startChild,
   workflowInfo,
   allHandlersFinished,
@@ -175,10 +175,17 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
       options: next.options,
     };
     const workflowId = turnWorkflowId(state.conversationId, next.turnIndex);
-    // Histories from before agent definitions start their turns without an agent and without the
-    // AgentName search attribute; from here on a turn runs the conversation's bound agent.
-    const agent = patched('agent-binding') ? (state.agent ?? DEFAULT_AGENT_NAME) : undefined;
-    if (agent !== undefined) input.agent = { name: agent };
+    // A turn runs the conversation's bound agent, with the owner's and the agent's search attributes.
+    // Both patches are retired (step one of two): every release (0.1.0 on) records their markers, so
+    // no run without them — one from before agent definitions or before tenancy, whose fixtures are
+    // dropped — can still be running; the deprecated markers keep the 0.1.0 runs, which recorded
+    // them, replaying. Step two removes the two calls (a run's first turn then records no marker and
+    // no TemporalChangeVersion upsert: 4 events, 2 visibility updates) once no run recorded by a
+    // build before this one can still be running.
+    deprecatePatch('agent-binding');
+    deprecatePatch('tenant-search-attributes');
+    const agent = state.agent ?? DEFAULT_AGENT_NAME;
+    input.agent = { name: agent };
     const child = await startChild(TurnWorkflow, {
       workflowId,
       args: [input],
@@ -189,8 +196,8 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
         { key: ConversationIdKey, value: state.conversationId },
         { key: TurnIndexKey, value: next.turnIndex },
         { key: TurnStatusKey, value: 'running' },
-        ...(patched('tenant-search-attributes') ? ownerSearchAttributes() : []),
-        ...(agent !== undefined ? [{ key: AgentNameKey, value: agent }] : []),
+        ...ownerSearchAttributes(),
+        { key: AgentNameKey, value: agent },
       ],
     });
     active = { turnIndex: next.turnIndex, workflowId };

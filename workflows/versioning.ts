@@ -16,7 +16,12 @@
  *   PINNED like the turn. The turn code that starts one carries `background-subagents`, recorded only
  *   by a turn that ran a background delegate call.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
- *   moves to the current build at its next task; changes to its code go through `patched()`.
+ *   moves to the current build at its next task; changes to its code go through `patched()`. A
+ *   patch is retired in two steps: `deprecatePatch()` once no run without its marker can still be
+ *   running (the fixtures of those runs are dropped), then the call removed once no run with its
+ *   non-deprecated marker can (a deprecated marker replays without the call; each marker a run
+ *   records costs an event and a TemporalChangeVersion upsert). `agent-binding` and
+ *   `tenant-search-attributes` are at step one: every release records them.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
  * - A schedule run (ScheduledTurnWorkflow) lives as long as its turn: PINNED, like the turn.
  *

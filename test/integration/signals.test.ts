@@ -103,7 +103,7 @@ test('a followup between turns starts exactly one new turn, even when sent twice
       ['turn_2', 'second question'],
     ],
   );
-  await recordHistory(stack.server.address, `conv/${conv}`, 'conversation-two-turns-v4-agent-binding');
+  await recordHistory(stack.server.address, `conv/${conv}`, 'conversation-two-turns-v9-deprecated-patches');
 });
 
 test('bad input gets clear errors and writes nothing', async () => {

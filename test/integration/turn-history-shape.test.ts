@@ -11,6 +11,7 @@ import type { temporal } from '@temporalio/proto';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { addCounts, countEvents, historyEvents, type HistoryCounts } from '../support/history-counts';
 import { conversationWorkflowId } from '../../core/turn/ids';
+import { loadTitle } from '../../store/conversation-store';
 
 let stack: TestStack;
 before(async () => {
@@ -44,6 +45,8 @@ interface TurnShape {
   persist: HistoryCounts;
   total: HistoryCounts;
   listing: string;
+  /** The activity types the turn scheduled, in order. */
+  activities: string[];
 }
 
 /** Runs a turn of `rounds` rounds (the next of `conversationId`) and counts what it added. */
@@ -63,6 +66,7 @@ async function turnShape(conversationId: string, rounds: number, before: number,
     turn: t,
     persist: p,
     total: addCounts(addCounts(c, t), p),
+    activities: turn.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
     listing: [
       `conversation: ${conv.map(name).join(' ')}`,
       `turn: ${turn.map(name).join(' ')}`,
@@ -96,8 +100,13 @@ test('a turn costs at most its counted history events and workflow tasks, per tu
   );
   for (const s of [first, later, long]) assert.equal(s.total.failedWorkflowTasks, 0, s.listing);
   // The counts today (issue 42 measured them; a cut lowers these lines, a regression fails them).
+  // A first turn's extra: the title activity beside round 1 and the workflow task its completion
+  // wakes (6 events), the conversation's start and its two deprecated patch markers with their
+  // TemporalChangeVersion upserts (5 events; 4 go at step two of their retirement).
   assert.ok(perRound.events <= 7, `events per round ${perRound.events}`);
   assert.ok(perRound.workflowTasks <= 1, `workflow tasks per round ${perRound.workflowTasks}`);
+  assert.ok(outside(first) <= 47, `first turn: ${outside(first)} events outside the rounds\n${first.listing}`);
+  assert.ok(outside(later) <= 36, `later turn: ${outside(later)} events outside the rounds\n${later.listing}`);
   assert.ok(first.total.events <= 68, `first turn: ${first.total.events} events\n${first.listing}`);
   assert.ok(later.total.events <= 57, `later turn: ${later.total.events} events\n${later.listing}`);
   assert.ok(
@@ -108,4 +117,8 @@ test('a turn costs at most its counted history events and workflow tasks, per tu
     later.total.workflowTasks <= 10,
     `later turn: ${later.total.workflowTasks} workflow tasks\n${later.listing}`,
   );
+  // A first turn schedules its rounds and the title call, a later one its rounds only; the title is set.
+  assert.deepEqual(first.activities, ['gate', 'decide', 'decide', 'decide'], first.listing);
+  assert.deepEqual(later.activities, ['decide', 'decide', 'decide'], later.listing);
+  assert.equal(await loadTitle(stack.db.pool, conv), 'Load test notes');
 });
