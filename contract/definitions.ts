@@ -74,6 +74,8 @@ export const TenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeT
 export const ProjectIdKey = defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD);
 /** The agent a conversation is bound to, on it (set by the client at start) and on its turns. */
 export const AgentNameKey = defineSearchAttributeKey('AgentName', SearchAttributeType.KEYWORD);
+/** The schedule a run (ScheduledTurnWorkflow) and its schedule belong to (core/schedules/spec.ts). */
+export const ScheduleIdKey = defineSearchAttributeKey('ScheduleId', SearchAttributeType.KEYWORD);
 /** Every search attribute the runtime sets: a server must have them registered (the dev stack, `dreact doctor`). */
 export const SEARCH_ATTRIBUTE_KEYS = [
   ConversationIdKey,
@@ -82,6 +84,7 @@ export const SEARCH_ATTRIBUTE_KEYS = [
   TenantIdKey,
   ProjectIdKey,
   AgentNameKey,
+  ScheduleIdKey,
 ];
 /** Failure type of a startTurn naming another agent than the one the conversation is bound to. */
 export const AGENT_CONFLICT = 'AgentConflict';

@@ -4,6 +4,7 @@
  */
 import { agentExecProblems } from '../activities/exec/exec-tool';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { hostname } from 'node:os';
 import {
   configuredTaskQueues,
@@ -53,6 +54,10 @@ import { McpConnections, mcpServersOf, type McpStartOptions } from '../activitie
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
+import { createTaskTools, makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
+import { makeScheduleRunActivities } from '../activities/schedules/run-activities';
+import { makeDeliveryActivities } from '../activities/schedules/deliver';
+import { reconcileAgentSchedules } from './schedule-reconcile';
 
 // The provider registry (activities/model/registry.ts) resolves a turn's model config; kept
 // importable from here for existing callers.
@@ -218,7 +223,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const delegation = agents.list().some((a) => (a.definition.subagents ?? []).length > 0)
     ? createDelegateTool()
     : undefined;
-  const delegateTools = delegation ? [delegation.tool] : [];
+  // agent.tasks and agent.cancel come with it (background subagents, activities/agents/background-tasks.ts).
+  const taskTools = delegation ? createTaskTools() : undefined;
+  const delegateTools = delegation && taskTools ? [delegation.tool, ...taskTools.tools] : [];
   // An agent asking for a sandbox backend this worker cannot run stops the start (naming both).
   const execProblems = agentExecProblems(catalogue.list(), extra);
   if (execProblems.length > 0) throw new Error(`agent definitions: ${execProblems.join('; ')}`);
@@ -282,6 +289,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
     agentViews.swap(viewsOver(registry));
   });
   delegation?.bind(deps);
+  taskTools?.bind(deps);
   // Every version this worker runs is stored: a later worker still builds a running turn's view.
   await deps.agents.save(opts.db.pool);
   // A bad DREACT_STREAM_WRITE_GAP_MS stops the start with its error, not every activity's first publish.
@@ -290,7 +298,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const activities = {
     ...createWorkerActivities(deps),
     ...makeDelegationActivities(deps),
+    ...makeBackgroundTaskActivities(deps),
     ...createEvalActivities(deps),
+    // A schedule's runs (workflows/scheduled-turn.ts).
+    ...makeScheduleRunActivities(opts.db.pool),
+    ...makeDeliveryActivities(opts.db.pool),
     // The turn's look-up of a role queue's pollers when an activity waited there (workflows/role-queue.ts).
     describeRoleQueue,
     // MCP tools listed after start run under their own type through Temporal's default activity.
@@ -358,6 +370,17 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
           identity: `${opts.worker?.identity ?? `${process.pid}@${hostname()}`}/${role}`,
         }),
       );
+    }
+    // The agents' `schedules:` on this workflows queue: added, changed, removed (workers/schedule-reconcile.ts).
+    if (roles.includes('workflows')) {
+      const temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
+      const report = await reconcileAgentSchedules(temporal, opts.db.pool, queues.workflows, catalogue.list());
+      const changes = [
+        ...report.added.map((id) => `+${id}`),
+        ...report.changed.map((id) => `~${id}`),
+        ...report.removed.map((id) => `-${id}`),
+      ];
+      if (changes.length > 0) console.error(`[worker] agent schedules: ${changes.join(' ')}`);
     }
   } catch (err) {
     await mcp.close();

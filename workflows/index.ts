@@ -8,5 +8,7 @@ export { PurgeConversationWorkflow } from './purge';
 export { EvalRunWorkflow } from './eval-run';
 export { EvalTrialWorkflow } from './eval-trial';
 export { InspectRoundWorkflow } from './eval-inspect';
+export { BackgroundTaskWorkflow } from './background-task';
+export { ScheduledTurnWorkflow } from './scheduled-turn';
 // Worker Versioning behaviour per workflow type (pinned turns, auto-upgrading conversations).
 import './versioning';

@@ -12,9 +12,13 @@
  *   deploy workflow changes with Worker Versioning, or drain turns first. One patch it does carry:
  *   `turn-cancel` in the cancel signal's handler (workflows/turn/run.ts), recorded only by a turn
  *   that is cancelled — a turn of older code that got a `cancel` signal (dropped then) replays.
+ * - A background subagent's task (workflows/background-task.ts) lives as long as its subagent's turn:
+ *   PINNED like the turn. The turn code that starts one carries `background-subagents`, recorded only
+ *   by a turn that ran a background delegate call.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
+ * - A schedule run (ScheduledTurnWorkflow) lives as long as its turn: PINNED, like the turn.
  *
  * An unversioned worker must not send a behaviour (the server refuses the task), so each annotation
  * applies only when the worker running the workflow has a deployment version.
@@ -26,6 +30,8 @@ import { TurnWorkflow } from './turn';
 import { PersistTurnWorkflow } from './persist';
 import { CompactionWorkflow } from './compaction';
 import { ExecReaperWorkflow } from './exec-reaper';
+import { BackgroundTaskWorkflow } from './background-task';
+import { ScheduledTurnWorkflow } from './scheduled-turn';
 
 function behaviour(versioningBehavior: VersioningBehavior) {
   return () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {});
@@ -34,5 +40,7 @@ function behaviour(versioningBehavior: VersioningBehavior) {
 setWorkflowOptions(behaviour('PINNED'), TurnWorkflow);
 setWorkflowOptions(behaviour('PINNED'), PersistTurnWorkflow);
 setWorkflowOptions(behaviour('PINNED'), CompactionWorkflow);
+setWorkflowOptions(behaviour('PINNED'), BackgroundTaskWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ConversationWorkflow);
 setWorkflowOptions(behaviour('AUTO_UPGRADE'), ExecReaperWorkflow);
+setWorkflowOptions(behaviour('PINNED'), ScheduledTurnWorkflow);

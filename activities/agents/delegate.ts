@@ -11,6 +11,9 @@
  * - the tool implementation (run by the tool activity after the child): the same check (a refusal
  *   is the call's observation), then the child turn's answer — or its failure — with the files it
  *   produced, by reference, as the call's result. The tool activity makes that append idempotent.
+ * - a BACKGROUND call (`wait: false`, or the agent's `background.delegate`; core/agents/background.ts):
+ *   prepareDelegation also opens its `background_tasks` row and returns the task's workflow to start;
+ *   the call's result is then the receipt (activities/agents/background-tasks.ts delivers the answer).
  */
 import type { Pool } from 'pg';
 import { blockId } from '../../core/timeline/block';
@@ -33,6 +36,14 @@ import type { ToolImpl, ToolObservation } from '../tools/types';
 import type { AgentToolContext } from './define-tool';
 import { turnOwner } from '../governance/owner';
 import type { AgentView } from '../deps';
+import {
+  backgroundTaskId,
+  backgroundTaskWorkflowId,
+  receiptText,
+  runsInBackground,
+  type OnResult,
+} from '../../core/agents/background';
+import { backgroundTaskOfCall, openBackgroundTask, type BackgroundTask } from '../../store/background-task-store';
 
 /** What prepareDelegation hands the workflow: the child to start, or nothing. */
 export interface DelegationStart {
@@ -43,6 +54,8 @@ export interface DelegationStart {
     conversationId: string;
     /** Its turn's workflow id (`conv/<parent>/sub/<callId>`). */
     workflowId: string;
+    /** Set when the call runs in the background (core/agents/background.ts): the task's workflow. */
+    background?: { taskId: string; workflowId: string; onResult: OnResult };
   };
 }
 
@@ -101,14 +114,26 @@ export function makeDelegationActivities(deps: ActivityDeps) {
         maxDepth: check.definition.max_depth,
       });
       await openSubConversation(pool, conversationId, child, link);
-      return {
-        start: {
-          agent: check.params.agent,
-          task: check.params.task,
-          conversationId: child,
-          workflowId: subagentWorkflowId(conversationId, callId),
-        },
+      const workflowId = subagentWorkflowId(conversationId, callId);
+      const start = { agent: check.params.agent, task: check.params.task, conversationId: child, workflowId };
+      if (!runsInBackground(check.params.wait, check.definition.background?.delegate)) return { start };
+      const background = {
+        taskId: backgroundTaskId(callId),
+        workflowId: backgroundTaskWorkflowId(conversationId, callId),
+        onResult: check.definition.background?.on_result ?? 'followup',
       };
+      await openBackgroundTask(pool, {
+        conversationId,
+        taskId: background.taskId,
+        callId,
+        turnId,
+        agent: start.agent,
+        task: start.task,
+        childConversationId: child,
+        workflowId: background.workflowId,
+        onResult: background.onResult,
+      });
+      return { start: { ...start, background } };
     },
   };
 }
@@ -124,6 +149,9 @@ export function createDelegateTool() {
       const ref = (ctx as typeof ctx & Partial<AgentToolContext>).agent?.ref;
       const check = await checkDelegation(deps, ctx.conversationId, ref, params);
       if (!check.ok) return { ok: false, text: check.text, meta: { subagent_refused: true } };
+      // A background call's observation is its receipt (prepareDelegation opened the task).
+      const task = await backgroundTaskOfCall(deps.db.pool, ctx.conversationId, ctx.callId);
+      if (task) return taskReceipt(task);
       return childObservation(deps.db.pool, ctx.conversationId, ctx.callId, check.params);
     },
   };
@@ -131,6 +159,32 @@ export function createDelegateTool() {
     tool: { declaration: agentDelegate, impl },
     bind(deps: ActivityDeps) {
       bound = deps;
+    },
+  };
+}
+
+/** The files a subagent's conversation produced, and their listing by reference for the parent. */
+export async function childFiles(pool: Pool, child: string) {
+  const files = await listHostedFiles(pool, child);
+  const listing = files.length
+    ? `\n\nFiles it produced (conversation ${child}):\n${files.map((f) => `- ${f.path} (${f.mime}, ${f.size} bytes)`).join('\n')}`
+    : '';
+  return { files, listing };
+}
+
+/** The receipt of a background delegate call (core/agents/background.ts). */
+function taskReceipt(task: BackgroundTask): ToolObservation {
+  return {
+    ok: true,
+    text: receiptText({
+      taskId: task.taskId,
+      agent: task.agent,
+      conversationId: task.childConversationId,
+      onResult: task.onResult,
+    }),
+    meta: {
+      subagent: { agent: task.agent, conversation_id: task.childConversationId, workflow_id: task.workflowId },
+      background_task: { task_id: task.taskId, workflow_id: task.workflowId, on_result: task.onResult },
     },
   };
 }
@@ -158,10 +212,7 @@ async function childObservation(
     return { ok: false, text: `subagent ${params.agent} did not finish its turn (${child})`, meta };
   if (outcome.status === 'failed')
     return { ok: false, text: `subagent ${params.agent} failed: ${outcome.error ?? 'unknown error'}`, meta };
-  const files = await listHostedFiles(pool, child);
-  const listing = files.length
-    ? `\n\nFiles it produced (conversation ${child}):\n${files.map((f) => `- ${f.path} (${f.mime}, ${f.size} bytes)`).join('\n')}`
-    : '';
+  const { files, listing } = await childFiles(pool, child);
   return {
     ok: true,
     text: `${outcome.answer ?? ''}${listing}`,

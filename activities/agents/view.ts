@@ -29,6 +29,10 @@ import { withAgentLibrary, type AgentLibraries } from './agent-library';
 import type { AgentView, AgentViews, TurnAgent } from '../deps';
 import { parseTurnRef, type TurnRef } from '../../core/turn/ref';
 import { DELEGATE_TOOL_ID, mayDelegate } from '../../core/agents/subagents';
+import { CANCEL_TOOL_ID, TASKS_TOOL_ID } from '../../core/agents/background';
+
+/** The tools that come with `subagents`: agent.delegate, then agent.tasks and agent.cancel. */
+const DELEGATION_TOOL_IDS: readonly string[] = [DELEGATE_TOOL_ID, TASKS_TOOL_ID, CANCEL_TOOL_ID];
 import { agentVisibleTo, visibleAgentNames } from '../../core/agents/visibility';
 import type { TenantScope } from '../../core/tenancy/principal';
 
@@ -71,7 +75,7 @@ export function createAgentViews(
       );
     const workerDefaults: WorkerDefaults = {
       ...defaults,
-      toolIds: agent.offeredToolIds.filter((id) => id !== DELEGATE_TOOL_ID),
+      toolIds: agent.offeredToolIds.filter((id) => !DELEGATION_TOOL_IDS.includes(id)),
     };
     // agent.delegate comes with `subagents` (whatever the allow-list), above the depth cap only.
     const delegates =
@@ -84,7 +88,8 @@ export function createAgentViews(
       let s = memo.get(key);
       if (!s) {
         s = resolveTurnSettings(workerDefaults, agent.definition, overrides);
-        if (delegates) s = { ...s, tools: [...s.tools, DELEGATE_TOOL_ID] };
+        // With it, agent.tasks and agent.cancel (background subagents) where the worker has them.
+        if (delegates) s = { ...s, tools: [...s.tools, ...DELEGATION_TOOL_IDS.filter((id) => registry.has(id))] };
         if (memo.size < 64) memo.set(key, s);
       }
       return s;

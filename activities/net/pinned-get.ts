@@ -14,6 +14,8 @@ import { pinnedLookup, type GuardedTarget } from './address-guard';
 export interface PinnedGetOptions {
   signal: AbortSignal;
   headers: Record<string, string>;
+  /** A POST with this body instead of a GET (a schedule's signed webhook, activities/schedules/deliver.ts). */
+  post?: Buffer;
 }
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
@@ -48,7 +50,7 @@ export function pinnedGet(target: GuardedTarget, opts: PinnedGetOptions): Promis
       host: target.host,
       port: target.port,
       path: `${url.pathname}${url.search}`,
-      method: 'GET',
+      method: opts.post ? 'POST' : 'GET',
       headers: { 'accept-encoding': 'gzip, deflate, br', ...opts.headers },
       agent: false,
       signal: opts.signal,
@@ -84,6 +86,6 @@ export function pinnedGet(target: GuardedTarget, opts: PinnedGetOptions): Promis
         reject(new Error(`bad HTTP response (status ${status}): ${(err as Error).message}`, { cause: err }));
       }
     });
-    req.end();
+    req.end(opts.post);
   });
 }

@@ -28,6 +28,8 @@ export async function gatewayCommand(opts: { port?: number; host?: string }): Pr
       models: config.models,
       rateLimitPerMinute: config.rateLimitPerMinute,
       trustedProxies: config.trustedProxies,
+      hookRateLimitPerMinute: config.hookRateLimitPerMinute,
+      ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
       // One JSON line per request (and per internal error), with its request id.
       logger: pino({ name: 'dreact-gateway' }),
       port: opts.port ?? config.port,

@@ -23,6 +23,7 @@ import { registerTurnRoutes } from './turn-routes';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerAgentRoutes } from './agent-routes';
 import { registerA2aCardRoutes } from './a2a/agent-card-routes';
+import { registerA2aRpcRoutes } from './a2a/jsonrpc-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
 import { registerMcpOAuthRoutes } from './mcp-oauth-routes';
@@ -32,9 +33,12 @@ import { registerApprovalRoutes } from './approval-routes';
 import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
 import { registerLimitRoutes } from './limit-routes';
+import { registerScheduleRoutes } from './schedule-routes';
 import { registerInspectRoutes } from './inspect-routes';
 import { registerAgUiRoutes } from './ag-ui-routes';
 import { registerAiSdkRoutes } from './ai-sdk-routes';
+import { DEFAULT_HOOK_RATE_PER_MINUTE, registerHookDeliveryRoute } from './hooks/delivery-route';
+import { registerHookRoutes } from './hooks/hook-routes';
 import {
   accessLog,
   bodyLimits,
@@ -99,6 +103,10 @@ export interface GatewayOptions {
   models?: readonly string[];
   /** How often an open stream re-checks its key (revoked: the stream ends). Default 10 s. */
   streamRecheckMs?: number;
+  /** Deliveries each webhook may start per minute (DREACT_HOOK_RATE_LIMIT_PER_MINUTE, default 60). */
+  hookRateLimitPerMinute?: number;
+  /** The gateway's address as webhook senders reach it (DREACT_GATEWAY_PUBLIC_URL), for hook URLs. */
+  publicUrl?: string;
 }
 
 export interface GatewayApp {
@@ -228,6 +236,19 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     return c.json({ ok, ...checks }, ok ? 200 : 503);
   });
 
+  const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
+  const attachmentLimits = AttachmentLimitsSchema.parse(opts.attachmentLimits ?? {});
+  // Webhook deliveries authenticate by their signature, not a key: before the key check and its
+  // failed-authentication limit, with a rate limit per hook of their own (hooks/delivery-route.ts).
+  registerHookDeliveryRoute(app, {
+    client,
+    pool,
+    modelPolicy,
+    limits: attachmentLimits,
+    maxBodyBytes: maxSize,
+    ratePerMinute: opts.hookRateLimitPerMinute ?? DEFAULT_HOOK_RATE_PER_MINUTE,
+  });
+
   // One set of limits for /v1 and /mcp (rate-limits.ts): failed authentication per client address
   // (a valid drk_ key is never refused by it), then requests per key.
   const limits = createRateLimits({
@@ -258,8 +279,6 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   });
   app.use('/v1/*', limits.perKey);
   app.use('/v1/*', singleQueryValues());
-  const maxSize = opts.maxBodyBytes ?? MAX_BODY_BYTES;
-  const attachmentLimits = AttachmentLimitsSchema.parse(opts.attachmentLimits ?? {});
   // Per route: edits and feedback are small, a turn's JSON up to maxSize, a multipart turn up to
   // the turn's attachment cap (only multipart bodies may be large).
   app.use(
@@ -286,6 +305,8 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerFeedbackRoutes(app, pool);
   registerAgentRoutes(app, pool);
   registerA2aCardRoutes(app, pool);
+  // A2A (a2a/jsonrpc-routes.ts): each agent's JSON-RPC endpoint, tasks as turns, events from the log.
+  registerA2aRpcRoutes(app, client, pool, { modelPolicy, limits: attachmentLimits, streamOpts, keyStillActive });
   // durable-react as an MCP server, behind the same keys (mcp-routes.ts).
   registerMcpRoutes(app, {
     client,
@@ -307,6 +328,9 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerPolicyRoutes(app, pool);
   registerBudgetRoutes(app, pool);
   registerLimitRoutes(app, client, pool);
+  // Signed webhooks that start turns: their management (the deliveries are registered above).
+  registerHookRoutes(app, pool, { publicUrl: opts.publicUrl });
+  registerScheduleRoutes(app, client, pool);
   // What the model saw at a round (inspect-routes.ts).
   registerInspectRoutes(app, client, pool);
   // The Vercel AI SDK's UI message stream (useChat), from the same stream log (ai-sdk-routes.ts).

@@ -63,12 +63,43 @@ function unguessable(c: Context): boolean {
 
 const retryIn = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
+/**
+ * `points` per bucket per window, with the headers of the per-key limit: `x-ratelimit-*`, and a
+ * 429 with `Retry-After` once spent (`what` names the bucket in the message: "per key", "per
+ * hook"). The per-key limit below is one; webhooks have one per hook (apps/gateway/hooks/).
+ */
+export function bucketLimit(opts: {
+  points: number;
+  windowSeconds: number;
+  what: string;
+}): (c: Context, bucket: string, n?: number) => Promise<Response | undefined> {
+  const limiter = new RateLimiterMemory({ points: opts.points, duration: opts.windowSeconds });
+  return async (c, bucket, n = 1) => {
+    try {
+      const res = await limiter.consume(bucket, n);
+      c.header('x-ratelimit-limit', String(opts.points));
+      c.header('x-ratelimit-remaining', String(res.remainingPoints));
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      const seconds = retryIn(err.msBeforeNext);
+      c.header('retry-after', String(seconds));
+      c.header('x-ratelimit-limit', String(opts.points));
+      c.header('x-ratelimit-remaining', '0');
+      return fail(
+        c,
+        'rate_limited',
+        `rate limit of ${opts.points} requests ${opts.what} exceeded; retry in ${seconds} s`,
+      );
+    }
+  };
+}
+
 export function createRateLimits(opts: RateLimitOptions = {}): GatewayRateLimits {
   const points = opts.points ?? 600;
   const duration = opts.windowSeconds ?? 60;
   const proxies = opts.trustedProxies ?? [];
   const failures = new RateLimiterMemory({ points, duration });
-  const requests = new RateLimiterMemory({ points, duration });
 
   const address = (c: Context): string => {
     const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
@@ -105,21 +136,8 @@ export function createRateLimits(opts: RateLimitOptions = {}): GatewayRateLimits
     // A stream opened with a token (no key yet: the route verifies it) counts against that token.
     c.get('principal')?.keyId ?? `token:${(c.req.query('token') ?? '').slice(-43)}`;
 
-  const spend = async (c: Context<GatewayEnv>, n: number): Promise<Response | undefined> => {
-    try {
-      const res = await requests.consume(keyOf(c), n);
-      c.header('x-ratelimit-limit', String(points));
-      c.header('x-ratelimit-remaining', String(res.remainingPoints));
-      return undefined;
-    } catch (err) {
-      if (!(err instanceof RateLimiterRes)) throw err;
-      const seconds = retryIn(err.msBeforeNext);
-      c.header('retry-after', String(seconds));
-      c.header('x-ratelimit-limit', String(points));
-      c.header('x-ratelimit-remaining', '0');
-      return fail(c, 'rate_limited', `rate limit of ${points} requests per key exceeded; retry in ${seconds} s`);
-    }
-  };
+  const perKeyLimit = bucketLimit({ points, windowSeconds: duration, what: 'per key' });
+  const spend = (c: Context<GatewayEnv>, n: number): Promise<Response | undefined> => perKeyLimit(c, keyOf(c), n);
 
   const perKey: MiddlewareHandler<GatewayEnv> = async (c, next) => {
     const refused = await spend(c, 1);

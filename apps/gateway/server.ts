@@ -20,6 +20,9 @@
  *   DREACT_GATEWAY_MODELS            model ids a client may name (comma-separated; default: none,
  *                                    every turn runs the worker's default model)
  *   DREACT_PUBLIC_TEMPORAL_UI_URL    a Temporal UI the web chat's users may open (else no UI links)
+ *   DREACT_HOOK_RATE_LIMIT_PER_MINUTE  deliveries each webhook may start per minute (default 60)
+ *   DREACT_GATEWAY_PUBLIC_URL        the gateway's address as webhook senders reach it (hook URLs;
+ *                                    default: the address a management request came to)
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +30,7 @@ import { serve } from '@hono/node-server';
 import { createGatewayApp, type GatewayApp, type GatewayOptions } from './app';
 import { DEFAULT_STREAM_RETENTION_SECONDS, startStreamPruner, type StreamPruner } from './prune';
 import { parseTrustedProxies, type TrustedProxies } from '../../core/net/trusted-proxies';
+import { DEFAULT_HOOK_RATE_PER_MINUTE } from './hooks/delivery-route';
 
 export const DEFAULT_GATEWAY_PORT = 8787;
 
@@ -44,6 +48,8 @@ export interface GatewayEnvConfig {
   allowScripted: boolean;
   models: string[];
   publicTemporalUiUrl?: string;
+  hookRateLimitPerMinute: number;
+  publicUrl?: string;
 }
 
 const list = (raw: string | undefined) =>
@@ -87,6 +93,12 @@ export function gatewayConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Gate
     port: positiveInt(env.DREACT_GATEWAY_PORT, 'DREACT_GATEWAY_PORT', DEFAULT_GATEWAY_PORT, 0),
     allowScripted: flag(env.DREACT_ALLOW_SCRIPTED),
     models: list(env.DREACT_GATEWAY_MODELS),
+    hookRateLimitPerMinute: positiveInt(
+      env.DREACT_HOOK_RATE_LIMIT_PER_MINUTE,
+      'DREACT_HOOK_RATE_LIMIT_PER_MINUTE',
+      DEFAULT_HOOK_RATE_PER_MINUTE,
+    ),
+    ...(env.DREACT_GATEWAY_PUBLIC_URL?.trim() ? { publicUrl: env.DREACT_GATEWAY_PUBLIC_URL.trim() } : {}),
     ...(env.DREACT_PUBLIC_TEMPORAL_UI_URL?.trim()
       ? { publicTemporalUiUrl: env.DREACT_PUBLIC_TEMPORAL_UI_URL.trim() }
       : {}),

@@ -17,9 +17,11 @@ import { unknownKind, type StreamEvent } from '../stream/events';
 
 /** `TaskState` values (a2a.proto). */
 export const TASK_STATE = {
+  submitted: 1,
   working: 2,
   completed: 3,
   failed: 4,
+  canceled: 5,
   inputRequired: 6,
 } as const satisfies Record<string, TaskState>;
 const ROLE_AGENT: Role = 2 as Role;
@@ -36,23 +38,29 @@ export interface A2aIds {
 /** The artifact id of the turn's answer (streamed as appended chunks, closed by `answer.done`). */
 export const ANSWER_ARTIFACT_ID = 'answer';
 
-const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined }) as Part;
+export const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined }) as Part;
 
-function agentMessage(ids: A2aIds, messageId: string, body: string): Message {
+/** A one-text-part message of the task (the agent's by default). */
+export function textMessage(ids: A2aIds, messageId: string, body: string, role: Role = ROLE_AGENT): Message {
   return {
     messageId,
     contextId: ids.contextId,
     taskId: ids.taskId,
-    role: ROLE_AGENT,
-    parts: [text(body)],
+    role,
+    parts: [textPart(body)],
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],
   };
 }
 
+/** The event's offset, kind and payload — without the turn's workflow id (internal). */
 function meta(event: StreamEvent): { dreact: { seq: number; kind: string; payload: unknown } } {
-  return { dreact: { seq: event.seq, kind: event.kind, payload: event.payload } };
+  const payload =
+    event.kind === 'phase'
+      ? Object.fromEntries(Object.entries(event.payload).filter(([k]) => k !== 'workflowId'))
+      : event.payload;
+  return { dreact: { seq: event.seq, kind: event.kind, payload } };
 }
 
 function status(ids: A2aIds, event: StreamEvent, state: TaskState, message?: string, final = false): A2aItem {
@@ -64,7 +72,7 @@ function status(ids: A2aIds, event: StreamEvent, state: TaskState, message?: str
       contextId: ids.contextId,
       status: {
         state,
-        message: message === undefined ? undefined : agentMessage(ids, `${ids.taskId}/${event.seq}`, message),
+        message: message === undefined ? undefined : textMessage(ids, `${ids.taskId}/${event.seq}`, message),
         timestamp: event.ts,
       },
       metadata: meta(event),
@@ -82,7 +90,7 @@ function answerChunk(ids: A2aIds, event: StreamEvent, body: string, append: bool
         artifactId: ANSWER_ARTIFACT_ID,
         name: 'answer',
         description: 'The answer of the turn',
-        parts: [text(body)],
+        parts: [textPart(body)],
         metadata: undefined,
         extensions: [],
       },
@@ -123,7 +131,16 @@ export function toA2aItems(event: StreamEvent, ids: A2aIds): A2aItem[] {
         ? [status(ids, event, TASK_STATE.failed, `budget ${event.payload.budget} exceeded`, true)]
         : [status(ids, event, working)];
     case 'done':
-      return [status(ids, event, TASK_STATE.completed, event.payload.answer, true)];
+      // A cancelled turn ends with its own answer ("This turn was cancelled by …"): the task is canceled.
+      return [
+        status(
+          ids,
+          event,
+          event.payload.completionPath === 'cancelled' ? TASK_STATE.canceled : TASK_STATE.completed,
+          event.payload.answer,
+          true,
+        ),
+      ];
     case 'step':
     case 'attribute':
     case 'usage':

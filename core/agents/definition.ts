@@ -16,6 +16,8 @@ import { z } from 'zod';
 import { AGENT_NAME_RE, ROLE_PURPOSES, type RolePurpose } from './ref';
 import { toolPatternIssue } from './tool-filter';
 import { McpSchema } from '../mcp/config';
+import { ON_RESULT_MODES } from './background';
+import { AgentScheduleSchema } from '../schedules/agent-schedules';
 
 /** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
 export type SchemaRule = 'bad_glob' | 'conflict' | 'duplicate';
@@ -234,6 +236,20 @@ export const SecretSourceSchema = z.union([
 ]);
 export type SecretSource = z.infer<typeof SecretSourceSchema>;
 
+/** Background subagents (core/agents/background.ts). */
+const BackgroundSchema = z.strictObject({
+  delegate: z
+    .boolean()
+    .optional()
+    .describe('true: agent.delegate runs in the background unless a call says wait: true (default false).'),
+  on_result: z
+    .enum(ON_RESULT_MODES)
+    .optional()
+    .describe(
+      "followup (default): a finished task's answer arrives as a followup (a new turn when none runs); record: kept on the task (agent.tasks).",
+    ),
+});
+
 export const AgentDefinitionSchema = z
   .strictObject({
     $schema: z.string().optional().describe('The JSON Schema this file follows (for editors); ignored.'),
@@ -256,6 +272,9 @@ export const AgentDefinitionSchema = z
     exec: ExecSchema.optional(),
     subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),
     max_depth: limit(1, 5).optional().describe('Most levels of nested delegation below this agent (default 1).'),
+    background: BackgroundSchema.optional().describe(
+      'Background subagents: whether agent.delegate runs in the background by default, and how a finished task is delivered.',
+    ),
     visibility: VisibilitySchema.optional().describe(
       'Which tenants and projects see and may run this agent (any listed tenant, or listed <tenant>/<project>). Absent: every tenant.',
     ),
@@ -266,8 +285,25 @@ export const AgentDefinitionSchema = z
       .record(SecretNameSchema, SecretSourceSchema)
       .optional()
       .describe('Secrets tools may read by name: { env: VAR } or { file: path }; never written to the timeline.'),
+    schedules: z
+      .array(AgentScheduleSchema)
+      .max(50)
+      .optional()
+      .describe(
+        'Turns of this agent a Temporal Schedule starts (cron or every), reconciled at worker start (docs/schedules.md).',
+      ),
   })
   .superRefine((d, ctx) => {
+    const names = (d.schedules ?? []).map((s) => s.name);
+    names.forEach((n, i) => {
+      if (names.indexOf(n) !== i)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', i, 'name'],
+          message: `schedule "${n}" is declared twice`,
+          ...rule('duplicate'),
+        });
+    });
     if (d.instructions !== undefined && d.instructions_file !== undefined)
       ctx.addIssue({
         code: 'custom',

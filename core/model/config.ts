@@ -4,6 +4,8 @@ import { z } from 'zod';
 export const ScriptSpecSchema = z.object({
   /** Responses by round (1-based within the turn); the last one repeats. */
   rounds: z.array(z.string()).min(1).max(64),
+  /** Responses by round for turn N (`turns[N-1]`, 1-based turn index); a turn past the list uses `rounds`. */
+  turns: z.array(z.array(z.string()).min(1).max(64)).max(64).optional(),
   /** Response used by the finalize round after a steer (default: a generic complete). */
   finalize: z.string().optional(),
   /** Characters per streamed chunk. */

@@ -16,6 +16,12 @@ export const AgentDelegateParamsSchema = z.strictObject({
     .min(1)
     .max(16_000)
     .describe('The whole task for the subagent: it sees only this, not this conversation.'),
+  wait: z
+    .boolean()
+    .optional()
+    .describe(
+      "false: run it in the background — this call returns a receipt (task id) at once and the answer arrives later as a followup. Default: the agent's `background.delegate` setting, else true (wait for the answer).",
+    ),
 });
 export type AgentDelegateParams = z.output<typeof AgentDelegateParamsSchema>;
 
@@ -23,7 +29,8 @@ export const agentDelegate = declareTool({
   id: DELEGATE_TOOL_ID,
   description:
     'Delegate a self-contained task to one of your subagents. It works in a conversation of its own with its own ' +
-    "tools and budget and returns its answer (and the files it wrote, by path) as this call's result.",
+    "tools and budget and returns its answer (and the files it wrote, by path) as this call's result; with " +
+    'wait: false it runs in the background and its answer arrives later in this conversation.',
   params: AgentDelegateParamsSchema,
   strategy: 'unknown',
   bundleSafe: false,

@@ -8,12 +8,15 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 export const MCP_TOKEN_KEY_ENV = 'DREACT_MCP_TOKEN_KEY';
 
-/** The key from the environment; a clear error when it is missing or not 32 bytes. */
-export function mcpTokenKey(env: NodeJS.ProcessEnv = process.env): Buffer {
+/**
+ * The key from the environment; a clear error when it is missing or not 32 bytes. `sealed` names
+ * what is stored under it (webhook secrets use the same key: store/hooks/hook-store.ts).
+ */
+export function mcpTokenKey(env: NodeJS.ProcessEnv = process.env, sealed = 'MCP OAuth tokens'): Buffer {
   const raw = env[MCP_TOKEN_KEY_ENV]?.trim();
   if (!raw)
     throw new Error(
-      `${MCP_TOKEN_KEY_ENV} is not set: MCP OAuth tokens are stored encrypted under it (32 random bytes, base64: openssl rand -base64 32)`,
+      `${MCP_TOKEN_KEY_ENV} is not set: ${sealed} are stored encrypted under it (32 random bytes, base64: openssl rand -base64 32)`,
     );
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
   if (key.length !== 32)

@@ -45,6 +45,12 @@ const skip = countSkipped(need, why ? `${why} (apt-get install docker.io, start 
 const test = (name: string, fn: () => Promise<void>) => nodeTest(name, { skip }, fn);
 
 const docker = async (...args: string[]) => (await run('docker', args, { maxBuffer: 16 * 1024 * 1024 })).stdout.trim();
+/** A container's whole output: `docker logs` replays its stdout and its stderr (where node writes errors). */
+const containerLogs = async (id: string) => {
+  const { stdout, stderr } = await run('docker', ['logs', id], { maxBuffer: 16 * 1024 * 1024 });
+  const state = await docker('inspect', '-f', '{{.State.Status}} exit={{.State.ExitCode}}', id).catch(() => '?');
+  return `[container ${state}]\n${stdout}${stderr}`.trim();
+};
 /** `docker run --rm` (options, then the image and its command) read-only, the writable paths mounted. */
 const readOnlyRun = (...args: string[]) =>
   docker('run', '--rm', '--read-only', '--tmpfs', '/tmp', '--tmpfs', '/var/lib/dreact:uid=10001,gid=10001', ...args);
@@ -273,7 +279,7 @@ for (const p of ['/app/x', '/etc/x', '/var/lib/dreact/x', '/tmp/x']) {
     for (;;) {
       const res = await fetch(url).catch(() => undefined);
       if (res?.ok) break;
-      if (Date.now() > deadline) throw new Error(`${url} did not answer: ${await docker('logs', id)}`);
+      if (Date.now() > deadline) throw new Error(`${url} did not answer: ${await containerLogs(id)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
     assert.equal(await docker('exec', id, 'node', 'bin/healthcheck.cjs', url), '');

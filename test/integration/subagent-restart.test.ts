@@ -6,11 +6,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { scriptedWorkerEnv, startScriptedWorker } from '../support/scripted-worker-process';
 import { loadBlocks } from '../../store/timeline-store';
 import { subagentConversationId, subagentWorkflowId } from '../../core/agents/subagents';
 
@@ -31,52 +28,9 @@ const scripts = {
   },
 };
 
-function workerEnv() {
-  const dir = mkdtempSync(join(tmpdir(), 'dreact-sub-kill-'));
-  for (const [name, extra] of [
-    ['kill-lead', 'subagents: [kill-child]\n'],
-    ['kill-child', ''],
-  ])
-    writeFileSync(
-      join(dir, `${name}.yaml`),
-      `name: ${name}\ninstructions: You are ${name}.\nmodel: { provider: scripted, script: ${name} }\n${extra}`,
-    );
-  const scriptsFile = join(mkdtempSync(join(tmpdir(), 'dreact-scripts-')), 'scripts.json');
-  writeFileSync(scriptsFile, JSON.stringify(scripts));
-  return {
-    TEMPORAL_ADDRESS: stack.server.address,
-    DREACT_DB_SCHEMA: stack.db.schema,
-    DATABASE_URL: stack.db.databaseUrl,
-    DREACT_TASK_QUEUE: stack.taskQueue,
-    DREACT_WORKER_STATE_DIR: mkdtempSync(join(tmpdir(), 'dreact-state-')),
-    DREACT_AGENTS_DIR: dir,
-    DREACT_TEST_SCRIPTS: scriptsFile,
-    DREACT_EXEC_BACKEND: 'off',
-  };
-}
-
-function startWorker(env: Record<string, string>) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(__dirname, '..', 'support', 'scripted-worker.ts')],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let log = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      log += String(d);
-      if (log.includes('[worker] polling')) resolve();
-    });
-    void exited.then(() => reject(new Error(`the worker exited before polling:\n${log.slice(-2000)}`)));
-  });
-  ready.catch(() => undefined);
-  return { child, ready, exited };
-}
-
 test('kill -9 while the subagent runs: both turns complete, nothing duplicated', async () => {
-  const env = workerEnv();
-  let worker = startWorker(env);
+  const env = scriptedWorkerEnv(stack, { 'kill-lead': 'subagents: [kill-child]\n', 'kill-child': '' }, scripts);
+  let worker = startScriptedWorker(env);
   await worker.ready;
   const conv = uniqueId('conv');
   try {
@@ -94,7 +48,7 @@ test('kill -9 while the subagent runs: both turns complete, nothing duplicated',
     });
     worker.child.kill('SIGKILL');
     await worker.exited;
-    worker = startWorker(env);
+    worker = startScriptedWorker(env);
     await worker.ready;
 
     const result = await stack.client.result(conv, 1);

@@ -39,9 +39,14 @@ function resolveModule(fromFile: string, spec: string, known: Set<string>): stri
   return undefined;
 }
 
+/** The source files under `folders` (repository paths, posix). */
+export function sourceFiles(folders = SOURCE_FOLDERS, root = ROOT): string[] {
+  return folders.flatMap((f) => filesUnder(join(root, f))).map((p) => relative(root, p).split('\\').join('/'));
+}
+
 /** file (repository path, posix) → the repository files it imports. */
 export function importGraph(folders = SOURCE_FOLDERS, root = ROOT): Map<string, string[]> {
-  const files = folders.flatMap((f) => filesUnder(join(root, f))).map((p) => relative(root, p).split('\\').join('/'));
+  const files = sourceFiles(folders, root);
   const known = new Set(files);
   const graph = new Map<string, string[]>();
   for (const file of files) {

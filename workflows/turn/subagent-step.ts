@@ -19,34 +19,23 @@
  */
 import {
   CancellationScope,
-  ChildWorkflowCancellationType,
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   startChild,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { ScheduledChildCall } from '../../core/tools/call-plan';
 import type { Usage } from '../../core/turn/contracts';
 import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
-import type { TurnWorkflow } from '../../contract/workflows';
 import { addUsage, ZERO_USAGE } from '../../core/model/provider';
-import { subagentSummary } from '../../core/agents/subagents';
-import { turnIdFor } from '../../core/turn/ids';
+import { backgroundTaskSummary } from '../../core/agents/background';
 import type { DelegationStart } from '../../activities/agents/delegate';
+import type { BackgroundTaskInput } from '../background-task';
 import type { TurnRun } from './run';
-import {
-  AgentNameKey,
-  ConversationIdKey,
-  ProjectIdKey,
-  SHORT_WORKFLOW_TASK_TIMEOUT,
-  cancelSignal,
-  steerSignal,
-  TenantIdKey,
-  TurnIndexKey,
-  TurnStatusKey,
-} from '../../contract/definitions';
+import { ownerAttributes, startSubagentTurn, subagentTurnUsage, type SubagentStart } from './subagent-start';
+import { ConversationIdKey, cancelSignal, steerSignal } from '../../contract/definitions';
 
 // Each call passes the plan's options; these are the fallbacks.
 const prepareActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<DelegationStart>>>({
@@ -57,6 +46,26 @@ const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Prom
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
+
+/**
+ * Starts a background call's task workflow (`conv/<parent>/task/<callId>`), abandoned when the turn
+ * closes. Under the `background-subagents` patch: recorded only by a turn that ran such a call.
+ */
+async function startBackgroundTask(start: SubagentStart, input: ToolInput, workflowId: string): Promise<void> {
+  const task: BackgroundTaskInput = {
+    parentConversationId: input.conversationId,
+    callId: input.callId,
+    taskId: start.background!.taskId,
+    start: { agent: start.agent, task: start.task, conversationId: start.conversationId, workflowId: start.workflowId },
+  };
+  await startChild('BackgroundTaskWorkflow', {
+    workflowId,
+    args: [task],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    staticSummary: backgroundTaskSummary(start.agent, start.task),
+    typedSearchAttributes: [{ key: ConversationIdKey, value: input.conversationId }, ...ownerAttributes()],
+  });
+}
 
 export interface SubagentStep {
   /** Runs one delegate call: prepare, the child turn, its answer as the call's result. */
@@ -84,34 +93,15 @@ export function subagentStep(run: TurnRun): SubagentStep {
       );
       const start = prepared.start;
       if (start) {
-        const owner = workflowInfo().typedSearchAttributes;
-        const tenant = owner.get(TenantIdKey);
-        const project = owner.get(ProjectIdKey);
-        const child = await startChild<TurnWorkflow>('TurnWorkflow', {
-          workflowId: start.workflowId,
-          args: [
-            {
-              conversationId: start.conversationId,
-              turnIndex: 1,
-              turnId: turnIdFor(1),
-              prompt: { text: start.task, messageId: `delegate-${input.callId}` },
-              options: {},
-              agent: { name: start.agent },
-            },
-          ],
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-          cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-          workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
-          staticSummary: subagentSummary(start.agent, start.task),
-          typedSearchAttributes: [
-            { key: ConversationIdKey, value: start.conversationId },
-            { key: TurnIndexKey, value: 1 },
-            { key: TurnStatusKey, value: 'running' },
-            { key: AgentNameKey, value: start.agent },
-            ...(tenant !== undefined ? [{ key: TenantIdKey, value: tenant }] : []),
-            ...(project !== undefined ? [{ key: ProjectIdKey, value: project }] : []),
-          ],
-        });
+        if (start.background && patched('background-subagents')) {
+          // A background call (core/agents/background.ts): its task's workflow runs the subagent and
+          // outlives this turn (ABANDON); the call's result is the receipt, appended below.
+          await startBackgroundTask(start, input, start.background.workflowId);
+          return roles.run('tools', undefined, (placed) =>
+            toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...placed }, [input]),
+          );
+        }
+        const child = await startSubagentTurn(start, input.callId);
         count += 1;
         running.set(input.callId, {
           callId: input.callId,
@@ -139,9 +129,7 @@ export function subagentStep(run: TurnRun): SubagentStep {
         });
         try {
           const result = await child.result();
-          usage = addUsage(usage, result.usage);
-          if (result.compactionUsage) usage = addUsage(usage, result.compactionUsage);
-          if (result.subagentUsage) usage = addUsage(usage, result.subagentUsage);
+          usage = addUsage(usage, subagentTurnUsage(result));
         } catch (err) {
           // Cancelled with the parent: the cancellation propagates. A failed child is the call's
           // observation (the tool activity reads its failure from its turns row).

@@ -90,10 +90,10 @@ export function createScriptedProvider(script: ScriptSpec): ModelProvider {
           { status: 529, retryAfterMs: 200 },
         );
       const round = Math.max(1, Number(meta.round ?? 1));
+      const turnIndex = Number(/^turn_(\d+)$/.exec(String(meta.turnId ?? ''))?.[1] ?? 0);
+      const rounds = script.turns?.[turnIndex - 1] ?? script.rounds;
       const template =
-        meta.mode === 'finalize'
-          ? (script.finalize ?? DEFAULT_FINALIZE)
-          : script.rounds[Math.min(round, script.rounds.length) - 1]!;
+        meta.mode === 'finalize' ? (script.finalize ?? DEFAULT_FINALIZE) : rounds[Math.min(round, rounds.length) - 1]!;
       const text = template
         .replaceAll('{{event}}', String(meta.lastEventText ?? ''))
         .replaceAll('{{round}}', String(round))

@@ -158,9 +158,26 @@ test('streamed answer chunks concatenate to the done text', () => {
 test("the restated TaskState numbers are the SDK's", async () => {
   const { TaskState } = await import('@a2a-js/sdk');
   assert.deepEqual(TASK_STATE, {
+    submitted: TaskState.TASK_STATE_SUBMITTED,
     working: TaskState.TASK_STATE_WORKING,
     completed: TaskState.TASK_STATE_COMPLETED,
     failed: TaskState.TASK_STATE_FAILED,
+    canceled: TaskState.TASK_STATE_CANCELED,
     inputRequired: TaskState.TASK_STATE_INPUT_REQUIRED,
   });
+});
+
+test('a cancelled turn is a canceled task; the turn start shows no workflow id', () => {
+  const done = ev({
+    kind: 'done',
+    payload: { turnId: 'turn_1', answer: 'stopped', iterations: 1, usage, completionPath: 'cancelled' },
+  });
+  const [item] = toA2aItems(done, ids);
+  assert.equal(item?.type === 'status' && item.event.status?.state, TASK_STATE.canceled);
+  assert.equal(item?.type === 'status' && item.final, true);
+  const start = ev({
+    kind: 'phase',
+    payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'conv/x/turn/1' },
+  });
+  assert.doesNotMatch(JSON.stringify(toA2aItems(start, ids)), /conv\/x\/turn/);
 });

@@ -35,6 +35,7 @@ const FULL = {
   exec: { backend: 'docker', image: 'python:3.12-slim', limits: { timeout_seconds: 120, memory_mb: 512, cpus: 0.5 } },
   subagents: ['researcher'],
   max_depth: 2,
+  background: { delegate: false, on_result: 'followup' },
   mcp: {
     servers: {
       github: { url: 'https://mcp.example.test/mcp', headers: { Authorization: 'Bearer ${secrets.ACME_TOKEN}' } },
@@ -43,6 +44,9 @@ const FULL = {
   },
   secrets: { ACME_TOKEN: { env: 'ACME_TOKEN' }, DB_PASSWORD: { file: './secrets/db' } },
   visibility: { tenants: ['acme'], projects: ['globex/web'] },
+  schedules: [
+    { name: 'morning', cron: '0 7 * * 1-5', timezone: 'Europe/Lisbon', prompt: "Summarise yesterday's tickets" },
+  ],
 };
 
 const issues = (raw: unknown) => {

@@ -1,0 +1,78 @@
+/**
+ * BackgroundTaskWorkflow (id `conv/<parent>/task/<callId>`): a background delegate call's task
+ * (core/agents/background.ts). Started by the delegating turn as a child it ABANDONs, so it outlives
+ * that turn; it runs the subagent's turn as its own child (the same TurnWorkflow, ids and options as a
+ * waited delegation: workflows/turn/subagent-start.ts), then `deliverBackgroundTask` hands the answer
+ * to the parent conversation as a followup, exactly once (the conversation dedupes the followup by
+ * the task's message id; the activity's retries repeat the same signal).
+ *
+ * A cancel of this workflow (agent.cancel) is forwarded to the subagent's turn as a turn cancel
+ * (`cancel` signal): it stops where it is, closes its timeline and ends `cancelled`; the task is then
+ * recorded as cancelled and delivers nothing. The subagent's spend rolls up through its
+ * subagent_delegations link (written before the start) as for a waited call.
+ */
+import { CancellationScope, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
+import type { makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
+import type { TaskStatus } from '../core/agents/background';
+import { ZERO_USAGE, type Usage } from '../core/model/provider';
+import { cancelSignal } from '../contract/definitions';
+import { startSubagentTurn, subagentTurnUsage, type SubagentStart } from './turn/subagent-start';
+
+export interface BackgroundTaskInput {
+  parentConversationId: string;
+  callId: string;
+  taskId: string;
+  /** The subagent's turn (its conversation, workflow id, agent and task). */
+  start: Omit<SubagentStart, 'background'>;
+}
+
+export interface BackgroundTaskResult {
+  status: TaskStatus;
+  delivered: boolean;
+  /** The subagent turn's model usage (its compactions and own subagents included). */
+  usage: Usage;
+}
+
+const { deliverBackgroundTask } = proxyActivities<ReturnType<typeof makeBackgroundTaskActivities>>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 10 },
+});
+
+export async function BackgroundTaskWorkflow(input: BackgroundTaskInput): Promise<BackgroundTaskResult> {
+  const { start } = input;
+  let cancelled = false;
+  let started = false;
+  // Sent outside the cancelled scope (a command of the cancelled root scope would be cancelled too).
+  const forward = () =>
+    CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(start.workflowId).signal(cancelSignal, {
+        by: 'agent.cancel',
+        reason: `background task ${input.taskId} cancelled`,
+      }),
+    ).catch((err: unknown) =>
+      log.warn('could not reach the subagent', { workflowId: start.workflowId, error: String(err) }),
+    );
+  // The cancel is forwarded as a turn cancel; the subagent's turn and the delivery run to their end.
+  CancellationScope.current().cancelRequested.catch(() => {
+    cancelled = true;
+    if (started) void forward();
+  });
+  return CancellationScope.nonCancellable(async () => {
+    let usage = ZERO_USAGE;
+    const child = await startSubagentTurn(start, input.callId);
+    started = true;
+    if (cancelled) void forward();
+    try {
+      const result = await child.result();
+      usage = subagentTurnUsage(result);
+    } catch (err) {
+      // A failed turn is the task's outcome: the activity reads its failure from its turns row.
+      log.warn('background subagent turn failed', { workflowId: start.workflowId, error: String(err) });
+    }
+    const delivered = await deliverBackgroundTask.executeWithOptions(
+      { summary: `deliver background task ${input.taskId} to ${input.parentConversationId}`.slice(0, 160) },
+      [{ parentConversationId: input.parentConversationId, taskId: input.taskId, cancelled }],
+    );
+    return { ...delivered, usage };
+  });
+}
