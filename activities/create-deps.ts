@@ -2,7 +2,8 @@
  * The activity deps, built once: the worker (workers/worker.ts) and tests and benches that run
  * activities without a worker go through here, so every activity sees the same ports — agents
  * included (absent a catalogue: the built-in default agent over the registry), and the model
- * gateway every call opens through (absent the worker's: one over `provider`).
+ * gateway every call opens through (absent the worker's: one over `provider`), and the one door to
+ * a round's tools (`offers`).
  */
 import type { ActivityDeps, AgentViews } from './deps';
 import { AgentCatalogue } from './agents/catalogue';
@@ -10,11 +11,12 @@ import { defaultAgent } from './agents/default-agent';
 import { createAgentViews } from './agents/view';
 import { workerDefaultsOf, type WorkerSettings } from './agents/turn-agent';
 import { modelGateway } from './model/gateway';
+import { toolOffers } from './turn/round/tools';
 
 /** The worker's settings when a test names none (the worker's own defaults). */
 export const TEST_WORKER_SETTINGS: WorkerSettings = { multiAction: 'off', maxRounds: 15, contextMaxTokens: 80_000 };
 
-export type ActivityDepsParts = Omit<ActivityDeps, 'agents' | 'models'> & {
+export type ActivityDepsParts = Omit<ActivityDeps, 'agents' | 'models' | 'offers'> & {
   /** The model gateway (absent: one over `provider`, no tracing). */
   models?: ActivityDeps['models'];
   /** The agents (absent: the built-in default agent over the tools' registry, under `settings`). */
@@ -29,6 +31,7 @@ export function createActivityDeps(parts: ActivityDepsParts): ActivityDeps {
   return {
     ...rest,
     models: models ?? modelGateway({ pool: parts.db.pool, resolve: (config) => parts.provider(config) }),
+    offers: toolOffers(parts.db, tools),
     agents:
       agents ??
       createAgentViews(

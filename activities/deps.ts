@@ -19,6 +19,7 @@ import type { TenantScope } from '../core/tenancy/principal';
 import type { Queryable } from '../store/db';
 import type { TurnRef } from '../core/turn/ref';
 import type { ModelGateway } from './model/gateway';
+import type { Block } from '../core/timeline/block';
 
 export interface ActivityDeps {
   db: Db;
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   agents: AgentViews;
   /** The worker's tools: declarations, implementations and MCP availability. */
   tools: ToolBox;
+  /** The tools a round offers (selection, MCP, tenant policy; activities/turn/round/tools.ts), built once over `tools`. */
+  offers: ToolOffers;
   /** Clock (injectable for tests). */
   now(): Date;
   /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */
@@ -58,6 +61,23 @@ export interface ToolBox {
   prepare?(agent: string, owner: McpOwner): Promise<void>;
   /** Whether an MCP tool's server lists it now (a turn records those it offers: core/mcp/turn-tools.ts). */
   listed?(id: string): boolean;
+}
+
+/** The tools one round offers: what the model is offered (and call plans are built from), with ANNOUNCE's [TOOLS] lines. */
+export interface RoundTools {
+  registry: ToolRegistry;
+  /** ANNOUNCE's [TOOLS] lines (none: no such section). */
+  notices?: string[];
+}
+
+/** The one door to a round's tools, for the round pipeline and `dreact inspect` alike. */
+export interface ToolOffers {
+  /** The agent's tools narrowed to the turn's selection and MCP tools, under the tenant's policy, with their notices. */
+  forRound(
+    agent: AgentView,
+    blocks: readonly Block[],
+    at: { conversationId: string; turnId: string },
+  ): Promise<RoundTools>;
 }
 
 /** A turn's agent view and its effective settings (the agent's under the turn's overrides). */

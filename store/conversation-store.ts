@@ -73,11 +73,17 @@ export async function loadStreamSeq(db: Queryable, conversationId: string): Prom
  * recalibrated chars-per-token ratio (when the provider reported usage). Committed without waiting
  * for the WAL flush: a Postgres crash can only make the next round prune or estimate conservatively.
  */
+/** A round's cache touch and calibrated chars per token. */
+export interface RoundBookkeeping {
+  touch?: { at: number; ttlSeconds: number };
+  charsPerToken?: number;
+}
+
 export async function saveRoundBookkeeping(
   /** A pool, never a transaction's client: the asynchronous commit must cover this write alone. */
   db: Pool,
   conversationId: string,
-  at: { touch?: { at: number; ttlSeconds: number }; charsPerToken?: number },
+  at: RoundBookkeeping,
 ): Promise<void> {
   if (!at.touch && at.charsPerToken === undefined) return;
   await db.query(

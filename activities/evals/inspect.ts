@@ -36,7 +36,6 @@ import { nativeStrategy } from '../turn/round/native-strategy';
 import { recordedDecideInput } from '../../core/turn/recorded-round';
 import { renderRound, type RenderScope } from '../turn/round/render';
 import { roundInput, type RoundStrategy } from '../turn/round/strategy';
-import { roundTools } from '../turn/round/tools';
 
 const DECIDE_TYPES = new Set(['decide', 'decideNative']);
 
@@ -97,7 +96,7 @@ export async function inspectRound(deps: ActivityDeps, client: Client, at: Inspe
     ts,
     agent,
     settings,
-    tools: await roundTools(deps, agent, blocks, { conversationId, turnId }),
+    tools: await deps.offers.forRound(agent, blocks, { conversationId, turnId }),
     sources: state.sources.rows.filter((r) => r.sid <= maxSid),
     workspace: workspaceStateLines(turnId, files),
     cacheState: state.cacheState,

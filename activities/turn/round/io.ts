@@ -1,7 +1,7 @@
 /**
  * The I/O steps every decision round shares, whatever its protocol (runtime channels or native
- * tool calling): folding user events into the timeline, persisting TTL-pruning results and the
- * steer interruption (usage reaches the ledger through the model gateway: activities/model/).
+ * tool calling; the user events are folded in when the round opens: scope.ts): persisting
+ * TTL-pruning results, a failed model call and the steer interruption (usage reaches the ledger through the model gateway: activities/model/).
  */
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -10,12 +10,12 @@ import { ProviderError } from '../../../core/model/provider';
 import { toActivityFailure } from '../../model/adapters/errors';
 import { attemptLostFailure } from '../../cancellation';
 import type { PruneResult } from '../../../core/timeline/prune';
-import type { UserEvent } from '../../../core/turn/contracts';
-import { eventBlock, interruptedRoundBlock } from '../../../core/turn/round-blocks';
+import { interruptedRoundBlock } from '../../../core/turn/round-blocks';
 import { appendBlocks, loadBlock, setOverlays } from '../../../store/timeline-store';
 import { cancellationOf, cancelledBy, turnCancelledBlockId } from '../../../core/turn/cancellation';
 import { activityLog } from '../../log';
-import { contextLengthFailure, type BudgetCheck } from '../context-budget';
+import type { BudgetCheck } from '../../../core/compaction/estimate';
+import { contextLengthFailure } from '../context-budget';
 import type { StreamPublisher } from '../../../store/publisher';
 import type { SourceRef } from '../../../core/channels';
 import type { ModelProvider, ModelRequest } from '../../../core/model/provider';
@@ -31,29 +31,6 @@ export interface RoundStreamArgs {
   round: number;
   /** Pool rows for live [[S:n]] resolution. */
   sources: SourceRef[];
-}
-
-/** Folds events received since the last boundary (idempotent by message id); announces new ones. */
-export async function foldEvents(
-  pool: Pool,
-  conversationId: string,
-  turnId: string,
-  events: UserEvent[],
-  ts: string,
-  publisher: StreamPublisher,
-): Promise<void> {
-  const folded = events.map((ev) => ({ ev, block: eventBlock(turnId, ev, ts) }));
-  const inserted = new Set(
-    await appendBlocks(
-      pool,
-      conversationId,
-      folded.map((f) => f.block),
-    ),
-  );
-  for (const { ev, block } of folded) {
-    if (inserted.has(block.id))
-      publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
-  }
 }
 
 /**

@@ -4,23 +4,21 @@
  * attempt recorded returns what it recorded → open the model call (activities/model/gateway.ts)
  * → render the request (render.ts: ANNOUNCE, the protocol's render, TTL pruning persisted, the
  * context budget) → stream the model call (heartbeating; aborted on cancellation) → interpret
- * the response → append the round's blocks in one statement (outcome.ts). Returns a small
+ * the response → build the outcome (outcome.ts) and close the round: its blocks in one statement,
+ * its stream events and bookkeeping (scope.ts). Returns a small
  * decision: ids, tool call plans, or the final answer — never the rendered prompt or the raw
  * response. A request over the context budget returns `over_budget` without a model call (the
- * workflow compacts and reruns the round); a call a spend cap refused answers so (spend-refused.ts).
+ * workflow compacts and reruns the round); a call a spend cap refused answers so (outcome.ts).
  *
  * The protocol's render, stream and interpretation come from a RoundStrategy (strategy.ts).
  */
 import type { DecideOutcome } from '../../../core/turn/activity-contracts';
 import { storedOutcome } from '../../../core/turn/stored-outcome';
-import { saveRoundBookkeeping } from '../../../store/conversation-store';
 import type { ActivityDeps } from '../../deps';
-import { recalibratedRatio } from '../context-budget';
-import { persistPruning } from './io';
-import { commitRound } from './outcome';
+import { recalibratedRatio } from '../../../core/compaction/estimate';
+import { decisionOutcome, refusalOutcome } from './outcome';
 import { renderRound } from './render';
 import { openRound } from './scope';
-import { spendRefused } from './spend-refused';
 import type { RoundInput, RoundStrategy } from './strategy';
 
 export function roundPipeline<S>(
@@ -33,7 +31,7 @@ export function roundPipeline<S>(
     if (stored) return round.close(stored);
     const call = deps.models.open('round', round.model, round.callScope, { onFallback: round.announceFallback });
     const rendered = renderRound(round, strategy, call);
-    await persistPruning(round.pool, round.conversationId, rendered.pruning);
+    await round.persistPruning(rendered.pruning);
     if (rendered.over) {
       const { estimate, budget } = rendered.over;
       round.publisher.emit({
@@ -60,7 +58,10 @@ export function roundPipeline<S>(
         ),
       rendered.budget,
     );
-    if ('refused' in streamed) return spendRefused(round, streamed.refused);
+    if ('refused' in streamed) {
+      const refused = refusalOutcome(round, streamed.refused);
+      return round.close(refused.outcome, refused.write);
+    }
     const usage = strategy.usage(streamed.value);
 
     const decision = strategy.interpret(streamed.value, {
@@ -69,13 +70,13 @@ export function roundPipeline<S>(
       ts: round.ts,
       agent: round.agent,
     });
-    const [outcome] = await Promise.all([
-      commitRound(round, decision, { usage, protocol: strategy.protocol, answering: call.answering }),
-      saveRoundBookkeeping(round.pool, round.conversationId, {
+    const decided = decisionOutcome(round, decision, { usage, protocol: strategy.protocol, answering: call.answering });
+    return round.close(decided.outcome, {
+      ...decided.write,
+      bookkeeping: {
         ...(rendered.pruning ? { touch: { at: rendered.cacheTouchAt, ttlSeconds: rendered.pruning.ttlSeconds } } : {}),
         charsPerToken: recalibratedRatio(rendered.budget, usage),
-      }),
-    ]);
-    return outcome;
+      },
+    });
   };
 }

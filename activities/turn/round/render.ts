@@ -12,13 +12,12 @@ import { hideSuppressesPrevTurnCache } from '../../../core/timeline/hide';
 import type { CacheState, PruneResult } from '../../../core/timeline/prune';
 import type { SourceRow } from '../../../core/timeline/sources';
 import { announceState, liveEventLines } from '../../../core/turn/announce';
-import type { AgentView } from '../../deps';
+import type { AgentView, RoundTools } from '../../deps';
 import type { TurnSettings } from '../../../core/agents/settings';
 import type { ModelCall } from '../../model/gateway';
 import type { OverBudget } from '../../../core/turn/activity-contracts';
-import { checkBudget, overBudget, type BudgetCheck } from '../context-budget';
+import { checkBudget, overBudget, type BudgetCheck } from '../../../core/compaction/estimate';
 import type { RoundInput, RoundStrategy } from './strategy';
-import type { RoundTools } from './tools';
 
 /** What a round renders from. */
 export interface RenderScope {

@@ -1,26 +1,33 @@
 /**
  * A decision round's scope, built once per round: its ids and clock, pool and stream publisher,
- * the timeline and reads (one statement with a warm view cache: store/round-reads.ts), the turn's
+ * the user events received since the last boundary folded in, the timeline and reads (one statement with a warm view cache: store/round-reads.ts), the turn's
  * agent view, the round's tools (tools.ts) and call plans, the model config and the call's scope
  * (activities/model/gateway.ts). `stream(fn)` runs the model call heartbeating and maps its
  * failure (a spend cap's refusal is returned; a steer's cancellation is recorded; other failures
- * become Temporal failures); `close(outcome)` flushes the stream and returns the outcome.
+ * become Temporal failures); `close(outcome, write)` is the round's one write — the outcome's
+ * blocks in one statement, the stream events they start, the flush (outcome.ts builds them).
  */
 import { budgetExceededIn, type BudgetUse } from '../../../core/governance/budget';
 import type { SourceRef } from '../../../core/channels';
 import type { ToolRegistry } from '../../../core/tools/registry';
 import type { ResolvedModel } from '../../../core/agents/settings';
 import { loadRoundReads } from '../../../store/round-reads';
+import { appendBlocks } from '../../../store/timeline-store';
+import { saveRoundBookkeeping, type RoundBookkeeping } from '../../../store/conversation-store';
+import type { PruneResult } from '../../../core/timeline/prune';
+import { eventBlock } from '../../../core/turn/round-blocks';
+import type { Block } from '../../../core/timeline/block';
+import type { StreamPublisher } from '../../../store/publisher';
 import type { ActivityDeps } from '../../deps';
+import { chaosPoint } from '../../chaos';
 import type { Progress } from '../../heartbeat';
 import { openActivityRound, whileStreaming, type ActivityRound } from './activity';
 import type { CallScope } from '../../model/gateway';
 import type { FallbackPart } from '../../model/middleware/meter';
-import type { BudgetCheck } from '../context-budget';
-import { foldEvents, roundFailure } from './io';
+import type { BudgetCheck } from '../../../core/compaction/estimate';
+import { persistPruning, roundFailure } from './io';
 import type { RenderScope } from './render';
 import type { RoundInput, RoundStrategy } from './strategy';
-import { roundTools } from './tools';
 
 export interface RoundScope extends ActivityRound, RenderScope {
   conversationId: string;
@@ -41,8 +48,27 @@ export interface RoundScope extends ActivityRound, RenderScope {
     fn: (heartbeat: Progress) => Promise<T>,
     budget?: BudgetCheck,
   ): Promise<{ value: T } | { refused: BudgetUse }>;
-  /** Flushes the round's stream and returns `outcome`. */
-  close<T>(outcome: T): Promise<T>;
+  /** Persists what the render's TTL pruning decided (io.ts), before the model call. */
+  persistPruning(pruning: PruneResult | undefined): Promise<void>;
+  /**
+   * The round's one write: `write`'s blocks appended in one statement, then its stream events;
+   * flushes the stream and returns `outcome`.
+   */
+  close<T>(outcome: T, write?: RoundWrite): Promise<T>;
+}
+
+export type StreamEvent = Parameters<StreamPublisher['emit']>[0];
+
+/** What closing a round writes (outcome.ts builds it). */
+export interface RoundWrite {
+  blocks: Block[];
+  events: StreamEvent[];
+  /** The chaos point between the append and the stream (an accepted decision's). */
+  afterAppend?: true;
+  /** Thrown once the blocks are appended and the stream flushed. */
+  fails?: Error;
+  /** The round's cache touch and calibrated ratio (an answered round's). */
+  bookkeeping?: RoundBookkeeping;
 }
 
 export async function openRound<S>(
@@ -51,11 +77,22 @@ export async function openRound<S>(
   strategy: RoundStrategy<S>,
 ): Promise<RoundScope> {
   const { conversationId, turnId, round } = input;
+  const ts = deps.now().toISOString();
   const activity = openActivityRound(deps, input, { round });
   const { ctx, attempt, workflowId, pool, publisher } = activity;
-  const ts = deps.now().toISOString();
-  // Events received since the last boundary (idempotent by message id).
-  await foldEvents(pool, conversationId, turnId, input.events, ts, publisher);
+  // Events received since the last boundary (idempotent by message id); new ones are announced.
+  const folded = input.events.map((ev) => ({ ev, block: eventBlock(turnId, ev, ts) }));
+  const inserted = new Set(
+    await appendBlocks(
+      pool,
+      conversationId,
+      folded.map((f) => f.block),
+    ),
+  );
+  for (const { ev, block } of folded) {
+    if (inserted.has(block.id))
+      publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
+  }
   const { blocks, sources, workspace, cacheState, charsPerToken, budgeted } = await loadRoundReads(
     pool,
     conversationId,
@@ -64,7 +101,7 @@ export async function openRound<S>(
   );
   // The turn's agent version and settings under its overrides: memoised by hash and overrides (no read per round).
   const { view: agent, settings } = await deps.agents.forTurn(input.turn);
-  const tools = await roundTools(deps, agent, blocks, input);
+  const tools = await deps.offers.forRound(agent, blocks, input);
   const spendCap = agent.agent.definition.limits?.spend_usd_per_turn;
   return {
     ...activity,
@@ -106,6 +143,7 @@ export async function openRound<S>(
         },
       });
     },
+    persistPruning: (pruning) => persistPruning(pool, conversationId, pruning),
     async stream(fn, budget) {
       try {
         return { value: await whileStreaming(round, fn) };
@@ -123,8 +161,21 @@ export async function openRound<S>(
         );
       }
     },
-    async close(outcome) {
-      await publisher.close();
+    async close(outcome, write) {
+      const written = async () => {
+        if (write) {
+          await appendBlocks(pool, conversationId, write.blocks);
+          if (write.afterAppend) await chaosPoint('after-round-append');
+          for (const event of write.events) publisher.emit(event);
+        }
+        await publisher.close();
+      };
+      // The bookkeeping is its own statement, beside the append (store/conversation-store.ts).
+      await Promise.all([
+        written(),
+        write?.bookkeeping && saveRoundBookkeeping(pool, conversationId, write.bookkeeping),
+      ]);
+      if (write?.fails) throw write.fails;
       return outcome;
     },
   };

@@ -9,16 +9,10 @@ import type { Block } from '../../../core/timeline/block';
 import { restrictRegistry, type ToolRegistry } from '../../../core/tools/registry';
 import { selectedToolIds } from '../../../core/tools/selection';
 import { offeredByTurn, turnMcpTools } from '../../../core/mcp/turn-tools';
-import type { ActivityDeps, AgentView } from '../../deps';
+import type { Db } from '../../../store/db';
+import type { AgentView, RoundTools, ToolBox, ToolOffers } from '../../deps';
 import { governedRegistry } from '../../governance/round-tools';
 import { turnOwner } from '../../governance/owner';
-
-export interface RoundTools {
-  /** What the model is offered (and call plans are built from). */
-  registry: ToolRegistry;
-  /** ANNOUNCE's [TOOLS] lines (none: no such section). */
-  notices?: string[];
-}
 
 const selections = new WeakMap<AgentView, Map<string, ToolRegistry>>();
 
@@ -42,15 +36,15 @@ function selectedRegistry(view: AgentView, blocks: readonly Block[], turnId: str
   return registry;
 }
 
-/** The round's tools: selection, MCP and tenant policy, with their notices. */
-export async function roundTools(
-  deps: Pick<ActivityDeps, 'db' | 'tools'>,
-  agent: AgentView,
-  blocks: readonly Block[],
-  at: { conversationId: string; turnId: string },
-): Promise<RoundTools> {
-  const registry = await governedRegistry(deps, agent, at.conversationId, selectedRegistry(agent, blocks, at.turnId));
-  const owner = deps.tools.notices ? await turnOwner(deps.db.pool, at.conversationId) : undefined;
-  const notices = deps.tools.notices?.(agent.agent, turnMcpTools(blocks, at.turnId), owner);
-  return { registry, ...(notices ? { notices } : {}) };
+/** The round's tools, one door (`deps.offers`): selection, MCP and tenant policy, with their notices. */
+export function toolOffers(db: Db, tools: Pick<ToolBox, 'notices'>): ToolOffers {
+  return {
+    async forRound(agent, blocks, at): Promise<RoundTools> {
+      const selected = selectedRegistry(agent, blocks, at.turnId);
+      const registry = await governedRegistry({ db }, agent, at.conversationId, selected);
+      const owner = tools.notices ? await turnOwner(db.pool, at.conversationId) : undefined;
+      const notices = tools.notices?.(agent.agent, turnMcpTools(blocks, at.turnId), owner);
+      return { registry, ...(notices ? { notices } : {}) };
+    },
+  };
 }
