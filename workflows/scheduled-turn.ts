@@ -60,7 +60,6 @@ export async function ScheduledTurnWorkflow(input: ScheduledRunInput): Promise<S
             turnIndex,
             outcome: end.outcome,
             completionPath: end.completionPath ?? null,
-            answer: end.answer,
           },
         },
       ]);

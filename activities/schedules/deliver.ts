@@ -8,18 +8,30 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { fetchAllowListFromEnv, guardUrl } from '../net/address-guard';
 import { pinnedGet } from '../net/pinned-get';
 import { loadSchedule } from '../../store/schedules/schedule-store';
 import { recordRunDelivery } from '../../store/schedules/run-store';
-import { runWorkflowIdOf } from './run-activities';
+import { dreact, runWorkflowIdOf } from './run-activities';
 import { signWebhook, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './signature';
 
 export interface DeliveryInput {
   scheduleId: string;
   url: string;
-  payload: Record<string, unknown>;
+  /** The run's ids and outcome (`conversationId`, `turnIndex`, …); the answer is read here from the ended turn, not carried through history. */
+  payload: Record<string, unknown> & { conversationId: string; turnIndex: number };
+}
+
+/** The ended turn's answer ('' when the turn failed). */
+async function answerOf(conversationId: string, turnIndex: number): Promise<string> {
+  try {
+    return (await dreact().result(conversationId, turnIndex)).answer;
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) return '';
+    throw err;
+  }
 }
 
 export function makeDeliveryActivities(pool: Pool) {
@@ -38,7 +50,8 @@ export function makeDeliveryActivities(pool: Pool) {
         allowPrivateNetwork: process.env.DREACT_WEB_ALLOW_PRIVATE === '1',
       });
       if (!guarded.ok) return done(`refused: ${guarded.reason}`);
-      const body = Buffer.from(JSON.stringify(input.payload));
+      const answer = await answerOf(input.payload.conversationId, input.payload.turnIndex);
+      const body = Buffer.from(JSON.stringify({ ...input.payload, answer }));
       const timestamp = Math.floor(Date.now() / 1000);
       const res = await pinnedGet(guarded.target, {
         signal: ctx.cancellationSignal,

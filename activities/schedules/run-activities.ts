@@ -20,10 +20,10 @@ export type BegunRun =
   | { refused: true; reason: string; conversationId: string }
   | { refused: false; conversationId: string; turnIndex: number; workflowId: string };
 
+/** How the run's turn ended: ids and the outcome only (its answer stays in the turn; the webhook delivery reads it). */
 export interface TurnEnd {
   outcome: 'completed' | 'failed' | 'cancelled';
   completionPath?: string;
-  answer: string;
 }
 
 const sameOwner = (a: ScheduledRunInput['owner'], b: ScheduledRunInput['owner']) =>
@@ -36,7 +36,8 @@ export function runWorkflowIdOf(): string {
   return id;
 }
 
-function dreact(): DreactClient {
+/** The runtime's client over the worker's own Temporal connection. */
+export function dreact(): DreactClient {
   const ctx = Context.current();
   return new DreactClient(ctx.client, { taskQueue: ctx.info.taskQueue });
 }
@@ -101,7 +102,7 @@ export function makeScheduleRunActivities(pool: Pool) {
           result = await Promise.race([dreact().result(args.conversationId, args.turnIndex), ctx.cancelled]);
         } catch (err) {
           // The turn workflow failed (it is not retried): the run records a failed turn.
-          if (err instanceof WorkflowFailedError) return { outcome: 'failed', answer: '' };
+          if (err instanceof WorkflowFailedError) return { outcome: 'failed' };
           throw err;
         }
         const outcome: TurnEnd['outcome'] = result.cancelled
@@ -109,7 +110,7 @@ export function makeScheduleRunActivities(pool: Pool) {
           : result.completionPath === 'decision_failure'
             ? 'failed'
             : 'completed';
-        return { outcome, completionPath: result.completionPath, answer: result.answer };
+        return { outcome, completionPath: result.completionPath };
       } finally {
         clearInterval(beat);
       }
