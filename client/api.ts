@@ -230,8 +230,9 @@ export class DreactClient {
     text: string,
     messageId: string,
     targetTurnId?: string,
+    detach?: boolean,
   ): Promise<{ routedTo: string | null }> {
-    const parsed = UserEventSchema.safeParse({ kind, messageId, text, targetTurnId });
+    const parsed = UserEventSchema.safeParse({ kind, messageId, text, targetTurnId, ...(detach ? { detach } : {}) });
     if (!parsed.success) throw badInput(parsed.error);
     const view = await this.requireRunning(conversationId);
     if (kind === 'steer' && !view.activeTurn)
@@ -240,9 +241,13 @@ export class DreactClient {
     return { routedTo: view.activeTurn?.workflowId ?? null };
   }
 
-  /** Steers the running turn: cancels its in-flight decision or tool and makes it finish. */
-  steer(conversationId: string, text: string, messageId = `msg_${randomUUID()}`) {
-    return this.sendEvent('steer', conversationId, text, messageId);
+  /**
+   * Steers the running turn: cancels its in-flight decision or tool and makes it finish. `detach`:
+   * its running waited delegate calls become background tasks instead of being steered (each call's
+   * result is a receipt; the subagent's answer arrives later as a followup — docs/agents.md).
+   */
+  steer(conversationId: string, text: string, messageId = `msg_${randomUUID()}`, options: { detach?: boolean } = {}) {
+    return this.sendEvent('steer', conversationId, text, messageId, undefined, options.detach);
   }
 
   /**

@@ -55,6 +55,7 @@ import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 import { createTaskTools, makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
+import { makeDetachActivities } from '../activities/agents/detach';
 import { makeScheduleRunActivities } from '../activities/schedules/run-activities';
 import { makeDeliveryActivities } from '../activities/schedules/deliver';
 import { reconcileAgentSchedules } from './schedule-reconcile';
@@ -299,6 +300,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
     ...createWorkerActivities(deps),
     ...makeDelegationActivities(deps),
     ...makeBackgroundTaskActivities(deps),
+    ...makeDetachActivities(deps.db.pool),
     ...createEvalActivities(deps),
     // A schedule's runs (workflows/scheduled-turn.ts).
     ...makeScheduleRunActivities(opts.db.pool),

@@ -13,6 +13,7 @@
  */
 import { CancellationScope, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
 import type { makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
+import type { makeDetachActivities } from '../activities/agents/detach';
 import type { TaskStatus } from '../core/agents/background';
 import { ZERO_USAGE, type Usage } from '../core/model/provider';
 import { cancelSignal } from '../contract/definitions';
@@ -24,6 +25,11 @@ export interface BackgroundTaskInput {
   taskId: string;
   /** The subagent's turn (its conversation, workflow id, agent and task). */
   start: Omit<SubagentStart, 'background'>;
+  /**
+   * The subagent's turn runs already (a waited call a steer detached, workflows/turn/subagent-step.ts):
+   * the task waits for it through an activity instead of starting it.
+   */
+  adopt?: boolean;
 }
 
 export interface BackgroundTaskResult {
@@ -32,6 +38,12 @@ export interface BackgroundTaskResult {
   /** The subagent turn's model usage (its compactions and own subagents included). */
   usage: Usage;
 }
+
+const { awaitSubagentTurn } = proxyActivities<ReturnType<typeof makeDetachActivities>>({
+  startToCloseTimeout: '7 days',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
 
 const { deliverBackgroundTask } = proxyActivities<ReturnType<typeof makeBackgroundTaskActivities>>({
   startToCloseTimeout: '10 seconds',
@@ -59,15 +71,25 @@ export async function BackgroundTaskWorkflow(input: BackgroundTaskInput): Promis
   });
   return CancellationScope.nonCancellable(async () => {
     let usage = ZERO_USAGE;
-    const child = await startSubagentTurn(start, input.callId);
-    started = true;
-    if (cancelled) void forward();
-    try {
-      const result = await child.result();
-      usage = subagentTurnUsage(result);
-    } catch (err) {
-      // A failed turn is the task's outcome: the activity reads its failure from its turns row.
-      log.warn('background subagent turn failed', { workflowId: start.workflowId, error: String(err) });
+    if (input.adopt) {
+      // Its usage rolled up through its spend link; this task reports none of its own.
+      started = true;
+      if (cancelled) void forward();
+      await awaitSubagentTurn.executeWithOptions(
+        { summary: `await detached subagent ${start.workflowId}`.slice(0, 160) },
+        [{ workflowId: start.workflowId }],
+      );
+    } else {
+      const child = await startSubagentTurn(start, input.callId);
+      started = true;
+      if (cancelled) void forward();
+      try {
+        const result = await child.result();
+        usage = subagentTurnUsage(result);
+      } catch (err) {
+        // A failed turn is the task's outcome: the activity reads its failure from its turns row.
+        log.warn('background subagent turn failed', { workflowId: start.workflowId, error: String(err) });
+      }
     }
     const delivered = await deliverBackgroundTask.executeWithOptions(
       { summary: `deliver background task ${input.taskId} to ${input.parentConversationId}`.slice(0, 160) },

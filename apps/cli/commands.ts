@@ -148,9 +148,17 @@ export async function followTurn(
   }
 }
 
-export async function eventCommand(kind: 'steer' | 'followup', conversationId: string, text: string): Promise<void> {
+export async function eventCommand(
+  kind: 'steer' | 'followup',
+  conversationId: string,
+  text: string,
+  detach = false,
+): Promise<void> {
   await withSession(async (s) => {
-    const r = kind === 'steer' ? await s.api.steer(conversationId, text) : await s.api.followup(conversationId, text);
+    const r =
+      kind === 'steer'
+        ? await s.api.steer(conversationId, text, undefined, { detach })
+        : await s.api.followup(conversationId, text);
     process.stdout.write(`${kind} sent to ${r.routedTo ?? `conversation ${conversationId} (starts the next turn)`}\n`);
   });
 }

@@ -129,7 +129,10 @@ export function buildProgram(): Command {
     .description('steer the running turn of a conversation')
     .argument('<conversationId>')
     .argument('<text>')
-    .action(async (c: string, t: string) => commands().eventCommand('steer', c, t));
+    .option('--detach', 'running waited subagents go on in the background (their answers arrive as followups)')
+    .action(async (c: string, t: string, o: { detach?: boolean }) =>
+      commands().eventCommand('steer', c, t, o.detach === true),
+    );
   program
     .command('followup')
     .description('send a followup (into the running turn, or as the next turn)')

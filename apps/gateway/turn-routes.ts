@@ -44,6 +44,8 @@ const TurnParamSchema = z.object({ turn: wholeNumber(1) });
 const EventBodySchema = z.strictObject({
   text: z.string({ error: 'text is required (a string)' }),
   messageId: z.string().optional(),
+  /** A steer only: its running waited subagents go on in the background (docs/agents.md). */
+  detach: z.boolean({ error: 'detach must be a boolean' }).optional(),
 });
 
 export interface TurnRouteOptions {
@@ -114,7 +116,7 @@ export function registerTurnRoutes(
       await ownedConversation(pool, principal, id);
       const r =
         kind === 'steer'
-          ? await client.steer(id, body.text, body.messageId)
+          ? await client.steer(id, body.text, body.messageId, { detach: body.detach === true })
           : await client.followup(id, body.text, body.messageId);
       return c.json({ conversationId: shownId(c, id), kind, ...r }, 202);
     });

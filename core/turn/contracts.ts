@@ -94,6 +94,11 @@ export const UserEventSchema = z.object({
   text: TextInputSchema(MAX_EVENT_CHARS, 'message'),
   /** Turn the sender addressed; events for another turn are ignored by a running turn. */
   targetTurnId: z.string().optional(),
+  /**
+   * A steer only: the turn stops waiting on its running waited delegate calls — each becomes a
+   * background task (its receipt is the call's result; its answer arrives later as a followup).
+   */
+  detach: z.boolean().optional(),
 });
 export type UserEvent = z.infer<typeof UserEventSchema>;
 

@@ -41,7 +41,12 @@ export function ownerAttributes() {
 }
 
 /** Starts the subagent's (only) turn of a delegate call `callId`. */
-export function startSubagentTurn(start: SubagentStart, callId: string): Promise<ChildWorkflowHandle<TurnWorkflow>> {
+export function startSubagentTurn(
+  start: SubagentStart,
+  callId: string,
+  /** ABANDON: the child may outlive its parent (a waited call a steer can detach, workflows/turn/subagent-step.ts). */
+  abandon = false,
+): Promise<ChildWorkflowHandle<TurnWorkflow>> {
   return startChild<TurnWorkflow>('TurnWorkflow', {
     workflowId: start.workflowId,
     args: [
@@ -54,7 +59,7 @@ export function startSubagentTurn(start: SubagentStart, callId: string): Promise
         agent: { name: start.agent },
       },
     ],
-    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    parentClosePolicy: abandon ? ParentClosePolicy.ABANDON : ParentClosePolicy.REQUEST_CANCEL,
     cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
     workflowTaskTimeout: SHORT_WORKFLOW_TASK_TIMEOUT,
     staticSummary: subagentSummary(start.agent, start.task),

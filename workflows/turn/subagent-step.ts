@@ -10,7 +10,10 @@
  * The child runs in a scope the parent's steer does not cancel: a steer is FORWARDED to the child
  * (its own finalize round answers), so the call still gets an answer and the parent then finalizes;
  * a cancel of the parent turn is forwarded as a cancel; a cancellation of the parent workflow
- * cancels the child (and its parent-close policy does too).
+ * cancels the child. A steer with `detach: true` instead stops the wait: the call becomes a
+ * background task (its result the receipt; the child's answer arrives later as a followup, once).
+ * Under the `delegate-detach` patch a waited child starts with ParentClosePolicy ABANDON so it can
+ * outlive the turn (before it, REQUEST_CANCEL: a detaching steer is then forwarded as a steer).
  * The child's model usage (its compactions and own subagents included) rolls up into `usage`.
  *
  * The `runningSubagents` query (workflows/turn/run.ts) lists the children running now, so a client can reach a child's
@@ -32,6 +35,7 @@ import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts'
 import { addUsage, ZERO_USAGE } from '../../core/model/provider';
 import { backgroundTaskSummary } from '../../core/agents/background';
 import type { DelegationStart } from '../../activities/agents/delegate';
+import type { makeDetachActivities } from '../../activities/agents/detach';
 import type { BackgroundTaskInput } from '../background-task';
 import type { TurnRun } from './run';
 import { ownerAttributes, startSubagentTurn, subagentTurnUsage, type SubagentStart } from './subagent-start';
@@ -39,6 +43,10 @@ import { ConversationIdKey, cancelSignal, steerSignal } from '../../contract/def
 
 // Each call passes the plan's options; these are the fallbacks.
 const prepareActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<DelegationStart>>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 5 },
+});
+const detachActivities = proxyActivities<ReturnType<typeof makeDetachActivities>>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
@@ -52,18 +60,44 @@ const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Prom
  * closes. Under the `background-subagents` patch: recorded only by a turn that ran such a call.
  */
 async function startBackgroundTask(start: SubagentStart, input: ToolInput, workflowId: string): Promise<void> {
-  const task: BackgroundTaskInput = {
+  await startTaskWorkflow(input, workflowId, {
     parentConversationId: input.conversationId,
     callId: input.callId,
     taskId: start.background!.taskId,
     start: { agent: start.agent, task: start.task, conversationId: start.conversationId, workflowId: start.workflowId },
-  };
-  await startChild('BackgroundTaskWorkflow', {
+  });
+}
+
+function startTaskWorkflow(input: ToolInput, workflowId: string, task: BackgroundTaskInput) {
+  return startChild('BackgroundTaskWorkflow', {
     workflowId,
     args: [task],
     parentClosePolicy: ParentClosePolicy.ABANDON,
-    staticSummary: backgroundTaskSummary(start.agent, start.task),
+    staticSummary: backgroundTaskSummary(task.start.agent, task.start.task),
     typedSearchAttributes: [{ key: ConversationIdKey, value: input.conversationId }, ...ownerAttributes()],
+  });
+}
+
+/**
+ * A steer with `detach` (workflows/turn/run.ts): the waited call's running child becomes a background
+ * task — its row opened (the call's result is then the receipt), and a BackgroundTaskWorkflow that
+ * ADOPTS the child (waits on it, then delivers its answer as a followup) started, abandoned.
+ */
+async function detachCall(start: SubagentStart, input: ToolInput): Promise<void> {
+  const task = await detachActivities.detachDelegation({
+    conversationId: input.conversationId,
+    turnId: input.turnId,
+    callId: input.callId,
+    agent: start.agent,
+    task: start.task,
+    childConversationId: start.conversationId,
+  });
+  await startTaskWorkflow(input, task.workflowId, {
+    parentConversationId: input.conversationId,
+    callId: input.callId,
+    taskId: task.taskId,
+    start: { agent: start.agent, task: start.task, conversationId: start.conversationId, workflowId: start.workflowId },
+    adopt: true,
   });
 }
 
@@ -101,7 +135,9 @@ export function subagentStep(run: TurnRun): SubagentStep {
             toolActivities[scheduled.activity]!.executeWithOptions({ ...scheduled.options, ...placed }, [input]),
           );
         }
-        const child = await startSubagentTurn(start, input.callId);
+        // Under `delegate-detach` the child may outlive this turn (ABANDON): a steer can detach it.
+        const detachable = patched('delegate-detach');
+        const child = await startSubagentTurn(start, input.callId, detachable);
         count += 1;
         running.set(input.callId, {
           callId: input.callId,
@@ -111,11 +147,15 @@ export function subagentStep(run: TurnRun): SubagentStep {
         });
         // The parent's steer or cancellation reaches the child.
         let cancelled = false;
+        let detach!: () => void;
+        const detached = new Promise<'detached'>((resolve) => (detach = () => resolve('detached')));
         outer.cancelRequested.catch(() => {
           // A cancel is forwarded as a cancel: the child closes its own timeline, answers, and
           // the parent stops at its next step (workflows/turn/run.ts).
           const cancel = run.cancelRequest;
           const steer = cancel ? undefined : run.steerEvent();
+          // A detaching steer stops the wait; the child goes on (its task delivers its answer).
+          if (detachable && steer?.detach) return detach();
           const handle = getExternalWorkflowHandle(start.workflowId);
           cancelled = steer === undefined && cancel === undefined;
           const sent = cancel
@@ -128,8 +168,9 @@ export function subagentStep(run: TurnRun): SubagentStep {
           );
         });
         try {
-          const result = await child.result();
-          usage = addUsage(usage, subagentTurnUsage(result));
+          const result = await Promise.race([child.result(), detached]);
+          if (result === 'detached') await detachCall(start, input);
+          else usage = addUsage(usage, subagentTurnUsage(result));
         } catch (err) {
           // Cancelled with the parent: the cancellation propagates. A failed child is the call's
           // observation (the tool activity reads its failure from its turns row).
