@@ -65,6 +65,16 @@ const scripts: Record<string, Script> = {
     rounds: [callTool('agent.delegate', { agent: 'bg-quick', task: 'Say done.' }), complete('recorder: started')],
   },
   'bg-quick': { rounds: [complete('quick: done')] },
+  // A waited delegation a steer with `detach` sends to the background.
+  'dt-lead': {
+    rounds: [complete('unused')],
+    turns: [
+      [callTool('agent.delegate', { agent: 'dt-worker', task: 'Write the audit.' }), complete('lead: unreached')],
+      [complete('lead: I read the audit')],
+    ],
+    finalize: complete('lead: the audit goes on in the background'),
+  },
+  'dt-worker': { rounds: [callTool('test.gate', { name: 'audit' }), complete('audit: clean')] },
 };
 
 let stack: TestStack;
@@ -79,6 +89,8 @@ before(async () => {
     agentFile('bg-recorder', 'subagents: [bg-quick]\nbackground: { delegate: true, on_result: record }\n'),
   );
   writeFileSync(path.join(dir, 'bg-quick.yaml'), agentFile('bg-quick'));
+  writeFileSync(path.join(dir, 'dt-lead.yaml'), agentFile('dt-lead', 'subagents: [dt-worker]\n'));
+  writeFileSync(path.join(dir, 'dt-worker.yaml'), agentFile('dt-worker'));
   stack = await createTestStack('subagent_bg');
   await stack.startWorker({
     agents: { dir },
@@ -255,4 +267,55 @@ test('background.delegate runs calls in the background without wait; on_result: 
   assert.equal(row.answer, 'quick: done');
   assert.equal(await turnCount(conv), 1);
   assert.equal((await stack.client.conversationState(conv)).nextTurnIndex, 2);
+});
+
+test('a steer with detach sends a waited delegate to the background: receipt, the child goes on, its answer arrives once', async () => {
+  const conv = uniqueId('conv');
+  const callId = roundCallId(turnWorkflowId(conv, 1), 1, 0);
+  const childId = subagentWorkflowId(conv, callId);
+  await stack.client.startTurn(conv, 'Get me the audit.', {}, undefined, undefined, undefined, 'dt-lead');
+  // The child is held at its gate while the parent waits on it.
+  await waitFor('the child at its gate', async () => {
+    const calls = (await loadBlocks(stack.db.pool, subagentConversationId(conv, callId))).filter(
+      (b) => b.type === 'react.tool.call',
+    );
+    return calls.length > 0;
+  });
+  const child = await temporal().getHandle(childId).describe();
+  assert.equal(child.parentExecution?.workflowId, turnWorkflowId(conv, 1));
+
+  await stack.client.steer(conv, 'do not wait for it', undefined, { detach: true });
+  const first = await stack.client.result(conv, 1);
+  assert.equal(first.completionPath, 'steer_finalize');
+  assert.equal(first.answer, 'lead: the audit goes on in the background');
+  const taskId = backgroundTaskId(callId);
+  const receipt = await resultOf(conv, callId);
+  assert.equal(receipt?.meta.ok, true);
+  assert.match(receipt!.text ?? '', new RegExp(`^Started background task ${taskId}: subagent dt-worker`));
+  // The parent turn is over; its child still runs (abandoned), not steered; the task lists it.
+  assert.equal((await temporal().getHandle(childId).describe()).status.name, 'RUNNING');
+  assert.equal((await loadBackgroundTask(stack.db.pool, conv, taskId))?.status, 'running');
+  assert.equal(await turnCount(conv), 1);
+
+  gate('audit').open();
+  const childResult = await temporal()
+    .getHandle<() => Promise<{ completionPath: string; answer: string }>>(childId)
+    .result();
+  assert.equal(childResult.answer, 'audit: clean', 'the child was not steered');
+  await waitFor('the followup turn', async () => (await stack.client.conversationState(conv)).nextTurnIndex > 2);
+  assert.equal((await stack.client.result(conv, 2)).answer, 'lead: I read the audit');
+  const task = await temporal().getHandle(backgroundTaskWorkflowId(conv, callId)).result();
+  assert.equal(task.delivered, true);
+  const prompts = (await loadBlocks(stack.db.pool, conv)).filter(
+    (b) => b.type === 'user.prompt' && String(b.text).startsWith('[BACKGROUND TASK]'),
+  );
+  assert.equal(prompts.length, 1);
+  assert.match(prompts[0]!.text ?? '', /audit: clean/);
+  assert.equal(await turnCount(conv), 2);
+  const row = await loadBackgroundTask(stack.db.pool, conv, taskId);
+  assert.equal(row?.status, 'completed');
+  assert.ok(row?.deliveredAt);
+
+  await recordHistory(stack.server.address, turnWorkflowId(conv, 1), 'turn-subagent-detached-v9');
+  await recordHistory(stack.server.address, backgroundTaskWorkflowId(conv, callId), 'background-task-adopted-v9');
 });
