@@ -15,6 +15,8 @@
  * - A background subagent's task (workflows/background-task.ts) lives as long as its subagent's turn:
  *   PINNED like the turn. The turn code that starts one carries `background-subagents`, recorded only
  *   by a turn that ran a background delegate call.
+ *   A waited delegate call's child start carries `delegate-detach` (ABANDON, so a steer with `detach`
+ *   can hand it to an adopting task), recorded only by a turn that ran a waited delegate call.
  * - The conversation workflow lives across many turns, hence across builds: AUTO_UPGRADE, so it
  *   moves to the current build at its next task; changes to its code go through `patched()`. A
  *   patch is retired in two steps: `deprecatePatch()` once no run without its marker can still be
