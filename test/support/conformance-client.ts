@@ -44,7 +44,7 @@ async function main(): Promise<number> {
         }
       : { client_id: context.client_id!, client_secret: '${secrets.KEY}' };
     const key = context.private_key_pem ?? context.client_secret ?? '';
-    let conn = new McpConnection({
+    const conn = new McpConnection({
       name: 'conf',
       config: { url, oauth: { client_credentials: cc } },
       secret: () => key,
