@@ -13,7 +13,7 @@ import { createScriptedProvider } from '../../activities/model/adapters/scripted
 import { resolveScript } from '../../activities/model/adapters/scripted';
 import { getArtifact, listArtifacts, loadBlocks } from '../../store/timeline-store';
 import { stageTurnAttachments } from '../../client/attachments/stage';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { pdf, png } from '../support/files';
 import { isDecisionRequest } from '../support/note-turns';
 
@@ -28,17 +28,9 @@ before(async () => {
   await stack.startWorker({
     provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
   });
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ allowScripted: true, apiKeys: [KEY] });
 });
 after(async () => {
-  await gw.close();
   await stack.teardown();
   await emu.stop();
 });

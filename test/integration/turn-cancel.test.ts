@@ -22,8 +22,7 @@ import {
   waitFor,
   type TestStack,
 } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { loadBlocks } from '../../store/timeline-store';
@@ -100,22 +99,13 @@ before(async () => {
   stack = await createTestStack('turncancel');
   await stack.startWorker({ extraTools: tools });
   const key = (tenantId: string, scopes: Array<'read' | 'write'>) =>
-    createApiKey(stack.db.pool, { tenantId, projectId: 'p', userId: 'ann', scopes }).then((k) => k.key);
+    stack.apiKey(scopes, { tenantId, projectId: 'p', userId: 'ann' });
   keys.writer = await key('acme', ['read', 'write']);
   keys.reader = await key('acme', ['read']);
   keys.other = await key('globex', ['read', 'write']);
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ allowScripted: true });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { turnWorkflowId } from '../../core/turn/ids';
@@ -108,21 +108,12 @@ before(async () => {
       }),
     ],
   });
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    host: '127.0.0.1',
-    temporalUiUrl: UI,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ apiKeys: [KEY], temporalUiUrl: UI });
   browser = await launchChromium();
 });
 after(async () => {
   if (skip) return;
   await browser?.close();
-  await gw?.close();
   await stack?.teardown();
   rmSync(root, { recursive: true, force: true });
   delete process.env.DREACT_PRICING_FILE;

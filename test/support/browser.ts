@@ -52,3 +52,23 @@ export async function assertAxeClean(page: Page, shots: string, state: string): 
     `axe on ${state}`,
   );
 }
+
+/** Signs the open web chat in with `key` (at phone width the key field is in the conversations drawer). */
+export async function signIn(page: Page, key: string): Promise<void> {
+  if ((page.viewportSize()?.width ?? 1200) <= 700) await page.getByRole('button', { name: 'Conversations' }).click();
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Use key' }).click();
+}
+
+/** The web chat at `url` in a new page of `browser` (1200 × 900 unless `viewport` says), signed in with `key`. */
+export async function openSignedIn(
+  browser: Browser,
+  url: string,
+  key: string,
+  viewport = { width: 1200, height: 900 },
+): Promise<Page> {
+  const page = await browser.newPage({ viewport });
+  await page.goto(url);
+  await signIn(page, key);
+  return page;
+}
