@@ -6,13 +6,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { z } from 'zod';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
+import { sendTool } from '../support/approval-tool';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
-import { declareTool } from '../../core/tools/registry';
-import type { ToolImpl } from '../../activities/tools/types';
 import { deleteBudget, setBudget } from '../../store/budget-store';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
@@ -31,27 +29,7 @@ before(async () => {
   await stack.startWorker({
     // A priced model name, so a spend cap has something to count.
     provider: () => ({ ...createScriptedProvider(script), model: 'claude-haiku-4-5' }),
-    extraTools: [
-      {
-        declaration: declareTool({
-          id: 'test.send',
-          description: 'Sends.',
-          params: z.object({ to: z.string().email() }),
-          strategy: 'exploitation',
-          timeoutMs: 10_000,
-          retry: { maximumAttempts: 1 },
-          summarize: (p) => `tool test.send ${p.to}`,
-          needsApproval: true,
-        }),
-        impl: {
-          id: 'test.send',
-          async run(params) {
-            runs.push(params);
-            return { ok: true, text: 'sent' };
-          },
-        } satisfies ToolImpl,
-      },
-    ],
+    extraTools: [sendTool(runs)],
   });
   keys.approver = await stack.apiKey(['read', 'approve']);
   keys.writer = await stack.apiKey(['read', 'write']);

@@ -8,7 +8,7 @@
  * and the turn, and runs in the same view once the turn ahead ends. Screenshots in
  * test-artifacts/approvals-web/.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,20 +16,14 @@ import { z } from 'zod';
 import type { Browser, Page } from 'playwright-core';
 import { callTool, complete, createTestStack, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
+import { sendTool } from '../support/approval-tool';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
-import { declareTool } from '../../core/tools/registry';
-import type { ToolImpl } from '../../activities/tools/types';
-import { needs, requiring } from '../support/requirements';
 import { deleteBudget, setBudget } from '../../store/budget-store';
 import { deleteTurnLimit, setTurnLimit } from '../../store/turn-slots';
-import { NEED_CHROMIUM, launchChromium, openSignedIn } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'approvals-web');
+const { skip, available, test, shots: SHOTS } = browserSuite('approvals-web');
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -38,25 +32,11 @@ let approver: string;
 let writer: string;
 const runs: Array<Record<string, unknown>> = [];
 
-const send = {
-  declaration: declareTool({
-    id: 'test.send',
-    description: 'Sends an email.',
-    params: z.object({ to: z.string().email(), body: z.string() }),
-    strategy: 'exploitation',
-    timeoutMs: 10_000,
-    retry: { maximumAttempts: 1 },
-    summarize: (p) => `tool test.send ${p.to}`,
-    needsApproval: true,
-  }),
-  impl: {
-    id: 'test.send',
-    async run(params) {
-      runs.push(params);
-      return { ok: true, text: `sent to ${String(params.to)}` };
-    },
-  } satisfies ToolImpl,
-};
+const send = sendTool(runs, {
+  description: 'Sends an email.',
+  params: z.object({ to: z.string().email(), body: z.string() }),
+  answer: (params) => `sent to ${String(params.to)}`,
+});
 
 const script = ScriptSpecSchema.parse({
   structured: { conversation_title: { title: 'Approval' } },

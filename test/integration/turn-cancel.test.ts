@@ -23,6 +23,7 @@ import {
   type TestStack,
 } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
+import { sendTool } from '../support/approval-tool';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { loadBlocks } from '../../store/timeline-store';
@@ -74,25 +75,7 @@ const tools = [
       },
     } satisfies ToolImpl,
   },
-  {
-    declaration: declareTool({
-      id: 'test.send',
-      description: 'Sends (asks a person first).',
-      params: z.object({ to: z.string() }),
-      strategy: 'exploitation',
-      timeoutMs: 10_000,
-      retry: { maximumAttempts: 1 },
-      summarize: (p) => `tool test.send ${p.to}`,
-      needsApproval: true,
-    }),
-    impl: {
-      id: 'test.send',
-      async run(params) {
-        sends.push(params);
-        return { ok: true, text: 'sent' };
-      },
-    } satisfies ToolImpl,
-  },
+  sendTool(sends, { description: 'Sends (asks a person first).', params: z.object({ to: z.string() }) }),
 ];
 
 before(async () => {

@@ -4,7 +4,7 @@
  * first turn (its instructions reach the model) and binds the conversation, after which the
  * picker is gone; an agent another tenant's `visibility` keeps to itself is not listed. Without chromium the test skips and says so — except in CI, where it fails.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,13 +15,9 @@ import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
 import { listTurns } from '../../store/turn-store';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium, openSignedIn } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
+const { skip, available, test } = browserSuite('web-agent-picker');
 
 let stack: TestStack;
 let gw: RunningGateway;

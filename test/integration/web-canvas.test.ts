@@ -8,7 +8,7 @@
  * Screenshots in test-artifacts/web-chat/. Without chromium the test skips and says so — except
  * in CI, where it fails.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +16,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
 import type { TurnOptionsInput } from '../../core/turn/contracts';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium, openSignedIn } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 import { emulatedProviders } from '../support/emulated-providers';
 import {
   reply,
@@ -26,11 +25,7 @@ import {
   type MessageReply,
 } from '../emulator/anthropic-emulator';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat');
+const { skip, available, test, shots: SHOTS } = browserSuite('web-chat');
 
 let stack: TestStack;
 let gw: RunningGateway;

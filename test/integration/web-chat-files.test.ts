@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
+import { answerRound, callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
@@ -76,11 +76,6 @@ const execCall = (code: string, files: string[]) =>
     },
   }) +
   `<channel:code>${code}</channel:code>`;
-const answerRound = (text: string) =>
-  thinking('I can answer now.') +
-  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
-  `<channel:answer>${text}</channel:answer>`;
-
 before(async () => {
   if (skip) return;
   mkdirSync(SHOTS, { recursive: true });

@@ -13,12 +13,12 @@
  * critical violation. Every wait is on a state of the page, none on a duration. Screenshots in
  * test-artifacts/web-chat-live/.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
+import { answerRound, createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
 import { claimConversation } from '../../store/tenancy-store';
 import { renameConversation } from '../../store/conversation-list-store';
@@ -26,16 +26,11 @@ import { createScriptedProvider } from '../../activities/model/adapters/scripted
 import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { freePort } from '../../apps/stack/embedded';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, assertAxeClean, launchChromium, signIn } from '../support/browser';
+import { browserSuite, assertAxeClean, launchChromium, signIn } from '../support/browser';
 import { applied, applyCall, applyFix } from '../support/approval-tool';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat-live');
+const { skip, available, test, shots: SHOTS } = browserSuite('web-chat-live');
 
 let stack: TestStack;
 let startWorker: () => Promise<unknown>;
@@ -46,11 +41,6 @@ let key: string;
 let script: ScriptSpec;
 /** Which model answers: the scripted one, or Anthropic (the emulator, or a closed port: unreachable). */
 const model = { kind: 'scripted' as 'scripted' | 'anthropic', reachable: true, closedURL: '' };
-
-const answerRound = (text: string) =>
-  thinking('I can answer now.') +
-  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
-  `<channel:answer>${text}</channel:answer>`;
 
 const useScript = (s: Partial<ScriptSpec> & { rounds: string[] }) => {
   script = ScriptSpecSchema.parse({ structured: { conversation_title: { title: 'Live chat' } }, ...s });

@@ -9,27 +9,22 @@
  * Without chromium (`apt-get install chromium`; .ci/run installs it) the tests skip and say so —
  * except in CI, where they fail.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
+import { answerRound, callTool, complete, createTestStack, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { openLibrary } from '../../activities/library/library';
 import { freePort } from '../../apps/stack/embedded';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium, openSignedIn } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 
 // Skips (counted in npm test's summary) without chromium; under CI a missing chromium fails the file.
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat');
+const { skip, available, test, shots: SHOTS } = browserSuite('web-chat');
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -37,12 +32,6 @@ let browser: Browser;
 let keyA: string;
 let keyB: string;
 let script: ScriptSpec;
-
-/** A final round that streams its answer on the answer channel (as models do), after the decision. */
-const answerRound = (text: string) =>
-  thinking('I can answer now.') +
-  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
-  `<channel:answer>${text}</channel:answer>`;
 
 const useScript = (s: Partial<ScriptSpec> & { rounds: string[] }) => {
   script = ScriptSpecSchema.parse({ structured: { conversation_title: { title: 'Browser chat' } }, ...s });

@@ -7,12 +7,29 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { test as nodeTest } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { needs, requiring } from './requirements';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** The web chat's browser tests need chromium (counted in npm test's skip summary). */
 export const NEED_CHROMIUM = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+
+/**
+ * A browser test file's start: `test` under the chromium requirement (outside CI without chromium
+ * each test skips and is counted; in CI it fails), its `skip` reason (false: chromium is there),
+ * `available`, and its screenshots' folder test-artifacts/<shots>.
+ */
+export function browserSuite(shots: string) {
+  const skip = needs(NEED_CHROMIUM);
+  return {
+    skip,
+    available: skip === false,
+    test: requiring(nodeTest, NEED_CHROMIUM),
+    shots: join(__dirname, '..', '..', 'test-artifacts', shots),
+  };
+}
 
 export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');

@@ -129,3 +129,8 @@ export const callTool = (toolId: string, params: Record<string, unknown>, notes 
 /** A final round: a decision with a final_answer leaves notes empty (else final_answer_with_notes). */
 export const complete = (answer: string) =>
   thinking('answering') + decision({ action: 'complete', notes: '', final_answer: answer });
+/** A final round that streams its answer on the answer channel (as models do), after the decision. */
+export const answerRound = (text: string) =>
+  thinking('I can answer now.') +
+  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
+  `<channel:answer>${text}</channel:answer>`;
