@@ -7,10 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { anthropicOrScripted } from '../support/emulated-providers';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
-import { createScriptedProvider } from '../../activities/model/adapters/scripted';
-import { resolveScript } from '../../activities/model/adapters/scripted';
 import { getArtifact, listArtifacts, loadBlocks } from '../../store/timeline-store';
 import { stageTurnAttachments } from '../../client/attachments/stage';
 import type { RunningGateway } from '../../apps/gateway/server';
@@ -24,10 +22,7 @@ let gw: RunningGateway;
 before(async () => {
   emu = await startAnthropicEmulator({ chunkDelayMs: 0 });
   stack = await createTestStack('attachments');
-  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'k', model: 'claude-sonnet-5-5' });
-  await stack.startWorker({
-    provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
-  });
+  await stack.startWorker({ provider: anthropicOrScripted(emu) });
   gw = await stack.startGateway({ allowScripted: true, apiKeys: [KEY] });
 });
 after(async () => {
