@@ -17,7 +17,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { answerRound, callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
+import {
+  answerRound,
+  callTool,
+  complete,
+  createTestStack,
+  decision,
+  thinking,
+  waitFor,
+  type TestStack,
+} from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
@@ -180,7 +189,10 @@ test(
       writeFileSync(join(SHOTS, 'files-failed.txt'), await page.locator('body').innerText());
       throw err;
     }
-    await page.waitForFunction("document.querySelector('.file-card img')?.naturalWidth === 64");
+    // Polled from outside the page: the chat's CSP forbids the string eval waitForFunction does in it.
+    await waitFor('the chart image decoded', () =>
+      page.evaluate("document.querySelector('.file-card img')?.naturalWidth === 64"),
+    );
     // The report is rendered Markdown: a heading, bold, a list, inline code; no raw Markdown marks.
     const report = page.locator('.canvas[data-kind="markdown"]');
     await report.locator('h1', { hasText: 'Quarterly report' }).waitFor();

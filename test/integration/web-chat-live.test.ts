@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { answerRound, createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
+import { answerRound, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
 import { claimConversation } from '../../store/tenancy-store';
 import { renameConversation } from '../../store/conversation-list-store';
@@ -298,8 +298,11 @@ test(
     // A reopened conversation opens at its latest turn.
     await page.reload();
     await page.locator('.msg.assistant', { hasText: 'The last line.' }).waitFor({ timeout: 15_000 });
-    await page.waitForFunction(
-      "(() => { const el = document.querySelector('.messages'); return !!el && el.scrollTop > 0 && el.scrollHeight - el.scrollTop - el.clientHeight < 4; })()",
+    // Polled from outside the page: the chat's CSP forbids the string eval waitForFunction does in it.
+    await waitFor('the conversation opened at its latest turn', () =>
+      page.evaluate(
+        "(() => { const el = document.querySelector('.messages'); return !!el && el.scrollTop > 0 && el.scrollHeight - el.scrollTop - el.clientHeight < 4; })()",
+      ),
     );
     await context.close();
   },
