@@ -1,6 +1,7 @@
 /**
  * A decision round's scope, built once per round: its ids and clock, pool and stream publisher,
- * the user events received since the last boundary folded in, the timeline and reads (`deps.reads`: one statement with a warm view cache, store/round-reads.ts), the turn's
+ * the user events received since the last boundary folded in, the timeline and reads (the
+ * `deps.reads` port: one statement with a warm view cache, store/round-reads.ts), the turn's
  * agent view, the round's tools (tools.ts) and call plans, the model config and the call's scope
  * (activities/model/gateway.ts). `stream(fn)` runs the model call heartbeating and maps its
  * failure (a spend cap's refusal is returned; a steer's cancellation is recorded; other failures
