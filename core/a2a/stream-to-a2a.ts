@@ -26,6 +26,21 @@ export const TASK_STATE = {
 } as const satisfies Record<string, TaskState>;
 const ROLE_AGENT: Role = 2 as Role;
 
+const STATE_NAMES: Record<number, string> = {
+  1: 'submitted',
+  2: 'working',
+  3: 'completed',
+  4: 'failed',
+  5: 'canceled',
+  6: 'input-required',
+  7: 'rejected',
+  8: 'auth-required',
+};
+
+/** A `TaskState`'s protocol name (`input-required`), or `state <n>`. */
+export const taskStateName = (s: TaskState | number | undefined): string =>
+  s === undefined ? 'unknown' : (STATE_NAMES[s] ?? `state ${s}`);
+
 export type A2aItem =
   | { type: 'status'; event: TaskStatusUpdateEvent; final: boolean }
   | { type: 'artifact'; event: TaskArtifactUpdateEvent };
