@@ -36,7 +36,7 @@ export const A2A_DELEGATE_CONFIG_ERROR = 'A2ADelegateConfigError';
 
 /** The plan of a remote delegate call: up to an hour, heartbeating, retried on network failures. */
 export const A2A_DELEGATE_PLAN: { activity: ToolActivitySpec; timeoutMs: number; retry: ToolRetryPolicy } = {
-  activity: { name: A2A_DELEGATE_ACTIVITY, heartbeatTimeoutMs: 30_000 },
+  activity: { name: A2A_DELEGATE_ACTIVITY, heartbeatTimeoutMs: 10_000 },
   timeoutMs: 60 * 60_000,
   retry: {
     initialInterval: 1_000,
