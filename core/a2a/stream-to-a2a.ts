@@ -14,6 +14,7 @@ import type { Message, Part, Role, TaskArtifactUpdateEvent, TaskState, TaskStatu
   'resolution-mode': 'import',
 };
 import { unknownKind, type StreamEvent } from '../stream/events';
+import { approvalRequiredText } from './approval-reply';
 
 /** `TaskState` values (a2a.proto). */
 export const TASK_STATE = {
@@ -138,7 +139,9 @@ export function toA2aItems(event: StreamEvent, ids: A2aIds): A2aItem[] {
           ids,
           event,
           event.payload.phase === 'requested' ? TASK_STATE.inputRequired : working,
-          event.payload.phase === 'requested' ? `approval required for ${event.payload.tool}` : undefined,
+          event.payload.phase === 'requested'
+            ? approvalRequiredText(event.payload.tool, event.payload.callId)
+            : undefined,
         ),
       ];
     case 'budget':
