@@ -65,7 +65,11 @@ export function withRemoteSubagents(registry: ToolRegistry, definition: Resolved
       .list()
       .map((d) =>
         d.id === DELEGATE_TOOL_ID
-          ? { ...d, description: d.description + listing, reroute: (p) => (names.has(p.agent as string) ? A2A_DELEGATE_PLAN : undefined) }
+          ? {
+              ...d,
+              description: d.description + listing,
+              reroute: (p) => (names.has(p.agent as string) ? A2A_DELEGATE_PLAN : undefined),
+            }
           : d,
       ),
     registry.approvalRules,

@@ -24,8 +24,7 @@ const FINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
 const INTERRUPTED = new Set(['input-required', 'auth-required']);
 
 export const isFinalState = (state: string | undefined): boolean => state !== undefined && FINAL.has(state);
-export const isInterruptedState = (state: string | undefined): boolean =>
-  state !== undefined && INTERRUPTED.has(state);
+export const isInterruptedState = (state: string | undefined): boolean => state !== undefined && INTERRUPTED.has(state);
 
 export const partsText = (parts: readonly Part[] = []): string =>
   parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');

@@ -248,7 +248,9 @@ export const RemoteSubagentSchema = z.strictObject({
   a2a: z
     .url({ protocol: /^https?$/, error: 'an http(s) URL of the remote agent card' })
     .max(2_000)
-    .describe("The remote agent's A2A agent card URL (e.g. https://host/v1/a2a/researcher/.well-known/agent-card.json)."),
+    .describe(
+      "The remote agent's A2A agent card URL (e.g. https://host/v1/a2a/researcher/.well-known/agent-card.json).",
+    ),
   name: AgentNameSchema.describe('The name agent.delegate calls it by (a lowercase slug, unique among subagents).'),
   description: z.string().max(1_000).optional().describe('What it does, shown to the model beside its name.'),
   auth: z

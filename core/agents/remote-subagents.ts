@@ -24,7 +24,10 @@ export const remoteSubagents = (list: readonly SubagentEntry[] | undefined): Rem
   (list ?? []).filter((e): e is RemoteSubagent => typeof e !== 'string');
 
 /** The remote subagent a delegate call names, if it names one. */
-export function remoteSubagentOf(list: readonly SubagentEntry[] | undefined, name: unknown): RemoteSubagent | undefined {
+export function remoteSubagentOf(
+  list: readonly SubagentEntry[] | undefined,
+  name: unknown,
+): RemoteSubagent | undefined {
   return remoteSubagents(list).find((r) => r.name === name);
 }
 

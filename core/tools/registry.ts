@@ -105,7 +105,9 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
    * its timeouts and retries and no child workflow — agent.delegate to a remote A2A agent
    * (core/agents/remote-subagents.ts). The worker registers that activity itself.
    */
-  reroute?: (params: Record<string, unknown>) => { activity: ToolActivitySpec; timeoutMs: number; retry: ToolRetryPolicy } | undefined;
+  reroute?: (
+    params: Record<string, unknown>,
+  ) => { activity: ToolActivitySpec; timeoutMs: number; retry: ToolRetryPolicy } | undefined;
 }
 
 /** Approval rules over a registry's declarations: the agent's and the tenant policy's patterns. */

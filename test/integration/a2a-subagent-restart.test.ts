@@ -60,8 +60,7 @@ test('kill -9 while the remote task streams: the retry follows the same task, no
   const conv = uniqueId('conv');
   try {
     await stack.client.startTurn(conv, 'Delegate the counting.', {}, undefined, undefined, undefined, 'kill-lead');
-    const events = async () =>
-      (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === A2A_EVENT_BLOCK);
+    const events = async () => (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === A2A_EVENT_BLOCK);
     await waitFor('the remote task to stream', async () => (await events()).length >= 2);
     worker.child.kill('SIGKILL');
     await worker.exited;

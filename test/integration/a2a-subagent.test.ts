@@ -6,7 +6,8 @@
  * events land in the lead's timeline under deterministic ids, its answer is the call's result, and
  * one remote task exists for the call. A card that answers 404 is a non-retryable observation naming
  * the agent file's field; a card URL outside the fetch allow-list is refused like web_fetch refuses it;
- * a cancel of the lead's turn cancels the remote task.
+ * a remote task that stops `input-required` is an observation saying so; a cancel of the lead's turn
+ * cancels the remote task.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,6 +41,15 @@ const scripts: Record<string, Script> = {
   },
   'lead-refused': {
     rounds: [callTool('agent.delegate', { agent: 'outside', task: 'Anything.' }), complete('refused')],
+  },
+  'lead-gated': {
+    rounds: [callTool('agent.delegate', { agent: 'gated', task: 'Write a note.' }), complete('the remote waits')],
+  },
+  'remote-gated': {
+    rounds: [
+      callTool('react.write', { path: 'files/n.md', channel: 'internal', content: '# n\n', kind: 'file' }),
+      complete('unreached'),
+    ],
   },
   'lead-cancel': {
     rounds: [callTool('agent.delegate', { agent: 'slow', task: 'Think slowly.' }), complete('unreached')],
@@ -82,6 +92,8 @@ before(async () => {
     path.join(dir, 'lead-refused.yaml'),
     agentFile('lead-refused', remote('outside', 'http://127.0.0.1:1/.well-known/agent-card.json')),
   );
+  writeFileSync(path.join(dir, 'remote-gated.yaml'), agentFile('remote-gated', 'approval: { tools: [react.write] }\n'));
+  writeFileSync(path.join(dir, 'lead-gated.yaml'), agentFile('lead-gated', remote('gated', card('remote-gated'))));
   writeFileSync(path.join(dir, 'lead-cancel.yaml'), agentFile('lead-cancel', remote('slow', card('remote-slow'))));
   await stack.startWorker({ agents: { dir }, provider: scriptedAgents(scripts) });
 });
@@ -155,7 +167,10 @@ test("a card that answers 404 is a non-retryable observation naming the agent fi
   assert.equal((await stack.client.result(conv, 1)).answer, 'no ghost');
   const { result } = await delegateCall(conv);
   assert.equal(result?.meta.ok, false);
-  assert.match(result!.text ?? '', /agent lead-missing: subagents\[0\] \(ghost\)\.a2a: the agent card at .* answered HTTP 404/);
+  assert.match(
+    result!.text ?? '',
+    /agent lead-missing: subagents\[0\] \(ghost\)\.a2a: the agent card at .* answered HTTP 404/,
+  );
   assert.equal(result?.meta.failure_type, 'A2ADelegateConfigError');
 });
 
@@ -165,7 +180,23 @@ test('a card URL outside the fetch allow-list is refused (the address guard of w
   assert.equal((await stack.client.result(conv, 1)).answer, 'refused');
   const { result } = await delegateCall(conv);
   assert.equal(result?.meta.ok, false);
-  assert.match(result!.text ?? '', /subagents\[0\] \(outside\)\.a2a: http:\/\/127\.0\.0\.1:1\/.* refused: port 1 is not open for 127\.0\.0\.1/);
+  assert.match(
+    result!.text ?? '',
+    /subagents\[0\] \(outside\)\.a2a: http:\/\/127\.0\.0\.1:1\/.* refused: port 1 is not open for 127\.0\.0\.1/,
+  );
+});
+
+test('a remote task that stops input-required (an approval there) is the observation, with what it asks', async () => {
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'Ask the gated one.', {}, undefined, undefined, undefined, 'lead-gated');
+  assert.equal((await stack.client.result(conv, 1)).answer, 'the remote waits');
+  const { result } = await delegateCall(conv);
+  assert.equal(result?.meta.ok, false);
+  assert.match(
+    result!.text ?? '',
+    /^remote subagent gated needs input \(task dreact-\w+\/1 is input-required\): approval required for react\.write/,
+  );
+  assert.equal((result?.meta.subagent as { state: string }).state, 'input-required');
 });
 
 test("a cancel of the lead's turn cancels the remote task", async () => {
