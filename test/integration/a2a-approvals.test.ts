@@ -3,7 +3,7 @@
  * whose tool call waits for a person's approval answers the blocking SendMessage with an
  * `input-required` task whose status message names the call and how to answer; the client's next
  * message in the task — `approve`, or `deny: <reason>` — is the decision (`decideToolCall`), and the
- * task runs on to its answer. A message that is no decision steers as before.
+ * task runs on to its answer.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,8 +12,7 @@ import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { Client } from '@a2a-js/sdk/client' with { 'resolution-mode': 'import' };
 import { callTool, complete, createTestStack, type TestStack } from '../support/stack';
-import { a2aClient, message, request, textOf } from '../support/a2a';
-import { startGateway } from '../../apps/gateway/server';
+import { a2aClient, message, request, textOf, startA2aGateway } from '../support/a2a';
 import { loadBlocks } from '../../store/timeline-store';
 
 const KEY = 'a2a-approvals-key';
@@ -21,7 +20,7 @@ const COMPLETED = 3;
 const INPUT_REQUIRED = 6;
 
 let stack: TestStack;
-let gw: Awaited<ReturnType<typeof startGateway>>;
+let gw: Awaited<ReturnType<typeof startA2aGateway>>;
 let a2a: Client;
 
 before(async () => {
@@ -32,15 +31,7 @@ before(async () => {
   );
   stack = await createTestStack('a2a_approvals');
   await stack.startWorker({ agents: { dir } });
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    pollMs: 100,
-    log: () => undefined,
-  });
+  gw = await startA2aGateway(stack, KEY);
   a2a = await a2aClient(gw.url, 'gated', KEY);
 });
 
@@ -68,40 +59,28 @@ const send = async (req: Parameters<Client['sendMessage']>[0]) => {
   return r;
 };
 
-test('an approval is input-required; the reply "approve" is the decision and the task completes', async () => {
-  const prompt = 'Write the note.';
-  const waiting = await send(request(prompt, [write('a.md'), complete('written')]));
+/** Starts a turn whose write waits for approval, then replies `text` in its task. */
+async function replied(prompt: string, text: string, answer: string) {
+  const waiting = await send(request(prompt, [write(`${answer.length}.md`), complete(answer)]));
   assert.equal(waiting.status?.state, INPUT_REQUIRED);
+  const ids = { taskId: waiting.id, contextId: waiting.contextId };
+  const done = await send({ tenant: '', message: message(text, ids), configuration: undefined, metadata: undefined });
+  assert.equal(done.status?.state, COMPLETED);
+  assert.equal(textOf(done.status?.message?.parts), answer);
+  const blocks = await loadBlocks(stack.db.pool, await conversationOf(prompt));
+  return { waiting, blocks, result: blocks.find((b) => b.type === 'react.tool.result') };
+}
+
+test('an approval is input-required; the reply "approve" is the decision and the task completes', async () => {
+  const { waiting, blocks, result } = await replied('Write the note.', 'approve', 'written');
   const said = textOf(waiting.status?.message?.parts);
   assert.match(said, /^approval required for react\.write \(call .+\): reply "approve" or "deny: <reason>"/);
-
-  const done = await send({
-    tenant: '',
-    message: message('approve', { taskId: waiting.id, contextId: waiting.contextId }),
-    configuration: undefined,
-    metadata: undefined,
-  });
-  assert.equal(done.status?.state, COMPLETED);
-  assert.equal(textOf(done.status?.message?.parts), 'written');
-  const blocks = await loadBlocks(stack.db.pool, await conversationOf(prompt));
-  const result = blocks.find((b) => b.type === 'react.tool.result');
   assert.equal(result?.meta.ok, true, result?.text);
   assert.ok(!blocks.some((b) => b.type === 'user.steer'), 'the reply was a decision, not a steer');
 });
 
 test('the reply "deny: <reason>" denies the call with the reason; the model sees it', async () => {
-  const prompt = 'Write the other note.';
-  const waiting = await send(request(prompt, [write('b.md'), complete('not written')]));
-  assert.equal(waiting.status?.state, INPUT_REQUIRED);
-  const done = await send({
-    tenant: '',
-    message: message('deny: not today', { taskId: waiting.id, contextId: waiting.contextId }),
-    configuration: undefined,
-    metadata: undefined,
-  });
-  assert.equal(done.status?.state, COMPLETED);
-  const blocks = await loadBlocks(stack.db.pool, await conversationOf(prompt));
-  const result = blocks.find((b) => b.type === 'react.tool.result');
+  const { result } = await replied('Write the other note.', 'deny: not today', 'not written');
   assert.equal(result?.meta.ok, false);
   assert.match(result?.text ?? '', /not today/);
 });

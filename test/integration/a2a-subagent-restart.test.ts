@@ -8,26 +8,17 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { scriptedWorkerEnv, startScriptedWorker } from '../support/scripted-worker-process';
-import { a2aClient } from '../support/a2a';
-import { startGateway } from '../../apps/gateway/server';
+import { a2aClient, startA2aGateway } from '../support/a2a';
 import { loadBlocks } from '../../store/timeline-store';
 import { a2aDelegationIds, A2A_EVENT_BLOCK } from '../../activities/agents/a2a-delegate';
 import { a2aTaskId } from '../../core/a2a/task';
 
 const KEY = 'a2a-restart-key';
 let stack: TestStack;
-let gw: Awaited<ReturnType<typeof startGateway>>;
+let gw: Awaited<ReturnType<typeof startA2aGateway>>;
 before(async () => {
   stack = await createTestStack('a2a_subagent_restart');
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    pollMs: 100,
-    log: () => undefined,
-  });
+  gw = await startA2aGateway(stack, KEY);
 });
 after(async () => {
   await gw?.close();

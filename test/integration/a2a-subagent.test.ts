@@ -16,8 +16,7 @@ import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
-import { a2aClient } from '../support/a2a';
-import { startGateway } from '../../apps/gateway/server';
+import { a2aClient, startA2aGateway } from '../support/a2a';
 import { loadBlocks } from '../../store/timeline-store';
 import { a2aDelegationIds, A2A_EVENT_BLOCK } from '../../activities/agents/a2a-delegate';
 import { a2aTaskId } from '../../core/a2a/task';
@@ -62,7 +61,7 @@ const scripts: Record<string, Script> = {
 };
 
 let stack: TestStack;
-let gw: Awaited<ReturnType<typeof startGateway>>;
+let gw: Awaited<ReturnType<typeof startA2aGateway>>;
 const card = (agent: string) => `${gw.url}/v1/a2a/${agent}/.well-known/agent-card.json`;
 const remote = (name: string, url: string) =>
   `subagents:\n  - { a2a: "${url}", name: ${name}, description: A remote agent, auth: { secret: A2A_KEY, header: x-api-key } }\n` +
@@ -72,15 +71,7 @@ before(async () => {
   process.env.DREACT_TEST_A2A_KEY = KEY;
   stack = await createTestStack('a2a_subagent');
   // The gateway first: the lead's agent file names its URL.
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    pollMs: 100,
-    log: () => undefined,
-  });
+  gw = await startA2aGateway(stack, KEY);
   // Loopback is opened for the gateway's port only (the allow-list web_fetch reads).
   process.env.DREACT_FETCH_ALLOW_HOSTS = `127.0.0.1:${new URL(gw.url).port}`;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dreact-a2a-sub-'));
