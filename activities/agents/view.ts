@@ -61,17 +61,15 @@ export function withRemoteSubagents(registry: ToolRegistry, definition: Resolved
   const names = new Set(remote.map((r) => r.name));
   const listing = remoteSubagentsListing(definition.subagents);
   return new ToolRegistry(
-    registry
-      .list()
-      .map((d) =>
-        d.id === DELEGATE_TOOL_ID
-          ? {
-              ...d,
-              description: d.description + listing,
-              reroute: (p) => (names.has(p.agent as string) ? A2A_DELEGATE_PLAN : undefined),
-            }
-          : d,
-      ),
+    registry.list().map((d) =>
+      d.id === DELEGATE_TOOL_ID
+        ? {
+            ...d,
+            description: d.description + listing,
+            reroute: (p) => (names.has(p.agent as string) ? A2A_DELEGATE_PLAN : undefined),
+          }
+        : d,
+    ),
     registry.approvalRules,
   );
 }
