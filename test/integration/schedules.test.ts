@@ -16,11 +16,9 @@ import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
 import { listRuns } from '../../store/schedules/run-store';
 import { ScheduleIdKey } from '../../contract/definitions';
 import { setBudget, deleteBudget } from '../../store/budget-store';
-import {
-  verifyWebhook,
-  WEBHOOK_SIGNATURE_HEADER,
-  WEBHOOK_TIMESTAMP_HEADER,
-} from '../../activities/schedules/signature';
+import { HOOK_PRESETS } from '../../core/hooks/presets';
+import { verifySignature } from '../../core/hooks/signature';
+import { hmacSha256Hex } from '../../store/hooks/hook-store';
 
 let stack: TestStack;
 let schedules: ScheduleService;
@@ -211,23 +209,19 @@ test('the answer is POSTed to the webhook, signed; a loopback URL is refused unl
     const payload = JSON.parse(got.body) as { answer: string; scheduleId: string; outcome: string };
     assert.equal(payload.answer, 'report ready');
     assert.equal(payload.scheduleId, created.id);
-    assert.ok(
-      verifyWebhook(
-        created.webhookSecret!,
-        Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]),
-        got.body,
-        String(got.headers[WEBHOOK_SIGNATURE_HEADER]),
-      ),
-      'the signature verifies with the secret',
-    );
-    assert.ok(
-      !verifyWebhook(
-        'wrong',
-        Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]),
-        got.body,
-        String(got.headers[WEBHOOK_SIGNATURE_HEADER]),
-      ),
-    );
+    // One signing format for outgoing deliveries and incoming hooks: the dreact scheme's t=…,v1=….
+    assert.match(String(got.headers['x-dreact-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
+    assert.match(String(got.headers['x-dreact-delivery']), new RegExp(`^sched\\.${created.id}-`), 'the run is the delivery id');
+    const verify = (secret: string) =>
+      verifySignature(
+        HOOK_PRESETS.dreact,
+        secret,
+        { headers: (name) => got.headers[name] as string | undefined, body: got.body },
+        Date.now(),
+        hmacSha256Hex,
+      ).ok;
+    assert.ok(verify(created.webhookSecret!), 'the signature verifies with the secret');
+    assert.ok(!verify('wrong-secret-0123456789'));
     await waitFor('delivery recorded', async () =>
       (await listRuns(stack.db.pool, created.id)).some((r) => r.delivery === 'delivered: 200'),
     );

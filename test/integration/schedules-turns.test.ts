@@ -1,0 +1,149 @@
+/**
+ * The turns a schedule's runs start (issue 44), on a real dev server, Postgres and worker with a
+ * scripted model whose turns take a few seconds:
+ * - a run's turn carries the `ScheduleId` search attribute: a visibility query
+ *   `ScheduleId = "<id>"` finds the TurnWorkflow (the conversation workflow sets it on the child,
+ *   patch `schedule-turn-attribute`), and a turn no schedule started has none;
+ * - overlap `cancel`: the next fire while a run's turn is still going cancels that turn (it ends
+ *   `cancelled`, the run records `cancelled`) and the new run's turn proceeds to its answer.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { recordHistory } from '../support/fixtures';
+import { ScheduleService } from '../../client/schedules/service';
+import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
+import { listRuns } from '../../store/schedules/run-store';
+import { ScheduleIdKey } from '../../contract/definitions';
+import { conversationWorkflowId, turnWorkflowId } from '../../core/turn/ids';
+
+let stack: TestStack;
+let schedules: ScheduleService;
+
+before(async () => {
+  stack = await createTestStack('schedturn');
+  await stack.startWorker({
+    defaultModel: {
+      provider: 'scripted',
+      // Each model call takes 6 s: a run's turn is still going seconds after it started.
+      script: {
+        rounds: [complete('report ready')],
+        structured: { conversation_title: { title: 'Report' } },
+        latencyMs: 6_000,
+        chunkSize: 4_096,
+        failAttempts: 0,
+        summaryLatencyMs: 0,
+      },
+    },
+  });
+  schedules = new ScheduleService(stack.server.env.client, stack.db.pool, stack.taskQueue);
+});
+after(async () => {
+  await stack?.teardown();
+});
+
+/** The TurnWorkflows a visibility query finds (visibility is eventually consistent: polled). */
+async function turnsOf(query: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const w of stack.server.env.client.workflow.list({ query: `WorkflowType = "TurnWorkflow" AND ${query}` }))
+    ids.push(w.workflowId);
+  return ids.sort();
+}
+
+test("a run's turn carries ScheduleId: a visibility query by it finds the turn", async () => {
+  const { id } = await schedules.create(LOCAL_PRINCIPAL, { agent: 'default', cron: '0 0 1 1 *', prompt: 'Tagged' });
+  try {
+    await schedules.trigger(LOCAL_PRINCIPAL, id);
+    const [run] = await waitFor(
+      'the completed run',
+      async () => {
+        const rows = await listRuns(stack.db.pool, id);
+        return rows[0]?.outcome === 'completed' ? rows : undefined;
+      },
+      40_000,
+      200,
+    );
+    const turnWorkflow = turnWorkflowId(run!.conversationId!, run!.turnIndex!);
+    const found = await waitFor(
+      'the turn in visibility',
+      async () => {
+        const ids = await turnsOf(`ScheduleId = "${id}"`);
+        return ids.length > 0 ? ids : undefined;
+      },
+      20_000,
+      200,
+    );
+    assert.deepEqual(found, [turnWorkflow], 'exactly the run’s turn');
+    const desc = await stack.server.env.client.workflow.getHandle(turnWorkflow).describe();
+    assert.equal(desc.typedSearchAttributes.get(ScheduleIdKey), id);
+
+    // A turn a person started carries none.
+    const plain = await stack.client.startTurn(`plain-${Date.now()}`, 'hello');
+    await stack.client.result(plain.conversationId, plain.turnIndex);
+    const plainDesc = await stack.server.env.client.workflow.getHandle(plain.workflowId).describe();
+    assert.equal(plainDesc.typedSearchAttributes.get(ScheduleIdKey), undefined);
+
+    // Replay fixture of the new shape (DREACT_RECORD_FIXTURES=1): the conversation's patch marker
+    // and the child started with ScheduleId.
+    await recordHistory(
+      stack.server.address,
+      conversationWorkflowId(run!.conversationId!),
+      'conversation-scheduled-turn-v9',
+    );
+  } finally {
+    await schedules.delete(LOCAL_PRINCIPAL, id);
+  }
+});
+
+test('overlap cancel: the next fire cancels the running turn (it ends cancelled) and the new run proceeds', async () => {
+  // Every 3 s, a turn takes 6 s: the second fire finds the first run's turn going. (`trigger`
+  // runs one whatever the overlap policy says: the timetable's fires are what the policy governs.)
+  const { id } = await schedules.create(LOCAL_PRINCIPAL, {
+    agent: 'default',
+    every: '3s',
+    prompt: 'Replace me',
+    overlap: 'cancel',
+  });
+  try {
+    const going = (r: { outcome: string; turnIndex: number | null }) => r.outcome === 'running' && r.turnIndex !== null;
+    const first = await waitFor(
+      'the first run’s turn going',
+      async () => (await listRuns(stack.db.pool, id)).find(going),
+      20_000,
+      100,
+    );
+    const second = await waitFor(
+      'the next fire’s run going',
+      async () => (await listRuns(stack.db.pool, id)).find((r) => going(r) && r.runWorkflowId !== first.runWorkflowId),
+      20_000,
+      100,
+    );
+    // No third fire: the second run is left to finish.
+    await schedules.pause(LOCAL_PRINCIPAL, id, 'let the second run finish');
+
+    // The first run's turn ended cancelled (by the schedule), and its run records it.
+    const cancelled = await stack.client.result(first.conversationId!, first.turnIndex!);
+    assert.equal(cancelled.completionPath, 'cancelled', JSON.stringify(cancelled));
+    assert.equal(cancelled.cancelled?.by, `schedule ${id}`);
+    assert.match(cancelled.answer, /cancelled by schedule .*overlap policy cancel/, 'the replaced turn says why it stopped');
+    assert.doesNotMatch(cancelled.answer, /report ready/, 'and never answered');
+    const runs = await waitFor(
+      'the first run cancelled, the second completed',
+      async () => {
+        const rows = await listRuns(stack.db.pool, id);
+        const old = rows.find((r) => r.runWorkflowId === first.runWorkflowId);
+        const next = rows.find((r) => r.runWorkflowId === second.runWorkflowId);
+        return old?.outcome === 'cancelled' && next?.outcome === 'completed' ? { old, next } : undefined;
+      },
+      40_000,
+      200,
+    );
+    const answer = await stack.client.result(runs.next.conversationId!, runs.next.turnIndex!);
+    assert.equal(answer.answer, 'report ready', 'the new run’s turn answered');
+    assert.notEqual(runs.next.conversationId, first.conversationId);
+    const old = stack.server.env.client.workflow.getHandle(first.runWorkflowId);
+    assert.equal((await old.describe()).status.name, 'CANCELLED', 'the replaced run ended cancelled');
+  } finally {
+    await schedules.delete(LOCAL_PRINCIPAL, id);
+  }
+});
