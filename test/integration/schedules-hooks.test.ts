@@ -38,8 +38,9 @@ before(async () => {
       },
     },
   });
-  key = (await createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'p', userId: 'ann', scopes: ['read', 'write'] }))
-    .key;
+  key = (
+    await createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'p', userId: 'ann', scopes: ['read', 'write'] })
+  ).key;
   gw = await startGateway({
     client: stack.client,
     allowScripted: true,

@@ -125,7 +125,11 @@ test('overlap cancel: the next fire cancels the running turn (it ends cancelled)
     const cancelled = await stack.client.result(first.conversationId!, first.turnIndex!);
     assert.equal(cancelled.completionPath, 'cancelled', JSON.stringify(cancelled));
     assert.equal(cancelled.cancelled?.by, `schedule ${id}`);
-    assert.match(cancelled.answer, /cancelled by schedule .*overlap policy cancel/, 'the replaced turn says why it stopped');
+    assert.match(
+      cancelled.answer,
+      /cancelled by schedule .*overlap policy cancel/,
+      'the replaced turn says why it stopped',
+    );
     assert.doesNotMatch(cancelled.answer, /report ready/, 'and never answered');
     const runs = await waitFor(
       'the first run cancelled, the second completed',

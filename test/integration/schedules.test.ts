@@ -211,7 +211,11 @@ test('the answer is POSTed to the webhook, signed; a loopback URL is refused unl
     assert.equal(payload.scheduleId, created.id);
     // One signing format for outgoing deliveries and incoming hooks: the dreact scheme's t=…,v1=….
     assert.match(String(got.headers['x-dreact-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
-    assert.match(String(got.headers['x-dreact-delivery']), new RegExp(`^sched\\.${created.id}-`), 'the run is the delivery id');
+    assert.match(
+      String(got.headers['x-dreact-delivery']),
+      new RegExp(`^sched\\.${created.id}-`),
+      'the run is the delivery id',
+    );
     const verify = (secret: string) =>
       verifySignature(
         HOOK_PRESETS.dreact,
