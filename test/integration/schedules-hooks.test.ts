@@ -11,8 +11,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
+import { gatewayCaller, scriptedAnswer, startStackGateway } from '../support/schedule-kit';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { listRuns } from '../../store/schedules/run-store';
 import { loadBlocks } from '../../store/timeline-store';
@@ -26,30 +27,12 @@ before(async () => {
   process.env.DREACT_WEB_ALLOW_PRIVATE = '1';
   stack = await createTestStack('schedhook');
   await stack.startWorker({
-    defaultModel: {
-      provider: 'scripted',
-      script: {
-        rounds: [complete('report ready')],
-        structured: { conversation_title: { title: 'T' } },
-        chunkSize: 64,
-        latencyMs: 0,
-        failAttempts: 0,
-        summaryLatencyMs: 0,
-      },
-    },
+    defaultModel: scriptedAnswer('report ready', 0),
   });
   key = (
     await createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'p', userId: 'ann', scopes: ['read', 'write'] })
   ).key;
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  gw = await startStackGateway(stack);
 });
 after(async () => {
   delete process.env.DREACT_WEB_ALLOW_PRIVATE;
@@ -57,14 +40,10 @@ after(async () => {
   await stack?.teardown();
 });
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${gw.url}${path}`, {
-    method,
-    headers: { 'x-api-key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const api = gatewayCaller(
+  () => gw.url,
+  () => key,
+);
 
 async function hookAndSchedule(rotate: boolean) {
   const hook = await api('POST', '/v1/hooks', {

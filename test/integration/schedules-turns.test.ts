@@ -9,7 +9,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
+import { scriptedAnswer } from '../support/schedule-kit';
 import { recordHistory } from '../support/fixtures';
 import { ScheduleService } from '../../client/schedules/service';
 import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
@@ -23,18 +24,8 @@ let schedules: ScheduleService;
 before(async () => {
   stack = await createTestStack('schedturn');
   await stack.startWorker({
-    defaultModel: {
-      provider: 'scripted',
-      // Each model call takes 6 s: a run's turn is still going seconds after it started.
-      script: {
-        rounds: [complete('report ready')],
-        structured: { conversation_title: { title: 'Report' } },
-        latencyMs: 6_000,
-        chunkSize: 4_096,
-        failAttempts: 0,
-        summaryLatencyMs: 0,
-      },
-    },
+    // Each model call takes 6 s: a run's turn is still going seconds after it started.
+    defaultModel: scriptedAnswer('report ready', 6_000),
   });
   schedules = new ScheduleService(stack.server.env.client, stack.db.pool, stack.taskQueue);
 });

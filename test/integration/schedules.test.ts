@@ -10,7 +10,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
+import { scriptedAnswer } from '../support/schedule-kit';
 import { ScheduleService } from '../../client/schedules/service';
 import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
 import { listRuns } from '../../store/schedules/run-store';
@@ -26,18 +27,8 @@ let schedules: ScheduleService;
 before(async () => {
   stack = await createTestStack('sched');
   await stack.startWorker({
-    defaultModel: {
-      provider: 'scripted',
-      // Each turn takes ~2 s (the title call and the answer round): longer than the 1 s interval.
-      script: {
-        rounds: [complete('report ready')],
-        structured: { conversation_title: { title: 'Report' } },
-        latencyMs: 1_000,
-        chunkSize: 4_096,
-        failAttempts: 0,
-        summaryLatencyMs: 0,
-      },
-    },
+    // Each turn takes ~2 s (the title call and the answer round): longer than the 1 s interval.
+    defaultModel: scriptedAnswer('report ready', 1_000),
   });
   schedules = new ScheduleService(stack.server.env.client, stack.db.pool, stack.taskQueue);
 });

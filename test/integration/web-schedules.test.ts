@@ -12,8 +12,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
+import { gatewayCaller, scriptedAnswer, startStackGateway } from '../support/schedule-kit';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { needs, requiring } from '../support/requirements';
 import { NEED_CHROMIUM, assertAxeClean, launchChromium } from '../support/browser';
@@ -35,31 +36,13 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   stack = await createTestStack('webshed');
   await stack.startWorker({
-    defaultModel: {
-      provider: 'scripted',
-      script: {
-        rounds: [complete('The morning report is ready.')],
-        structured: { conversation_title: { title: 'Morning report' } },
-        chunkSize: 64,
-        latencyMs: 0,
-        failAttempts: 0,
-        summaryLatencyMs: 0,
-      },
-    },
+    defaultModel: scriptedAnswer('The morning report is ready.', 0),
   });
   const apiKey = (scopes: Array<'read' | 'write'>) =>
     createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes }).then((k) => k.key);
   key = await apiKey(['read', 'write']);
   reader = await apiKey(['read']);
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  gw = await startStackGateway(stack);
   browser = await launchChromium();
 });
 after(async () => {
@@ -69,14 +52,10 @@ after(async () => {
   await stack?.teardown();
 });
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${gw.url}${path}`, {
-    method,
-    headers: { 'x-api-key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const api = gatewayCaller(
+  () => gw.url,
+  () => key,
+);
 
 interface Run {
   runWorkflowId: string;
