@@ -21,11 +21,11 @@ import { ClientConversationIdSchema } from '../../core/tenancy/conversation-spac
 import { DreactError, type DreactClient } from '../../client/api';
 import type { AttachmentUpload } from '../../client/attachments/preflight';
 import type { AttachmentLimits } from '../../core/attachments/policy';
-import { listTurns } from '../../store/turn-store';
 import { liveStreamStart } from '../../store/stream-window';
 import { ClientTurnOptionsSchema, type ModelPolicy } from './turn-options';
 import { startGatewayTurn } from './turn-start';
-import { turnChunkResponse } from './ai-sdk-stream';
+import { turnChunkResponse, type TurnChunkStream } from './ai-sdk-stream';
+import { activeTurn, approvalAnswers, decideAnswers, injectIntoRunning } from './ai-sdk-continue';
 import type { SseStreamOptions } from './sse-stream';
 import {
   conversationId,
@@ -54,6 +54,8 @@ const ChatBodySchema = z.looseObject({
   messageId: z.string().optional(),
   agent: z.string().optional(),
   options: ClientTurnOptionsSchema.optional(),
+  /** What a user message sent while a turn runs does: a followup of that turn (default) or a steer. */
+  inject: z.enum(['followup', 'steer'], { error: 'inject must be followup or steer' }).optional(),
 });
 type ChatBody = z.output<typeof ChatBodySchema>;
 
@@ -66,15 +68,13 @@ function dataUrlBytes(url: string): Buffer | undefined {
 
 /** The prompt and attachments of the last message; a clear error naming the field otherwise. */
 function promptOf(body: ChatBody): { prompt: string; uploads: AttachmentUpload[]; messageId: string } {
-  if (body.trigger === 'regenerate-message')
-    throw new DreactError(
-      'trigger: regenerate-message is not supported (a conversation keeps every turn): send the message again',
-      'bad_input',
-    );
   const i = body.messages.length - 1;
   const last = body.messages[i]!;
   if (last.role !== 'user')
-    throw new DreactError(`messages[${i}].role: the last message must be the user's (got ${last.role})`, 'bad_input');
+    throw new DreactError(
+      `messages[${i}].role: the last message must be the user's, or the assistant's answering tool approvals (got ${last.role})`,
+      'bad_input',
+    );
   const texts: string[] = [];
   const uploads: AttachmentUpload[] = [];
   last.parts.forEach((p, j) => {
@@ -107,8 +107,38 @@ export function registerAiSdkRoutes(
   app.post('/v1/ai-sdk/chat', async (c) => {
     const principal = need(c, 'write');
     const body = await jsonBody(c, ChatBodySchema);
+    if (body.trigger === 'regenerate-message')
+      throw new DreactError(
+        'trigger: regenerate-message is not supported (a conversation keeps every turn): send the message again',
+        'bad_input',
+      );
+    const respond = (id: string, t: Omit<TurnChunkStream, 'conversationId' | 'shownId'>) =>
+      turnChunkResponse(streamOpts, { conversationId: id, shownId: shownId(c, id), ...t });
+    const i = body.messages.length - 1;
+    const last = body.messages[i]!;
+    if (last.role === 'assistant') {
+      // Answers to the paused response's approval requests: decide them, go on with the turn.
+      const answers = approvalAnswers(last.parts, i);
+      const { id } = await scopedClientConversation(pool, principal, body.id);
+      await ownedConversation(pool, principal, id);
+      return respond(id, await decideAnswers(client, pool, principal, { id, clientId: body.id }, answers));
+    }
     const { prompt, uploads, messageId } = promptOf(body);
     const scoped = await scopedClientConversation(pool, principal, body.id);
+    if (await activeTurn(pool, scoped.id)) {
+      await ownedConversation(pool, principal, scoped.id);
+      if (uploads.length > 0)
+        throw new DreactError(
+          `messages[${i}].parts: a message sent while a turn runs joins that turn and cannot carry files; send them once it ended`,
+          'bad_input',
+        );
+      const joined = await injectIntoRunning(client, pool, scoped.id, {
+        text: prompt,
+        messageId,
+        kind: body.inject ?? 'followup',
+      });
+      if (joined) return respond(scoped.id, joined);
+    }
     const turn = {
       prompt,
       messageId,
@@ -124,19 +154,14 @@ export function registerAiSdkRoutes(
       uploads,
       { modelPolicy, limits },
     );
-    return turnChunkResponse(streamOpts, {
-      conversationId: id,
-      shownId: shownId(c, id),
-      turnId: started.turnId,
-      after: streamAfter,
-    });
+    return respond(id, { turnId: started.turnId, after: streamAfter });
   });
 
   app.get('/v1/ai-sdk/chat/:id/stream', async (c) => {
     const principal = need(c, 'read');
     const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
-    const active = (await listTurns(pool, id)).filter((t) => t.status === 'running' || t.status === 'queued').at(-1);
+    const active = await activeTurn(pool, id);
     if (!active) return c.body(null, 204);
     const after = await liveStreamStart(pool, id, [active.turnId]);
     if (after === undefined) return c.body(null, 204);
