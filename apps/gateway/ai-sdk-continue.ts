@@ -7,18 +7,17 @@
  *   `sendMessage()`): each answer of a call the turn waits on is sent through `decideToolCall`
  *   (`approved` → approve, else deny; `reason` kept; the `approve` scope), and the response goes on
  *   from where the paused one ended;
- * - **a user message while the turn runs**: folded into the running turn — a followup by default
- *   (the AI SDK's steering: taken at the next round boundary, nothing running is stopped), a steer
- *   with the body's `inject: 'steer'` (the round stops, the turn answers with it in mind); the
- *   response is the running turn replayed from its start (the same message id: the client's message
- *   is rebuilt in place), the message a `steering-message` part where the turn took it.
+ * - **a user message while the turn runs** (running-turn.ts): folded into the running turn — a
+ *   followup by default (the AI SDK's steering: taken at the next round boundary, nothing running is
+ *   stopped), a steer with the body's `inject: 'steer'` (the round stops, the turn answers with it
+ *   in mind); the response is the running turn replayed from its start (the same message id: the
+ *   client's message is rebuilt in place), the message a `steering-message` part where the turn took it.
  */
 import type { Pool } from 'pg';
 import { DreactError, type DreactClient } from '../../client/api';
 import { ApprovalError } from '../../client/approvals';
 import { MAX_APPROVAL_REASON_CHARS } from '../../core/governance/approval';
 import type { Principal } from '../../core/tenancy/principal';
-import { listTurns, type TurnRow } from '../../store/turn-store';
 import { lastApprovalSeq } from '../../store/stream-bus';
 import { liveStreamStart } from '../../store/stream-window';
 import type { TurnChunkStream } from './ai-sdk-stream';
@@ -97,34 +96,4 @@ export async function decideAnswers(
   );
   const after = (await liveStreamStart(pool, conv.id, [turnId])) ?? through ?? 0;
   return { turnId, after, ...(through !== undefined ? { silentThrough: through } : {}) };
-}
-
-/** The conversation's running (or queued) turn, if any. */
-export async function activeTurn(pool: Pool, conversationId: string): Promise<TurnRow | undefined> {
-  return (await listTurns(pool, conversationId)).filter((t) => t.status === 'running' || t.status === 'queued').at(-1);
-}
-
-/**
- * Folds a user message into the running turn (a followup, or a steer) and says which turn to
- * stream, from its first event; undefined when the turn ended meanwhile and nothing took it.
- */
-export async function injectIntoRunning(
-  client: DreactClient,
-  pool: Pool,
-  conversationId: string,
-  message: { text: string; messageId: string; kind: 'followup' | 'steer' },
-): Promise<{ turnId: string; after: number } | undefined> {
-  try {
-    if (message.kind === 'steer') await client.steer(conversationId, message.text, message.messageId);
-    else await client.followup(conversationId, message.text, message.messageId);
-  } catch (err) {
-    // The turn ended between the check and the steer: the caller starts a turn instead.
-    if (err instanceof DreactError && err.code === 'no_active_turn') return undefined;
-    throw err;
-  }
-  // A followup the conversation took as its next turn (the running one had just ended) is that turn.
-  const turn = await activeTurn(pool, conversationId);
-  if (!turn) return undefined;
-  const after = await liveStreamStart(pool, conversationId, [turn.turnId]);
-  return after === undefined ? undefined : { turnId: turn.turnId, after };
 }

@@ -25,7 +25,8 @@ import { liveStreamStart } from '../../store/stream-window';
 import { ClientTurnOptionsSchema, type ModelPolicy } from './turn-options';
 import { startGatewayTurn } from './turn-start';
 import { turnChunkResponse, type TurnChunkStream } from './ai-sdk-stream';
-import { activeTurn, approvalAnswers, decideAnswers, injectIntoRunning } from './ai-sdk-continue';
+import { approvalAnswers, decideAnswers } from './ai-sdk-continue';
+import { activeTurn, injectIntoRunning } from './running-turn';
 import type { SseStreamOptions } from './sse-stream';
 import {
   conversationId,
