@@ -5,7 +5,11 @@
  * - `POST /v1/ai-sdk/chat` — the transport's body `{id, messages, trigger, messageId}` (plus the
  *   transport's extra `body`: `agent`, `options` as on `POST /v1/conversations/:id/turns`): `id`
  *   is the conversation, the last message (a user message) the prompt — its text parts joined, its
- *   `data:` URL file parts the turn's attachments. Answers the turn as a UI message stream.
+ *   `data:` URL file parts the turn's attachments. Answers the turn as a UI message stream. A
+ *   tool call waiting for approval pauses the response; a last message of the assistant's with
+ *   `approval-responded` tool parts answers it and continues the turn; a user message while the
+ *   conversation's turn runs joins that turn (`inject`: followup, the default, or steer) —
+ *   ai-sdk-continue.ts, running-turn.ts.
  * - `GET /v1/ai-sdk/chat/:id/stream` — the transport's `reconnectToStream` (useChat `resume: true`):
  *   the conversation's active turn replayed from its first event in the log and followed live
  *   (the transport's default `resumeStreamIsReplay`: the client starts the message over at the
