@@ -9,11 +9,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { z } from 'zod';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { declareTool } from '../../core/tools/registry';
-import type { ToolImpl } from '../../activities/tools/types';
+import { sendTool, sent } from '../support/approval-tool';
 import type { DreactUIMessage } from '../../core/ai-sdk/ui-message-chunks';
 import { createApiKey } from '../../store/tenancy-store';
 
@@ -26,27 +24,6 @@ type ChatInit = ConstructorParameters<typeof AbstractChat<DreactUIMessage>>[0];
 const KEY = 'ai-sdk-control-key';
 let stack: TestStack;
 let gw: RunningGateway;
-const sent: Array<Record<string, unknown>> = [];
-
-const sendTool = {
-  declaration: declareTool({
-    id: 'test.send',
-    description: 'Sends.',
-    params: z.object({ to: z.string().email() }),
-    strategy: 'exploitation',
-    timeoutMs: 10_000,
-    retry: { maximumAttempts: 1 },
-    summarize: (p) => `tool test.send ${p.to}`,
-    needsApproval: true,
-  }),
-  impl: {
-    id: 'test.send',
-    async run(params) {
-      sent.push(params);
-      return { ok: true, text: `sent to ${String(params.to)}` };
-    },
-  } satisfies ToolImpl,
-};
 
 before(async () => {
   stack = await createTestStack('ai_sdk_control');

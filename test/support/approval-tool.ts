@@ -42,3 +42,27 @@ export const applyCall = (path: string) =>
     tool_call: { tool_id: 'test.apply_python', params: { path, patch: PATCH } },
   }) +
   `<channel:code>${CODE}</channel:code>`;
+
+/** Each run of test.send, in order. */
+export const sent: Array<Record<string, unknown>> = [];
+
+/** A tool that waits for a person's approval before it "sends" (protocol tests' approval-gated call). */
+export const sendTool = {
+  declaration: declareTool({
+    id: 'test.send',
+    description: 'Sends.',
+    params: z.object({ to: z.string().email() }),
+    strategy: 'exploitation',
+    timeoutMs: 10_000,
+    retry: { maximumAttempts: 1 },
+    summarize: (p) => `tool test.send ${p.to}`,
+    needsApproval: true,
+  }),
+  impl: {
+    id: 'test.send',
+    async run(params) {
+      sent.push(params);
+      return { ok: true, text: `sent to ${String(params.to)}` };
+    },
+  } satisfies ToolImpl,
+};
