@@ -139,6 +139,11 @@ test('an approval pauses the response; addToolApprovalResponse approves it throu
   assert.equal(waiting?.approval?.id, waiting?.toolCallId);
   assert.deepEqual(sent, [], 'nothing runs before the decision');
   assert.equal(chat.lastMessage?.metadata?.completionPath, undefined, 'the turn is not over');
+  // A resumed stream (a reload: useChat's resume) replays the turn and pauses at the same request.
+  const before = structuredClone(chat.lastMessage);
+  await chat.resumeStream();
+  assert.equal(chat.status, 'ready');
+  assert.deepEqual(chat.lastMessage, before, 'the replay is the paused message again');
 
   await chat.addToolApprovalResponse({ id: waiting!.approval!.id, approved: true, reason: 'fine' });
   await settled(chat, 'the continued message');
