@@ -13,9 +13,16 @@
  *   DREACT_REUSE_V8_CONTEXT               on (the SDK's default) | off: one V8 context for every
  *                                         workflow, or one per workflow (bench peers measures both)
  *   DREACT_STICKY_SCHEDULE_TO_START_MS    how long a workflow task waits for the worker that last ran
- *                                         its workflow before any worker may take it (default 1 000:
- *                                         a killed worker's turns move on within a second; on a
- *                                         starved host more sticky tasks time out and replay whole)
+ *                                         its workflow before any worker may take it (default 10 000,
+ *                                         the SDK's: a task that waits longer moves to the shared
+ *                                         queue and is replayed from its whole history — at 1 000,
+ *                                         100 conversations started at once on a busy host timed out
+ *                                         113–186 sticky tasks per 100 turns, at 10 000 none (bench
+ *                                         peers, issue 42). What it costs: a worker killed without a
+ *                                         graceful shutdown keeps the tasks already queued for it this
+ *                                         long, unless the journal's reset takes them first
+ *                                         (workers/orphaned-activities.ts: every workflow with an
+ *                                         activity in flight); a graceful shutdown hands them on at once)
  *   DREACT_NON_STICKY_TO_STICKY_POLL_RATIO pollers of the shared workflow queue per sticky-queue
  *                                         poller (the SDK's default 0.2 when unset)
  *
@@ -33,6 +40,9 @@
  */
 import { ResourceBasedController, type WorkerOptions, type WorkerTuner } from '@temporalio/worker';
 import { WORKER_ROLES, type WorkerRole } from '../core/turn/roles';
+
+/** The workflows role's sticky schedule-to-start timeout unless DREACT_STICKY_SCHEDULE_TO_START_MS says otherwise. */
+export const STICKY_SCHEDULE_TO_START_MS = 10_000;
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -135,7 +145,13 @@ export function roleTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RoleTun
     ...out.workflows,
     maxConcurrentWorkflowTaskExecutions: shared.maxConcurrentWorkflowTaskExecutions,
     maxCachedWorkflows: shared.maxCachedWorkflows,
-    stickyQueueScheduleToStartTimeout: intFrom(env, 'DREACT_STICKY_SCHEDULE_TO_START_MS', 1_000, 100, 60_000),
+    stickyQueueScheduleToStartTimeout: intFrom(
+      env,
+      'DREACT_STICKY_SCHEDULE_TO_START_MS',
+      STICKY_SCHEDULE_TO_START_MS,
+      100,
+      60_000,
+    ),
     ...(shared.reuseV8Context !== undefined ? { reuseV8Context: shared.reuseV8Context } : {}),
     ...(shared.nonStickyToStickyPollRatio !== undefined
       ? { nonStickyToStickyPollRatio: shared.nonStickyToStickyPollRatio }
