@@ -3,11 +3,17 @@
  *
  *   DREACT_MAX_CONCURRENT_ACTIVITIES      activity slots (default 200: a round's model call holds
  *                                         one for its whole stream, so in-flight turns need one each)
- *   DREACT_MAX_CONCURRENT_WORKFLOW_TASKS  workflow task slots (default 20: every workflow task runs
+ *   DREACT_MAX_CONCURRENT_WORKFLOW_TASKS  workflow task slots (default 8: every workflow task runs
  *                                         on the one workflow thread, so more slots only queue tasks
  *                                         inside the worker while their 2 s timeout runs — 200 slots
  *                                         gave 844 start-to-close timeouts with 300 streaming turns,
- *                                         20 gave none, at the same or better throughput; bench load)
+ *                                         20 gave none (bench load); on a starved host (load ~20 on 2
+ *                                         cores) 20 slots still timed out 70 workflow tasks in 200
+ *                                         turns, 8 none in 280, at as many rounds/s or more (bench
+ *                                         peers, 40 and 100 conversations, issue 42). What
+ *                                         fewer slots cost: a workflow task holds its slot while its
+ *                                         local activities run (local tools, loadContext, persist),
+ *                                         so 8 slow ones at once hold back every other task)
  *   DREACT_MAX_CACHED_WORKFLOWS           sticky workflow cache (default 1 000 turns)
  *   DREACT_DB_POOL_MAX                    Postgres connections of the worker (default 20)
  *   DREACT_REUSE_V8_CONTEXT               on (the SDK's default) | off: one V8 context for every
@@ -69,7 +75,7 @@ export function workerTuningFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
   return {
     worker: {
       maxConcurrentActivityTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_ACTIVITIES', 200, 1, 10_000),
-      maxConcurrentWorkflowTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_WORKFLOW_TASKS', 20, 2, 10_000),
+      maxConcurrentWorkflowTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_WORKFLOW_TASKS', 8, 2, 10_000),
       maxCachedWorkflows: intFrom(env, 'DREACT_MAX_CACHED_WORKFLOWS', 1_000, 0, 100_000),
       // Only when set: the SDK's own defaults otherwise.
       ...onOffFrom(env, 'DREACT_REUSE_V8_CONTEXT', 'reuseV8Context'),

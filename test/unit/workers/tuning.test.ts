@@ -7,7 +7,7 @@ test('worker capacity comes from the environment, with defaults and clear errors
   assert.deepEqual(workerTuningFromEnv({}), {
     worker: {
       maxConcurrentActivityTaskExecutions: 200,
-      maxConcurrentWorkflowTaskExecutions: 20,
+      maxConcurrentWorkflowTaskExecutions: 8,
       maxCachedWorkflows: 1000,
     },
     dbPoolMax: 20,
