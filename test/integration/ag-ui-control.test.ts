@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent } from '@ag-ui/core';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 
 const KEY = 'agui-control-key';
 let stack: TestStack;
@@ -20,19 +20,9 @@ let gw: RunningGateway;
 before(async () => {
   stack = await createTestStack('agui_control');
   await stack.startWorker();
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    allowScripted: true,
-    port: 0,
-    host: '127.0.0.1',
-    pollMs: 100,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ apiKeys: [KEY], allowScripted: true, pollMs: 100 });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 

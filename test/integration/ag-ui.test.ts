@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent } from '@ag-ui/core';
 import { callTool, complete, createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { sendTool } from '../support/approval-tool';
 import { conversationOwner, createApiKey } from '../../store/tenancy-store';
 
@@ -25,19 +25,9 @@ const send = sendTool(sent, { answer: (params) => `sent to ${String(params.to)}`
 before(async () => {
   stack = await createTestStack('agui');
   await stack.startWorker({ extraTools: [send] });
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    allowScripted: true,
-    port: 0,
-    host: '127.0.0.1',
-    pollMs: 100,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ apiKeys: [KEY], allowScripted: true, pollMs: 100 });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 

@@ -10,7 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { sendTool } from '../support/approval-tool';
 import type { DreactUIMessage } from '../../core/ai-sdk/ui-message-chunks';
 import { createApiKey } from '../../store/tenancy-store';
@@ -30,18 +30,9 @@ const send = sendTool(sent, { answer: (params) => `sent to ${String(params.to)}`
 before(async () => {
   stack = await createTestStack('ai_sdk_control');
   await stack.startWorker({ extraTools: [send] });
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    pollMs: 100,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ apiKeys: [KEY], allowScripted: true, pollMs: 100 });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 
