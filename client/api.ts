@@ -87,6 +87,12 @@ export interface StartedTurn {
   messageId: string;
 }
 
+/** What started a turn when no person did (the turn's search attributes carry it). */
+export interface TurnOrigin {
+  /** The schedule whose run starts the turn. */
+  scheduleId?: string;
+}
+
 /** Attempts of a turn's Update-with-Start against a server that refuses it for a moment. */
 const START_ATTEMPTS = 6;
 
@@ -120,6 +126,7 @@ export class DreactClient {
     messageId = 'msg_validate',
     attachments?: AttachmentRef[],
     agent?: string,
+    origin: TurnOrigin = {},
   ): z.output<typeof StartTurnRequestSchema> {
     const parsed = StartTurnRequestSchema.safeParse({
       conversationId,
@@ -128,6 +135,7 @@ export class DreactClient {
       options,
       ...(attachments?.length ? { attachments } : {}),
       ...(agent !== undefined ? { agent: { name: agent } } : {}),
+      ...(origin.scheduleId !== undefined ? { scheduleId: origin.scheduleId } : {}),
     });
     if (!parsed.success) throw badInput(parsed.error);
     return parsed.data;
@@ -167,8 +175,10 @@ export class DreactClient {
      * bound to its first turn's agent: naming another is a `conflict` error and queues nothing.
      */
     agent?: string,
+    /** What started the turn, when not a person: a schedule's run (the turn's `ScheduleId` search attribute). */
+    origin: TurnOrigin = {},
   ): Promise<StartedTurn> {
-    const request = this.validateTurn(conversationId, prompt, options, messageId, attachments, agent);
+    const request = this.validateTurn(conversationId, prompt, options, messageId, attachments, agent, origin);
     const startOp = () =>
       new WithStartWorkflowOperation<ConversationWorkflow>('ConversationWorkflow', {
         workflowId: conversationWorkflowId(conversationId),

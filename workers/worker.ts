@@ -54,6 +54,8 @@ import { McpConnections, mcpServersOf, type McpStartOptions } from '../activitie
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
+import { makeA2aDelegateActivity } from '../activities/agents/a2a-delegate';
+import { A2A_DELEGATE_ACTIVITY } from '../core/agents/remote-subagents';
 import { createTaskTools, makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
 import { makeScheduleRunActivities } from '../activities/schedules/run-activities';
 import { makeDeliveryActivities } from '../activities/schedules/deliver';
@@ -298,6 +300,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const activities = {
     ...createWorkerActivities(deps),
     ...makeDelegationActivities(deps),
+    // agent.delegate to a remote A2A agent (activities/agents/a2a-delegate.ts).
+    [A2A_DELEGATE_ACTIVITY]: makeA2aDelegateActivity(deps),
     ...makeBackgroundTaskActivities(deps),
     ...createEvalActivities(deps),
     // A schedule's runs (workflows/scheduled-turn.ts).

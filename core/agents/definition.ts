@@ -236,6 +236,42 @@ export const SecretSourceSchema = z.union([
 ]);
 export type SecretSource = z.infer<typeof SecretSourceSchema>;
 
+const HeaderNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'an HTTP header name (letters, digits and -)');
+
+/**
+ * A remote A2A agent as a subagent (core/agents/remote-subagents.ts): agent.delegate to its name
+ * runs the task on it through `@a2a-js/sdk`'s client (activities/agents/a2a-delegate.ts).
+ */
+export const RemoteSubagentSchema = z.strictObject({
+  a2a: z
+    .url({ protocol: /^https?$/, error: 'an http(s) URL of the remote agent card' })
+    .max(2_000)
+    .describe(
+      "The remote agent's A2A agent card URL (e.g. https://host/v1/a2a/researcher/.well-known/agent-card.json).",
+    ),
+  name: AgentNameSchema.describe('The name agent.delegate calls it by (a lowercase slug, unique among subagents).'),
+  description: z.string().max(1_000).optional().describe('What it does, shown to the model beside its name.'),
+  auth: z
+    .strictObject({
+      secret: SecretNameSchema.describe("A name of this agent file's `secrets`: the credential, never written here."),
+      header: HeaderNameSchema.optional().describe('The header it is sent in (default Authorization).'),
+      scheme: z
+        .string()
+        .regex(/^[A-Za-z][A-Za-z0-9-]{0,31}$/)
+        .optional()
+        .describe('Prefix of the value (default Bearer for Authorization, none for another header).'),
+    })
+    .optional()
+    .describe('How calls to the remote agent authenticate: a secret of this agent, sent as a header.'),
+});
+export type RemoteSubagent = z.infer<typeof RemoteSubagentSchema>;
+
+/** A subagent: a defined agent's name, or a remote A2A agent. */
+export const SubagentEntrySchema = z.union([AgentNameSchema, RemoteSubagentSchema]);
+export type SubagentEntry = z.infer<typeof SubagentEntrySchema>;
+
 /** Background subagents (core/agents/background.ts). */
 const BackgroundSchema = z.strictObject({
   delegate: z
@@ -270,7 +306,13 @@ export const AgentDefinitionSchema = z
     approval: ApprovalSchema.optional(),
     multi_action: z.enum(['off', 'safe_fanout']).optional().describe('Up to 2 actions per round when safe_fanout.'),
     exec: ExecSchema.optional(),
-    subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),
+    subagents: z
+      .array(SubagentEntrySchema)
+      .max(50)
+      .optional()
+      .describe(
+        'Agents this agent may delegate to: a defined agent by name, or a remote A2A agent as { a2a: <agent card URL>, name, description?, auth? }.',
+      ),
     max_depth: limit(1, 5).optional().describe('Most levels of nested delegation below this agent (default 1).'),
     background: BackgroundSchema.optional().describe(
       'Background subagents: whether agent.delegate runs in the background by default, and how a finished task is delivered.',
@@ -294,6 +336,24 @@ export const AgentDefinitionSchema = z
       ),
   })
   .superRefine((d, ctx) => {
+    const subagents = (d.subagents ?? []).map((e) => (typeof e === 'string' ? e : e.name));
+    subagents.forEach((n, i) => {
+      if (subagents.indexOf(n) !== i)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subagents', i],
+          message: `subagent ${JSON.stringify(n)} is listed twice`,
+          ...rule('duplicate'),
+        });
+    });
+    (d.subagents ?? []).forEach((e, i) => {
+      if (typeof e !== 'string' && e.auth && !(e.auth.secret in (d.secrets ?? {})))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subagents', i, 'auth', 'secret'],
+          message: `secret ${JSON.stringify(e.auth.secret)} is not declared in this agent's secrets`,
+        });
+    });
     const names = (d.schedules ?? []).map((s) => s.name);
     names.forEach((n, i) => {
       if (names.indexOf(n) !== i)
