@@ -9,45 +9,22 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Queryable } from '../store/db';
-import type { OnResult, TaskStatus } from '../core/agents/background';
+import type { TaskStatus } from '../core/agents/background';
 import { listBackgroundTasks, loadBackgroundTask, type BackgroundTask } from '../store/background-task-store';
 
-/** A task as the client API, the gateway and `dreact tasks --json` show it. */
-export interface TaskView {
-  taskId: string;
-  callId: string;
-  turnId: string;
-  agent: string;
-  task: string;
-  childConversationId: string;
-  workflowId: string;
-  onResult: OnResult;
-  status: TaskStatus;
-  answer: string | null;
-  error: string | null;
+/** A task as the client API, the gateway and `dreact tasks --json` show it (times as ISO strings). */
+export type TaskView = Omit<BackgroundTask, 'conversationId' | 'createdAt' | 'finishedAt' | 'deliveredAt'> & {
   createdAt: string;
   finishedAt: string | null;
   deliveredAt: string | null;
-}
+};
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export const taskView = (t: BackgroundTask): TaskView => ({
-  taskId: t.taskId,
-  callId: t.callId,
-  turnId: t.turnId,
-  agent: t.agent,
-  task: t.task,
-  childConversationId: t.childConversationId,
-  workflowId: t.workflowId,
-  onResult: t.onResult,
-  status: t.status,
-  answer: t.answer,
-  error: t.error,
-  createdAt: t.createdAt.toISOString(),
-  finishedAt: iso(t.finishedAt),
-  deliveredAt: iso(t.deliveredAt),
-});
+export function taskView(t: BackgroundTask): TaskView {
+  const { conversationId: _parent, createdAt, finishedAt, deliveredAt, ...rest } = t;
+  return { ...rest, createdAt: createdAt.toISOString(), finishedAt: iso(finishedAt), deliveredAt: iso(deliveredAt) };
+}
 
 export async function listTasks(
   db: Queryable,
