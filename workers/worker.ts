@@ -16,6 +16,7 @@ import {
 import { timeoutSettings, type TimeoutSettings } from '../core/turn/timeouts';
 import { describeRoleQueue } from '../activities/temporal/pollers';
 import { DreactWorker } from './role-workers';
+import { STICKY_SCHEDULE_TO_START_MS } from './tuning';
 import { createWorkerActivities } from '../activities/turn-activities';
 import { cachedWorkflowBundle } from './bundle';
 import { resolveContextMaxTokens } from '../core/compaction/estimate';
@@ -357,8 +358,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
           ? {
               workflowBundle,
               // A workflow task waits this long for the worker that last ran the turn before any worker may
-              // take it: short, so a killed worker's turns move on within seconds (default 10 s).
-              stickyQueueScheduleToStartTimeout: '1 second',
+              // take it (workers/tuning.ts says why 10 s and what it costs).
+              stickyQueueScheduleToStartTimeout: STICKY_SCHEDULE_TO_START_MS,
             }
           : {};
       workers.set(

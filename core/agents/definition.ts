@@ -13,10 +13,10 @@
  * Workflows import only types from here (`import type`), values from ./ref.
  */
 import { z } from 'zod';
-import { AGENT_NAME_RE, ROLE_PURPOSES, type RolePurpose } from './ref';
+import { ROLE_PURPOSES, type RolePurpose } from './ref';
+import { AgentNameSchema, BackgroundSchema, SecretNameSchema, SubagentEntrySchema } from './subagent-schema';
 import { toolPatternIssue } from './tool-filter';
 import { McpSchema } from '../mcp/config';
-import { ON_RESULT_MODES } from './background';
 import { AgentScheduleSchema } from '../schedules/agent-schedules';
 
 /** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
@@ -27,9 +27,8 @@ export const MAX_INSTRUCTIONS_CHARS = 100_000;
 
 const rule = (r: SchemaRule) => ({ params: { rule: r } });
 
-export const AgentNameSchema = z
-  .string()
-  .regex(AGENT_NAME_RE, 'an agent name is a lowercase slug: a-z first, then a-z 0-9 _ - (at most 64 characters)');
+export { AgentNameSchema, RemoteSubagentSchema, SubagentEntrySchema } from './subagent-schema';
+export type { RemoteSubagent, SubagentEntry } from './subagent-schema';
 
 const ProviderIdSchema = z
   .string()
@@ -229,62 +228,11 @@ export const VisibilitySchema = z
   });
 export type AgentVisibility = z.infer<typeof VisibilitySchema>;
 
-const SecretNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'a secret name is an identifier');
 export const SecretSourceSchema = z.union([
   z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }),
   z.strictObject({ file: PathSchema }),
 ]);
 export type SecretSource = z.infer<typeof SecretSourceSchema>;
-
-const HeaderNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'an HTTP header name (letters, digits and -)');
-
-/**
- * A remote A2A agent as a subagent (core/agents/remote-subagents.ts): agent.delegate to its name
- * runs the task on it through `@a2a-js/sdk`'s client (activities/agents/a2a-delegate.ts).
- */
-export const RemoteSubagentSchema = z.strictObject({
-  a2a: z
-    .url({ protocol: /^https?$/, error: 'an http(s) URL of the remote agent card' })
-    .max(2_000)
-    .describe(
-      "The remote agent's A2A agent card URL (e.g. https://host/v1/a2a/researcher/.well-known/agent-card.json).",
-    ),
-  name: AgentNameSchema.describe('The name agent.delegate calls it by (a lowercase slug, unique among subagents).'),
-  description: z.string().max(1_000).optional().describe('What it does, shown to the model beside its name.'),
-  auth: z
-    .strictObject({
-      secret: SecretNameSchema.describe("A name of this agent file's `secrets`: the credential, never written here."),
-      header: HeaderNameSchema.optional().describe('The header it is sent in (default Authorization).'),
-      scheme: z
-        .string()
-        .regex(/^[A-Za-z][A-Za-z0-9-]{0,31}$/)
-        .optional()
-        .describe('Prefix of the value (default Bearer for Authorization, none for another header).'),
-    })
-    .optional()
-    .describe('How calls to the remote agent authenticate: a secret of this agent, sent as a header.'),
-});
-export type RemoteSubagent = z.infer<typeof RemoteSubagentSchema>;
-
-/** A subagent: a defined agent's name, or a remote A2A agent. */
-export const SubagentEntrySchema = z.union([AgentNameSchema, RemoteSubagentSchema]);
-export type SubagentEntry = z.infer<typeof SubagentEntrySchema>;
-
-/** Background subagents (core/agents/background.ts). */
-const BackgroundSchema = z.strictObject({
-  delegate: z
-    .boolean()
-    .optional()
-    .describe('true: agent.delegate runs in the background unless a call says wait: true (default false).'),
-  on_result: z
-    .enum(ON_RESULT_MODES)
-    .optional()
-    .describe(
-      "followup (default): a finished task's answer arrives as a followup (a new turn when none runs); record: kept on the task (agent.tasks).",
-    ),
-});
 
 export const AgentDefinitionSchema = z
   .strictObject({
