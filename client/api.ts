@@ -56,6 +56,8 @@ import {
 import { LOCAL_PRINCIPAL } from '../core/tenancy/principal';
 import { DreactError } from './errors';
 import { cancelTurn, type CancelledTurn, type CancelTurnArgs } from './cancel';
+import { cancelTask, listTasks, TaskCancelError, taskView, type TaskView } from './background-tasks';
+import type { TaskStatus } from '../core/agents/background';
 
 // Defined apart (no Temporal import) so the CLI reports errors without loading the client.
 export { DreactError };
@@ -330,6 +332,26 @@ export class DreactClient {
       return await sendDecision(this.temporal, this.opts.db, conversationId, view, decision, principal);
     } catch (err) {
       if (err instanceof ApprovalError && err.code !== 'forbidden') throw new DreactError(err.message, err.code);
+      throw err;
+    }
+  }
+
+  /** The conversation's background tasks, oldest first (client/background-tasks.ts); needs opts.db. */
+  async tasks(conversationId: string, opts: { status?: TaskStatus } = {}): Promise<TaskView[]> {
+    if (!this.opts.db) throw new Error('tasks needs the client made with opts.db (the stack Postgres)');
+    return listTasks(this.opts.db, conversationId, opts);
+  }
+
+  /**
+   * Cancels a running background task (as `agent.cancel` does): its subagent's turn ends
+   * `cancelled` and nothing is delivered. An unknown task is `not_found`; an ended one `conflict`.
+   */
+  async cancelTask(conversationId: string, taskId: string): Promise<TaskView> {
+    if (!this.opts.db) throw new Error('cancelTask needs the client made with opts.db (the stack Postgres)');
+    try {
+      return taskView(await cancelTask(this.temporal, this.opts.db, conversationId, taskId));
+    } catch (err) {
+      if (err instanceof TaskCancelError) throw new DreactError(err.message, err.code);
       throw err;
     }
   }
