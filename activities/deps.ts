@@ -10,7 +10,7 @@ import type { ModelProvider } from '../core/model/provider';
 import type { TurnPlacement } from '../core/turn/activity-contracts';
 import type { ToolImpl } from './tools/types';
 import type { ToolRegistry } from '../core/tools/registry';
-import type { ViewCache } from '../store/view-cache';
+import type { RoundReads } from '../store/round-reads';
 import type { EmbeddingProvider } from './memory/embeddings';
 import type { LoadedAgent } from './agents/catalogue';
 import type { AgentRef } from '../core/agents/ref';
@@ -37,8 +37,11 @@ export interface ActivityDeps {
   now(): Date;
   /** Embeddings for react.memsearch (indexing and queries); absent: lexical search only. */
   embeddings?: EmbeddingProvider;
-  /** The worker's cache of conversation views (rounds read only new rows); absent: load the view each round. */
-  viewCache?: ViewCache;
+  /**
+   * A round's reads (store/round-reads.ts), built once over `db` and the worker's cache of
+   * conversation views (rounds read only new rows; no cache: the view is loaded each round).
+   */
+  reads: RoundReads;
   /**
    * The role queues and timeouts loadContext hands each turn (core/turn/roles.ts, timeouts.ts);
    * absent (tests that build deps by hand): every activity on the turn's own queue, local timeouts.

@@ -248,6 +248,13 @@ const perTurn = (r: PeerRun) => ({
   stateWrites: stateWrites(r.persistence) / r.turns,
 });
 
+const causes = (c: Record<string, number>) => {
+  const parts = Object.entries(c)
+    .sort((a, b) => b[1] - a[1])
+    .map(([why, n]) => `${why} ${n}`);
+  return parts.length ? `: ${parts.join(', ')}` : '';
+};
+
 /** The figures of one run, prefixed by its label. */
 export function runFigures(label: string, r: PeerRun): Record<string, number | string> {
   const c = cpuPerRound(r);
@@ -259,7 +266,7 @@ export function runFigures(label: string, r: PeerRun): Record<string, number | s
       .map((x) => x.toFixed(1))
       .join(' / '),
     [`${label}: per turn events / workflow tasks / state writes`]: `${f1(t.events)} / ${f1(t.workflowTasks)} / ${f1(t.stateWrites)}`,
-    [`${label}: failed or timed-out workflow tasks (of which sticky schedule-to-start)`]: `${r.counts.failedWorkflowTasks} (${r.counts.stickyTimeouts})`,
+    [`${label}: failed or timed-out workflow tasks (of which sticky schedule-to-start)`]: `${r.counts.failedWorkflowTasks} (${r.counts.stickyTimeouts})${causes(r.counts.failureCauses)}`,
     [`${label}: persistence requests per turn (by operation)`]: ops.join(', '),
     [`${label}: machine load at start`]: r.load,
   };

@@ -56,6 +56,8 @@ import {
 import { LOCAL_PRINCIPAL } from '../core/tenancy/principal';
 import { DreactError } from './errors';
 import { cancelTurn, type CancelledTurn, type CancelTurnArgs } from './cancel';
+import { cancelTask, listTasks, TaskCancelError, taskView, type TaskView } from './background-tasks';
+import type { TaskStatus } from '../core/agents/background';
 
 // Defined apart (no Temporal import) so the CLI reports errors without loading the client.
 export { DreactError };
@@ -83,6 +85,12 @@ export interface StartedTurn {
   turnId: string;
   workflowId: string;
   messageId: string;
+}
+
+/** What started a turn when no person did (the turn's search attributes carry it). */
+export interface TurnOrigin {
+  /** The schedule whose run starts the turn. */
+  scheduleId?: string;
 }
 
 /** Attempts of a turn's Update-with-Start against a server that refuses it for a moment. */
@@ -118,6 +126,7 @@ export class DreactClient {
     messageId = 'msg_validate',
     attachments?: AttachmentRef[],
     agent?: string,
+    origin: TurnOrigin = {},
   ): z.output<typeof StartTurnRequestSchema> {
     const parsed = StartTurnRequestSchema.safeParse({
       conversationId,
@@ -126,6 +135,7 @@ export class DreactClient {
       options,
       ...(attachments?.length ? { attachments } : {}),
       ...(agent !== undefined ? { agent: { name: agent } } : {}),
+      ...(origin.scheduleId !== undefined ? { scheduleId: origin.scheduleId } : {}),
     });
     if (!parsed.success) throw badInput(parsed.error);
     return parsed.data;
@@ -165,8 +175,10 @@ export class DreactClient {
      * bound to its first turn's agent: naming another is a `conflict` error and queues nothing.
      */
     agent?: string,
+    /** What started the turn, when not a person: a schedule's run (the turn's `ScheduleId` search attribute). */
+    origin: TurnOrigin = {},
   ): Promise<StartedTurn> {
-    const request = this.validateTurn(conversationId, prompt, options, messageId, attachments, agent);
+    const request = this.validateTurn(conversationId, prompt, options, messageId, attachments, agent, origin);
     const startOp = () =>
       new WithStartWorkflowOperation<ConversationWorkflow>('ConversationWorkflow', {
         workflowId: conversationWorkflowId(conversationId),
@@ -325,6 +337,26 @@ export class DreactClient {
       return await sendDecision(this.temporal, this.opts.db, conversationId, view, decision, principal);
     } catch (err) {
       if (err instanceof ApprovalError && err.code !== 'forbidden') throw new DreactError(err.message, err.code);
+      throw err;
+    }
+  }
+
+  /** The conversation's background tasks, oldest first (client/background-tasks.ts); needs opts.db. */
+  async tasks(conversationId: string, opts: { status?: TaskStatus } = {}): Promise<TaskView[]> {
+    if (!this.opts.db) throw new Error('tasks needs the client made with opts.db (the stack Postgres)');
+    return listTasks(this.opts.db, conversationId, opts);
+  }
+
+  /**
+   * Cancels a running background task (as `agent.cancel` does): its subagent's turn ends
+   * `cancelled` and nothing is delivered. An unknown task is `not_found`; an ended one `conflict`.
+   */
+  async cancelTask(conversationId: string, taskId: string): Promise<TaskView> {
+    if (!this.opts.db) throw new Error('cancelTask needs the client made with opts.db (the stack Postgres)');
+    try {
+      return taskView(await cancelTask(this.temporal, this.opts.db, conversationId, taskId));
+    } catch (err) {
+      if (err instanceof TaskCancelError) throw new DreactError(err.message, err.code);
       throw err;
     }
   }

@@ -18,6 +18,8 @@ export interface ConversationState {
     messageId: string;
     options: TurnOptions;
     attachments?: AttachmentRef[];
+    /** The schedule whose run queued this turn (StartTurnRequest.scheduleId). */
+    scheduleId?: string;
   }>;
   /** Recently seen message ids (bounded) so a repeated followup starts at most one turn. */
   seenMessages: string[];

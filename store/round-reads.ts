@@ -90,3 +90,14 @@ export async function loadRoundReads(
   const [blocks, state] = await Promise.all([loadViewBlocks(db, conversationId), readSide(db, conversationId, side)]);
   return { blocks, ...state };
 }
+
+/** A round's reads as one port (`deps.reads`), built once over the pool and the worker's view cache. */
+export interface RoundReads {
+  /** Everything round `turnId` of the conversation reads (loadRoundReads). */
+  load(conversationId: string, turnId: string): Promise<RoundState & { blocks: Block[] }>;
+}
+
+/** The round's reads over `db`; with `viewCache` (the worker's), a round reads only the view's new rows. */
+export function roundReads(db: Pool, viewCache?: ViewCache): RoundReads {
+  return { load: (conversationId, turnId) => loadRoundReads(db, conversationId, turnId, viewCache) };
+}

@@ -122,6 +122,26 @@ export async function readEvents(
 }
 
 /**
+ * The offset of the last approval event of `phase` for any of `callIds` in the log (undefined:
+ * none): where a call's approval was requested, or whether it was decided.
+ */
+export async function lastApprovalSeq(
+  pool: Pool,
+  conversationId: string,
+  callIds: readonly string[],
+  phase: 'requested' | 'decided',
+): Promise<number | undefined> {
+  if (callIds.length === 0) return undefined;
+  const res = await pool.query<{ seq: string | null }>(
+    `SELECT max(seq) AS seq FROM stream_events
+      WHERE conversation_id = $1 AND kind = 'approval' AND payload->>'phase' = $2 AND payload->>'callId' = ANY($3)`,
+    [conversationId, phase, [...callIds]],
+  );
+  const seq = res.rows[0]?.seq;
+  return seq === null || seq === undefined ? undefined : Number(seq);
+}
+
+/**
  * Deletes events older than `maxAgeSeconds`. Returns the number removed. Composite canvases' attribute
  * events are folded into `composite_canvases` first, in the same transaction (store/turn-display-store.ts);
  * pruners of several gateways take turns (a transaction-scoped advisory lock).

@@ -3,19 +3,32 @@
  *
  *   DREACT_MAX_CONCURRENT_ACTIVITIES      activity slots (default 200: a round's model call holds
  *                                         one for its whole stream, so in-flight turns need one each)
- *   DREACT_MAX_CONCURRENT_WORKFLOW_TASKS  workflow task slots (default 20: every workflow task runs
+ *   DREACT_MAX_CONCURRENT_WORKFLOW_TASKS  workflow task slots (default 8: every workflow task runs
  *                                         on the one workflow thread, so more slots only queue tasks
  *                                         inside the worker while their 2 s timeout runs — 200 slots
  *                                         gave 844 start-to-close timeouts with 300 streaming turns,
- *                                         20 gave none, at the same or better throughput; bench load)
+ *                                         20 gave none (bench load); on a starved host (load ~20 on 2
+ *                                         cores) 20 slots still timed out 70 workflow tasks in 200
+ *                                         turns, 8 none in 280, at as many rounds/s or more (bench
+ *                                         peers, 40 and 100 conversations, issue 42). What
+ *                                         fewer slots cost: a workflow task holds its slot while its
+ *                                         local activities run (local tools, loadContext, persist),
+ *                                         so 8 slow ones at once hold back every other task)
  *   DREACT_MAX_CACHED_WORKFLOWS           sticky workflow cache (default 1 000 turns)
  *   DREACT_DB_POOL_MAX                    Postgres connections of the worker (default 20)
  *   DREACT_REUSE_V8_CONTEXT               on (the SDK's default) | off: one V8 context for every
  *                                         workflow, or one per workflow (bench peers measures both)
  *   DREACT_STICKY_SCHEDULE_TO_START_MS    how long a workflow task waits for the worker that last ran
- *                                         its workflow before any worker may take it (default 1 000:
- *                                         a killed worker's turns move on within a second; on a
- *                                         starved host more sticky tasks time out and replay whole)
+ *                                         its workflow before any worker may take it (default 10 000,
+ *                                         the SDK's: a task that waits longer moves to the shared
+ *                                         queue and is replayed from its whole history — at 1 000,
+ *                                         100 conversations started at once on a busy host timed out
+ *                                         113–186 sticky tasks per 100 turns, at 10 000 none (bench
+ *                                         peers, issue 42). What it costs: a worker killed without a
+ *                                         graceful shutdown keeps the tasks already queued for it this
+ *                                         long, unless the journal's reset takes them first
+ *                                         (workers/orphaned-activities.ts: every workflow with an
+ *                                         activity in flight); a graceful shutdown hands them on at once)
  *   DREACT_NON_STICKY_TO_STICKY_POLL_RATIO pollers of the shared workflow queue per sticky-queue
  *                                         poller (the SDK's default 0.2 when unset)
  *
@@ -33,6 +46,9 @@
  */
 import { ResourceBasedController, type WorkerOptions, type WorkerTuner } from '@temporalio/worker';
 import { WORKER_ROLES, type WorkerRole } from '../core/turn/roles';
+
+/** The workflows role's sticky schedule-to-start timeout unless DREACT_STICKY_SCHEDULE_TO_START_MS says otherwise. */
+export const STICKY_SCHEDULE_TO_START_MS = 10_000;
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -59,7 +75,7 @@ export function workerTuningFromEnv(env: NodeJS.ProcessEnv = process.env): Worke
   return {
     worker: {
       maxConcurrentActivityTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_ACTIVITIES', 200, 1, 10_000),
-      maxConcurrentWorkflowTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_WORKFLOW_TASKS', 20, 2, 10_000),
+      maxConcurrentWorkflowTaskExecutions: intFrom(env, 'DREACT_MAX_CONCURRENT_WORKFLOW_TASKS', 8, 2, 10_000),
       maxCachedWorkflows: intFrom(env, 'DREACT_MAX_CACHED_WORKFLOWS', 1_000, 0, 100_000),
       // Only when set: the SDK's own defaults otherwise.
       ...onOffFrom(env, 'DREACT_REUSE_V8_CONTEXT', 'reuseV8Context'),
@@ -135,7 +151,13 @@ export function roleTuningFromEnv(env: NodeJS.ProcessEnv = process.env): RoleTun
     ...out.workflows,
     maxConcurrentWorkflowTaskExecutions: shared.maxConcurrentWorkflowTaskExecutions,
     maxCachedWorkflows: shared.maxCachedWorkflows,
-    stickyQueueScheduleToStartTimeout: intFrom(env, 'DREACT_STICKY_SCHEDULE_TO_START_MS', 1_000, 100, 60_000),
+    stickyQueueScheduleToStartTimeout: intFrom(
+      env,
+      'DREACT_STICKY_SCHEDULE_TO_START_MS',
+      STICKY_SCHEDULE_TO_START_MS,
+      100,
+      60_000,
+    ),
     ...(shared.reuseV8Context !== undefined ? { reuseV8Context: shared.reuseV8Context } : {}),
     ...(shared.nonStickyToStickyPollRatio !== undefined
       ? { nonStickyToStickyPollRatio: shared.nonStickyToStickyPollRatio }

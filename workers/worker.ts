@@ -16,6 +16,7 @@ import {
 import { timeoutSettings, type TimeoutSettings } from '../core/turn/timeouts';
 import { describeRoleQueue } from '../activities/temporal/pollers';
 import { DreactWorker } from './role-workers';
+import { STICKY_SCHEDULE_TO_START_MS } from './tuning';
 import { createWorkerActivities } from '../activities/turn-activities';
 import { cachedWorkflowBundle } from './bundle';
 import { resolveContextMaxTokens } from '../core/compaction/estimate';
@@ -54,6 +55,8 @@ import { McpConnections, mcpServersOf, type McpStartOptions } from '../activitie
 import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
+import { makeA2aDelegateActivity } from '../activities/agents/a2a-delegate';
+import { A2A_DELEGATE_ACTIVITY } from '../core/agents/remote-subagents';
 import { createTaskTools, makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
 import { makeDetachActivities } from '../activities/agents/detach';
 import { makeScheduleRunActivities } from '../activities/schedules/run-activities';
@@ -299,6 +302,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
   const activities = {
     ...createWorkerActivities(deps),
     ...makeDelegationActivities(deps),
+    // agent.delegate to a remote A2A agent (activities/agents/a2a-delegate.ts).
+    [A2A_DELEGATE_ACTIVITY]: makeA2aDelegateActivity(deps),
     ...makeBackgroundTaskActivities(deps),
     ...makeDetachActivities(deps.db.pool),
     ...createEvalActivities(deps),
@@ -355,8 +360,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
           ? {
               workflowBundle,
               // A workflow task waits this long for the worker that last ran the turn before any worker may
-              // take it: short, so a killed worker's turns move on within seconds (default 10 s).
-              stickyQueueScheduleToStartTimeout: '1 second',
+              // take it (workers/tuning.ts says why 10 s and what it costs).
+              stickyQueueScheduleToStartTimeout: STICKY_SCHEDULE_TO_START_MS,
             }
           : {};
       workers.set(

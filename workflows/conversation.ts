@@ -15,6 +15,7 @@ import {
   ParentClosePolicy,
   setHandler,
   deprecatePatch,
+  patched,
   startChild,
   workflowInfo,
   allHandlersFinished,
@@ -37,6 +38,7 @@ import {
   TurnStatusKey,
   AgentNameKey,
   AGENT_CONFLICT,
+  ScheduleIdKey,
 } from '../contract/definitions';
 import { DEFAULT_AGENT_NAME } from '../core/agents/ref';
 import { TurnWorkflow } from './turn';
@@ -71,7 +73,13 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     if (state.seenMessages.length > SEEN_LIMIT) state.seenMessages.splice(0, state.seenMessages.length - SEEN_LIMIT);
     return true;
   };
-  const enqueue = (prompt: string, messageId: string, options: TurnOptions, attachments?: AttachmentRef[]) => {
+  const enqueue = (
+    prompt: string,
+    messageId: string,
+    options: TurnOptions,
+    attachments?: AttachmentRef[],
+    scheduleId?: string,
+  ) => {
     const turnIndex = state.nextTurnIndex++;
     // A followup's text comes from a signal, which cannot be refused: normalised (core/text.ts), so
     // a NUL or a lone surrogate never wedges the turn it starts. Data only, no new command: no patch.
@@ -81,7 +89,14 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     // Data only (the child's input), no new command: no patch.
     if (options.model === undefined && state.lastOptions?.model !== undefined)
       options = { ...options, model: state.lastOptions.model };
-    state.queue.push({ turnIndex, prompt, messageId, options, ...(attachments?.length ? { attachments } : {}) });
+    state.queue.push({
+      turnIndex,
+      prompt,
+      messageId,
+      options,
+      ...(attachments?.length ? { attachments } : {}),
+      ...(scheduleId !== undefined ? { scheduleId } : {}),
+    });
     state.lastOptions = options;
     return { turnIndex, turnId: turnIdFor(turnIndex), workflowId: turnWorkflowId(state.conversationId, turnIndex) };
   };
@@ -99,7 +114,7 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
       remember(request.messageId);
       // Data only, no new command: binding needs no patch (the turn input below has one).
       state.agent ??= boundAgent() ?? request.agent?.name ?? DEFAULT_AGENT_NAME;
-      return enqueue(request.prompt, request.messageId, request.options, request.attachments);
+      return enqueue(request.prompt, request.messageId, request.options, request.attachments, request.scheduleId);
     },
     {
       validator: (request: StartTurnRequest) => {
@@ -186,6 +201,13 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
     deprecatePatch('tenant-search-attributes');
     const agent = state.agent ?? DEFAULT_AGENT_NAME;
     input.agent = { name: agent };
+    // A schedule's run's turn carries its ScheduleId (Temporal UI lists a schedule's turns by it).
+    // The patch is called for such a turn only: other turns record no marker (and no
+    // TemporalChangeVersion upsert); a scheduled turn queued by an older build has no scheduleId.
+    const scheduled =
+      next.scheduleId !== undefined && patched('schedule-turn-attribute')
+        ? [{ key: ScheduleIdKey, value: next.scheduleId }]
+        : [];
     const child = await startChild(TurnWorkflow, {
       workflowId,
       args: [input],
@@ -198,6 +220,7 @@ export async function ConversationWorkflow(initial: ConversationState): Promise<
         { key: TurnStatusKey, value: 'running' },
         ...ownerSearchAttributes(),
         { key: AgentNameKey, value: agent },
+        ...scheduled,
       ],
     });
     active = { turnIndex: next.turnIndex, workflowId };

@@ -4,7 +4,9 @@
  * the client's path (activities/schedules/run-activities.ts), waits for the turn, records how it
  * ended and, when the schedule has a webhook, delivers the answer there. A run a cap refuses is
  * recorded as refused and ends successfully: the Schedule does not retry it. Cancelled (the
- * `cancel` overlap policy: a newer run cancels this one), it cancels its turn and records that.
+ * `cancel` overlap policy: a newer run cancels this one) while its turn runs, it cancels the turn
+ * and records that; cancelled while it starts the turn, it finishes starting it first; cancelled
+ * after the turn ended, it records and delivers that turn's end.
  */
 import {
   CancellationScope,
@@ -34,41 +36,21 @@ const { deliverScheduledAnswer } = proxyActivities<DeliveryActivities>({
 });
 
 export async function ScheduledTurnWorkflow(input: ScheduledRunInput): Promise<ScheduledRunOutcome> {
-  const begun = await beginScheduledRun.executeWithOptions(
-    { summary: `schedule ${input.scheduleId}: caps, then start the turn` },
-    [input],
+  // Not cancellable: a run replaced while it starts its turn finishes starting it (and records
+  // it), then the cancellation reaches the wait below, which cancels that turn — none is left
+  // running unrecorded.
+  const begun = await CancellationScope.nonCancellable(() =>
+    beginScheduledRun.executeWithOptions({ summary: `schedule ${input.scheduleId}: caps, then start the turn` }, [
+      input,
+    ]),
   );
   if (begun.refused) return { outcome: 'refused', conversationId: begun.conversationId, refusedReason: begun.reason };
   const { conversationId, turnIndex } = begun;
+  let end;
   try {
-    const end = await awaitScheduledTurn.executeWithOptions(
-      { summary: `wait for turn ${turnIndex} of ${conversationId}` },
-      [{ conversationId, turnIndex }],
-    );
-    await finishScheduledRun.executeWithOptions({ summary: `record the run (${end.outcome})` }, [
-      { outcome: end.outcome, ...(end.completionPath ? { completionPath: end.completionPath } : {}) },
+    end = await awaitScheduledTurn.executeWithOptions({ summary: `wait for turn ${turnIndex} of ${conversationId}` }, [
+      { conversationId, turnIndex },
     ]);
-    if (input.webhookUrl !== undefined)
-      await deliverScheduledAnswer.executeWithOptions({ summary: 'deliver the answer to the webhook' }, [
-        {
-          scheduleId: input.scheduleId,
-          url: input.webhookUrl,
-          payload: {
-            scheduleId: input.scheduleId,
-            runWorkflowId: workflowInfo().workflowId,
-            conversationId,
-            turnIndex,
-            outcome: end.outcome,
-            completionPath: end.completionPath ?? null,
-          },
-        },
-      ]);
-    return {
-      outcome: end.outcome,
-      conversationId,
-      turnIndex,
-      ...(end.completionPath ? { completionPath: end.completionPath } : {}),
-    };
   } catch (err) {
     if (!isCancellation(err)) throw err;
     await CancellationScope.nonCancellable(async () => {
@@ -86,4 +68,33 @@ export async function ScheduledTurnWorkflow(input: ScheduledRunInput): Promise<S
     });
     throw err;
   }
+  // The turn ended: its run is recorded (and its answer delivered) as it ended, even if a newer
+  // run replaces this one meanwhile.
+  const ended = end;
+  await CancellationScope.nonCancellable(async () => {
+    await finishScheduledRun.executeWithOptions({ summary: `record the run (${ended.outcome})` }, [
+      { outcome: ended.outcome, ...(ended.completionPath ? { completionPath: ended.completionPath } : {}) },
+    ]);
+    if (input.webhookUrl !== undefined)
+      await deliverScheduledAnswer.executeWithOptions({ summary: 'deliver the answer to the webhook' }, [
+        {
+          scheduleId: input.scheduleId,
+          url: input.webhookUrl,
+          payload: {
+            scheduleId: input.scheduleId,
+            runWorkflowId: workflowInfo().workflowId,
+            conversationId,
+            turnIndex,
+            outcome: ended.outcome,
+            completionPath: ended.completionPath ?? null,
+          },
+        },
+      ]);
+  });
+  return {
+    outcome: ended.outcome,
+    conversationId,
+    turnIndex,
+    ...(ended.completionPath ? { completionPath: ended.completionPath } : {}),
+  };
 }

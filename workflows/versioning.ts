@@ -24,6 +24,8 @@
  *   non-deprecated marker can (a deprecated marker replays without the call; each marker a run
  *   records costs an event and a TemporalChangeVersion upsert). `agent-binding` and
  *   `tenant-search-attributes` are at step one: every release records them.
+ *   `schedule-turn-attribute` (a schedule run's turn gets `ScheduleId`) is called for such a
+ *   turn only, so other turns record no marker.
  * - The exec reaper is a short scheduled sweep: AUTO_UPGRADE.
  * - A schedule run (ScheduledTurnWorkflow) lives as long as its turn: PINNED, like the turn.
  *

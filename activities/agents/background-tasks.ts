@@ -38,6 +38,7 @@ import {
   type BackgroundTask,
 } from '../../store/background-task-store';
 import { childFiles } from './delegate';
+import { cancelTask, TaskCancelError } from '../../client/background-tasks';
 
 export interface DeliverTaskInput {
   parentConversationId: string;
@@ -113,14 +114,12 @@ export function createTaskTools() {
     id: CANCEL_TOOL_ID,
     async run(params, ctx): Promise<ToolObservation> {
       const p = AgentCancelParamsSchema.parse(params);
-      const task = await loadBackgroundTask(pool(), ctx.conversationId, p.task_id);
-      if (!task) return { ok: false, text: `no background task ${JSON.stringify(p.task_id)} in this conversation` };
-      if (task.status !== 'running') return { ok: false, text: `task ${task.taskId} is ${task.status} already` };
+      let task: BackgroundTask;
       try {
-        await Context.current().client.workflow.getHandle(task.workflowId).cancel();
+        task = await cancelTask(Context.current().client, pool(), ctx.conversationId, p.task_id);
       } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-        return { ok: false, text: `task ${task.taskId} has no running workflow` };
+        if (err instanceof TaskCancelError) return { ok: false, text: err.message };
+        throw err;
       }
       return {
         ok: true,

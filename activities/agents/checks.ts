@@ -21,6 +21,7 @@ import type { AgentIssue, AgentRule } from './errors';
 import type { LoadAgentsOptions } from './load-options';
 import { resolveSecret, SecretValues } from './secrets';
 import type { ModuleTools } from './tool-modules';
+import { localSubagents } from '../../core/agents/remote-subagents';
 
 /** The providers of the registry (activities/model/registry.ts). */
 export const KNOWN_PROVIDERS: readonly string[] = PROVIDER_IDS;
@@ -133,7 +134,9 @@ export async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[
   });
 
   (d.subagents ?? []).forEach((name, i) => {
-    if (!c.names.has(name)) add(`subagents[${i}]`, 'unknown_subagent', `no agent named ${JSON.stringify(name)}`);
+    // A remote A2A agent (core/agents/remote-subagents.ts) is no agent of this worker.
+    if (typeof name === 'string' && !c.names.has(name))
+      add(`subagents[${i}]`, 'unknown_subagent', `no agent named ${JSON.stringify(name)}`);
   });
 
   if (issues.length > before) return undefined;
@@ -150,7 +153,7 @@ export async function checkAgent(p: Parsed, c: CheckContext, issues: AgentIssue[
 
 /** The first delegation path from `start` back to an agent already on it, e.g. [a, b, a]. */
 export function cycleFrom(start: string, parsed: readonly Parsed[]): string[] | undefined {
-  const edges = new Map(parsed.map((p) => [p.definition.name, p.definition.subagents ?? []]));
+  const edges = new Map(parsed.map((p) => [p.definition.name, localSubagents(p.definition.subagents)]));
   const cleared = new Set<string>(); // agents from which `start` is not reachable
   const walk = (name: string, trail: string[]): string[] | undefined => {
     if (name === start && trail.length > 0) return [...trail, name];

@@ -30,6 +30,7 @@ import type { AgentView, AgentViews, TurnAgent } from '../deps';
 import { parseTurnRef, type TurnRef } from '../../core/turn/ref';
 import { DELEGATE_TOOL_ID, mayDelegate } from '../../core/agents/subagents';
 import { CANCEL_TOOL_ID, TASKS_TOOL_ID } from '../../core/agents/background';
+import { A2A_DELEGATE_PLAN, remoteSubagents, remoteSubagentsListing } from '../../core/agents/remote-subagents';
 
 /** The tools that come with `subagents`: agent.delegate, then agent.tasks and agent.cancel. */
 const DELEGATION_TOOL_IDS: readonly string[] = [DELEGATE_TOOL_ID, TASKS_TOOL_ID, CANCEL_TOOL_ID];
@@ -46,6 +47,29 @@ export function onToolQueue(registry: ToolRegistry, queue: string | undefined): 
     toolRole(d) === 'tools' && !d.local && !d.child && d.queue === undefined && d.activity?.taskQueue === undefined;
   return new ToolRegistry(
     registry.list().map((d) => (moved(d) ? { ...d, queue } : d)),
+    registry.approvalRules,
+  );
+}
+
+/**
+ * The agent's remote A2A subagents (core/agents/remote-subagents.ts): its agent.delegate lists them
+ * to the model, and a call naming one is planned as the `delegateA2A` activity, not a child turn.
+ */
+export function withRemoteSubagents(registry: ToolRegistry, definition: ResolvedAgentDefinition): ToolRegistry {
+  const remote = remoteSubagents(definition.subagents);
+  if (remote.length === 0 || !registry.has(DELEGATE_TOOL_ID)) return registry;
+  const names = new Set(remote.map((r) => r.name));
+  const listing = remoteSubagentsListing(definition.subagents);
+  return new ToolRegistry(
+    registry.list().map((d) =>
+      d.id === DELEGATE_TOOL_ID
+        ? {
+            ...d,
+            description: d.description + listing,
+            reroute: (p) => (names.has(p.agent as string) ? A2A_DELEGATE_PLAN : undefined),
+          }
+        : d,
+    ),
     registry.approvalRules,
   );
 }
@@ -96,7 +120,10 @@ export function createAgentViews(
     };
     const settings = settingsWith({});
     const own = withAgentLibrary(
-      onToolQueue(restrictRegistry(registry, settings.tools), agent.definition.tools?.queue),
+      onToolQueue(
+        withRemoteSubagents(restrictRegistry(registry, settings.tools), agent.definition),
+        agent.definition.tools?.queue,
+      ),
       agent,
       opts.libraries,
     );

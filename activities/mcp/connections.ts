@@ -17,7 +17,8 @@
  */
 import path from 'node:path';
 import type { AgentCatalogue } from '../agents/catalogue';
-import { oauthOf, secretRefs, type McpServerConfig } from '../../core/mcp/config';
+import { loginOAuthOf, oauthOf, secretRefs, type McpServerConfig } from '../../core/mcp/config';
+import { machineAuthProvider } from './machine-auth';
 import type { Queryable } from '../../store/db';
 import { McpCredentialStore } from '../../store/mcp-oauth/credentials-store';
 import { mcpTokenKey } from '../../store/mcp-oauth/seal';
@@ -112,7 +113,7 @@ export class McpConnections {
   private constructor(entries: readonly McpServerEntry[], opts: McpStartOptions) {
     this.entries = entries;
     const conns = new Map<string, McpConnection>();
-    const needsStore = entries.some((e) => oauthOf(e.config));
+    const needsStore = entries.some((e) => loginOAuthOf(e.config));
     if (needsStore && !opts.db)
       throw new Error('MCP servers with oauth need the database their tokens are stored in (McpStartOptions.db)');
     const store = needsStore ? new McpCredentialStore(opts.db!, mcpTokenKey()) : undefined;
@@ -125,11 +126,13 @@ export class McpConnections {
           // An undeclared secret: the loader reports it; the connect fails with a clear message.
         }
       }
+      const machine = oauthOf(e.config)?.client_credentials;
       conns.set(
         e.name,
         new McpConnection({
           name: e.name,
           config: e.config,
+          ...(machine ? { authProvider: machineAuthProvider(machine, e.secret, oauthOf(e.config)?.scopes) } : {}),
           ...(e.baseDir ? { baseDir: e.baseDir } : {}),
           secret: e.secret,
           secretValues: values,
@@ -141,7 +144,7 @@ export class McpConnections {
           },
         }),
       );
-      const oauth = oauthOf(e.config);
+      const oauth = loginOAuthOf(e.config);
       if (oauth && store && !('command' in e.config)) {
         const listing = conns.get(e.name)!;
         listing.state = 'needs_auth';

@@ -1,8 +1,10 @@
 /**
  * Delivers a schedule run's answer to the schedule's webhook: a JSON POST signed with the
- * schedule's secret — `X-Dreact-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">` and
- * `X-Dreact-Timestamp: <unix seconds>` — to a URL checked by web_fetch's guard (activities/net/
- * address-guard.ts: public addresses on 80/443 unless DREACT_FETCH_ALLOW_HOSTS or
+ * schedule's secret in the scheme an incoming dreact hook verifies (core/hooks/signature.ts, one
+ * signer for both: `X-Dreact-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`),
+ * the run's workflow id as `X-Dreact-Delivery` and `X-Dreact-Event: schedule.run` — so a schedule
+ * can deliver straight to a `/v1/hooks/:id` URL. The URL is checked by web_fetch's guard
+ * (activities/net/address-guard.ts: public addresses on 80/443 unless DREACT_FETCH_ALLOW_HOSTS or
  * DREACT_WEB_ALLOW_PRIVATE=1 say otherwise) and connected to the checked addresses only. A refused
  * URL is recorded and not retried; a receiver's 5xx or a network error is retried by the activity.
  */
@@ -15,7 +17,9 @@ import { pinnedGet } from '../net/pinned-get';
 import { loadSchedule } from '../../store/schedules/schedule-store';
 import { recordRunDelivery } from '../../store/schedules/run-store';
 import { dreact, runWorkflowIdOf } from './run-activities';
-import { signWebhook, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './signature';
+import { HOOK_PRESETS } from '../../core/hooks/presets';
+import { signatureHeaderValue } from '../../core/hooks/signature';
+import { hmacSha256Hex } from '../../store/hooks/hook-store';
 
 export interface DeliveryInput {
   scheduleId: string;
@@ -51,17 +55,17 @@ export function makeDeliveryActivities(pool: Pool) {
       });
       if (!guarded.ok) return done(`refused: ${guarded.reason}`);
       const answer = await answerOf(input.payload.conversationId, input.payload.turnIndex);
-      const body = Buffer.from(JSON.stringify({ ...input.payload, answer }));
-      const timestamp = Math.floor(Date.now() / 1000);
+      const body = JSON.stringify({ ...input.payload, answer });
+      const dreactScheme = HOOK_PRESETS.dreact;
       const res = await pinnedGet(guarded.target, {
         signal: ctx.cancellationSignal,
-        post: body,
+        post: Buffer.from(body),
         headers: {
           'content-type': 'application/json',
           'user-agent': 'durable-react-schedules',
-          [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
-          [WEBHOOK_SIGNATURE_HEADER]: signWebhook(secret, timestamp, body),
+          [dreactScheme.signatureHeader]: signatureHeaderValue(dreactScheme, secret, body, Date.now(), hmacSha256Hex),
           'x-dreact-delivery': runWorkflowId,
+          'x-dreact-event': 'schedule.run',
         },
       });
       await res.body?.cancel();

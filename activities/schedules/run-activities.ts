@@ -75,6 +75,7 @@ export function makeScheduleRunActivities(pool: Pool) {
           undefined,
           { tenantId: input.owner.tenantId, projectId: input.owner.projectId },
           input.agent,
+          { scheduleId: input.scheduleId },
         );
       } catch (err) {
         // A conversation bound to another agent, a bad prompt: this run can never start its turn.

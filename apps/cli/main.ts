@@ -17,6 +17,7 @@ import { registerEvalCommands } from './eval-command';
 import { registerInspectCommand } from './inspect-command';
 import { registerForkCommand } from './fork-command';
 import { registerApprovalCommands } from './approvals-command';
+import { registerTaskCommands } from './tasks-command';
 import { registerCancelCommand } from './cancel-command';
 import { registerPolicyCommands } from './policy-command';
 import { registerBudgetCommands } from './budget-command';
@@ -193,6 +194,7 @@ export function buildProgram(): Command {
   registerInspectCommand(program);
   registerForkCommand(program);
   registerApprovalCommands(program);
+  registerTaskCommands(program);
   registerPolicyCommands(program);
   registerBudgetCommands(program);
   registerLimitCommands(program);

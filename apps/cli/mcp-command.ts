@@ -24,6 +24,8 @@ interface LoginOptions {
   user?: string;
   port: string;
   timeout: string;
+  clientId?: string;
+  clientSecretEnv?: string;
 }
 
 const PAGE = (text: string) =>
@@ -81,12 +83,29 @@ export function registerMcpCommands(program: Command): void {
     .option('--user <user>', 'user the tokens are for (keys bound to that user use them)')
     .option('--port <port>', 'loopback port of the redirect (0: any free one)', '0')
     .option('--timeout <seconds>', 'how long to wait for the redirect', '300')
+    .option(
+      '--client-id <id>',
+      'a client registered with the authorization server beforehand (no dynamic registration)',
+    )
+    .option('--client-secret-env <var>', "the environment variable holding that client's secret (never a flag value)")
     .action((server: string, o: LoginOptions) => {
       const port = Number(o.port);
       const timeout = Number(o.timeout);
       if (!Number.isInteger(port) || port < 0 || port > 65_535)
         throw new DreactError(`--port ${o.port}: a port number (0-65535)`, 'bad_input');
       if (!(timeout > 0)) throw new DreactError(`--timeout ${o.timeout}: a number of seconds above 0`, 'bad_input');
+      if (o.clientSecretEnv !== undefined && o.clientId === undefined)
+        throw new DreactError("--client-secret-env: give --client-id too (the secret is that client's)", 'bad_input');
+      const clientSecret = o.clientSecretEnv === undefined ? undefined : process.env[o.clientSecretEnv];
+      if (o.clientSecretEnv !== undefined && !clientSecret)
+        throw new DreactError(
+          `--client-secret-env ${o.clientSecretEnv}: that environment variable is not set`,
+          'bad_input',
+        );
+      const client =
+        o.clientId === undefined
+          ? undefined
+          : { client_id: o.clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
       let key: Buffer;
       try {
         key = mcpTokenKey();
@@ -107,6 +126,7 @@ export function registerMcpCommands(program: Command): void {
             serverUrl: found.url,
             ...(found.scopes ? { scopes: found.scopes } : {}),
             redirectUrl: `http://127.0.0.1:${bound}/callback`,
+            ...(client ? { client } : {}),
           };
           const url = await startMcpLogin(target, state);
           console.log(`Open this URL to authorise durable-react for MCP server ${server}:`);

@@ -27,6 +27,7 @@ import { MAX_APPROVAL_REASON_CHARS } from '../../core/governance/approval';
 import { checkTurnStart } from './turn-check';
 import { ClientTurnOptionsSchema, clientTurnOptions, type ModelPolicy } from './turn-options';
 import { agUiStream } from './ag-ui-stream';
+import { activeTurn, injectIntoRunning } from './running-turn';
 import { parseOffset } from './protocol';
 import type { SseStreamOptions } from './sse-stream';
 import {
@@ -43,6 +44,8 @@ import {
 const ForwardedPropsSchema = z.looseObject({
   options: ClientTurnOptionsSchema.optional(),
   agent: z.string().optional(),
+  /** What a run's user message does while the thread's turn runs: a followup of it (default) or a steer. */
+  inject: z.enum(['followup', 'steer'], { error: 'inject must be followup or steer' }).optional(),
 });
 
 const ResumePayloadSchema = z.strictObject({
@@ -159,6 +162,17 @@ export function registerAgUiRoutes(
     const prompt = lastUserMessage(input.messages);
     const props = ForwardedPropsSchema.safeParse(input.forwardedProps ?? {});
     if (!props.success) throw new DreactError(`RunAgentInput forwardedProps: ${zodMessage(props.error)}`, 'bad_input');
+    // The thread's turn runs: the message joins it and this run continues that turn from here.
+    if (await activeTurn(pool, id)) {
+      await ownedConversation(pool, principal, id);
+      const replayThrough = await loadStreamSeq(pool, id);
+      const joined = await injectIntoRunning(client, pool, id, {
+        text: prompt.text,
+        messageId: prompt.id,
+        kind: props.data.inject ?? 'followup',
+      });
+      if (joined) return agUiStream(c, streamOpts, { ...base, turnId: joined.turnId, replayThrough }, stillAllowed);
+    }
     const options = clientTurnOptions(props.data.options, modelPolicy);
     const { agent } = props.data;
     await checkTurnStart(client, pool, principal, {

@@ -5,7 +5,11 @@
  * - `POST /v1/ai-sdk/chat` — the transport's body `{id, messages, trigger, messageId}` (plus the
  *   transport's extra `body`: `agent`, `options` as on `POST /v1/conversations/:id/turns`): `id`
  *   is the conversation, the last message (a user message) the prompt — its text parts joined, its
- *   `data:` URL file parts the turn's attachments. Answers the turn as a UI message stream.
+ *   `data:` URL file parts the turn's attachments. Answers the turn as a UI message stream. A
+ *   tool call waiting for approval pauses the response; a last message of the assistant's with
+ *   `approval-responded` tool parts answers it and continues the turn; a user message while the
+ *   conversation's turn runs joins that turn (`inject`: followup, the default, or steer) —
+ *   ai-sdk-continue.ts, running-turn.ts.
  * - `GET /v1/ai-sdk/chat/:id/stream` — the transport's `reconnectToStream` (useChat `resume: true`):
  *   the conversation's active turn replayed from its first event in the log and followed live
  *   (the transport's default `resumeStreamIsReplay`: the client starts the message over at the
@@ -21,11 +25,12 @@ import { ClientConversationIdSchema } from '../../core/tenancy/conversation-spac
 import { DreactError, type DreactClient } from '../../client/api';
 import type { AttachmentUpload } from '../../client/attachments/preflight';
 import type { AttachmentLimits } from '../../core/attachments/policy';
-import { listTurns } from '../../store/turn-store';
 import { liveStreamStart } from '../../store/stream-window';
 import { ClientTurnOptionsSchema, type ModelPolicy } from './turn-options';
 import { startGatewayTurn } from './turn-start';
-import { turnChunkResponse } from './ai-sdk-stream';
+import { turnChunkResponse, type TurnChunkStream } from './ai-sdk-stream';
+import { approvalAnswers, decideAnswers } from './ai-sdk-continue';
+import { activeTurn, injectIntoRunning } from './running-turn';
 import type { SseStreamOptions } from './sse-stream';
 import {
   conversationId,
@@ -54,6 +59,8 @@ const ChatBodySchema = z.looseObject({
   messageId: z.string().optional(),
   agent: z.string().optional(),
   options: ClientTurnOptionsSchema.optional(),
+  /** What a user message sent while a turn runs does: a followup of that turn (default) or a steer. */
+  inject: z.enum(['followup', 'steer'], { error: 'inject must be followup or steer' }).optional(),
 });
 type ChatBody = z.output<typeof ChatBodySchema>;
 
@@ -66,15 +73,13 @@ function dataUrlBytes(url: string): Buffer | undefined {
 
 /** The prompt and attachments of the last message; a clear error naming the field otherwise. */
 function promptOf(body: ChatBody): { prompt: string; uploads: AttachmentUpload[]; messageId: string } {
-  if (body.trigger === 'regenerate-message')
-    throw new DreactError(
-      'trigger: regenerate-message is not supported (a conversation keeps every turn): send the message again',
-      'bad_input',
-    );
   const i = body.messages.length - 1;
   const last = body.messages[i]!;
   if (last.role !== 'user')
-    throw new DreactError(`messages[${i}].role: the last message must be the user's (got ${last.role})`, 'bad_input');
+    throw new DreactError(
+      `messages[${i}].role: the last message must be the user's, or the assistant's answering tool approvals (got ${last.role})`,
+      'bad_input',
+    );
   const texts: string[] = [];
   const uploads: AttachmentUpload[] = [];
   last.parts.forEach((p, j) => {
@@ -107,8 +112,38 @@ export function registerAiSdkRoutes(
   app.post('/v1/ai-sdk/chat', async (c) => {
     const principal = need(c, 'write');
     const body = await jsonBody(c, ChatBodySchema);
+    if (body.trigger === 'regenerate-message')
+      throw new DreactError(
+        'trigger: regenerate-message is not supported (a conversation keeps every turn): send the message again',
+        'bad_input',
+      );
+    const respond = (id: string, t: Omit<TurnChunkStream, 'conversationId' | 'shownId'>) =>
+      turnChunkResponse(streamOpts, { conversationId: id, shownId: shownId(c, id), ...t });
+    const i = body.messages.length - 1;
+    const last = body.messages[i]!;
+    if (last.role === 'assistant') {
+      // Answers to the paused response's approval requests: decide them, go on with the turn.
+      const answers = approvalAnswers(last.parts, i);
+      const { id } = await scopedClientConversation(pool, principal, body.id);
+      await ownedConversation(pool, principal, id);
+      return respond(id, await decideAnswers(client, pool, principal, { id, clientId: body.id }, answers));
+    }
     const { prompt, uploads, messageId } = promptOf(body);
     const scoped = await scopedClientConversation(pool, principal, body.id);
+    if (await activeTurn(pool, scoped.id)) {
+      await ownedConversation(pool, principal, scoped.id);
+      if (uploads.length > 0)
+        throw new DreactError(
+          `messages[${i}].parts: a message sent while a turn runs joins that turn and cannot carry files; send them once it ended`,
+          'bad_input',
+        );
+      const joined = await injectIntoRunning(client, pool, scoped.id, {
+        text: prompt,
+        messageId,
+        kind: body.inject ?? 'followup',
+      });
+      if (joined) return respond(scoped.id, joined);
+    }
     const turn = {
       prompt,
       messageId,
@@ -124,19 +159,14 @@ export function registerAiSdkRoutes(
       uploads,
       { modelPolicy, limits },
     );
-    return turnChunkResponse(streamOpts, {
-      conversationId: id,
-      shownId: shownId(c, id),
-      turnId: started.turnId,
-      after: streamAfter,
-    });
+    return respond(id, { turnId: started.turnId, after: streamAfter });
   });
 
   app.get('/v1/ai-sdk/chat/:id/stream', async (c) => {
     const principal = need(c, 'read');
     const id = await conversationId(c, pool);
     await ownedConversation(pool, principal, id);
-    const active = (await listTurns(pool, id)).filter((t) => t.status === 'running' || t.status === 'queued').at(-1);
+    const active = await activeTurn(pool, id);
     if (!active) return c.body(null, 204);
     const after = await liveStreamStart(pool, id, [active.turnId]);
     if (after === undefined) return c.body(null, 204);

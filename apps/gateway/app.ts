@@ -34,6 +34,7 @@ import { registerPolicyRoutes } from './policy-routes';
 import { registerBudgetRoutes } from './budget-routes';
 import { registerLimitRoutes } from './limit-routes';
 import { registerScheduleRoutes } from './schedule-routes';
+import { registerTaskRoutes } from './task-routes';
 import { registerInspectRoutes } from './inspect-routes';
 import { registerAgUiRoutes } from './ag-ui-routes';
 import { registerAiSdkRoutes } from './ai-sdk-routes';
@@ -325,6 +326,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   registerCanvasRoutes(app, pool);
   // Governance (issue 30): approvals of tool calls, tool policies.
   registerApprovalRoutes(app, client, pool);
+  registerTaskRoutes(app, client, pool);
   registerPolicyRoutes(app, pool);
   registerBudgetRoutes(app, pool);
   registerLimitRoutes(app, client, pool);

@@ -14,6 +14,7 @@ import type { Message, Part, Role, TaskArtifactUpdateEvent, TaskState, TaskStatu
   'resolution-mode': 'import',
 };
 import { unknownKind, type StreamEvent } from '../stream/events';
+import { approvalRequiredText } from './approval-reply';
 
 /** `TaskState` values (a2a.proto). */
 export const TASK_STATE = {
@@ -25,6 +26,21 @@ export const TASK_STATE = {
   inputRequired: 6,
 } as const satisfies Record<string, TaskState>;
 const ROLE_AGENT: Role = 2 as Role;
+
+const STATE_NAMES: Record<number, string> = {
+  1: 'submitted',
+  2: 'working',
+  3: 'completed',
+  4: 'failed',
+  5: 'canceled',
+  6: 'input-required',
+  7: 'rejected',
+  8: 'auth-required',
+};
+
+/** A `TaskState`'s protocol name (`input-required`), or `state <n>`. */
+export const taskStateName = (s: TaskState | number | undefined): string =>
+  s === undefined ? 'unknown' : (STATE_NAMES[s] ?? `state ${s}`);
 
 export type A2aItem =
   | { type: 'status'; event: TaskStatusUpdateEvent; final: boolean }
@@ -123,7 +139,9 @@ export function toA2aItems(event: StreamEvent, ids: A2aIds): A2aItem[] {
           ids,
           event,
           event.payload.phase === 'requested' ? TASK_STATE.inputRequired : working,
-          event.payload.phase === 'requested' ? `approval required for ${event.payload.tool}` : undefined,
+          event.payload.phase === 'requested'
+            ? approvalRequiredText(event.payload.tool, event.payload.callId)
+            : undefined,
         ),
       ];
     case 'budget':

@@ -13,10 +13,10 @@
  * Workflows import only types from here (`import type`), values from ./ref.
  */
 import { z } from 'zod';
-import { AGENT_NAME_RE, ROLE_PURPOSES, type RolePurpose } from './ref';
+import { ROLE_PURPOSES, type RolePurpose } from './ref';
+import { AgentNameSchema, BackgroundSchema, SecretNameSchema, SubagentEntrySchema } from './subagent-schema';
 import { toolPatternIssue } from './tool-filter';
 import { McpSchema } from '../mcp/config';
-import { ON_RESULT_MODES } from './background';
 import { AgentScheduleSchema } from '../schedules/agent-schedules';
 
 /** Rules an issue may carry in `params.rule` (the loader reports them as the error's rule). */
@@ -27,9 +27,8 @@ export const MAX_INSTRUCTIONS_CHARS = 100_000;
 
 const rule = (r: SchemaRule) => ({ params: { rule: r } });
 
-export const AgentNameSchema = z
-  .string()
-  .regex(AGENT_NAME_RE, 'an agent name is a lowercase slug: a-z first, then a-z 0-9 _ - (at most 64 characters)');
+export { AgentNameSchema, RemoteSubagentSchema, SubagentEntrySchema } from './subagent-schema';
+export type { RemoteSubagent, SubagentEntry } from './subagent-schema';
 
 const ProviderIdSchema = z
   .string()
@@ -229,26 +228,11 @@ export const VisibilitySchema = z
   });
 export type AgentVisibility = z.infer<typeof VisibilitySchema>;
 
-const SecretNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'a secret name is an identifier');
 export const SecretSourceSchema = z.union([
   z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }),
   z.strictObject({ file: PathSchema }),
 ]);
 export type SecretSource = z.infer<typeof SecretSourceSchema>;
-
-/** Background subagents (core/agents/background.ts). */
-const BackgroundSchema = z.strictObject({
-  delegate: z
-    .boolean()
-    .optional()
-    .describe('true: agent.delegate runs in the background unless a call says wait: true (default false).'),
-  on_result: z
-    .enum(ON_RESULT_MODES)
-    .optional()
-    .describe(
-      "followup (default): a finished task's answer arrives as a followup (a new turn when none runs); record: kept on the task (agent.tasks).",
-    ),
-});
 
 export const AgentDefinitionSchema = z
   .strictObject({
@@ -270,7 +254,13 @@ export const AgentDefinitionSchema = z
     approval: ApprovalSchema.optional(),
     multi_action: z.enum(['off', 'safe_fanout']).optional().describe('Up to 2 actions per round when safe_fanout.'),
     exec: ExecSchema.optional(),
-    subagents: uniqueList(AgentNameSchema, 50).optional().describe('Agents this agent may delegate to.'),
+    subagents: z
+      .array(SubagentEntrySchema)
+      .max(50)
+      .optional()
+      .describe(
+        'Agents this agent may delegate to: a defined agent by name, or a remote A2A agent as { a2a: <agent card URL>, name, description?, auth? }.',
+      ),
     max_depth: limit(1, 5).optional().describe('Most levels of nested delegation below this agent (default 1).'),
     background: BackgroundSchema.optional().describe(
       'Background subagents: whether agent.delegate runs in the background by default, and how a finished task is delivered.',
@@ -294,6 +284,24 @@ export const AgentDefinitionSchema = z
       ),
   })
   .superRefine((d, ctx) => {
+    const subagents = (d.subagents ?? []).map((e) => (typeof e === 'string' ? e : e.name));
+    subagents.forEach((n, i) => {
+      if (subagents.indexOf(n) !== i)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subagents', i],
+          message: `subagent ${JSON.stringify(n)} is listed twice`,
+          ...rule('duplicate'),
+        });
+    });
+    (d.subagents ?? []).forEach((e, i) => {
+      if (typeof e !== 'string' && e.auth && !(e.auth.secret in (d.secrets ?? {})))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subagents', i, 'auth', 'secret'],
+          message: `secret ${JSON.stringify(e.auth.secret)} is not declared in this agent's secrets`,
+        });
+    });
     const names = (d.schedules ?? []).map((s) => s.name);
     names.forEach((n, i) => {
       if (names.indexOf(n) !== i)

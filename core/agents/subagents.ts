@@ -15,6 +15,8 @@
  *   agent the definition does not list, or past the cap, is refused with an observation.
  */
 import { preview } from '../turn/ids';
+import type { SubagentEntry } from './definition';
+import { subagentNames } from './remote-subagents';
 
 /** The delegate tool's id. */
 export const DELEGATE_TOOL_ID = 'agent.delegate';
@@ -51,7 +53,8 @@ export function parentConversationOf(conversationId: string): string | undefined
 export interface DelegationRights {
   /** The agent's name (for messages). */
   name: string;
-  subagents?: readonly string[];
+  /** Defined agents by name, remote A2A agents as entries (core/agents/remote-subagents.ts). */
+  subagents?: readonly SubagentEntry[];
   max_depth?: number;
 }
 
@@ -75,7 +78,7 @@ export function delegationRefusal(
   target: string,
   inheritedCap?: number,
 ): string | undefined {
-  const listed = agent.subagents ?? [];
+  const listed = subagentNames(agent.subagents);
   if (listed.length === 0) return `agent ${agent.name} has no subagents: it cannot delegate`;
   if (!mayDelegate(agent, depth, inheritedCap))
     return `delegation depth cap reached: this conversation is ${depth} level${depth === 1 ? '' : 's'} below the user's and delegation may go only ${delegationCap(agent, inheritedCap)} deep here (${inheritedCap !== undefined ? 'the max_depth of the agents above it' : `agent ${agent.name}'s max_depth`})`;

@@ -17,10 +17,13 @@
  * step plan                           data-plan {id: planId}: the plan view
  * approval requested / decided        tool-approval-request / tool-approval-response (+ tool-output-denied on a
  *                                     denial); an approval of a call this turn never started (a subagent's): data-approval
+ *                                     — the stream then pauses (`pause()`: finish-step, finish 'tool-calls') until the
+ *                                     next request answers it (the gateway decides that, ai-sdk-stream.ts)
+ * inject (a followup or steer)        steering-message {id: its message id, parts: [text]}: before the step that takes it
  * retry of the current round          reset-step (the round streams again; events of earlier attempts are dropped)
  * done                                file chunks for the produced files, finish-step, finish {messageMetadata}
  * phase turn.failed                   error {errorText}, finish-step, finish {finishReason: 'error'}
- * usage, inject, compact, exec,       nothing: no UI message part says it (the gateway's own stream has them)
+ * usage, compact, exec,              nothing: no UI message part says it (the gateway's own stream has them)
  * budget, model_error, other steps
  */
 import type { UIMessage, UIMessageChunk } from 'ai' with { 'resolution-mode': 'import' };
@@ -82,6 +85,8 @@ export class UiMessageMapper {
   private readonly tools = new Map<string, string>();
   private readonly denied = new Set<string>();
   private readonly canvases = new Map<string, CanvasData>();
+  /** Calls of this turn whose approval was requested and not decided yet (in log order). */
+  readonly awaiting = new Set<string>();
   /** The latest attempt of each step: events of earlier attempts are stale. */
   private readonly attempts = new Map<StepKey, number>();
   finished = false;
@@ -248,8 +253,16 @@ export class UiMessageMapper {
         });
         return;
       }
-      case 'usage':
       case 'inject':
+        // The AI SDK's steering message: a user message the running turn took, before the step that took it.
+        this.closeParts(out);
+        out.push({
+          type: 'steering-message',
+          id: e.payload.messageId,
+          parts: [{ type: 'text', text: e.payload.text }],
+        });
+        return;
+      case 'usage':
       case 'compact':
       case 'exec':
       case 'budget':
@@ -322,15 +335,31 @@ export class UiMessageMapper {
     }
     const reason = typeof p.reason === 'string' && p.reason !== '' ? { reason: p.reason } : {};
     if (p.phase === 'requested') {
+      this.awaiting.add(toolCallId);
       out.push({ type: 'tool-approval-request', approvalId: toolCallId, toolCallId, ...reason });
       return;
     }
+    this.awaiting.delete(toolCallId);
     const approved = p.decision === 'approve' || p.decision === 'edit';
     out.push({ type: 'tool-approval-response', approvalId: toolCallId, approved, ...reason });
     if (!approved) {
       this.denied.add(toolCallId);
       out.push({ type: 'tool-output-denied', toolCallId });
     }
+  }
+
+  /**
+   * Ends this response while the turn waits for approvals (the AI SDK's own shape: the step ends,
+   * `finish` with 'tool-calls'); the client answers with `addToolApprovalResponse` and the next
+   * request continues the same message. The next event opens a new step.
+   */
+  pause(): DreactUIChunk[] {
+    const out: DreactUIChunk[] = [];
+    this.closeParts(out);
+    if (this.step !== undefined) out.push({ type: 'finish-step' });
+    this.step = undefined;
+    out.push({ type: 'finish', finishReason: 'tool-calls' });
+    return out;
   }
 
   private end(out: DreactUIChunk[], ...last: DreactUIChunk[]): void {

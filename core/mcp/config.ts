@@ -43,7 +43,34 @@ const Common = {
     ),
 };
 
+/** Machine-to-machine OAuth (the client_credentials grant): the worker gets its own token, no login. */
+export const McpClientCredentialsSchema = z
+  .strictObject({
+    client_id: z.string().min(1).max(500).describe('The client registered with the authorization server.'),
+    client_secret: Value.optional().describe(
+      'client_secret_basic authentication: a ${secrets.NAME} reference to the secret.',
+    ),
+    private_key: Value.optional().describe(
+      'private_key_jwt authentication: a ${secrets.NAME} reference to the PEM private key.',
+    ),
+    algorithm: z
+      .enum(['ES256', 'ES384', 'RS256', 'RS384', 'RS512', 'PS256', 'EdDSA'])
+      .optional()
+      .describe('The private key JWT signing algorithm (default ES256).'),
+    issuer: z
+      .string()
+      .url()
+      .optional()
+      .describe('The authorization server these credentials belong to: they are presented to no other.'),
+  })
+  .refine((c) => (c.client_secret === undefined) !== (c.private_key === undefined), {
+    message: 'give exactly one of client_secret and private_key',
+  });
+
 export const McpOAuthSchema = z.strictObject({
+  client_credentials: McpClientCredentialsSchema.optional().describe(
+    "The worker authenticates as itself with the client_credentials grant (no person logs in; one token for every tenant's turns).",
+  ),
   scopes: z
     .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/, 'an OAuth scope (no spaces or quotes)'))
     .max(50)
@@ -97,9 +124,17 @@ export const oauthOf = (c: McpServerConfig) => (isStdioServer(c) ? undefined : c
 
 export const isStdioServer = (c: McpServerConfig): c is McpStdioServer => 'command' in c;
 
-/** The secret names a server's env and header values refer to, sorted. */
+/** The server's OAuth settings when each tenant (and user) logs in (not the client_credentials grant). */
+export const loginOAuthOf = (c: McpServerConfig) => {
+  const o = oauthOf(c);
+  return o && !o.client_credentials ? o : undefined;
+};
+
+/** The secret names a server's env, header and client-credential values refer to, sorted. */
 export function secretRefs(config: McpServerConfig): string[] {
   const values = Object.values(isStdioServer(config) ? (config.env ?? {}) : (config.headers ?? {}));
+  const cc = oauthOf(config)?.client_credentials;
+  for (const v of [cc?.client_secret, cc?.private_key]) if (v !== undefined) values.push(v);
   const names = new Set<string>();
   for (const v of values) for (const m of v.matchAll(SECRET_REF_RE)) names.add(m[1]!);
   return [...names].sort();

@@ -97,6 +97,8 @@ const SKIPPED: ReadonlySet<string> = new Set([
   'react.workspace.publish',
   'react.workspace.checkout',
   'stage.suggested_followups',
+  // A remote A2A subagent's events (activities/agents/a2a-delegate.ts): the call's result is its answer.
+  'stage.a2a.event',
 ]);
 
 function isHidden(b: Block): boolean {

@@ -100,6 +100,14 @@ export interface ToolDeclaration<P extends z.ZodType = z.ZodType> {
    * core/agents/subagents.ts); the tool activity then records its answer.
    */
   child?: boolean;
+  /**
+   * Calls it picks (by their validated params) are planned as another activity of their own, with
+   * its timeouts and retries and no child workflow — agent.delegate to a remote A2A agent
+   * (core/agents/remote-subagents.ts). The worker registers that activity itself.
+   */
+  reroute?: (
+    params: Record<string, unknown>,
+  ) => { activity: ToolActivitySpec; timeoutMs: number; retry: ToolRetryPolicy } | undefined;
 }
 
 /** Approval rules over a registry's declarations: the agent's and the tenant policy's patterns. */
@@ -242,7 +250,9 @@ export class ToolRegistry {
    * accepts): the activity type, timeouts, the tool's RetryPolicy unchanged, and the UI summary.
    */
   activityOptions(id: string, params: Record<string, unknown>): ToolActivityOptions {
-    const d = this.get(id);
+    const declared = this.get(id);
+    const routed = declared.reroute?.(params);
+    const d: AnyToolDeclaration = routed ? { ...declared, ...routed, child: false } : declared;
     return {
       activity: d.activity?.name ?? RUN_TOOL_ACTIVITY,
       startToCloseTimeout: d.timeoutMs,

@@ -133,6 +133,8 @@ export const StartTurnRequestSchema = z.object({
   attachments: z.array(AttachmentRefSchema).max(20).optional(),
   /** Absent: the conversation's agent (for its first turn, `default`). */
   agent: TurnAgentSchema.optional(),
+  /** The schedule whose run starts this turn (its id only): the turn's `ScheduleId` search attribute. */
+  scheduleId: z.string().min(1).max(300).optional(),
 });
 export type StartTurnRequest = z.infer<typeof StartTurnRequestSchema>;
 

@@ -5,11 +5,12 @@
  * when it is made (shown once) and when a delivery is verified. Reads and writes of a hook for a
  * caller are scoped by its tenant, project and (for a user-bound key) user: another's hook is absent.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Queryable } from '../db';
 import type { ConversationOwner } from '../tenancy-store';
 import { mcpTokenKey, seal, unseal } from '../mcp-oauth/seal';
 import type { HookPresetName } from '../../core/hooks/presets';
+import type { HmacSha256Hex } from '../../core/hooks/signature';
 
 /** The sealing key of webhook secrets (the MCP token key); a clear error naming it when unset. */
 export const hookSealKey = (env: NodeJS.ProcessEnv = process.env) => mcpTokenKey(env, 'webhook secrets');
@@ -49,6 +50,8 @@ export interface DeliveryRow {
 const aad = (id: string, tenantId: string) => `hook\u0000${id}\u0000${tenantId}\u0000secret`;
 export const newHookSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+/** HMAC-SHA256 in hex, the one every dreact-scheme signature uses (core/hooks/signature.ts): incoming hooks and outgoing schedule deliveries. */
+export const hmacSha256Hex: HmacSha256Hex = (secret, data) => createHmac('sha256', secret).update(data).digest('hex');
 
 const COLUMNS = `h.id, h.tenant_id, h.project_id, h.user_id, h.agent, h.conversation_id, h.prompt_template, h.preset,
   h.created_at, h.rotated_at, (SELECT count(*)::int FROM hook_deliveries d WHERE d.hook_id = h.id) AS deliveries`;

@@ -21,6 +21,8 @@ export interface McpCredentialRow {
   tokensSavedAt?: Date;
   verifier?: string;
   redirectUrl?: string;
+  /** The scope the server last asked for in a step-up challenge (the next login asks for it). */
+  challengeScope?: string;
 }
 
 const aad = (o: McpCredentialOwner, column: string) =>
@@ -36,7 +38,7 @@ export class McpCredentialStore {
 
   async load(o: McpCredentialOwner): Promise<McpCredentialRow | undefined> {
     const r = await this.db.query(
-      `SELECT server_url, client_info, tokens, tokens_saved_at, verifier, redirect_url
+      `SELECT server_url, client_info, tokens, tokens_saved_at, verifier, redirect_url, challenge_scope
          FROM mcp_oauth_credentials WHERE tenant_id = $1 AND user_id = $2 AND server = $3`,
       keyArgs(o),
     );
@@ -56,6 +58,7 @@ export class McpCredentialStore {
       ...(row.tokens_saved_at ? { tokensSavedAt: row.tokens_saved_at as Date } : {}),
       ...(verifier ? { verifier } : {}),
       ...(row.redirect_url ? { redirectUrl: row.redirect_url as string } : {}),
+      ...(row.challenge_scope ? { challengeScope: row.challenge_scope as string } : {}),
     };
   }
 
@@ -84,8 +87,13 @@ export class McpCredentialStore {
       serverUrl,
       'tokens',
       seal(this.key, JSON.stringify(tokens), aad(o, 'tokens')),
-      ', tokens_saved_at = now(), verifier = NULL, state_hash = NULL',
+      ', tokens_saved_at = now(), verifier = NULL, state_hash = NULL, challenge_scope = NULL',
     );
+  }
+
+  /** The wider scope a step-up challenge asked for (kept until the next login's tokens). */
+  async saveChallengeScope(o: McpCredentialOwner, serverUrl: string, scope: string) {
+    await this.upsert(o, serverUrl, 'challenge_scope', scope);
   }
 
   /** A login under way: its PKCE verifier and (for the gateway's callback) its state. */

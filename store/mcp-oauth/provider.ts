@@ -44,6 +44,17 @@ export interface McpOAuthProviderOptions {
   /** Scopes the agent file asks for (space-joined into the client metadata's `scope`). */
   scopes?: readonly string[];
   login?: McpLogin;
+  /**
+   * The HTTPS URL of this deployment's OAuth client metadata document (`DREACT_MCP_CLIENT_METADATA_URL`):
+   * used as the client id where the authorization server supports client ID metadata documents.
+   */
+  clientMetadataUrl?: string;
+}
+
+/** A client registered with the authorization server beforehand (`dreact mcp login --client-id`). */
+export interface PreRegisteredClient {
+  client_id: string;
+  client_secret?: string;
 }
 
 const LOOPBACK_PLACEHOLDER = 'http://127.0.0.1/callback';
@@ -58,6 +69,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private async stored() {
     this.row = await this.opts.store.load(this.opts.owner);
     return this.row;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.opts.clientMetadataUrl ?? process.env.DREACT_MCP_CLIENT_METADATA_URL ?? undefined;
   }
 
   get redirectUrl(): string {
@@ -86,7 +101,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
       if (!info) throw new McpNeedsLoginError(this.opts.owner.server);
       return info;
     }
-    // A login from another redirect URL (another loopback port, the gateway) registers again.
+    // A login from another redirect URL (another loopback port, the gateway) registers again — a
+    // client registered beforehand keeps its id (its redirect URLs are the registrar's business).
+    if (info && info.client_id && (info as { preRegistered?: boolean }).preRegistered) return info;
     if (info && row?.redirectUrl !== this.opts.login.redirectUrl) return undefined;
     return info;
   }
@@ -109,7 +126,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
-    if (!this.opts.login) throw new McpNeedsLoginError(this.opts.owner.server);
+    if (!this.opts.login) {
+      // A worker cannot send a person there. A wider scope than the login got (a step-up
+      // challenge: 403 insufficient_scope) is kept, so the next login asks for it.
+      const scope = url.searchParams.get('scope');
+      if (scope) await this.opts.store.saveChallengeScope(this.opts.owner, this.opts.serverUrl, scope);
+      throw new McpNeedsLoginError(this.opts.owner.server);
+    }
     await this.opts.login.onAuthorizationUrl(url);
   }
 

@@ -31,20 +31,11 @@ before(async () => {
   copyFileSync(path.join(__dirname, '..', 'fixtures', 'agents', 'narrow.yaml'), path.join(dir, 'narrow.yaml'));
   stack = await createTestStack('a2a');
   await stack.startWorker({ agents: { dir } });
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    pollMs: 200,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ allowScripted: true, apiKeys: [KEY], pollMs: 200 });
   a2a = await clientFor(KEY);
 });
 
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 

@@ -8,13 +8,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent } from '@ag-ui/core';
 import { callTool, complete, createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { declareTool } from '../../core/tools/registry';
-import type { ToolImpl } from '../../activities/tools/types';
+import type { RunningGateway } from '../../apps/gateway/server';
+import { sendTool } from '../support/approval-tool';
 import { conversationOwner, createApiKey } from '../../store/tenancy-store';
 
 const KEY = 'agui-key';
@@ -22,42 +20,14 @@ let stack: TestStack;
 let gw: RunningGateway;
 const sent: Array<Record<string, unknown>> = [];
 
-const sendTool = {
-  declaration: declareTool({
-    id: 'test.send',
-    description: 'Sends.',
-    params: z.object({ to: z.string().email() }),
-    strategy: 'exploitation',
-    timeoutMs: 10_000,
-    retry: { maximumAttempts: 1 },
-    summarize: (p) => `tool test.send ${p.to}`,
-    needsApproval: true,
-  }),
-  impl: {
-    id: 'test.send',
-    async run(params) {
-      sent.push(params);
-      return { ok: true, text: `sent to ${String(params.to)}` };
-    },
-  } satisfies ToolImpl,
-};
+const send = sendTool(sent, { answer: (params) => `sent to ${String(params.to)}` });
 
 before(async () => {
   stack = await createTestStack('agui');
-  await stack.startWorker({ extraTools: [sendTool] });
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    allowScripted: true,
-    port: 0,
-    host: '127.0.0.1',
-    pollMs: 100,
-    log: () => undefined,
-  });
+  await stack.startWorker({ extraTools: [send] });
+  gw = await stack.startGateway({ apiKeys: [KEY], allowScripted: true, pollMs: 100 });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 

@@ -7,9 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, thinking, uniqueId, type TestStack } from '../support/stack';
+import { anthropicOrScripted } from '../support/emulated-providers';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
-import { createScriptedProvider, resolveScript } from '../../activities/model/adapters/scripted';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
 import { listTurns } from '../../store/turn-store';
@@ -29,9 +28,8 @@ let emu: AnthropicEmulator;
 before(async () => {
   emu = await startAnthropicEmulator({ minCacheableTokens: 64, chunkDelayMs: 1 });
   stack = await createTestStack('anthropic');
-  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: 'claude-sonnet-5-5' });
   await stack.startWorker({
-    provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
+    provider: anthropicOrScripted(emu),
     agents: { dir: agentsDir },
   });
 });

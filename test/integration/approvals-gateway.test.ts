@@ -6,29 +6,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { z } from 'zod';
-import type { DreactWorker } from '../../workers/role-workers';
-import { callTool, complete, uniqueId, waitFor } from '../support/stack';
-import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
-import { openDb, migrate, dropSchema, type Db } from '../../store/db';
-import { createWorker } from '../../workers/worker';
-import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
+import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
+import type { RunningGateway } from '../../apps/gateway/server';
+import { sendTool } from '../support/approval-tool';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
-import { declareTool } from '../../core/tools/registry';
-import type { ToolImpl } from '../../activities/tools/types';
 import { deleteBudget, setBudget } from '../../store/budget-store';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
-let server: TemporalServer;
-let db: Db;
-let worker: DreactWorker;
-let running: Promise<void>;
+let stack: TestStack;
 let gw: RunningGateway;
-let client: DreactClient;
-let taskQueue: string;
 const keys: Record<'approver' | 'writer' | 'admin', string> = { approver: '', writer: '', admin: '' };
 const runs: Array<Record<string, unknown>> = [];
 
@@ -38,54 +25,19 @@ const script = ScriptSpecSchema.parse({
 });
 
 before(async () => {
-  server = await startTemporalServer();
-  db = openDb({ schema: uniqueId('t_approvalgw').toLowerCase() });
-  await migrate(db);
-  taskQueue = uniqueId('tq-approvalgw');
-  worker = await createWorker({
-    connection: server.env.nativeConnection,
-    db,
-    taskQueue,
+  stack = await createTestStack('approvalgw');
+  await stack.startWorker({
     // A priced model name, so a spend cap has something to count.
     provider: () => ({ ...createScriptedProvider(script), model: 'claude-haiku-4-5' }),
-    extraTools: [
-      {
-        declaration: declareTool({
-          id: 'test.send',
-          description: 'Sends.',
-          params: z.object({ to: z.string().email() }),
-          strategy: 'exploitation',
-          timeoutMs: 10_000,
-          retry: { maximumAttempts: 1 },
-          summarize: (p) => `tool test.send ${p.to}`,
-          needsApproval: true,
-        }),
-        impl: {
-          id: 'test.send',
-          async run(params) {
-            runs.push(params);
-            return { ok: true, text: 'sent' };
-          },
-        } satisfies ToolImpl,
-      },
-    ],
+    extraTools: [sendTool(runs)],
   });
-  running = worker.run();
-  const key = (scopes: Array<'read' | 'write' | 'approve' | 'admin'>) =>
-    createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes }).then((k) => k.key);
-  keys.approver = await key(['read', 'approve']);
-  keys.writer = await key(['read', 'write']);
-  keys.admin = await key(['admin']);
-  client = new DreactClient(server.env.client, { taskQueue });
-  gw = await startGateway({ client, pool: db.pool, apiKeys: [], port: 0, host: '127.0.0.1', log: () => undefined });
+  keys.approver = await stack.apiKey(['read', 'approve']);
+  keys.writer = await stack.apiKey(['read', 'write']);
+  keys.admin = await stack.apiKey(['admin']);
+  gw = await stack.startGateway();
 });
 after(async () => {
-  await gw?.close();
-  worker?.shutdown();
-  await running;
-  await dropSchema(db);
-  await db.close();
-  await server.stop();
+  await stack?.teardown();
 });
 
 async function call(key: string, method: string, path: string, body?: unknown) {
@@ -121,7 +73,7 @@ test('approvals through the gateway: list (read), 403 without approve, 400 for a
   assert.equal(ok.json.decided.decision, 'approve');
   const again = await call(keys.approver, 'POST', path, { decision: 'deny' });
   assert.equal(again.status, 404, 'a decided call is not waiting any more');
-  const result = await client.result(`acme~web~${conv}`, 1);
+  const result = await stack.client.result(`acme~web~${conv}`, 1);
   assert.equal(result.answer, 'done');
   assert.deepEqual(runs, [{ to: 'a@example.com' }]);
 });
@@ -135,7 +87,7 @@ test('a spend cap set through the admin API: the turn answers budget_exceeded; u
   );
   const conv = uniqueId('c');
   await call(keys.writer, 'POST', `/v1/conversations/${conv}/turns`, { prompt: 'send it' });
-  const result = await client.result(`acme~web~${conv}`, 1);
+  const result = await stack.client.result(`acme~web~${conv}`, 1);
   assert.equal(result.completionPath, 'budget_exceeded');
   assert.match(result.answer, /spend cap of tenant acme, per day \(0\.00 USD\) would be exceeded/);
   const usage = await call(keys.admin, 'GET', '/v1/usage');
@@ -148,19 +100,19 @@ test('a spend cap set through the admin API: the turn answers budget_exceeded; u
 
 test('the spend cap message reaches the CLI: `dreact turn` prints the budget_exceeded answer and the cap event', async () => {
   const cap = { tenantId: 'local', scope: 'tenant' as const, scopeId: '', period: 'day' as const };
-  await setBudget(db.pool, { ...cap, capUsd: 0 });
+  await setBudget(stack.db.pool, { ...cap, capUsd: 0 });
   try {
     const {
       code,
       stdout: out,
       stderr: err,
     } = await runDreact(['turn', 'send it'], {
-      env: stackCliEnv({ server, db, taskQueue }),
+      env: stackCliEnv(stack),
     });
     assert.equal(code, 0, err);
     assert.match(out, /spend cap of tenant local, per day \(0\.00 USD\) would be exceeded/);
     assert.match(out, /spend cap reached/);
   } finally {
-    await deleteBudget(db.pool, cap);
+    await deleteBudget(stack.db.pool, cap);
   }
 });

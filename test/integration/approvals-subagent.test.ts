@@ -18,9 +18,8 @@ import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { loadBlocks } from '../../store/timeline-store';
 import { readEvents } from '../../store/stream-bus';
-import { createApiKey } from '../../store/tenancy-store';
 import { subagentConversationId } from '../../core/agents/subagents';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { DreactClient } from '../../client/api';
 import { turnStateQuery } from '../../contract/definitions';
 import { conversationSpace } from '../../core/tenancy/conversation-space';
@@ -72,21 +71,11 @@ before(async () => {
       },
     ],
   });
-  const key = (scopes: Array<'read' | 'write' | 'approve'>) =>
-    createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'web', userId: 'ann', scopes }).then((k) => k.key);
-  keys.approver = await key(['read', 'approve']);
-  keys.writer = await key(['read', 'write']);
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  keys.approver = await stack.apiKey(['read', 'approve'], { userId: 'ann' });
+  keys.writer = await stack.apiKey(['read', 'write'], { userId: 'ann' });
+  gw = await stack.startGateway();
 });
 after(async () => {
-  await gw?.close();
   await stack.teardown();
 });
 

@@ -8,64 +8,35 @@
  * and the turn, and runs in the same view once the turn ahead ends. Screenshots in
  * test-artifacts/approvals-web/.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Browser, Page } from 'playwright-core';
-import type { DreactWorker } from '../../workers/role-workers';
-import { callTool, complete, uniqueId } from '../support/stack';
-import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
-import { openDb, migrate, dropSchema, type Db } from '../../store/db';
-import { createWorker } from '../../workers/worker';
-import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
+import { callTool, complete, createTestStack, type TestStack } from '../support/stack';
+import type { RunningGateway } from '../../apps/gateway/server';
+import { sendTool } from '../support/approval-tool';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
-import { declareTool } from '../../core/tools/registry';
-import type { ToolImpl } from '../../activities/tools/types';
-import { needs, requiring } from '../support/requirements';
 import { deleteBudget, setBudget } from '../../store/budget-store';
 import { deleteTurnLimit, setTurnLimit } from '../../store/turn-slots';
-import { NEED_CHROMIUM, launchChromium } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'approvals-web');
+const { skip, available, test, shots: SHOTS } = browserSuite('approvals-web');
 
-let server: TemporalServer;
-let db: Db;
-let worker: DreactWorker;
-let running: Promise<void>;
+let stack: TestStack;
 let gw: RunningGateway;
 let browser: Browser;
 let approver: string;
 let writer: string;
 const runs: Array<Record<string, unknown>> = [];
 
-const send = {
-  declaration: declareTool({
-    id: 'test.send',
-    description: 'Sends an email.',
-    params: z.object({ to: z.string().email(), body: z.string() }),
-    strategy: 'exploitation',
-    timeoutMs: 10_000,
-    retry: { maximumAttempts: 1 },
-    summarize: (p) => `tool test.send ${p.to}`,
-    needsApproval: true,
-  }),
-  impl: {
-    id: 'test.send',
-    async run(params) {
-      runs.push(params);
-      return { ok: true, text: `sent to ${String(params.to)}` };
-    },
-  } satisfies ToolImpl,
-};
+const send = sendTool(runs, {
+  description: 'Sends an email.',
+  params: z.object({ to: z.string().email(), body: z.string() }),
+  answer: (params) => `sent to ${String(params.to)}`,
+});
 
 const script = ScriptSpecSchema.parse({
   structured: { conversation_title: { title: 'Approval' } },
@@ -82,51 +53,24 @@ const script = ScriptSpecSchema.parse({
 before(async () => {
   if (!available) return;
   mkdirSync(SHOTS, { recursive: true });
-  server = await startTemporalServer();
-  db = openDb({ schema: uniqueId('t_approvalweb').toLowerCase() });
-  await migrate(db);
-  const taskQueue = uniqueId('tq-approvalweb');
-  worker = await createWorker({
-    connection: server.env.nativeConnection,
-    db,
-    taskQueue,
+  stack = await createTestStack('approvalweb');
+  await stack.startWorker({
     // A priced model name, so a spend cap has something to count.
     provider: () => ({ ...createScriptedProvider(script), model: 'claude-haiku-4-5' }),
     extraTools: [send],
   });
-  running = worker.run();
-  const key = (scopes: Array<'read' | 'write' | 'approve'>) =>
-    createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes }).then((k) => k.key);
-  approver = await key(['read', 'write', 'approve']);
-  writer = await key(['read', 'write']);
-  gw = await startGateway({
-    client: new DreactClient(server.env.client, { taskQueue }),
-    pool: db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  approver = await stack.apiKey(['read', 'write', 'approve']);
+  writer = await stack.apiKey(['read', 'write']);
+  gw = await stack.startGateway();
   browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;
   await browser?.close();
-  await gw?.close();
-  worker?.shutdown();
-  await running;
-  await dropSchema(db);
-  await db.close();
-  await server.stop();
+  await stack?.teardown();
 });
 
-async function openChat(key: string, url = gw.url): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  await page.goto(url);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Use key' }).click();
-  return page;
-}
+const openChat = (key: string, url = gw.url): Promise<Page> => openSignedIn(browser, url, key);
 
 test(
   'the approval card: live, after a reload, a bad edit refused, no approve scope refused, Approve runs',
@@ -185,7 +129,7 @@ test(
   { skip },
   async () => {
     const cap = { tenantId: 'acme', scope: 'tenant' as const, scopeId: '', period: 'day' as const };
-    await setBudget(db.pool, { ...cap, capUsd: 0 });
+    await setBudget(stack.db.pool, { ...cap, capUsd: 0 });
     try {
       const page = await openChat(approver);
       await page.getByRole('button', { name: 'New conversation' }).click();
@@ -198,7 +142,7 @@ test(
       await page.screenshot({ path: join(SHOTS, 'spend-cap.png'), fullPage: true });
       await page.close();
     } finally {
-      await deleteBudget(db.pool, cap);
+      await deleteBudget(stack.db.pool, cap);
     }
   },
 );
@@ -207,7 +151,7 @@ test(
   "a turn queued under the tenant's turn limit shows its place, then runs in the same view when the turn ahead ends",
   { skip },
   async () => {
-    await setTurnLimit(db.pool, { tenantId: 'acme', maxTurns: 1 });
+    await setTurnLimit(stack.db.pool, { tenantId: 'acme', maxTurns: 1 });
     try {
       const page = await openChat(approver);
       // The turn ahead holds the one slot while it waits for approval.
@@ -248,7 +192,7 @@ test(
       await page.locator('.msg.assistant', { hasText: 'The email is sent.' }).first().waitFor({ timeout: 30_000 });
       await page.close();
     } finally {
-      await deleteTurnLimit(db.pool, 'acme');
+      await deleteTurnLimit(stack.db.pool, 'acme');
     }
   },
 );

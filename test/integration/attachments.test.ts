@@ -7,13 +7,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { anthropicOrScripted } from '../support/emulated-providers';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
-import { createScriptedProvider } from '../../activities/model/adapters/scripted';
-import { resolveScript } from '../../activities/model/adapters/scripted';
 import { getArtifact, listArtifacts, loadBlocks } from '../../store/timeline-store';
 import { stageTurnAttachments } from '../../client/attachments/stage';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { pdf, png } from '../support/files';
 import { isDecisionRequest } from '../support/note-turns';
 
@@ -24,21 +22,10 @@ let gw: RunningGateway;
 before(async () => {
   emu = await startAnthropicEmulator({ chunkDelayMs: 0 });
   stack = await createTestStack('attachments');
-  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'k', model: 'claude-sonnet-5-5' });
-  await stack.startWorker({
-    provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
-  });
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    log: () => undefined,
-  });
+  await stack.startWorker({ provider: anthropicOrScripted(emu) });
+  gw = await stack.startGateway({ allowScripted: true, apiKeys: [KEY] });
 });
 after(async () => {
-  await gw.close();
   await stack.teardown();
   await emu.stop();
 });

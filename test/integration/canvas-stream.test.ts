@@ -18,7 +18,7 @@ import {
   type MessageReply,
 } from '../emulator/anthropic-emulator';
 import { oreply, startOpenAIEmulator, type OpenAIEmulator, type OpenAIMessageReply } from '../emulator/openai-emulator';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { openSse, type SseEvent } from '../../client/sse-client';
 import { apply, emptyTurn, liveEvent, type LiveTurn } from '../../apps/web/live';
 import { getArtifact } from '../../store/artifact-store';
@@ -45,18 +45,9 @@ before(async () => {
     await stack.client.startTurn(warm, 'warm up', { model: { provider, protocol: 'native' } } as TurnOptionsInput);
     await stack.client.result(warm, 1);
   }
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: false,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    pollMs: 100,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ allowScripted: false, apiKeys: [KEY], pollMs: 100 });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
   await anthropic?.stop();
   await openai?.stop();

@@ -11,14 +11,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
+import { anthropicOrScripted } from '../support/emulated-providers';
 import {
   startAnthropicEmulator,
   reply,
   type AnthropicEmulator,
   type RecordedRequest,
 } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
-import { createScriptedProvider, resolveScript } from '../../activities/model/adapters/scripted';
 import { loadBlocks } from '../../store/timeline-store';
 import { hasSummaryLayout } from '../../core/compaction/prompt';
 import { recordHistory } from '../support/fixtures';
@@ -29,9 +28,8 @@ let emu: AnthropicEmulator;
 before(async () => {
   emu = await startAnthropicEmulator({ minCacheableTokens: 64 });
   stack = await createTestStack('compaction');
-  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: 'claude-sonnet-5-5' });
   await stack.startWorker({
-    provider: (cfg) => (cfg.provider === 'anthropic' ? anthropic : createScriptedProvider(resolveScript(cfg.script))),
+    provider: anthropicOrScripted(emu),
   });
 });
 after(async () => {

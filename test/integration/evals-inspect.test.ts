@@ -8,13 +8,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
+import { emulatedAnthropic } from '../support/emulated-providers';
 import {
   startAnthropicEmulator,
   reply,
   type AnthropicEmulator,
   type RecordedRequest,
 } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { toAnthropicParams } from '../../activities/model/adapters/anthropic-request';
 import { inspectRoundRequest } from '../../client/inspect';
 import { inspectText } from '../../core/evals/inspect';
@@ -26,7 +26,7 @@ let emu: AnthropicEmulator;
 before(async () => {
   emu = await startAnthropicEmulator({ minCacheableTokens: 64 });
   stack = await createTestStack('evals_inspect');
-  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: 'claude-sonnet-5-5' });
+  const anthropic = emulatedAnthropic(emu);
   await stack.startWorker({ provider: () => anthropic });
 });
 after(async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { conversationWorkflowId } from '../../core/turn/ids';
 import { conversationStateQuery, startTurnUpdate } from '../../contract/definitions';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 
 const KEY = 'field-errors-key';
 let stack: TestStack;
@@ -15,10 +15,9 @@ let gw: RunningGateway;
 before(async () => {
   stack = await createTestStack('field_errors');
   await stack.startWorker();
-  gw = await startGateway({ client: stack.client, pool: stack.db.pool, apiKeys: [KEY], port: 0, log: () => undefined });
+  gw = await stack.startGateway({ apiKeys: [KEY] });
 });
 after(async () => {
-  await gw?.close();
   await stack.teardown();
 });
 

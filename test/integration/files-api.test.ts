@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { callTool, complete, createTestStack, decision, thinking, uniqueId, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { createExecTool } from '../../activities/exec/exec-tool';
 import { LocalBackend } from '../../activities/exec/local';
 import { LOCAL_SANDBOX, execScratch } from '../support/exec';
@@ -92,16 +92,7 @@ before(async () => {
       }),
     ],
   });
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    listen: false,
-    web: false,
-    allowScripted: true,
-    port: 0,
-    log: () => {},
-  });
+  gw = await stack.startGateway({ apiKeys: [KEY], listen: false, web: false, allowScripted: true });
   conv = uniqueId('conv');
   const rounds = [
     execCall(CODE, [
@@ -126,7 +117,6 @@ before(async () => {
   assert.equal(result.completionPath, 'complete', result.answer);
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
   rmSync(root, { recursive: true, force: true });
   rmSync(home, { recursive: true, force: true });

@@ -31,18 +31,9 @@ let gw: RunningGateway;
 before(async () => {
   stack = await createTestStack('gateway');
   await stack.startWorker();
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY, 'test-key-2'],
-    port: 0,
-    pollMs: 200,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ allowScripted: true, apiKeys: [KEY, 'test-key-2'], pollMs: 200 });
 });
 after(async () => {
-  await gw?.close();
   await stack.teardown();
 });
 

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { callTool, complete, createTestStack, uniqueId, type TestStack } from '../support/stack';
+import { emulatedAnthropic } from '../support/emulated-providers';
 import { stdioServerConfig } from '../support/mcp-servers';
 import {
   startAnthropicEmulator,
@@ -20,7 +21,6 @@ import {
   type AnthropicEmulator,
   type RecordedRequest,
 } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { toAnthropicParams } from '../../activities/model/adapters/anthropic-request';
 import { inspectRoundRequest } from '../../client/inspect';
 import { setToolPolicy } from '../../store/policy-store';
@@ -42,7 +42,7 @@ before(async () => {
   );
   stack = await createTestStack('inspect_policy');
   await setToolPolicy(stack.db.pool, 'local', '*', { allow: [], deny: ['mcp.local.echo'], requireApproval: [] });
-  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: MODEL });
+  const anthropic = emulatedAnthropic(emu, MODEL);
   await stack.startWorker({
     agents: { dir },
     mcp: { connectTimeoutMs: 15_000, backoffMs: 100, maxBackoffMs: 1_000 },

@@ -8,7 +8,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
+import { startStackGateway } from '../support/schedule-kit';
 import { createApiKey } from '../../store/tenancy-store';
 
 let stack: TestStack;
@@ -37,15 +38,7 @@ before(async () => {
   keys.bob = await key('acme', 'bob', ['read', 'write']);
   keys.admin = await key('acme', 'carol', ['admin']);
   keys.other = await key('globex', 'ann', ['read', 'write']);
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  gw = await startStackGateway(stack);
 });
 after(async () => {
   await gw?.close();

@@ -10,17 +10,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
+import { scriptedAnswer } from '../support/schedule-kit';
 import { ScheduleService } from '../../client/schedules/service';
 import { LOCAL_PRINCIPAL } from '../../core/tenancy/principal';
 import { listRuns } from '../../store/schedules/run-store';
 import { ScheduleIdKey } from '../../contract/definitions';
 import { setBudget, deleteBudget } from '../../store/budget-store';
-import {
-  verifyWebhook,
-  WEBHOOK_SIGNATURE_HEADER,
-  WEBHOOK_TIMESTAMP_HEADER,
-} from '../../activities/schedules/signature';
+import { HOOK_PRESETS } from '../../core/hooks/presets';
+import { verifySignature } from '../../core/hooks/signature';
+import { hmacSha256Hex } from '../../store/hooks/hook-store';
 
 let stack: TestStack;
 let schedules: ScheduleService;
@@ -28,18 +27,8 @@ let schedules: ScheduleService;
 before(async () => {
   stack = await createTestStack('sched');
   await stack.startWorker({
-    defaultModel: {
-      provider: 'scripted',
-      // Each turn takes ~2 s (the title call and the answer round): longer than the 1 s interval.
-      script: {
-        rounds: [complete('report ready')],
-        structured: { conversation_title: { title: 'Report' } },
-        latencyMs: 1_000,
-        chunkSize: 4_096,
-        failAttempts: 0,
-        summaryLatencyMs: 0,
-      },
-    },
+    // Each turn takes ~2 s (the title call and the answer round): longer than the 1 s interval.
+    defaultModel: scriptedAnswer('report ready', 1_000),
   });
   schedules = new ScheduleService(stack.server.env.client, stack.db.pool, stack.taskQueue);
 });
@@ -211,23 +200,23 @@ test('the answer is POSTed to the webhook, signed; a loopback URL is refused unl
     const payload = JSON.parse(got.body) as { answer: string; scheduleId: string; outcome: string };
     assert.equal(payload.answer, 'report ready');
     assert.equal(payload.scheduleId, created.id);
-    assert.ok(
-      verifyWebhook(
-        created.webhookSecret!,
-        Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]),
-        got.body,
-        String(got.headers[WEBHOOK_SIGNATURE_HEADER]),
-      ),
-      'the signature verifies with the secret',
+    // One signing format for outgoing deliveries and incoming hooks: the dreact scheme's t=…,v1=….
+    assert.match(String(got.headers['x-dreact-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
+    assert.match(
+      String(got.headers['x-dreact-delivery']),
+      new RegExp(`^sched\\.${created.id}-`),
+      'the run is the delivery id',
     );
-    assert.ok(
-      !verifyWebhook(
-        'wrong',
-        Number(got.headers[WEBHOOK_TIMESTAMP_HEADER]),
-        got.body,
-        String(got.headers[WEBHOOK_SIGNATURE_HEADER]),
-      ),
-    );
+    const verify = (secret: string) =>
+      verifySignature(
+        HOOK_PRESETS.dreact,
+        secret,
+        { headers: (name) => got.headers[name] as string | undefined, body: got.body },
+        Date.now(),
+        hmacSha256Hex,
+      ).ok;
+    assert.ok(verify(created.webhookSecret!), 'the signature verifies with the secret');
+    assert.ok(!verify('wrong-secret-0123456789'));
     await waitFor('delivery recorded', async () =>
       (await listRuns(stack.db.pool, created.id)).some((r) => r.delivery === 'delivered: 200'),
     );

@@ -9,7 +9,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import { Client } from '@temporalio/client';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { setupTelemetry, type Telemetry } from '../../workers/telemetry';
 
 const KEY = 'otel-key';
@@ -25,18 +25,9 @@ before(async () => {
   await stack.startWorker({ telemetry });
   const client = new Client({ connection: stack.server.env.connection, interceptors: telemetry.clientInterceptors });
   api = new DreactClient(client, { taskQueue: stack.taskQueue });
-  gw = await startGateway({
-    client: api,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    pollMs: 200,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ client: api, allowScripted: true, apiKeys: [KEY], pollMs: 200 });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
   await telemetry?.shutdown();
 });

@@ -22,8 +22,8 @@ import {
   waitFor,
   type TestStack,
 } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
+import type { RunningGateway } from '../../apps/gateway/server';
+import { sendTool } from '../support/approval-tool';
 import { declareTool } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { loadBlocks } from '../../store/timeline-store';
@@ -75,47 +75,20 @@ const tools = [
       },
     } satisfies ToolImpl,
   },
-  {
-    declaration: declareTool({
-      id: 'test.send',
-      description: 'Sends (asks a person first).',
-      params: z.object({ to: z.string() }),
-      strategy: 'exploitation',
-      timeoutMs: 10_000,
-      retry: { maximumAttempts: 1 },
-      summarize: (p) => `tool test.send ${p.to}`,
-      needsApproval: true,
-    }),
-    impl: {
-      id: 'test.send',
-      async run(params) {
-        sends.push(params);
-        return { ok: true, text: 'sent' };
-      },
-    } satisfies ToolImpl,
-  },
+  sendTool(sends, { description: 'Sends (asks a person first).', params: z.object({ to: z.string() }) }),
 ];
 
 before(async () => {
   stack = await createTestStack('turncancel');
   await stack.startWorker({ extraTools: tools });
   const key = (tenantId: string, scopes: Array<'read' | 'write'>) =>
-    createApiKey(stack.db.pool, { tenantId, projectId: 'p', userId: 'ann', scopes }).then((k) => k.key);
+    stack.apiKey(scopes, { tenantId, projectId: 'p', userId: 'ann' });
   keys.writer = await key('acme', ['read', 'write']);
   keys.reader = await key('acme', ['read']);
   keys.other = await key('globex', ['read', 'write']);
-  gw = await startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ allowScripted: true });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 

@@ -16,8 +16,7 @@ import type { ToolImpl } from '../../activities/tools/types';
 import { listTurns } from '../../store/turn-store';
 import { readEvents } from '../../store/stream-bus';
 import { setTurnLimit, tenantSlots, deleteTurnLimit } from '../../store/turn-slots';
-import { createApiKey } from '../../store/tenancy-store';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
 
 let stack: TestStack;
@@ -67,22 +66,12 @@ before(async () => {
       },
     ],
   });
-  const key = (scopes: Array<'read' | 'write' | 'admin'>) =>
-    createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes }).then((k) => k.key);
-  keys.admin = await key(['admin']);
-  keys.writer = await key(['read', 'write']);
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  keys.admin = await stack.apiKey(['admin']);
+  keys.writer = await stack.apiKey(['read', 'write']);
+  gw = await stack.startGateway();
 });
 after(async () => {
   for (const release of gates.values()) release();
-  await gw?.close();
   await stack.teardown();
 });
 

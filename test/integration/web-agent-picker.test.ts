@@ -4,35 +4,22 @@
  * first turn (its instructions reach the model) and binds the conversation, after which the
  * picker is gone; an agent another tenant's `visibility` keeps to itself is not listed. Without chromium the test skips and says so — except in CI, where it fails.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import type { DreactWorker } from '../../workers/role-workers';
-import { complete, uniqueId } from '../support/stack';
-import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
-import { openDb, migrate, dropSchema, type Db } from '../../store/db';
-import { createWorker } from '../../workers/worker';
-import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
+import { complete, createTestStack, type TestStack } from '../support/stack';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema } from '../../core/model/config';
 import { listTurns } from '../../store/turn-store';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
+const { skip, available, test } = browserSuite('web-agent-picker');
 
-let server: TemporalServer;
-let db: Db;
-let worker: DreactWorker;
-let running: Promise<void>;
+let stack: TestStack;
 let gw: RunningGateway;
 let browser: Browser;
 let key: string;
@@ -40,9 +27,7 @@ const systems: string[] = [];
 
 before(async () => {
   if (!available) return;
-  server = await startTemporalServer();
-  db = openDb({ schema: uniqueId('t_webagents').toLowerCase() });
-  await migrate(db);
+  stack = await createTestStack('webagents');
   const agents = mkdtempSync(join(tmpdir(), 'dreact-web-agents-'));
   writeFileSync(
     join(agents, 'poet.yaml'),
@@ -57,11 +42,7 @@ before(async () => {
     rounds: [complete('Roses are red.')],
     structured: { conversation_title: { title: 'A poem' } },
   });
-  const taskQueue = uniqueId('tq-webagents');
-  worker = await createWorker({
-    connection: server.env.nativeConnection,
-    db,
-    taskQueue,
+  await stack.startWorker({
     agents: { dir: agents },
     provider: () => {
       const inner = createScriptedProvider(script);
@@ -74,35 +55,18 @@ before(async () => {
       };
     },
   });
-  running = worker.run();
-  key = (await createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes: ['read', 'write'] }))
-    .key;
-  gw = await startGateway({
-    client: new DreactClient(server.env.client, { taskQueue }),
-    pool: db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  key = await stack.apiKey(['read', 'write']);
+  gw = await stack.startGateway();
   browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;
   await browser?.close();
-  await gw?.close();
-  worker?.shutdown();
-  await running;
-  await dropSchema(db);
-  await db.close();
-  await server.stop();
+  await stack?.teardown();
 });
 
 test('a new conversation picks its agent; the first turn runs it and binds the conversation', { skip }, async () => {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
-  await page.goto(gw.url);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Use key' }).click();
+  const page = await openSignedIn(browser, gw.url, key, { width: 1200, height: 800 });
   await page.getByRole('button', { name: 'New conversation' }).click();
   const picker = page.getByLabel('agent');
   await picker.waitFor();
@@ -117,8 +81,8 @@ test('a new conversation picks its agent; the first turn runs it and binds the c
   assert.equal(await page.getByLabel('agent').count(), 0, 'a bound conversation has no picker');
   const decision = systems.find((s) => s.includes('# Response protocol'));
   assert.match(decision ?? '', /^You answer in verse \(POET-PERSONA\)/);
-  const conv = (await db.pool.query<{ conversation_id: string }>('SELECT conversation_id FROM turns LIMIT 1')).rows[0]!
-    .conversation_id;
-  assert.equal((await listTurns(db.pool, conv))[0]!.agentName, 'poet');
+  const conv = (await stack.db.pool.query<{ conversation_id: string }>('SELECT conversation_id FROM turns LIMIT 1'))
+    .rows[0]!.conversation_id;
+  assert.equal((await listTurns(stack.db.pool, conv))[0]!.agentName, 'poet');
   await page.close();
 });

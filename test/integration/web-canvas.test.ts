@@ -8,22 +8,15 @@
  * Screenshots in test-artifacts/web-chat/. Without chromium the test skips and says so — except
  * in CI, where it fails.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { uniqueId } from '../support/stack';
-import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
-import { openDb, migrate, dropSchema, type Db } from '../../store/db';
-import { createWorker } from '../../workers/worker';
-import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
-import type { DreactWorker } from '../../workers/role-workers';
+import { createTestStack, uniqueId, type TestStack } from '../support/stack';
+import type { RunningGateway } from '../../apps/gateway/server';
 import type { TurnOptionsInput } from '../../core/turn/contracts';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 import { emulatedProviders } from '../support/emulated-providers';
 import {
   reply,
@@ -32,16 +25,9 @@ import {
   type MessageReply,
 } from '../emulator/anthropic-emulator';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat');
+const { skip, available, test, shots: SHOTS } = browserSuite('web-chat');
 
-let server: TemporalServer;
-let db: Db;
-let worker: DreactWorker;
-let running: Promise<void>;
+let stack: TestStack;
 let gw: RunningGateway;
 let browser: Browser;
 let anthropic: AnthropicEmulator;
@@ -52,14 +38,8 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   // A slow model: every chunk of its stream a few milliseconds after the last.
   anthropic = await startAnthropicEmulator({ chunkDelayMs: 4 });
-  server = await startTemporalServer();
-  db = openDb({ schema: uniqueId('t_webcanvas').toLowerCase() });
-  await migrate(db);
-  const taskQueue = uniqueId('tq-webcanvas');
-  worker = await createWorker({
-    connection: server.env.nativeConnection,
-    db,
-    taskQueue,
+  stack = await createTestStack('webcanvas');
+  await stack.startWorker({
     provider: emulatedProviders({ anthropic, openai: { baseURL: 'http://127.0.0.1:9/v1' } }),
     // The agent the chat picks: native tool calling on the emulator.
     agents: {
@@ -72,47 +52,26 @@ before(async () => {
       ],
     },
   });
-  running = worker.run();
   // A warm-up native turn: a cold worker's first decide attempt (module loading on a loaded
   // machine) can outlive its heartbeat timeout, and its retry would take the next scripted reply.
-  const client = new DreactClient(server.env.client, { taskQueue });
   anthropic.enqueue(reply.toolUse('conversation_title', { title: 'Warm-up' }), reply.text('warm'));
   const warm = uniqueId('warm');
-  await client.startTurn(warm, 'warm up', {
+  await stack.client.startTurn(warm, 'warm up', {
     model: { provider: 'anthropic', model: 'claude-test', protocol: 'native' },
   } as unknown as TurnOptionsInput);
-  await client.result(warm, 1);
-  key = (await createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes: ['read', 'write'] }))
-    .key;
-  gw = await startGateway({
-    client,
-    pool: db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  await stack.client.result(warm, 1);
+  key = await stack.apiKey(['read', 'write']);
+  gw = await stack.startGateway();
   browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;
   await browser?.close();
-  await gw?.close();
-  worker?.shutdown();
-  await running;
-  await dropSchema(db);
-  await db.close();
-  await server.stop();
+  await stack?.teardown();
   await anthropic.stop();
 });
 
-async function openChat(): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  await page.goto(gw.url);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Use key' }).click();
-  return page;
-}
+const openChat = (): Promise<Page> => openSignedIn(browser, gw.url, key);
 
 test(
   "canvases stream as they are written: a JSON widget's first attribute is on screen before the model's answer ends",

@@ -17,8 +17,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { callTool, complete, createTestStack, decision, thinking, type TestStack } from '../support/stack';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
+import {
+  answerRound,
+  callTool,
+  complete,
+  createTestStack,
+  decision,
+  thinking,
+  waitFor,
+  type TestStack,
+} from '../support/stack';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { turnWorkflowId } from '../../core/turn/ids';
@@ -76,11 +85,6 @@ const execCall = (code: string, files: string[]) =>
     },
   }) +
   `<channel:code>${code}</channel:code>`;
-const answerRound = (text: string) =>
-  thinking('I can answer now.') +
-  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
-  `<channel:answer>${text}</channel:answer>`;
-
 before(async () => {
   if (skip) return;
   mkdirSync(SHOTS, { recursive: true });
@@ -108,21 +112,12 @@ before(async () => {
       }),
     ],
   });
-  gw = await startGateway({
-    client: stack.client,
-    pool: stack.db.pool,
-    apiKeys: [KEY],
-    port: 0,
-    host: '127.0.0.1',
-    temporalUiUrl: UI,
-    log: () => undefined,
-  });
+  gw = await stack.startGateway({ apiKeys: [KEY], temporalUiUrl: UI });
   browser = await launchChromium();
 });
 after(async () => {
   if (skip) return;
   await browser?.close();
-  await gw?.close();
   await stack?.teardown();
   rmSync(root, { recursive: true, force: true });
   delete process.env.DREACT_PRICING_FILE;
@@ -194,7 +189,10 @@ test(
       writeFileSync(join(SHOTS, 'files-failed.txt'), await page.locator('body').innerText());
       throw err;
     }
-    await page.waitForFunction("document.querySelector('.file-card img')?.naturalWidth === 64");
+    // Polled from outside the page: the chat's CSP forbids the string eval waitForFunction does in it.
+    await waitFor('the chart image decoded', () =>
+      page.evaluate("document.querySelector('.file-card img')?.naturalWidth === 64"),
+    );
     // The report is rendered Markdown: a heading, bold, a list, inline code; no raw Markdown marks.
     const report = page.locator('.canvas[data-kind="markdown"]');
     await report.locator('h1', { hasText: 'Quarterly report' }).waitFor();

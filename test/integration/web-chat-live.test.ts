@@ -13,40 +13,27 @@
  * critical violation. Every wait is on a state of the page, none on a duration. Screenshots in
  * test-artifacts/web-chat-live/.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { DreactWorker } from '../../workers/role-workers';
-import { decision, thinking, uniqueId } from '../support/stack';
-import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
-import { openDb, migrate, dropSchema, type Db } from '../../store/db';
-import { createWorker } from '../../workers/worker';
-import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { claimConversation, createApiKey } from '../../store/tenancy-store';
+import { answerRound, createTestStack, decision, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import type { RunningGateway } from '../../apps/gateway/server';
+import { claimConversation } from '../../store/tenancy-store';
 import { renameConversation } from '../../store/conversation-list-store';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { freePort } from '../../apps/stack/embedded';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, assertAxeClean, launchChromium } from '../support/browser';
+import { browserSuite, assertAxeClean, launchChromium, signIn } from '../support/browser';
 import { applied, applyCall, applyFix } from '../support/approval-tool';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
 
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat-live');
+const { skip, available, test, shots: SHOTS } = browserSuite('web-chat-live');
 
-let server: TemporalServer;
-let db: Db;
-let worker: DreactWorker;
-let running: Promise<void>;
-let startWorker: () => Promise<void>;
+let stack: TestStack;
+let startWorker: () => Promise<unknown>;
 let gw: RunningGateway;
 let browser: Browser;
 let emu: AnthropicEmulator;
@@ -55,11 +42,6 @@ let script: ScriptSpec;
 /** Which model answers: the scripted one, or Anthropic (the emulator, or a closed port: unreachable). */
 const model = { kind: 'scripted' as 'scripted' | 'anthropic', reachable: true, closedURL: '' };
 
-const answerRound = (text: string) =>
-  thinking('I can answer now.') +
-  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
-  `<channel:answer>${text}</channel:answer>`;
-
 const useScript = (s: Partial<ScriptSpec> & { rounds: string[] }) => {
   script = ScriptSpecSchema.parse({ structured: { conversation_title: { title: 'Live chat' } }, ...s });
 };
@@ -67,18 +49,12 @@ const useScript = (s: Partial<ScriptSpec> & { rounds: string[] }) => {
 before(async () => {
   if (!available) return;
   mkdirSync(SHOTS, { recursive: true });
-  server = await startTemporalServer();
-  db = openDb({ schema: uniqueId('t_webchatlive').toLowerCase() });
-  await migrate(db);
+  stack = await createTestStack('webchatlive');
   emu = await startAnthropicEmulator({ chunkDelayMs: 1 });
   model.closedURL = `http://127.0.0.1:${await freePort(29411)}`; // nothing listens there
-  const taskQueue = uniqueId('tq-webchatlive');
   useScript({ rounds: [answerRound('hi')] });
-  startWorker = async () => {
-    worker = await createWorker({
-      connection: server.env.nativeConnection,
-      db,
-      taskQueue,
+  startWorker = () =>
+    stack.startWorker({
       provider: () =>
         model.kind === 'anthropic'
           ? createAnthropicProvider({
@@ -89,37 +65,16 @@ before(async () => {
           : createScriptedProvider(script),
       extraTools: [applyFix],
     });
-    running = worker.run();
-  };
   await startWorker();
-  key = (
-    await createApiKey(db.pool, {
-      tenantId: 'acme',
-      projectId: 'live',
-      userId: null,
-      scopes: ['read', 'write', 'approve'],
-    })
-  ).key;
-  gw = await startGateway({
-    client: new DreactClient(server.env.client, { taskQueue }),
-    pool: db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
+  key = await stack.apiKey(['read', 'write', 'approve'], { projectId: 'live' });
+  gw = await stack.startGateway();
   browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;
   await browser?.close();
-  await gw?.close();
-  worker?.shutdown();
-  await running;
+  await stack?.teardown();
   await emu?.stop();
-  await dropSchema(db);
-  await db.close();
-  await server.stop();
 });
 
 /** A new browser context (its own storage: another device) on the chat, the key used. */
@@ -130,9 +85,7 @@ async function openChat(opts: { hash?: string; width?: number; height?: number }
   });
   const page = await context.newPage();
   await page.goto(`${gw.url}/${opts.hash ? `#${opts.hash}` : ''}`);
-  if ((opts.width ?? 1200) <= 700) await page.getByRole('button', { name: 'Conversations' }).click();
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Use key' }).click();
+  await signIn(page, key);
   return page;
 }
 
@@ -345,8 +298,11 @@ test(
     // A reopened conversation opens at its latest turn.
     await page.reload();
     await page.locator('.msg.assistant', { hasText: 'The last line.' }).waitFor({ timeout: 15_000 });
-    await page.waitForFunction(
-      "(() => { const el = document.querySelector('.messages'); return !!el && el.scrollTop > 0 && el.scrollHeight - el.scrollTop - el.clientHeight < 4; })()",
+    // Polled from outside the page: the chat's CSP forbids the string eval waitForFunction does in it.
+    await waitFor('the conversation opened at its latest turn', () =>
+      page.evaluate(
+        "(() => { const el = document.querySelector('.messages'); return !!el && el.scrollTop > 0 && el.scrollHeight - el.scrollTop - el.clientHeight < 4; })()",
+      ),
     );
     await context.close();
   },
@@ -392,8 +348,8 @@ test(
     const needle = `Needle ${uniqueId('n').slice(-6)}`;
     const ids = [uniqueId('old'), ...Array.from({ length: 50 }, () => uniqueId('filler'))].map((c) => `acme~live~${c}`);
     for (const [i, id] of ids.entries()) {
-      await claimConversation(db.pool, id, owner);
-      await renameConversation(db.pool, id, i === 0 ? needle : `Filler ${i}`);
+      await claimConversation(stack.db.pool, id, owner);
+      await renameConversation(stack.db.pool, id, i === 0 ? needle : `Filler ${i}`);
     }
     await page.reload();
     await page.locator('.sidebar li.conv a', { hasText: 'Filler 50' }).waitFor({ timeout: 10_000 });
@@ -401,7 +357,7 @@ test(
     await page.getByLabel('search conversations').fill(needle.slice(-6).toUpperCase());
     await page.locator('.sidebar li.conv a', { hasText: needle }).waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('.sidebar li.conv').count(), 1, 'the server search found only it');
-    await db.pool.query(`DELETE FROM conversations WHERE id = ANY($1::text[])`, [ids]);
+    await stack.db.pool.query(`DELETE FROM conversations WHERE id = ANY($1::text[])`, [ids]);
     await close(page);
   },
 );
@@ -416,8 +372,7 @@ test(
     const conv = await newConversation(a, 'Patch w.py');
     await a.locator('.approval-card').waitFor({ timeout: 30_000 });
     // The worker goes away while the turn waits for a person, and a new one takes over.
-    worker.shutdown();
-    await running;
+    await stack.stopWorker();
     await startWorker();
     const b = await openChat({ hash: `c=${encodeURIComponent(conv)}` });
     await b.locator('.msg.user', { hasText: 'Patch w.py' }).waitFor({ timeout: 15_000 });

@@ -9,49 +9,29 @@
  * Without chromium (`apt-get install chromium`; .ci/run installs it) the tests skip and say so —
  * except in CI, where they fail.
  */
-import { after, before, test as nodeTest } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { callTool, complete, decision, thinking, uniqueId } from '../support/stack';
-import { startTemporalServer, type TemporalServer } from '../../apps/stack/temporal-server';
-import { openDb, migrate, dropSchema, type Db } from '../../store/db';
-import { createWorker } from '../../workers/worker';
-import { DreactClient } from '../../client/api';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { createApiKey } from '../../store/tenancy-store';
+import { answerRound, callTool, complete, createTestStack, type TestStack } from '../support/stack';
+import type { RunningGateway } from '../../apps/gateway/server';
 import { createScriptedProvider } from '../../activities/model/adapters/scripted';
 import { ScriptSpecSchema, type ScriptSpec } from '../../core/model/config';
 import { openLibrary } from '../../activities/library/library';
 import { freePort } from '../../apps/stack/embedded';
-import type { DreactWorker } from '../../workers/role-workers';
-import { needs, requiring } from '../support/requirements';
-import { NEED_CHROMIUM, launchChromium } from '../support/browser';
+import { browserSuite, launchChromium, openSignedIn } from '../support/browser';
 
 // Skips (counted in npm test's summary) without chromium; under CI a missing chromium fails the file.
-const need = NEED_CHROMIUM;
-const skip = needs(need);
-const available = skip === false;
-const test = requiring(nodeTest, need);
-const SHOTS = join(__dirname, '..', '..', 'test-artifacts', 'web-chat');
+const { skip, available, test, shots: SHOTS } = browserSuite('web-chat');
 
-let server: TemporalServer;
-let db: Db;
-let worker: DreactWorker;
-let running: Promise<void>;
+let stack: TestStack;
 let gw: RunningGateway;
 let browser: Browser;
 let keyA: string;
 let keyB: string;
 let script: ScriptSpec;
-
-/** A final round that streams its answer on the answer channel (as models do), after the decision. */
-const answerRound = (text: string) =>
-  thinking('I can answer now.') +
-  decision({ action: 'complete', notes: 'answer', suggested_followups: ['Tell me more'] }) +
-  `<channel:answer>${text}</channel:answer>`;
 
 const useScript = (s: Partial<ScriptSpec> & { rounds: string[] }) => {
   script = ScriptSpecSchema.parse({ structured: { conversation_title: { title: 'Browser chat' } }, ...s });
@@ -61,59 +41,30 @@ before(async () => {
   if (!available) return;
   mkdirSync(SHOTS, { recursive: true });
   const uiPort = await freePort(28233);
-  server = await startTemporalServer({ ui: true, uiPort, extraArgs: [] });
-  db = openDb({ schema: uniqueId('t_webchat').toLowerCase() });
-  await migrate(db);
+  stack = await createTestStack('webchat', { server: { ui: true, uiPort, extraArgs: [] } });
   const skills = mkdtempSync(join(tmpdir(), 'dreact-skills-'));
   mkdirSync(join(skills, 'guide'));
   writeFileSync(join(skills, 'guide', 'SKILL.md'), '# Guide\n\nSay hello politely.\n');
   writeFileSync(join(skills, 'guide', 'sources.yaml'), '- url: https://example.org/guide\n  title: The guide\n');
-  const taskQueue = uniqueId('tq-webchat');
   useScript({ rounds: [complete('hi')] });
-  worker = await createWorker({
-    connection: server.env.nativeConnection,
-    db,
-    taskQueue,
+  await stack.startWorker({
     provider: () => createScriptedProvider(script),
-    library: await openLibrary(db, { skillsDir: skills }),
+    library: await openLibrary(stack.db, { skillsDir: skills }),
   });
-  running = worker.run();
-  keyA = (await createApiKey(db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes: ['read', 'write'] }))
-    .key;
-  keyB = (
-    await createApiKey(db.pool, { tenantId: 'globex', projectId: 'app', userId: null, scopes: ['read', 'write'] })
-  ).key;
-  gw = await startGateway({
-    client: new DreactClient(server.env.client, { taskQueue }),
-    pool: db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    ...(server.uiUrl ? { temporalUiUrl: server.uiUrl } : {}),
-    log: () => undefined,
-  });
+  keyA = await stack.apiKey(['read', 'write']);
+  keyB = await stack.apiKey(['read', 'write'], { tenantId: 'globex', projectId: 'app' });
+  gw = await stack.startGateway(stack.server.uiUrl ? { temporalUiUrl: stack.server.uiUrl } : {});
   browser = await launchChromium();
 });
 after(async () => {
   if (!available) return;
   await browser?.close();
-  await gw?.close();
-  worker?.shutdown();
-  await running;
-  await dropSchema(db);
-  await db.close();
-  await server.stop();
+  await stack?.teardown();
 });
 
-async function openChat(key: string, width = 1200): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width, height: 800 } });
-  await page.goto(gw.url);
-  // On a phone the key field is in the conversations drawer.
-  if (width <= 700) await page.getByRole('button', { name: 'Conversations' }).click();
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Use key' }).click();
-  return page;
-}
+/** The chat signed in with `key` (on a phone the key field is in the conversations drawer). */
+const openChat = (key: string, width = 1200): Promise<Page> =>
+  openSignedIn(browser, gw.url, key, { width, height: 800 });
 
 async function send(page: Page, prompt: string): Promise<void> {
   await page.getByLabel('message').fill(prompt);
@@ -298,15 +249,15 @@ test(
   'Temporal UI shows the finished turn with its activity summaries, fairness key and search attributes',
   { skip },
   async () => {
-    assert.ok(server.uiUrl, 'the dev server runs its UI');
-    const list = await server.env.client.workflow.list({
+    assert.ok(stack.server.uiUrl, 'the dev server runs its UI');
+    const list = await stack.server.env.client.workflow.list({
       query: 'TenantId = "acme" AND WorkflowType = "TurnWorkflow"',
     });
     let workflowId = '';
     for await (const w of list) if (w.status.name === 'COMPLETED') workflowId = w.workflowId;
     assert.ok(workflowId, 'a finished turn of tenant acme');
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await page.goto(`${server.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+    await page.goto(`${stack.server.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
     await page
       .getByText(/decide round 1/)
       .first()

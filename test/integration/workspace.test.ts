@@ -8,8 +8,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, complete, createTestStack, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { emulatedAnthropic } from '../support/emulated-providers';
 import { startAnthropicEmulator, reply, type AnthropicEmulator } from '../emulator/anthropic-emulator';
-import { createAnthropicProvider } from '../../activities/model/adapters/anthropic';
 import { getArtifact, listArtifacts, loadBlocks } from '../../store/timeline-store';
 import type { Block } from '../../core/timeline/block';
 
@@ -18,7 +18,7 @@ let emu: AnthropicEmulator;
 before(async () => {
   emu = await startAnthropicEmulator({ chunkDelayMs: 0 });
   stack = await createTestStack('workspace');
-  const anthropic = createAnthropicProvider({ baseURL: emu.baseURL, apiKey: 'test-key', model: 'claude-sonnet-5-5' });
+  const anthropic = emulatedAnthropic(emu);
   await stack.startWorker({ provider: () => anthropic });
 });
 after(async () => {

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, StreamResponse } from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
 import type { Client } from '@a2a-js/sdk/client' with { 'resolution-mode': 'import' };
-import { decision, thinking } from './stack';
+import { decision, thinking, type TestStack } from './stack';
+import { startGateway } from '../../apps/gateway/server';
 
 const sdk = require('@a2a-js/sdk/client') as typeof import('@a2a-js/sdk/client', {
   with: { 'resolution-mode': 'import' },
@@ -91,4 +92,17 @@ export function seeded(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The gateway of a test stack serving A2A with one key (scripted models allowed). */
+export function startA2aGateway(stack: TestStack, key: string) {
+  return startGateway({
+    client: stack.client,
+    allowScripted: true,
+    pool: stack.db.pool,
+    apiKeys: [key],
+    port: 0,
+    pollMs: 100,
+    log: () => undefined,
+  });
 }

@@ -1,11 +1,45 @@
 /**
- * A tool for the web chat's approval tests: it runs code (its code channel) and takes a patch, so
- * its approval card shows both, and it waits for a person's approval; `applied` keeps each run.
+ * Tools for the approval tests: `test.send`, which a person approves before it runs, and one for
+ * the web chat's approval card that runs code (its code channel) and takes a patch, so its card
+ * shows both; `applied` keeps each of its runs.
  */
 import { z } from 'zod';
-import { declareTool } from '../../core/tools/registry';
+import { declareTool, type AnyToolDeclaration } from '../../core/tools/registry';
 import type { ToolImpl } from '../../activities/tools/types';
 import { decision, thinking } from './stack';
+
+/**
+ * `test.send`, a tool a person approves before it runs: each run's params go to `runs`, and it
+ * answers `sent` (or `answer(params)`). Its params: `params`, else an email address `to`.
+ */
+export function sendTool(
+  runs: Array<Record<string, unknown>>,
+  opts: {
+    description?: string;
+    params?: z.ZodObject<{ to: z.ZodString } & z.ZodRawShape>;
+    answer?: (params: Record<string, unknown>) => string;
+  } = {},
+): { declaration: AnyToolDeclaration; impl: ToolImpl } {
+  return {
+    declaration: declareTool({
+      id: 'test.send',
+      description: opts.description ?? 'Sends.',
+      params: opts.params ?? z.object({ to: z.string().email() }),
+      strategy: 'exploitation',
+      timeoutMs: 10_000,
+      retry: { maximumAttempts: 1 },
+      summarize: (p) => `tool test.send ${p.to}`,
+      needsApproval: true,
+    }),
+    impl: {
+      id: 'test.send',
+      async run(params) {
+        runs.push(params);
+        return { ok: true, text: opts.answer?.(params) ?? 'sent' };
+      },
+    },
+  };
+}
 
 export const CODE = 'import check\ncheck.run("tests")';
 export const PATCH = '--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-print("old")\n+print("new")';

@@ -7,12 +7,29 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { test as nodeTest } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { needs, requiring } from './requirements';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** The web chat's browser tests need chromium (counted in npm test's skip summary). */
 export const NEED_CHROMIUM = { group: 'web chat browser tests', requirement: 'chromium' } as const;
+
+/**
+ * A browser test file's start: `test` under the chromium requirement (outside CI without chromium
+ * each test skips and is counted; in CI it fails), its `skip` reason (false: chromium is there),
+ * `available`, and its screenshots' folder test-artifacts/<shots>.
+ */
+export function browserSuite(shots: string) {
+  const skip = needs(NEED_CHROMIUM);
+  return {
+    skip,
+    available: skip === false,
+    test: requiring(nodeTest, NEED_CHROMIUM),
+    shots: join(__dirname, '..', '..', 'test-artifacts', shots),
+  };
+}
 
 export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
@@ -51,4 +68,24 @@ export async function assertAxeClean(page: Page, shots: string, state: string): 
     [],
     `axe on ${state}`,
   );
+}
+
+/** Signs the open web chat in with `key` (at phone width the key field is in the conversations drawer). */
+export async function signIn(page: Page, key: string): Promise<void> {
+  if ((page.viewportSize()?.width ?? 1200) <= 700) await page.getByRole('button', { name: 'Conversations' }).click();
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Use key' }).click();
+}
+
+/** The web chat at `url` in a new page of `browser` (1200 × 900 unless `viewport` says), signed in with `key`. */
+export async function openSignedIn(
+  browser: Browser,
+  url: string,
+  key: string,
+  viewport = { width: 1200, height: 900 },
+): Promise<Page> {
+  const page = await browser.newPage({ viewport });
+  await page.goto(url);
+  await signIn(page, key);
+  return page;
 }

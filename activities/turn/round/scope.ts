@@ -1,6 +1,7 @@
 /**
  * A decision round's scope, built once per round: its ids and clock, pool and stream publisher,
- * the user events received since the last boundary folded in, the timeline and reads (one statement with a warm view cache: store/round-reads.ts), the turn's
+ * the user events received since the last boundary folded in, the timeline and reads (the
+ * `deps.reads` port: one statement with a warm view cache, store/round-reads.ts), the turn's
  * agent view, the round's tools (tools.ts) and call plans, the model config and the call's scope
  * (activities/model/gateway.ts). `stream(fn)` runs the model call heartbeating and maps its
  * failure (a spend cap's refusal is returned; a steer's cancellation is recorded; other failures
@@ -11,7 +12,6 @@ import { budgetExceededIn, type BudgetUse } from '../../../core/governance/budge
 import type { SourceRef } from '../../../core/channels';
 import type { ToolRegistry } from '../../../core/tools/registry';
 import type { ResolvedModel } from '../../../core/agents/settings';
-import { loadRoundReads } from '../../../store/round-reads';
 import { appendBlocks } from '../../../store/timeline-store';
 import { saveRoundBookkeeping, type RoundBookkeeping } from '../../../store/conversation-store';
 import type { PruneResult } from '../../../core/timeline/prune';
@@ -93,11 +93,9 @@ export async function openRound<S>(
     if (inserted.has(block.id))
       publisher.emit({ kind: 'inject', payload: { type: ev.kind, messageId: ev.messageId, text: ev.text } });
   }
-  const { blocks, sources, workspace, cacheState, charsPerToken, budgeted } = await loadRoundReads(
-    pool,
+  const { blocks, sources, workspace, cacheState, charsPerToken, budgeted } = await deps.reads.load(
     conversationId,
     turnId,
-    deps.viewCache,
   );
   // The turn's agent version and settings under its overrides: memoised by hash and overrides (no read per round).
   const { view: agent, settings } = await deps.agents.forTurn(input.turn);

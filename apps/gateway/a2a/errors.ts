@@ -7,23 +7,14 @@
 import type { TaskState } from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
 import { DreactError } from '../../../client/api';
 import { Forbidden } from '../http';
+import { taskStateName } from '../../../core/a2a/stream-to-a2a';
 
 export const errors = require('@a2a-js/sdk/errors') as typeof import('@a2a-js/sdk/errors', {
   with: { 'resolution-mode': 'import' },
 });
 
-const STATE_NAMES: Record<number, string> = {
-  1: 'submitted',
-  2: 'working',
-  3: 'completed',
-  4: 'failed',
-  5: 'canceled',
-  6: 'input-required',
-  7: 'rejected',
-  8: 'auth-required',
-};
-
-export const stateName = (s: TaskState): string => STATE_NAMES[s] ?? `state ${s}`;
+/** The state's protocol name (core/a2a/stream-to-a2a.ts). */
+export const stateName = (s: TaskState): string => taskStateName(s);
 
 /** An error as the A2A error a client should see. */
 export function toA2aError(err: unknown): Error {

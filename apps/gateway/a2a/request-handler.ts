@@ -7,6 +7,9 @@
  *   under this agent, checked like `POST /v1/conversations/:id/turns` (turn-start.ts); a message
  *   naming a running task steers it. Turn options ride in `metadata.dreact.options`.
  *   Blocking sends return at the final or input-required state, streams run to the final one.
+ * - A tool call waiting for approval makes the task input-required; the client's next message in
+ *   the task, `approve` or `deny[: reason]` (core/a2a/approval-reply.ts), is the decision
+ *   (`decideToolCall`, the caller's key needs the approve scope); any other message steers.
  * - GetTask: the task folded from the log. CancelTask: the turn cancel (DreactClient.cancel),
  *   answered once the turn ended cancelled.
  * - SubscribeToTask: the task as of the caller's `Last-Event-ID` (the offset of the last item it
@@ -28,12 +31,14 @@ import { TASK_STATE, type A2aItem } from '../../../core/a2a/stream-to-a2a';
 import { loadStreamSeq } from '../../../store/conversation-store';
 import { listTurns } from '../../../store/turn-store';
 import { turnIdFor } from '../../../core/turn/ids';
-import { ownedConversation, parseClientId, scopedClientConversation, zodMessage } from '../http';
+import { Forbidden, ownedConversation, parseClientId, scopedClientConversation, zodMessage } from '../http';
 import { ClientTurnOptionsSchema, type ModelPolicy } from '../turn-options';
 import { startGatewayTurn } from '../turn-start';
 import type { SseStreamOptions } from '../sse-stream';
 import { taskItems, taskSnapshot, type TaskLogRef } from './task-log';
 import { a2aError, errors, stateName } from './errors';
+import { parseApprovalReply } from '../../../core/a2a/approval-reply';
+import { ApprovalError } from '../../../client/approvals';
 
 type Handler = Server.A2ARequestHandler;
 
@@ -238,8 +243,39 @@ export class TurnTaskHandler implements Handler {
         `task ${taskId} is ${stateName(fold.state)}: send a new message with contextId ` +
           `${JSON.stringify(ref.ids.contextId)} (and no taskId) to continue the conversation`,
       );
-    await this.call.client.steer(ref.conversationId, text, messageId);
+    if (!(await this.decide(ref, text))) await this.call.client.steer(ref.conversationId, text, messageId);
     return { ref, fold, history: [] };
+  }
+
+  /**
+   * A reply to a task waiting for a person's decision (core/a2a/approval-reply.ts): `approve` or
+   * `deny[: reason]`, naming the call id when several wait, sent as `decideToolCall`. False: the
+   * message is no decision, or no call of the task waits.
+   */
+  private async decide(ref: TaskLogRef, text: string): Promise<boolean> {
+    const reply = parseApprovalReply(text);
+    if (!reply) return false;
+    const { client, principal } = this.call;
+    const waiting = (await client.approvals(ref.conversationId)).filter((a) => a.turnId === ref.turnId);
+    if (waiting.length === 0) return false;
+    const named = waiting.find((a) => a.callId === reply.word);
+    if (!named && waiting.length > 1)
+      throw new errors.RequestMalformedError(
+        `task ${ref.ids.taskId} waits for ${waiting.length} decisions: name the call, e.g. "${reply.decision} ${waiting[0]!.callId}" (calls: ${waiting.map((a) => `${a.callId} ${a.toolId}`).join(', ')})`,
+      );
+    const item = named ?? waiting[0]!;
+    const reason = (named ? reply.rest.slice(reply.word!.length) : reply.rest).replace(/^[\s:,.-]+/, '').trim();
+    try {
+      await client.decideToolCall(
+        ref.conversationId,
+        { callId: item.callId, decision: reply.decision, ...(reason ? { reason } : {}) },
+        principal,
+      );
+    } catch (err) {
+      if (err instanceof ApprovalError && err.code === 'forbidden') throw new Forbidden(err.message);
+      throw err;
+    }
+    return true;
   }
 }
 

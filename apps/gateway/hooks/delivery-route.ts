@@ -16,14 +16,13 @@
  * id and (per-delivery) conversation id derive from hook and delivery, so a retry can never start
  * a second turn.
  */
-import { createHmac } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Pool } from 'pg';
 import type { AttachmentLimits } from '../../../core/attachments/policy';
 import { deliveryConversationId, HookIdSchema } from '../../../core/hooks/hook';
 import { deliveryIdOf, eventOf, HOOK_PRESETS } from '../../../core/hooks/presets';
-import { verifySignature, type HmacSha256Hex } from '../../../core/hooks/signature';
+import { verifySignature } from '../../../core/hooks/signature';
 import { deliveryPrompt, renderTemplate } from '../../../core/hooks/template';
 import type { Principal } from '../../../core/tenancy/principal';
 import { clientConversationId, scopeConversationId } from '../../../core/tenancy/conversation-space';
@@ -33,6 +32,7 @@ import {
   earlierDelivery,
   forgetDelivery,
   hookForDelivery,
+  hmacSha256Hex,
   hookSealKey,
   recordDeliveryTurn,
   sha256Hex,
@@ -43,8 +43,6 @@ import { fail, type GatewayEnv } from '../http';
 import { bucketLimit } from '../rate-limits';
 import type { ModelPolicy } from '../turn-options';
 import { startGatewayTurn } from '../turn-start';
-
-export const hmacSha256Hex: HmacSha256Hex = (secret, data) => createHmac('sha256', secret).update(data).digest('hex');
 
 /** Deliveries a hook may start per minute by default (DREACT_HOOK_RATE_LIMIT_PER_MINUTE). */
 export const DEFAULT_HOOK_RATE_PER_MINUTE = 60;

@@ -4,10 +4,12 @@
  * the listed ones are filtered at once while it answers) — and each
  * conversation with Rename (PATCH …, the gateway's title rules) and Delete (DELETE …, after a
  * confirmation). On a phone it is a drawer (app.css): the chat header's Conversations button opens
- * it, picking a conversation or Escape closes it.
+ * it, picking a conversation or Escape closes it. Below them, the key's schedules and their runs
+ * (components/schedules.tsx).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, convPath, type ConversationSummary } from '../api';
+import { Schedules } from './schedules';
 
 function Row({
   c,
@@ -172,6 +174,7 @@ export function Sidebar({
         ))}
       </ul>
       {q && shown.length === 0 && <p class="empty-hint">No conversation matches “{query}”.</p>}
+      <Schedules refreshKey={list} current={current} onOpen={onOpen} />
     </nav>
   );
 }

@@ -4,6 +4,7 @@
  */
 import type { ToolCard as Card } from '../live';
 import { highlight } from '../markdown';
+import { McpConnect, serverNeedingAuth } from './mcp-connect';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
 
@@ -92,40 +93,44 @@ export function ToolCard({ card, waiting = false }: { card: Card; waiting?: bool
       : card.finishedAt !== undefined && Number.isFinite(card.finishedAt - card.startedAt)
         ? duration(card.finishedAt - card.startedAt)
         : '';
+  const unauthorised = state === 'failed' || state === 'done' ? serverNeedingAuth(card.preview) : undefined;
   return (
-    <details class="tool-card" data-state={state}>
-      <summary>
-        <span class="tool-state" role="img" aria-label={state}>
-          {state === 'running' ? '◌' : state === 'failed' ? '✕' : '✓'}
-        </span>
-        <span class="tool-name">{card.tool}</span>
-        <span class="tool-summary">{toolSummary(card.args)}</span>
-        <span class="tool-time">{state === 'running' ? (waiting ? 'waiting for you' : 'running…') : took}</span>
-      </summary>
-      {args.length > 0 && (
-        <dl class="fields">
-          {args.map(([k, v]) => (
-            <div key={k} class="field">
-              <dt>{k}</dt>
-              <dd>
-                <FieldValue v={v} />
-              </dd>
-            </div>
-          ))}
-        </dl>
-      )}
-      {card.code && (
-        <pre class="code" tabIndex={0}>
-          <code class="hljs" dangerouslySetInnerHTML={{ __html: highlight(card.code, 'python') }} />
-        </pre>
-      )}
-      {card.preview !== undefined && (
-        <div class="tool-result">
-          <span class="label">Result</span>
-          <pre tabIndex={0}>{card.preview}</pre>
-        </div>
-      )}
-    </details>
+    <>
+      <details class="tool-card" data-state={state}>
+        <summary>
+          <span class="tool-state" role="img" aria-label={state}>
+            {state === 'running' ? '◌' : state === 'failed' ? '✕' : '✓'}
+          </span>
+          <span class="tool-name">{card.tool}</span>
+          <span class="tool-summary">{toolSummary(card.args)}</span>
+          <span class="tool-time">{state === 'running' ? (waiting ? 'waiting for you' : 'running…') : took}</span>
+        </summary>
+        {args.length > 0 && (
+          <dl class="fields">
+            {args.map(([k, v]) => (
+              <div key={k} class="field">
+                <dt>{k}</dt>
+                <dd>
+                  <FieldValue v={v} />
+                </dd>
+              </div>
+            ))}
+          </dl>
+        )}
+        {card.code && (
+          <pre class="code" tabIndex={0}>
+            <code class="hljs" dangerouslySetInnerHTML={{ __html: highlight(card.code, 'python') }} />
+          </pre>
+        )}
+        {card.preview !== undefined && (
+          <div class="tool-result">
+            <span class="label">Result</span>
+            <pre tabIndex={0}>{card.preview}</pre>
+          </div>
+        )}
+      </details>
+      {unauthorised && <McpConnect server={unauthorised} />}
+    </>
   );
 }
 

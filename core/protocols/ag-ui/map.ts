@@ -16,7 +16,8 @@
  *   changed by STATE_DELTA (JSON Patch) and sent whole by STATE_SNAPSHOT when a run begins;
  * - an approval request ends the run with an `interrupt` outcome (the interrupt's id is the call
  *   id), answered by the next run's `resume`;
- * - `done` ends the run (success, result: the answer), `turn.failed` with RUN_ERROR.
+ * - `done` ends the run (success, result: the answer; a cancelled turn: the `cancelled` outcome),
+ *   `turn.failed` with RUN_ERROR.
  * Other kinds (usage, thinking text, exec, compaction, budget, inject, model errors) carry nothing
  * AG-UI names and map to no event.
  */
@@ -41,7 +42,7 @@ export interface AgUiState {
 }
 
 /** How the run ended (undefined: still going). */
-export type AgUiEnd = 'success' | 'interrupt' | 'error';
+export type AgUiEnd = 'success' | 'interrupt' | 'cancelled' | 'error';
 
 export interface AgUiMapper {
   /** The events a run opens with; resets the end so a resumed run continues the turn. */
@@ -286,16 +287,18 @@ export function agUiMapper(opts: {
       }
       case 'done': {
         const out = text || e.payload.answer === '' ? [] : answerWhole(e.payload.answer, ts);
+        // A turn someone cancelled is AG-UI's cancelled outcome: stopped, not failed, nothing waited for.
+        const cancelled = e.payload.completionPath === 'cancelled';
         const ev = {
           type: EventType.RUN_FINISHED,
           threadId,
           runId,
-          outcome: { type: 'success' },
+          outcome: { type: cancelled ? 'cancelled' : 'success' },
           result: { answer: e.payload.answer, completionPath: e.payload.completionPath, turnId: e.payload.turnId },
           timestamp: ts,
         };
         terminalEvent = ev as BaseEvent;
-        return [...out, ...finish(ts, 'success', ev)];
+        return [...out, ...finish(ts, cancelled ? 'cancelled' : 'success', ev)];
       }
       case 'usage':
       case 'inject':
@@ -349,7 +352,8 @@ export function agUiMapper(opts: {
     },
     terminal() {
       if (!terminalEvent) return [];
-      end = terminalEvent.type === EventType.RUN_ERROR ? 'error' : 'success';
+      const outcome = (terminalEvent as { outcome?: { type?: string } }).outcome?.type;
+      end = terminalEvent.type === EventType.RUN_ERROR ? 'error' : outcome === 'cancelled' ? 'cancelled' : 'success';
       return [{ ...terminalEvent, ...(terminalEvent.type === EventType.RUN_FINISHED ? { runId } : {}) } as BaseEvent];
     },
     state,

@@ -84,7 +84,11 @@ const CASES: Array<
   ],
   [
     { kind: 'approval', payload: { phase: 'requested', callId: 'c', tool: 'web_fetch' } },
-    { state: TASK_STATE.inputRequired, final: false, message: 'approval required for web_fetch' },
+    {
+      state: TASK_STATE.inputRequired,
+      final: false,
+      message: 'approval required for web_fetch (call c): reply "approve" or "deny: <reason>" in this task',
+    },
   ],
   [
     { kind: 'approval', payload: { phase: 'decided', callId: 'c', tool: 'web_fetch' } },

@@ -346,3 +346,51 @@ test('every event kind and step phase is mapped without throwing (the switch is 
   assert.equal(mapper.finished, true);
   assert.equal(chunks.at(-1)?.type, 'finish');
 });
+
+test('a paused response (a call awaits approval) ends its step with finish tool-calls; the next event opens a new step', async () => {
+  const { chunks, mapper } = mapAll(
+    events([
+      start,
+      { kind: 'step', payload: { phase: 'iteration.start', round: 1, tool: 'fs.rm', callId: 'k', params: {} } },
+      { kind: 'approval', payload: { phase: 'requested', callId: 'k', tool: 'fs.rm' } },
+    ]),
+  );
+  assert.deepEqual([...mapper.awaiting], ['k']);
+  const paused = [...chunks, ...mapper.pause()];
+  assert.deepEqual(paused.slice(-2), [{ type: 'finish-step' }, { type: 'finish', finishReason: 'tool-calls' }]);
+  const m = await message(paused);
+  const tool = m.parts.find((p) => p.type === 'dynamic-tool') as { state: string; approval?: { id: string } };
+  assert.equal(tool.state, 'approval-requested');
+  assert.equal(tool.approval?.id, 'k');
+  const next = mapper.push({
+    ...events([{ kind: 'step', payload: { phase: 'thinking.start', round: 2 } }])[0]!,
+    seq: 9,
+  });
+  assert.deepEqual(next, [{ type: 'start-step' }]);
+  mapper.push({
+    ...events([
+      { kind: 'approval', payload: { phase: 'decided', callId: 'k', tool: 'fs.rm', decision: 'approve' } },
+    ])[0]!,
+    seq: 10,
+  });
+  assert.deepEqual([...mapper.awaiting], [], 'decided: nothing awaits');
+});
+
+test('a followup or steer the turn took is a steering-message part, before the step that took it', async () => {
+  const m = await message(
+    mapAll(
+      events([
+        start,
+        { kind: 'step', payload: { phase: 'thinking.start', round: 1 } },
+        { kind: 'inject', payload: { type: 'followup', messageId: 'u2', text: 'also this' } },
+        { kind: 'step', payload: { phase: 'thinking.start', round: 2 } },
+        done('both'),
+      ]),
+    ).chunks,
+  );
+  const types = m.parts.map((p) => p.type);
+  const at = types.indexOf('steering-message');
+  assert.ok(at > 0);
+  assert.equal(types[at + 1], 'step-start');
+  assert.deepEqual(m.parts[at], { type: 'steering-message', id: 'u2', parts: [{ type: 'text', text: 'also this' }] });
+});

@@ -69,7 +69,9 @@ function prepare(doc: Record<string, unknown>): { dir: string; env: NodeJS.Proce
       writeFileSync(at(source.file), 'doc-secret');
     }
   }
-  for (const sub of (def.subagents ?? []) as string[]) writeFileSync(at(`${sub}.yaml`), `name: ${sub}\n`);
+  // The defined agents it delegates to (a remote A2A one is an entry object, no agent here).
+  for (const sub of (def.subagents ?? []) as unknown[])
+    if (typeof sub === 'string') writeFileSync(at(`${sub}.yaml`), `name: ${sub}\n`);
   writeFileSync(at(`${def.name}.yaml`), JSON.stringify(def));
   return { dir, env };
 }

@@ -359,3 +359,21 @@ test('every stream event kind is covered by these tests', () => {
   };
   assert.deepEqual(Object.keys(covered).sort(), [...STREAM_EVENT_KINDS].sort());
 });
+
+test("a cancelled turn finishes the run with AG-UI's cancelled outcome (also for a run that begins after it)", async () => {
+  const m = mapper();
+  const cancelled = ev({
+    kind: 'done',
+    payload: { turnId: TURN, answer: '', iterations: 1, usage, completionPath: 'cancelled', cancelled: { by: 'ann' } },
+  });
+  const events = run(m, [S.start(1), cancelled]);
+  await assertValid(events);
+  const last = events.at(-1) as BaseEvent & { outcome?: { type: string } };
+  assert.equal(last.type, EventType.RUN_FINISHED);
+  assert.deepEqual(last.outcome, { type: 'cancelled' });
+  assert.equal(m.end, 'cancelled');
+  m.begin({ runId: 'r2' });
+  const [again] = m.terminal() as Array<BaseEvent & { outcome?: { type: string } }>;
+  assert.deepEqual(again!.outcome, { type: 'cancelled' });
+  assert.equal(m.end, 'cancelled');
+});

@@ -7,7 +7,7 @@ test('worker capacity comes from the environment, with defaults and clear errors
   assert.deepEqual(workerTuningFromEnv({}), {
     worker: {
       maxConcurrentActivityTaskExecutions: 200,
-      maxConcurrentWorkflowTaskExecutions: 20,
+      maxConcurrentWorkflowTaskExecutions: 8,
       maxCachedWorkflows: 1000,
     },
     dbPoolMax: 20,
@@ -30,10 +30,10 @@ test('the V8 context reuse and the sticky poll ratio are the SDK defaults unless
   assert.equal(roles.workflows.reuseV8Context, true);
   assert.equal(roles.models.reuseV8Context, undefined);
   assert.equal('reuseV8Context' in roleTuningFromEnv({}).workflows, false);
-  assert.equal(roleTuningFromEnv({}).workflows.stickyQueueScheduleToStartTimeout, 1000);
+  assert.equal(roleTuningFromEnv({}).workflows.stickyQueueScheduleToStartTimeout, 10_000);
   assert.equal(
-    roleTuningFromEnv({ DREACT_STICKY_SCHEDULE_TO_START_MS: '10000' }).workflows.stickyQueueScheduleToStartTimeout,
-    10000,
+    roleTuningFromEnv({ DREACT_STICKY_SCHEDULE_TO_START_MS: '1000' }).workflows.stickyQueueScheduleToStartTimeout,
+    1000,
   );
   assert.throws(
     () => roleTuningFromEnv({ DREACT_STICKY_SCHEDULE_TO_START_MS: '5' }),
