@@ -309,6 +309,7 @@ test('bad input gets 400 with a clear JSON error and writes nothing', async () =
     [post(`/v1/conversations/${encodeURIComponent('bad id!')}/turns`, { prompt: 'hi' }), /ids use letters/],
     [post(`/v1/conversations/${conv}/followup`, { text: '' }), /message is empty/],
     [post(`/v1/conversations/${conv}/steer`, { text: 42 }), /text/],
+    [post(`/v1/conversations/${conv}/steer`, { text: 'stop', detach: 'yes' }), /detach must be a boolean/],
     [get(`/v1/conversations/${conv}/stream?after=-1`), /after must be a non-negative integer/],
     [get(`/v1/conversations/${conv}/stream`, headers({ 'last-event-id': 'abc' })), /Last-Event-ID/],
   ];
