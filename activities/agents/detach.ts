@@ -36,7 +36,8 @@ export function makeDetachActivities(pool: Pool) {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 2_000);
       try {
-        await ctx.client.workflow.getHandle(input.workflowId).result();
+        // The activity's cancellation ends the wait (the child goes on; the task's cancel is its own).
+        await Promise.race([ctx.client.workflow.getHandle(input.workflowId).result(), ctx.cancelled]);
       } catch (err) {
         // A failed or cancelled turn is an outcome too (its turns row says which); anything else retries.
         const name = (err as Error).name;
