@@ -55,6 +55,14 @@ const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Prom
   retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
 
+/** The subagent turn a task workflow runs or adopts. */
+const taskStart = (s: SubagentStart): BackgroundTaskInput['start'] => ({
+  agent: s.agent,
+  task: s.task,
+  conversationId: s.conversationId,
+  workflowId: s.workflowId,
+});
+
 /**
  * Starts a background call's task workflow (`conv/<parent>/task/<callId>`), abandoned when the turn
  * closes. Under the `background-subagents` patch: recorded only by a turn that ran such a call.
@@ -64,7 +72,7 @@ async function startBackgroundTask(start: SubagentStart, input: ToolInput, workf
     parentConversationId: input.conversationId,
     callId: input.callId,
     taskId: start.background!.taskId,
-    start: { agent: start.agent, task: start.task, conversationId: start.conversationId, workflowId: start.workflowId },
+    start: taskStart(start),
   });
 }
 
@@ -96,7 +104,7 @@ async function detachCall(start: SubagentStart, input: ToolInput): Promise<void>
     parentConversationId: input.conversationId,
     callId: input.callId,
     taskId: task.taskId,
-    start: { agent: start.agent, task: start.task, conversationId: start.conversationId, workflowId: start.workflowId },
+    start: taskStart(start),
     adopt: true,
   });
 }
