@@ -295,3 +295,18 @@ test("the web chat's connect button: a user without a login gets the observation
     { tenant_id: 'local', user_id: '' },
   ]);
 });
+
+test('dreact mcp login with a pre-registered client: a secret without --client-id, or an unset variable, is refused by name and writes nothing', async () => {
+  const before = (await stack.db.pool.query(`SELECT count(*)::int AS n FROM mcp_oauth_credentials`)).rows[0].n;
+  const alone = await runDreact(['mcp', 'login', 'secure', '--client-secret-env', 'MCP_SECRET'], { env: env() });
+  assert.notEqual(alone.code, 0);
+  assert.match(alone.stderr, /--client-secret-env: give --client-id too/);
+  const unset = await runDreact(
+    ['mcp', 'login', 'secure', '--client-id', 'registered', '--client-secret-env', 'DREACT_TEST_UNSET_SECRET'],
+    { env: { ...env(), DREACT_TEST_UNSET_SECRET: '' } },
+  );
+  assert.notEqual(unset.code, 0);
+  assert.match(unset.stderr, /--client-secret-env DREACT_TEST_UNSET_SECRET: that environment variable is not set/);
+  const after = (await stack.db.pool.query(`SELECT count(*)::int AS n FROM mcp_oauth_credentials`)).rows[0].n;
+  assert.equal(after, before);
+});
