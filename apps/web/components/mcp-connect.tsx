@@ -19,6 +19,8 @@ export function McpConnect({ server }: { server: string }) {
     setState('opening');
     // Opened now, inside the click (a tab opened after an await is a pop-up the browser may block).
     const tab = window.open('about:blank', '_blank');
+    // The authorization server's page gets no handle on this one (reverse tabnabbing).
+    if (tab) tab.opener = null;
     try {
       const { authorizationUrl } = await api<{ authorizationUrl: string }>(
         'POST',
