@@ -6,25 +6,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
 import { runDreact, stackCliEnv } from '../support/dreact-cli';
+import { scriptedAnswer } from '../support/schedule-kit';
 import { listRuns } from '../../store/schedules/run-store';
 
 let stack: TestStack;
 before(async () => {
   stack = await createTestStack('clisched');
   await stack.startWorker({
-    defaultModel: {
-      provider: 'scripted',
-      script: {
-        rounds: [complete('done')],
-        structured: { conversation_title: { title: 'T' } },
-        chunkSize: 64,
-        latencyMs: 0,
-        failAttempts: 0,
-        summaryLatencyMs: 0,
-      },
-    },
+    defaultModel: scriptedAnswer('done'),
   });
 });
 after(async () => {

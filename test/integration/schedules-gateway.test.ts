@@ -7,9 +7,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { complete, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
 import type { RunningGateway } from '../../apps/gateway/server';
-import { startStackGateway } from '../support/schedule-kit';
+import { scriptedAnswer } from '../support/schedule-kit';
 import { createApiKey } from '../../store/tenancy-store';
 
 let stack: TestStack;
@@ -19,17 +19,7 @@ const keys = { ann: '', reader: '', bob: '', admin: '', other: '' };
 before(async () => {
   stack = await createTestStack('schedgw');
   await stack.startWorker({
-    defaultModel: {
-      provider: 'scripted',
-      script: {
-        rounds: [complete('done')],
-        structured: { conversation_title: { title: 'T' } },
-        chunkSize: 64,
-        latencyMs: 0,
-        failAttempts: 0,
-        summaryLatencyMs: 0,
-      },
-    },
+    defaultModel: scriptedAnswer('done'),
   });
   const key = (tenantId: string, userId: string | null, scopes: Array<'read' | 'write' | 'admin'>) =>
     createApiKey(stack.db.pool, { tenantId, projectId: 'p', userId, scopes }).then((k) => k.key);
@@ -38,10 +28,9 @@ before(async () => {
   keys.bob = await key('acme', 'bob', ['read', 'write']);
   keys.admin = await key('acme', 'carol', ['admin']);
   keys.other = await key('globex', 'ann', ['read', 'write']);
-  gw = await startStackGateway(stack);
+  gw = await stack.startGateway({ allowScripted: true });
 });
 after(async () => {
-  await gw?.close();
   await stack?.teardown();
 });
 

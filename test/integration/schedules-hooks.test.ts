@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createTestStack, waitFor, type TestStack } from '../support/stack';
-import { gatewayCaller, scriptedAnswer, startStackGateway } from '../support/schedule-kit';
+import { gatewayCaller, scriptedAnswer } from '../support/schedule-kit';
 import type { RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { listRuns } from '../../store/schedules/run-store';
@@ -32,7 +32,7 @@ before(async () => {
   key = (
     await createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'p', userId: 'ann', scopes: ['read', 'write'] })
   ).key;
-  gw = await startStackGateway(stack);
+  gw = await stack.startGateway({ allowScripted: true });
 });
 after(async () => {
   delete process.env.DREACT_WEB_ALLOW_PRIVATE;

@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { createTestStack, waitFor, type TestStack } from '../support/stack';
-import { gatewayCaller, scriptedAnswer, startStackGateway } from '../support/schedule-kit';
+import { gatewayCaller, scriptedAnswer } from '../support/schedule-kit';
 import type { RunningGateway } from '../../apps/gateway/server';
 import { createApiKey } from '../../store/tenancy-store';
 import { needs, requiring } from '../support/requirements';
@@ -42,7 +42,7 @@ before(async () => {
     createApiKey(stack.db.pool, { tenantId: 'acme', projectId: 'web', userId: null, scopes }).then((k) => k.key);
   key = await apiKey(['read', 'write']);
   reader = await apiKey(['read']);
-  gw = await startStackGateway(stack);
+  gw = await stack.startGateway({ allowScripted: true });
   browser = await launchChromium();
 });
 after(async () => {

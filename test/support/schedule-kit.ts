@@ -1,11 +1,10 @@
 /**
  * What the schedule tests share: the scripted default model their workers run (one answer, a
- * title, a latency per model call), a gateway over a test stack on loopback, and a JSON caller of
- * the gateway API with one key.
+ * title, a latency per model call) and a JSON caller of the gateway API with one key (the gateway:
+ * `stack.startGateway`).
  */
 import type { ModelConfig } from '../../core/model/config';
-import { startGateway, type RunningGateway } from '../../apps/gateway/server';
-import { complete, type TestStack } from './stack';
+import { complete } from './stack';
 
 /** A worker's `defaultModel`: every turn answers `answer`, each model call taking `latencyMs`. */
 export function scriptedAnswer(answer: string, latencyMs = 0): ModelConfig {
@@ -32,17 +31,4 @@ export function gatewayCaller(url: () => string, key: () => string) {
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
-}
-
-/** The gateway over `stack` on 127.0.0.1 (a free port), scripted models allowed, quiet. */
-export function startStackGateway(stack: TestStack): Promise<RunningGateway> {
-  return startGateway({
-    client: stack.client,
-    allowScripted: true,
-    pool: stack.db.pool,
-    apiKeys: [],
-    port: 0,
-    host: '127.0.0.1',
-    log: () => undefined,
-  });
 }
