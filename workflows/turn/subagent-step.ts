@@ -55,12 +55,13 @@ const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Prom
   retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
 
-/** The subagent turn a task workflow runs or adopts. */
+/** The subagent turn a task workflow runs or adopts (or its remote A2A task's call). */
 const taskStart = (s: SubagentStart): BackgroundTaskInput['start'] => ({
   agent: s.agent,
   task: s.task,
   conversationId: s.conversationId,
   workflowId: s.workflowId,
+  ...(s.remote ? { remote: true } : {}),
 });
 
 /**
@@ -112,7 +113,9 @@ async function detachCall(start: SubagentStart, input: ToolInput): Promise<void>
 export interface SubagentStep {
   /** Runs one delegate call: prepare, the child turn, its answer as the call's result. */
   run(input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome>;
-  /** Subagent turns run, and their usage. */
+  /** A delegate call to a remote A2A agent ran (the delegateA2A activity): its usage counts in. */
+  addRemote(usage: Usage): void;
+  /** Subagent turns run (remote calls included), and their usage. */
   readonly count: number;
   readonly usage: Usage;
 }
@@ -196,6 +199,10 @@ export function subagentStep(run: TurnRun): SubagentStep {
 
   return {
     run: runCall,
+    addRemote(remote) {
+      count += 1;
+      usage = addUsage(usage, remote);
+    },
     get count() {
       return count;
     },

@@ -165,6 +165,8 @@ async function runToolCall(
         );
       });
     const first = await runOn(scheduled);
+    // A delegate call to a remote A2A agent reports the remote's usage (older histories: none).
+    if (first.subagentUsage) subagents.addRemote(first.subagentUsage);
     // A tool with two activities (exec: launch, then await) gets the second with the same input.
     if (!scheduled.then) return first;
     return await runOn(scheduled.then);
