@@ -14,8 +14,12 @@
  * - The remote's events (the task, status changes and messages, finished artifacts) are appended to
  *   the parent's timeline as `stage.a2a.event` blocks of the call, ids `<turn>/stage.a2a.event/<callId>.<n>`,
  *   skipping events already stored — a retry appends no duplicate. The model sees only the result.
- * - Cancellation (a steer or cancel of the turn cancels the activity): CancelTask on the remote, then
- *   the stream is aborted. A remote task that ends `input-required` (or `auth-required`) is the
+ * - Cancellation (a cancel of the turn, or a steer the remote did not take, cancels the activity):
+ *   CancelTask on the remote, then the stream is aborted. A steer of the parent is first forwarded
+ *   as a message in the remote task (`steerRemoteTask`, workflows/turn/subagent-step.ts): a
+ *   durable-react remote steers its turn, which finalizes and answers the call.
+ * - The remote's model usage (`dreact/usage` on its final status message, core/a2a/stream-to-a2a.ts)
+ *   is the result's `meta.subagent.usage` and the outcome's `subagentUsage` (zero when none). A remote task that ends `input-required` (or `auth-required`) is the
  *   call's observation, saying what the remote asks.
  * - Errors: a refused URL, a 4xx card, a missing secret are non-retryable (`A2ADelegateConfigError`,
  *   naming the agent file's `subagents[i]` field); network failures and 5xx are retried.
@@ -112,8 +116,22 @@ export async function runRemoteDelegation(
   if (refusal) return { ok: false, text: refusal, meta: { subagent_refused: true } };
   const remote = remoteSubagentOf(definition.subagents, params.agent);
   if (!remote) return { ok: false, text: `subagent ${params.agent} is not a remote A2A agent` };
-  const index = (definition.subagents ?? []).indexOf(remote);
-  const field = `agent ${view.ref.name}: subagents[${index}] (${remote.name})`;
+  const client = await connect(opts, view.ref.name, definition.subagents ?? [], remote, ctx);
+  const run = new RemoteRun(deps.db.pool, ctx, remote);
+  await run.load();
+  const task = await run.follow(client, params.task);
+  return run.observation(task);
+}
+
+/** The SDK's client of the remote (its card read through the guard, with its auth header). */
+async function connect(
+  opts: A2aDelegateOptions,
+  agentName: string,
+  subagents: readonly unknown[],
+  remote: RemoteSubagent,
+  ctx: Partial<AgentToolContext>,
+): Promise<Client> {
+  const field = `agent ${agentName}: subagents[${subagents.indexOf(remote)}] (${remote.name})`;
   const headers = authHeaders(remote, field, ctx);
   const allowPrivateNetwork = opts.allowPrivateNetwork ?? process.env.DREACT_WEB_ALLOW_PRIVATE === '1';
   const fetchImpl = guardedFetch({ cardUrl: remote.a2a, field, headers, allowPrivateNetwork });
@@ -123,14 +141,52 @@ export async function runRemoteDelegation(
       cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl }),
     }),
   );
-  const client = await factory.createFromUrl(remote.a2a, '').catch((err: unknown) => {
+  return factory.createFromUrl(remote.a2a, '').catch((err: unknown) => {
     if (err instanceof ApplicationFailure) throw err;
     throw new Error(`${field}.a2a: cannot read the agent card at ${remote.a2a}: ${(err as Error).message}`);
   });
+}
+
+/**
+ * A steer of the parent while its waited call to a remote agent runs (workflows/turn/subagent-step.ts):
+ * the steer's text as a message in the remote task (`taskId` set; a durable-react remote steers its
+ * running turn, which then finalizes and answers the call). False when there is nothing to steer
+ * (no remote task yet, or it ended) or the remote refused it: the caller cancels the call instead.
+ */
+export async function steerRemoteTask(
+  deps: ActivityDeps,
+  opts: A2aDelegateOptions,
+  ctx: ToolContext & Partial<AgentToolContext>,
+  steer: { agent: string; text: string; messageId: string },
+): Promise<boolean> {
+  const view = await deps.agents.load(ctx.agent?.ref);
+  const remote = remoteSubagentOf(view.agent.definition.subagents, steer.agent);
+  if (!remote) return false;
   const run = new RemoteRun(deps.db.pool, ctx, remote);
   await run.load();
-  const task = await run.follow(client, params.task);
-  return run.observation(task);
+  if (!run.remoteTaskId) return false;
+  const client = await connect(opts, view.ref.name, view.agent.definition.subagents ?? [], remote, ctx);
+  const { contextId } = a2aDelegationIds(ctx.conversationId, ctx.callId);
+  const message: Message = {
+    messageId: `dreact-steer-${createHash('sha256').update(steer.messageId).digest('hex').slice(0, 24)}`,
+    contextId,
+    taskId: run.remoteTaskId,
+    role: 1 as Message['role'],
+    parts: [{ content: { $case: 'text', value: steer.text }, metadata: undefined } as Part],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+  try {
+    await client.sendMessage(
+      { tenant: '', message, configuration: configuration as never, metadata: undefined },
+      { signal: AbortSignal.timeout(15_000) },
+    );
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The model usage a durable-react remote reports on its final status message (`dreact/usage`). */
@@ -191,6 +247,11 @@ class RemoteRun {
   private readonly keys = new Set<string>();
   private readonly folder = new RemoteEventFolder();
   private taskId: string | undefined;
+
+  /** The remote task's id, once an attempt stored its first event. */
+  get remoteTaskId(): string | undefined {
+    return this.taskId;
+  }
 
   constructor(
     private readonly pool: Pool,

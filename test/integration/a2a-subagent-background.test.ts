@@ -8,6 +8,8 @@
  *   once, as a followup that starts the parent's next turn.
  * - the gateway's task cancel route cancels a running remote task: the remote task ends canceled
  *   there, the task is recorded cancelled and nothing is delivered.
+ * - a steer of the parent while a waited remote delegate runs is forwarded to the remote task (a
+ *   message in it): the remote's turn finalizes, its answer is the call's result, both complete.
  * - a waited remote delegate's usage (the remote's final status message metadata) is the parent
  *   turn's `subagentUsage`.
  */
@@ -64,6 +66,16 @@ const scripts: Record<string, Script> = {
     rounds: [callTool('agent.delegate', { agent: 'quick', task: 'Say hello.' }), complete('usage: done')],
   },
   'remote-quick': { rounds: [thinking('greeting') + complete('Hello from the quick remote.')] },
+  'steer-lead': {
+    rounds: [callTool('agent.delegate', { agent: 'pondering', task: 'Think for a long time.' }), complete('unreached')],
+    finalize: complete('lead stopped after the steer'),
+  },
+  'remote-pondering': {
+    rounds: [thinking('slowly '.repeat(600)) + complete('pondering answer')],
+    finalize: complete('remote stopped: {{event}}'),
+    chunkSize: 4,
+    latencyMs: 40,
+  },
 };
 
 let stack: TestStack;
@@ -79,7 +91,11 @@ before(async () => {
   gw = await startA2aGateway(stack, KEY);
   process.env.DREACT_FETCH_ALLOW_HOSTS = `127.0.0.1:${new URL(gw.url).port}`;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dreact-a2a-bg-'));
-  for (const r of ['remote-helper', 'remote-slow', 'remote-quick'])
+  writeFileSync(
+    path.join(dir, 'steer-lead.yaml'),
+    agentFile('steer-lead', remote('pondering', card('remote-pondering'))),
+  );
+  for (const r of ['remote-helper', 'remote-slow', 'remote-quick', 'remote-pondering'])
     writeFileSync(path.join(dir, `${r}.yaml`), agentFile(r));
   writeFileSync(path.join(dir, 'bg-lead.yaml'), agentFile('bg-lead', remote('helper', card('remote-helper'))));
   writeFileSync(path.join(dir, 'bg-stopper.yaml'), agentFile('bg-stopper', remote('slow', card('remote-slow'))));
@@ -202,4 +218,26 @@ test("a waited remote delegate's usage is the parent turn's subagentUsage", asyn
   assert.deepEqual(subagent.usage, reported);
   assert.equal(result.subagents, 1);
   assert.deepEqual(result.subagentUsage, reported);
+});
+
+test("a steer of the parent reaches the waited remote task: it finalizes, its answer is the call's result", async () => {
+  const conv = uniqueId('conv');
+  await stack.client.startTurn(conv, 'Delegate something slow.', {}, undefined, undefined, undefined, 'steer-lead');
+  const events = async () =>
+    (await loadBlocks(stack.db.pool, conv)).filter((b) => b.type === A2A_EVENT_BLOCK).map((b) => b.meta.a2a);
+  await waitFor('the remote task streams', async () => (await events()).length >= 2, 20_000);
+  const remoteTaskId = ((await events())[0] as { taskId: string }).taskId;
+  await stack.client.steer(conv, 'stop now');
+  const result = await stack.client.result(conv, 1);
+  assert.equal(result.completionPath, 'steer_finalize');
+  assert.equal(result.answer, 'lead stopped after the steer');
+  const call = (await calls(conv))[0]!;
+  const observed = await resultOf(conv, call.call_id!);
+  assert.equal(observed?.meta.ok, true, observed?.text ?? '');
+  assert.match(observed!.text ?? '', /^remote stopped: stop now/);
+  const client = await a2aClient(gw.url, 'remote-pondering', KEY);
+  const remoteTask = await client.getTask({ tenant: '', id: remoteTaskId, historyLength: 0 });
+  assert.equal(remoteTask.status?.state, COMPLETED);
+  assert.equal(result.subagents, 1);
+  await recordHistory(stack.server.address, turnWorkflowId(conv, 1), 'turn-remote-steer-forwarded-v1');
 });
