@@ -34,6 +34,7 @@ import { registerConversationResources } from './resources';
 import { registerAgentPrompts } from './prompts';
 import { registerResourceSubscriptions } from './subscriptions';
 import { waitForAnswer, type WaitExtra, type WaitTarget } from './wait';
+import { registerApprovalTools } from './approvals';
 
 export interface DreactMcpOptions {
   client: DreactClient;
@@ -56,6 +57,8 @@ export interface DreactMcpOptions {
   subscriptions?: { coalesceMs?: number };
   /** Where an internal error's details go (the client sees the project's own message). */
   logger?: Logger;
+  /** Approval forms (elicitation, approvals.ts): how long one waits for its answer. */
+  approvals?: { elicitTimeoutMs?: number };
 }
 
 /** A text argument Postgres can store and a person can read (core/text.ts), named in the error. */
@@ -107,7 +110,16 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     throw new DreactError(`no conversation "${clientId}"`, 'not_found');
   };
 
-  const wait = (target: WaitTarget, extra: WaitExtra) => waitForAnswer(o, target, extra);
+  // list_approvals, decide_tool_call; a waited turn's approval requests (approvals.ts).
+  const approvals = registerApprovalTools(server, {
+    client,
+    pool,
+    principal,
+    owned,
+    ...(o.logger ? { logger: o.logger } : {}),
+    ...o.approvals,
+  });
+  const wait = (target: WaitTarget, extra: WaitExtra) => waitForAnswer({ ...o, approvals }, target, extra);
 
   const answer = (r: { conversationId: string; turnIndex: number; answer: string; completionPath: string }) =>
     ok(r.answer, {

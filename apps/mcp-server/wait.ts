@@ -21,10 +21,21 @@ export interface WaitDeps {
   notifier?: StreamNotifier;
   maxWaitMs?: number;
   cancelTurn?: (conversationId: string, turnIndex: number) => Promise<void>;
+  /** Events that say more than their line (approvals.ts): their line, and what they start. */
+  approvals?: EventWatch;
+}
+
+/** A watch over the waited turn's events: the line an event is told by (undefined: the default one). */
+export interface EventWatch {
+  onEvent(
+    e: StreamEvent,
+    at: { conversationId: string; extra: WaitExtra; signal: AbortSignal },
+  ): Promise<string | undefined>;
 }
 
 export type WaitExtra = {
   signal: AbortSignal;
+  requestId?: string | number;
   _meta?: { progressToken?: string | number };
   sendNotification: (
     n:
@@ -67,18 +78,21 @@ export async function waitForAnswer(d: WaitDeps, t: WaitTarget, extra: WaitExtra
       if (e.turnId !== undefined && e.turnId !== turnId) continue;
       if (e.kind === 'delta' && Date.now() - lastDelta < 500) continue;
       if (e.kind === 'delta') lastDelta = Date.now();
+      const line =
+        (await d.approvals?.onEvent(e, { conversationId: id, extra, signal: stop.signal }).catch(() => undefined)) ??
+        eventLine(e);
       if (e.kind !== 'delta')
         await extra
           .sendNotification({
             method: 'notifications/message',
-            params: { level: 'info', logger: 'durable-react.turn', data: eventLine(e) },
+            params: { level: 'info', logger: 'durable-react.turn', data: line },
           })
           .catch(() => undefined);
       if (token === undefined) continue;
       await extra
         .sendNotification({
           method: 'notifications/progress',
-          params: { progressToken: token, progress: ++progress, message: eventLine(e) },
+          params: { progressToken: token, progress: ++progress, message: line },
         })
         .catch(() => undefined);
     }
