@@ -21,6 +21,7 @@ import { listApprovals, type ApprovalItem } from '../../client/approvals';
 import { MAX_APPROVAL_REASON_CHARS } from '../../core/governance/approval';
 import { clientConversationId } from '../../core/tenancy/conversation-space';
 import { hasScope, type Principal } from '../../core/tenancy/principal';
+import { normaliseText, textProblem } from '../../core/text';
 import type { StreamEvent } from '../../store/stream-bus';
 import { ConversationFailure, publicText, toolFailure } from './errors';
 import type { EventWatch, WaitExtra } from './wait';
@@ -35,6 +36,17 @@ export interface ApprovalToolDeps {
   /** Longest wait for the answer to an approval form (default 10 min); then the message stands alone. */
   elicitTimeoutMs?: number;
 }
+
+/** A text argument Postgres can store (core/text.ts), its problem named in the error. */
+const Text = (max: number, visible: boolean) =>
+  z
+    .string()
+    .max(max)
+    .superRefine((v, ctx) => {
+      const problem = textProblem(v, { visible });
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+const ConversationIdParam = Text(200, true).describe('The conversation id (as list_conversations shows it).');
 
 const CALL_ID = z
   .string()
@@ -75,7 +87,7 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
       description:
         "The tool calls a conversation's running turn waits on for a person's decision (call id, tool, params summary, the model's reason, expiry); answer each with decide_tool_call.",
       inputSchema: {
-        conversation_id: z.string().min(1).max(200).describe('The conversation id (as list_conversations shows it).'),
+        conversation_id: ConversationIdParam,
       },
       annotations: { readOnlyHint: true },
     },
@@ -121,10 +133,10 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
       description:
         "A person's decision on a tool call the conversation's running turn waits on: approve (it runs) or deny (the model is told, with the reason). Needs a key with the approve scope.",
       inputSchema: {
-        conversation_id: z.string().min(1).max(200).describe('The conversation id (as list_conversations shows it).'),
+        conversation_id: ConversationIdParam,
         call_id: CALL_ID,
         decision: z.enum(['approve', 'deny']),
-        reason: z.string().max(MAX_APPROVAL_REASON_CHARS).optional().describe('Why (the model reads it on a deny).'),
+        reason: Text(MAX_APPROVAL_REASON_CHARS, false).optional().describe('Why (the model reads it on a deny).'),
       },
     },
     async ({ conversation_id, call_id, decision, reason }) => {
@@ -206,7 +218,8 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
       }
       const content = (r.content ?? {}) as { decision?: 'approve' | 'deny'; reason?: string };
       try {
-        await decide(conversationId, callId, content.decision === 'approve' ? 'approve' : 'deny', content.reason);
+        const reason = typeof content.reason === 'string' ? normaliseText(content.reason) : undefined;
+        await decide(conversationId, callId, content.decision === 'approve' ? 'approve' : 'deny', reason);
       } catch (err) {
         const why = err instanceof DreactError || err instanceof Error ? err.message : String(err);
         if (!(err instanceof DreactError)) d.logger?.error({ err, callId }, 'MCP approval form decision failed');

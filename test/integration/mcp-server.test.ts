@@ -67,6 +67,8 @@ test('the SDK client lists the tools, starts a turn, receives progress and the a
   const client = await connect(keyA);
   const tools = (await client.listTools()).tools.map((t) => t.name).sort();
   assert.deepEqual(tools, [
+    'decide_tool_call',
+    'list_approvals',
     'list_conversations',
     'read',
     'read_timeline',

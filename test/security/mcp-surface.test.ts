@@ -89,6 +89,8 @@ test('attack: MCP tool errors carry Postgres text (0x00) and the stored t1~p1~ i
     ['read_timeline', { conversation_id: 'x\u0000' }],
     ['start_turn', { prompt: 'nul \u0000 here', wait: false }],
     ['steer', { conversation_id: 'x', text: 'a\u0000' }],
+    ['list_approvals', { conversation_id: 'x\u0000' }],
+    ['decide_tool_call', { conversation_id: 'x', call_id: 'tc_000000000000', decision: 'deny', reason: 'a\u0000' }],
   ] as const) {
     const r = await call(client, name, args);
     assert.equal(r.isError, true, name);
