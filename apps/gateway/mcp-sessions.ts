@@ -69,6 +69,11 @@ export class McpSessions {
     return this.sessions.size;
   }
 
+  /** A session's open requests and streams (undefined: no such session). */
+  openRequests(id: string): number | undefined {
+    return this.sessions.get(id)?.open;
+  }
+
   /** An `initialize` request: a new session answers it (or the refusal when the caps are reached). */
   async initialize(req: Request, parsedBody: unknown, principal: Principal, owner: string): Promise<Response> {
     const mine = [...this.sessions.values()].filter((s) => s.owner === owner);

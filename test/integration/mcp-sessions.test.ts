@@ -7,7 +7,7 @@
  * `notifications/resources/updated` when its conversation's stream moves (nothing for another
  * conversation, nothing after unsubscribe; another tenant's conversation refused by uri; a stateless
  * request has no subscribe). Cancellation: a cancelled `start_turn` cancels its turn (it ends
- * `cancelled`), a cancelled `wait_turn` only stops waiting.
+ * `cancelled`), a cancelled `wait_turn` only stops waiting, and the session's own end cancels no turn.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +22,7 @@ import { agentFile, scriptedAgents } from '../support/agent-scripts';
 import { sendTool } from '../support/approval-tool';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { listTurns } from '../../store/turn-store';
+import { readEvents } from '../../store/stream-bus';
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -124,7 +125,7 @@ test('caps and expiry: a key at its cap makes room from an idle session (none id
     apiKeys: [],
     port: 0,
     log: () => undefined,
-    mcp: { sessionLimits: { maxPerKey: 2, idleMs: 600 } },
+    mcp: { sessionLimits: { maxPerKey: 2, maxTotal: 3, idleMs: 600 } },
   });
   let closed = false;
   try {
@@ -132,6 +133,9 @@ test('caps and expiry: a key at its cap makes room from an idle session (none id
     // SDK clients hold their session's GET stream open: busy, never evicted nor expired.
     const one = await connect(keyA, url);
     const two = await connect(keyA, url);
+    await waitFor('both GET streams', async () =>
+      [one, two].every((c) => (small.gateway.mcpSessions.openRequests(c.transport.sessionId!) ?? 0) > 0),
+    );
     const refused = await raw(keyA, 'POST', { url, body: initialize });
     assert.equal(refused.status, 429);
     assert.match(await refused.text(), /holds 2 MCP sessions, the most it may/);
@@ -140,6 +144,10 @@ test('caps and expiry: a key at its cap makes room from an idle session (none id
     assert.equal(other.status, 200);
     const otherId = other.headers.get('mcp-session-id');
     await other.text();
+    // The process's cap (3 here): room for no fourth session, whoever asks.
+    const full = await raw(keyB, 'POST', { url, body: initialize });
+    assert.equal(full.status, 503);
+    assert.match(await full.text(), /as many MCP sessions as it may/);
     // One client goes away (its stream ends): its session is idle, the next initialize replaces it.
     const gone = one.transport.sessionId;
     await one.client.close();
@@ -181,12 +189,17 @@ test('subscribe: the timeline of a conversation gets resources/updated when a tu
   await turn('sub-2', 'other');
   const uri = 'dreact://conversations/sub-1/timeline';
   assert.deepEqual(await client.subscribeResource({ uri }), {});
+  const t0 = Date.now();
   await turn('sub-1', 'second');
+  const took = Date.now() - t0;
   await waitFor('an update', async () => updates.includes(uri));
   await turn('sub-2', 'again');
   await new Promise((r) => setTimeout(r, 500));
   assert.deepEqual([...new Set(updates)], [uri], 'only the subscribed uri');
-  assert.ok(updates.length < 10, `coalesced: ${updates.length} updates for one turn`);
+  // Coalesced: at most one per 100 ms window (the gateway's updateCoalesceMs), far fewer than events.
+  assert.ok(updates.length <= took / 100 + 2, `${updates.length} updates in ${took} ms`);
+  const events = (await readEvents(stack.db.pool, 'acme~web~sub-1', 0)).filter((e) => e.turnId === 'turn_2');
+  assert.ok(updates.length < events.length / 2, `${updates.length} updates for ${events.length} events`);
   const read = await client.readResource({ uri });
   assert.match((read.contents[0] as { text: string }).text, /second/);
 
@@ -263,4 +276,20 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
   );
   await stack.client.cancel('acme~web~cancel-2', { turnIndex: 1 });
   await client.close();
+
+  // The session's own end (DELETE, expiry, shutdown) ends its requests, never their turns.
+  const { client: third, transport } = await connect(keyA);
+  const held = third.callTool(
+    { name: 'start_turn', arguments: { prompt: 'send it', conversation_id: 'cancel-3', agent: 'gated' } },
+    undefined,
+    { timeout: 60_000 },
+  );
+  held.catch(() => undefined);
+  await pending('cancel-3');
+  await transport.terminateSession();
+  await third.close();
+  await assert.rejects(held);
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal((await stack.client.conversationState('acme~web~cancel-3')).activeTurn?.turnIndex, 1, 'runs on');
+  await stack.client.cancel('acme~web~cancel-3', { turnIndex: 1 });
 });
