@@ -23,6 +23,7 @@ import { sendTool } from '../support/approval-tool';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { listTurns } from '../../store/turn-store';
 import { readEvents } from '../../store/stream-bus';
+import { createApiKey, revokeApiKey } from '../../store/tenancy-store';
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -46,7 +47,7 @@ before(async () => {
   keyA = await stack.apiKey(['read', 'write']);
   keyA2 = await stack.apiKey(['read', 'write']);
   keyB = await stack.apiKey(['read', 'write'], { tenantId: 'globex', projectId: 'app' });
-  gw = await stack.startGateway({ mcp: { updateCoalesceMs: 100 } });
+  gw = await stack.startGateway({ mcp: { updateCoalesceMs: 100 }, streamRecheckMs: 200 });
 });
 after(async () => {
   await stack.teardown();
@@ -82,7 +83,7 @@ const initialize = {
 };
 const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 
-test('a session: initialize names it; another key with its id → 404; DELETE ends it (then 404); no session id: stateless, GET/DELETE 405', async () => {
+test("a session: initialize names it; another key with its id → 404; DELETE ends it (then 404); a revoked key's session closes; no session id: stateless, GET/DELETE 405", async () => {
   const { client, transport } = await connect(keyA);
   const id = transport.sessionId;
   assert.match(id ?? '', /^[0-9a-f-]{36}$/, 'a random session id');
@@ -115,6 +116,23 @@ test('a session: initialize names it; another key with its id → 404; DELETE en
   assert.equal((await raw(keyA, 'POST', { session: id, body: toolsList })).status, 404);
   assert.equal((await raw(keyA, 'GET', { session: id })).status, 404);
   await client.close();
+
+  // A key revoked meanwhile: its sessions close (their streams end) at the next recheck.
+  const doomed = await createApiKey(stack.db.pool, {
+    tenantId: 'acme',
+    projectId: 'web',
+    userId: null,
+    scopes: ['read'],
+  });
+  const session = await connect(doomed.key);
+  const doomedId = session.transport.sessionId!;
+  assert.ok(gw.gateway.mcpSessions.openRequests(doomedId) !== undefined);
+  await revokeApiKey(stack.db.pool, doomed.id);
+  await waitFor(
+    "the revoked key's session to close",
+    async () => gw.gateway.mcpSessions.openRequests(doomedId) === undefined,
+  );
+  await session.client.close();
 });
 
 test('caps and expiry: a key at its cap makes room from an idle session (none idle: 429); an idle session expires (404); the gateway closes its sessions', async () => {
