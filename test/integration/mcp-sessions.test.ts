@@ -238,6 +238,13 @@ test('subscribe: the timeline of a conversation gets resources/updated when a tu
     other.subscribeResource({ uri: 'test://watched-resource' }),
     /cannot subscribe to "test:\/\/watched-resource": not a dreact:\/\/ conversation resource/,
   );
+  // A session holds 100 uris at most; the next is refused by uri.
+  for (let i = 0; i < 100; i++)
+    await client.subscribeResource({ uri: `dreact://conversations/sub-2/files/notes/${i}.md` });
+  await assert.rejects(
+    client.subscribeResource({ uri: 'dreact://conversations/sub-2/files/notes/100.md' }),
+    /cannot subscribe to "dreact:\/\/conversations\/sub-2\/files\/notes\/100\.md": this session holds 100 subscriptions/,
+  );
   // Stateless (no session): nothing could carry an update, so there is no subscribe.
   const stateless = await raw(keyA, 'POST', {
     body: { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri } },
@@ -310,4 +317,33 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal((await stack.client.conversationState('acme~web~cancel-3')).activeTurn?.turnIndex, 1, 'runs on');
   await stack.client.cancel('acme~web~cancel-3', { turnIndex: 1 });
+
+  // Stateless: the cancellation arrives on another request, to another server — nothing to correlate.
+  const hold = new AbortController();
+  const call4 = {
+    jsonrpc: '2.0',
+    id: 41,
+    method: 'tools/call',
+    params: { name: 'start_turn', arguments: { prompt: 'send it', conversation_id: 'cancel-4', agent: 'gated' } },
+  };
+  const waitingRaw = await fetch(`${gw.url}/mcp`, {
+    method: 'POST',
+    signal: hold.signal,
+    headers: {
+      authorization: `Bearer ${keyA}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(call4),
+  });
+  assert.equal(waitingRaw.status, 200);
+  await pending('cancel-4');
+  const cancelled = await raw(keyA, 'POST', {
+    body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 41, reason: 'stop' } },
+  });
+  assert.equal(cancelled.status, 202);
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal((await stack.client.conversationState('acme~web~cancel-4')).activeTurn?.turnIndex, 1, 'runs on');
+  hold.abort();
+  await stack.client.cancel('acme~web~cancel-4', { turnIndex: 1 });
 });
