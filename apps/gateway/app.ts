@@ -323,7 +323,9 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     origins: opts.corsOrigins ?? [],
     hostnames: opts.hostnames ?? [],
     logger,
-    ...(opts.mcp?.sessionLimits ? { sessionLimits: opts.mcp.sessionLimits } : {}),
+    // A revoked key's sessions close at the streams' recheck (as its /v1 streams end).
+    sessionLimits: { recheckMs: opts.streamRecheckMs ?? 10_000, ...opts.mcp?.sessionLimits },
+    keyStillActive: async (keyId) => keyStillActive(keyId),
     ...(opts.mcp?.updateCoalesceMs !== undefined ? { updateCoalesceMs: opts.mcp.updateCoalesceMs } : {}),
   });
   // OAuth logins to the agents' MCP servers: the web chat's connect button (mcp-oauth-routes.ts).

@@ -47,6 +47,8 @@ export interface McpRouteOptions {
   logger?: Logger;
   /** Session caps and idle expiry (mcp-sessions.ts defaults). */
   sessionLimits?: Partial<McpSessionLimits>;
+  /** Whether a key still holds (revoked: its sessions close). */
+  keyStillActive?: (keyId: string) => Promise<boolean>;
   /** A session's resource updates: one per this many ms of a conversation's burst (default 250). */
   updateCoalesceMs?: number;
 }
@@ -88,6 +90,7 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): Mc
         },
       }),
     o.sessionLimits,
+    o.keyStillActive,
   );
   app.use(MCP_PATH, o.limits.failedAuth);
   app.use(MCP_PATH, mcpRebindingGuard({ hostnames: o.hostnames, origins: o.origins }));

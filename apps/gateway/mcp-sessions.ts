@@ -7,8 +7,9 @@
  * that key's session, so an unknown, ended, expired or another key's id is "not found" (404: the
  * client initializes again). Limits: sessions per key (the key's least recently used session with
  * no open request or stream makes room; none → 429) and in total (503); a session with no open
- * request or stream for `idleMs` is closed (its transport, streams and subscriptions). `closeAll`
- * on gateway shutdown. Sessions live in this process only: another replica answers 404.
+ * request or stream for `idleMs` is closed (its transport, streams and subscriptions), and so is
+ * the session of a key revoked meanwhile (re-checked every `recheckMs`, as /v1 streams are).
+ * `closeAll` on gateway shutdown. Sessions live in this process only: another replica answers 404.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -22,9 +23,16 @@ export interface McpSessionLimits {
   maxTotal: number;
   /** A session with no open request or stream for this long is closed (default 30 min). */
   idleMs: number;
+  /** How often the sessions' keys are re-checked (default 10 s): a revoked key's sessions close. */
+  recheckMs: number;
 }
 
-export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = { maxPerKey: 32, maxTotal: 1000, idleMs: 30 * 60_000 };
+export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = {
+  maxPerKey: 32,
+  maxTotal: 1000,
+  idleMs: 30 * 60_000,
+  recheckMs: 10_000,
+};
 
 /** What a session's server is built with: `closing()` is true once the session is ending. */
 export type BuildSessionServer = (principal: Principal, session: { closing(): boolean }) => McpServer;
@@ -32,6 +40,7 @@ export type BuildSessionServer = (principal: Principal, session: { closing(): bo
 interface Session {
   id: string;
   owner: string;
+  keyId: string;
   server: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
   lastSeen: number;
@@ -54,19 +63,29 @@ export const sessionNotFound = () =>
 export class McpSessions {
   private readonly sessions = new Map<string, Session>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly rechecker: NodeJS.Timeout;
   readonly limits: McpSessionLimits;
 
   constructor(
     private readonly build: BuildSessionServer,
     limits: Partial<McpSessionLimits> = {},
+    /** Whether a key still holds (the gateway's check; revoked: its sessions close). */
+    private readonly keyStillActive: (keyId: string) => Promise<boolean> = async () => true,
   ) {
     this.limits = { ...DEFAULT_MCP_SESSION_LIMITS, ...limits };
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(50, this.limits.idleMs / 4)));
     this.sweeper.unref();
+    this.rechecker = setInterval(() => void this.recheck(), this.limits.recheckMs);
+    this.rechecker.unref();
   }
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  /** A session's open requests and streams (undefined: no such session). */
+  openRequests(id: string): number | undefined {
+    return this.sessions.get(id)?.open;
   }
 
   /** An `initialize` request: a new session answers it (or the refusal when the caps are reached). */
@@ -88,7 +107,16 @@ export class McpSessions {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        session = { id, owner, server, transport, lastSeen: Date.now(), open: 0, closing: false };
+        session = {
+          id,
+          owner,
+          keyId: principal.keyId,
+          server,
+          transport,
+          lastSeen: Date.now(),
+          open: 0,
+          closing: false,
+        };
         this.sessions.set(id, session);
       },
     });
@@ -127,6 +155,7 @@ export class McpSessions {
 
   async closeAll(): Promise<void> {
     clearInterval(this.sweeper);
+    clearInterval(this.rechecker);
     await Promise.all([...this.sessions.values()].map((s) => this.close(s)));
   }
 
@@ -134,6 +163,14 @@ export class McpSessions {
     s.closing = true;
     this.sessions.delete(s.id);
     await s.server.close().catch(() => undefined);
+  }
+
+  private async recheck(): Promise<void> {
+    const keys = new Set([...this.sessions.values()].map((s) => s.keyId));
+    for (const keyId of keys) {
+      const active = await this.keyStillActive(keyId).catch(() => true);
+      if (!active) for (const s of this.sessions.values()) if (s.keyId === keyId) void this.close(s);
+    }
   }
 
   private sweep(): void {

@@ -11,12 +11,7 @@
  * (`server.server.onclose`), stops its follower.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  ErrorCode,
-  McpError,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Pool } from 'pg';
 import { DreactError } from '../../client/api';
 import { loadStreamSeq } from '../../store/conversation-store';
@@ -35,6 +30,10 @@ export interface SubscriptionScope {
 }
 
 const URI = /^dreact:\/\/conversations\/([^/]+)\/(timeline|files\/.+|canvases\/[^/]+)$/;
+
+/** An "invalid params" error whose message is ours alone (an McpError's would carry its own prefix twice). */
+const refused = (uri: string, why: string) =>
+  Object.assign(new Error(`cannot subscribe to "${uri}": ${why}`), { code: ErrorCode.InvalidParams });
 
 interface Watch {
   uris: Set<string>;
@@ -81,11 +80,7 @@ export function registerResourceSubscriptions(server: McpServer, s: Subscription
   server.server.registerCapabilities({ resources: { subscribe: true } });
   server.server.setRequestHandler(SubscribeRequestSchema, async ({ params: { uri } }) => {
     const m = URI.exec(uri);
-    if (!m)
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `cannot subscribe to "${uri}": not a dreact:// conversation resource`,
-      );
+    if (!m) throw refused(uri, 'not a dreact:// conversation resource');
     try {
       s.need('read');
       const id = await s.owned(decodeURIComponent(m[1]!));
@@ -97,7 +92,7 @@ export function registerResourceSubscriptions(server: McpServer, s: Subscription
       byUri.set(uri, id);
     } catch (err) {
       const why = err instanceof DreactError ? err.message : 'internal error';
-      throw new McpError(ErrorCode.InvalidParams, `cannot subscribe to "${uri}": ${why}`);
+      throw refused(uri, why);
     }
     return {};
   });

@@ -7,7 +7,7 @@
  * `notifications/resources/updated` when its conversation's stream moves (nothing for another
  * conversation, nothing after unsubscribe; another tenant's conversation refused by uri; a stateless
  * request has no subscribe). Cancellation: a cancelled `start_turn` cancels its turn (it ends
- * `cancelled`), a cancelled `wait_turn` only stops waiting.
+ * `cancelled`), a cancelled `wait_turn` only stops waiting, and the session's own end cancels no turn.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +22,8 @@ import { agentFile, scriptedAgents } from '../support/agent-scripts';
 import { sendTool } from '../support/approval-tool';
 import { startGateway, type RunningGateway } from '../../apps/gateway/server';
 import { listTurns } from '../../store/turn-store';
+import { readEvents } from '../../store/stream-bus';
+import { createApiKey, revokeApiKey } from '../../store/tenancy-store';
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -45,7 +47,7 @@ before(async () => {
   keyA = await stack.apiKey(['read', 'write']);
   keyA2 = await stack.apiKey(['read', 'write']);
   keyB = await stack.apiKey(['read', 'write'], { tenantId: 'globex', projectId: 'app' });
-  gw = await stack.startGateway({ mcp: { updateCoalesceMs: 100 } });
+  gw = await stack.startGateway({ mcp: { updateCoalesceMs: 100 }, streamRecheckMs: 200 });
 });
 after(async () => {
   await stack.teardown();
@@ -81,7 +83,7 @@ const initialize = {
 };
 const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 
-test('a session: initialize names it; another key with its id → 404; DELETE ends it (then 404); no session id: stateless, GET/DELETE 405', async () => {
+test("a session: initialize names it; another key with its id → 404; DELETE ends it (then 404); a revoked key's session closes; no session id: stateless, GET/DELETE 405", async () => {
   const { client, transport } = await connect(keyA);
   const id = transport.sessionId;
   assert.match(id ?? '', /^[0-9a-f-]{36}$/, 'a random session id');
@@ -114,6 +116,23 @@ test('a session: initialize names it; another key with its id → 404; DELETE en
   assert.equal((await raw(keyA, 'POST', { session: id, body: toolsList })).status, 404);
   assert.equal((await raw(keyA, 'GET', { session: id })).status, 404);
   await client.close();
+
+  // A key revoked meanwhile: its sessions close (their streams end) at the next recheck.
+  const doomed = await createApiKey(stack.db.pool, {
+    tenantId: 'acme',
+    projectId: 'web',
+    userId: null,
+    scopes: ['read'],
+  });
+  const session = await connect(doomed.key);
+  const doomedId = session.transport.sessionId!;
+  assert.ok(gw.gateway.mcpSessions.openRequests(doomedId) !== undefined);
+  await revokeApiKey(stack.db.pool, doomed.id);
+  await waitFor(
+    "the revoked key's session to close",
+    async () => gw.gateway.mcpSessions.openRequests(doomedId) === undefined,
+  );
+  await session.client.close();
 });
 
 test('caps and expiry: a key at its cap makes room from an idle session (none idle: 429); an idle session expires (404); the gateway closes its sessions', async () => {
@@ -124,7 +143,7 @@ test('caps and expiry: a key at its cap makes room from an idle session (none id
     apiKeys: [],
     port: 0,
     log: () => undefined,
-    mcp: { sessionLimits: { maxPerKey: 2, idleMs: 600 } },
+    mcp: { sessionLimits: { maxPerKey: 2, maxTotal: 3, idleMs: 600 } },
   });
   let closed = false;
   try {
@@ -132,6 +151,9 @@ test('caps and expiry: a key at its cap makes room from an idle session (none id
     // SDK clients hold their session's GET stream open: busy, never evicted nor expired.
     const one = await connect(keyA, url);
     const two = await connect(keyA, url);
+    await waitFor('both GET streams', async () =>
+      [one, two].every((c) => (small.gateway.mcpSessions.openRequests(c.transport.sessionId!) ?? 0) > 0),
+    );
     const refused = await raw(keyA, 'POST', { url, body: initialize });
     assert.equal(refused.status, 429);
     assert.match(await refused.text(), /holds 2 MCP sessions, the most it may/);
@@ -140,6 +162,10 @@ test('caps and expiry: a key at its cap makes room from an idle session (none id
     assert.equal(other.status, 200);
     const otherId = other.headers.get('mcp-session-id');
     await other.text();
+    // The process's cap (3 here): room for no fourth session, whoever asks.
+    const full = await raw(keyB, 'POST', { url, body: initialize });
+    assert.equal(full.status, 503);
+    assert.match(await full.text(), /as many MCP sessions as it may/);
     // One client goes away (its stream ends): its session is idle, the next initialize replaces it.
     const gone = one.transport.sessionId;
     await one.client.close();
@@ -181,12 +207,17 @@ test('subscribe: the timeline of a conversation gets resources/updated when a tu
   await turn('sub-2', 'other');
   const uri = 'dreact://conversations/sub-1/timeline';
   assert.deepEqual(await client.subscribeResource({ uri }), {});
+  const t0 = Date.now();
   await turn('sub-1', 'second');
+  const took = Date.now() - t0;
   await waitFor('an update', async () => updates.includes(uri));
   await turn('sub-2', 'again');
   await new Promise((r) => setTimeout(r, 500));
   assert.deepEqual([...new Set(updates)], [uri], 'only the subscribed uri');
-  assert.ok(updates.length < 10, `coalesced: ${updates.length} updates for one turn`);
+  // Coalesced: at most one per 100 ms window (the gateway's updateCoalesceMs), far fewer than events.
+  assert.ok(updates.length <= took / 100 + 2, `${updates.length} updates in ${took} ms`);
+  const events = (await readEvents(stack.db.pool, 'acme~web~sub-1', 0)).filter((e) => e.turnId === 'turn_2');
+  assert.ok(updates.length < events.length / 2, `${updates.length} updates for ${events.length} events`);
   const read = await client.readResource({ uri });
   assert.match((read.contents[0] as { text: string }).text, /second/);
 
@@ -206,6 +237,13 @@ test('subscribe: the timeline of a conversation gets resources/updated when a tu
   await assert.rejects(
     other.subscribeResource({ uri: 'test://watched-resource' }),
     /cannot subscribe to "test:\/\/watched-resource": not a dreact:\/\/ conversation resource/,
+  );
+  // A session holds 100 uris at most; the next is refused by uri.
+  for (let i = 0; i < 100; i++)
+    await client.subscribeResource({ uri: `dreact://conversations/sub-2/files/notes/${i}.md` });
+  await assert.rejects(
+    client.subscribeResource({ uri: 'dreact://conversations/sub-2/files/notes/100.md' }),
+    /cannot subscribe to "dreact:\/\/conversations\/sub-2\/files\/notes\/100\.md": this session holds 100 subscriptions/,
   );
   // Stateless (no session): nothing could carry an update, so there is no subscribe.
   const stateless = await raw(keyA, 'POST', {
@@ -263,4 +301,49 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
   );
   await stack.client.cancel('acme~web~cancel-2', { turnIndex: 1 });
   await client.close();
+
+  // The session's own end (DELETE, expiry, shutdown) ends its requests, never their turns.
+  const { client: third, transport } = await connect(keyA);
+  const held = third.callTool(
+    { name: 'start_turn', arguments: { prompt: 'send it', conversation_id: 'cancel-3', agent: 'gated' } },
+    undefined,
+    { timeout: 60_000 },
+  );
+  held.catch(() => undefined);
+  await pending('cancel-3');
+  await transport.terminateSession();
+  await third.close();
+  await assert.rejects(held);
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal((await stack.client.conversationState('acme~web~cancel-3')).activeTurn?.turnIndex, 1, 'runs on');
+  await stack.client.cancel('acme~web~cancel-3', { turnIndex: 1 });
+
+  // Stateless: the cancellation arrives on another request, to another server — nothing to correlate.
+  const hold = new AbortController();
+  const call4 = {
+    jsonrpc: '2.0',
+    id: 41,
+    method: 'tools/call',
+    params: { name: 'start_turn', arguments: { prompt: 'send it', conversation_id: 'cancel-4', agent: 'gated' } },
+  };
+  const waitingRaw = await fetch(`${gw.url}/mcp`, {
+    method: 'POST',
+    signal: hold.signal,
+    headers: {
+      authorization: `Bearer ${keyA}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(call4),
+  });
+  assert.equal(waitingRaw.status, 200);
+  await pending('cancel-4');
+  const cancelled = await raw(keyA, 'POST', {
+    body: { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 41, reason: 'stop' } },
+  });
+  assert.equal(cancelled.status, 202);
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal((await stack.client.conversationState('acme~web~cancel-4')).activeTurn?.turnIndex, 1, 'runs on');
+  hold.abort();
+  await stack.client.cancel('acme~web~cancel-4', { turnIndex: 1 });
 });
