@@ -24,7 +24,7 @@ import { hasScope, type Principal } from '../../core/tenancy/principal';
 import { normaliseText, textProblem } from '../../core/text';
 import type { StreamEvent } from '../../store/stream-bus';
 import { ConversationFailure, publicText, toolFailure } from './errors';
-import type { EventWatch, WaitExtra } from './wait';
+import type { EventWatch, WaitExtra, WatchAt } from './wait';
 
 export interface ApprovalToolDeps {
   client: DreactClient;
@@ -165,6 +165,8 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
 
   /** The forms open now, by call id (aborted when the call is decided elsewhere). */
   const forms = new Map<string, AbortController>();
+  /** Calls this server sent a form for: one each (a declined form is not asked again). */
+  const offered = new Set<string>();
   const log = (extra: WaitExtra, data: string) =>
     extra
       .sendNotification({
@@ -251,22 +253,35 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
     return undefined;
   };
 
+  /** What a waiting call is told by; its form sent when the client can answer one. */
+  const waitingNow = (item: ApprovalItem | undefined, callId: string, tool: string, at: WatchAt) => {
+    const line = waitingLine(callId, tool);
+    if (!mayApprove) return `${line} (a key with the "approve" scope)`;
+    const form = !!server.server.getClientCapabilities()?.elicitation;
+    if (!item || !form || offered.has(callId)) return line;
+    offered.add(callId);
+    void elicit(at.conversationId, item, at.extra, at.signal).catch(() => undefined);
+    return `${line}, or the form sent with this request`;
+  };
+
   return {
+    async onStart(at, turnId) {
+      // The running turn's calls (and its subagents'); a wait for another turn has none of them.
+      const items = (await waiting(at.conversationId)).filter((a) => a.subagent || a.turnId === turnId);
+      return items.map((a) => waitingNow(a, a.callId, a.toolId, at));
+    },
     async onEvent(e: StreamEvent, at) {
       if (e.kind !== 'approval') return undefined;
       const { callId, tool } = e.payload;
       if (e.payload.phase === 'decided') {
         forms.get(callId)?.abort();
         const p = e.payload as { decision?: string; by?: string };
-        return `call ${callId} (${tool}) ${p.decision === 'approve' ? 'approved' : p.decision === 'deny' ? 'denied' : String(p.decision)}${p.by ? ` by ${p.by}` : ''}`;
+        if (p.decision === 'expired') return `call ${callId} (${tool}): nobody decided in time (the wait expired)`;
+        const what =
+          p.decision === 'approve' ? 'approved' : p.decision === 'edit' ? 'approved with edited params' : 'denied';
+        return `call ${callId} (${tool}) ${what}${p.by ? ` by ${p.by}` : ''}`;
       }
-      const item = await listed(at.conversationId, callId, at.signal);
-      const line = waitingLine(callId, tool);
-      if (!mayApprove) return `${line} (a key with the "approve" scope)`;
-      const form = !!server.server.getClientCapabilities()?.elicitation;
-      if (!item || !form || forms.has(callId)) return line;
-      void elicit(at.conversationId, item, at.extra, at.signal).catch(() => undefined);
-      return `${line}, or the form sent with this request`;
+      return waitingNow(await listed(at.conversationId, callId, at.signal), callId, tool, at);
     },
   };
 }

@@ -25,12 +25,13 @@ export interface WaitDeps {
   approvals?: EventWatch;
 }
 
-/** A watch over the waited turn's events: the line an event is told by (undefined: the default one). */
+/** Where a watch speaks: the waited conversation, the waiting request, the end of the wait. */
+export type WatchAt = { conversationId: string; extra: WaitExtra; signal: AbortSignal };
+
+/** A watch over the waited turn: what waits already, and the line an event is told by (undefined: the default one). */
 export interface EventWatch {
-  onEvent(
-    e: StreamEvent,
-    at: { conversationId: string; extra: WaitExtra; signal: AbortSignal },
-  ): Promise<string | undefined>;
+  onStart(at: WatchAt, turnId: string): Promise<string[]>;
+  onEvent(e: StreamEvent, at: WatchAt): Promise<string | undefined>;
 }
 
 export type WaitExtra = {
@@ -68,7 +69,26 @@ export async function waitForAnswer(d: WaitDeps, t: WaitTarget, extra: WaitExtra
   else extra.signal.addEventListener('abort', onAbort);
   const token = extra._meta?.progressToken;
   let progress = 0;
+  const say = async (line: string, log: boolean) => {
+    if (log)
+      await extra
+        .sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', logger: 'durable-react.turn', data: line },
+        })
+        .catch(() => undefined);
+    if (token === undefined) return;
+    await extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: ++progress, message: line },
+      })
+      .catch(() => undefined);
+  };
+  const at = { conversationId: id, extra, signal: stop.signal };
   const follow = async () => {
+    // Calls that already wait (a wait_turn after the request): said before the stream's news.
+    for (const line of (await d.approvals?.onStart(at, turnId).catch(() => [])) ?? []) await say(line, true);
     let lastDelta = 0;
     for await (const e of followEvents(d.pool, id, {
       afterSeq: t.after,
@@ -78,23 +98,8 @@ export async function waitForAnswer(d: WaitDeps, t: WaitTarget, extra: WaitExtra
       if (e.turnId !== undefined && e.turnId !== turnId) continue;
       if (e.kind === 'delta' && Date.now() - lastDelta < 500) continue;
       if (e.kind === 'delta') lastDelta = Date.now();
-      const line =
-        (await d.approvals?.onEvent(e, { conversationId: id, extra, signal: stop.signal }).catch(() => undefined)) ??
-        eventLine(e);
-      if (e.kind !== 'delta')
-        await extra
-          .sendNotification({
-            method: 'notifications/message',
-            params: { level: 'info', logger: 'durable-react.turn', data: line },
-          })
-          .catch(() => undefined);
-      if (token === undefined) continue;
-      await extra
-        .sendNotification({
-          method: 'notifications/progress',
-          params: { progressToken: token, progress: ++progress, message: line },
-        })
-        .catch(() => undefined);
+      const line = (await d.approvals?.onEvent(e, at).catch(() => undefined)) ?? eventLine(e);
+      await say(line, e.kind !== 'delta');
     }
   };
   const following = follow().catch(() => undefined);

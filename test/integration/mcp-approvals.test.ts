@@ -26,6 +26,8 @@ import { createScriptedProvider } from '../../activities/model/adapters/scripted
 import { ScriptSpecSchema } from '../../core/model/config';
 import type { ModelProvider } from '../../core/model/provider';
 import type { RunningGateway } from '../../apps/gateway/server';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createDreactMcpServer } from '../../apps/mcp-server/server';
 
 let stack: TestStack;
 let gw: RunningGateway;
@@ -238,4 +240,72 @@ test('elicitation declined: nothing is decided, the turn still waits; decide_too
   await tool(b.client, 'decide_tool_call', { conversation_id: conv, call_id: callId, decision: 'approve' });
   assert.equal(textOf(await answer), 'done: sent to a@example.com');
   assert.equal(asked, 1);
+});
+
+test('wait_turn on a turn that already waits: its first message names the call', async () => {
+  const conv = uniqueId('mcp-late');
+  const a = await connect(keys.approver);
+  const started = await tool(a.client, 'start_turn', { prompt: 'send it', conversation_id: conv, wait: false });
+  assert.notEqual(started.isError, true, textOf(started));
+  const callId = await waitFor('a waiting call', async () => {
+    const r = await tool(a.client, 'list_approvals', { conversation_id: conv });
+    return (r.structuredContent as { approvals: Array<{ call_id: string }> }).approvals[0]?.call_id;
+  });
+  const progress: string[] = [];
+  const answer = a.client.callTool(
+    { name: 'wait_turn', arguments: { conversation_id: conv, turn_index: 1 } },
+    undefined,
+    { onprogress: (p) => progress.push(p.message ?? ''), timeout: 60_000 },
+  ) as Promise<CallToolResult>;
+  await waitFor('the waiting message', async () => progress.length > 0);
+  assert.equal(progress[0], `call ${callId} (test.send) waits for approval: answer with decide_tool_call`);
+  const b = await connect(keys.approver);
+  await tool(b.client, 'decide_tool_call', { conversation_id: conv, call_id: callId, decision: 'approve' });
+  assert.equal(textOf(await answer), 'done: sent to a@example.com');
+});
+
+test('an elicitation nobody answers (in-process pair, short form timeout): the message stands, decide_tool_call decides', async () => {
+  const conv = uniqueId('mcp-noanswer');
+  const server = createDreactMcpServer({
+    client: stack.client,
+    pool: stack.db.pool,
+    principal: {
+      tenantId: 'acme',
+      projectId: 'web',
+      userId: null,
+      keyId: 'inproc',
+      scopes: ['read', 'write', 'approve'],
+    },
+    approvals: { elicitTimeoutMs: 300 },
+  });
+  const client = new Client({ name: 'mcp-approvals-inproc', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  const logs: string[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    logs.push(String(n.params.data));
+  });
+  let asked = 0;
+  // A client that never answers the form (as a stateless transport's answer never reaches the waiting server).
+  client.setRequestHandler(ElicitRequestSchema, () => {
+    asked++;
+    return new Promise<ElicitResult>(() => undefined);
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  open.push(client);
+  const { answer, callId } = await startWaiting(client, conv);
+  await waitFor('the unanswered message', async () =>
+    logs.includes(
+      `call ${callId} (test.send): the form got no answer; nothing decided, the turn still waits: answer with decide_tool_call`,
+    ),
+  );
+  assert.equal(asked, 1);
+  const decided = await tool(client, 'decide_tool_call', {
+    conversation_id: conv,
+    call_id: callId,
+    decision: 'approve',
+  });
+  assert.notEqual(decided.isError, true, textOf(decided));
+  assert.equal(textOf(await answer), 'done: sent to a@example.com');
+  await server.close();
 });
