@@ -178,9 +178,14 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
   /** The call's form on the waiting request's stream; its accept is the decision. */
   const elicit = async (conversationId: string, item: ApprovalItem, extra: WaitExtra, signal: AbortSignal) => {
     const { callId, toolId } = item;
+    // Aborted (the client gets notifications/cancelled) only while the form is open: when the wait
+    // ends or the call is decided elsewhere — the SDK would also cancel an answered request.
+    if (signal.aborted) return;
     const mine = new AbortController();
     forms.set(callId, mine);
-    const ended = AbortSignal.any([signal, mine.signal]);
+    const withdraw = () => mine.abort();
+    signal.addEventListener('abort', withdraw, { once: true });
+    const ended = mine.signal;
     try {
       const r = await server.server.elicitInput(
         {
@@ -211,6 +216,9 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
           timeout: d.elicitTimeoutMs ?? 600_000,
         },
       );
+      // Answered: nothing may withdraw it any more.
+      signal.removeEventListener('abort', withdraw);
+      if (forms.get(callId) === mine) forms.delete(callId);
       if (r.action !== 'accept') {
         await log(
           extra,
@@ -238,6 +246,7 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
         `call ${callId} (${toolId}): the form got no answer; nothing decided, the turn still waits: answer with decide_tool_call`,
       );
     } finally {
+      signal.removeEventListener('abort', withdraw);
       if (forms.get(callId) === mine) forms.delete(callId);
     }
   };

@@ -67,23 +67,32 @@ after(async () => {
 });
 
 /** An SDK client on a session of the gateway's /mcp; `elicit` declares the capability and answers forms. */
-async function connect(key: string, elicit?: (r: ElicitRequest) => Promise<ElicitResult>) {
+async function connect(
+  key: string,
+  elicit?: (r: ElicitRequest, extra: { signal: AbortSignal }) => Promise<ElicitResult>,
+) {
   const client = new Client(
     { name: 'mcp-approvals-test', version: '1.0.0' },
     elicit ? { capabilities: { elicitation: {} } } : {},
   );
   const logs: string[] = [];
+  /** What arrived on the wire (the SDK's client ignores a cancellation of request id 0: `if (!requestId)`). */
+  const wire: Array<{ id?: unknown; method?: string; params?: { requestId?: unknown } }> = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     logs.push(String(n.params.data));
   });
   if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
+  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  const deliver = transport.onmessage!;
+  transport.onmessage = (m) => {
+    wire.push(m as (typeof wire)[number]);
+    deliver(m);
+  };
   open.push(client);
-  return { client, logs };
+  return { client, logs, wire };
 }
 
 const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
@@ -167,6 +176,9 @@ test('start_turn reaches an approval: the message names the call; decide_tool_ca
   assert.notEqual(result.isError, true, textOf(result));
   assert.equal(textOf(result), 'done: sent to a@example.com');
   assert.equal(runs.length, 1);
+  const none = await tool(b.client, 'list_approvals', { conversation_id: conv });
+  assert.deepEqual((none.structuredContent as { approvals: unknown[] }).approvals, []);
+  assert.equal(textOf(none), `no call of ${conv} waits for approval`);
 
   const again = await tool(b.client, 'decide_tool_call', { conversation_id: conv, call_id: callId, decision: 'deny' });
   assert.equal(again.isError, true);
@@ -216,6 +228,7 @@ test('elicitation: the waiting request carries a form for the call; accept appro
   assert.match(params.message, new RegExp(`test\\.send \\(call ${callId}\\) with \\{"to":"a@example.com"\\}`));
   assert.doesNotMatch(params.message, /~/);
   assert.deepEqual(params.requestedSchema.properties.decision?.enum, ['approve', 'deny']);
+  assert.ok(!e.wire.some((m) => m.method === 'notifications/cancelled'), 'an answered form is not cancelled');
   assert.equal(runs.length, before + 1);
 });
 
@@ -308,4 +321,87 @@ test('an elicitation nobody answers (in-process pair, short form timeout): the m
   assert.notEqual(decided.isError, true, textOf(decided));
   assert.equal(textOf(await answer), 'done: sent to a@example.com');
   await server.close();
+});
+
+test('a decision made elsewhere withdraws the open form (notifications/cancelled for its request)', async () => {
+  const conv = uniqueId('mcp-withdrawn');
+  const e = await connect(keys.approver, () => new Promise<ElicitResult>(() => undefined));
+  const { answer, callId } = await startWaiting(e.client, conv);
+  const form = await waitFor('the form', async () => e.wire.find((m) => m.method === 'elicitation/create'));
+  const b = await connect(keys.approver);
+  await tool(b.client, 'decide_tool_call', { conversation_id: conv, call_id: callId, decision: 'approve' });
+  assert.equal(textOf(await answer), 'done: sent to a@example.com');
+  const cancelled = e.wire.filter((m) => m.method === 'notifications/cancelled');
+  assert.deepEqual(
+    cancelled.map((m) => m.params?.requestId),
+    [form.id],
+  );
+  assert.ok(!e.logs.some((m) => /: the form (was|got)/.test(m)), e.logs.join(' | '));
+});
+
+test('a stateless start_turn (no session) gets the message and no form; a session decides', async () => {
+  const conv = uniqueId('mcp-stateless');
+  const res = await fetch(`${gw.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${keys.approver}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {
+        name: 'start_turn',
+        arguments: { prompt: 'send it', conversation_id: conv },
+        _meta: { progressToken: 1 },
+      },
+    }),
+  });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const messages: Array<{
+    id?: number;
+    method?: string;
+    params?: { message?: string; data?: string };
+    result?: CallToolResult;
+  }> = [];
+  let buffer = '';
+  const next = async () => {
+    for (;;) {
+      const end = buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = event
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trim())
+          .join('');
+        if (data) return messages[messages.push(JSON.parse(data)) - 1]!;
+        continue;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the stream ended');
+      buffer += value;
+    }
+  };
+  let line: string | undefined;
+  while (!line) {
+    const m = await next();
+    if (m.method === 'notifications/progress' && /waits for approval/.test(m.params?.message ?? ''))
+      line = m.params!.message;
+  }
+  const callId = /^call (tc_[0-9a-f]{12}) /.exec(line)?.[1];
+  assert.equal(line, `call ${callId} (test.send) waits for approval: answer with decide_tool_call`);
+  const b = await connect(keys.approver);
+  await tool(b.client, 'decide_tool_call', { conversation_id: conv, call_id: callId, decision: 'approve' });
+  let result: CallToolResult | undefined;
+  while (!result) result = (await next()).result;
+  assert.equal(textOf(result), 'done: sent to a@example.com');
+  assert.ok(!messages.some((m) => m.method === 'elicitation/create'), 'no form on a stateless request');
+  await reader.cancel().catch(() => undefined);
 });
