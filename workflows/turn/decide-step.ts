@@ -67,10 +67,7 @@ export interface DecideStep {
   modelLine(): string;
 }
 
-export function decideStep(
-  run: TurnRun,
-  opened: Pick<OpenedTurn, 'native' | 'twoPhase' | 'titleInRound'>,
-): DecideStep {
+export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'twoPhase' | 'titleInRound'>): DecideStep {
   const { turn, roles } = run;
   const { twoPhase } = opened;
   // A new conversation's title call rides on the turn's rounds until one returned (a steer or a
