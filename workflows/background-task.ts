@@ -15,7 +15,8 @@ import { CancellationScope, getExternalWorkflowHandle, log, proxyActivities } fr
 import type { makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
 import type { makeDetachActivities } from '../activities/agents/detach';
 import type { TaskStatus } from '../core/agents/background';
-import { ZERO_USAGE, type Usage } from '../core/model/provider';
+import type { Usage } from '../core/model/provider';
+import { ZERO_USAGE } from '../core/model/usage';
 import { cancelSignal } from '../contract/definitions';
 import { startSubagentTurn, subagentTurnUsage, type SubagentStart } from './turn/subagent-start';
 

@@ -17,7 +17,7 @@ import type { TurnSlotActivities } from '../../activities/governance/turn-slots'
 import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import type { LoadedContext } from '../../core/turn/activity-contracts';
 // Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
-import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selection';
+import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/pinned';
 import { SHORT_STEP } from './activity-options';
 import type { TurnRun } from './run';
 
