@@ -56,6 +56,7 @@ import { mcpServersFor, withMcpTools } from '../activities/mcp/agents';
 import { lateMcpToolActivity } from '../activities/mcp/late-activities';
 import { createDelegateTool, makeDelegationActivities } from '../activities/agents/delegate';
 import { makeA2aDelegateActivity } from '../activities/agents/a2a-delegate';
+import { makeRemoteTaskActivities } from '../activities/agents/a2a-background';
 import { A2A_DELEGATE_ACTIVITY } from '../core/agents/remote-subagents';
 import { createTaskTools, makeBackgroundTaskActivities } from '../activities/agents/background-tasks';
 import { makeDetachActivities } from '../activities/agents/detach';
@@ -304,6 +305,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<DreactWor
     ...makeDelegationActivities(deps),
     // agent.delegate to a remote A2A agent (activities/agents/a2a-delegate.ts).
     [A2A_DELEGATE_ACTIVITY]: makeA2aDelegateActivity(deps),
+    ...makeRemoteTaskActivities(deps),
     ...makeBackgroundTaskActivities(deps),
     ...makeDetachActivities(deps.db.pool),
     ...createEvalActivities(deps),

@@ -14,8 +14,12 @@
  * - The remote's events (the task, status changes and messages, finished artifacts) are appended to
  *   the parent's timeline as `stage.a2a.event` blocks of the call, ids `<turn>/stage.a2a.event/<callId>.<n>`,
  *   skipping events already stored — a retry appends no duplicate. The model sees only the result.
- * - Cancellation (a steer or cancel of the turn cancels the activity): CancelTask on the remote, then
- *   the stream is aborted. A remote task that ends `input-required` (or `auth-required`) is the
+ * - Cancellation (a cancel of the turn, or a steer the remote did not take, cancels the activity):
+ *   CancelTask on the remote, then the stream is aborted. A steer of the parent is first forwarded
+ *   as a message in the remote task (`steerRemoteTask`, workflows/turn/subagent-step.ts): a
+ *   durable-react remote steers its turn, which finalizes and answers the call.
+ * - The remote's model usage (`dreact/usage` on its final status message, core/a2a/stream-to-a2a.ts)
+ *   is the result's `meta.subagent.usage` and the outcome's `subagentUsage` (zero when none). A remote task that ends `input-required` (or `auth-required`) is the
  *   call's observation, saying what the remote asks.
  * - Errors: a refused URL, a 4xx card, a missing secret are non-retryable (`A2ADelegateConfigError`,
  *   naming the agent file's `subagents[i]` field); network failures and 5xx are retried.
@@ -25,12 +29,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type { Message, Part, StreamResponse, Task } from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
 import type { Client } from '@a2a-js/sdk/client' with { 'resolution-mode': 'import' };
-import { makeBlock, type Block } from '../../core/timeline/block';
+import { blockId, makeBlock, type Block } from '../../core/timeline/block';
+import { UsageSchema, ZERO_USAGE, type Usage } from '../../core/model/provider';
+import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
 import { AgentDelegateParamsSchema } from '../../core/tools/agent-tools';
 import { DELEGATE_TOOL_ID, delegationDepth, delegationRefusal } from '../../core/agents/subagents';
 import { A2A_DELEGATE_CONFIG_ERROR, remoteSubagentOf } from '../../core/agents/remote-subagents';
 import type { RemoteSubagent } from '../../core/agents/definition';
-import { appendBlocks, loadTurnBlocks } from '../../store/timeline-store';
+import { appendBlocks, loadBlocksById, loadTurnBlocks } from '../../store/timeline-store';
 import { fetchAllowListFromEnv, guardUrl } from '../net/address-guard';
 import { pinnedGet } from '../net/pinned-get';
 import type { ActivityDeps } from '../deps';
@@ -45,7 +51,7 @@ import {
   RemoteEventFolder,
   type A2aEventRecord,
 } from '../../core/a2a/remote-events';
-import { taskStateName } from '../../core/a2a/stream-to-a2a';
+import { A2A_USAGE_KEY, taskStateName } from '../../core/a2a/stream-to-a2a';
 import { cancellationCause } from '../cancellation';
 
 const sdk = require('@a2a-js/sdk/client') as typeof import('@a2a-js/sdk/client', {
@@ -69,49 +75,125 @@ export interface A2aDelegateOptions {
   allowPrivateNetwork?: boolean;
 }
 
-/** The `delegateA2A` activity: the tool activity around the remote delegate implementation. */
+/**
+ * The `delegateA2A` activity: the tool activity around the remote delegate implementation. Its
+ * outcome carries the remote's model usage (`subagentUsage`, zero when the remote sent none) for
+ * the turn's `subagentUsage` (workflows/turn/tool-step.ts).
+ */
 export function makeA2aDelegateActivity(deps: ActivityDeps, opts: A2aDelegateOptions = {}) {
-  const impl = a2aDelegateImpl(deps, opts);
-  return makeToolActivity(deps, (id) => (id === DELEGATE_TOOL_ID ? impl : undefined));
+  const impl: ToolImpl = { id: DELEGATE_TOOL_ID, run: (raw, ctx) => runRemoteDelegation(deps, opts, ctx, raw) };
+  const activity = makeToolActivity(deps, (id) => (id === DELEGATE_TOOL_ID ? impl : undefined));
+  return async (input: ToolInput): Promise<ToolOutcome> => {
+    const outcome = await activity(input);
+    const id = blockId(input.turnId, 'react.tool.result', input.callId);
+    const result = (await loadBlocksById(deps.db.pool, input.conversationId, [id])).get(id);
+    const usage = (result?.meta.subagent as { usage?: Usage } | undefined)?.usage;
+    return { ...outcome, subagentUsage: usage ?? ZERO_USAGE };
+  };
 }
 
-function a2aDelegateImpl(deps: ActivityDeps, opts: A2aDelegateOptions): ToolImpl {
-  return {
-    id: DELEGATE_TOOL_ID,
-    async run(raw, ctx): Promise<ToolObservation> {
-      const params = AgentDelegateParamsSchema.parse(raw);
-      const ref = (ctx as typeof ctx & Partial<AgentToolContext>).agent?.ref;
-      const view = await deps.agents.load(ref);
-      const definition = view.agent.definition;
-      const refusal = delegationRefusal(
-        { ...definition, name: view.ref.name },
-        ref?.depth ?? delegationDepth(ctx.conversationId),
-        params.agent,
-      );
-      if (refusal) return { ok: false, text: refusal, meta: { subagent_refused: true } };
-      const remote = remoteSubagentOf(definition.subagents, params.agent);
-      if (!remote) return { ok: false, text: `subagent ${params.agent} is not a remote A2A agent` };
-      const index = (definition.subagents ?? []).indexOf(remote);
-      const field = `agent ${view.ref.name}: subagents[${index}] (${remote.name})`;
-      const headers = authHeaders(remote, field, ctx as ToolContext & Partial<AgentToolContext>);
-      const allowPrivateNetwork = opts.allowPrivateNetwork ?? process.env.DREACT_WEB_ALLOW_PRIVATE === '1';
-      const fetchImpl = guardedFetch({ cardUrl: remote.a2a, field, headers, allowPrivateNetwork });
-      const factory = new sdk.ClientFactory(
-        sdk.ClientFactoryOptions.createFrom(sdk.ClientFactoryOptions.default, {
-          transports: [new sdk.JsonRpcTransportFactory({ fetchImpl })],
-          cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl }),
-        }),
-      );
-      const client = await factory.createFromUrl(remote.a2a, '').catch((err: unknown) => {
-        if (err instanceof ApplicationFailure) throw err;
-        throw new Error(`${field}.a2a: cannot read the agent card at ${remote.a2a}: ${(err as Error).message}`);
-      });
-      const run = new RemoteRun(deps.db.pool, ctx, remote);
-      await run.load();
-      const task = await run.follow(client, params.task);
-      return run.observation(task);
-    },
+/**
+ * One delegate call to a remote agent, from its params to its observation: the delegateA2A tool's
+ * implementation, and a background call's task (activities/agents/a2a-background.ts). `depthOf`:
+ * the conversation the delegation depth is counted from when the ref carries none (the caller's).
+ */
+export async function runRemoteDelegation(
+  deps: ActivityDeps,
+  opts: A2aDelegateOptions,
+  ctx: ToolContext & Partial<AgentToolContext>,
+  raw: unknown,
+  depthOf: string = ctx.conversationId,
+): Promise<ToolObservation> {
+  const params = AgentDelegateParamsSchema.parse(raw);
+  const ref = ctx.agent?.ref;
+  const view = await deps.agents.load(ref);
+  const definition = view.agent.definition;
+  const refusal = delegationRefusal(
+    { ...definition, name: view.ref.name },
+    ref?.depth ?? delegationDepth(depthOf),
+    params.agent,
+  );
+  if (refusal) return { ok: false, text: refusal, meta: { subagent_refused: true } };
+  const remote = remoteSubagentOf(definition.subagents, params.agent);
+  if (!remote) return { ok: false, text: `subagent ${params.agent} is not a remote A2A agent` };
+  const client = await connect(opts, view.ref.name, definition.subagents ?? [], remote, ctx);
+  const run = new RemoteRun(deps.db.pool, ctx, remote);
+  await run.load();
+  const task = await run.follow(client, params.task);
+  return run.observation(task);
+}
+
+/** The SDK's client of the remote (its card read through the guard, with its auth header). */
+async function connect(
+  opts: A2aDelegateOptions,
+  agentName: string,
+  subagents: readonly unknown[],
+  remote: RemoteSubagent,
+  ctx: Partial<AgentToolContext>,
+): Promise<Client> {
+  const field = `agent ${agentName}: subagents[${subagents.indexOf(remote)}] (${remote.name})`;
+  const headers = authHeaders(remote, field, ctx);
+  const allowPrivateNetwork = opts.allowPrivateNetwork ?? process.env.DREACT_WEB_ALLOW_PRIVATE === '1';
+  const fetchImpl = guardedFetch({ cardUrl: remote.a2a, field, headers, allowPrivateNetwork });
+  const factory = new sdk.ClientFactory(
+    sdk.ClientFactoryOptions.createFrom(sdk.ClientFactoryOptions.default, {
+      transports: [new sdk.JsonRpcTransportFactory({ fetchImpl })],
+      cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl }),
+    }),
+  );
+  return factory.createFromUrl(remote.a2a, '').catch((err: unknown) => {
+    if (err instanceof ApplicationFailure) throw err;
+    throw new Error(`${field}.a2a: cannot read the agent card at ${remote.a2a}: ${(err as Error).message}`);
+  });
+}
+
+/**
+ * A steer of the parent while its waited call to a remote agent runs (workflows/turn/subagent-step.ts):
+ * the steer's text as a message in the remote task (`taskId` set; a durable-react remote steers its
+ * running turn, which then finalizes and answers the call). False when there is nothing to steer
+ * (no remote task yet, or it ended) or the remote refused it: the caller cancels the call instead.
+ */
+export async function steerRemoteTask(
+  deps: ActivityDeps,
+  opts: A2aDelegateOptions,
+  ctx: ToolContext & Partial<AgentToolContext>,
+  steer: { agent: string; text: string; messageId: string },
+): Promise<boolean> {
+  const view = await deps.agents.load(ctx.agent?.ref);
+  const remote = remoteSubagentOf(view.agent.definition.subagents, steer.agent);
+  if (!remote) return false;
+  const run = new RemoteRun(deps.db.pool, ctx, remote);
+  await run.load();
+  if (!run.remoteTaskId) return false;
+  const client = await connect(opts, view.ref.name, view.agent.definition.subagents ?? [], remote, ctx);
+  const { contextId } = a2aDelegationIds(ctx.conversationId, ctx.callId);
+  const message: Message = {
+    messageId: `dreact-steer-${createHash('sha256').update(steer.messageId).digest('hex').slice(0, 24)}`,
+    contextId,
+    taskId: run.remoteTaskId,
+    role: 1 as Message['role'],
+    parts: [{ content: { $case: 'text', value: steer.text }, metadata: undefined } as Part],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
   };
+  const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+  try {
+    await client.sendMessage(
+      { tenant: '', message, configuration: configuration as never, metadata: undefined },
+      { signal: AbortSignal.timeout(15_000) },
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The model usage a durable-react remote reports on its final status message (`dreact/usage`). */
+export function remoteUsageOf(task: Task | undefined): Usage | undefined {
+  const metadata = task?.status?.message?.metadata as Record<string, unknown> | undefined;
+  const parsed = UsageSchema.safeParse(metadata?.[A2A_USAGE_KEY]);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** The auth header of the remote, from the agent's secret (never in the timeline or history). */
@@ -166,6 +248,11 @@ class RemoteRun {
   private readonly folder = new RemoteEventFolder();
   private taskId: string | undefined;
 
+  /** The remote task's id, once an attempt stored its first event. */
+  get remoteTaskId(): string | undefined {
+    return this.taskId;
+  }
+
   constructor(
     private readonly pool: Pool,
     private readonly ctx: ToolContext,
@@ -219,7 +306,8 @@ class RemoteRun {
     const state = taskStateName(task.status?.state);
     const said = task.status?.message ? partsText(task.status.message.parts) : '';
     const answer = answerOf(task) || said;
-    const withState = { subagent: { ...meta.subagent, state } };
+    const usage = remoteUsageOf(task);
+    const withState = { subagent: { ...meta.subagent, state, ...(usage ? { usage } : {}) } };
     if (state === 'completed') return { ok: true, text: answer, meta: withState };
     if (state === 'input-required' || state === 'auth-required')
       return {

@@ -45,6 +45,8 @@ export interface DeliverTaskInput {
   taskId: string;
   /** The task's workflow saw a cancel (agent.cancel): nothing is delivered unless its turn completed anyway. */
   cancelled: boolean;
+  /** A remote A2A agent's task (activities/agents/a2a-background.ts): how it ended, instead of a turn's row. */
+  remote?: { status: Exclude<TaskStatus, 'running'>; answer: string | null; error: string | null };
 }
 
 export function makeBackgroundTaskActivities(deps: ActivityDeps) {
@@ -53,7 +55,9 @@ export function makeBackgroundTaskActivities(deps: ActivityDeps) {
     async deliverBackgroundTask(input: DeliverTaskInput): Promise<{ status: TaskStatus; delivered: boolean }> {
       const task = await loadBackgroundTask(pool, input.parentConversationId, input.taskId);
       if (!task) throw new Error(`deliverBackgroundTask: no task ${input.taskId} in ${input.parentConversationId}`);
-      const outcome = await subagentOutcome(pool, task.childConversationId);
+      const outcome = input.remote
+        ? remoteOutcome(input.remote)
+        : await subagentOutcome(pool, task.childConversationId);
       const status: Exclude<TaskStatus, 'running'> =
         outcome?.completionPath === 'cancelled' || (input.cancelled && outcome?.status !== 'completed')
           ? 'cancelled'
@@ -85,6 +89,14 @@ export function makeBackgroundTaskActivities(deps: ActivityDeps) {
     },
   };
 }
+
+/** A remote task's end in the shape of a subagent turn's outcome. */
+const remoteOutcome = (r: NonNullable<DeliverTaskInput['remote']>) => ({
+  status: r.status === 'cancelled' ? 'failed' : r.status,
+  completionPath: r.status === 'cancelled' ? 'cancelled' : undefined,
+  answer: r.answer,
+  error: r.error,
+});
 
 const taskLine = (t: BackgroundTask) =>
   `- ${t.taskId}: subagent ${t.agent}, ${t.status}${t.deliveredAt ? ', delivered' : ''} — task: ${preview(t.task, 120)}` +

@@ -43,6 +43,7 @@ import {
   runsInBackground,
   type OnResult,
 } from '../../core/agents/background';
+import { remoteSubagentOf } from '../../core/agents/remote-subagents';
 import { backgroundTaskOfCall, openBackgroundTask, type BackgroundTask } from '../../store/background-task-store';
 
 /** What prepareDelegation hands the workflow: the child to start, or nothing. */
@@ -56,11 +57,22 @@ export interface DelegationStart {
     workflowId: string;
     /** Set when the call runs in the background (core/agents/background.ts): the task's workflow. */
     background?: { taskId: string; workflowId: string; onResult: OnResult };
+    /**
+     * The subagent is a remote A2A agent (core/agents/remote-subagents.ts; background calls only: a
+     * waited one runs as delegateA2A): the task's workflow runs its remote task, no turn.
+     */
+    remote?: boolean;
   };
 }
 
 type Check =
-  | { ok: true; params: AgentDelegateParams; definition: AgentView['agent']['definition']; link?: SpendLink }
+  | {
+      ok: true;
+      params: AgentDelegateParams;
+      definition: AgentView['agent']['definition'];
+      link?: SpendLink;
+      remote?: boolean;
+    }
   | { ok: false; text: string };
 
 /**
@@ -80,6 +92,9 @@ async function checkDelegation(
   const definition = view.agent.definition;
   const refusal = delegationRefusal({ ...definition, name: view.ref.name }, depth, parsed.data.agent, link?.depthCap);
   if (refusal) return { ok: false, text: refusal };
+  // A remote A2A agent is not an agent of this worker (the remote call checks the rest).
+  const remote = remoteSubagentOf(definition.subagents, parsed.data.agent) !== undefined;
+  if (remote) return { ok: true, params: parsed.data, definition, remote, ...(link ? { link } : {}) };
   try {
     // The subagent runs for the parent conversation's owner: one its tenant may not see is unknown.
     deps.agents.current(parsed.data.agent, await turnOwner(deps.db.pool, conversationId));
@@ -104,6 +119,8 @@ export function makeDelegationActivities(deps: ActivityDeps) {
       const raw = input.params ?? (JSON.parse(call.text ?? '{}') as { params?: unknown }).params;
       const check = await checkDelegation(deps, conversationId, input.agent, raw);
       if (!check.ok) return {}; // the tool activity records the refusal
+      const background = runsInBackground(check.params.wait, check.definition.background?.delegate);
+      if (check.remote && !background) return {}; // planned as delegateA2A, never here
       const child = subagentConversationId(conversationId, callId);
       // The child's calls count against this turn's cap and every cap above it.
       const link = childLink({
@@ -115,25 +132,31 @@ export function makeDelegationActivities(deps: ActivityDeps) {
       });
       await openSubConversation(pool, conversationId, child, link);
       const workflowId = subagentWorkflowId(conversationId, callId);
-      const start = { agent: check.params.agent, task: check.params.task, conversationId: child, workflowId };
-      if (!runsInBackground(check.params.wait, check.definition.background?.delegate)) return { start };
-      const background = {
+      const start = {
+        agent: check.params.agent,
+        task: check.params.task,
+        conversationId: child,
+        workflowId,
+        ...(check.remote ? { remote: true } : {}),
+      };
+      if (!background) return { start };
+      const task = {
         taskId: backgroundTaskId(callId),
         workflowId: backgroundTaskWorkflowId(conversationId, callId),
         onResult: check.definition.background?.on_result ?? 'followup',
       };
       await openBackgroundTask(pool, {
         conversationId,
-        taskId: background.taskId,
+        taskId: task.taskId,
         callId,
         turnId,
         agent: start.agent,
         task: start.task,
         childConversationId: child,
-        workflowId: background.workflowId,
-        onResult: background.onResult,
+        workflowId: task.workflowId,
+        onResult: task.onResult,
       });
-      return { start: { ...start, background } };
+      return { start: { ...start, background: task } };
     },
   };
 }

@@ -29,7 +29,7 @@ import { withAgentLibrary, type AgentLibraries } from './agent-library';
 import type { AgentView, AgentViews, TurnAgent } from '../deps';
 import { parseTurnRef, type TurnRef } from '../../core/turn/ref';
 import { DELEGATE_TOOL_ID, mayDelegate } from '../../core/agents/subagents';
-import { CANCEL_TOOL_ID, TASKS_TOOL_ID } from '../../core/agents/background';
+import { CANCEL_TOOL_ID, runsInBackground, TASKS_TOOL_ID } from '../../core/agents/background';
 import { A2A_DELEGATE_PLAN, remoteSubagents, remoteSubagentsListing } from '../../core/agents/remote-subagents';
 
 /** The tools that come with `subagents`: agent.delegate, then agent.tasks and agent.cancel. */
@@ -53,7 +53,8 @@ export function onToolQueue(registry: ToolRegistry, queue: string | undefined): 
 
 /**
  * The agent's remote A2A subagents (core/agents/remote-subagents.ts): its agent.delegate lists them
- * to the model, and a call naming one is planned as the `delegateA2A` activity, not a child turn.
+ * to the model, and a waited call naming one is planned as the `delegateA2A` activity, not a child
+ * turn; a background call is planned as a local one (prepareDelegation, then its task's workflow).
  */
 export function withRemoteSubagents(registry: ToolRegistry, definition: ResolvedAgentDefinition): ToolRegistry {
   const remote = remoteSubagents(definition.subagents);
@@ -66,7 +67,13 @@ export function withRemoteSubagents(registry: ToolRegistry, definition: Resolved
         ? {
             ...d,
             description: d.description + listing,
-            reroute: (p) => (names.has(p.agent as string) ? A2A_DELEGATE_PLAN : undefined),
+            // A background call (`wait: false`, or the agent's background.delegate) is planned like a
+            // local one's: its task's workflow runs the remote call (workflows/background-task.ts).
+            reroute: (p) =>
+              names.has(p.agent as string) &&
+              !runsInBackground(p.wait as boolean | undefined, definition.background?.delegate)
+                ? A2A_DELEGATE_PLAN
+                : undefined,
           }
         : d,
     ),

@@ -57,14 +57,20 @@ export const ANSWER_ARTIFACT_ID = 'answer';
 export const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined }) as Part;
 
 /** A one-text-part message of the task (the agent's by default). */
-export function textMessage(ids: A2aIds, messageId: string, body: string, role: Role = ROLE_AGENT): Message {
+export function textMessage(
+  ids: A2aIds,
+  messageId: string,
+  body: string,
+  role: Role = ROLE_AGENT,
+  metadata?: Record<string, unknown>,
+): Message {
   return {
     messageId,
     contextId: ids.contextId,
     taskId: ids.taskId,
     role,
     parts: [textPart(body)],
-    metadata: undefined,
+    metadata,
     extensions: [],
     referenceTaskIds: [],
   };
@@ -79,7 +85,20 @@ function meta(event: StreamEvent): { dreact: { seq: number; kind: string; payloa
   return { dreact: { seq: event.seq, kind: event.kind, payload } };
 }
 
-function status(ids: A2aIds, event: StreamEvent, state: TaskState, message?: string, final = false): A2aItem {
+/**
+ * The key of the turn's model usage in the final status message's metadata (`done`): a delegating
+ * durable-react reads it into its `subagentUsage` (activities/agents/a2a-delegate.ts).
+ */
+export const A2A_USAGE_KEY = 'dreact/usage';
+
+function status(
+  ids: A2aIds,
+  event: StreamEvent,
+  state: TaskState,
+  message?: string,
+  final = false,
+  messageMetadata?: Record<string, unknown>,
+): A2aItem {
   return {
     type: 'status',
     final,
@@ -88,7 +107,10 @@ function status(ids: A2aIds, event: StreamEvent, state: TaskState, message?: str
       contextId: ids.contextId,
       status: {
         state,
-        message: message === undefined ? undefined : textMessage(ids, `${ids.taskId}/${event.seq}`, message),
+        message:
+          message === undefined
+            ? undefined
+            : textMessage(ids, `${ids.taskId}/${event.seq}`, message, ROLE_AGENT, messageMetadata),
         timestamp: event.ts,
       },
       metadata: meta(event),
@@ -157,6 +179,7 @@ export function toA2aItems(event: StreamEvent, ids: A2aIds): A2aItem[] {
           event.payload.completionPath === 'cancelled' ? TASK_STATE.canceled : TASK_STATE.completed,
           event.payload.answer,
           true,
+          { [A2A_USAGE_KEY]: event.payload.usage },
         ),
       ];
     case 'step':

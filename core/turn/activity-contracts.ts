@@ -153,6 +153,11 @@ export interface ToolOutcome {
   /** Bounded preview (≤ PREVIEW_CHARS) — the full result lives in the timeline under its tc: path. */
   preview: string;
   sizeBytes: number;
+  /**
+   * A delegate call to a remote A2A agent (activities/agents/a2a-delegate.ts): the remote's model
+   * usage (zero when it reported none), rolled into the turn's `subagentUsage`.
+   */
+  subagentUsage?: Usage;
 }
 
 export interface RecordEventsInput {

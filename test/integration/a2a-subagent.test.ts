@@ -112,12 +112,10 @@ test('a real turn delegates to a remote A2A agent: its events in the timeline, i
   assert.equal(result?.text, 'Hello from the remote helper.');
   const { contextId } = a2aDelegationIds(conv, call.call_id!);
   const taskId = a2aTaskId(contextId, 1);
-  assert.deepEqual(result?.meta.subagent, {
-    agent: 'helper',
-    a2a: card('remote-helper'),
-    task_id: taskId,
-    state: 'completed',
-  });
+  const { usage, ...subagent } = result?.meta.subagent as { usage?: { outputTokens: number } };
+  assert.deepEqual(subagent, { agent: 'helper', a2a: card('remote-helper'), task_id: taskId, state: 'completed' });
+  // The remote's usage (its final status message's `dreact/usage`) is the call's.
+  assert.ok((usage?.outputTokens ?? 0) > 0, JSON.stringify(usage));
 
   // The remote's events, in order, ids from the turn, the call and the event's index.
   const events = blocks.filter((b) => b.type === A2A_EVENT_BLOCK && b.call_id === call.call_id);
@@ -180,7 +178,11 @@ test('a card URL outside the fetch allow-list is refused (the address guard of w
 test('a remote task that stops input-required (an approval there) is the observation, with what it asks', async () => {
   const conv = uniqueId('conv');
   await stack.client.startTurn(conv, 'Ask the gated one.', {}, undefined, undefined, undefined, 'lead-gated');
-  assert.equal((await stack.client.result(conv, 1)).answer, 'the remote waits');
+  const turn = await stack.client.result(conv, 1);
+  assert.equal(turn.answer, 'the remote waits');
+  // A remote task that reports no usage (it stopped before its turn's end) counts zero.
+  assert.equal(turn.subagents, 1);
+  assert.deepEqual(turn.subagentUsage, { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
   const { result } = await delegateCall(conv);
   assert.equal(result?.meta.ok, false);
   assert.match(

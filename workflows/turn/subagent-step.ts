@@ -36,6 +36,7 @@ import { addUsage, ZERO_USAGE } from '../../core/model/usage';
 import { backgroundTaskSummary } from '../../core/agents/background';
 import type { DelegationStart } from '../../activities/agents/delegate';
 import type { makeDetachActivities } from '../../activities/agents/detach';
+import type { makeRemoteTaskActivities } from '../../activities/agents/a2a-background';
 import type { BackgroundTaskInput } from '../background-task';
 import type { TurnRun } from './run';
 import { ownerAttributes, startSubagentTurn, subagentTurnUsage, type SubagentStart } from './subagent-start';
@@ -50,17 +51,22 @@ const detachActivities = proxyActivities<ReturnType<typeof makeDetachActivities>
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
+const remoteActivities = proxyActivities<ReturnType<typeof makeRemoteTaskActivities>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500ms', maximumAttempts: 3 },
+});
 const toolActivities = proxyActivities<Record<string, (input: ToolInput) => Promise<ToolOutcome>>>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
 
-/** The subagent turn a task workflow runs or adopts. */
+/** The subagent turn a task workflow runs or adopts (or its remote A2A task's call). */
 const taskStart = (s: SubagentStart): BackgroundTaskInput['start'] => ({
   agent: s.agent,
   task: s.task,
   conversationId: s.conversationId,
   workflowId: s.workflowId,
+  ...(s.remote ? { remote: true } : {}),
 });
 
 /**
@@ -112,7 +118,15 @@ async function detachCall(start: SubagentStart, input: ToolInput): Promise<void>
 export interface SubagentStep {
   /** Runs one delegate call: prepare, the child turn, its answer as the call's result. */
   run(input: ToolInput, scheduled: ScheduledChildCall): Promise<ToolOutcome>;
-  /** Subagent turns run, and their usage. */
+  /**
+   * A waited delegate call to a remote A2A agent (the delegateA2A activity, `call`): a steer of the
+   * parent is forwarded to the remote task as a message (its turn finalizes and answers the call);
+   * a cancel, a detaching steer, or a steer the remote did not take cancels the call (CancelTask).
+   */
+  runRemote(input: ToolInput, call: () => Promise<ToolOutcome>): Promise<ToolOutcome>;
+  /** A delegate call to a remote A2A agent ran (the delegateA2A activity): its usage counts in. */
+  addRemote(usage: Usage): void;
+  /** Subagent turns run (remote calls included), and their usage. */
   readonly count: number;
   readonly usage: Usage;
 }
@@ -194,8 +208,33 @@ export function subagentStep(run: TurnRun): SubagentStep {
     });
   };
 
+  const runRemote = (input: ToolInput, call: () => Promise<ToolOutcome>): Promise<ToolOutcome> => {
+    const outer = CancellationScope.current();
+    return CancellationScope.nonCancellable(async () => {
+      const scope = new CancellationScope();
+      outer.cancelRequested.catch(() => {
+        const steer = run.cancelRequest ? undefined : run.steerEvent();
+        if (!steer || steer.detach) return scope.cancel();
+        remoteActivities.steerRemoteDelegation
+          .executeWithOptions({ summary: `steer the remote task of call ${input.callId}`.slice(0, 160) }, [
+            { ...input, steer: { text: steer.text, messageId: steer.messageId } },
+          ])
+          .then(
+            (steered) => (steered ? undefined : scope.cancel()),
+            () => scope.cancel(),
+          );
+      });
+      return scope.run(call);
+    });
+  };
+
   return {
     run: runCall,
+    runRemote,
+    addRemote(remote) {
+      count += 1;
+      usage = addUsage(usage, remote);
+    },
     get count() {
       return count;
     },

@@ -24,6 +24,7 @@ import type { RoleQueues } from '../role-queue';
 import type { TurnRun } from './run';
 import { SHORT_STEP } from './activity-options';
 import { atLeast } from '../../core/turn/timeouts';
+import { A2A_DELEGATE_ACTIVITY } from '../../core/agents/remote-subagents';
 
 const { recordToolFailure, appendToolResults } = proxyActivities<TurnActivities>(SHORT_STEP);
 
@@ -164,7 +165,13 @@ async function runToolCall(
           [input],
         );
       });
-    const first = await runOn(scheduled);
+    // A waited call to a remote A2A agent: a steer is forwarded to the remote task (subagent-step.ts).
+    const first =
+      scheduled.activity === A2A_DELEGATE_ACTIVITY
+        ? await subagents.runRemote(input, () => runOn(scheduled))
+        : await runOn(scheduled);
+    // A delegate call to a remote A2A agent reports the remote's usage (older histories: none).
+    if (first.subagentUsage) subagents.addRemote(first.subagentUsage);
     // A tool with two activities (exec: launch, then await) gets the second with the same input.
     if (!scheduled.then) return first;
     return await runOn(scheduled.then);

@@ -6,7 +6,16 @@ import {
   type StreamEvent,
   type StreamEventBody,
 } from '../../../core/stream/events';
-import { a2aItemSeq, ANSWER_ARTIFACT_ID, TASK_STATE, toA2aItems, type A2aItem } from '../../../core/a2a/stream-to-a2a';
+import {
+  a2aItemSeq,
+  A2A_USAGE_KEY,
+  ANSWER_ARTIFACT_ID,
+  TASK_STATE,
+  toA2aItems,
+  type A2aItem,
+} from '../../../core/a2a/stream-to-a2a';
+import { TaskFold } from '../../../core/a2a/task';
+import { remoteUsageOf } from '../../../activities/agents/a2a-delegate';
 
 const usage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 5, cacheWriteTokens: 0 };
 const ids = { taskId: 'turn_1', contextId: 'conv_1' };
@@ -184,4 +193,21 @@ test('a cancelled turn is a canceled task; the turn start shows no workflow id',
     payload: { phase: 'turn.start', turnId: 'turn_1', turnIndex: 1, workflowId: 'conv/x/turn/1' },
   });
   assert.doesNotMatch(JSON.stringify(toA2aItems(start, ids)), /conv\/x\/turn/);
+});
+
+test("the final status message carries the turn's usage under dreact/usage; the task and a delegate read it", () => {
+  const done = ev({
+    kind: 'done',
+    payload: { turnId: 'turn_1', answer: 'Hello', iterations: 1, usage, completionPath: 'complete' },
+  });
+  const [item] = toA2aItems(done, ids);
+  const message = item?.type === 'status' ? item.event.status?.message : undefined;
+  assert.deepEqual(message?.metadata, { [A2A_USAGE_KEY]: usage });
+  const fold = new TaskFold(ids, 0);
+  fold.push(item!);
+  assert.deepEqual(remoteUsageOf(fold.task()), usage);
+  // A status without it (another server, an interrupted task) reports none.
+  const [working] = toA2aItems(ev({ kind: 'step', payload: { phase: 'iteration.start', round: 1 } }), ids);
+  fold.push(working!);
+  assert.equal(remoteUsageOf(fold.task()), undefined);
 });

@@ -1,7 +1,8 @@
 /**
  * Remote A2A subagents in agent files (core/agents/definition.ts, core/agents/remote-subagents.ts):
  * the entry's checks name the field; the agent's agent.delegate lists the remote ones and plans a
- * call to one as the delegateA2A activity, a call to a defined agent as the child turn it was.
+ * waited call to one as the delegateA2A activity, a background one and a call to a defined agent as
+ * the child call (prepareDelegation) they were.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,4 +61,24 @@ test('agent.delegate lists the remote subagents and plans a call to one as deleg
   // An agent without remote subagents keeps the declaration as it is.
   const plain = new ToolRegistry([agentDelegate]);
   assert.equal(withRemoteSubagents(plain, { ...definition, subagents: ['researcher'] }), plain);
+});
+
+test('a background call to a remote subagent is planned like a local one (prepareDelegation, its task), not delegateA2A', () => {
+  const definition = {
+    name: 'lead',
+    instructions: '',
+    subagents: [{ a2a: URL_, name: 'analyst' }],
+  } as ResolvedAgentDefinition;
+  const registry = withRemoteSubagents(new ToolRegistry([agentDelegate]), definition);
+  const background = registry.activityOptions('agent.delegate', { agent: 'analyst', task: 't', wait: false });
+  assert.equal(background.child, true);
+  assert.equal(background.activity, 'runTool');
+  // The agent's background.delegate sends calls without `wait` there too; `wait: true` still waits.
+  const bgAgent = withRemoteSubagents(new ToolRegistry([agentDelegate]), {
+    ...definition,
+    background: { delegate: true },
+  } as ResolvedAgentDefinition);
+  assert.equal(bgAgent.activityOptions('agent.delegate', { agent: 'analyst', task: 't' }).child, true);
+  const waited = bgAgent.activityOptions('agent.delegate', { agent: 'analyst', task: 't', wait: true });
+  assert.equal(waited.activity, 'delegateA2A');
 });
