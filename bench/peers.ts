@@ -46,13 +46,16 @@ const ROUND_COUNTS = (process.env.DREACT_BENCH_PEERS_ROUNDS ?? '3,12').split(','
 /**
  * durable-react's worker variants measured beside each other (DREACT_BENCH_PEERS_VARIANTS):
  * `label:NAME=value,NAME=value;label2:…` — each its own worker process with those environment
- * variables; `script=inline` puts the whole script in the turn (the shape before issue 42).
- * Default: the deployed worker as it is.
+ * variables; `script=inline` puts the whole script in the turn (the shape before issue 42);
+ * `worker=PATH` runs another compiled worker (e.g. a build of main in another tree: `PATH` its
+ * dist/worker.cjs), so two builds compare in one invocation. Default: the deployed worker as it is.
  */
 export interface Variant {
   label: string;
   env: Record<string, string>;
   inlineScript: boolean;
+  /** Another tree's compiled worker (dist/worker.cjs) instead of this tree's. */
+  worker?: string;
 }
 
 export function parseVariants(raw: string | undefined): Variant[] {
@@ -62,6 +65,7 @@ export function parseVariants(raw: string | undefined): Variant[] {
     const label = (at === -1 ? spec : spec.slice(0, at)).trim();
     const env: Record<string, string> = {};
     let inlineScript = false;
+    let worker: string | undefined;
     for (const kv of at === -1 ? [] : spec.slice(at + 1).split(',')) {
       const [k, v] = kv.split('=').map((x) => x.trim());
       if (!k || v === undefined) throw new Error(`DREACT_BENCH_PEERS_VARIANTS: "${kv}" in "${spec}" is not NAME=value`);
@@ -69,10 +73,11 @@ export function parseVariants(raw: string | undefined): Variant[] {
         if (v !== 'inline' && v !== 'named')
           throw new Error(`DREACT_BENCH_PEERS_VARIANTS: script=${v}: inline or named`);
         inlineScript = v === 'inline';
-      } else env[k] = v;
+      } else if (k === 'worker') worker = v;
+      else env[k] = v;
     }
     if (!label) throw new Error(`DREACT_BENCH_PEERS_VARIANTS: "${spec}" has no label`);
-    return { label: `durable-react ${label}`, env, inlineScript };
+    return { label: `durable-react ${label}`, env, inlineScript, ...(worker ? { worker } : {}) };
   });
 }
 
@@ -155,18 +160,21 @@ async function measure(
 
 /** durable-react: the deployed worker process (workers/main.ts, compiled), the scripted model at zero latency. */
 async function dreactSide(client: Client, address: string, db: Db, variant: Variant, index: number): Promise<Side> {
-  const { env, inlineScript } = variant;
+  const { env, inlineScript, worker: entry } = variant;
   const taskQueue = `bench-peers-${process.pid}-${index}`;
   const applicationName = `dreact-bench-peers-${process.pid}-${index}`;
-  const worker = spawnWorkerProcess({
-    TEMPORAL_ADDRESS: address,
-    DREACT_DB_SCHEMA: db.schema,
-    DATABASE_URL: withApplicationName(db.databaseUrl, applicationName),
-    DREACT_TASK_QUEUE: taskQueue,
-    DREACT_MAX_CONCURRENT_ACTIVITIES: process.env.DREACT_MAX_CONCURRENT_ACTIVITIES ?? '400',
-    DREACT_DB_POOL_MAX: process.env.DREACT_DB_POOL_MAX ?? '40',
-    ...env,
-  });
+  const worker = spawnWorkerProcess(
+    {
+      TEMPORAL_ADDRESS: address,
+      DREACT_DB_SCHEMA: db.schema,
+      DATABASE_URL: withApplicationName(db.databaseUrl, applicationName),
+      DREACT_TASK_QUEUE: taskQueue,
+      DREACT_MAX_CONCURRENT_ACTIVITIES: process.env.DREACT_MAX_CONCURRENT_ACTIVITIES ?? '400',
+      DREACT_DB_POOL_MAX: process.env.DREACT_DB_POOL_MAX ?? '40',
+      ...env,
+    },
+    entry ? { compiled: entry } : {},
+  );
   await worker.ready;
   const api = new DreactClient(client, { taskQueue });
   const shares = historyShares(client);

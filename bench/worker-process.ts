@@ -23,14 +23,17 @@ export interface WorkerProcess {
  */
 export function spawnWorkerProcess(
   env: Record<string, string>,
-  opts: { from?: 'compiled' | 'sources'; script?: string } = {},
+  opts: { from?: 'compiled' | 'sources'; script?: string; compiled?: string } = {},
 ): WorkerProcess {
   // `script`: another worker's TypeScript entry (the peers bench's peer worker), run through tsx.
+  // `compiled`: another tree's compiled worker (its dist/worker.cjs), as built there.
   const entry = opts.script
     ? ['--import', 'tsx', opts.script]
-    : opts.from === 'sources'
-      ? ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')]
-      : [ensureWorkerBuild()];
+    : opts.compiled
+      ? [opts.compiled]
+      : opts.from === 'sources'
+        ? ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')]
+        : [ensureWorkerBuild()];
   const t0 = Date.now();
   let log = '';
   // DREACT_BENCH_WORKER_NODE_ARGS: extra node flags for the worker (e.g. --cpu-prof to profile a bench).

@@ -17,7 +17,11 @@
  *   DREACT_MAX_CACHED_WORKFLOWS           sticky workflow cache (default 1 000 turns)
  *   DREACT_DB_POOL_MAX                    Postgres connections of the worker (default 20)
  *   DREACT_REUSE_V8_CONTEXT               on (the SDK's default) | off: one V8 context for every
- *                                         workflow, or one per workflow (bench peers measures both)
+ *                                         workflow, or one per workflow (bench peers measures both:
+ *                                         off cost the worker 44.4 vs 29.6 ms CPU per round on a first
+ *                                         3-round turn, 31.4 vs 22.9 on a later one, 21.0 vs 16.1 and
+ *                                         16.9 vs 13.8 at 12 rounds — 60 conversations, load 4–8 on 2
+ *                                         cores, issue 42; stay on)
  *   DREACT_STICKY_SCHEDULE_TO_START_MS    how long a workflow task waits for the worker that last ran
  *                                         its workflow before any worker may take it (default 10 000,
  *                                         the SDK's: a task that waits longer moves to the shared
@@ -30,7 +34,9 @@
  *                                         (workers/orphaned-activities.ts: every workflow with an
  *                                         activity in flight); a graceful shutdown hands them on at once)
  *   DREACT_NON_STICKY_TO_STICKY_POLL_RATIO pollers of the shared workflow queue per sticky-queue
- *                                         poller (the SDK's default 0.2 when unset)
+ *                                         poller (the SDK's default 0.2 when unset; 1 measured within
+ *                                         the bench's noise of 0.2 — worker CPU per round 2–7 % lower
+ *                                         in 6 of 8 runs, 60 conversations, issue 42 — so not the default)
  *
  * Per role (docs/worker-roles.md), one SDK Worker each:
  *

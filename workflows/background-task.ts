@@ -24,7 +24,8 @@ import { A2A_DELEGATE_PLAN } from '../core/agents/remote-subagents';
 import { failureMessage } from './failure';
 import type { makeDetachActivities } from '../activities/agents/detach';
 import type { TaskStatus } from '../core/agents/background';
-import { ZERO_USAGE, type Usage } from '../core/model/provider';
+import type { Usage } from '../core/model/provider';
+import { ZERO_USAGE } from '../core/model/usage';
 import { cancelSignal } from '../contract/definitions';
 import { startSubagentTurn, subagentTurnUsage, type SubagentStart } from './turn/subagent-start';
 

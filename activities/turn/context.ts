@@ -108,6 +108,7 @@ export function makeContextActivities(deps: ActivityDeps) {
       blocks: blockCount,
       maxRounds: settings.maxRounds,
       needsTitle: conversation !== undefined && conversation.title === null,
+      titleInRound: true,
       toolCount: selectableToolCount(view.registry.ids()),
       agent,
       settings: {

@@ -81,31 +81,9 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
-export const ZERO_USAGE: Usage = Object.freeze({
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-});
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  const reasoning =
-    a.reasoningTokens !== undefined || b.reasoningTokens !== undefined
-      ? { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) }
-      : {};
-  const hour =
-    a.cacheWrite1hTokens !== undefined || b.cacheWrite1hTokens !== undefined
-      ? { cacheWrite1hTokens: (a.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0) }
-      : {};
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-    ...reasoning,
-    ...hour,
-  };
-}
+// The sum of usages, zod-free for workflows (core/model/usage.ts).
+export { ZERO_USAGE, addUsage } from './usage';
+import { ZERO_USAGE } from './usage';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'aborted' | 'other';
 

@@ -7,38 +7,20 @@
  * `stage.tool_selection` block, and every decision round of the turn — in either protocol —
  * offers only those tools (`turnRegistry`).
  *
- * Shared by the workflow (whether to run the selection) and the activities. Pure.
+ * The activities' (the workflow reads the limits from core/tools/pinned.ts). Pure.
  */
 import { z } from 'zod';
 import type { Block } from '../timeline/block';
 import { restrictRegistry, type ToolRegistry } from './registry';
 
-/** Selection runs only above this many registered tools. */
-export const TOOL_SELECTION_THRESHOLD = 12;
-/** Most tools the model may pick (pinned tools come on top). */
-export const TOOL_SELECTION_MAX = 6;
-/** Tools every turn is offered whatever the selection: the runtime's own react.* tools. */
-export const PINNED_TOOLS: readonly string[] = [
-  'react.read',
-  'react.write',
-  'react.plan',
-  'react.hide',
-  'react.patch',
-  'react.pull',
-  'react.checkout',
-  'react.rg',
-  'react.memsearch',
-];
-
-/** The runtime's own tools (`react.*`, configured ones included) are pinned: never selected away, never counted. */
-export function isPinnedTool(id: string): boolean {
-  return id.startsWith('react.');
-}
-
-/** Tools the selection chooses among (what TOOL_SELECTION_THRESHOLD is compared with). */
-export function selectableToolCount(ids: readonly string[]): number {
-  return ids.filter((id) => !isPinnedTool(id)).length;
-}
+// The limits and the pinned tools, zod-free for the workflow (core/tools/pinned.ts).
+export {
+  isPinnedTool,
+  PINNED_TOOLS,
+  selectableToolCount,
+  TOOL_SELECTION_MAX,
+  TOOL_SELECTION_THRESHOLD,
+} from './pinned';
 export const CATALOGUE_LINE_CHARS = 80;
 export const TOOL_SELECTION_BLOCK = 'stage.tool_selection';
 

@@ -32,6 +32,12 @@ export interface LoadedContext {
   /** The old name of `maxRounds`, in results recorded before the rename (read when `maxRounds` is absent). */
   maxIterations?: number;
   needsTitle: boolean;
+  /**
+   * The title call runs inside the turn's first round (its decide input's `title`), not as the
+   * `gate` activity beside it: one activity and the workflow task its completion woke fewer. Absent
+   * in results recorded before (those turns replay scheduling the gate).
+   */
+  titleInRound?: boolean;
   /** Tools the agent offers the turn before selection. */
   toolCount: number;
   /** The agent version the turn runs on (absent in histories recorded before agents). */
@@ -72,6 +78,11 @@ export interface DecideInput {
   iteration: { index: number; max: number; base: number; bonus: number };
   /** Native two-phase mode: 'loop' rounds do not stream an answer (a synthesis call does). */
   answerPhase?: 'stream' | 'loop';
+  /**
+   * A new conversation's title call (the gate, activities/turn/gate.ts), run beside this round's
+   * model call inside the activity: on the turn's rounds until one returned (LoadedContext.titleInRound).
+   */
+  title?: { prompt: string };
 }
 
 /** What the loop acts on: every outcome but `over_budget` (answered by compaction). */

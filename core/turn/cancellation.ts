@@ -3,11 +3,12 @@
  * timeline and the surfaces use for it, and the turn's `system.message` block that records it.
  * A cancel is not a steer: the turn does not finalize with the model, it stops — its in-flight
  * round, tool call or approval wait is interrupted, the timeline is closed and persisted, and the
- * turn ends with the `cancelled` completion path. Pure and deterministic (workflows import it).
+ * turn ends with the `cancelled` completion path. Pure and deterministic (the turn's workflow requires it in its cancel handler only).
  */
 import { z } from 'zod';
 import { blockId, makeBlock, type Block } from '../timeline/block';
 import { paths } from '../timeline/paths';
+import { cancelledBy } from './cancelled-by';
 
 /** `system.message` meta kind of the block that records a turn's cancellation. */
 export const TURN_CANCELLED_KIND = 'turn_cancelled';
@@ -26,9 +27,7 @@ export const CancelRequestSchema = z.strictObject({
 export type CancelRequest = z.infer<typeof CancelRequestSchema>;
 
 /** "cancelled by <who>" (": <reason>" when one was given): the one wording of a cancellation. */
-export function cancelledBy(req: CancelRequest): string {
-  return `cancelled by ${req.by}${req.reason ? `: ${req.reason}` : ''}`;
-}
+export { cancelledBy };
 
 /** The block id of the turn's cancellation record (one per turn: the first cancel wins). */
 export function turnCancelledBlockId(turnId: string): string {

@@ -2,7 +2,10 @@
  * The outcome an earlier attempt of a decision round recorded (its call blocks or its
  * completion), if any: a retry after the append returns exactly that, so the calls the workflow
  * runs are the stored call blocks and the answer is the stored answer — never a second,
- * different model reply. Pure.
+ * different model reply. A round a spend cap refused (activities/turn/round/outcome.ts: its
+ * `budget.<round>` notice beside the answer saying so) reads back as refused, completion path
+ * `budget_exceeded` — not as the `complete` its answer block alone would say (a refused round whose
+ * attempt failed after the append then ended its turn as answered). Pure.
  */
 import { blockId, type Block } from '../timeline/block';
 import { ZERO_USAGE } from '../model/provider';
@@ -42,11 +45,14 @@ export function storedOutcome(
   const by = answeredByOf(first ?? done);
   const answered = by ? { answeredBy: by } : {};
   if (calls.length > 0) return { kind: 'tools', calls, ...(final ? { final } : {}), usage: ZERO_USAGE, ...answered };
+  const refused = own.some(
+    (b) => b.type === 'react.notice' && b.id === blockId(input.turnId, 'react.notice', `budget.${input.round}`),
+  );
   if (final)
     return {
       kind: 'final',
       ...final,
-      completionPath: input.mode === 'finalize' ? 'steer_finalize' : final.action,
+      completionPath: refused ? 'budget_exceeded' : input.mode === 'finalize' ? 'steer_finalize' : final.action,
       usage: ZERO_USAGE,
       ...answered,
     };

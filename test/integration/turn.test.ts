@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { createTestStack, uniqueId, type TestStack } from '../support/stack';
 import { loadBlocks, getArtifact } from '../../store/timeline-store';
 import { recordHistory } from '../support/fixtures';
@@ -61,18 +62,17 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     'Plan note check',
     'the gate titled the new conversation',
   );
-  // The title call runs beside round 1: both are scheduled by the same workflow task.
+  // The title call runs inside round 1's activity: no gate activity (nor the workflow task its
+  // completion would wake); round 1's input carries the title's prompt, later rounds' do not.
   const turnEvents = (await stack.server.env.client.workflow.getHandle(started.workflowId).fetchHistory()).events ?? [];
-  const scheduledAt = (name: string) =>
-    turnEvents.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
-  const [gateAt, decideAt] = [scheduledAt('gate'), scheduledAt('decide')];
-  assert.ok(gateAt >= 0 && decideAt >= 0, 'gate and decide were scheduled');
-  assert.ok(
-    !turnEvents
-      .slice(Math.min(gateAt, decideAt), Math.max(gateAt, decideAt))
-      .some((e) => e.workflowTaskCompletedEventAttributes),
-    'no workflow task between the title call and round 1',
-  );
+  const scheduled = (name: string) =>
+    turnEvents.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
+  assert.equal(scheduled('gate').length, 0, 'no gate activity');
+  const titles = scheduled('decide').map((e) => {
+    const payload = e.activityTaskScheduledEventAttributes?.input?.payloads?.[0];
+    return (defaultPayloadConverter.fromPayload(payload!) as { title?: { prompt: string } }).title?.prompt;
+  });
+  assert.deepEqual(titles, ['Make a plan note and check it', undefined, undefined]);
   // A worker killed inside a workflow task (or a local activity) holds a turn and its children for
   // their workflow task timeout: 2 s, not the default 10 s.
   for (const id of [started.workflowId, `${started.workflowId}/persist`]) {
@@ -80,7 +80,7 @@ test('a turn with two tool rounds completes and persists its timeline in order, 
     const startedEvent = history.events?.[0]?.workflowExecutionStartedEventAttributes;
     assert.equal(Number(startedEvent?.workflowTaskTimeout?.seconds ?? 0), 2, `${id}: workflow task timeout`);
   }
-  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v7-turn-ref');
+  await recordHistory(stack.server.address, started.workflowId, 'turn-two-tool-rounds-v9-title-in-round');
   await recordHistory(stack.server.address, `${started.workflowId}/persist`, 'persist-turn-v6-roles');
 });
 

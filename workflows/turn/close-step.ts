@@ -17,7 +17,7 @@ import type { CompactionStep } from './compaction-step';
 import type { DecideStep } from './decide-step';
 import type { ToolStep } from './tool-step';
 import { markTurnFailed, type TurnRun } from './run';
-import { cancelledBy } from '../../core/turn/cancellation';
+import { cancelledBy } from '../../core/turn/cancelled-by';
 
 const { finalizeTurn, recordTurnFailure } = proxyActivities<TurnActivities>(SHORT_STEP);
 

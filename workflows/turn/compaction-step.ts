@@ -6,7 +6,7 @@
  * instead of looping.
  */
 import { ActivityFailure, ApplicationFailure, executeChild } from '@temporalio/workflow';
-import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import { addUsage, ZERO_USAGE } from '../../core/model/usage';
 import type { Usage } from '../../core/turn/contracts';
 import type { CompactionReason, DecideOutcome, RoundOutcome } from '../../core/turn/activity-contracts';
 import { CompactionWorkflow } from '../compaction';

@@ -67,9 +67,12 @@ export interface DecideStep {
   modelLine(): string;
 }
 
-export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'twoPhase'>): DecideStep {
+export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'twoPhase' | 'titleInRound'>): DecideStep {
   const { turn, roles } = run;
   const { twoPhase } = opened;
+  // A new conversation's title call rides on the turn's rounds until one returned (a steer or a
+  // cancel may stop round 1 first); the gate is idempotent, so a rerun of a round repeats nothing.
+  let titlePrompt = opened.titleInRound;
   const { modelsHeartbeatMs, modelsStartToCloseMs } = roles.timeouts;
   const timeouts = { heartbeatTimeout: modelsHeartbeatMs, startToCloseTimeout: modelsStartToCloseMs };
   const decideActivity = opened.native ? decideNative : decide;
@@ -98,6 +101,7 @@ export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'tw
         events,
         iteration,
         ...(twoPhase ? { answerPhase: 'loop' as const } : {}),
+        ...(titlePrompt !== undefined ? { title: { prompt: titlePrompt } } : {}),
       };
       const summary = finalize ? `decide finalize (steer) round ${round}` : `decide round ${round}`;
       const call = (bound: Partial<ActivityOptions>) =>
@@ -105,13 +109,13 @@ export function decideStep(run: TurnRun, opened: Pick<OpenedTurn, 'native' | 'tw
           decideActivity.executeWithOptions({ summary, ...timeouts, ...bound, ...placed }, [decideInput]),
         );
       // The finalize round is a cancel's to stop (a second steer does not): same command, in a scope.
-      return async () =>
-        note(
-          round,
-          finalize
-            ? await run.cancellable(() => call(FINALIZE_BOUND), { cancelOnly: true })
-            : await run.cancellable(() => call(WAIT_FOR_CANCEL)),
-        );
+      return async () => {
+        const outcome = finalize
+          ? await run.cancellable(() => call(FINALIZE_BOUND), { cancelOnly: true })
+          : await run.cancellable(() => call(WAIT_FOR_CANCEL));
+        if (outcome !== undefined) titlePrompt = undefined;
+        return note(round, outcome);
+      };
     },
   };
 }

@@ -17,7 +17,7 @@ import type { TurnSlotActivities } from '../../activities/governance/turn-slots'
 import { DEFAULT_AGENT_NAME } from '../../core/agents/ref';
 import type { LoadedContext } from '../../core/turn/activity-contracts';
 // Tool selection happens only with a large catalogue: the threshold and pinned tools are core's.
-import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/selection';
+import { PINNED_TOOLS, TOOL_SELECTION_THRESHOLD } from '../../core/tools/pinned';
 import { SHORT_STEP } from './activity-options';
 import type { TurnRun } from './run';
 
@@ -52,6 +52,8 @@ export interface OpenedTurn {
   twoPhase: boolean;
   /** The title call's outcome (a failure included), awaited before the turn persists. */
   titled: Promise<Error | undefined>;
+  /** The title call's prompt when it runs inside the turn's rounds (the decide input's `title`), not as the gate activity. */
+  titleInRound?: string;
 }
 
 /** A models-role activity with the turn's models heartbeat (and `bound`), placed on the models queue. */
@@ -94,10 +96,14 @@ export async function openStep(run: TurnRun, slot: SlotHold): Promise<OpenedTurn
   // The gate titles a new conversation once; a large tool catalogue is narrowed for this turn.
   const brief = input.prompt.text.slice(0, 2000);
   // The title call runs beside the first round: nothing a round renders depends on it (its block is
-  // hidden bookkeeping), so a new conversation's first answer does not wait for its title. Its
-  // outcome, a failure included, is awaited before the turn persists.
+  // hidden bookkeeping), so a new conversation's first answer does not wait for its title. A worker
+  // whose loadContext says `titleInRound` runs it inside the round's activity (decide-step.ts): no
+  // gate activity, no workflow task woken by its completion. Turns recorded before schedule the gate
+  // beside round 1 (their loadContext result, in history, says nothing of it), and its outcome, a
+  // failure included, is awaited before the turn persists.
   let titled: Promise<Error | undefined> = Promise.resolve(undefined);
-  if (context.needsTitle) {
+  const titleInRound = context.needsTitle && context.titleInRound === true ? brief : undefined;
+  if (context.needsTitle && titleInRound === undefined) {
     const titling = onModels(run, gate, `gate: title conversation ${conversationId}`, [
       { turn: run.turn, prompt: brief },
     ]);
@@ -114,7 +120,7 @@ export async function openStep(run: TurnRun, slot: SlotHold): Promise<OpenedTurn
   const protocol = context.settings ? context.settings.protocol : model.protocol;
   const native = protocol === 'native';
   const twoPhase = native && (context.settings ? context.settings.answerSynthesis : model.answerSynthesis) === true;
-  return { native, twoPhase, titled };
+  return { native, twoPhase, titled, ...(titleInRound !== undefined ? { titleInRound } : {}) };
 }
 
 /**

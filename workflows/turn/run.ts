@@ -22,7 +22,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import { addUsage, ZERO_USAGE } from '../../core/model/usage';
 import { DEFAULT_MAX_ROUNDS } from '../../core/turn/ids';
 import { turnRefOf } from '../../core/turn/turn-ref-of';
 import type { TurnRef } from '../../core/turn/ref';
@@ -51,7 +51,8 @@ import {
 } from '../../contract/definitions';
 import { roleQueues, type RoleQueues } from '../role-queue';
 import type { TurnActivities } from '../../activities/turn-activities';
-import { CancelRequestSchema, cancelledBy, type CancelRequest } from '../../core/turn/cancellation';
+import type { CancelRequest } from '../../core/turn/cancellation';
+import { cancelledBy } from '../../core/turn/cancelled-by';
 import { SHORT_STEP } from './activity-options';
 import { turnMetrics } from '../metrics';
 
@@ -148,7 +149,11 @@ export function turnRun(input: TurnInput): TurnRun {
   setHandler(cancelSignal, async (raw) => {
     if (cancelRequest || status === 'persisting' || status === 'completed') return;
     if (!patched('turn-cancel')) return;
-    // A signal cannot be refused: a payload that does not parse still cancels, by "unknown".
+    // A signal cannot be refused: a payload that does not parse still cancels, by "unknown". Required
+    // here, not imported: its schema (and the block schemas beside it) is built in the turns a
+    // cancel reaches, not in every turn instance.
+    const { CancelRequestSchema } =
+      require('../../core/turn/cancellation') as typeof import('../../core/turn/cancellation');
     const parsed = CancelRequestSchema.safeParse(raw);
     const request: CancelRequest = parsed.success ? parsed.data : { by: 'unknown' };
     cancelRequest = request;

@@ -16,7 +16,8 @@ import { subagentSummary } from '../../core/agents/subagents';
 import { turnIdFor } from '../../core/turn/ids';
 import type { DelegationStart } from '../../activities/agents/delegate';
 import type { TurnResult } from '../../core/turn/contracts';
-import { addUsage, type Usage } from '../../core/model/provider';
+import type { Usage } from '../../core/model/provider';
+import { addUsage } from '../../core/model/usage';
 import {
   AgentNameKey,
   ConversationIdKey,

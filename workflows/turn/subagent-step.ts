@@ -32,7 +32,7 @@ import {
 import type { ScheduledChildCall } from '../../core/tools/call-plan';
 import type { Usage } from '../../core/turn/contracts';
 import type { ToolInput, ToolOutcome } from '../../core/turn/activity-contracts';
-import { addUsage, ZERO_USAGE } from '../../core/model/provider';
+import { addUsage, ZERO_USAGE } from '../../core/model/usage';
 import { backgroundTaskSummary } from '../../core/agents/background';
 import type { DelegationStart } from '../../activities/agents/delegate';
 import type { makeDetachActivities } from '../../activities/agents/detach';

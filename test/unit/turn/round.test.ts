@@ -23,6 +23,7 @@ import {
   stoppedAnswer,
 } from '../../../core/turn/finalize';
 import type { Decision } from '../../../core/decision/schema';
+import { refusalOutcome } from '../../../activities/turn/round/outcome';
 
 const TS = '2026-01-01T00:00:00.000Z';
 const WF = 'conv/c1/turn/1';
@@ -175,6 +176,30 @@ test('storedOutcome: a retry returns exactly the calls and answer the first atte
       },
     ),
   );
+});
+
+test('storedOutcome: a retried round a spend cap refused reads back as refused (budget_exceeded), not complete', () => {
+  const use = { label: 'tenant local, per day', capUsd: 0.1, spentUsd: 0.09, reservedUsd: 0.02 };
+  for (const mode of ['normal', 'finalize'] as const) {
+    const scope = {
+      plans: registry,
+      input: input(2, mode),
+      blocks: [header('turn_1')],
+      ts: TS,
+      workflowId: WF,
+      turnId: 'turn_1',
+      round: 2,
+      sourceRefs: [],
+    } as unknown as Parameters<typeof refusalOutcome>[0];
+    const refused = refusalOutcome(scope, use);
+    const stored = storedOutcome([header('turn_1'), ...refused.write.blocks], input(2, mode), WF, registry);
+    assert.deepEqual(stored, refused.outcome, `${mode}: the retry returns the refusal`);
+    assert.equal(
+      storedOutcome([header('turn_1'), ...refused.write.blocks], input(3, mode), WF, registry),
+      undefined,
+      'another round recorded nothing',
+    );
+  }
 });
 
 test('eventBlock: steer and followup blocks keyed by message id', () => {
