@@ -349,7 +349,11 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
   assert.equal(cancelled.status, 202);
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal((await stack.client.conversationState('acme~web~cancel-4')).activeTurn?.turnIndex, 1, 'runs on');
+  assert.equal(gw.gateway.mcpSessions.statelessInFlight, 1, 'the stateless start_turn still waits');
+  // Its client goes away: the request's server closes (the wait stops; the turn runs on).
   hold.abort();
+  await waitFor('the stateless wait to stop', async () => gw.gateway.mcpSessions.statelessInFlight === 0);
+  assert.equal((await stack.client.conversationState('acme~web~cancel-4')).activeTurn?.turnIndex, 1, 'runs on');
   await stack.client.cancel('acme~web~cancel-4', { turnIndex: 1 });
   assert.equal((await ended('cancel-4')).completionPath, 'cancelled');
 });
