@@ -152,7 +152,8 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): Mc
     const server = createDreactMcpServer(base(c.get('principal')));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
-    return transport.handleRequest(c.req.raw, parsedBody === undefined ? {} : { parsedBody });
+    const res = await transport.handleRequest(c.req.raw, parsedBody === undefined ? {} : { parsedBody });
+    return sessions.serveStateless(server, res);
   });
   return sessions;
 }

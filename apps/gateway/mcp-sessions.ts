@@ -9,7 +9,8 @@
  * no open request or stream makes room; none → 429) and in total (503); a session with no open
  * request or stream for `idleMs` is closed (its transport, streams and subscriptions), and so is
  * the session of a key revoked meanwhile (re-checked every `recheckMs`, as /v1 streams are).
- * `closeAll` on gateway shutdown. Sessions live in this process only: another replica answers 404.
+ * `closeAll` on gateway shutdown, with the stateless requests still being answered
+ * (`serveStateless`: each closes when its response ends or its client goes away). Sessions live in this process only: another replica answers 404.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -62,6 +63,7 @@ export const sessionNotFound = () =>
 
 export class McpSessions {
   private readonly sessions = new Map<string, Session>();
+  private readonly stateless = new Set<McpServer>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly rechecker: NodeJS.Timeout;
   readonly limits: McpSessionLimits;
@@ -153,10 +155,37 @@ export class McpSessions {
     return this.track(session, res);
   }
 
+  /**
+   * A stateless request's server: closed when its response ends or its client goes away (a waiting
+   * `start_turn` stops waiting; its turn runs on), or with the gateway.
+   */
+  serveStateless(server: McpServer, res: Response): Response {
+    const done = () => {
+      this.stateless.delete(server);
+      void server.close().catch(() => undefined);
+    };
+    if (!res.body) {
+      done();
+      return res;
+    }
+    this.stateless.add(server);
+    return onBodyEnd(res, done);
+  }
+
+  /** Stateless requests being answered. */
+  get statelessInFlight(): number {
+    return this.stateless.size;
+  }
+
   async closeAll(): Promise<void> {
     clearInterval(this.sweeper);
     clearInterval(this.rechecker);
-    await Promise.all([...this.sessions.values()].map((s) => this.close(s)));
+    const stateless = [...this.stateless];
+    this.stateless.clear();
+    await Promise.all([
+      ...[...this.sessions.values()].map((s) => this.close(s)),
+      ...stateless.map((server) => server.close().catch(() => undefined)),
+    ]);
   }
 
   private async close(s: Session): Promise<void> {
@@ -182,32 +211,39 @@ export class McpSessions {
   private track(s: Session, res: Response): Response {
     if (!res.body) return res;
     s.open++;
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
+    return onBodyEnd(res, () => {
       s.open--;
       s.lastSeen = Date.now();
-    };
-    const reader = res.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(ctrl) {
-        try {
-          const chunk = await reader.read();
-          if (chunk.done) {
-            end();
-            ctrl.close();
-          } else ctrl.enqueue(chunk.value);
-        } catch (err) {
-          end();
-          ctrl.error(err);
-        }
-      },
-      cancel(reason) {
-        end();
-        return reader.cancel(reason);
-      },
     });
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   }
+}
+
+/** `res` whose body calls `end` once when it is read to its end, fails, or is cancelled (the client went away). */
+function onBodyEnd(res: Response, end: () => void): Response {
+  let ended = false;
+  const once = () => {
+    if (ended) return;
+    ended = true;
+    end();
+  };
+  const reader = res.body!.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(ctrl) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) {
+          once();
+          ctrl.close();
+        } else ctrl.enqueue(chunk.value);
+      } catch (err) {
+        once();
+        ctrl.error(err);
+      }
+    },
+    cancel(reason) {
+      once();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }

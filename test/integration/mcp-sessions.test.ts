@@ -256,6 +256,12 @@ test('subscribe: the timeline of a conversation gets resources/updated when a tu
 
 test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an aborted wait_turn leaves the turn running', async () => {
   const { client } = await connect(keyA);
+  // Each held turn is cancelled and seen to end before the test does (a request still waiting on
+  // it would outlive the stack otherwise).
+  const ended = (conv: string) =>
+    waitFor(`${conv} to end`, async () =>
+      (await listTurns(stack.db.pool, `acme~web~${conv}`)).find((t) => t.finishedAt !== null),
+    );
   const pending = async (conv: string) =>
     waitFor('the approval wait', async () => {
       const r = await fetch(`${gw.url}/v1/conversations/${conv}/approvals`, { headers: { 'x-api-key': keyA } });
@@ -270,10 +276,7 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
   await pending('cancel-1');
   abort.abort('the user pressed stop');
   await assert.rejects(call, /abort|stop/i);
-  const row = await waitFor('the turn to end', async () =>
-    (await listTurns(stack.db.pool, 'acme~web~cancel-1')).find((t) => t.finishedAt !== null),
-  );
-  assert.equal(row.completionPath, 'cancelled');
+  assert.equal((await ended('cancel-1')).completionPath, 'cancelled');
   assert.deepEqual(sends, [], 'the held tool never ran');
 
   // wait_turn cancelled: only the wait stops.
@@ -300,6 +303,7 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
     [null],
   );
   await stack.client.cancel('acme~web~cancel-2', { turnIndex: 1 });
+  assert.equal((await ended('cancel-2')).completionPath, 'cancelled');
   await client.close();
 
   // The session's own end (DELETE, expiry, shutdown) ends its requests, never their turns.
@@ -317,6 +321,7 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal((await stack.client.conversationState('acme~web~cancel-3')).activeTurn?.turnIndex, 1, 'runs on');
   await stack.client.cancel('acme~web~cancel-3', { turnIndex: 1 });
+  assert.equal((await ended('cancel-3')).completionPath, 'cancelled');
 
   // Stateless: the cancellation arrives on another request, to another server — nothing to correlate.
   const hold = new AbortController();
@@ -344,6 +349,11 @@ test('cancel: an aborted start_turn cancels its turn (it ends cancelled); an abo
   assert.equal(cancelled.status, 202);
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal((await stack.client.conversationState('acme~web~cancel-4')).activeTurn?.turnIndex, 1, 'runs on');
+  assert.equal(gw.gateway.mcpSessions.statelessInFlight, 1, 'the stateless start_turn still waits');
+  // Its client goes away: the request's server closes (the wait stops; the turn runs on).
   hold.abort();
+  await waitFor('the stateless wait to stop', async () => gw.gateway.mcpSessions.statelessInFlight === 0);
+  assert.equal((await stack.client.conversationState('acme~web~cancel-4')).activeTurn?.turnIndex, 1, 'runs on');
   await stack.client.cancel('acme~web~cancel-4', { turnIndex: 1 });
+  assert.equal((await ended('cancel-4')).completionPath, 'cancelled');
 });
