@@ -104,9 +104,11 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
           tool: a.toolId,
           params: summary(a.params),
           ...(a.reason ? { reason: a.reason } : {}),
-          turn_index: Number(/^turn_(\d+)$/.exec(a.turnId)?.[1] ?? 0),
           expires_at: a.expiresAt,
-          ...(a.subagent ? { subagent: a.subagent.agent } : {}),
+          // A subagent's call waits in its own turn: named by its agent, not by a turn of this conversation.
+          ...(a.subagent
+            ? { subagent: a.subagent.agent }
+            : { turn_index: Number(/^turn_(\d+)$/.exec(a.turnId)?.[1] ?? 0) }),
         }));
         const lines = approvals.map(
           (a) =>

@@ -87,8 +87,14 @@ export async function waitForAnswer(d: WaitDeps, t: WaitTarget, extra: WaitExtra
   };
   const at = { conversationId: id, extra, signal: stop.signal };
   const follow = async () => {
-    // Calls that already wait (a wait_turn after the request): said before the stream's news.
-    for (const line of (await d.approvals?.onStart(at, turnId).catch(() => [])) ?? []) await say(line, true);
+    // Calls that already wait (a wait_turn after the request), said once listed — beside the
+    // stream, never holding it up (a quick turn's events would be lost when its answer came first).
+    const early = d.approvals?.onStart(at, turnId).then(
+      async (lines) => {
+        for (const line of lines) await say(line, true);
+      },
+      () => undefined,
+    );
     let lastDelta = 0;
     for await (const e of followEvents(d.pool, id, {
       afterSeq: t.after,
@@ -101,6 +107,7 @@ export async function waitForAnswer(d: WaitDeps, t: WaitTarget, extra: WaitExtra
       const line = (await d.approvals?.onEvent(e, at).catch(() => undefined)) ?? eventLine(e);
       await say(line, e.kind !== 'delta');
     }
+    await early;
   };
   const following = follow().catch(() => undefined);
   const maxWaitMs = d.maxWaitMs ?? 600_000;
