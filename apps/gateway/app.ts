@@ -26,6 +26,7 @@ import { registerA2aCardRoutes } from './a2a/agent-card-routes';
 import { registerA2aRpcRoutes } from './a2a/jsonrpc-routes';
 import { registerFeedbackRoutes } from './feedback-routes';
 import { registerMcpRoutes } from './mcp-routes';
+import type { McpSessionLimits, McpSessions } from './mcp-sessions';
 import { registerMcpOAuthRoutes } from './mcp-oauth-routes';
 import { registerFileRoutes } from './file-routes';
 import { registerCanvasRoutes } from './canvas-routes';
@@ -108,6 +109,8 @@ export interface GatewayOptions {
   hookRateLimitPerMinute?: number;
   /** The gateway's address as webhook senders reach it (DREACT_GATEWAY_PUBLIC_URL), for hook URLs. */
   publicUrl?: string;
+  /** `/mcp` sessions: caps and idle expiry (mcp-sessions.ts), resource updates' coalescing window. */
+  mcp?: { sessionLimits?: Partial<McpSessionLimits>; updateCoalesceMs?: number };
 }
 
 export interface GatewayApp {
@@ -115,7 +118,9 @@ export interface GatewayApp {
   fetch: Hono['fetch'];
   /** SSE streams currently open. */
   activeStreams(): number;
-  /** Stops the shared LISTEN connection (open streams fall back to polling until they end). */
+  /** The open `/mcp` sessions (mcp-sessions.ts). */
+  mcpSessions: McpSessions;
+  /** Closes the MCP sessions, stops the shared LISTEN connection (open streams fall back to polling until they end). */
   close(): Promise<void>;
 }
 
@@ -309,7 +314,7 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
   // A2A (a2a/jsonrpc-routes.ts): each agent's JSON-RPC endpoint, tasks as turns, events from the log.
   registerA2aRpcRoutes(app, client, pool, { modelPolicy, limits: attachmentLimits, streamOpts, keyStillActive });
   // durable-react as an MCP server, behind the same keys (mcp-routes.ts).
-  registerMcpRoutes(app, {
+  const mcpSessions = registerMcpRoutes(app, {
     client,
     pool,
     principalFor: async (key) => (validEnvKey(key) ? ENV_PRINCIPAL : ((await verifyApiKey(pool, key)) ?? undefined)),
@@ -318,6 +323,10 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     origins: opts.corsOrigins ?? [],
     hostnames: opts.hostnames ?? [],
     logger,
+    // A revoked key's sessions close at the streams' recheck (as its /v1 streams end).
+    sessionLimits: { recheckMs: opts.streamRecheckMs ?? 10_000, ...opts.mcp?.sessionLimits },
+    keyStillActive: async (keyId) => keyStillActive(keyId),
+    ...(opts.mcp?.updateCoalesceMs !== undefined ? { updateCoalesceMs: opts.mcp.updateCoalesceMs } : {}),
   });
   // OAuth logins to the agents' MCP servers: the web chat's connect button (mcp-oauth-routes.ts).
   registerMcpOAuthRoutes(app, pool);
@@ -342,7 +351,9 @@ export async function createGatewayApp(opts: GatewayOptions): Promise<GatewayApp
     app,
     fetch: app.fetch,
     activeStreams: () => open,
+    mcpSessions,
     close: async () => {
+      await mcpSessions.closeAll();
       await notifier?.close();
     },
   };

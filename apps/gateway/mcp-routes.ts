@@ -1,24 +1,31 @@
 /**
- * `/mcp`: durable-react as a Streamable HTTP MCP server (apps/mcp-server/server.ts), stateless — every
- * POST is one JSON-RPC exchange, answered as JSON or as an SSE stream that carries the request's
- * progress notifications. Authenticated like `/v1`: an API key in `x-api-key` or as
+ * `/mcp`: durable-react as a Streamable HTTP MCP server (apps/mcp-server/server.ts), hybrid. An
+ * `initialize` POST opens a session (mcp-sessions.ts: `Mcp-Session-Id`, bound to the API key):
+ * requests naming it go to its transport — its `GET` opens the session's SSE stream (resource
+ * updates), its `DELETE` ends it, a cancelled `start_turn` cancels its turn — and an id the key
+ * does not hold answers 404 (the client initializes again). A POST without a session id that is
+ * not `initialize` is served statelessly: one JSON-RPC exchange, answered as JSON or as an SSE
+ * stream that carries the request's progress notifications; `GET`/`DELETE` without a session id
+ * answer 405. Authenticated like `/v1`: an API key in `x-api-key` or as
  * `Authorization: Bearer <key>` (what MCP clients send), checked by the gateway's own key check,
  * under the SAME rate limits as `/v1` (rate-limits.ts: one failed-auth budget, one budget per key).
  * Its `Host` must name the gateway and a browser's request come from an allowed origin (DNS
- * rebinding: mcp-rebinding.ts). Stateless, it offers no SSE stream of its own and no session to
- * end: `GET` and `DELETE` answer 405 (the spec's answer for such a server). A JSON-RPC
- * batch costs one point per call, and `start_turn` is refused inside a batch (a turn is started by
- * a request of its own, which its progress and its answer belong to). The body is capped. A key is
+ * rebinding: mcp-rebinding.ts) — all of it in front of the sessions too. A JSON-RPC batch costs
+ * one point per call, and `start_turn` is refused inside a batch (a turn is started by a request
+ * of its own, which its progress and its answer belong to). The body is capped. A key is
  * always needed (the insecure development mode's anonymous reads do not extend to MCP).
  */
 import type { Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Pool } from 'pg';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { DreactClient } from '../../client/api';
 import type { Principal } from '../../core/tenancy/principal';
 import type { StreamNotifier } from '../../store/stream-bus';
+import { deciderName } from '../../core/governance/approval';
 import { createDreactMcpServer } from '../mcp-server/server';
+import { McpSessions, sessionNotFound, sessionOwner, type McpSessionLimits } from './mcp-sessions';
 import { fail, type GatewayEnv } from './http';
 import { silentLogger, type Logger } from './hardening';
 import { mcpRebindingGuard } from './mcp-rebinding';
@@ -38,6 +45,12 @@ export interface McpRouteOptions {
   hostnames: readonly string[];
   maxBodyBytes?: number;
   logger?: Logger;
+  /** Session caps and idle expiry (mcp-sessions.ts defaults). */
+  sessionLimits?: Partial<McpSessionLimits>;
+  /** Whether a key still holds (revoked: its sessions close). */
+  keyStillActive?: (keyId: string) => Promise<boolean>;
+  /** A session's resource updates: one per this many ms of a conversation's burst (default 250). */
+  updateCoalesceMs?: number;
 }
 
 export const MCP_PATH = '/mcp';
@@ -51,7 +64,34 @@ const isStartTurn = (m: unknown) => {
   return call?.method === 'tools/call' && call.params?.name === 'start_turn';
 };
 
-export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): void {
+/** Registers `/mcp`; the sessions it returns are closed with the gateway. */
+export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): McpSessions {
+  const base = (principal: Principal) => ({
+    client: o.client,
+    pool: o.pool,
+    principal,
+    ...(o.notifier ? { notifier: o.notifier } : {}),
+    logger: o.logger ?? silentLogger,
+  });
+  const sessions = new McpSessions(
+    (principal, session) =>
+      createDreactMcpServer({
+        ...base(principal),
+        subscriptions: o.updateCoalesceMs !== undefined ? { coalesceMs: o.updateCoalesceMs } : {},
+        // The client's `notifications/cancelled` for a waiting start_turn: the turn ends `cancelled`
+        // (as POST …/turns/:n/cancel). A session's own close ends its requests, never their turns.
+        cancelTurn: async (conversationId, turnIndex) => {
+          if (session.closing()) return;
+          await o.client.cancel(conversationId, {
+            turnIndex,
+            by: deciderName(principal),
+            reason: 'the MCP client cancelled its start_turn request',
+          });
+        },
+      }),
+    o.sessionLimits,
+    o.keyStillActive,
+  );
   app.use(MCP_PATH, o.limits.failedAuth);
   app.use(MCP_PATH, mcpRebindingGuard({ hostnames: o.hostnames, origins: o.origins }));
   app.use(MCP_PATH, async (c, next) => {
@@ -71,7 +111,8 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): vo
     }),
   );
   app.all(MCP_PATH, async (c) => {
-    if (c.req.method === 'GET' || c.req.method === 'DELETE') {
+    const sessionId = c.req.header('mcp-session-id');
+    if (sessionId === undefined && (c.req.method === 'GET' || c.req.method === 'DELETE')) {
       c.header('allow', 'POST');
       return c.json(
         {
@@ -79,7 +120,7 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): vo
           id: null,
           error: {
             code: -32000,
-            message: `Method Not Allowed: this MCP endpoint is stateless (no SSE stream to ${c.req.method === 'GET' ? 'open' : 'end'}); send requests as POST`,
+            message: `Method Not Allowed: without an Mcp-Session-Id this MCP endpoint is stateless (no SSE stream to ${c.req.method === 'GET' ? 'open' : 'end'}); send requests as POST, or initialize a session`,
           },
         },
         405,
@@ -100,16 +141,19 @@ export function registerMcpRoutes(app: Hono<GatewayEnv>, o: McpRouteOptions): vo
         if (refused) return refused;
       }
     }
-    const server = createDreactMcpServer({
-      client: o.client,
-      pool: o.pool,
-      principal: c.get('principal'),
-      ...(o.notifier ? { notifier: o.notifier } : {}),
-      logger: o.logger ?? silentLogger,
-    });
+    const owner = sessionOwner(presentedKey(c)!);
+    if (sessionId !== undefined)
+      return (await sessions.handle(sessionId, owner, c.req.raw, parsedBody)) ?? sessionNotFound();
+    const initialize = Array.isArray(parsedBody)
+      ? parsedBody.some(isInitializeRequest)
+      : isInitializeRequest(parsedBody);
+    if (initialize) return sessions.initialize(c.req.raw, parsedBody, c.get('principal'), owner);
     // Stateless: no session ids; the transport lives for this request only.
+    const server = createDreactMcpServer(base(c.get('principal')));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
-    return transport.handleRequest(c.req.raw, parsedBody === undefined ? {} : { parsedBody });
+    const res = await transport.handleRequest(c.req.raw, parsedBody === undefined ? {} : { parsedBody });
+    return sessions.serveStateless(server, res);
   });
+  return sessions;
 }

@@ -5,11 +5,9 @@
  * (`owned`, as on the HTTP routes). Completion offers the caller's conversation ids and a
  * conversation's file paths / canvas names. Ids shown are the client's (never a stored `~` id).
  *
- * Subscriptions are not offered: `/mcp` is stateless (one exchange per POST, no session, no
- * standalone SSE stream), so there is no channel a `notifications/resources/updated` could be sent
- * on after the subscribing request has been answered; the server does not advertise `subscribe`
- * and the SDK answers `resources/subscribe` with "method not found", as the spec says for a server
- * without the capability. Follow a turn with `start_turn`/`wait_turn` progress instead.
+ * Subscriptions (`resources/subscribe` of these uris) are a session's: subscriptions.ts, offered
+ * only by a session's server (apps/gateway/mcp-sessions.ts) — a stateless request has no channel
+ * a `notifications/resources/updated` could be sent on after it was answered.
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Pool } from 'pg';

@@ -6,31 +6,34 @@
  *
  * Tools: `start_turn` (and wait for its answer, with progress notifications from the live stream),
  * `wait_turn`, `steer`, `list_conversations`, `read_timeline`, `read` (logical paths, resolved as react.read resolves
- * them: apps/mcp-server/read.ts) and `search_memory` (the lexical memory search). Built per request (apps/gateway/mcp-routes.ts is stateless).
+ * them: apps/mcp-server/read.ts) and `search_memory` (the lexical memory search); resources (resources.ts), prompts (prompts.ts).
+ * Waiting for an answer: wait.ts. Built per stateless request, or once per MCP session
+ * (apps/gateway/mcp-sessions.ts): only a session's server offers `resources/subscribe`
+ * (subscriptions.ts) and wires `cancelTurn` (a stateless request's cancellation cannot be
+ * correlated: it arrives on another request, to another server).
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { WorkflowFailedError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { DreactError, type DreactClient } from '../../client/api';
 import { hasScope, type KeyScope, type Principal } from '../../core/tenancy/principal';
 import { clientConversationId, scopeConversationId } from '../../core/tenancy/conversation-space';
 import { textProblem } from '../../core/text';
 import { canSee, claimConversation, conversationOwner } from '../../store/tenancy-store';
-import { listTurns } from '../../store/turn-store';
 import { checkTurnStart } from '../gateway/turn-check';
-import { publicTurnError } from '../gateway/public-errors';
 import { ConversationFailure, publicText, toolFailure } from './errors';
 import { listConversations } from '../../store/conversation-list-store';
 import { loadStreamSeq } from '../../store/conversation-store';
 import { loadBlocks } from '../../store/timeline-store';
-import { followEvents, type StreamEvent, type StreamNotifier } from '../../store/stream-bus';
+import type { StreamNotifier } from '../../store/stream-bus';
 import { readConversationPaths, searchConversationMemory } from './read';
 import { registerConversationResources } from './resources';
 import { registerAgentPrompts } from './prompts';
+import { registerResourceSubscriptions } from './subscriptions';
+import { waitForAnswer, type WaitExtra, type WaitTarget } from './wait';
 
 export interface DreactMcpOptions {
   client: DreactClient;
@@ -41,11 +44,16 @@ export interface DreactMcpOptions {
   /** Longest wait for an answer (default 10 min). */
   maxWaitMs?: number;
   /**
-   * Seam for a real turn cancel (branch wave7-cancel): called when the client cancels a waiting
-   * request (`notifications/cancelled` aborts its signal). Until it lands, the wait only stops and
-   * the turn runs on (steer stops it now).
+   * Cancels a turn (the gateway's session: DreactClient.cancel): called when the client cancels a
+   * waiting `start_turn` (`notifications/cancelled` aborts its signal). Absent, the wait only stops
+   * and the turn runs on. A cancelled `wait_turn` never calls it.
    */
   cancelTurn?: (conversationId: string, turnIndex: number) => Promise<void>;
+  /**
+   * A session's server (it outlives one request): `resources/subscribe` is offered and advertised.
+   * Absent (stateless), `subscribe` is advertised false and answered "method not found".
+   */
+  subscriptions?: { coalesceMs?: number };
   /** Where an internal error's details go (the client sees the project's own message). */
   logger?: Logger;
 }
@@ -64,19 +72,6 @@ const Text = (max: number, rules?: { visible?: boolean }) =>
 const ConversationIdParam = Text(200).describe('The conversation id (as list_conversations shows it).');
 const TEXT_CAP = 4_000;
 
-type Extra = {
-  signal: AbortSignal;
-  _meta?: { progressToken?: string | number };
-  sendNotification: (
-    n:
-      | {
-          method: 'notifications/progress';
-          params: { progressToken: string | number; progress: number; message?: string };
-        }
-      | { method: 'notifications/message'; params: { level: 'info'; logger: string; data: string } },
-  ) => Promise<void>;
-};
-
 export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
   const { client, pool, principal } = o;
   const server = new McpServer(
@@ -84,7 +79,7 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     {
       instructions: 'durable-react: durable agent conversations. Start a turn and wait for its answer.',
       // logging/setLevel is answered by the SDK; a turn's phases are sent as `info` log messages on
-      // its request's stream (stateless: a level holds for the request that set it only).
+      // its request's stream (a level holds for the session; stateless, for the request that set it).
       capabilities: { logging: {} },
     },
   );
@@ -112,73 +107,7 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     throw new DreactError(`no conversation "${clientId}"`, 'not_found');
   };
 
-  const wait = async (id: string, turnIndex: number, turnId: string, after: number, extra: Extra) => {
-    const stop = new AbortController();
-    const onAbort = () => {
-      stop.abort();
-      void o.cancelTurn?.(id, turnIndex).catch(() => undefined);
-    };
-    extra.signal.addEventListener('abort', onAbort);
-    const token = extra._meta?.progressToken;
-    let progress = 0;
-    const follow = async () => {
-      let lastDelta = 0;
-      for await (const e of followEvents(pool, id, {
-        afterSeq: after,
-        signal: stop.signal,
-        ...(o.notifier ? { notifier: o.notifier } : { listen: false, pollMs: 200 }),
-      })) {
-        if (e.turnId !== undefined && e.turnId !== turnId) continue;
-        if (e.kind === 'delta' && Date.now() - lastDelta < 500) continue;
-        if (e.kind === 'delta') lastDelta = Date.now();
-        if (e.kind !== 'delta')
-          await extra
-            .sendNotification({
-              method: 'notifications/message',
-              params: { level: 'info', logger: 'durable-react.turn', data: eventLine(e) },
-            })
-            .catch(() => undefined);
-        if (token === undefined) continue;
-        await extra
-          .sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken: token, progress: ++progress, message: eventLine(e) },
-          })
-          .catch(() => undefined);
-      }
-    };
-    const following = follow().catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const result = await Promise.race([
-        client.result(id, turnIndex),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(
-                new DreactError(`no answer within ${(o.maxWaitMs ?? 600_000) / 1000} s; call wait_turn`, 'failed'),
-              ),
-            o.maxWaitMs ?? 600_000,
-          );
-        }),
-        new Promise<never>((_, reject) =>
-          stop.signal.addEventListener('abort', () => reject(new DreactError('cancelled', 'failed'))),
-        ),
-      ]);
-      return result;
-    } catch (err) {
-      if (!(err instanceof WorkflowFailedError)) throw new ConversationFailure(id, err);
-      // The turn's recorded error as a client may read it (never a driver's text).
-      const row = (await listTurns(pool, id)).find((t) => t.turnId === turnId);
-      const reason = row?.error ? publicTurnError(row.error) : 'see the conversation state';
-      throw new ConversationFailure(id, new DreactError(`turn ${turnIndex} failed: ${reason}`, 'failed'));
-    } finally {
-      clearTimeout(timer);
-      stop.abort();
-      extra.signal.removeEventListener('abort', onAbort);
-      await following;
-    }
-  };
+  const wait = (target: WaitTarget, extra: WaitExtra) => waitForAnswer(o, target, extra);
 
   const answer = (r: { conversationId: string; turnIndex: number; answer: string; completionPath: string }) =>
     ok(r.answer, {
@@ -241,7 +170,12 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
           turn_index: started.turnIndex,
           stream_after: after,
         });
-      return answer(await wait(scoped.id, started.turnIndex, started.turnId, after, extra as Extra));
+      return answer(
+        await wait(
+          { id: scoped.id, turnIndex: started.turnIndex, turnId: started.turnId, after, cancelOnAbort: true },
+          extra as WaitExtra,
+        ),
+      );
     }),
   );
 
@@ -254,7 +188,10 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
     guarded(async ({ conversation_id, turn_index }, extra) => {
       need('read');
       const id = await owned(conversation_id);
-      return answer(await wait(id, turn_index, `turn_${turn_index}`, await loadStreamSeq(pool, id), extra as Extra));
+      const after = await loadStreamSeq(pool, id);
+      // Cancelled, it stops waiting only: the turn runs on.
+      const target = { id, turnIndex: turn_index, turnId: `turn_${turn_index}`, after, cancelOnAbort: false };
+      return answer(await wait(target, extra as WaitExtra));
     }),
   );
 
@@ -369,11 +306,19 @@ export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
   registerAgentPrompts(server, pool, principal);
 
   // The SDK advertises `tools.listChanged: true` once a tool is registered; this server's tools are
-  // fixed (one server per request), it never sends the notification, so it does not promise it.
+  // fixed, it never sends the notification, so it does not promise it.
   server.server.registerCapabilities({
     tools: { listChanged: false },
     resources: { listChanged: false, subscribe: false },
   });
+  if (o.subscriptions)
+    registerResourceSubscriptions(server, {
+      pool,
+      ...(o.notifier ? { notifier: o.notifier } : {}),
+      owned,
+      need,
+      ...o.subscriptions,
+    });
   return server;
 }
 
@@ -382,13 +327,3 @@ function ok(text: string, structured: Record<string, unknown>): CallToolResult {
 }
 
 const cap = (t: string) => (t.length > TEXT_CAP ? `${t.slice(0, TEXT_CAP)}…[${t.length} characters]` : t);
-
-/** One line per live event for a progress notification. */
-function eventLine(e: StreamEvent): string {
-  const p = (e as { payload?: Record<string, unknown> }).payload ?? {};
-  const parts: string[] = [e.kind];
-  for (const k of ['phase', 'tool', 'round', 'channel'] as const)
-    if (p[k] !== undefined) parts.push(`${k}=${String(p[k])}`);
-  if (e.kind === 'delta' && typeof p.text === 'string') parts.push(JSON.stringify(p.text.slice(0, 80)));
-  return parts.join(' ');
-}

@@ -3,7 +3,8 @@
  * against the gateway's `/mcp` on real Temporal and Postgres. The suite sends no API key, so a
  * loopback listener in front of the gateway adds one (and keeps the suite's Host/Origin, so the
  * DNS-rebinding scenario reaches the guard). Asserts the scenarios that must pass; the others need
- * the suite's own fixtures or a session, named in NOT_APPLICABLE with the reason.
+ * the suite's own fixtures, named in NOT_APPLICABLE with the reason — and the three that touch
+ * sessions (subscribe, unsubscribe, SSE polling) are run too, to show they fail on that alone.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,12 +45,14 @@ export const NOT_APPLICABLE: Record<string, string> = {
   'elicitation-sep1034-defaults': "calls the suite's own tool test_client_elicitation_defaults",
   'elicitation-sep1330-enums': "calls the suite's own tool test_elicitation_sep1330_enums",
   'json-schema-2020-12': "lists the suite's own tool json_schema_2020_12_tool",
-  'server-sse-polling': "calls the suite's own tool test_reconnection (and needs a session)",
+  'server-sse-polling':
+    "calls the suite's own tool test_reconnection (the session it needs exists; without an event store no priming event or retry field: warnings)",
   'resources-read-text': "reads the suite's own resource test://static-text",
   'resources-read-binary': "reads the suite's own resource test://static-binary",
   'resources-templates-read': "reads the suite's own template test://template/{id}/data",
-  'resources-subscribe': 'subscribes to test://watched-resource; a stateless /mcp offers no subscriptions',
-  'resources-unsubscribe': 'as resources-subscribe',
+  'resources-subscribe':
+    "subscribes to the suite's own test://watched-resource (a session subscribes dreact:// resources only)",
+  'resources-unsubscribe': "subscribes to the suite's own test://watched-resource first",
   'prompts-get-simple': "gets the suite's own prompt test_simple_prompt",
   'prompts-get-with-args': "gets the suite's own prompt test_prompt_with_arguments",
   'prompts-get-embedded-resource': "gets the suite's own prompt test_prompt_with_embedded_resource",
@@ -120,4 +123,26 @@ test('the conformance suite: every applicable server scenario passes', async () 
     if (!r.ok) failed.push(`${name}:\n${r.out.slice(-1500)}`);
   }
   assert.deepEqual(failed, []);
+});
+
+test("subscribe, unsubscribe and SSE polling fail only on the suite's own fixtures (a session answers them)", async () => {
+  for (const name of ['resources-subscribe', 'resources-unsubscribe']) {
+    const r = await scenario(name);
+    assert.equal(r.ok, false, name);
+    // Its only failure: the uri is the suite's own, refused by name (a dreact:// one is subscribed).
+    assert.match(r.out, /Passed: 0\/1, 1 failed/, name);
+    assert.match(
+      r.out,
+      /cannot subscribe to "test:\/\/watched-resource": not a dreact:\/\/ conversation resource/,
+      name,
+    );
+  }
+  const polling = await scenario('server-sse-polling');
+  assert.doesNotMatch(polling.out, /did not provide session ID/, 'a session was initialized');
+  assert.match(polling.out, /Passed: 0\/1, 1 failed/);
+  assert.match(
+    polling.out,
+    /Received tool response on POST stream\s+Error: Tool call failed/,
+    polling.out.slice(-1500),
+  );
 });

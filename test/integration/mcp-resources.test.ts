@@ -47,7 +47,8 @@ async function connect(key: string): Promise<Client> {
 test('log messages during start_turn; the conversation as dreact:// resources, tenant-scoped; completion; prompts', async () => {
   const client = await connect(keyA);
   assert.ok(client.getServerCapabilities()?.logging, 'logging capability');
-  assert.equal(client.getServerCapabilities()?.resources?.subscribe, false);
+  // The SDK client initializes a session: its server offers subscriptions (mcp-sessions.test.ts).
+  assert.equal(client.getServerCapabilities()?.resources?.subscribe, true);
   assert.deepEqual(await client.setLoggingLevel('info'), {});
   const logs: string[] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {

@@ -4,8 +4,9 @@
  * the tools, starts a turn and receives progress notifications and the answer, reads the
  * conversation back; another tenant's key sees none of it; a missing key is refused. Issue 43's
  * defects: DNS rebinding refused (a foreign Host or Origin, also on a listening gateway), CORS for
- * a browser client, GET/DELETE 405 on the stateless endpoint, no `tools.listChanged` promise, an
- * unknown agent answered with the agents and nothing left in Postgres, no stored `~` id in steer.
+ * a browser client, GET/DELETE 405 without a session id (sessions: mcp-sessions.test.ts), no
+ * `tools.listChanged` promise, an unknown agent answered with the agents and nothing left in
+ * Postgres, no stored `~` id in steer.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -288,13 +289,13 @@ test('CORS: a browser MCP client from an allowed origin may send its headers and
   assert.equal(foreign.headers.get('access-control-allow-origin'), null);
 });
 
-test('the stateless endpoint: GET and DELETE answer 405 (no idle SSE stream), and tools.listChanged is not promised', async () => {
+test('without a session id: GET and DELETE answer 405 (no idle SSE stream), and tools.listChanged is not promised', async () => {
   for (const method of ['GET', 'DELETE']) {
     const res = await raw(method, { authorization: `Bearer ${keyA}`, 'mcp-protocol-version': '2025-06-18' });
     assert.equal(res.status, 405, method);
     assert.equal(res.headers.get('allow'), 'POST');
     const body = (await res.json()) as RpcError;
-    assert.match(body.error.message, /Method Not Allowed.*stateless/, method);
+    assert.match(body.error.message, /Method Not Allowed: without an Mcp-Session-Id .*stateless/, method);
   }
   const client = await connect(keyA);
   const caps = client.getServerCapabilities();
