@@ -15,11 +15,16 @@ import { z } from 'zod';
 import { DreactError, type DreactClient } from '../../client/api';
 import { ApprovalError, listApprovals, sendDecision } from '../../client/approvals';
 import { MAX_APPROVAL_REASON_CHARS } from '../../core/governance/approval';
+import { userTextCheck } from '../../core/turn/contracts';
 import { conversationId, Forbidden, jsonBody, need, ownedConversation, type GatewayEnv } from './http';
 
 const DecisionSchema = z.strictObject({
   decision: z.enum(['approve', 'deny', 'edit']),
-  reason: z.string().max(MAX_APPROVAL_REASON_CHARS).optional(),
+  reason: z
+    .string()
+    .max(MAX_APPROVAL_REASON_CHARS)
+    .superRefine((s, ctx) => (s === '' ? undefined : userTextCheck('reason')(s, ctx)))
+    .optional(),
   params: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -68,6 +68,9 @@ test('approvals through the gateway: list (read), 403 without approve, 400 for a
   const bad = await call(keys.approver, 'POST', path, { decision: 'edit', params: { to: 'nope' } });
   assert.equal(bad.status, 400);
   assert.match(bad.json.error.message, /edited params for test\.send are invalid: to/);
+  const nul = await call(keys.approver, 'POST', path, { decision: 'deny', reason: 'no\u0000pe' });
+  assert.equal(nul.status, 400, 'a reason Postgres cannot store is refused by name, nothing decided');
+  assert.match(nul.json.error.message, /reason.*NUL/);
   const ok = await call(keys.approver, 'POST', path, { decision: 'approve', reason: 'fine' });
   assert.equal(ok.status, 200);
   assert.equal(ok.json.decided.decision, 'approve');
