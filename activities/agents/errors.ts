@@ -74,6 +74,15 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
 
 /** A zod issue as agent issues (an unrecognized-keys issue becomes one per key). */
 export function issuesFromZod(file: string, issue: z.core.$ZodIssue): AgentIssue[] {
+  if (issue.code === 'invalid_union' && issue.errors.length) {
+    // Either shape failed (an MCP server is stdio or HTTP): the one that came closest (fewest
+    // issues, as core/validation.ts picks) names the field to fix, not "Invalid input" at its parent.
+    const closest = [...issue.errors].sort((a, b) => a.length - b.length)[0]!;
+    if (closest.length > 0)
+      return closest.flatMap((i) =>
+        issuesFromZod(file, { ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue),
+      );
+  }
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
       const hint = FIELD_HINTS[key] ?? nearestAgentField(issue.path, key);

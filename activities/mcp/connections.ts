@@ -17,8 +17,8 @@
  */
 import path from 'node:path';
 import type { AgentCatalogue } from '../agents/catalogue';
-import { loginOAuthOf, oauthOf, secretRefs, type McpServerConfig } from '../../core/mcp/config';
-import { machineAuthProvider } from './machine-auth';
+import { loginOAuthOf, secretRefs, type McpServerConfig } from '../../core/mcp/config';
+import { workerAuthProvider } from './machine-auth';
 import type { Queryable } from '../../store/db';
 import { McpCredentialStore } from '../../store/mcp-oauth/credentials-store';
 import { mcpTokenKey } from '../../store/mcp-oauth/seal';
@@ -126,13 +126,13 @@ export class McpConnections {
           // An undeclared secret: the loader reports it; the connect fails with a clear message.
         }
       }
-      const machine = oauthOf(e.config)?.client_credentials;
+      const machine = workerAuthProvider(e.config, e.secret);
       conns.set(
         e.name,
         new McpConnection({
           name: e.name,
           config: e.config,
-          ...(machine ? { authProvider: machineAuthProvider(machine, e.secret, oauthOf(e.config)?.scopes) } : {}),
+          ...(machine ? { authProvider: machine } : {}),
           ...(e.baseDir ? { baseDir: e.baseDir } : {}),
           secret: e.secret,
           secretValues: values,

@@ -67,18 +67,58 @@ export const McpClientCredentialsSchema = z
     message: 'give exactly one of client_secret and private_key',
   });
 
-export const McpOAuthSchema = z.strictObject({
-  client_credentials: McpClientCredentialsSchema.optional().describe(
-    "The worker authenticates as itself with the client_credentials grant (no person logs in; one token for every tenant's turns).",
+const HttpsOrLoopbackUrl = z
+  .string()
+  .max(2_000)
+  .regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL');
+
+/**
+ * Enterprise-managed authorization (SEP-990, cross-app access): the worker exchanges an ID token
+ * from the enterprise IdP for an ID-JAG there (RFC 8693 token exchange), then the ID-JAG for the
+ * MCP server's access token at its authorization server (RFC 7523 jwt-bearer grant). No login.
+ */
+export const McpCrossAppAccessSchema = z.strictObject({
+  idp_token_endpoint: HttpsOrLoopbackUrl.describe("The enterprise IdP's token endpoint (RFC 8693 token exchange)."),
+  idp_client_id: z.string().min(1).max(500).describe('The client registered with the IdP for the token exchange.'),
+  id_token: Value.describe(
+    'The ID token the IdP exchanges for an ID-JAG: a ${secrets.NAME} reference (read at each exchange, so a rotated token is picked up).',
   ),
-  scopes: z
-    .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/, 'an OAuth scope (no spaces or quotes)'))
-    .max(50)
+  client_id: z.string().min(1).max(500).describe("The client registered with the MCP server's authorization server."),
+  client_secret: Value.describe(
+    'client_secret_basic authentication at the authorization server: a ${secrets.NAME} reference to the secret.',
+  ),
+  issuer: z
+    .string()
+    .url()
     .optional()
-    .describe(
-      "Scopes to ask for when the server's metadata and challenge name none (else the server's are asked for).",
-    ),
+    .describe("The MCP server's authorization server: the client secret is presented to no other."),
 });
+
+export const McpOAuthSchema = z
+  .strictObject({
+    client_credentials: McpClientCredentialsSchema.optional().describe(
+      "The worker authenticates as itself with the client_credentials grant (no person logs in; one token for every tenant's turns).",
+    ),
+    cross_app_access: McpCrossAppAccessSchema.optional().describe(
+      "Enterprise-managed authorization (SEP-990): the worker exchanges the enterprise IdP's ID token for an ID-JAG, and that for the server's token (no person logs in; one token for every tenant's turns).",
+    ),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/, 'an OAuth scope (no spaces or quotes)'))
+      .max(50)
+      .optional()
+      .describe(
+        "Scopes to ask for when the server's metadata and challenge name none (else the server's are asked for).",
+      ),
+  })
+  .superRefine((o, ctx) => {
+    if (o.client_credentials && o.cross_app_access)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cross_app_access'],
+        message: 'give one of client_credentials and cross_app_access: the worker gets its token one way',
+        params: { rule: 'conflict' },
+      });
+  });
 
 export const McpStdioServerSchema = z.strictObject({
   command: z.string().min(1).max(1_000).describe('The program to start (its stdin/stdout speak MCP).'),
@@ -124,17 +164,19 @@ export const oauthOf = (c: McpServerConfig) => (isStdioServer(c) ? undefined : c
 
 export const isStdioServer = (c: McpServerConfig): c is McpStdioServer => 'command' in c;
 
-/** The server's OAuth settings when each tenant (and user) logs in (not the client_credentials grant). */
+/** The server's OAuth settings when each tenant (and user) logs in (not the worker's own token: client_credentials, cross_app_access). */
 export const loginOAuthOf = (c: McpServerConfig) => {
   const o = oauthOf(c);
-  return o && !o.client_credentials ? o : undefined;
+  return o && !o.client_credentials && !o.cross_app_access ? o : undefined;
 };
 
-/** The secret names a server's env, header and client-credential values refer to, sorted. */
+/** The secret names a server's env, header, client-credential and ID-token values refer to, sorted. */
 export function secretRefs(config: McpServerConfig): string[] {
   const values = Object.values(isStdioServer(config) ? (config.env ?? {}) : (config.headers ?? {}));
   const cc = oauthOf(config)?.client_credentials;
-  for (const v of [cc?.client_secret, cc?.private_key]) if (v !== undefined) values.push(v);
+  const xaa = oauthOf(config)?.cross_app_access;
+  for (const v of [cc?.client_secret, cc?.private_key, xaa?.id_token, xaa?.client_secret])
+    if (v !== undefined) values.push(v);
   const names = new Set<string>();
   for (const v of values) for (const m of v.matchAll(SECRET_REF_RE)) names.add(m[1]!);
   return [...names].sort();

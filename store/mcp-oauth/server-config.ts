@@ -32,10 +32,11 @@ export async function findOAuthServer(db: Queryable, server: string, agent?: str
     throw new Error(
       `MCP server ${server} (agent ${first.name}) is not an OAuth server: give it oauth: {} (with url) in the agent file`,
     );
-  if (config.data.oauth.client_credentials)
-    throw new Error(
-      `MCP server ${server} (agent ${first.name}) uses oauth.client_credentials: the worker gets its own token, no one logs in`,
-    );
+  for (const own of ['client_credentials', 'cross_app_access'] as const)
+    if (config.data.oauth[own])
+      throw new Error(
+        `MCP server ${server} (agent ${first.name}) uses oauth.${own}: the worker gets its own token, no one logs in`,
+      );
   return {
     url: config.data.url,
     ...(config.data.oauth.scopes ? { scopes: config.data.oauth.scopes } : {}),

@@ -37,12 +37,12 @@ export const MUST_PASS = [
   'auth/offline-access-not-supported',
   'auth/client-credentials-jwt',
   'auth/client-credentials-basic',
+  'auth/cross-app-access-complete-flow',
 ];
 /** Out, with the reason. */
 export const NOT_APPLICABLE: Record<string, string> = {
   'elicitation-sep1034-client-defaults':
     'the agent client declares no elicitation capability: a turn has no person at the MCP call (approvals are how a person decides)',
-  'auth/cross-app-access-complete-flow': "extension (enterprise IdP token exchange, ID-JAG): needs an IdP's ID token",
 };
 
 const cli = () =>

@@ -12,10 +12,13 @@
  * as `dreact mcp login --client-id … --client-secret-env …` would pass it; the deployment's client
  * metadata document URL is the suite's (`DREACT_MCP_CLIENT_METADATA_URL`). A call refused for want
  * of a wider scope (step-up) is a `needs authorisation` error, and a person logs in again: so here.
+ * The machine-to-machine scenarios (client_credentials, cross-app access) connect with the agent
+ * file's `oauth.client_credentials` / `oauth.cross_app_access` instead: no database, no login.
  */
 import { randomBytes } from 'node:crypto';
 import { McpConnection } from '../../activities/mcp/connection';
-import { machineAuthProvider } from '../../activities/mcp/machine-auth';
+import { machineAuthProvider, workerAuthProvider } from '../../activities/mcp/machine-auth';
+import { McpHttpServerSchema } from '../../core/mcp/config';
 import { dropSchema, migrate, openDb } from '../../store/db';
 import { McpCredentialStore } from '../../store/mcp-oauth/credentials-store';
 import { McpOAuthProvider } from '../../store/mcp-oauth/provider';
@@ -31,7 +34,39 @@ async function main(): Promise<number> {
     client_secret?: string;
     private_key_pem?: string;
     signing_algorithm?: 'ES256';
+    idp_client_id?: string;
+    idp_id_token?: string;
+    idp_token_endpoint?: string;
   };
+  // The cross-app access scenario: an agent file with `oauth.cross_app_access` (the IdP's ID token
+  // and the client secret as the agent's secrets ID and KEY).
+  if (context.idp_id_token) {
+    const config = {
+      url,
+      oauth: {
+        cross_app_access: {
+          idp_token_endpoint: context.idp_token_endpoint!,
+          idp_client_id: context.idp_client_id!,
+          id_token: '${secrets.ID}',
+          client_id: context.client_id!,
+          client_secret: '${secrets.KEY}',
+        },
+      },
+    };
+    const secrets: Record<string, string> = { ID: context.idp_id_token, KEY: context.client_secret ?? '' };
+    const secret = (name: string) => secrets[name]!;
+    const conn = new McpConnection({
+      name: 'conf',
+      config: McpHttpServerSchema.parse(config),
+      secret,
+      authProvider: workerAuthProvider(McpHttpServerSchema.parse(config), secret)!,
+    });
+    await conn.start();
+    if (conn.state !== 'ready') throw new Error(`not connected: ${conn.reason ?? conn.state}`);
+    for (const tool of conn.tools) await conn.callTool(tool.name, {}, { timeoutMs: 10_000 });
+    await conn.close();
+    return 0;
+  }
   // The client_credentials scenarios: an agent file with `oauth.client_credentials` (the worker
   // authenticates as itself), its secret or key as the agent's secret KEY.
   const machine = process.env.MCP_CONFORMANCE_SCENARIO?.startsWith('auth/client-credentials') && context.client_id;

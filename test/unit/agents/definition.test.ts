@@ -89,6 +89,38 @@ test('unknown fields are rejected at every level, with a hint for renamed ones',
   }
 });
 
+test("an MCP server's oauth.cross_app_access: a missing or bad field, or both ways of getting a token, is named", () => {
+  const xaa = {
+    idp_token_endpoint: 'https://idp.example.test/token',
+    idp_client_id: 'dreact-at-idp',
+    id_token: '${secrets.ID}',
+    client_id: 'dreact',
+    client_secret: '${secrets.KEY}',
+  };
+  const at = (oauth: unknown) =>
+    issues({ name: 'x', mcp: { servers: { s: { url: 'https://s.test/mcp', oauth } } } }).map(
+      (i) => `${i.field} ${i.rule}`,
+    );
+  const base = 'mcp.servers.s.oauth.cross_app_access';
+  for (const field of ['idp_token_endpoint', 'idp_client_id', 'id_token', 'client_id', 'client_secret'])
+    assert.deepEqual(
+      at({ cross_app_access: { ...xaa, [field]: undefined } }),
+      [`${base}.${field} invalid_value`],
+      field,
+    );
+  assert.deepEqual(at({ cross_app_access: { ...xaa, idp_token_endpoint: 'idp.test/token' } }), [
+    `${base}.idp_token_endpoint invalid_value`,
+  ]);
+  assert.deepEqual(
+    at({ cross_app_access: xaa, client_credentials: { client_id: 'c', client_secret: '${secrets.KEY}' } }),
+    [`${base} conflict`],
+  );
+  // The same for client_credentials (it was "Invalid input" at mcp.servers.s: neither server shape fit).
+  assert.deepEqual(at({ client_credentials: { client_secret: '${secrets.KEY}' } }), [
+    'mcp.servers.s.oauth.client_credentials.client_id invalid_value',
+  ]);
+});
+
 test('limits outside their range are bad_limit, with the range in the message', () => {
   const found = issues({
     name: 'x',

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { McpToolNames, parseMcpToolId, toolSegment } from '../../../core/mcp/names';
 import { mcpParamsSchema } from '../../../core/mcp/schema';
-import { McpServerSchema, secretRefs, substituteSecrets } from '../../../core/mcp/config';
+import { McpServerSchema, loginOAuthOf, secretRefs, substituteSecrets } from '../../../core/mcp/config';
 import { ToolRegistry, declareTool } from '../../../core/tools/registry';
 import { renderAnnounce } from '../../../core/timeline/announce';
 import { announceState } from '../../../core/turn/announce';
@@ -71,6 +71,34 @@ test('server configs: stdio or HTTP, strict; secret references found and substit
   assert.equal(
     substituteSecrets('Bearer ${secrets.GH}', (n) => `<${n}>`),
     'Bearer <GH>',
+  );
+});
+
+test('oauth.cross_app_access: the IdP token endpoint, its client, the ID token and the client secret; no login', () => {
+  const xaa = {
+    idp_token_endpoint: 'https://idp.example.test/oauth2/token',
+    idp_client_id: 'dreact-at-idp',
+    id_token: '${secrets.IDP_ID_TOKEN}',
+    client_id: 'dreact',
+    client_secret: '${secrets.AS_SECRET}',
+  };
+  const config = McpServerSchema.parse({ url: 'https://x.test/mcp', oauth: { cross_app_access: xaa } });
+  assert.deepEqual(secretRefs(config), ['AS_SECRET', 'IDP_ID_TOKEN'], 'the loader checks both are declared');
+  assert.equal(loginOAuthOf(config), undefined, 'the worker gets its own token: no one logs in');
+  for (const missing of ['idp_token_endpoint', 'idp_client_id', 'id_token', 'client_id', 'client_secret']) {
+    const r = McpServerSchema.safeParse({
+      url: 'https://x.test/mcp',
+      oauth: { cross_app_access: { ...xaa, [missing]: undefined } },
+    });
+    assert.equal(r.success, false, missing);
+  }
+  assert.equal(
+    McpServerSchema.safeParse({
+      url: 'https://x.test/mcp',
+      oauth: { cross_app_access: { ...xaa, idp_issuer: 'https://idp.example.test' } },
+    }).success,
+    false,
+    'strict: an unknown field is refused',
   );
 });
 
