@@ -6,8 +6,9 @@
  *
  * - An expired access token (the server answers 401) is renewed: a fresh ID-JAG from the IdP, with
  *   the ID token the secret holds now (rotated), and the call succeeds.
- * - An authorization server whose metadata names another issuer gets no ID-JAG: the IdP is never
- *   asked, and the connection says why.
+ * - An authorization server whose metadata names another issuer gets no ID-JAG, and with `issuer`
+ *   the client secret goes to no other authorization server: the IdP is never asked, and the
+ *   connection says why.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -107,7 +108,7 @@ async function startEnterprise(claimedIssuer?: string) {
   return { idpUrl, mcpUrl, exchanges, grants, calls, expire: () => access.forEach((t) => (t.expired = true)) };
 }
 
-function connect(e: { idpUrl: string; mcpUrl: string }, secrets: Record<string, string>) {
+function connect(e: { idpUrl: string; mcpUrl: string }, secrets: Record<string, string>, issuer?: string) {
   const config = McpHttpServerSchema.parse({
     url: e.mcpUrl,
     oauth: {
@@ -117,6 +118,7 @@ function connect(e: { idpUrl: string; mcpUrl: string }, secrets: Record<string, 
         id_token: '${secrets.ID}',
         client_id: 'dreact',
         client_secret: '${secrets.KEY}',
+        ...(issuer ? { issuer } : {}),
       },
     },
   });
@@ -169,5 +171,16 @@ test('cross_app_access: an authorization server naming another issuer gets no ID
   assert.notEqual(conn.state, 'ready');
   assert.match(conn.reason ?? '', /names issuer https:\/\/elsewhere\.example\.test: no ID-JAG is asked for/);
   assert.equal(e.exchanges.length, 0, 'the IdP was never asked');
+  await conn.close();
+});
+
+test('cross_app_access with issuer: another authorization server gets neither the secret nor an ID-JAG', async () => {
+  const e = await startEnterprise();
+  const conn = connect(e, { ID: 'id-token-1', KEY: 'as-secret' }, 'https://as.example.test');
+  await conn.start();
+  assert.notEqual(conn.state, 'ready');
+  assert.match(conn.reason ?? '', /bound to authorization server https:\/\/as\.example\.test/);
+  assert.equal(e.exchanges.length, 0, 'the IdP was never asked');
+  assert.deepEqual(e.grants, [], 'no token request');
   await conn.close();
 });
