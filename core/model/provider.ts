@@ -2,7 +2,6 @@
  * Provider-neutral model interface (Vercel-AI-SDK-like: small interface, typed stream parts).
  * Pure types + error class; safe for workflows to import.
  */
-import { z } from 'zod';
 
 export interface CacheFlag {
   /** Place a cache breakpoint at the end of this part (the renderer's checkpoints). */
@@ -69,19 +68,11 @@ export function cacheLifetime(ttlSeconds: number | undefined): '5m' | '1h' {
   return Math.abs(ttlSeconds - 3600) < Math.abs(ttlSeconds - 300) ? '1h' : '5m';
 }
 
-export const UsageSchema = z.object({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  cacheReadTokens: z.number().int().nonnegative(),
-  cacheWriteTokens: z.number().int().nonnegative(),
-  /** Of `outputTokens`, the model's reasoning (when the provider reports it apart). */
-  reasoningTokens: z.number().int().nonnegative().optional(),
-  /** Of `cacheWriteTokens`, those written with a one-hour lifetime (Anthropic `ttl: '1h'`: priced higher). */
-  cacheWrite1hTokens: z.number().int().nonnegative().optional(),
-});
-export type Usage = z.infer<typeof UsageSchema>;
+// A call's token counts: their schema in a file of its own (usage-schema.ts), their sum zod-free
+// for workflows (usage.ts).
+export { UsageSchema, type Usage } from './usage-schema';
+import type { Usage } from './usage-schema';
 
-// The sum of usages, zod-free for workflows (core/model/usage.ts).
 export { ZERO_USAGE, addUsage } from './usage';
 import { ZERO_USAGE } from './usage';
 

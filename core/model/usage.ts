@@ -1,11 +1,11 @@
 /**
- * Adding up a call's usage (Usage, core/model/provider.ts): the zero and the sum. Zod-free, so a
+ * Adding up a call's usage (Usage, core/model/usage-schema.ts): the zero and the sum. Zod-free, so a
  * workflow that only adds usage (the turn, its subagent steps, a background task) does not build
  * provider.ts's schemas in every workflow instance it starts (issue 42: module evaluation is per
  * workflow instance in the reusable V8 context; provider.ts's was ~0.25 s of the workflow thread
  * per 300 instances under the peers bench). Pure.
  */
-import type { Usage } from './provider';
+import type { Usage } from './usage-schema';
 
 export const ZERO_USAGE: Usage = Object.freeze({
   inputTokens: 0,

@@ -37,5 +37,5 @@ test('the workflow bundle loads no module that builds a zod schema at its top le
 
 test('the check sees a schema module', () => {
   assert.ok(TOP_LEVEL_SCHEMA.test(readFileSync(join(root, 'core', 'turn', 'cancellation.ts'), 'utf8')));
-  assert.ok(TOP_LEVEL_SCHEMA.test(readFileSync(join(root, 'core', 'model', 'provider.ts'), 'utf8')));
+  assert.ok(TOP_LEVEL_SCHEMA.test(readFileSync(join(root, 'core', 'model', 'usage-schema.ts'), 'utf8')));
 });
