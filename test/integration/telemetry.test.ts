@@ -99,7 +99,13 @@ test('one trace runs from the gateway POST through the workflows and activities 
   const decideIds = new Set(
     inTrace.filter((s) => s.name.startsWith('RunActivity:decide')).map((s) => s.spanContext().spanId),
   );
-  const model = byName(inTrace, 'model.call').find((s) => decideIds.has(s.parentSpanId ?? ''))!;
+  const underDecide = byName(inTrace, 'model.call').filter((s) => decideIds.has(s.parentSpanId ?? ''));
+  // A new conversation's title call runs inside round 1's decide activity, a span of its own.
+  assert.ok(
+    underDecide.some((s) => s.attributes['dreact.name'] === 'conversation_title'),
+    `the title's model.call under round 1's decide; under decide: ${underDecide.map((s) => JSON.stringify(s.attributes)).join('; ')}`,
+  );
+  const model = underDecide.find((s) => s.attributes['dreact.round'] !== undefined)!;
   assert.ok(model, 'a model.call span under a decide activity');
   assert.equal(model.attributes['gen_ai.system'], 'scripted');
   assert.equal(typeof model.attributes['gen_ai.usage.input_tokens'], 'number');

@@ -282,9 +282,13 @@ test('metrics: each process serves the SDK metrics and its own, and the counters
     delta('gen_ai_client_token_usage_count', { gen_ai_token_type: 'output', dreact_purpose: 'decision' }),
     rounds,
   );
+  // A new conversation's title call runs inside its first round's decide activity: its calls (one per
+  // structured-output attempt, purpose title) are the decide activity's model calls beyond the rounds'.
+  const titleCalls = delta('gen_ai_client_token_usage_count', { gen_ai_token_type: 'output', dreact_purpose: 'title' });
+  assert.ok(titleCalls >= N, `every new conversation's title call is counted (${titleCalls} for ${N})`);
   assert.equal(
     delta('gen_ai_client_operation_duration_count', { activityType: 'decide', gen_ai_provider_name: 'scripted' }),
-    rounds,
+    rounds + titleCalls,
   );
   assert.equal(delta('dreact_round_duration_count'), rounds);
   // The SDK's own: slots per type, schedule-to-start latency, polls, sticky cache.
