@@ -16,7 +16,7 @@ import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
 import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
-import { a2aClient, startA2aGateway } from '../support/a2a';
+import { a2aClient, startA2aGateway, agentCardUrl, remoteSubagentYaml } from '../support/a2a';
 import { loadBlocks } from '../../store/timeline-store';
 import { a2aDelegationIds, A2A_EVENT_BLOCK } from '../../activities/agents/a2a-delegate';
 import { a2aTaskId } from '../../core/a2a/task';
@@ -62,10 +62,8 @@ const scripts: Record<string, Script> = {
 
 let stack: TestStack;
 let gw: Awaited<ReturnType<typeof startA2aGateway>>;
-const card = (agent: string) => `${gw.url}/v1/a2a/${agent}/.well-known/agent-card.json`;
-const remote = (name: string, url: string) =>
-  `subagents:\n  - { a2a: "${url}", name: ${name}, description: A remote agent, auth: { secret: A2A_KEY, header: x-api-key } }\n` +
-  'secrets:\n  A2A_KEY: { env: DREACT_TEST_A2A_KEY }\n';
+const card = (agent: string) => agentCardUrl(gw.url, agent);
+const remote = remoteSubagentYaml;
 
 before(async () => {
   process.env.DREACT_TEST_A2A_KEY = KEY;

@@ -106,3 +106,12 @@ export function startA2aGateway(stack: TestStack, key: string) {
     log: () => undefined,
   });
 }
+
+/** The agent card URL of one of a gateway's agents. */
+export const agentCardUrl = (gatewayUrl: string, agent: string): string =>
+  `${gatewayUrl}/v1/a2a/${agent}/.well-known/agent-card.json`;
+
+/** Agent-file lines naming a remote A2A subagent at a card URL, authenticated by DREACT_TEST_A2A_KEY. */
+export const remoteSubagentYaml = (name: string, url: string): string =>
+  `subagents:\n  - { a2a: "${url}", name: ${name}, description: A remote agent, auth: { secret: A2A_KEY, header: x-api-key } }\n` +
+  'secrets:\n  A2A_KEY: { env: DREACT_TEST_A2A_KEY }\n';
