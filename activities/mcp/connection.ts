@@ -52,6 +52,12 @@ export class McpUnavailableError extends Error {
 
 export type McpState = 'connecting' | 'ready' | 'down' | 'needs_auth' | 'closed';
 
+/** An OAuth error answer of a token endpoint (the SDK's OAuthError subclasses carry its `errorCode`). */
+const oauthErrorCode = (err: unknown): string | undefined => {
+  const code = (err as { errorCode?: unknown } | null)?.errorCode;
+  return typeof code === 'string' && code !== '' ? code : undefined;
+};
+
 /** A 401 (or the provider's own verdict): the server needs a person to authorize, not a retry. */
 export function needsLogin(err: unknown): boolean {
   const e = err as { name?: string; code?: unknown; message?: string; constructor?: { name?: string } };
@@ -163,8 +169,24 @@ export class McpConnection {
     }
   }
 
+  /** The worker-token grant of this server (`oauth.client_credentials` / `oauth.cross_app_access`), if any. */
+  private workerGrant(): string | undefined {
+    const oauth = isStdioServer(this.config) ? undefined : this.config.oauth;
+    if (oauth?.client_credentials) return 'client_credentials';
+    if (oauth?.cross_app_access) return 'cross_app_access';
+    return undefined;
+  }
+
   /** The message of this server's `needs_auth` state. */
-  private needsLoginText(): string {
+  private needsLoginText(err?: unknown): string {
+    const grant = this.workerGrant();
+    if (grant) {
+      // No person can log in for the worker's own token: its credentials (or the grant) need a fix.
+      const e = err as { message?: string } | undefined;
+      const code = oauthErrorCode(err);
+      const detail = [code, code && e?.message ? this.redact(e.message) : undefined].filter(Boolean).join(': ');
+      return `MCP server ${this.name} refused the worker's own token (oauth.${grant})${detail ? `: ${detail}` : ''}; check its credentials in the agent file's secrets and what the authorization server grants`;
+    }
     return this.opts.authProvider || isStdioServer(this.config) || this.config.oauth
       ? new McpNeedsLoginError(this.name).message
       : `MCP server ${this.name} needs authorisation (it answered 401 Unauthorized): declare oauth: {} on it in the agent file and run dreact mcp login ${this.name}, or check its Authorization header`;
@@ -208,12 +230,13 @@ export class McpConnection {
 
   private markDown(err: unknown): void {
     if (this.state === 'closed') return;
-    if (needsLogin(err)) {
-      // No reconnect loop: a person has to log in (the next turn's start tries again).
+    if (needsLogin(err) || (this.workerGrant() && oauthErrorCode(err))) {
+      // No reconnect loop: a person has to log in, or the worker's credentials need a fix (the next
+      // turn's start tries again).
       if (this.state !== 'needs_auth') activityLog().warn('MCP server needs authorisation', { server: this.name });
       clearTimeout(this.retryTimer);
       this.state = 'needs_auth';
-      this.reason = this.needsLoginText();
+      this.reason = this.needsLoginText(err);
       for (const w of this.waiters.splice(0)) w();
       return;
     }
@@ -231,10 +254,15 @@ export class McpConnection {
     this.retryTimer.unref();
   }
 
+  /** The error a call meets in the `needs_auth` state (its reason, for a worker-token server). */
+  private needsLoginError(): McpNeedsLoginError {
+    return new McpNeedsLoginError(this.name, this.workerGrant() ? this.reason : undefined);
+  }
+
   /** The connected client, waiting up to `waitMs` for a reconnect. */
   private async ready(waitMs: number, signal?: AbortSignal): Promise<Client> {
     if (this.client && this.state === 'ready') return this.client;
-    if (this.state === 'needs_auth') throw new McpNeedsLoginError(this.name);
+    if (this.state === 'needs_auth') throw this.needsLoginError();
     if (this.state === 'closed')
       throw new McpUnavailableError(`MCP server ${this.name} is closed (the worker is stopping)`);
     await new Promise<void>((resolve) => {
@@ -248,7 +276,7 @@ export class McpConnection {
       this.waiters.push(done);
     });
     if (this.client && this.state === 'ready') return this.client;
-    if ((this.state as McpState) === 'needs_auth') throw new McpNeedsLoginError(this.name);
+    if ((this.state as McpState) === 'needs_auth') throw this.needsLoginError();
     throw new McpUnavailableError(
       `MCP server ${this.name} is unavailable${this.reason ? `: ${this.reason}` : ''} (reconnecting)`,
     );
@@ -277,7 +305,7 @@ export class McpConnection {
         this.client = undefined;
         await client.close().catch(() => undefined);
         this.markDown(err);
-        throw new McpNeedsLoginError(this.name);
+        throw this.needsLoginError();
       }
       const e = err as Error;
       const out = new Error(this.redact(`MCP ${this.name}.${name}: ${e.message}`));

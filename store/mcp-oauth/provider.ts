@@ -21,8 +21,12 @@ import type { McpCredentialOwner, McpCredentialStore } from './credentials-store
 /** The server needs a person to authorize this client: no retry helps. */
 export class McpNeedsLoginError extends Error {
   override name = 'McpNeedsLoginError';
-  constructor(readonly server: string) {
-    super(`MCP server ${server} needs authorisation: dreact mcp login ${server}`);
+  /** `message`: another wording (a worker-token server: no person logs in for it). */
+  constructor(
+    readonly server: string,
+    message?: string,
+  ) {
+    super(message ?? `MCP server ${server} needs authorisation: dreact mcp login ${server}`);
   }
 }
 

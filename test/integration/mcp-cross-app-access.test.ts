@@ -184,3 +184,13 @@ test('cross_app_access with issuer: another authorization server gets neither th
   assert.deepEqual(e.grants, [], 'no token request');
   await conn.close();
 });
+
+test('cross_app_access: a refused worker token says which credentials to check, not to log in', async () => {
+  const e = await startEnterprise();
+  const conn = connect(e, { ID: 'id-token-1', KEY: 'wrong-secret' });
+  await conn.start();
+  assert.notEqual(conn.state, 'ready');
+  assert.match(conn.reason ?? '', /MCP server ent refused the worker's own token \(oauth\.cross_app_access\)/);
+  assert.doesNotMatch(conn.reason ?? '', /dreact mcp login/, 'a worker token has no login');
+  await conn.close();
+});
