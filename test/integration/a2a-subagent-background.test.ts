@@ -15,12 +15,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import os from 'node:os';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
-import { a2aClient, startA2aGateway, agentCardUrl, remoteSubagentYaml } from '../support/a2a';
+import { callTool, complete, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { agentFile, type Script } from '../support/agent-scripts';
+import { a2aClient, remoteSubagentYaml, startRemoteSubagentStack } from '../support/a2a';
 import { loadBlocks } from '../../store/timeline-store';
 import { loadBackgroundTask } from '../../store/background-task-store';
 import { A2A_EVENT_BLOCK } from '../../activities/agents/a2a-delegate';
@@ -79,33 +76,27 @@ const scripts: Record<string, Script> = {
 };
 
 let stack: TestStack;
-let gw: Awaited<ReturnType<typeof startA2aGateway>>;
-const card = (agent: string) => agentCardUrl(gw.url, agent);
-const remote = remoteSubagentYaml;
+let env: Awaited<ReturnType<typeof startRemoteSubagentStack>>;
 
 before(async () => {
-  process.env.DREACT_TEST_A2A_KEY = KEY;
-  stack = await createTestStack('a2a_subagent_bg');
-  gw = await startA2aGateway(stack, KEY);
-  process.env.DREACT_FETCH_ALLOW_HOSTS = `127.0.0.1:${new URL(gw.url).port}`;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dreact-a2a-bg-'));
-  writeFileSync(
-    path.join(dir, 'steer-lead.yaml'),
-    agentFile('steer-lead', remote('pondering', card('remote-pondering'))),
+  env = await startRemoteSubagentStack(
+    'a2a_subagent_bg',
+    KEY,
+    (card) => ({
+      'steer-lead': agentFile('steer-lead', remoteSubagentYaml('pondering', card('remote-pondering'))),
+      ...Object.fromEntries(
+        ['remote-helper', 'remote-slow', 'remote-quick', 'remote-pondering'].map((r) => [r, agentFile(r)]),
+      ),
+      'bg-lead': agentFile('bg-lead', remoteSubagentYaml('helper', card('remote-helper'))),
+      'bg-stopper': agentFile('bg-stopper', remoteSubagentYaml('slow', card('remote-slow'))),
+      'usage-lead': agentFile('usage-lead', remoteSubagentYaml('quick', card('remote-quick'))),
+    }),
+    scripts,
   );
-  for (const r of ['remote-helper', 'remote-slow', 'remote-quick', 'remote-pondering'])
-    writeFileSync(path.join(dir, `${r}.yaml`), agentFile(r));
-  writeFileSync(path.join(dir, 'bg-lead.yaml'), agentFile('bg-lead', remote('helper', card('remote-helper'))));
-  writeFileSync(path.join(dir, 'bg-stopper.yaml'), agentFile('bg-stopper', remote('slow', card('remote-slow'))));
-  writeFileSync(path.join(dir, 'usage-lead.yaml'), agentFile('usage-lead', remote('quick', card('remote-quick'))));
-  await stack.startWorker({ agents: { dir }, provider: scriptedAgents(scripts) });
+  stack = env.stack;
 });
 
-after(async () => {
-  await gw?.close();
-  await stack?.teardown();
-  delete process.env.DREACT_FETCH_ALLOW_HOSTS;
-});
+after(() => env?.close());
 
 const temporal = () => stack.server.env.client.workflow;
 const calls = async (conv: string) =>
@@ -150,7 +141,7 @@ test('wait: false to a remote subagent: the receipt, agent.tasks lists it, its a
   // The remote task's events are in the task's conversation; the remote task completed there.
   const events = await remoteEvents(conv, callId);
   assert.equal(events[0]?.kind, 'task');
-  const client = await a2aClient(gw.url, 'remote-helper', KEY);
+  const client = await a2aClient(env.gw.url, 'remote-helper', KEY);
   const remoteTask = await client.getTask({ tenant: '', id: events[0]!.taskId, historyLength: 0 });
   assert.equal(remoteTask.status?.state, COMPLETED);
   assert.deepEqual(outcome.usage, remoteTask.status?.message?.metadata?.[A2A_USAGE_KEY]);
@@ -182,7 +173,7 @@ test("the gateway's cancel route cancels a running remote task: canceled there, 
   await waitFor('the remote task streams', async () => (await remoteEvents(conv, callId)).length >= 2, 20_000);
   const remoteTaskId = (await remoteEvents(conv, callId))[0]!.taskId;
 
-  const res = await fetch(`${gw.url}/v1/conversations/${conv}/tasks/${taskId}/cancel`, {
+  const res = await fetch(`${env.gw.url}/v1/conversations/${conv}/tasks/${taskId}/cancel`, {
     method: 'POST',
     headers: { 'x-api-key': KEY },
   });
@@ -190,7 +181,7 @@ test("the gateway's cancel route cancels a running remote task: canceled there, 
   const outcome = await temporal().getHandle(backgroundTaskWorkflowId(conv, callId)).result();
   assert.deepEqual({ status: outcome.status, delivered: outcome.delivered }, { status: 'cancelled', delivered: false });
 
-  const client = await a2aClient(gw.url, 'remote-slow', KEY);
+  const client = await a2aClient(env.gw.url, 'remote-slow', KEY);
   await waitFor(
     'the remote task is canceled',
     async () => (await client.getTask({ tenant: '', id: remoteTaskId, historyLength: 0 })).status?.state === CANCELED,
@@ -209,7 +200,7 @@ test("a waited remote delegate's usage is the parent turn's subagentUsage", asyn
   const observed = await resultOf(conv, call.call_id!);
   assert.equal(observed?.meta.ok, true, observed?.text ?? '');
   const subagent = observed!.meta.subagent as { task_id: string; usage?: Record<string, number> };
-  const client = await a2aClient(gw.url, 'remote-quick', KEY);
+  const client = await a2aClient(env.gw.url, 'remote-quick', KEY);
   const remoteTask = await client.getTask({ tenant: '', id: subagent.task_id, historyLength: 0 });
   const reported = remoteTask.status?.message?.metadata?.[A2A_USAGE_KEY] as { outputTokens: number };
   assert.ok(reported.outputTokens > 0, JSON.stringify(reported));
@@ -233,7 +224,7 @@ test("a steer of the parent reaches the waited remote task: it finalizes, its an
   const observed = await resultOf(conv, call.call_id!);
   assert.equal(observed?.meta.ok, true, observed?.text ?? '');
   assert.match(observed!.text ?? '', /^remote stopped: stop now/);
-  const client = await a2aClient(gw.url, 'remote-pondering', KEY);
+  const client = await a2aClient(env.gw.url, 'remote-pondering', KEY);
   const remoteTask = await client.getTask({ tenant: '', id: remoteTaskId, historyLength: 0 });
   assert.equal(remoteTask.status?.state, COMPLETED);
   assert.equal(result.subagents, 1);

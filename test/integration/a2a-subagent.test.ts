@@ -11,12 +11,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import os from 'node:os';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { callTool, complete, createTestStack, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
-import { agentFile, scriptedAgents, type Script } from '../support/agent-scripts';
-import { a2aClient, startA2aGateway, agentCardUrl, remoteSubagentYaml } from '../support/a2a';
+import { callTool, complete, thinking, uniqueId, waitFor, type TestStack } from '../support/stack';
+import { agentFile, type Script } from '../support/agent-scripts';
+import { a2aClient, agentCardUrl, remoteSubagentYaml, startRemoteSubagentStack } from '../support/a2a';
 import { loadBlocks } from '../../store/timeline-store';
 import { a2aDelegationIds, A2A_EVENT_BLOCK } from '../../activities/agents/a2a-delegate';
 import { a2aTaskId } from '../../core/a2a/task';
@@ -61,37 +58,33 @@ const scripts: Record<string, Script> = {
 };
 
 let stack: TestStack;
-let gw: Awaited<ReturnType<typeof startA2aGateway>>;
-const card = (agent: string) => agentCardUrl(gw.url, agent);
-const remote = remoteSubagentYaml;
+let env: Awaited<ReturnType<typeof startRemoteSubagentStack>>;
 
 before(async () => {
-  process.env.DREACT_TEST_A2A_KEY = KEY;
-  stack = await createTestStack('a2a_subagent');
-  // The gateway first: the lead's agent file names its URL.
-  gw = await startA2aGateway(stack, KEY);
-  // Loopback is opened for the gateway's port only (the allow-list web_fetch reads).
-  process.env.DREACT_FETCH_ALLOW_HOSTS = `127.0.0.1:${new URL(gw.url).port}`;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dreact-a2a-sub-'));
-  writeFileSync(path.join(dir, 'remote-helper.yaml'), agentFile('remote-helper'));
-  writeFileSync(path.join(dir, 'remote-slow.yaml'), agentFile('remote-slow'));
-  writeFileSync(path.join(dir, 'lead.yaml'), agentFile('lead', remote('helper', card('remote-helper'))));
-  writeFileSync(path.join(dir, 'lead-missing.yaml'), agentFile('lead-missing', remote('ghost', card('nobody'))));
-  writeFileSync(
-    path.join(dir, 'lead-refused.yaml'),
-    agentFile('lead-refused', remote('outside', 'http://127.0.0.1:1/.well-known/agent-card.json')),
+  env = await startRemoteSubagentStack(
+    'a2a_subagent',
+    KEY,
+    (card) => ({
+      'remote-helper': agentFile('remote-helper'),
+      'remote-slow': agentFile('remote-slow'),
+      lead: agentFile('lead', remoteSubagentYaml('helper', card('remote-helper'))),
+      'lead-missing': agentFile('lead-missing', remoteSubagentYaml('ghost', card('nobody'))),
+      'lead-refused': agentFile(
+        'lead-refused',
+        remoteSubagentYaml('outside', 'http://127.0.0.1:1/.well-known/agent-card.json'),
+      ),
+      'remote-gated': agentFile('remote-gated', 'approval: { tools: [react.write] }\n'),
+      'lead-gated': agentFile('lead-gated', remoteSubagentYaml('gated', card('remote-gated'))),
+      'lead-cancel': agentFile('lead-cancel', remoteSubagentYaml('slow', card('remote-slow'))),
+    }),
+    scripts,
   );
-  writeFileSync(path.join(dir, 'remote-gated.yaml'), agentFile('remote-gated', 'approval: { tools: [react.write] }\n'));
-  writeFileSync(path.join(dir, 'lead-gated.yaml'), agentFile('lead-gated', remote('gated', card('remote-gated'))));
-  writeFileSync(path.join(dir, 'lead-cancel.yaml'), agentFile('lead-cancel', remote('slow', card('remote-slow'))));
-  await stack.startWorker({ agents: { dir }, provider: scriptedAgents(scripts) });
+  stack = env.stack;
 });
 
-after(async () => {
-  await gw?.close();
-  await stack?.teardown();
-  delete process.env.DREACT_FETCH_ALLOW_HOSTS;
-});
+after(() => env?.close());
+
+const card = (agent: string) => agentCardUrl(env.gw.url, agent);
 
 const delegateCall = async (conv: string) => {
   const blocks = await loadBlocks(stack.db.pool, conv);
@@ -128,7 +121,7 @@ test('a real turn delegates to a remote A2A agent: its events in the timeline, i
   assert.doesNotMatch(JSON.stringify(blocks), new RegExp(KEY));
 
   // One remote task for the call: turn 1 of the call's context, no turn 2.
-  const client = await a2aClient(gw.url, 'remote-helper', KEY);
+  const client = await a2aClient(env.gw.url, 'remote-helper', KEY);
   const task = await client.getTask({ tenant: '', id: taskId, historyLength: 0 });
   assert.equal(task.status?.state, COMPLETED);
   await assert.rejects(client.getTask({ tenant: '', id: a2aTaskId(contextId, 2), historyLength: 0 }));
@@ -199,7 +192,7 @@ test("a cancel of the lead's turn cancels the remote task", async () => {
   const taskId = ((await events())[0] as { taskId: string }).taskId;
   await stack.client.cancel(conv, { reason: 'enough' });
   await stack.client.result(conv, 1).catch(() => undefined);
-  const client = await a2aClient(gw.url, 'remote-slow', KEY);
+  const client = await a2aClient(env.gw.url, 'remote-slow', KEY);
   await waitFor(
     'the remote task is canceled',
     async () => (await client.getTask({ tenant: '', id: taskId, historyLength: 0 })).status?.state === CANCELED,

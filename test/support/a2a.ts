@@ -4,9 +4,13 @@
  * and what a client reads from the stream (the answer text, each item's offset).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Message, StreamResponse } from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
 import type { Client } from '@a2a-js/sdk/client' with { 'resolution-mode': 'import' };
-import { decision, thinking, type TestStack } from './stack';
+import { createTestStack, decision, thinking, type TestStack } from './stack';
+import { scriptedAgents, type Script } from './agent-scripts';
 import { startGateway } from '../../apps/gateway/server';
 
 const sdk = require('@a2a-js/sdk/client') as typeof import('@a2a-js/sdk/client', {
@@ -115,3 +119,34 @@ export const agentCardUrl = (gatewayUrl: string, agent: string): string =>
 export const remoteSubagentYaml = (name: string, url: string): string =>
   `subagents:\n  - { a2a: "${url}", name: ${name}, description: A remote agent, auth: { secret: A2A_KEY, header: x-api-key } }\n` +
   'secrets:\n  A2A_KEY: { env: DREACT_TEST_A2A_KEY }\n';
+
+/**
+ * A stack whose worker runs agents with remote A2A subagents served by the stack's own gateway:
+ * the gateway first (the agent files name its card URLs), loopback opened for its port only (the
+ * allow-list web_fetch and the A2A delegate read), then the worker with the agent files `files(card)`
+ * returns (name → body) and the named scripts. `close()` undoes all of it.
+ */
+export async function startRemoteSubagentStack(
+  name: string,
+  key: string,
+  files: (card: (agent: string) => string) => Record<string, string>,
+  scripts: Record<string, Script>,
+) {
+  process.env.DREACT_TEST_A2A_KEY = key;
+  const stack = await createTestStack(name);
+  const gw = await startA2aGateway(stack, key);
+  process.env.DREACT_FETCH_ALLOW_HOSTS = `127.0.0.1:${new URL(gw.url).port}`;
+  const dir = mkdtempSync(path.join(os.tmpdir(), `dreact-${name}-`));
+  for (const [agent, body] of Object.entries(files((a) => agentCardUrl(gw.url, a))))
+    writeFileSync(path.join(dir, `${agent}.yaml`), body);
+  await stack.startWorker({ agents: { dir }, provider: scriptedAgents(scripts) });
+  return {
+    stack,
+    gw,
+    async close() {
+      await gw.close();
+      await stack.teardown();
+      delete process.env.DREACT_FETCH_ALLOW_HOSTS;
+    },
+  };
+}
