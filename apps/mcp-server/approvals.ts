@@ -21,10 +21,11 @@ import { listApprovals, type ApprovalItem } from '../../client/approvals';
 import { MAX_APPROVAL_REASON_CHARS } from '../../core/governance/approval';
 import { clientConversationId } from '../../core/tenancy/conversation-space';
 import { hasScope, type Principal } from '../../core/tenancy/principal';
-import { normaliseText, textProblem } from '../../core/text';
+import { normaliseText } from '../../core/text';
 import type { StreamEvent } from '../../store/stream-bus';
 import { ConversationFailure, publicText, toolFailure } from './errors';
 import type { EventWatch, WaitExtra, WatchAt } from './wait';
+import { ConversationIdParam, textCheck } from './params';
 
 export interface ApprovalToolDeps {
   client: DreactClient;
@@ -36,17 +37,6 @@ export interface ApprovalToolDeps {
   /** Longest wait for the answer to an approval form (default 10 min); then the message stands alone. */
   elicitTimeoutMs?: number;
 }
-
-/** A text argument Postgres can store (core/text.ts), its problem named in the error. */
-const Text = (max: number, visible: boolean) =>
-  z
-    .string()
-    .max(max)
-    .superRefine((v, ctx) => {
-      const problem = textProblem(v, { visible });
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    });
-const ConversationIdParam = Text(200, true).describe('The conversation id (as list_conversations shows it).');
 
 const CALL_ID = z
   .string()
@@ -138,7 +128,12 @@ export function registerApprovalTools(server: McpServer, d: ApprovalToolDeps): E
         conversation_id: ConversationIdParam,
         call_id: CALL_ID,
         decision: z.enum(['approve', 'deny']),
-        reason: Text(MAX_APPROVAL_REASON_CHARS, false).optional().describe('Why (the model reads it on a deny).'),
+        reason: z
+          .string()
+          .max(MAX_APPROVAL_REASON_CHARS)
+          .superRefine(textCheck({ visible: false }))
+          .optional()
+          .describe('Why (the model reads it on a deny).'),
       },
     },
     async ({ conversation_id, call_id, decision, reason }) => {

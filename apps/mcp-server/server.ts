@@ -21,7 +21,6 @@ import type { Logger } from 'pino';
 import { DreactError, type DreactClient } from '../../client/api';
 import { hasScope, type KeyScope, type Principal } from '../../core/tenancy/principal';
 import { clientConversationId, scopeConversationId } from '../../core/tenancy/conversation-space';
-import { textProblem } from '../../core/text';
 import { canSee, claimConversation, conversationOwner } from '../../store/tenancy-store';
 import { checkTurnStart } from '../gateway/turn-check';
 import { ConversationFailure, publicText, toolFailure } from './errors';
@@ -32,6 +31,7 @@ import type { StreamNotifier } from '../../store/stream-bus';
 import { readConversationPaths, searchConversationMemory } from './read';
 import { registerConversationResources } from './resources';
 import { registerAgentPrompts } from './prompts';
+import { ConversationIdParam, Text } from './params';
 import { registerResourceSubscriptions } from './subscriptions';
 import { waitForAnswer, type WaitExtra, type WaitTarget } from './wait';
 import { registerApprovalTools } from './approvals';
@@ -61,18 +61,6 @@ export interface DreactMcpOptions {
   approvals?: { elicitTimeoutMs?: number };
 }
 
-/** A text argument Postgres can store and a person can read (core/text.ts), named in the error. */
-const Text = (max: number, rules?: { visible?: boolean }) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .superRefine((s, ctx) => {
-      const problem = textProblem(s, rules);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    });
-
-const ConversationIdParam = Text(200).describe('The conversation id (as list_conversations shows it).');
 const TEXT_CAP = 4_000;
 
 export function createDreactMcpServer(o: DreactMcpOptions): McpServer {
